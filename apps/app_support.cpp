@@ -1,0 +1,103 @@
+// Helpers shared by the programs in apps/.
+#include "app_support.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "torusgate/core/error.hpp"
+#include "torusgate/gpu/device.hpp"
+
+namespace torusgate::apps {
+
+std::string build_commit() { return TORUSGATE_GIT_COMMIT; }
+
+std::string machine_description() {
+  std::string model = "unknown CPU";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) model = line.substr(colon + 2);
+      break;
+    }
+  }
+  std::string memory;
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string line; std::getline(meminfo, line);) {
+    if (line.rfind("MemTotal:", 0) == 0) {
+      std::istringstream in(line.substr(9));
+      double kib = 0;
+      in >> kib;
+      std::ostringstream out;
+      out.precision(1);
+      out << std::fixed << kib / (1024.0 * 1024.0) << " GiB";
+      memory = out.str();
+      break;
+    }
+  }
+  std::string d = model + ", " + std::to_string(std::thread::hardware_concurrency()) +
+                  " logical cores";
+  if (!memory.empty()) d += ", " + memory;
+  return d;
+}
+
+std::string utc_timestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::vector<std::string> backend_names() { return {"best", "sequential", "openmp", "gpu"}; }
+
+std::string resolve_backend(const std::string& name) {
+  const bool gpu_available = gpu::built_with_cuda() && !gpu::devices().empty();
+  if (name == "best") return gpu_available ? "gpu" : "openmp";
+  if (name == "sequential" || name == "openmp") return name;
+  if (name == "gpu") {
+    if (!gpu::built_with_cuda()) {
+      throw InvalidArgument("--backend gpu: this build has no CUDA backend (no CUDA compiler "
+                            "was found at configure time)");
+    }
+    if (!gpu_available) throw InvalidArgument("--backend gpu: no CUDA device is available");
+    throw InvalidArgument("--backend gpu: the CUDA gate backend is not implemented yet");
+  }
+  throw InvalidArgument("--backend: unknown backend '" + name +
+                        "'; expected best, sequential, openmp or gpu");
+}
+
+Summary summarize(std::vector<double> v) {
+  EXPECTS(!v.empty(), "summarize: no values");
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  const double median = v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+  return Summary{median, v.front(), v.back()};
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace torusgate::apps

@@ -1,0 +1,39 @@
+// Shared helpers of the example and benchmark programs: backend names, machine description,
+// build commit, timing and small formatting utilities.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace torusgate::apps {
+
+// The commit the binaries were built from (short hash, or "unknown").
+std::string build_commit();
+// CPU model, logical cores and memory of this machine, as one line.
+std::string machine_description();
+// Today's date and time in UTC, ISO 8601.
+std::string utc_timestamp();
+
+// Backend names accepted by --backend: "sequential", "openmp", "gpu" and "best" (the best
+// backend this machine has: gpu if built and a device exists, else openmp).
+std::vector<std::string> backend_names();
+// Resolves "best"; throws InvalidArgument for unknown names or an unavailable GPU.
+std::string resolve_backend(const std::string& name);
+
+// Seconds since `start`.
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Median, minimum and maximum of a non-empty sample.
+struct Summary {
+  double median = 0, min = 0, max = 0;
+};
+Summary summarize(std::vector<double> values);
+
+// Escapes a string for a JSON string literal (quotes included).
+std::string json_string(const std::string& s);
+
+}  // namespace torusgate::apps

@@ -1,0 +1,74 @@
+// Gate bootstrapping: the bootstrapping key in the Fourier domain, batched blind rotation
+// with sample extraction, and batched key switching (TFHE, J. Cryptology 2020, algorithms
+// 1-3 and section 4; CMUX-based blind rotation with the external product in the Fourier
+// domain). Engine-agnostic: any NegacyclicFft runs it.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "torusgate/core/aligned.hpp"
+#include "torusgate/core/fft.hpp"
+#include "torusgate/core/keys.hpp"
+
+namespace torusgate {
+
+// Spectra of every polynomial of the bootstrapping key, made once with one engine.
+// Layout [i < n][row < (k+1)l][column < k+1][2M doubles].
+class BootstrappingKeyFourier {
+ public:
+  BootstrappingKeyFourier(const BootstrappingKey& bk, const NegacyclicFft& fft);
+
+  const Parameters& parameters() const { return params_; }
+  // The (k+1)l x (k+1) spectra of GGSW sample i, contiguous.
+  const double* ggsw(std::size_t i) const { return data_.data() + i * ggsw_doubles_; }
+  std::size_t memory_bytes() const { return data_.size() * sizeof(double); }
+
+ private:
+  Parameters params_;
+  std::size_t ggsw_doubles_ = 0;
+  AlignedVector<double> data_;
+};
+
+// Batched blind rotation and sample extraction: one object per thread (it owns the scratch,
+// sized once for up to `max_batch` samples; nothing is allocated per gate). The key and the
+// engine are shared, read-only, between threads.
+class BlindRotator {
+ public:
+  BlindRotator(const BootstrappingKeyFourier& key, const NegacyclicFft& fft, std::size_t max_batch);
+
+  std::size_t max_batch() const { return max_batch_; }
+
+  // For each of `count` LWE samples in `inputs` (count x (n+1) words), the LWE sample
+  // (k*N+1 words, key: the extracted GLWE key) of phase +mu if the input phase lies in
+  // [0, 1/2) and -mu otherwise, up to bootstrapping noise. Writes count x (kN+1) words.
+  void bootstrap_extract(std::span<const Torus32> inputs, std::size_t count, Torus32 mu,
+                         std::span<Torus32> extracted);
+
+  // The accumulators themselves, before extraction: count x (k+1)N words.
+  void blind_rotate(std::span<const Torus32> inputs, std::size_t count, Torus32 mu,
+                    std::span<Torus32> accumulators);
+
+ private:
+  void cmux_step(std::size_t i, std::uint32_t power, Torus32* acc);
+
+  const BootstrappingKeyFourier& key_;
+  const NegacyclicFft& fft_;
+  Parameters params_;
+  std::size_t max_batch_;
+  GadgetDecomposition gadget_;
+  AlignedVector<Torus32> accumulators_;    // max_batch x (k+1)N
+  std::vector<std::uint32_t> powers_;      // max_batch x n: rounded a_i in Z_2N
+  AlignedVector<Torus32> rotated_;         // (k+1)N: (X^a - 1) ACC
+  AlignedVector<std::int32_t> digits_;     // (k+1)l x N
+  AlignedVector<double> digit_spectra_;    // (k+1)l x 2M
+  AlignedVector<double> product_spectra_;  // (k+1) x 2M
+};
+
+// Key switching of `count` samples of dimension k*N (count x (kN+1) words) to dimension n
+// (count x (n+1) words), processed key-row-major so each key row is read once per batch.
+void key_switch(const KeySwitchingKey& ksk, std::span<const Torus32> inputs, std::size_t count,
+                std::span<Torus32> outputs);
+
+}  // namespace torusgate

@@ -1,0 +1,108 @@
+// The negacyclic FFT interface: products of polynomials mod X^N + 1 through a length-N/2
+// complex FFT (DESIGN.md section 4). With M = N/2 and zeta = exp(i*pi/N):
+//   forward:  c_j = (a_j + i a_{j+M}) zeta^j   (fold + twist), then an M-point FFT;
+//   inverse:  M-point inverse FFT, times zeta^-j / M (the 1/M normalisation is applied here,
+//             on the inverse side, and nowhere else), unfold a_j = Re, a_{j+M} = Im, and round
+//             to the nearest integer modulo 2^32.
+// A spectrum is 2*M doubles, split: M real parts then M imaginary parts. The order of the M
+// points is engine-specific: use a spectrum only with the engine that produced it.
+// forward/inverse are const and thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "torusgate/core/aligned.hpp"
+#include "torusgate/core/torus.hpp"
+
+namespace torusgate {
+
+class NegacyclicFft {
+ public:
+  explicit NegacyclicFft(std::uint32_t polynomial_size);
+  virtual ~NegacyclicFft() = default;
+  NegacyclicFft(const NegacyclicFft&) = delete;
+  NegacyclicFft& operator=(const NegacyclicFft&) = delete;
+
+  std::uint32_t polynomial_size() const { return N_; }                   // N
+  std::size_t spectrum_size() const { return std::size_t{N_}; }           // 2*M doubles
+  virtual std::string name() const = 0;
+
+  // spectrum = FFT(twist(fold(poly))) for a polynomial of N signed integers (digits, or torus
+  // values read as signed).
+  void forward(std::span<const std::int32_t> poly, std::span<double> spectrum) const;
+  void forward(std::span<const Torus32> poly, std::span<double> spectrum) const;
+  // poly = round(unfold(untwist(IFFT(spectrum)) / M)) mod 2^32.
+  void inverse(std::span<const double> spectrum, std::span<Torus32> poly) const;
+  // poly += round(...) mod 2^32.
+  void inverse_add(std::span<const double> spectrum, std::span<Torus32> poly) const;
+
+ protected:
+  // The M-point complex transforms, out of place on split arrays (64-byte aligned, input
+  // left unchanged): forward with exp(-2 pi i/M), inverse with exp(+2 pi i/M), unscaled.
+  virtual void transform_forward(const double* in_re, const double* in_im, double* out_re,
+                                 double* out_im) const = 0;
+  virtual void transform_inverse(const double* in_re, const double* in_im, double* out_re,
+                                 double* out_im) const = 0;
+  // Per-thread aligned scratch of 2*M doubles (allocated on a thread's first use only).
+  double* scratch() const;
+
+ private:
+  void check_sizes(std::size_t poly, std::size_t spectrum, const char* fn) const;
+  template <class T>
+  void fold_twist(const T* poly, double* spectrum) const;
+  template <bool Add>
+  void untwist_round(std::span<const double> spectrum, Torus32* poly) const;
+
+  std::uint32_t N_;
+  std::vector<double> twist_re_, twist_im_;      // zeta^j
+  std::vector<double> untwist_re_, untwist_im_;  // zeta^-j / M
+};
+
+// acc += a * b pointwise on split spectra (complex multiply-accumulate).
+inline void fourier_multiply_add(std::span<const double> a, std::span<const double> b,
+                                 std::span<double> acc) {
+  const std::size_t M = acc.size() / 2;
+  const double* __restrict ar = a.data();
+  const double* __restrict ai = a.data() + M;
+  const double* __restrict br = b.data();
+  const double* __restrict bi = b.data() + M;
+  double* __restrict cr = acc.data();
+  double* __restrict ci = acc.data() + M;
+  for (std::size_t j = 0; j < M; ++j) {
+    cr[j] += ar[j] * br[j] - ai[j] * bi[j];
+    ci[j] += ar[j] * bi[j] + ai[j] * br[j];
+  }
+}
+
+// Portable iterative radix-2 engine in plain C++ (no dependency): decimation in frequency
+// forward (bit-reversed spectrum order), decimation in time inverse.
+class PortableFft final : public NegacyclicFft {
+ public:
+  explicit PortableFft(std::uint32_t polynomial_size);
+  std::string name() const override { return "portable"; }
+
+ protected:
+  void transform_forward(const double* in_re, const double* in_im, double* out_re,
+                         double* out_im) const override;
+  void transform_inverse(const double* in_re, const double* in_im, double* out_re,
+                         double* out_im) const override;
+
+ private:
+  std::vector<double> w_re_, w_im_;  // stage tables: for half-length h, h entries at h-1
+};
+
+// Round-to-nearest of v (|v| < 2^51) modulo 2^32, branch-free (1.5 * 2^52 shift trick).
+inline Torus32 round_to_torus(double v) {
+  const double shifted = v + 6755399441055744.0;
+  std::uint64_t bits;
+  static_assert(sizeof bits == sizeof shifted);
+  __builtin_memcpy(&bits, &shifted, sizeof bits);
+  return static_cast<Torus32>(bits);
+}
+
+}  // namespace torusgate

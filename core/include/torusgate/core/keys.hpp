@@ -1,0 +1,102 @@
+// Keys: the client's SecretKey (LWE key s, GLWE key S) and the server's CloudKey
+// (bootstrapping key + key-switching key). Code that evaluates gates only ever sees a
+// CloudKey; the SecretKey stays with the client (encrypt_bits / decrypt_bits).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "torusgate/core/glwe.hpp"
+#include "torusgate/core/lwe.hpp"
+#include "torusgate/core/params.hpp"
+#include "torusgate/core/random.hpp"
+
+namespace torusgate {
+
+class SecretKey {
+ public:
+  SecretKey() = default;
+  // Fresh keys for `params` (validated).
+  SecretKey(const Parameters& params, Csprng& rng);
+  // From existing keys; throws InvalidArgument if their sizes do not match the parameters.
+  SecretKey(const Parameters& params, LweKey lwe_key, GlweKey glwe_key);
+
+  const Parameters& parameters() const { return params_; }
+  const LweKey& lwe_key() const { return lwe_; }     // s, dimension n
+  const GlweKey& glwe_key() const { return glwe_; }  // S, k polynomials of size N
+
+ private:
+  Parameters params_;
+  LweKey lwe_;
+  GlweKey glwe_;
+};
+
+// Bootstrapping key in coefficient form: n GGSW encryptions of the LWE key bits under the
+// GLWE key (TFHE, J. Cryptology 2020, algorithm 3). Sample i at words [i*G, (i+1)*G),
+// G = ggsw_size(params).
+class BootstrappingKey {
+ public:
+  BootstrappingKey() = default;
+  BootstrappingKey(const Parameters& params, std::vector<Torus32> data);  // validated sizes
+  static BootstrappingKey generate(const SecretKey& key, Csprng& rng);
+
+  const Parameters& parameters() const { return params_; }
+  std::span<const Torus32> ggsw(std::size_t i) const;
+  std::span<const Torus32> data() const { return data_; }
+
+ private:
+  Parameters params_;
+  std::vector<Torus32> data_;
+};
+
+// Key-switching key from the extracted key (dimension k*N) to the LWE key (dimension n),
+// base 2^ks_base_log, t = ks_level_count levels. Entry (i, j, v), v = 1..base-1, is an LWE
+// encryption of v * s'_i / base^(j+1); v = 0 is not stored.
+class KeySwitchingKey {
+ public:
+  KeySwitchingKey() = default;
+  KeySwitchingKey(const Parameters& params, std::vector<Torus32> data);  // validated sizes
+  static KeySwitchingKey generate(const SecretKey& key, Csprng& rng);
+
+  const Parameters& parameters() const { return params_; }
+  // Words of the whole key: k*N * t * (base-1) * (n+1).
+  static std::size_t size(const Parameters& params);
+  // The (base-1) samples of input coefficient i, level j, contiguous: sample v-1 at (v-1)*(n+1).
+  const Torus32* level(std::size_t i, std::size_t j) const {
+    return data_.data() + (i * params_.ks_level_count + j) * level_words_;
+  }
+  std::span<const Torus32> data() const { return data_; }
+
+ private:
+  Parameters params_;
+  std::vector<Torus32> data_;
+  std::size_t level_words_ = 0;
+};
+
+// What the server holds: everything needed to evaluate gates, nothing that decrypts.
+class CloudKey {
+ public:
+  CloudKey() = default;
+  CloudKey(BootstrappingKey bk, KeySwitchingKey ksk);  // throws if their parameters differ
+  static CloudKey generate(const SecretKey& key, Csprng& rng);
+
+  const Parameters& parameters() const { return bk_.parameters(); }
+  const BootstrappingKey& bootstrapping_key() const { return bk_; }
+  const KeySwitchingKey& key_switching_key() const { return ksk_; }
+  std::size_t memory_bytes() const;
+
+ private:
+  BootstrappingKey bk_;
+  KeySwitchingKey ksk_;
+};
+
+// Client side: fresh gate-bootstrapping encryptions of bits (0/1, anything else throws) and
+// their decryption.
+LweBatch encrypt_bits(const SecretKey& key, std::span<const std::uint8_t> bits, Csprng& rng);
+std::vector<std::uint8_t> decrypt_bits(const SecretKey& key, const LweBatch& batch);
+// Phases of every sample of the batch (for noise measurements).
+std::vector<Torus32> batch_phases(const SecretKey& key, const LweBatch& batch);
+
+}  // namespace torusgate

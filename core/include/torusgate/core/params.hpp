@@ -1,0 +1,66 @@
+// TFHE gate-bootstrapping parameter sets: a runtime struct with named fields, validation,
+// and the named sets of DESIGN.md section 3 with their provenance and security notes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace torusgate {
+
+struct Parameters {
+  std::string name;                   // identity of the set ("tfhe_lib_128", ...)
+  std::uint32_t lwe_dimension = 0;    // n: LWE secret key length (gate ciphertexts)
+  std::uint32_t glwe_dimension = 0;   // k: number of mask polynomials of a GLWE sample
+  std::uint32_t polynomial_size = 0;  // N: ring Z[X]/(X^N + 1), a power of two
+  std::uint32_t bk_base_log = 0;      // log2(Bg): gadget base of the bootstrapping key
+  std::uint32_t bk_level_count = 0;   // l: gadget levels of the bootstrapping key
+  std::uint32_t ks_base_log = 0;      // log2(base) of the key-switching decomposition
+  std::uint32_t ks_level_count = 0;   // t: levels of the key-switching decomposition
+  double lwe_noise_stddev = 0;        // sigma_lwe: LWE encryption and key-switching key noise
+  double glwe_noise_stddev = 0;       // sigma_glwe: bootstrapping-key noise
+  bool insecure = false;              // true for test-only sets; their name says INSECURE
+
+  // Throws InvalidArgument naming the first field out of range.
+  void validate() const;
+
+  // k*N: dimension of the LWE sample extracted from a GLWE sample (key-switching input).
+  std::uint32_t extracted_lwe_dimension() const { return glwe_dimension * polynomial_size; }
+  // (k+1)*l: rows of a GGSW sample.
+  std::uint32_t ggsw_row_count() const { return (glwe_dimension + 1) * bk_level_count; }
+
+  // 64-bit fingerprint of every field (name included): equal sets, equal fingerprints.
+  std::uint64_t fingerprint() const;
+
+  // Same numeric fields (name ignored).
+  bool same_values(const Parameters& other) const;
+  friend bool operator==(const Parameters&, const Parameters&) = default;
+};
+
+// The TFHE library's default (v1.1): n=630, k=1, N=1024, Bg=2^7 l=3, ks 2^2 t=8.
+// Rated 129 bits by its authors in 2020; the lattice estimator now gives about 120 bits.
+// Failure probability per gate about 2^-40 or smaller (TFHE library documentation).
+Parameters tfhe_lib_128();
+
+// The TFHE library's older default, used by the published GPU TFHE tables (cuFHE, ...):
+// n=500, k=1, N=1024, Bg=2^10 l=2, ks 2^2 t=8. About 80 bits of security.
+Parameters tfhe_lib_80();
+
+// tfhe-rs boolean PARAMETERS_ERROR_PROB_2_POW_MINUS_165: n=837, k=2, N=1024, Bg=2^10 l=2,
+// ks 2^3 t=5. 128 bits of security by the lattice estimator, failure probability 2^-165.
+Parameters default_128();
+
+// INSECURE: tiny dimensions for fast logic tests only (n=64, k=1, N=256). No security.
+Parameters toy_insecure();
+
+// INSECURE: like toy_insecure but with GLWE dimension k=2, to test general k quickly.
+Parameters toy_k2_insecure();
+
+// Every named set, in a stable order.
+std::vector<Parameters> all_parameter_sets();
+
+// The named set `name`; throws InvalidArgument listing the known names otherwise.
+Parameters parameters_by_name(std::string_view name);
+
+}  // namespace torusgate

@@ -1,0 +1,59 @@
+// PlaintextBackend: the backend contract on cleartext bits. It is the oracle of circuit
+// tests (gates compute exactly what an encrypted evaluation decrypts to, weighted sign gates
+// included) and measures circuits: gate counts, bootstraps, batches and depth.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "torusgate/core/backend.hpp"
+
+namespace torusgate {
+
+// The plaintext "client key": nothing to keep secret.
+struct PlaintextKey {};
+
+// Bits as they cross to and from the plaintext backend.
+struct PlainBits {
+  std::vector<std::uint8_t> bits;
+};
+
+PlainBits encrypt_bits(const PlaintextKey&, std::span<const std::uint8_t> bits, Csprng&);
+std::vector<std::uint8_t> decrypt_bits(const PlaintextKey&, const PlainBits& batch);
+
+struct PlaintextStorage {
+  const void* owner = nullptr;
+  std::vector<std::uint8_t> bits;
+  std::vector<std::uint32_t> depth;  // bootstraps on the longest path to each bit
+  std::size_t size() const { return bits.size(); }
+};
+
+class PlaintextBackend {
+ public:
+  using Storage = PlaintextStorage;
+  using HostBatch = PlainBits;
+  using ClientKey = PlaintextKey;
+
+  std::string name() const { return "plaintext"; }
+  BitBuffer<Storage> allocate(std::size_t count);  // bits 0, depth 0
+  BitBuffer<Storage> upload(const PlainBits& batch);
+  PlainBits download(BitSpan<Storage> bits) const;
+  void evaluate(std::span<const GateOp<Storage>> batch);
+  void evaluate(std::initializer_list<GateOp<Storage>> batch) {
+    evaluate(std::span<const GateOp<Storage>>(batch.begin(), batch.size()));
+  }
+
+  // Largest depth (bootstraps on a longest path from uploaded bits) among `bits`.
+  std::uint32_t depth(BitSpan<Storage> bits) const;
+
+  const BackendStats& stats() const { return stats_; }
+  void reset_stats() { stats_ = {}; }
+
+ private:
+  bool owns(const Storage* s) const { return s != nullptr && s->owner == this; }
+  BackendStats stats_;
+};
+
+}  // namespace torusgate

@@ -1,0 +1,171 @@
+// Batched gate bootstrapping (TFHE, J. Cryptology 2020, algorithm 3 "bootstrapping",
+// CMUX-based blind rotation, section 4.2 sample extraction, algorithm 1 key switching).
+#include "torusgate/core/bootstrap.hpp"
+
+#include <algorithm>
+
+#include "torusgate/core/error.hpp"
+
+namespace torusgate {
+
+BootstrappingKeyFourier::BootstrappingKeyFourier(const BootstrappingKey& bk,
+                                                 const NegacyclicFft& fft)
+    : params_(bk.parameters()) {
+  const std::size_t N = params_.polynomial_size, k = params_.glwe_dimension;
+  EXPECTS(fft.polynomial_size() == N,
+          "BootstrappingKeyFourier: FFT engine is for N=" + std::to_string(fft.polynomial_size()) +
+              " but parameter set '" + params_.name + "' has N=" + std::to_string(N));
+  const std::size_t polys = std::size_t{params_.ggsw_row_count()} * (k + 1);
+  ggsw_doubles_ = polys * N;  // each spectrum is 2M = N doubles
+  data_.resize(params_.lwe_dimension * ggsw_doubles_);
+  for (std::size_t i = 0; i < params_.lwe_dimension; ++i) {
+    const auto g = bk.ggsw(i);
+    for (std::size_t q = 0; q < polys; ++q) {
+      fft.forward(g.subspan(q * N, N),
+                  std::span<double>(data_.data() + i * ggsw_doubles_ + q * N, N));
+    }
+  }
+}
+
+BlindRotator::BlindRotator(const BootstrappingKeyFourier& key, const NegacyclicFft& fft,
+                           std::size_t max_batch)
+    : key_(key), fft_(fft), params_(key.parameters()), max_batch_(max_batch),
+      gadget_(params_.bk_base_log, params_.bk_level_count) {
+  EXPECTS(max_batch >= 1, "BlindRotator: max_batch=0 but expected at least 1");
+  EXPECTS(fft.polynomial_size() == params_.polynomial_size,
+          "BlindRotator: FFT engine is for N=" + std::to_string(fft.polynomial_size()) +
+              " but the key has N=" + std::to_string(params_.polynomial_size));
+  const std::size_t N = params_.polynomial_size, k1 = params_.glwe_dimension + 1;
+  const std::size_t rows = params_.ggsw_row_count();
+  accumulators_.resize(max_batch * k1 * N);
+  powers_.resize(max_batch * params_.lwe_dimension);
+  rotated_.resize(k1 * N);
+  digits_.resize(rows * N);
+  digit_spectra_.resize(rows * N);
+  product_spectra_.resize(k1 * N);
+}
+
+void BlindRotator::cmux_step(std::size_t i, std::uint32_t power, Torus32* acc) {
+  // ACC += BK_i [x] ((X^power - 1) ACC): the CMUX that multiplies ACC by X^(power * s_i).
+  const std::size_t N = params_.polynomial_size, k1 = params_.glwe_dimension + 1;
+  const std::size_t l = params_.bk_level_count, rows = k1 * l;
+  for (std::size_t c = 0; c < k1; ++c) {
+    const Torus32* a = acc + c * N;
+    Torus32* r = rotated_.data() + c * N;
+    // (X^power a)[j] = a[j - power] for j >= power (mod 2N sign rules), minus a[j].
+    const bool negate = power >= N;
+    const std::size_t s = negate ? power - N : power;
+    const Torus32 sign_hi = negate ? Torus32(-1) : Torus32(1);  // j >= s: a[j-s] * sign_hi
+    for (std::size_t j = 0; j < s; ++j) r[j] = Torus32{0} - sign_hi * a[j + N - s] - a[j];
+    for (std::size_t j = s; j < N; ++j) r[j] = sign_hi * a[j - s] - a[j];
+    gadget_.decompose(std::span<const Torus32>(r, N),
+                      std::span<std::int32_t>(digits_.data() + c * l * N, l * N));
+  }
+  for (std::size_t q = 0; q < rows; ++q) {
+    fft_.forward(std::span<const std::int32_t>(digits_.data() + q * N, N),
+                 std::span<double>(digit_spectra_.data() + q * N, N));
+  }
+  std::fill(product_spectra_.begin(), product_spectra_.end(), 0.0);
+  const double* bk = key_.ggsw(i);
+  for (std::size_t q = 0; q < rows; ++q) {
+    const std::span<const double> d(digit_spectra_.data() + q * N, N);
+    for (std::size_t c = 0; c < k1; ++c) {
+      fourier_multiply_add(d, std::span<const double>(bk + (q * k1 + c) * N, N),
+                           std::span<double>(product_spectra_.data() + c * N, N));
+    }
+  }
+  for (std::size_t c = 0; c < k1; ++c) {
+    fft_.inverse_add(std::span<const double>(product_spectra_.data() + c * N, N),
+                     std::span<Torus32>(acc + c * N, N));
+  }
+}
+
+void BlindRotator::blind_rotate(std::span<const Torus32> inputs, std::size_t count, Torus32 mu,
+                                std::span<Torus32> accumulators) {
+  const std::size_t n = params_.lwe_dimension, N = params_.polynomial_size;
+  const std::size_t k = params_.glwe_dimension, acc_words = (k + 1) * N;
+  EXPECTS(count <= max_batch_, "BlindRotator::blind_rotate: count=" + std::to_string(count) +
+                                   " but this rotator holds at most " +
+                                   std::to_string(max_batch_));
+  EXPECTS(inputs.size() == count * (n + 1),
+          "BlindRotator::blind_rotate: inputs have " + std::to_string(inputs.size()) +
+              " words but count*(n+1)=" + std::to_string(count * (n + 1)));
+  EXPECTS(accumulators.size() == count * acc_words,
+          "BlindRotator::blind_rotate: accumulators have " + std::to_string(accumulators.size()) +
+              " words but count*(k+1)N=" + std::to_string(count * acc_words));
+  const auto two_n = static_cast<std::uint32_t>(2 * N);
+  for (std::size_t r = 0; r < count; ++r) {
+    const Torus32* in = inputs.data() + r * (n + 1);
+    Torus32* acc = accumulators.data() + r * acc_words;
+    std::fill(acc, acc + k * N, Torus32{0});
+    // Body: X^{-b~} * (mu, mu, ..., mu), b~ = round(b * 2N).
+    const std::uint32_t b = mod_switch_from_torus(in[n], two_n);
+    const std::uint32_t shift = b % N;
+    Torus32* body = acc + k * N;
+    // Coefficient j of X^{-b} v is v[j+b] for j+b < N, else -v[j+b-N] (negacyclic), with a
+    // global sign flip when b >= N.
+    const Torus32 sign = b >= N ? Torus32(-1) : Torus32(1);
+    for (std::size_t j = 0; j < N; ++j) body[j] = (j + shift < N ? sign : Torus32{0} - sign) * mu;
+    for (std::size_t i = 0; i < n; ++i) powers_[r * n + i] = mod_switch_from_torus(in[i], two_n);
+  }
+  // Key-major loop: GGSW i is read once for the whole batch.
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t r = 0; r < count; ++r) {
+      const std::uint32_t power = powers_[r * n + i];
+      if (power != 0) cmux_step(i, power, accumulators.data() + r * acc_words);
+    }
+  }
+}
+
+void BlindRotator::bootstrap_extract(std::span<const Torus32> inputs, std::size_t count,
+                                     Torus32 mu, std::span<Torus32> extracted) {
+  const std::size_t N = params_.polynomial_size, k = params_.glwe_dimension;
+  const std::size_t acc_words = (k + 1) * N, out_words = k * N + 1;
+  EXPECTS(extracted.size() == count * out_words,
+          "BlindRotator::bootstrap_extract: output has " + std::to_string(extracted.size()) +
+              " words but count*(kN+1)=" + std::to_string(count * out_words));
+  EXPECTS(count <= max_batch_, "BlindRotator::bootstrap_extract: count=" +
+                                   std::to_string(count) + " but this rotator holds at most " +
+                                   std::to_string(max_batch_));
+  std::span<Torus32> acc(accumulators_.data(), count * acc_words);
+  blind_rotate(inputs, count, mu, acc);
+  for (std::size_t r = 0; r < count; ++r) {
+    sample_extract(acc.subspan(r * acc_words, acc_words), static_cast<std::uint32_t>(k),
+                   static_cast<std::uint32_t>(N), extracted.subspan(r * out_words, out_words));
+  }
+}
+
+void key_switch(const KeySwitchingKey& ksk, std::span<const Torus32> inputs, std::size_t count,
+                std::span<Torus32> outputs) {
+  const Parameters& p = ksk.parameters();
+  const std::size_t n1 = p.lwe_dimension + 1, big = p.extracted_lwe_dimension();
+  EXPECTS(inputs.size() == count * (big + 1),
+          "key_switch: inputs have " + std::to_string(inputs.size()) + " words but count*(kN+1)=" +
+              std::to_string(count * (big + 1)));
+  EXPECTS(outputs.size() == count * n1, "key_switch: outputs have " +
+                                            std::to_string(outputs.size()) +
+                                            " words but count*(n+1)=" + std::to_string(count * n1));
+  const unsigned base_log = p.ks_base_log, levels = p.ks_level_count;
+  const Torus32 mask = (Torus32{1} << base_log) - 1;
+  const unsigned precision = base_log * levels;
+  const Torus32 round_offset = precision < 32 ? Torus32{1} << (32 - precision - 1) : 0;
+  for (std::size_t g = 0; g < count; ++g) {
+    Torus32* out = outputs.data() + g * n1;
+    std::fill(out, out + n1 - 1, Torus32{0});
+    out[n1 - 1] = inputs[g * (big + 1) + big];
+  }
+  for (std::size_t i = 0; i < big; ++i) {
+    for (std::size_t g = 0; g < count; ++g) {
+      const Torus32 a = inputs[g * (big + 1) + i] + round_offset;
+      Torus32* __restrict out = outputs.data() + g * n1;
+      for (unsigned j = 0; j < levels; ++j) {
+        const Torus32 digit = (a >> (32 - (j + 1) * base_log)) & mask;
+        if (digit == 0) continue;
+        const Torus32* __restrict row = ksk.level(i, j) + (digit - 1) * n1;
+        for (std::size_t w = 0; w < n1; ++w) out[w] -= row[w];
+      }
+    }
+  }
+}
+
+}  // namespace torusgate

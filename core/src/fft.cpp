@@ -1,0 +1,169 @@
+// Fold/twist and untwist/round shared by every negacyclic FFT engine, and the portable
+// radix-2 engine. The half-length negacyclic transform: see fft.hpp and DESIGN.md section 4.
+#include "torusgate/core/fft.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <numbers>
+
+#include "torusgate/core/error.hpp"
+
+namespace torusgate {
+
+NegacyclicFft::NegacyclicFft(std::uint32_t polynomial_size) : N_(polynomial_size) {
+  EXPECTS(N_ >= 4 && std::has_single_bit(N_),
+          "NegacyclicFft: polynomial_size=" + std::to_string(N_) +
+              " but expected a power of two >= 4");
+  const std::size_t M = N_ / 2;
+  twist_re_.resize(M);
+  twist_im_.resize(M);
+  untwist_re_.resize(M);
+  untwist_im_.resize(M);
+  for (std::size_t j = 0; j < M; ++j) {
+    const double angle = std::numbers::pi * static_cast<double>(j) / N_;
+    twist_re_[j] = std::cos(angle);
+    twist_im_[j] = std::sin(angle);
+    untwist_re_[j] = std::cos(angle) / static_cast<double>(M);
+    untwist_im_[j] = -std::sin(angle) / static_cast<double>(M);
+  }
+}
+
+void NegacyclicFft::check_sizes(std::size_t poly, std::size_t spectrum, const char* fn) const {
+  EXPECTS(poly == N_, std::string("NegacyclicFft::") + fn + ": polynomial has " +
+                          std::to_string(poly) + " coefficients but the engine is for N=" +
+                          std::to_string(N_));
+  EXPECTS(spectrum == spectrum_size(),
+          std::string("NegacyclicFft::") + fn + ": spectrum has " + std::to_string(spectrum) +
+              " doubles but expected 2*(N/2)=" + std::to_string(spectrum_size()));
+}
+
+double* NegacyclicFft::scratch() const {
+  thread_local AlignedVector<double> buffer;
+  if (buffer.size() < N_) buffer.resize(N_);
+  return buffer.data();
+}
+
+template <class T>
+void NegacyclicFft::fold_twist(const T* poly, double* spectrum) const {
+  const std::size_t M = N_ / 2;
+  double* __restrict re = scratch();
+  double* __restrict im = re + M;
+  const double* __restrict tr = twist_re_.data();
+  const double* __restrict ti = twist_im_.data();
+  for (std::size_t j = 0; j < M; ++j) {
+    const double x = static_cast<double>(static_cast<std::int32_t>(poly[j]));
+    const double y = static_cast<double>(static_cast<std::int32_t>(poly[j + M]));
+    re[j] = x * tr[j] - y * ti[j];
+    im[j] = x * ti[j] + y * tr[j];
+  }
+  transform_forward(re, im, spectrum, spectrum + M);
+}
+
+void NegacyclicFft::forward(std::span<const std::int32_t> poly, std::span<double> spectrum) const {
+  check_sizes(poly.size(), spectrum.size(), "forward");
+  fold_twist(poly.data(), spectrum.data());
+}
+
+void NegacyclicFft::forward(std::span<const Torus32> poly, std::span<double> spectrum) const {
+  check_sizes(poly.size(), spectrum.size(), "forward");
+  fold_twist(poly.data(), spectrum.data());
+}
+
+template <bool Add>
+void NegacyclicFft::untwist_round(std::span<const double> spectrum, Torus32* poly) const {
+  const std::size_t M = N_ / 2;
+  double* re = scratch();
+  double* im = re + M;
+  transform_inverse(spectrum.data(), spectrum.data() + M, re, im);
+  const double* __restrict ur = untwist_re_.data();
+  const double* __restrict ui = untwist_im_.data();
+  Torus32* __restrict lo = poly;
+  Torus32* __restrict hi = poly + M;
+  for (std::size_t j = 0; j < M; ++j) {
+    const Torus32 a = round_to_torus(re[j] * ur[j] - im[j] * ui[j]);
+    const Torus32 b = round_to_torus(re[j] * ui[j] + im[j] * ur[j]);
+    if constexpr (Add) {
+      lo[j] += a;
+      hi[j] += b;
+    } else {
+      lo[j] = a;
+      hi[j] = b;
+    }
+  }
+}
+
+void NegacyclicFft::inverse(std::span<const double> spectrum, std::span<Torus32> poly) const {
+  check_sizes(poly.size(), spectrum.size(), "inverse");
+  untwist_round<false>(spectrum, poly.data());
+}
+
+void NegacyclicFft::inverse_add(std::span<const double> spectrum, std::span<Torus32> poly) const {
+  check_sizes(poly.size(), spectrum.size(), "inverse_add");
+  untwist_round<true>(spectrum, poly.data());
+}
+
+PortableFft::PortableFft(std::uint32_t polynomial_size) : NegacyclicFft(polynomial_size) {
+  const std::size_t M = polynomial_size / 2;
+  w_re_.resize(M);
+  w_im_.resize(M);
+  for (std::size_t h = 1; h < M; h *= 2) {
+    for (std::size_t j = 0; j < h; ++j) {
+      const double angle = -std::numbers::pi * static_cast<double>(j) / static_cast<double>(h);
+      w_re_[h - 1 + j] = std::cos(angle);
+      w_im_[h - 1 + j] = std::sin(angle);
+    }
+  }
+}
+
+void PortableFft::transform_forward(const double* in_re, const double* in_im, double* re,
+                                    double* im) const {
+  const std::size_t M = polynomial_size() / 2;
+  std::copy(in_re, in_re + M, re);
+  std::copy(in_im, in_im + M, im);
+  for (std::size_t h = M / 2; h >= 1; h /= 2) {
+    const double* __restrict wr = w_re_.data() + h - 1;
+    const double* __restrict wi = w_im_.data() + h - 1;
+    for (std::size_t s = 0; s < M; s += 2 * h) {
+      double* __restrict xr = re + s;
+      double* __restrict xi = im + s;
+      double* __restrict yr = re + s + h;
+      double* __restrict yi = im + s + h;
+      for (std::size_t j = 0; j < h; ++j) {
+        const double dr = xr[j] - yr[j], di = xi[j] - yi[j];
+        xr[j] += yr[j];
+        xi[j] += yi[j];
+        yr[j] = dr * wr[j] - di * wi[j];
+        yi[j] = dr * wi[j] + di * wr[j];
+      }
+    }
+  }
+}
+
+void PortableFft::transform_inverse(const double* in_re, const double* in_im, double* re,
+                                    double* im) const {
+  const std::size_t M = polynomial_size() / 2;
+  std::copy(in_re, in_re + M, re);
+  std::copy(in_im, in_im + M, im);
+  for (std::size_t h = 1; h < M; h *= 2) {
+    const double* __restrict wr = w_re_.data() + h - 1;
+    const double* __restrict wi = w_im_.data() + h - 1;
+    for (std::size_t s = 0; s < M; s += 2 * h) {
+      double* __restrict xr = re + s;
+      double* __restrict xi = im + s;
+      double* __restrict yr = re + s + h;
+      double* __restrict yi = im + s + h;
+      for (std::size_t j = 0; j < h; ++j) {
+        // v = y * conj(w): the inverse twiddle exp(+2 pi i j / (2h))
+        const double vr = yr[j] * wr[j] + yi[j] * wi[j];
+        const double vi = yi[j] * wr[j] - yr[j] * wi[j];
+        yr[j] = xr[j] - vr;
+        yi[j] = xi[j] - vi;
+        xr[j] += vr;
+        xi[j] += vi;
+      }
+    }
+  }
+}
+
+}  // namespace torusgate

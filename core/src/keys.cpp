@@ -1,0 +1,144 @@
+// Key generation: secret keys, bootstrapping key (GGSW of the LWE key bits) and
+// key-switching key (TFHE, J. Cryptology 2020, algorithms 1-3).
+#include "torusgate/core/keys.hpp"
+
+#include "torusgate/core/error.hpp"
+
+namespace torusgate {
+namespace {
+
+std::string size_error(const char* fn, std::size_t got, std::size_t want, const Parameters& p) {
+  return std::string(fn) + ": " + std::to_string(got) + " words given but parameter set '" +
+         p.name + "' needs " + std::to_string(want);
+}
+
+}  // namespace
+
+SecretKey::SecretKey(const Parameters& params, Csprng& rng)
+    : params_(params),
+      lwe_((params.validate(), params.lwe_dimension), rng),
+      glwe_(params.glwe_dimension, params.polynomial_size, rng) {}
+
+SecretKey::SecretKey(const Parameters& params, LweKey lwe_key, GlweKey glwe_key)
+    : params_(params), lwe_(std::move(lwe_key)), glwe_(std::move(glwe_key)) {
+  params_.validate();
+  EXPECTS(lwe_.lwe_dimension() == params_.lwe_dimension,
+          "SecretKey: LWE key has n=" + std::to_string(lwe_.lwe_dimension()) +
+              " but parameter set '" + params_.name + "' has n=" +
+              std::to_string(params_.lwe_dimension));
+  EXPECTS(glwe_.glwe_dimension() == params_.glwe_dimension &&
+              glwe_.polynomial_size() == params_.polynomial_size,
+          "SecretKey: GLWE key has k=" + std::to_string(glwe_.glwe_dimension()) + ", N=" +
+              std::to_string(glwe_.polynomial_size()) + " but parameter set '" + params_.name +
+              "' has k=" + std::to_string(params_.glwe_dimension) + ", N=" +
+              std::to_string(params_.polynomial_size));
+}
+
+BootstrappingKey::BootstrappingKey(const Parameters& params, std::vector<Torus32> data)
+    : params_(params), data_(std::move(data)) {
+  params_.validate();
+  const std::size_t want = std::size_t{params_.lwe_dimension} * ggsw_size(params_);
+  EXPECTS(data_.size() == want, size_error("BootstrappingKey", data_.size(), want, params_));
+}
+
+BootstrappingKey BootstrappingKey::generate(const SecretKey& key, Csprng& rng) {
+  const Parameters& p = key.parameters();
+  const std::size_t g = ggsw_size(p);
+  std::vector<Torus32> data(std::size_t{p.lwe_dimension} * g);
+  const auto s = key.lwe_key().coefficients();
+  for (std::size_t i = 0; i < p.lwe_dimension; ++i) {
+    encrypt_ggsw(std::span<Torus32>(data).subspan(i * g, g), s[i], key.glwe_key(), p,
+                 p.glwe_noise_stddev, rng);
+  }
+  return BootstrappingKey(p, std::move(data));
+}
+
+std::span<const Torus32> BootstrappingKey::ggsw(std::size_t i) const {
+  EXPECTS(i < params_.lwe_dimension, "BootstrappingKey::ggsw: index " + std::to_string(i) +
+                                         " but the key has n=" +
+                                         std::to_string(params_.lwe_dimension) + " samples");
+  const std::size_t g = ggsw_size(params_);
+  return std::span<const Torus32>(data_).subspan(i * g, g);
+}
+
+std::size_t KeySwitchingKey::size(const Parameters& p) {
+  const std::size_t base = std::size_t{1} << p.ks_base_log;
+  return std::size_t{p.extracted_lwe_dimension()} * p.ks_level_count * (base - 1) *
+         (p.lwe_dimension + 1);
+}
+
+KeySwitchingKey::KeySwitchingKey(const Parameters& params, std::vector<Torus32> data)
+    : params_(params), data_(std::move(data)) {
+  params_.validate();
+  EXPECTS(data_.size() == size(params_), size_error("KeySwitchingKey", data_.size(),
+                                                    size(params_), params_));
+  level_words_ = ((std::size_t{1} << params_.ks_base_log) - 1) * (params_.lwe_dimension + 1);
+}
+
+KeySwitchingKey KeySwitchingKey::generate(const SecretKey& key, Csprng& rng) {
+  const Parameters& p = key.parameters();
+  const std::size_t n1 = p.lwe_dimension + 1;
+  const std::size_t base = std::size_t{1} << p.ks_base_log;
+  const auto extracted = key.glwe_key().coefficients();  // s'_i = S_{i/N}[i%N]
+  std::vector<Torus32> data(size(p));
+  std::size_t pos = 0;
+  for (std::size_t i = 0; i < extracted.size(); ++i) {
+    for (std::size_t j = 0; j < p.ks_level_count; ++j) {
+      const unsigned shift = 32 - static_cast<unsigned>((j + 1) * p.ks_base_log);
+      for (std::size_t v = 1; v < base; ++v) {
+        const Torus32 mu = static_cast<Torus32>(extracted[i] * v) << shift;
+        encrypt_lwe(std::span<Torus32>(data).subspan(pos, n1), mu, key.lwe_key(),
+                    p.lwe_noise_stddev, rng);
+        pos += n1;
+      }
+    }
+  }
+  return KeySwitchingKey(p, std::move(data));
+}
+
+CloudKey::CloudKey(BootstrappingKey bk, KeySwitchingKey ksk)
+    : bk_(std::move(bk)), ksk_(std::move(ksk)) {
+  EXPECTS(bk_.parameters() == ksk_.parameters(),
+          "CloudKey: bootstrapping key is for parameter set '" + bk_.parameters().name +
+              "' but the key-switching key is for '" + ksk_.parameters().name + "'");
+}
+
+CloudKey CloudKey::generate(const SecretKey& key, Csprng& rng) {
+  auto bk = BootstrappingKey::generate(key, rng);
+  auto ksk = KeySwitchingKey::generate(key, rng);
+  return CloudKey(std::move(bk), std::move(ksk));
+}
+
+std::size_t CloudKey::memory_bytes() const {
+  return (bk_.data().size() + ksk_.data().size()) * sizeof(Torus32);
+}
+
+LweBatch encrypt_bits(const SecretKey& key, std::span<const std::uint8_t> bits, Csprng& rng) {
+  const Parameters& p = key.parameters();
+  LweBatch batch(p.lwe_dimension, bits.size());
+  for (std::size_t i = 0; i < bits.size(); ++i) {
+    EXPECTS(bits[i] <= 1, "encrypt_bits: value " + std::to_string(bits[i]) + " at index " +
+                              std::to_string(i) + " but expected 0 or 1");
+    encrypt_lwe(batch.sample(i), encode_bit(bits[i] != 0), key.lwe_key(), p.lwe_noise_stddev,
+                rng);
+  }
+  return batch;
+}
+
+std::vector<std::uint8_t> decrypt_bits(const SecretKey& key, const LweBatch& batch) {
+  std::vector<std::uint8_t> bits(batch.count());
+  const auto phases = batch_phases(key, batch);
+  for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = decode_bit(phases[i]) ? 1 : 0;
+  return bits;
+}
+
+std::vector<Torus32> batch_phases(const SecretKey& key, const LweBatch& batch) {
+  EXPECTS(batch.lwe_dimension() == key.parameters().lwe_dimension,
+          "batch_phases: batch has n=" + std::to_string(batch.lwe_dimension()) +
+              " but the key has n=" + std::to_string(key.parameters().lwe_dimension));
+  std::vector<Torus32> phases(batch.count());
+  for (std::size_t i = 0; i < phases.size(); ++i) phases[i] = lwe_phase(batch.sample(i), key.lwe_key());
+  return phases;
+}
+
+}  // namespace torusgate

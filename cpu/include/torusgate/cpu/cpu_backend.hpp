@@ -1,0 +1,123 @@
+// CPU backends: SequentialBackend and OpenMpBackend share one implementation (CpuBackend);
+// only the loop that runs the tasks of a batch differs. A batch is split into tasks of up to
+// `task_size` blind rotations; each task bootstraps its gates key-row-major (each GGSW and
+// key-switching row read once per task) in a per-thread workspace made once.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "torusgate/core/backend.hpp"
+#include "torusgate/core/bootstrap.hpp"
+#include "torusgate/core/keys.hpp"
+
+namespace torusgate {
+
+class CpuBackend;
+
+struct CpuStorage {
+  const CpuBackend* owner = nullptr;
+  LweBatch batch;
+  std::size_t size() const { return batch.count(); }
+};
+
+enum class FftEngineKind { Fftw, Portable };
+
+struct CpuOptions {
+  FftEngineKind fft = FftEngineKind::Fftw;
+  std::size_t task_size = 8;  // blind rotations per task (key reuse vs. load balance)
+  int threads = 0;            // OpenMP threads; 0: the OpenMP default
+};
+
+// Shared, read-only per-key state: the cloud key, its FFT engine and Fourier-domain
+// bootstrapping key, made once; several backends (one per thread) may share one.
+class CpuKeyContext {
+ public:
+  CpuKeyContext(std::shared_ptr<const CloudKey> key, FftEngineKind fft = FftEngineKind::Fftw);
+  const CloudKey& cloud_key() const { return *key_; }
+  const Parameters& parameters() const { return key_->parameters(); }
+  const NegacyclicFft& fft() const { return *fft_; }
+  const BootstrappingKeyFourier& fourier_key() const { return *fourier_; }
+  // Cloud key (coefficient BK + KSK) plus the Fourier-domain BK.
+  std::size_t memory_bytes() const { return key_->memory_bytes() + fourier_->memory_bytes(); }
+
+ private:
+  std::shared_ptr<const CloudKey> key_;
+  std::unique_ptr<NegacyclicFft> fft_;
+  std::unique_ptr<BootstrappingKeyFourier> fourier_;
+};
+
+class CpuBackend {
+ public:
+  using Storage = CpuStorage;
+  using HostBatch = LweBatch;
+  using ClientKey = SecretKey;
+  enum class Threading { Sequential, OpenMp };
+
+  CpuBackend(std::shared_ptr<const CpuKeyContext> context, Threading threading,
+             CpuOptions options = {});
+  CpuBackend(std::shared_ptr<const CloudKey> key, Threading threading, CpuOptions options = {});
+  virtual ~CpuBackend();
+  CpuBackend(const CpuBackend&) = delete;
+  CpuBackend& operator=(const CpuBackend&) = delete;
+
+  std::string name() const;
+  const Parameters& parameters() const { return context_->parameters(); }
+  const CpuKeyContext& context() const { return *context_; }
+  int threads() const { return threads_; }
+
+  BitBuffer<Storage> allocate(std::size_t count);  // trivial encryptions of 0
+  BitBuffer<Storage> upload(const LweBatch& batch);
+  LweBatch download(BitSpan<Storage> bits) const;
+  void evaluate(std::span<const GateOp<Storage>> batch);
+  void evaluate(std::initializer_list<GateOp<Storage>> batch) {
+    evaluate(std::span<const GateOp<Storage>>(batch.begin(), batch.size()));
+  }
+
+  const BackendStats& stats() const { return stats_; }
+  void reset_stats() { stats_ = {}; }
+
+ private:
+  struct Workspace;
+  struct BootJob {
+    std::size_t op, element, result;
+  };
+  bool owns(const Storage* s) const { return s != nullptr && s->owner == this; }
+  void run_task(Workspace& ws, std::span<const GateOp<Storage>> batch,
+                std::span<const BootJob> jobs);
+
+  std::shared_ptr<const CpuKeyContext> context_;
+  Threading threading_;
+  CpuOptions options_;
+  int threads_ = 1;
+  std::vector<std::unique_ptr<Workspace>> workspaces_;  // one per thread
+  LweBatch results_;                                    // outputs of the batch in evaluation
+  std::vector<BootJob> jobs_;
+  std::vector<std::size_t> task_starts_;
+  BackendStats stats_;
+};
+
+// One thread runs every task of a batch, in order.
+class SequentialBackend final : public CpuBackend {
+ public:
+  explicit SequentialBackend(std::shared_ptr<const CloudKey> key, CpuOptions options = {})
+      : CpuBackend(std::move(key), Threading::Sequential, options) {}
+  explicit SequentialBackend(std::shared_ptr<const CpuKeyContext> context, CpuOptions options = {})
+      : CpuBackend(std::move(context), Threading::Sequential, options) {}
+};
+
+// The tasks of a batch run on an OpenMP thread team.
+class OpenMpBackend final : public CpuBackend {
+ public:
+  explicit OpenMpBackend(std::shared_ptr<const CloudKey> key, CpuOptions options = {})
+      : CpuBackend(std::move(key), Threading::OpenMp, options) {}
+  explicit OpenMpBackend(std::shared_ptr<const CpuKeyContext> context, CpuOptions options = {})
+      : CpuBackend(std::move(context), Threading::OpenMp, options) {}
+};
+
+std::unique_ptr<NegacyclicFft> make_fft_engine(FftEngineKind kind, std::uint32_t polynomial_size);
+
+}  // namespace torusgate

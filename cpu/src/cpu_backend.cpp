@@ -1,0 +1,262 @@
+// CPU backend: batch evaluation of gates with bootstrapping on one or more threads.
+#include "torusgate/cpu/cpu_backend.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <exception>
+
+#include "torusgate/cpu/fftw_fft.hpp"
+
+namespace torusgate {
+namespace {
+
+constexpr Torus32 eighth = Torus32{1} << 29;
+
+Torus32 eighths(int e) { return static_cast<Torus32>(e) * eighth; }
+
+// out = trivial(offset) + sum_j w_j * in_j over n+1 words.
+void linear_combination(Torus32* out, std::size_t words, Torus32 offset,
+                        std::span<const Torus32* const> inputs, std::span<const Torus32> weights) {
+  std::fill(out, out + words, Torus32{0});
+  out[words - 1] = offset;
+  for (std::size_t j = 0; j < inputs.size(); ++j) {
+    const Torus32 w = weights[j];
+    const Torus32* __restrict in = inputs[j];
+    for (std::size_t t = 0; t < words; ++t) out[t] += w * in[t];
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<NegacyclicFft> make_fft_engine(FftEngineKind kind, std::uint32_t polynomial_size) {
+  switch (kind) {
+    case FftEngineKind::Fftw: return std::make_unique<FftwFft>(polynomial_size);
+    case FftEngineKind::Portable: return std::make_unique<PortableFft>(polynomial_size);
+  }
+  throw InvalidArgument("make_fft_engine: unknown engine kind " +
+                        std::to_string(static_cast<int>(kind)));
+}
+
+CpuKeyContext::CpuKeyContext(std::shared_ptr<const CloudKey> key, FftEngineKind fft)
+    : key_(std::move(key)) {
+  EXPECTS(key_ != nullptr, "CpuKeyContext: the cloud key is null");
+  key_->parameters().validate();
+  fft_ = make_fft_engine(fft, key_->parameters().polynomial_size);
+  fourier_ = std::make_unique<BootstrappingKeyFourier>(key_->bootstrapping_key(), *fft_);
+}
+
+struct CpuBackend::Workspace {
+  Workspace(const CpuKeyContext& ctx, std::size_t rotations)
+      : rotator(ctx.fourier_key(), ctx.fft(), rotations) {
+    const Parameters& p = ctx.parameters();
+    const std::size_t n1 = p.lwe_dimension + 1, big1 = p.extracted_lwe_dimension() + 1;
+    pre.resize(rotations * n1);
+    extracted.resize(rotations * big1);
+    ks_in.resize(rotations * big1);
+    ks_out.resize(rotations * n1);
+  }
+  BlindRotator rotator;
+  AlignedVector<Torus32> pre, extracted, ks_in, ks_out;
+};
+
+CpuBackend::CpuBackend(std::shared_ptr<const CloudKey> key, Threading threading,
+                       CpuOptions options)
+    : CpuBackend(std::make_shared<const CpuKeyContext>(std::move(key), options.fft), threading,
+                 options) {}
+
+CpuBackend::CpuBackend(std::shared_ptr<const CpuKeyContext> context, Threading threading,
+                       CpuOptions options)
+    : context_(std::move(context)), threading_(threading), options_(options) {
+  EXPECTS(context_ != nullptr, "CpuBackend: the key context is null");
+  EXPECTS(options_.task_size >= 2 && options_.task_size <= 4096,
+          "CpuBackend: task_size=" + std::to_string(options_.task_size) +
+              " but expected 2..4096 (a MUX needs two rotations in one task)");
+  EXPECTS(options_.threads >= 0, "CpuBackend: threads=" + std::to_string(options_.threads) +
+                                     " but expected 0 (OpenMP default) or more");
+  threads_ = threading_ == Threading::Sequential ? 1
+             : options_.threads > 0              ? options_.threads
+                                                 : omp_get_max_threads();
+  for (int t = 0; t < threads_; ++t) {
+    workspaces_.push_back(std::make_unique<Workspace>(*context_, options_.task_size));
+  }
+}
+
+CpuBackend::~CpuBackend() = default;
+
+std::string CpuBackend::name() const {
+  return threading_ == Threading::Sequential ? "sequential"
+                                             : "openmp(" + std::to_string(threads_) + ")";
+}
+
+BitBuffer<CpuStorage> CpuBackend::allocate(std::size_t count) {
+  auto s = std::make_unique<Storage>();
+  s->owner = this;
+  s->batch = LweBatch(parameters().lwe_dimension, count);
+  return BitBuffer<Storage>(std::move(s), count);
+}
+
+BitBuffer<CpuStorage> CpuBackend::upload(const LweBatch& batch) {
+  EXPECTS(batch.lwe_dimension() == parameters().lwe_dimension,
+          "CpuBackend::upload: batch has n=" + std::to_string(batch.lwe_dimension()) +
+              " but parameter set '" + parameters().name + "' has n=" +
+              std::to_string(parameters().lwe_dimension));
+  auto s = std::make_unique<Storage>();
+  s->owner = this;
+  s->batch = batch;
+  return BitBuffer<Storage>(std::move(s), batch.count());
+}
+
+LweBatch CpuBackend::download(BitSpan<Storage> bits) const {
+  EXPECTS(owns(bits.storage), "CpuBackend::download: the span belongs to another backend");
+  EXPECTS(bits.offset + bits.count <= bits.storage->size(),
+          "CpuBackend::download: the span ends at bit " + std::to_string(bits.offset + bits.count) +
+              " but its buffer holds " + std::to_string(bits.storage->size()));
+  LweBatch out(parameters().lwe_dimension, bits.count);
+  for (std::size_t i = 0; i < bits.count; ++i) {
+    const auto src = bits.storage->batch.sample(bits.offset + i);
+    std::copy(src.begin(), src.end(), out.sample(i).begin());
+  }
+  return out;
+}
+
+void CpuBackend::run_task(Workspace& ws, std::span<const GateOp<Storage>> batch,
+                          std::span<const BootJob> jobs) {
+  const Parameters& p = parameters();
+  const std::size_t n1 = p.lwe_dimension + 1, big1 = p.extracted_lwe_dimension() + 1;
+  std::size_t r = 0;
+  for (const BootJob& job : jobs) {
+    const GateOp<Storage>& op = batch[job.op];
+    const Torus32* in[3] = {};
+    for (int j = 0; j < op.spec.arity; ++j) {
+      in[j] = op.in[j].storage->batch.sample(op.in[j].offset + job.element).data();
+    }
+    if (op.spec.kind == GateKind::Mux) {
+      // MUX(a, b, c) = KS(BR(-1/8 + a + b) + BR(-1/8 - a + c) + 1/8).
+      const Torus32* ab[2] = {in[0], in[1]};
+      const Torus32* ac[2] = {in[0], in[2]};
+      const Torus32 w1[2] = {1, 1}, w2[2] = {Torus32(-1), 1};
+      linear_combination(ws.pre.data() + r * n1, n1, eighths(-1), ab, w1);
+      linear_combination(ws.pre.data() + (r + 1) * n1, n1, eighths(-1), ac, w2);
+      r += 2;
+    } else {
+      const Torus32 w[3] = {static_cast<Torus32>(op.spec.weights[0]),
+                            static_cast<Torus32>(op.spec.weights[1]),
+                            static_cast<Torus32>(op.spec.weights[2])};
+      linear_combination(ws.pre.data() + r * n1, n1, eighths(op.spec.offset_eighths),
+                         std::span<const Torus32* const>(in, op.spec.arity),
+                         std::span<const Torus32>(w, op.spec.arity));
+      r += 1;
+    }
+  }
+  ws.rotator.bootstrap_extract(std::span<const Torus32>(ws.pre.data(), r * n1), r, eighth,
+                               std::span<Torus32>(ws.extracted.data(), r * big1));
+  std::size_t e = 0;
+  for (std::size_t g = 0; g < jobs.size(); ++g) {
+    Torus32* dst = ws.ks_in.data() + g * big1;
+    const Torus32* src = ws.extracted.data() + e * big1;
+    if (batch[jobs[g].op].spec.kind == GateKind::Mux) {
+      const Torus32* src2 = src + big1;
+      for (std::size_t t = 0; t < big1; ++t) dst[t] = src[t] + src2[t];
+      dst[big1 - 1] += eighth;
+      e += 2;
+    } else {
+      std::copy(src, src + big1, dst);
+      e += 1;
+    }
+  }
+  key_switch(context_->cloud_key().key_switching_key(),
+             std::span<const Torus32>(ws.ks_in.data(), jobs.size() * big1), jobs.size(),
+             std::span<Torus32>(ws.ks_out.data(), jobs.size() * n1));
+  for (std::size_t g = 0; g < jobs.size(); ++g) {
+    std::copy(ws.ks_out.data() + g * n1, ws.ks_out.data() + (g + 1) * n1,
+              results_.sample(jobs[g].result).begin());
+  }
+}
+
+void CpuBackend::evaluate(std::span<const GateOp<Storage>> batch) {
+  validate_batch<Storage>(batch, [this](const Storage* s) { return owns(s); },
+                          "CpuBackend::evaluate");
+  const Parameters& p = parameters();
+  const std::size_t n1 = p.lwe_dimension + 1;
+  std::size_t total = 0;
+  for (const auto& op : batch) total += op.out.count;
+  if (results_.count() < total) results_ = LweBatch(p.lwe_dimension, total);
+
+  // Free gates now; bootstrapped gates become jobs.
+  jobs_.clear();
+  std::size_t rotations = 0, result = 0;
+  for (std::size_t o = 0; o < batch.size(); ++o) {
+    const GateOp<Storage>& op = batch[o];
+    for (std::size_t e = 0; e < op.out.count; ++e, ++result) {
+      auto out = results_.sample(result);
+      switch (op.spec.kind) {
+        case GateKind::Constant: trivial_lwe(out, encode_bit(op.spec.constant_value)); break;
+        case GateKind::Copy:
+        case GateKind::Not: {
+          const auto in = op.in[0].storage->batch.sample(op.in[0].offset + e);
+          const bool negate = op.spec.kind == GateKind::Not;
+          for (std::size_t t = 0; t < n1; ++t) out[t] = negate ? Torus32{0} - in[t] : in[t];
+          break;
+        }
+        default:
+          jobs_.push_back({o, e, result});
+          rotations += static_cast<std::size_t>(op.spec.bootstraps());
+      }
+    }
+    stats_.gates_by_kind[static_cast<std::size_t>(op.spec.kind)] += op.out.count;
+  }
+
+  // Tasks of at most `cap` rotations, enough of them to keep every thread busy.
+  const std::size_t per_thread = (rotations + threads_ - 1) / static_cast<std::size_t>(threads_);
+  const std::size_t cap = std::max<std::size_t>(2, std::min(options_.task_size, per_thread));
+  task_starts_.clear();
+  std::size_t in_task = cap;
+  for (std::size_t j = 0; j < jobs_.size(); ++j) {
+    const auto boots = static_cast<std::size_t>(batch[jobs_[j].op].spec.bootstraps());
+    if (in_task + boots > cap) {
+      task_starts_.push_back(j);
+      in_task = 0;
+    }
+    in_task += boots;
+  }
+  task_starts_.push_back(jobs_.size());
+  const auto tasks = static_cast<std::ptrdiff_t>(task_starts_.size() - 1);
+
+  auto job_span = [&](std::ptrdiff_t t) {
+    const std::size_t b = task_starts_[static_cast<std::size_t>(t)];
+    const std::size_t e = task_starts_[static_cast<std::size_t>(t) + 1];
+    return std::span<const BootJob>(jobs_.data() + b, e - b);
+  };
+  if (threading_ == Threading::Sequential) {
+    for (std::ptrdiff_t t = 0; t < tasks; ++t) run_task(*workspaces_[0], batch, job_span(t));
+  } else {
+    // No exception may leave the parallel region: keep the first, rethrow after it.
+    std::exception_ptr error;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
+    for (std::ptrdiff_t t = 0; t < tasks; ++t) {
+      try {
+        run_task(*workspaces_[static_cast<std::size_t>(omp_get_thread_num())], batch, job_span(t));
+      } catch (...) {
+#pragma omp critical(torusgate_cpu_error)
+        if (!error) error = std::current_exception();
+      }
+    }
+    if (error) std::rethrow_exception(error);
+  }
+
+  // Scatter: every input has been read, so outputs may alias inputs.
+  result = 0;
+  for (const auto& op : batch) {
+    for (std::size_t e = 0; e < op.out.count; ++e, ++result) {
+      const auto src = results_.sample(result);
+      std::copy(src.begin(), src.end(), op.out.storage->batch.sample(op.out.offset + e).begin());
+    }
+  }
+  stats_.batches += 1;
+  stats_.gates += total;
+  stats_.bootstraps += rotations;
+  if (rotations > 0) stats_.bootstrap_batches += 1;
+}
+
+}  // namespace torusgate
