@@ -18,14 +18,77 @@ BootstrappingKeyFourier::BootstrappingKeyFourier(const BootstrappingKey& bk,
   const std::size_t polys = std::size_t{params_.ggsw_row_count()} * (k + 1);
   ggsw_doubles_ = polys * N;  // each spectrum is 2M = N doubles
   data_.resize(params_.lwe_dimension * ggsw_doubles_);
+  const std::size_t M = N / 2;
+  std::vector<double> spectrum(N);
   for (std::size_t i = 0; i < params_.lwe_dimension; ++i) {
     const auto g = bk.ggsw(i);
+    double* out = data_.data() + i * ggsw_doubles_;
     for (std::size_t q = 0; q < polys; ++q) {
-      fft.forward(g.subspan(q * N, N),
-                  std::span<double>(data_.data() + i * ggsw_doubles_ + q * N, N));
+      fft.forward(g.subspan(q * N, N), spectrum);
+      // Blocked layout: [point block b of 8][polynomial q][8 real parts, 8 imaginary parts].
+      for (std::size_t b = 0; b < M / 8; ++b) {
+        double* dst = out + (b * polys + q) * 16;
+        for (std::size_t t = 0; t < 8; ++t) {
+          dst[t] = spectrum[b * 8 + t];
+          dst[8 + t] = spectrum[M + b * 8 + t];
+        }
+      }
     }
   }
 }
+
+namespace {
+
+// Eight doubles as one value: GCC/Clang lower it to one AVX-512 register, two AVX ones or
+// four SSE ones, whatever the target has; loads and stores go through memcpy (unaligned).
+typedef double Vec8 __attribute__((vector_size(64)));
+inline Vec8 load8(const double* p) {
+  Vec8 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store8(double* p, Vec8 v) { __builtin_memcpy(p, &v, sizeof v); }
+
+// product[c] = sum_q digits[q] * key[q][c] for every column c < k1, on split spectra of M
+// points. The key is in the blocked layout of BootstrappingKeyFourier (read sequentially);
+// the accumulators of 8 points stay in registers across all rows, so each product spectrum
+// is written once.
+template <std::size_t K1>
+void external_product_fourier(const double* digits, const double* key, std::size_t rows,
+                              std::size_t k1, std::size_t M, double* product) {
+  constexpr std::size_t kMax = K1 == 0 ? 9 : K1;
+  const std::size_t cols = K1 == 0 ? k1 : K1;
+  const std::size_t stride = 2 * M;  // doubles per digit/product spectrum
+  for (std::size_t j = 0; j < M; j += 8) {
+    Vec8 acc_re[kMax], acc_im[kMax];
+    for (std::size_t c = 0; c < cols; ++c) acc_re[c] = acc_im[c] = Vec8{};
+    for (std::size_t q = 0; q < rows; ++q) {
+      const Vec8 dr = load8(digits + q * stride + j);
+      const Vec8 di = load8(digits + q * stride + M + j);
+      for (std::size_t c = 0; c < cols; ++c, key += 16) {
+        const Vec8 kr = load8(key);
+        const Vec8 ki = load8(key + 8);
+        acc_re[c] += dr * kr - di * ki;
+        acc_im[c] += dr * ki + di * kr;
+      }
+    }
+    for (std::size_t c = 0; c < cols; ++c) {
+      store8(product + c * stride + j, acc_re[c]);
+      store8(product + c * stride + M + j, acc_im[c]);
+    }
+  }
+}
+
+void external_product_fourier(const double* digits, const double* key, std::size_t rows,
+                              std::size_t k1, std::size_t M, double* product) {
+  switch (k1) {
+    case 2: return external_product_fourier<2>(digits, key, rows, k1, M, product);
+    case 3: return external_product_fourier<3>(digits, key, rows, k1, M, product);
+    default: return external_product_fourier<0>(digits, key, rows, k1, M, product);
+  }
+}
+
+}  // namespace
 
 BlindRotator::BlindRotator(const BootstrappingKeyFourier& key, const NegacyclicFft& fft,
                            std::size_t max_batch)
@@ -65,15 +128,8 @@ void BlindRotator::cmux_step(std::size_t i, std::uint32_t power, Torus32* acc) {
     fft_.forward(std::span<const std::int32_t>(digits_.data() + q * N, N),
                  std::span<double>(digit_spectra_.data() + q * N, N));
   }
-  std::fill(product_spectra_.begin(), product_spectra_.end(), 0.0);
-  const double* bk = key_.ggsw(i);
-  for (std::size_t q = 0; q < rows; ++q) {
-    const std::span<const double> d(digit_spectra_.data() + q * N, N);
-    for (std::size_t c = 0; c < k1; ++c) {
-      fourier_multiply_add(d, std::span<const double>(bk + (q * k1 + c) * N, N),
-                           std::span<double>(product_spectra_.data() + c * N, N));
-    }
-  }
+  external_product_fourier(digit_spectra_.data(), key_.ggsw(i), rows, k1, N / 2,
+                           product_spectra_.data());
   for (std::size_t c = 0; c < k1; ++c) {
     fft_.inverse_add(std::span<const double>(product_spectra_.data() + c * N, N),
                      std::span<Torus32>(acc + c * N, N));

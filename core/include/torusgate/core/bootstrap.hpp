@@ -15,13 +15,15 @@
 namespace torusgate {
 
 // Spectra of every polynomial of the bootstrapping key, made once with one engine.
-// Layout [i < n][row < (k+1)l][column < k+1][2M doubles].
+// Blocked layout, so the external product reads it sequentially: GGSW i, then for each block
+// of 8 spectrum points, for each polynomial q = row*(k+1) + column, 8 real parts and 8
+// imaginary parts: [i < n][block < M/8][q < (k+1)^2 l][16 doubles].
 class BootstrappingKeyFourier {
  public:
   BootstrappingKeyFourier(const BootstrappingKey& bk, const NegacyclicFft& fft);
 
   const Parameters& parameters() const { return params_; }
-  // The (k+1)l x (k+1) spectra of GGSW sample i, contiguous.
+  // The (k+1)l x (k+1) spectra of GGSW sample i, contiguous, blocked as above.
   const double* ggsw(std::size_t i) const { return data_.data() + i * ggsw_doubles_; }
   std::size_t memory_bytes() const { return data_.size() * sizeof(double); }
 

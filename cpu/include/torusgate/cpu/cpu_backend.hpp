@@ -28,7 +28,7 @@ enum class FftEngineKind { Fftw, Portable };
 
 struct CpuOptions {
   FftEngineKind fft = FftEngineKind::Fftw;
-  std::size_t task_size = 8;  // blind rotations per task (key reuse vs. load balance)
+  std::size_t task_size = 32;  // blind rotations per task (key reuse vs. load balance)
   int threads = 0;            // OpenMP threads; 0: the OpenMP default
 };
 
