@@ -103,7 +103,6 @@ BlindRotator::BlindRotator(const BootstrappingKeyFourier& key, const NegacyclicF
   accumulators_.resize(max_batch * k1 * N);
   powers_.resize(max_batch * params_.lwe_dimension);
   rotated_.resize(k1 * N);
-  digits_.resize(rows * N);
   digit_spectra_.resize(rows * N);
   product_spectra_.resize(k1 * N);
 }
@@ -121,12 +120,8 @@ void BlindRotator::cmux_step(std::size_t i, std::uint32_t power, Torus32* acc) {
     const Torus32 sign_hi = negate ? Torus32(-1) : Torus32(1);  // j >= s: a[j-s] * sign_hi
     for (std::size_t j = 0; j < s; ++j) r[j] = Torus32{0} - sign_hi * a[j + N - s] - a[j];
     for (std::size_t j = s; j < N; ++j) r[j] = sign_hi * a[j - s] - a[j];
-    gadget_.decompose(std::span<const Torus32>(r, N),
-                      std::span<std::int32_t>(digits_.data() + c * l * N, l * N));
-  }
-  for (std::size_t q = 0; q < rows; ++q) {
-    fft_.forward(std::span<const std::int32_t>(digits_.data() + q * N, N),
-                 std::span<double>(digit_spectra_.data() + q * N, N));
+    fft_.forward_decomposed(std::span<const Torus32>(r, N), gadget_,
+                            std::span<double>(digit_spectra_.data() + c * l * N, l * N));
   }
   external_product_fourier(digit_spectra_.data(), key_.ggsw(i), rows, k1, N / 2,
                            product_spectra_.data());

@@ -38,16 +38,16 @@ void NegacyclicFft::check_sizes(std::size_t poly, std::size_t spectrum, const ch
               " doubles but expected 2*(N/2)=" + std::to_string(spectrum_size()));
 }
 
-double* NegacyclicFft::scratch() const {
+double* NegacyclicFft::scratch(std::size_t doubles) const {
   thread_local AlignedVector<double> buffer;
-  if (buffer.size() < N_) buffer.resize(N_);
+  if (buffer.size() < doubles) buffer.resize(doubles);
   return buffer.data();
 }
 
 template <class T>
 void NegacyclicFft::fold_twist(const T* poly, double* spectrum) const {
   const std::size_t M = N_ / 2;
-  double* __restrict re = scratch();
+  double* __restrict re = scratch(N_);
   double* __restrict im = re + M;
   const double* __restrict tr = twist_re_.data();
   const double* __restrict ti = twist_im_.data();
@@ -70,10 +70,40 @@ void NegacyclicFft::forward(std::span<const Torus32> poly, std::span<double> spe
   fold_twist(poly.data(), spectrum.data());
 }
 
+void NegacyclicFft::forward_decomposed(std::span<const Torus32> poly,
+                                       const GadgetDecomposition& gadget,
+                                       std::span<double> spectra) const {
+  const std::size_t l = gadget.level_count(), M = N_ / 2;
+  check_sizes(poly.size(), spectra.size() / std::max<std::size_t>(l, 1), "forward_decomposed");
+  EXPECTS(spectra.size() == l * spectrum_size(),
+          "NegacyclicFft::forward_decomposed: spectra hold " + std::to_string(spectra.size()) +
+              " doubles but l=" + std::to_string(l) + " spectra need " +
+              std::to_string(l * spectrum_size()));
+  double* twisted = scratch(l * std::size_t{N_});
+  const Torus32* __restrict lo = poly.data();
+  const Torus32* __restrict hi = poly.data() + M;
+  const double* __restrict tr = twist_re_.data();
+  const double* __restrict ti = twist_im_.data();
+  for (std::uint32_t p = 1; p <= l; ++p) {
+    double* __restrict re = twisted + (p - 1) * std::size_t{N_};
+    double* __restrict im = re + M;
+    for (std::size_t j = 0; j < M; ++j) {
+      const double x = gadget.digit(lo[j], p);
+      const double y = gadget.digit(hi[j], p);
+      re[j] = x * tr[j] - y * ti[j];
+      im[j] = x * ti[j] + y * tr[j];
+    }
+  }
+  for (std::size_t p = 0; p < l; ++p) {
+    double* re = twisted + p * N_;
+    transform_forward(re, re + M, spectra.data() + p * N_, spectra.data() + p * N_ + M);
+  }
+}
+
 template <bool Add>
 void NegacyclicFft::untwist_round(std::span<const double> spectrum, Torus32* poly) const {
   const std::size_t M = N_ / 2;
-  double* re = scratch();
+  double* re = scratch(N_);
   double* im = re + M;
   transform_inverse(spectrum.data(), spectrum.data() + M, re, im);
   const double* __restrict ur = untwist_re_.data();

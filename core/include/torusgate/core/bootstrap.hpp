@@ -63,7 +63,6 @@ class BlindRotator {
   AlignedVector<Torus32> accumulators_;    // max_batch x (k+1)N
   std::vector<std::uint32_t> powers_;      // max_batch x n: rounded a_i in Z_2N
   AlignedVector<Torus32> rotated_;         // (k+1)N: (X^a - 1) ACC
-  AlignedVector<std::int32_t> digits_;     // (k+1)l x N
   AlignedVector<double> digit_spectra_;    // (k+1)l x 2M
   AlignedVector<double> product_spectra_;  // (k+1) x 2M
 };

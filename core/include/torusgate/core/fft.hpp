@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "torusgate/core/aligned.hpp"
+#include "torusgate/core/decomposition.hpp"
 #include "torusgate/core/torus.hpp"
 
 namespace torusgate {
@@ -36,6 +37,10 @@ class NegacyclicFft {
   // values read as signed).
   void forward(std::span<const std::int32_t> poly, std::span<double> spectrum) const;
   void forward(std::span<const Torus32> poly, std::span<double> spectrum) const;
+  // spectra[p-1] = forward(digit polynomial p of poly) for p = 1..l: the gadget decomposition,
+  // fold and twist fused in one pass per level. `spectra` holds l consecutive spectra.
+  void forward_decomposed(std::span<const Torus32> poly, const GadgetDecomposition& gadget,
+                          std::span<double> spectra) const;
   // poly = round(unfold(untwist(IFFT(spectrum)) / M)) mod 2^32.
   void inverse(std::span<const double> spectrum, std::span<Torus32> poly) const;
   // poly += round(...) mod 2^32.
@@ -48,8 +53,9 @@ class NegacyclicFft {
                                  double* out_im) const = 0;
   virtual void transform_inverse(const double* in_re, const double* in_im, double* out_re,
                                  double* out_im) const = 0;
-  // Per-thread aligned scratch of 2*M doubles (allocated on a thread's first use only).
-  double* scratch() const;
+  // Per-thread aligned scratch of `doubles` doubles (allocated when a thread first needs
+  // that much, never in steady state).
+  double* scratch(std::size_t doubles) const;
 
  private:
   void check_sizes(std::size_t poly, std::size_t spectrum, const char* fn) const;

@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "torusgate/core/decomposition.hpp"
 #include "torusgate/core/lwe.hpp"
 #include "torusgate/core/params.hpp"
 #include "torusgate/core/random.hpp"
@@ -62,31 +63,6 @@ void glwe_phase(std::span<const Torus32> sample, const GlweKey& key, std::span<T
 // LWE sample of dimension k*N (k*N + 1 words) whose phase is coefficient 0 of the GLWE phase.
 void sample_extract(std::span<const Torus32> glwe, std::uint32_t glwe_dimension,
                     std::uint32_t polynomial_size, std::span<Torus32> lwe_out);
-
-// Signed gadget decomposition in base Bg = 2^base_log with `level_count` levels, rounded to
-// the nearest multiple of 2^(32 - base_log*level_count): x ~ sum_p d_p * 2^(32 - p*base_log),
-// p = 1..l, with digits d_p in [-Bg/2, Bg/2).
-class GadgetDecomposition {
- public:
-  GadgetDecomposition(std::uint32_t base_log, std::uint32_t level_count);
-  std::uint32_t base_log() const { return base_log_; }
-  std::uint32_t level_count() const { return level_count_; }
-  // The torus value 2^(32 - p*base_log) of level p (1-based).
-  Torus32 gadget_value(std::uint32_t p) const { return Torus32{1} << (32 - p * base_log_); }
-
-  // Digit of level p (1-based) of x.
-  std::int32_t digit(Torus32 x, std::uint32_t p) const {
-    const Torus32 shifted = (x + offset_) >> (32 - p * base_log_);
-    return static_cast<std::int32_t>(shifted & mask_) - half_;
-  }
-  // Digits of every coefficient: digits[(p-1)*N + j] = digit(poly[j], p).
-  void decompose(std::span<const Torus32> poly, std::span<std::int32_t> digits) const;
-
- private:
-  std::uint32_t base_log_, level_count_;
-  Torus32 offset_ = 0, mask_ = 0;
-  std::int32_t half_ = 0;
-};
 
 // GGSW sample: (k+1)*l rows, row (i, p) a GLWE sample ((k+1)*N words) encrypting zero plus
 // m * 2^(32 - p*Bgbit) on polynomial i, coefficient 0. Rows are stored i-major: row i*l+(p-1).
