@@ -16,12 +16,14 @@ std::string field_error(const Parameters& p, const char* field, std::uint64_t va
          " but expected " + expected;
 }
 
-void fnv_mix(std::uint64_t& h, const void* data, std::size_t size) {
-  const auto* bytes = static_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < size; ++i) {
-    h ^= bytes[i];
-    h *= 0x100000001b3ULL;
-  }
+void fnv_mix_byte(std::uint64_t& h, unsigned char byte) {
+  h ^= byte;
+  h *= 0x100000001b3ULL;
+}
+
+// Mixes v as `bytes` little-endian bytes, so the fingerprint is the same on every machine.
+void fnv_mix_le(std::uint64_t& h, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) fnv_mix_byte(h, static_cast<unsigned char>(v >> (8 * i)));
 }
 
 }  // namespace
@@ -57,13 +59,14 @@ void Parameters::validate() const {
 
 std::uint64_t Parameters::fingerprint() const {
   std::uint64_t h = 0xcbf29ce484222325ULL;
-  fnv_mix(h, name.data(), name.size());
+  for (char c : name) fnv_mix_byte(h, static_cast<unsigned char>(c));
   const std::uint32_t ints[] = {lwe_dimension, glwe_dimension, polynomial_size, bk_base_log,
                                 bk_level_count, ks_base_log,    ks_level_count,
                                 insecure ? 1u : 0u};
-  fnv_mix(h, ints, sizeof ints);
-  const double reals[] = {lwe_noise_stddev, glwe_noise_stddev};
-  fnv_mix(h, reals, sizeof reals);
+  for (std::uint32_t v : ints) fnv_mix_le(h, v, 4);
+  for (double d : {lwe_noise_stddev, glwe_noise_stddev}) {
+    fnv_mix_le(h, std::bit_cast<std::uint64_t>(d), 8);
+  }
   return h;
 }
 

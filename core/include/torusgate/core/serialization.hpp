@@ -1,0 +1,103 @@
+// The native, versioned binary file format (DESIGN.md section 9): parameters, secret keys,
+// cloud keys and ciphertext batches, to streams and files, validated in full on read.
+//
+// Layout of format version 1. Every integer is little-endian and written byte by byte
+// (never a host struct); f64 is the IEEE-754 binary64 bit pattern as a u64.
+//
+//   offset  size  field
+//   0       8     magic "TGATEBIN"
+//   8       4     u32 format version (1)
+//   12      4     u32 object type (ObjectType below)
+//   16      8     u64 parameter fingerprint (Parameters::fingerprint() of the record below)
+//   24      ...   parameters record:
+//                   u32 name length L (1..255), then L bytes of printable ASCII (the name)
+//                   u32 lwe_dimension, glwe_dimension, polynomial_size, bk_base_log,
+//                       bk_level_count, ks_base_log, ks_level_count (in this order)
+//                   f64 lwe_noise_stddev, f64 glwe_noise_stddev
+//                   u32 insecure (0 or 1)
+//   ...     ...   object body (nothing for Parameters):
+//                   SecretKey:       u64 count (= n),   n   x i32 LWE key coefficients;
+//                                    u64 count (= k*N), k*N x i32 GLWE key coefficients,
+//                                    polynomial-major; every coefficient 0 or 1
+//                   CloudKey:        u64 count (= n*ggsw_size), u32 bootstrapping-key words;
+//                                    u64 count (= KeySwitchingKey::size), u32 key-switching-key
+//                                    words (both in the in-memory order of keys.hpp)
+//                   CiphertextBatch: u64 sample count, u64 words per sample (= n+1),
+//                                    count*(n+1) x u32 (mask a_0..a_{n-1}, then body b)
+//   end-8   8     u64 checksum: 64-bit FNV-1a of every byte before it
+//
+// Readers check, in order: magic, version, object type, the parameters record (validate()
+// and the fingerprint), every count against what the parameters imply (before allocating
+// anything it sizes), the data (truncation), the checksum, then the values (binary key
+// coefficients). Every failure throws FormatError naming the problem; load_* also reject
+// bytes after the object. A stream read (read_*) consumes exactly one object.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+
+#include "torusgate/core/keys.hpp"
+#include "torusgate/core/lwe.hpp"
+#include "torusgate/core/params.hpp"
+
+namespace torusgate {
+
+// What a native file holds (the u32 at offset 12).
+enum class ObjectType : std::uint32_t {
+  Parameters = 1,
+  SecretKey = 2,
+  CloudKey = 3,
+  CiphertextBatch = 4,
+};
+
+// The format version this build writes and reads.
+inline constexpr std::uint32_t native_format_version = 1;
+
+// "parameters", "secret key", "cloud key", "ciphertext batch" (or "unknown object type 9").
+std::string object_type_name(ObjectType type);
+
+// Writers validate their input (InvalidArgument: invalid parameters, a name that is not
+// 1..255 printable ASCII characters, a batch whose dimension is not the parameters' n) and
+// throw SystemError when the stream fails.
+void write_parameters(std::ostream& out, const Parameters& params);
+void write_secret_key(std::ostream& out, const SecretKey& key);
+void write_cloud_key(std::ostream& out, const CloudKey& key);
+// `batch` must hold samples of dimension params.lwe_dimension.
+void write_ciphertexts(std::ostream& out, const Parameters& params, const LweBatch& batch);
+
+// Readers consume one object from `in` and throw FormatError when the bytes are not a valid
+// object of the requested type (SystemError when the stream itself fails).
+Parameters read_parameters(std::istream& in);
+SecretKey read_secret_key(std::istream& in);
+CloudKey read_cloud_key(std::istream& in);
+// Throws FormatError naming both parameter sets when the file's parameters are not exactly
+// `expected` (every field, name included).
+LweBatch read_ciphertexts(std::istream& in, const Parameters& expected);
+
+// Files. save_* truncate and write `path`; load_* read the whole file and reject trailing
+// bytes. SystemError (naming the path) when the file cannot be opened, written or read;
+// FormatError messages from load_* also name the path.
+void save_parameters(const std::filesystem::path& path, const Parameters& params);
+void save_secret_key(const std::filesystem::path& path, const SecretKey& key);
+void save_cloud_key(const std::filesystem::path& path, const CloudKey& key);
+void save_ciphertexts(const std::filesystem::path& path, const Parameters& params,
+                      const LweBatch& batch);
+Parameters load_parameters(const std::filesystem::path& path);
+SecretKey load_secret_key(const std::filesystem::path& path);
+CloudKey load_cloud_key(const std::filesystem::path& path);
+LweBatch load_ciphertexts(const std::filesystem::path& path, const Parameters& expected);
+
+// Reads the first 16 bytes (magic, version, type), checks them, and seeks `in` back to where
+// it was. FormatError for a bad header; SystemError if `in` cannot seek back.
+ObjectType peek_object_type(std::istream& in);
+
+// Loads and fully validates the file at `path` and returns one line for humans: type,
+// version, parameter set, sizes, e.g. "cloud key, format version 1, parameter set
+// 'tfhe_lib_128' (n=630 k=1 N=1024 bk=2^7x3 ks=2^2x8, fingerprint 0x...), bootstrapping key
+// 7741440 words, key-switching key 15507456 words, 92995696 bytes". Throws like load_*.
+std::string describe_file(const std::filesystem::path& path);
+
+}  // namespace torusgate

@@ -1,0 +1,689 @@
+// Tests of the native binary file format (serialization.hpp): bit-exact round trips of every
+// object type, the documented byte layout, and one test per kind of bad file.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <streambuf>
+#include <string>
+#include <vector>
+
+#include "torusgate/core/error.hpp"
+#include "torusgate/core/glwe.hpp"
+#include "torusgate/core/keys.hpp"
+#include "torusgate/core/params.hpp"
+#include "torusgate/core/random.hpp"
+#include "torusgate/core/serialization.hpp"
+
+namespace {
+
+using namespace torusgate;
+namespace fs = std::filesystem;
+using Catch::Contains;
+
+Csprng test_rng(std::uint64_t seed) {
+  return Csprng::deterministic(seed, testing::insecure_deterministic);
+}
+
+// ---- the layout of serialization.hpp, re-encoded here by hand -------------------------------
+
+constexpr std::size_t header_prefix_bytes = 24;  // magic, version, type, fingerprint
+
+std::size_t body_offset(const Parameters& p) {
+  return header_prefix_bytes + 4 + p.name.size() + 7 * 4 + 2 * 8 + 4;
+}
+
+void append_u32(std::string& s, std::uint32_t v) {
+  for (int b = 0; b < 4; ++b) s += static_cast<char>((v >> (8 * b)) & 0xff);
+}
+void append_u64(std::string& s, std::uint64_t v) {
+  for (int b = 0; b < 8; ++b) s += static_cast<char>((v >> (8 * b)) & 0xff);
+}
+void put_u32(std::string& s, std::size_t offset, std::uint32_t v) {
+  for (int b = 0; b < 4; ++b) s[offset + b] = static_cast<char>((v >> (8 * b)) & 0xff);
+}
+void put_u64(std::string& s, std::size_t offset, std::uint64_t v) {
+  for (int b = 0; b < 8; ++b) s[offset + b] = static_cast<char>((v >> (8 * b)) & 0xff);
+}
+std::uint64_t get_u64(const std::string& s, std::size_t offset) {
+  std::uint64_t v = 0;
+  for (int b = 7; b >= 0; --b) v = (v << 8) | static_cast<unsigned char>(s[offset + b]);
+  return v;
+}
+
+std::uint64_t fnv1a(const std::string& s, std::size_t size) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (std::size_t i = 0; i < size; ++i) {
+    h ^= static_cast<unsigned char>(s[i]);
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+// Appends the checksum of everything in `s`.
+std::string seal(std::string s) {
+  append_u64(s, fnv1a(s, s.size()));
+  return s;
+}
+// Recomputes the trailing checksum after an edit, so that only the edit is wrong.
+void reseal(std::string& s) { put_u64(s, s.size() - 8, fnv1a(s, s.size() - 8)); }
+
+std::string encode_header(std::uint32_t type, const Parameters& p, std::uint64_t fingerprint) {
+  std::string s = "TGATEBIN";
+  append_u32(s, 1);
+  append_u32(s, type);
+  append_u64(s, fingerprint);
+  append_u32(s, static_cast<std::uint32_t>(p.name.size()));
+  s += p.name;
+  for (std::uint32_t v : {p.lwe_dimension, p.glwe_dimension, p.polynomial_size, p.bk_base_log,
+                          p.bk_level_count, p.ks_base_log, p.ks_level_count}) {
+    append_u32(s, v);
+  }
+  append_u64(s, std::bit_cast<std::uint64_t>(p.lwe_noise_stddev));
+  append_u64(s, std::bit_cast<std::uint64_t>(p.glwe_noise_stddev));
+  append_u32(s, p.insecure ? 1 : 0);
+  return s;
+}
+
+// ---- streams ---------------------------------------------------------------------------------
+
+template <typename WriteFn>
+std::string bytes_of(WriteFn&& write) {
+  std::ostringstream out(std::ios::binary);
+  write(out);
+  return out.str();
+}
+
+Parameters parameters_from(const std::string& bytes) {
+  std::istringstream in(bytes, std::ios::binary);
+  return read_parameters(in);
+}
+SecretKey secret_key_from(const std::string& bytes) {
+  std::istringstream in(bytes, std::ios::binary);
+  return read_secret_key(in);
+}
+CloudKey cloud_key_from(const std::string& bytes) {
+  std::istringstream in(bytes, std::ios::binary);
+  return read_cloud_key(in);
+}
+LweBatch ciphertexts_from(const std::string& bytes, const Parameters& expected) {
+  std::istringstream in(bytes, std::ios::binary);
+  return read_ciphertexts(in, expected);
+}
+
+// A read-only stream buffer that cannot seek, like a pipe: readers cannot learn its size.
+class OneWayBuf : public std::streambuf {
+ public:
+  explicit OneWayBuf(std::string bytes) : bytes_(std::move(bytes)) {
+    setg(bytes_.data(), bytes_.data(), bytes_.data() + bytes_.size());
+  }
+
+ private:
+  std::string bytes_;
+};
+
+LweBatch ciphertexts_from_pipe(const std::string& bytes, const Parameters& expected) {
+  OneWayBuf buf(bytes);
+  std::istream in(&buf);
+  return read_ciphertexts(in, expected);
+}
+CloudKey cloud_key_from_pipe(const std::string& bytes) {
+  OneWayBuf buf(bytes);
+  std::istream in(&buf);
+  return read_cloud_key(in);
+}
+
+// ---- files -----------------------------------------------------------------------------------
+
+// A fresh directory under the system temporary directory, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = fs::temp_directory_path() /
+            ("torusgate_test_serialization_" + std::to_string(rd()) + std::to_string(rd()));
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  fs::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  fs::path path_;
+};
+
+void write_file(const fs::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  REQUIRE(out.good());
+}
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// ---- fixtures and comparisons ----------------------------------------------------------------
+
+struct ToyKeys {
+  Csprng rng = test_rng(20240611);
+  SecretKey sk{toy_insecure(), rng};
+  CloudKey ck = CloudKey::generate(sk, rng);
+};
+const ToyKeys& toy_keys() {
+  static const ToyKeys keys;
+  return keys;
+}
+
+bool bit_identical(const Parameters& a, const Parameters& b) {
+  return a == b && std::bit_cast<std::uint64_t>(a.lwe_noise_stddev) ==
+                       std::bit_cast<std::uint64_t>(b.lwe_noise_stddev) &&
+         std::bit_cast<std::uint64_t>(a.glwe_noise_stddev) ==
+             std::bit_cast<std::uint64_t>(b.glwe_noise_stddev) &&
+         a.fingerprint() == b.fingerprint();
+}
+
+bool same_secret_key(const SecretKey& a, const SecretKey& b) {
+  return bit_identical(a.parameters(), b.parameters()) &&
+         std::ranges::equal(a.lwe_key().coefficients(), b.lwe_key().coefficients()) &&
+         std::ranges::equal(a.glwe_key().coefficients(), b.glwe_key().coefficients()) &&
+         a.glwe_key().glwe_dimension() == b.glwe_key().glwe_dimension() &&
+         a.glwe_key().polynomial_size() == b.glwe_key().polynomial_size();
+}
+
+bool same_cloud_key(const CloudKey& a, const CloudKey& b) {
+  return bit_identical(a.parameters(), b.parameters()) &&
+         bit_identical(a.key_switching_key().parameters(), b.key_switching_key().parameters()) &&
+         std::ranges::equal(a.bootstrapping_key().data(), b.bootstrapping_key().data()) &&
+         std::ranges::equal(a.key_switching_key().data(), b.key_switching_key().data());
+}
+
+LweBatch toy_ciphertexts(std::size_t count, std::uint64_t seed) {
+  Csprng rng = test_rng(seed);
+  std::vector<std::uint8_t> bits(count);
+  for (std::size_t i = 0; i < count; ++i) bits[i] = static_cast<std::uint8_t>((i * 7 + seed) % 2);
+  return encrypt_bits(toy_keys().sk, bits, rng);
+}
+
+std::size_t bk_words(const Parameters& p) { return std::size_t{p.lwe_dimension} * ggsw_size(p); }
+
+}  // namespace
+
+// ---- round trips -----------------------------------------------------------------------------
+
+TEST_CASE("serialization: parameters round trip bit-exactly for every named set",
+          "[serialization]") {
+  std::vector<Parameters> sets = all_parameter_sets();
+  // Noise values with awkward bit patterns: a subnormal and a non-dyadic decimal.
+  sets.push_back(Parameters{"custom", 700, 2, 512, 8, 3, 4, 4, 0.1, 4.9e-324, false});
+  for (const Parameters& p : sets) {
+    INFO("parameter set " << p.name);
+    const std::string bytes = bytes_of([&](std::ostream& out) { write_parameters(out, p); });
+    CHECK(bytes.size() == body_offset(p) + 8);
+    const Parameters q = parameters_from(bytes);
+    CHECK(bit_identical(q, p));
+  }
+}
+
+TEST_CASE("serialization: the byte layout is the documented little-endian one",
+          "[serialization]") {
+  const Parameters p = toy_insecure();
+  const std::string bytes = bytes_of([&](std::ostream& out) { write_parameters(out, p); });
+  CHECK(bytes.substr(0, 8) == "TGATEBIN");
+  CHECK(bytes.substr(8, 4) == std::string("\x01\x00\x00\x00", 4));   // version 1
+  CHECK(bytes.substr(12, 4) == std::string("\x01\x00\x00\x00", 4));  // type: parameters
+  CHECK(get_u64(bytes, 16) == p.fingerprint());
+  CHECK(bytes.substr(24, 4) == std::string("\x0c\x00\x00\x00", 4));  // name length 12
+  CHECK(bytes.substr(28, 12) == "toy_INSECURE");
+  CHECK(bytes.substr(40, 4) == std::string("\x40\x00\x00\x00", 4));  // n = 64
+  CHECK(bytes.substr(48, 4) == std::string("\x00\x01\x00\x00", 4));  // N = 256
+  // The whole file, re-encoded by hand from the layout in serialization.hpp.
+  CHECK(bytes == seal(encode_header(1, p, p.fingerprint())));
+
+  // A ciphertext batch: count, words per sample, then the words.
+  const LweBatch batch = toy_ciphertexts(3, 5);
+  const std::string ct = bytes_of([&](std::ostream& out) { write_ciphertexts(out, p, batch); });
+  std::string expected = encode_header(4, p, p.fingerprint());
+  append_u64(expected, 3);
+  append_u64(expected, 65);
+  for (Torus32 w : batch.data()) append_u32(expected, w);
+  CHECK(ct == seal(expected));
+}
+
+TEST_CASE("serialization: secret key round trip (toy_insecure)", "[serialization]") {
+  const SecretKey& sk = toy_keys().sk;
+  const std::string bytes = bytes_of([&](std::ostream& out) { write_secret_key(out, sk); });
+  CHECK(bytes.size() == body_offset(sk.parameters()) + 8 + 64 * 4 + 8 + 256 * 4 + 8);
+  const SecretKey back = secret_key_from(bytes);
+  CHECK(same_secret_key(back, sk));
+  // The loaded key decrypts what the original encrypted.
+  const LweBatch batch = toy_ciphertexts(16, 3);
+  CHECK(decrypt_bits(back, batch) == decrypt_bits(sk, batch));
+}
+
+TEST_CASE("serialization: secret key and ciphertexts round trip (tfhe_lib_128)",
+          "[serialization]") {
+  Csprng rng = test_rng(128);
+  const SecretKey sk(tfhe_lib_128(), rng);
+  const std::vector<std::uint8_t> bits = {1, 0, 0, 1, 1, 1, 0, 1};
+  const LweBatch batch = encrypt_bits(sk, bits, rng);
+
+  const SecretKey sk_back =
+      secret_key_from(bytes_of([&](std::ostream& out) { write_secret_key(out, sk); }));
+  CHECK(same_secret_key(sk_back, sk));
+  const std::string ct =
+      bytes_of([&](std::ostream& out) { write_ciphertexts(out, sk.parameters(), batch); });
+  const LweBatch batch_back = ciphertexts_from(ct, tfhe_lib_128());
+  CHECK(batch_back == batch);
+  CHECK(decrypt_bits(sk_back, batch_back) == bits);
+}
+
+TEST_CASE("serialization: cloud key round trip (toy_insecure)", "[serialization]") {
+  const CloudKey& ck = toy_keys().ck;
+  const std::string bytes = bytes_of([&](std::ostream& out) { write_cloud_key(out, ck); });
+  const Parameters& p = ck.parameters();
+  CHECK(bytes.size() ==
+        body_offset(p) + 8 + 4 * bk_words(p) + 8 + 4 * KeySwitchingKey::size(p) + 8);
+  CHECK(same_cloud_key(cloud_key_from(bytes), ck));
+  // The same through a stream that cannot seek (payload read chunk by chunk).
+  CHECK(same_cloud_key(cloud_key_from_pipe(bytes), ck));
+}
+
+TEST_CASE("serialization: cloud key round trip (tfhe_lib_128, 93 MB)", "[serialization][slow]") {
+  Csprng rng = test_rng(93);
+  const SecretKey sk(tfhe_lib_128(), rng);
+  const CloudKey ck = CloudKey::generate(sk, rng);
+  const std::string bytes = bytes_of([&](std::ostream& out) { write_cloud_key(out, ck); });
+  CHECK(same_cloud_key(cloud_key_from(bytes), ck));
+}
+
+TEST_CASE("serialization: ciphertext batches round trip, empty batch included",
+          "[serialization]") {
+  const Parameters p = toy_insecure();
+  for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{37}}) {
+    INFO("count " << count);
+    const LweBatch batch = toy_ciphertexts(count, count + 1);
+    const std::string bytes =
+        bytes_of([&](std::ostream& out) { write_ciphertexts(out, p, batch); });
+    CHECK(ciphertexts_from(bytes, p) == batch);
+    CHECK(ciphertexts_from_pipe(bytes, p) == batch);
+  }
+}
+
+TEST_CASE("serialization: several objects in one stream, peek_object_type",
+          "[serialization]") {
+  const Parameters p = toy_insecure();
+  const LweBatch batch = toy_ciphertexts(4, 9);
+  std::stringstream io(std::ios::in | std::ios::out | std::ios::binary);
+  write_parameters(io, p);
+  write_secret_key(io, toy_keys().sk);
+  write_ciphertexts(io, p, batch);
+
+  CHECK(peek_object_type(io) == ObjectType::Parameters);
+  CHECK(peek_object_type(io) == ObjectType::Parameters);  // peeking does not consume
+  CHECK(read_parameters(io) == p);
+  CHECK(peek_object_type(io) == ObjectType::SecretKey);
+  CHECK(same_secret_key(read_secret_key(io), toy_keys().sk));
+  CHECK(peek_object_type(io) == ObjectType::CiphertextBatch);
+  CHECK(read_ciphertexts(io, p) == batch);
+  CHECK(io.peek() == std::char_traits<char>::eof());
+
+  // A stream that cannot seek cannot be peeked (the header could not be put back).
+  OneWayBuf buf(bytes_of([&](std::ostream& out) { write_parameters(out, p); }));
+  std::istream pipe(&buf);
+  CHECK_THROWS_AS(peek_object_type(pipe), SystemError);
+
+  CHECK(object_type_name(ObjectType::CloudKey) == "cloud key");
+  CHECK(object_type_name(static_cast<ObjectType>(9)) == "unknown object type 9");
+}
+
+TEST_CASE("serialization: save and load files, describe_file", "[serialization]") {
+  const TempDir dir;
+  const Parameters p = toy_insecure();
+  const LweBatch batch = toy_ciphertexts(5, 11);
+
+  save_parameters(dir / "params.tg", p);
+  save_secret_key(dir / "secret.tg", toy_keys().sk);
+  save_cloud_key(dir / "cloud.tg", toy_keys().ck);
+  save_ciphertexts(dir / "bits.tg", p, batch);
+
+  CHECK(bit_identical(load_parameters(dir / "params.tg"), p));
+  CHECK(same_secret_key(load_secret_key(dir / "secret.tg"), toy_keys().sk));
+  CHECK(same_cloud_key(load_cloud_key(dir / "cloud.tg"), toy_keys().ck));
+  CHECK(load_ciphertexts(dir / "bits.tg", p) == batch);
+
+  // Saving over an existing file replaces it.
+  save_parameters(dir / "params.tg", tfhe_lib_80());
+  CHECK(bit_identical(load_parameters(dir / "params.tg"), tfhe_lib_80()));
+
+  const std::string cloud = describe_file(dir / "cloud.tg");
+  CHECK_THAT(cloud, Contains("cloud key") && Contains("format version 1") &&
+                        Contains("'toy_INSECURE'") && Contains("INSECURE,") &&
+                        Contains("bootstrapping key " + std::to_string(bk_words(p)) + " words") &&
+                        Contains(std::to_string(fs::file_size(dir / "cloud.tg")) + " bytes"));
+  CHECK(cloud.find('\n') == std::string::npos);
+  CHECK_THAT(describe_file(dir / "secret.tg"),
+             Contains("secret key") && Contains("LWE key 64 coefficients"));
+  CHECK_THAT(describe_file(dir / "bits.tg"),
+             Contains("ciphertext batch") && Contains("5 samples of 65 words"));
+  CHECK_THAT(describe_file(dir / "params.tg"),
+             Contains("parameters") && Contains("'tfhe_lib_80'") && Contains("n=500"));
+}
+
+// ---- bad files: one test per kind -------------------------------------------------------------
+
+TEST_CASE("serialization: an empty input is rejected", "[serialization]") {
+  CHECK_THROWS_AS(parameters_from(""), FormatError);
+  CHECK_THROWS_WITH(secret_key_from(""), Contains("empty"));
+  CHECK_THROWS_WITH(ciphertexts_from_pipe("", toy_insecure()), Contains("empty"));
+  const TempDir dir;
+  write_file(dir / "empty.tg", "");
+  CHECK_THROWS_AS(load_cloud_key(dir / "empty.tg"), FormatError);
+  CHECK_THROWS_WITH(load_cloud_key(dir / "empty.tg"), Contains("empty") && Contains("empty.tg"));
+  CHECK_THROWS_WITH(describe_file(dir / "empty.tg"), Contains("empty"));
+}
+
+TEST_CASE("serialization: truncated input is rejected at every length", "[serialization]") {
+  const Parameters p = toy_insecure();
+  const std::string sk = bytes_of([&](std::ostream& out) { write_secret_key(out, toy_keys().sk); });
+  const std::string ct = bytes_of(
+      [&](std::ostream& out) { write_ciphertexts(out, p, toy_ciphertexts(3, 1)); });
+  for (std::size_t length = 0; length < sk.size(); ++length) {
+    INFO("secret key cut to " << length << " of " << sk.size() << " bytes");
+    REQUIRE_THROWS_AS(secret_key_from(sk.substr(0, length)), FormatError);
+  }
+  for (std::size_t length = 0; length < ct.size(); ++length) {
+    INFO("ciphertexts cut to " << length << " of " << ct.size() << " bytes");
+    REQUIRE_THROWS_AS(ciphertexts_from(ct.substr(0, length), p), FormatError);
+    REQUIRE_THROWS_AS(ciphertexts_from_pipe(ct.substr(0, length), p), FormatError);
+  }
+}
+
+TEST_CASE("serialization: truncation messages say what was cut and how many bytes it needs",
+          "[serialization]") {
+  const CloudKey& ck = toy_keys().ck;
+  const Parameters& p = ck.parameters();
+  const std::string bytes = bytes_of([&](std::ostream& out) { write_cloud_key(out, ck); });
+  const std::string bk_bytes = std::to_string(4 * bk_words(p));
+
+  // In the header (inside the fingerprint field at offset 16).
+  CHECK_THROWS_WITH(cloud_key_from(bytes.substr(0, 20)),
+                    Contains("truncated") && Contains("fingerprint needs 8 bytes at offset 16"));
+  // In the middle of the bootstrapping key, with a seekable and a one-way stream.
+  const std::string half = bytes.substr(0, body_offset(p) + 8 + 2 * bk_words(p));
+  CHECK_THROWS_WITH(cloud_key_from(half),
+                    Contains("truncated") && Contains("bootstrapping key needs " + bk_bytes));
+  CHECK_THROWS_WITH(cloud_key_from_pipe(half),
+                    Contains("truncated") && Contains("bootstrapping key needs " + bk_bytes));
+  // The last byte (of the checksum) missing.
+  CHECK_THROWS_WITH(cloud_key_from(bytes.substr(0, bytes.size() - 1)),
+                    Contains("truncated") && Contains("checksum needs 8 bytes"));
+  // A truncated file names its path.
+  const TempDir dir;
+  write_file(dir / "cut.tg", bytes.substr(0, bytes.size() / 2));
+  CHECK_THROWS_WITH(load_cloud_key(dir / "cut.tg"), Contains("cut.tg") && Contains("truncated"));
+}
+
+TEST_CASE("serialization: wrong magic is rejected", "[serialization]") {
+  std::string bytes = bytes_of([&](std::ostream& out) { write_parameters(out, toy_insecure()); });
+  bytes[3] = 'X';
+  CHECK_THROWS_AS(parameters_from(bytes), FormatError);
+  CHECK_THROWS_WITH(parameters_from(bytes), Contains("not a torusgate file") && Contains("magic"));
+  CHECK_THROWS_WITH(parameters_from("this is some text, not a key file at all"),
+                    Contains("magic"));
+}
+
+TEST_CASE("serialization: wrong format version is rejected", "[serialization]") {
+  std::string bytes = bytes_of([&](std::ostream& out) { write_secret_key(out, toy_keys().sk); });
+  put_u32(bytes, 8, 7);
+  CHECK_THROWS_AS(secret_key_from(bytes), FormatError);
+  CHECK_THROWS_WITH(secret_key_from(bytes), Contains("version 7 but this build reads version 1"));
+  reseal(bytes);  // still rejected when the checksum is right
+  CHECK_THROWS_WITH(secret_key_from(bytes), Contains("version 7"));
+  std::istringstream in(bytes);
+  CHECK_THROWS_WITH(peek_object_type(in), Contains("version 7"));
+}
+
+TEST_CASE("serialization: wrong object type is rejected", "[serialization]") {
+  const std::string sk = bytes_of([&](std::ostream& out) { write_secret_key(out, toy_keys().sk); });
+  CHECK_THROWS_AS(cloud_key_from(sk), FormatError);
+  CHECK_THROWS_WITH(cloud_key_from(sk),
+                    Contains("expected a cloud key but the file holds a secret key"));
+  CHECK_THROWS_WITH(ciphertexts_from(sk, toy_insecure()),
+                    Contains("expected a ciphertext batch but the file holds a secret key"));
+  CHECK_THROWS_WITH(parameters_from(sk), Contains("expected parameters"));
+
+  std::string unknown = sk;
+  put_u32(unknown, 12, 9);
+  reseal(unknown);
+  CHECK_THROWS_WITH(secret_key_from(unknown), Contains("unknown object type 9"));
+
+  const TempDir dir;
+  write_file(dir / "secret.tg", sk);
+  CHECK_THROWS_WITH(load_ciphertexts(dir / "secret.tg", toy_insecure()),
+                    Contains("secret.tg") && Contains("holds a secret key"));
+}
+
+TEST_CASE("serialization: parameter fingerprint mismatch is rejected", "[serialization]") {
+  const Parameters p = toy_insecure();
+  const std::string good = bytes_of([&](std::ostream& out) { write_parameters(out, p); });
+  // A corrupted fingerprint.
+  std::string bytes = good;
+  bytes[17] ^= 0x10;
+  CHECK_THROWS_AS(parameters_from(bytes), FormatError);
+  CHECK_THROWS_WITH(parameters_from(bytes), Contains("fingerprint mismatch"));
+  // Parameters edited after writing (n 64 -> 65, still a valid set): the header disagrees.
+  bytes = good;
+  put_u32(bytes, 40, 65);
+  reseal(bytes);
+  CHECK_THROWS_WITH(parameters_from(bytes), Contains("fingerprint mismatch"));
+  // The noise changed in its last bit only (lwe_noise_stddev is at offset 68).
+  bytes = good;
+  bytes[68] ^= 0x01;
+  reseal(bytes);
+  CHECK_THROWS_WITH(parameters_from(bytes), Contains("fingerprint mismatch"));
+}
+
+TEST_CASE("serialization: invalid embedded parameters are rejected", "[serialization]") {
+  Parameters bad = toy_insecure();
+  bad.polynomial_size = 100;  // not a power of two: validate() refuses it
+  std::string bytes = seal(encode_header(1, bad, bad.fingerprint()));
+  CHECK_THROWS_AS(parameters_from(bytes), FormatError);
+  CHECK_THROWS_WITH(parameters_from(bytes),
+                    Contains("invalid embedded parameters") && Contains("polynomial_size"));
+
+  // Name length 0, a huge name length, a control character in the name.
+  bytes = seal(encode_header(1, toy_insecure(), toy_insecure().fingerprint()));
+  std::string zero = bytes;
+  put_u32(zero, 24, 0);
+  CHECK_THROWS_WITH(parameters_from(zero), Contains("name length is 0"));
+  std::string huge = bytes;
+  put_u32(huge, 24, 0xffffffffu);
+  CHECK_THROWS_WITH(parameters_from(huge), Contains("name length is 4294967295"));
+  Parameters control = toy_insecure();
+  control.name = "toy\nINSECURE";
+  CHECK_THROWS_WITH(parameters_from(seal(encode_header(1, control, control.fingerprint()))),
+                    Contains("printable ASCII"));
+  // The insecure flag must be 0 or 1.
+  std::string flag = bytes;
+  put_u32(flag, body_offset(toy_insecure()) - 4, 2);
+  CHECK_THROWS_WITH(parameters_from(flag), Contains("insecure flag is 2"));
+}
+
+TEST_CASE("serialization: ciphertexts for other parameters are rejected", "[serialization]") {
+  const std::string bytes = bytes_of([&](std::ostream& out) {
+    write_ciphertexts(out, toy_insecure(), toy_ciphertexts(2, 4));
+  });
+  CHECK_THROWS_AS(ciphertexts_from(bytes, tfhe_lib_128()), FormatError);
+  CHECK_THROWS_WITH(ciphertexts_from(bytes, tfhe_lib_128()),
+                    Contains("'toy_INSECURE'") && Contains("'tfhe_lib_128'"));
+  // Same name, different values.
+  Parameters other = toy_insecure();
+  other.lwe_noise_stddev *= 2;
+  CHECK_THROWS_WITH(ciphertexts_from(bytes, other), Contains("same name, different values"));
+  // Same values, different name.
+  other = toy_insecure();
+  other.name = "toy_copy_INSECURE";
+  CHECK_THROWS_WITH(ciphertexts_from(bytes, other), Contains("'toy_copy_INSECURE'"));
+}
+
+TEST_CASE("serialization: a corrupted byte is caught by the checksum", "[serialization]") {
+  const Parameters p = toy_insecure();
+  const std::string ct =
+      bytes_of([&](std::ostream& out) { write_ciphertexts(out, p, toy_ciphertexts(4, 2)); });
+  std::string bytes = ct;
+  bytes[body_offset(p) + 16 + 100] ^= 0x04;  // inside a sample
+  CHECK_THROWS_AS(ciphertexts_from(bytes, p), FormatError);
+  CHECK_THROWS_WITH(ciphertexts_from(bytes, p), Contains("checksum mismatch"));
+  bytes = ct;
+  bytes[bytes.size() - 3] ^= 0x80;  // the checksum itself
+  CHECK_THROWS_WITH(ciphertexts_from(bytes, p), Contains("checksum mismatch"));
+
+  const std::string ck = bytes_of([&](std::ostream& out) { write_cloud_key(out, toy_keys().ck); });
+  bytes = ck;
+  bytes[bytes.size() / 2] ^= 0x01;  // inside the key-switching key
+  CHECK_THROWS_WITH(cloud_key_from(bytes), Contains("checksum mismatch"));
+
+  // Every single-bit flip anywhere in a secret key file is rejected.
+  const std::string sk = bytes_of([&](std::ostream& out) { write_secret_key(out, toy_keys().sk); });
+  for (std::size_t i = 0; i < sk.size(); ++i) {
+    for (int bit : {0, 7}) {
+      INFO("bit " << bit << " of byte " << i << " of " << sk.size());
+      std::string flipped = sk;
+      flipped[i] = static_cast<char>(flipped[i] ^ (1 << bit));
+      REQUIRE_THROWS_AS(secret_key_from(flipped), FormatError);
+    }
+  }
+}
+
+TEST_CASE("serialization: oversized count fields are rejected before allocating",
+          "[serialization]") {
+  const Parameters p = toy_insecure();
+  const std::size_t body = body_offset(p);
+  const std::string ct =
+      bytes_of([&](std::ostream& out) { write_ciphertexts(out, p, toy_ciphertexts(2, 6)); });
+
+  // Sample count beyond the format's limit.
+  std::string bytes = ct;
+  put_u64(bytes, body, std::uint64_t{1} << 62);
+  CHECK_THROWS_AS(ciphertexts_from(bytes, p), FormatError);
+  CHECK_THROWS_WITH(ciphertexts_from(bytes, p), Contains("sample count"));
+  // At the limit (2^40 samples of 65 words = 286 TB): rejected as truncated, not allocated,
+  // both when the stream's size is known and when it is not.
+  put_u64(bytes, body, std::uint64_t{1} << 40);
+  CHECK_THROWS_WITH(ciphertexts_from(bytes, p), Contains("truncated"));
+  CHECK_THROWS_WITH(ciphertexts_from_pipe(bytes, p), Contains("truncated"));
+  // Words per sample other than n+1.
+  bytes = ct;
+  put_u64(bytes, body + 8, 1000);
+  CHECK_THROWS_WITH(ciphertexts_from(bytes, p), Contains("words per sample is 1000"));
+
+  // Key counts must be exactly what the parameters imply.
+  std::string sk = bytes_of([&](std::ostream& out) { write_secret_key(out, toy_keys().sk); });
+  put_u64(sk, body, std::uint64_t{1} << 63);
+  CHECK_THROWS_WITH(secret_key_from(sk),
+                    Contains("LWE key coefficient count is 9223372036854775808"));
+  std::string ck = bytes_of([&](std::ostream& out) { write_cloud_key(out, toy_keys().ck); });
+  put_u64(ck, body, std::numeric_limits<std::uint64_t>::max());
+  CHECK_THROWS_WITH(cloud_key_from(ck), Contains("bootstrapping key word count"));
+
+  // Hostile but valid parameters whose bootstrapping key would be 696 GB, with the matching
+  // count: the reader must fail on the missing bytes, not try to allocate them.
+  const Parameters huge{"huge", 4096, 8, 16384, 1, 32, 1, 32, 0.0, 0.0, false};
+  REQUIRE_NOTHROW(huge.validate());
+  std::string hostile = encode_header(3, huge, huge.fingerprint());
+  append_u64(hostile, bk_words(huge));
+  hostile += std::string(4096, '\0');
+  CHECK_THROWS_WITH(cloud_key_from(hostile), Contains("truncated") && Contains("bootstrapping"));
+  CHECK_THROWS_WITH(cloud_key_from_pipe(hostile),
+                    Contains("truncated") && Contains("bootstrapping"));
+}
+
+TEST_CASE("serialization: trailing bytes after the object are rejected in files",
+          "[serialization]") {
+  const TempDir dir;
+  const Parameters p = toy_insecure();
+  save_ciphertexts(dir / "bits.tg", p, toy_ciphertexts(3, 8));
+  const std::string bytes = read_file(dir / "bits.tg");
+  write_file(dir / "bits.tg", bytes + "garbage");
+  CHECK_THROWS_AS(load_ciphertexts(dir / "bits.tg", p), FormatError);
+  CHECK_THROWS_WITH(load_ciphertexts(dir / "bits.tg", p),
+                    Contains("7 bytes of trailing data") && Contains("bits.tg"));
+  CHECK_THROWS_WITH(describe_file(dir / "bits.tg"), Contains("trailing"));
+  // A stream reader reads one object and leaves the rest alone.
+  std::istringstream in(bytes + "garbage");
+  CHECK(read_ciphertexts(in, p) == toy_ciphertexts(3, 8));
+}
+
+TEST_CASE("serialization: non-binary key coefficients are rejected", "[serialization]") {
+  const Parameters p = toy_insecure();
+  const std::string good =
+      bytes_of([&](std::ostream& out) { write_secret_key(out, toy_keys().sk); });
+  std::string bytes = good;
+  put_u32(bytes, body_offset(p) + 8 + 4 * 5, 2);  // LWE coefficient 5
+  reseal(bytes);
+  CHECK_THROWS_AS(secret_key_from(bytes), FormatError);
+  CHECK_THROWS_WITH(secret_key_from(bytes), Contains("invalid secret key") && Contains("0 or 1"));
+  bytes = good;
+  put_u32(bytes, body_offset(p) + 8 + 4 * 64 + 8 + 4 * 200, 0xffffffffu);  // GLWE coefficient 200
+  reseal(bytes);
+  CHECK_THROWS_WITH(secret_key_from(bytes), Contains("GlweKey") && Contains("0 or 1"));
+  // Without fixing the checksum, the corruption is reported as such.
+  bytes = good;
+  put_u32(bytes, body_offset(p) + 8, 2);
+  CHECK_THROWS_WITH(secret_key_from(bytes), Contains("checksum"));
+}
+
+TEST_CASE("serialization: unopenable paths throw SystemError naming the path",
+          "[serialization]") {
+  const TempDir dir;
+  const fs::path missing = dir / "no_such_file.tg";
+  CHECK_THROWS_AS(load_secret_key(missing), SystemError);
+  CHECK_THROWS_WITH(load_secret_key(missing), Contains("no_such_file.tg"));
+  CHECK_THROWS_AS(load_ciphertexts(missing, toy_insecure()), SystemError);
+  CHECK_THROWS_AS(describe_file(missing), SystemError);
+  const fs::path folder = dir / "folder";
+  fs::create_directories(folder);
+  CHECK_THROWS_AS(load_parameters(folder), SystemError);
+  CHECK_THROWS_WITH(load_parameters(folder), Contains("directory"));
+  const fs::path nowhere = dir / "no_such_dir" / "key.tg";
+  CHECK_THROWS_AS(save_secret_key(nowhere, toy_keys().sk), SystemError);
+  CHECK_THROWS_WITH(save_cloud_key(nowhere, toy_keys().ck), Contains("no_such_dir"));
+}
+
+TEST_CASE("serialization: writers validate their input", "[serialization]") {
+  const Parameters p = toy_insecure();
+  std::ostringstream out;
+  CHECK_THROWS_AS(write_ciphertexts(out, tfhe_lib_128(), toy_ciphertexts(2, 1)),
+                  InvalidArgument);
+  CHECK_THROWS_AS(write_ciphertexts(out, p, LweBatch()), InvalidArgument);
+  CHECK_THROWS_AS(write_secret_key(out, SecretKey()), InvalidArgument);
+  Parameters named = p;
+  named.name = "toy\tINSECURE";
+  CHECK_THROWS_WITH(write_parameters(out, named), Contains("printable ASCII"));
+  named.name = std::string(300, 'a') + "INSECURE";
+  CHECK_THROWS_WITH(write_parameters(out, named), Contains("at most 255"));
+  CHECK(out.str().empty());  // nothing written by a refused call
+
+  // A refused save leaves an existing file untouched.
+  const TempDir dir;
+  save_parameters(dir / "p.tg", p);
+  const std::string before = read_file(dir / "p.tg");
+  CHECK_THROWS_AS(save_ciphertexts(dir / "p.tg", tfhe_lib_128(), toy_ciphertexts(1, 1)),
+                  InvalidArgument);
+  CHECK(read_file(dir / "p.tg") == before);
+
+  // A failing output stream is a SystemError.
+  std::ostringstream broken;
+  broken.setstate(std::ios::badbit);
+  CHECK_THROWS_AS(write_parameters(broken, p), SystemError);
+}
