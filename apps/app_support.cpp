@@ -2,6 +2,9 @@
 #include "app_support.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -98,6 +101,30 @@ std::string json_string(const std::string& s) {
     }
   }
   return out + "\"";
+}
+
+std::string json_number(double value) {
+  if (!std::isfinite(value)) return "null";
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, value);
+  return std::string(buf, r.ptr);
+}
+
+std::uint64_t parse_count(const std::string& flag, const std::string& text, std::uint64_t min,
+                          std::uint64_t max) {
+  const std::string expected =
+      "expected an integer in " + std::to_string(min) + ".." + std::to_string(max);
+  std::uint64_t value = 0;
+  const char* first = text.data();
+  const char* last = first + text.size();
+  const auto r = std::from_chars(first, last, value);
+  if (text.empty() || r.ptr != last || r.ec == std::errc::invalid_argument) {
+    throw InvalidArgument(flag + ": '" + text + "' is not a number; " + expected);
+  }
+  if (r.ec == std::errc::result_out_of_range || value < min || value > max) {
+    throw InvalidArgument(flag + ": " + text + " is out of range; " + expected);
+  }
+  return value;
 }
 
 }  // namespace torusgate::apps

@@ -35,5 +35,12 @@ Summary summarize(std::vector<double> values);
 
 // Escapes a string for a JSON string literal (quotes included).
 std::string json_string(const std::string& s);
+// A finite double as the shortest JSON number that reads back exactly; non-finite: null.
+std::string json_number(double value);
+
+// Parses a command-line value `text` of option `flag` as an unsigned decimal integer in
+// [min, max]; throws InvalidArgument naming the flag and the bad text otherwise.
+std::uint64_t parse_count(const std::string& flag, const std::string& text, std::uint64_t min,
+                          std::uint64_t max);
 
 }  // namespace torusgate::apps

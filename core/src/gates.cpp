@@ -86,6 +86,39 @@ GateSpec GateSpec::threshold(int offset_eighths, std::initializer_list<int> weig
   return g;
 }
 
+void GateSpec::validate() const {
+  const auto k = static_cast<std::size_t>(kind);
+  EXPECTS(k < gate_kind_count,
+          "GateSpec::validate: unknown gate kind " + std::to_string(k));
+  const std::string name(gate_kind_name(kind));
+  switch (kind) {
+    case GateKind::Constant:
+      EXPECTS(arity == 0, "GateSpec::validate: CONSTANT has arity " + std::to_string(arity) +
+                              " but expected 0");
+      return;
+    case GateKind::Threshold: {
+      EXPECTS(arity >= 1 && arity <= 3, "GateSpec::validate: THRESHOLD has arity " +
+                                            std::to_string(arity) + " but expected 1 to 3");
+      for (int i = 0; i < 3; ++i) {
+        EXPECTS((i < arity) == (weights[i] != 0),
+                "GateSpec::validate: THRESHOLD weight " + std::to_string(i) + " is " +
+                    std::to_string(weights[i]) + " but inputs below the arity need a non-zero "
+                    "weight and the others weight 0");
+      }
+      const GateSpec check = arity == 1   ? threshold(offset_eighths, {weights[0]})
+                             : arity == 2 ? threshold(offset_eighths, {weights[0], weights[1]})
+                                          : threshold(offset_eighths,
+                                                      {weights[0], weights[1], weights[2]});
+      (void)check;  // threshold() throws for boundary phases and out-of-range values
+      return;
+    }
+    default:
+      EXPECTS(*this == of(kind), "GateSpec::validate: a " + name +
+                                     " gate whose arity, offset or weights differ from "
+                                     "GateSpec::of(GateKind::" + name + ")");
+  }
+}
+
 int GateSpec::bootstraps() const {
   switch (kind) {
     case GateKind::Constant:

@@ -19,8 +19,11 @@ void validate_batch(std::span<const GateOp<S>> batch, OwnsFn&& owns, const char*
     const GateOp<S>& op = batch[i];
     const std::string where = fn + ": op " + std::to_string(i) + " (" +
                               std::string(gate_kind_name(op.spec.kind)) + ")";
-    EXPECTS(op.spec.arity <= 3, where + " has arity " + std::to_string(op.spec.arity) +
-                                    " but expected at most 3");
+    try {
+      op.spec.validate();
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(where + ": " + e.what());
+    }
     EXPECTS(op.out.storage != nullptr, where + " has no output span");
     EXPECTS(owns(op.out.storage), where + ": the output span belongs to another backend");
     EXPECTS(op.out.offset + op.out.count <= op.out.storage->size(),

@@ -53,6 +53,11 @@ struct GateSpec {
   // exactly on a decision boundary (0 or 1/2), where the output would be undefined.
   static GateSpec threshold(int offset_eighths, std::initializer_list<int> weights);
 
+  // Throws InvalidArgument unless the spec is one that of/constant/threshold can produce:
+  // a known kind; fixed kinds exactly as GateSpec::of makes them; threshold gates with 1 to 3
+  // non-zero weights, zero weights on unused inputs and no input on a decision boundary.
+  void validate() const;
+
   // 0, 1 or 2.
   int bootstraps() const;
   bool is_sign_gate() const;

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the build needs (only those missing), then configures and
+# builds torusgate into $BUILD_DIR (default: build/) in Release mode with Ninja, with $JOBS
+# parallel jobs (default: the number of cores).
+# Idempotent: a second run installs nothing and rebuilds only what changed.
+# CUDA is optional: when nvcc is found (on PATH or at /usr/local/cuda/bin/nvcc) the gpu
+# target is compiled with it; without it the CPU parts build alone.
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo_root"
+build_dir="${BUILD_DIR:-build}"
+jobs="${JOBS:-$(nproc)}"
+
+packages=(build-essential cmake ninja-build pkg-config libfftw3-dev libsodium-dev catch2)
+
+missing=()
+for p in "${packages[@]}"; do
+  status="$(dpkg -s "$p" 2>/dev/null || true)"
+  if [[ "$status" != *"Status: install ok installed"* ]]; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} > 0)); then
+  echo "setup: installing missing packages: ${missing[*]}"
+  sudo_cmd=()
+  if [[ "$(id -u)" -ne 0 ]]; then
+    if ! command -v sudo >/dev/null 2>&1; then
+      echo "setup: not root and sudo is not installed; install as root: apt-get install ${missing[*]}" >&2
+      exit 1
+    fi
+    sudo_cmd=(sudo)
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update
+  "${sudo_cmd[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all required packages are installed"
+fi
+
+cmake_args=(-S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release)
+if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  cmake_args+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+fi
+
+echo "setup: configuring into $build_dir"
+cmake "${cmake_args[@]}"
+echo "setup: building with $jobs jobs"
+cmake --build "$build_dir" -j"$jobs"
+echo "setup: done; binaries in $build_dir/apps, tests in $build_dir/tests"
