@@ -128,9 +128,10 @@ void sample_extract(std::span<const Torus32> glwe, std::uint32_t glwe_dimension,
 
 GadgetDecomposition::GadgetDecomposition(std::uint32_t base_log, std::uint32_t level_count)
     : base_log_(base_log), level_count_(level_count) {
-  EXPECTS(base_log >= 1 && level_count >= 1 && base_log * level_count <= 32,
+  EXPECTS(base_log >= 1 && base_log <= 31 && level_count >= 1 && base_log * level_count <= 32,
           "GadgetDecomposition: base_log=" + std::to_string(base_log) + ", level_count=" +
-              std::to_string(level_count) + " but expected both >= 1 and product <= 32");
+              std::to_string(level_count) +
+              " but expected base_log in 1..31, level_count >= 1 and product <= 32");
   const std::uint32_t base = 1u << base_log;
   half_ = static_cast<std::int32_t>(base / 2);
   mask_ = base - 1;
