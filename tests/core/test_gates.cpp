@@ -1,1 +1,262 @@
+// Gate specifications: truth tables against the boolean definitions, threshold gate
+// validation, bootstrap counts, and the noise model's variances and failure probabilities.
 #include <catch2/catch.hpp>
+
+#include <cmath>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+#include "torusgate/core/gates.hpp"
+#include "torusgate/core/noise.hpp"
+#include "torusgate/core/params.hpp"
+
+using namespace torusgate;
+
+namespace {
+
+struct Definition {
+  GateKind kind;
+  int arity;
+  std::function<bool(bool, bool, bool)> truth;
+};
+
+const std::vector<Definition>& definitions() {
+  static const std::vector<Definition> defs = {
+      {GateKind::Copy, 1, [](bool a, bool, bool) { return a; }},
+      {GateKind::Not, 1, [](bool a, bool, bool) { return !a; }},
+      {GateKind::And, 2, [](bool a, bool b, bool) { return a && b; }},
+      {GateKind::Nand, 2, [](bool a, bool b, bool) { return !(a && b); }},
+      {GateKind::Or, 2, [](bool a, bool b, bool) { return a || b; }},
+      {GateKind::Nor, 2, [](bool a, bool b, bool) { return !(a || b); }},
+      {GateKind::Xor, 2, [](bool a, bool b, bool) { return a != b; }},
+      {GateKind::Xnor, 2, [](bool a, bool b, bool) { return a == b; }},
+      {GateKind::AndNY, 2, [](bool a, bool b, bool) { return !a && b; }},
+      {GateKind::AndYN, 2, [](bool a, bool b, bool) { return a && !b; }},
+      {GateKind::OrNY, 2, [](bool a, bool b, bool) { return !a || b; }},
+      {GateKind::OrYN, 2, [](bool a, bool b, bool) { return a || !b; }},
+      {GateKind::Mux, 3, [](bool a, bool b, bool c) { return a ? b : c; }},
+      {GateKind::Majority, 3, [](bool a, bool b, bool c) { return (a + b + c) >= 2; }},
+      {GateKind::Xor3, 3, [](bool a, bool b, bool c) { return (a != b) != c; }},
+      {GateKind::PrefixGenerate, 3, [](bool g_hi, bool p_hi, bool g_lo) {
+         return g_hi || (p_hi && g_lo);
+       }},
+  };
+  return defs;
+}
+
+}  // namespace
+
+TEST_CASE("every fixed gate kind has the truth table of its boolean definition", "[gates]") {
+  REQUIRE(definitions().size() == gate_kind_count - 2);  // all but Constant and Threshold
+  for (const auto& def : definitions()) {
+    const GateSpec spec = GateSpec::of(def.kind);
+    INFO("gate " << gate_kind_name(def.kind));
+    CHECK(spec.kind == def.kind);
+    CHECK(spec.arity == def.arity);
+    for (int x = 0; x < 8; ++x) {
+      const bool a = x & 1, b = (x >> 1) & 1, c = (x >> 2) & 1;
+      INFO("inputs " << a << b << c);
+      // PREFIX_GENERATE is defined on inputs where not (G_hi and P_hi).
+      if (def.kind == GateKind::PrefixGenerate && a && b) continue;
+      CHECK(spec.evaluate(a, b, c) == def.truth(a, b, c));
+      // Inputs beyond the arity are ignored.
+      if (def.arity < 3) CHECK(spec.evaluate(a, b, !c) == spec.evaluate(a, b, c));
+      if (def.arity < 2) CHECK(spec.evaluate(a, !b, c) == spec.evaluate(a, b, c));
+    }
+  }
+}
+
+TEST_CASE("sign gates never put the phase on a decision boundary", "[gates]") {
+  for (const auto& def : definitions()) {
+    const GateSpec spec = GateSpec::of(def.kind);
+    if (!spec.is_sign_gate()) continue;
+    INFO("gate " << gate_kind_name(def.kind));
+    for (int x = 0; x < 8; ++x) {
+      const int e = spec.phase_eighths(x & 1, (x >> 1) & 1, (x >> 2) & 1);
+      CHECK(e != 0);
+      CHECK(e != 4);
+      CHECK(e > -4);
+      CHECK(e <= 4);
+      // The output is the sign of the phase.
+      CHECK(spec.evaluate(x & 1, (x >> 1) & 1, (x >> 2) & 1) == (e > 0));
+    }
+  }
+  // The TFHE library's AND: -1/8 + a + b.
+  const GateSpec g = GateSpec::of(GateKind::And);
+  CHECK(g.offset_eighths == -1);
+  CHECK(g.phase_eighths(false, false, false) == -3);
+  CHECK(g.phase_eighths(true, false, false) == -1);
+  CHECK(g.phase_eighths(true, true, false) == 1);
+  // XOR wraps around: 2/8 + 2a + 2b with a = b = 1 is 6/8 = -2/8.
+  CHECK(GateSpec::of(GateKind::Xor).phase_eighths(true, true, false) == -2);
+}
+
+TEST_CASE("constant gates and gate kind names", "[gates]") {
+  for (bool v : {false, true}) {
+    const GateSpec g = GateSpec::constant(v);
+    CHECK(g.kind == GateKind::Constant);
+    CHECK(g.arity == 0);
+    for (int x = 0; x < 8; ++x) CHECK(g.evaluate(x & 1, (x >> 1) & 1, (x >> 2) & 1) == v);
+  }
+  CHECK(GateSpec::constant(true) != GateSpec::constant(false));
+  REQUIRE_INVALID_ARGUMENT(GateSpec::of(GateKind::Constant), "CONSTANT");
+  REQUIRE_INVALID_ARGUMENT(GateSpec::of(GateKind::Threshold), "THRESHOLD");
+  std::set<std::string> names;
+  for (std::size_t k = 0; k < gate_kind_count; ++k) {
+    names.insert(std::string(gate_kind_name(static_cast<GateKind>(k))));
+  }
+  CHECK(names.size() == gate_kind_count);
+  CHECK(gate_kind_name(GateKind::PrefixGenerate) == "PREFIX_GENERATE");
+  CHECK(gate_kind_name(GateKind::AndNY) == "ANDNY");
+  CHECK(gate_kind_name(static_cast<GateKind>(200)) == "UNKNOWN");
+}
+
+TEST_CASE("threshold gates evaluate the sign of their weighted sum", "[gates]") {
+  // 3-input threshold "at least 2 of (a, b, not c)".
+  const GateSpec g = GateSpec::threshold(0, {1, 1, -1});
+  CHECK(g.kind == GateKind::Threshold);
+  CHECK(g.arity == 3);
+  CHECK(g.bootstraps() == 1);
+  for (int x = 0; x < 8; ++x) {
+    const bool a = x & 1, b = (x >> 1) & 1, c = (x >> 2) & 1;
+    CHECK(g.evaluate(a, b, c) == (a + b + !c >= 2));
+  }
+  // The same weights as AND give AND's truth table.
+  const GateSpec t_and = GateSpec::threshold(-1, {1, 1});
+  for (int x = 0; x < 4; ++x) {
+    CHECK(t_and.evaluate(x & 1, x >> 1) == GateSpec::of(GateKind::And).evaluate(x & 1, x >> 1));
+  }
+  // Phases wrap modulo 1: 4/8 + a gives 5/8 = -3/8 for a = 1 and 3/8 for a = 0 (a NOT).
+  const GateSpec wrap = GateSpec::threshold(4, {1});
+  CHECK(wrap.evaluate(false));
+  CHECK_FALSE(wrap.evaluate(true));
+  CHECK(GateSpec::threshold(1, {3, -1, 2}).variance_factor() == 14);
+  CHECK(GateSpec::of(GateKind::Xor).variance_factor() == 8);
+  CHECK(GateSpec::of(GateKind::And).variance_factor() == 2);
+  CHECK(GateSpec::of(GateKind::Majority).variance_factor() == 3);
+  CHECK(GateSpec::of(GateKind::Mux).variance_factor() == 2);
+  CHECK(GateSpec::of(GateKind::Not).variance_factor() == 1);
+}
+
+TEST_CASE("threshold rejects boundary phases, bad arity and bad weights", "[gates]") {
+  // 0 + a + b (as +-1 each) is 0 when a != b: the output would be undefined.
+  REQUIRE_INVALID_ARGUMENT(GateSpec::threshold(0, {1, 1}), "decision boundary");
+  // 3/8 + a reaches 4/8 for a = 1.
+  REQUIRE_INVALID_ARGUMENT(GateSpec::threshold(3, {1}), "decision boundary");
+  REQUIRE_INVALID_ARGUMENT(GateSpec::threshold(0, {2, 2}), "decision boundary");
+  REQUIRE_INVALID_ARGUMENT(GateSpec::threshold(1, {1, 1, 1}), "decision boundary");
+  REQUIRE_INVALID_ARGUMENT(GateSpec::threshold(1, {}), "0 weights");
+  REQUIRE_INVALID_ARGUMENT(GateSpec::threshold(0, {1, 1, 1, 1}), "4 weights");
+  REQUIRE_INVALID_ARGUMENT(GateSpec::threshold(1, {0, 1}), "weight 0 is 0");
+  REQUIRE_INVALID_ARGUMENT(GateSpec::threshold(1, {1, 0}), "weight 1 is 0");
+  REQUIRE_INVALID_ARGUMENT(GateSpec::threshold(1, {9}), "weight 0 is 9");
+  REQUIRE_INVALID_ARGUMENT(GateSpec::threshold(1, {-9}), "weight 0 is -9");
+  REQUIRE_INVALID_ARGUMENT(GateSpec::threshold(9, {1}), "offset_eighths=9");
+  REQUIRE_INVALID_ARGUMENT(GateSpec::threshold(-9, {1}), "offset_eighths=-9");
+  CHECK_NOTHROW(GateSpec::threshold(1, {3, -1, 2}));
+  CHECK_NOTHROW(GateSpec::threshold(-8, {1}));
+}
+
+TEST_CASE("GateSpec::validate accepts what of/constant/threshold make and nothing else",
+          "[gates]") {
+  for (const auto& def : definitions()) CHECK_NOTHROW(GateSpec::of(def.kind).validate());
+  CHECK_NOTHROW(GateSpec::constant(false).validate());
+  CHECK_NOTHROW(GateSpec::constant(true).validate());
+  CHECK_NOTHROW(GateSpec::threshold(1, {3, -1, 2}).validate());
+  CHECK_NOTHROW(GateSpec::threshold(2, {1}).validate());
+
+  GateSpec mux = GateSpec::of(GateKind::Mux);
+  mux.arity = 1;
+  REQUIRE_INVALID_ARGUMENT(mux.validate(), "MUX");
+  GateSpec xor_ = GateSpec::of(GateKind::Xor);
+  xor_.weights[0] = 1;
+  REQUIRE_INVALID_ARGUMENT(xor_.validate(), "XOR");
+  GateSpec not_ = GateSpec::of(GateKind::Not);
+  not_.weights[0] = 1;  // that is COPY
+  REQUIRE_INVALID_ARGUMENT(not_.validate(), "NOT");
+  GateSpec constant = GateSpec::constant(true);
+  constant.arity = 2;
+  REQUIRE_INVALID_ARGUMENT(constant.validate(), "CONSTANT has arity 2");
+  GateSpec t = GateSpec::threshold(1, {1, 1});
+  t.arity = 0;
+  REQUIRE_INVALID_ARGUMENT(t.validate(), "THRESHOLD has arity 0");
+  t = GateSpec::threshold(1, {1, 1});
+  t.arity = 4;
+  REQUIRE_INVALID_ARGUMENT(t.validate(), "THRESHOLD has arity 4");
+  t = GateSpec::threshold(1, {1, 1});
+  t.weights[2] = 1;
+  REQUIRE_INVALID_ARGUMENT(t.validate(), "weight 2");
+  t = GateSpec::threshold(1, {1, 1});
+  t.offset_eighths = 0;
+  REQUIRE_INVALID_ARGUMENT(t.validate(), "decision boundary");
+  t = GateSpec::threshold(2, {1});
+  t.weights[0] = 9;
+  REQUIRE_INVALID_ARGUMENT(t.validate(), "weight 0 is 9");
+  GateSpec unknown;
+  unknown.kind = static_cast<GateKind>(gate_kind_count);
+  REQUIRE_INVALID_ARGUMENT(unknown.validate(), "unknown gate kind 18");
+}
+
+// LIBRARY BUG (core/include/torusgate/core/gates.hpp:42-45): a default-constructed GateSpec
+// says kind = COPY, arity 1, but its weights are {0, 0, 0} where GateSpec::of(COPY) has
+// {1, 0, 0}, so GateSpec::validate (gates.cpp:116) rejects it and so does every backend for
+// a default-constructed GateOp. Fix: default weights{1, 0, 0} in gates.hpp (or let validate
+// ignore weights for COPY/NOT). Fails until fixed.
+TEST_CASE("BUG: the default GateSpec is a valid COPY gate", "[gates][bug]") {
+  CHECK(GateSpec{} == GateSpec::of(GateKind::Copy));
+  CHECK_NOTHROW(GateSpec{}.validate());
+}
+
+TEST_CASE("bootstrap counts of every gate kind", "[gates]") {
+  CHECK(GateSpec::constant(true).bootstraps() == 0);
+  CHECK(GateSpec::of(GateKind::Copy).bootstraps() == 0);
+  CHECK(GateSpec::of(GateKind::Not).bootstraps() == 0);
+  CHECK(GateSpec::of(GateKind::Mux).bootstraps() == 2);
+  CHECK_FALSE(GateSpec::of(GateKind::Mux).is_sign_gate());
+  CHECK_FALSE(GateSpec::of(GateKind::Not).is_sign_gate());
+  for (GateKind k : {GateKind::And, GateKind::Nand, GateKind::Or, GateKind::Nor, GateKind::Xor,
+                     GateKind::Xnor, GateKind::AndNY, GateKind::AndYN, GateKind::OrNY,
+                     GateKind::OrYN, GateKind::Majority, GateKind::Xor3,
+                     GateKind::PrefixGenerate}) {
+    INFO("gate " << gate_kind_name(k));
+    CHECK(GateSpec::of(k).bootstraps() == 1);
+    CHECK(GateSpec::of(k).is_sign_gate());
+  }
+  CHECK(GateSpec::threshold(1, {1, 1}).bootstraps() == 1);
+}
+
+TEST_CASE("noise model: positive variances and small failure probabilities", "[gates][noise]") {
+  for (const Parameters& p : all_parameter_sets()) {
+    INFO("parameter set " << p.name);
+    const NoiseModel m = noise_model(p);
+    CHECK(m.fresh == Approx(p.lwe_noise_stddev * p.lwe_noise_stddev));
+    CHECK(m.blind_rotation > 0);
+    CHECK(m.key_switching > 0);
+    CHECK(m.modulus_switching > 0);
+    const GateSpec and_ = GateSpec::of(GateKind::And), xor_ = GateSpec::of(GateKind::Xor);
+    const GateSpec mux = GateSpec::of(GateKind::Mux);
+    CHECK(m.gate_output(and_) == Approx(m.blind_rotation + m.key_switching));
+    CHECK(m.gate_output(mux) == Approx(2 * m.blind_rotation + m.key_switching));
+    CHECK(m.gate_output(GateSpec::of(GateKind::Not)) == 0);
+    CHECK(m.decision(xor_) > m.decision(and_));
+    CHECK(m.failure_probability(xor_) > m.failure_probability(and_));
+    CHECK(m.failure_probability(and_) >= 0);
+    // Output noise far below the 1/8 margin for every named set.
+    CHECK(std::sqrt(m.gate_output(mux)) < 1.0 / 64);
+  }
+  const NoiseModel m = noise_model(tfhe_lib_128());
+  const double limit = std::ldexp(1.0, -30);
+  CHECK(m.failure_probability(GateSpec::of(GateKind::And)) < limit);
+  CHECK(m.failure_probability(GateSpec::of(GateKind::Xor)) < limit);
+  // Magnitudes for tfhe_lib_128 (worked by hand from the formulas of noise.hpp):
+  // V_BR ~ 4.7e-6, V_KS ~ 5.7e-6, V_MS ~ 6.3e-6.
+  CHECK(m.blind_rotation == Approx(4.70e-6).epsilon(0.02));
+  CHECK(m.key_switching == Approx(5.73e-6).epsilon(0.02));
+  CHECK(m.modulus_switching == Approx(6.28e-6).epsilon(0.02));
+  Parameters bad = tfhe_lib_128();
+  bad.polynomial_size = 1000;
+  REQUIRE_THROWS_AS(noise_model(bad), InvalidArgument);
+}

@@ -1,1 +1,190 @@
+// Parameter sets: the named sets' values, validation of every field, lookup by name and
+// fingerprints.
 #include <catch2/catch.hpp>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+#include "torusgate/core/params.hpp"
+
+using namespace torusgate;
+
+namespace {
+
+void check_values(const Parameters& p, std::uint32_t n, std::uint32_t k, std::uint32_t N,
+                  std::uint32_t bk_base_log, std::uint32_t bk_levels, std::uint32_t ks_base_log,
+                  std::uint32_t ks_levels, double sigma_lwe, double sigma_glwe, bool insecure) {
+  INFO("parameter set " << p.name);
+  CHECK(p.lwe_dimension == n);
+  CHECK(p.glwe_dimension == k);
+  CHECK(p.polynomial_size == N);
+  CHECK(p.bk_base_log == bk_base_log);
+  CHECK(p.bk_level_count == bk_levels);
+  CHECK(p.ks_base_log == ks_base_log);
+  CHECK(p.ks_level_count == ks_levels);
+  CHECK(p.lwe_noise_stddev == sigma_lwe);
+  CHECK(p.glwe_noise_stddev == sigma_glwe);
+  CHECK(p.insecure == insecure);
+  CHECK(p.extracted_lwe_dimension() == k * N);
+  CHECK(p.ggsw_row_count() == (k + 1) * bk_levels);
+  CHECK_NOTHROW(p.validate());
+}
+
+}  // namespace
+
+TEST_CASE("named parameter sets have the design values", "[params]") {
+  check_values(tfhe_lib_128(), 630, 1, 1024, 7, 3, 2, 8, std::ldexp(1.0, -15),
+               std::ldexp(1.0, -25), false);
+  CHECK(tfhe_lib_128().name == "tfhe_lib_128");
+  check_values(tfhe_lib_80(), 500, 1, 1024, 10, 2, 2, 8, 2.44e-5, 7.18e-9, false);
+  CHECK(tfhe_lib_80().name == "tfhe_lib_80");
+  check_values(default_128(), 837, 2, 1024, 10, 2, 3, 5, 3.3747e-6, 9.3132e-10, false);
+  CHECK(default_128().name == "default_128");
+}
+
+TEST_CASE("toy parameter sets are insecure and say so in their names", "[params]") {
+  for (const Parameters& p : {toy_insecure(), toy_k2_insecure()}) {
+    INFO("parameter set " << p.name);
+    CHECK(p.insecure);
+    CHECK(p.name.find("INSECURE") != std::string::npos);
+    CHECK(p.lwe_dimension < 630);
+    CHECK_NOTHROW(p.validate());
+  }
+  CHECK(toy_insecure().glwe_dimension == 1);
+  CHECK(toy_k2_insecure().glwe_dimension == 2);
+  CHECK(toy_insecure().polynomial_size == 256);
+  CHECK(toy_insecure().lwe_dimension == 64);
+}
+
+TEST_CASE("all_parameter_sets lists each named set once and by_name finds it", "[params]") {
+  const auto sets = all_parameter_sets();
+  REQUIRE(sets.size() == 5);
+  std::set<std::string> names;
+  for (const auto& p : sets) {
+    INFO("parameter set " << p.name);
+    CHECK(names.insert(p.name).second);
+    CHECK_NOTHROW(p.validate());
+    CHECK(parameters_by_name(p.name) == p);
+    CHECK(p.insecure == (p.name.find("INSECURE") != std::string::npos));
+  }
+  CHECK(names == std::set<std::string>{"tfhe_lib_128", "tfhe_lib_80", "default_128",
+                                       "toy_INSECURE", "toy_k2_INSECURE"});
+}
+
+TEST_CASE("parameters_by_name rejects unknown names and lists the known ones", "[params]") {
+  REQUIRE_THROWS_AS(parameters_by_name("tfhe_lib_129"), InvalidArgument);
+  for (const auto& p : all_parameter_sets()) {
+    REQUIRE_THROWS_WITH(parameters_by_name("no_such_set"), Catch::Matchers::Contains(p.name));
+  }
+  REQUIRE_THROWS_WITH(parameters_by_name("no_such_set"), Catch::Matchers::Contains("no_such_set"));
+  REQUIRE_THROWS_AS(parameters_by_name(""), InvalidArgument);
+  // Lookup is exact: case matters.
+  REQUIRE_THROWS_AS(parameters_by_name("TFHE_LIB_128"), InvalidArgument);
+}
+
+TEST_CASE("validate rejects each field out of range", "[params]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  struct Case {
+    const char* what;
+    std::function<void(Parameters&)> change;
+    const char* fragment;  // the message names the field
+  };
+  const std::vector<Case> cases = {
+      {"empty name", [](Parameters& p) { p.name.clear(); }, "name"},
+      {"n = 0", [](Parameters& p) { p.lwe_dimension = 0; }, "lwe_dimension"},
+      {"n too large", [](Parameters& p) { p.lwe_dimension = 4097; }, "lwe_dimension"},
+      {"k = 0", [](Parameters& p) { p.glwe_dimension = 0; }, "glwe_dimension"},
+      {"k too large", [](Parameters& p) { p.glwe_dimension = 9; }, "glwe_dimension"},
+      {"N = 0", [](Parameters& p) { p.polynomial_size = 0; }, "polynomial_size"},
+      {"N not a power of two", [](Parameters& p) { p.polynomial_size = 1000; }, "polynomial_size"},
+      {"N = 3 * 512", [](Parameters& p) { p.polynomial_size = 1536; }, "polynomial_size"},
+      {"N too small", [](Parameters& p) { p.polynomial_size = 8; }, "polynomial_size"},
+      {"N too large", [](Parameters& p) { p.polynomial_size = 32768; }, "polynomial_size"},
+      {"bk_base_log = 0", [](Parameters& p) { p.bk_base_log = 0; }, "bk_base_log"},
+      {"bk_base_log = 32", [](Parameters& p) { p.bk_base_log = 32; }, "bk_base_log"},
+      {"bk_level_count = 0", [](Parameters& p) { p.bk_level_count = 0; }, "bk_level_count"},
+      {"bk 7 * 5 > 32", [](Parameters& p) { p.bk_level_count = 5; }, "bk_level_count"},
+      {"bk 11 * 3 > 32",
+       [](Parameters& p) {
+         p.bk_base_log = 11;
+         p.bk_level_count = 3;
+       },
+       "bk_level_count"},
+      {"ks_base_log = 0", [](Parameters& p) { p.ks_base_log = 0; }, "ks_base_log"},
+      {"ks_base_log = 17", [](Parameters& p) { p.ks_base_log = 17; }, "ks_base_log"},
+      {"ks_level_count = 0", [](Parameters& p) { p.ks_level_count = 0; }, "ks_level_count"},
+      {"ks 2 * 17 > 32", [](Parameters& p) { p.ks_level_count = 17; }, "ks_level_count"},
+      {"negative sigma_lwe", [](Parameters& p) { p.lwe_noise_stddev = -1e-5; }, "lwe_noise_stddev"},
+      {"NaN sigma_lwe", [=](Parameters& p) { p.lwe_noise_stddev = nan; }, "lwe_noise_stddev"},
+      {"infinite sigma_lwe", [=](Parameters& p) { p.lwe_noise_stddev = inf; }, "lwe_noise_stddev"},
+      {"sigma_lwe = 1/4", [](Parameters& p) { p.lwe_noise_stddev = 0.25; }, "lwe_noise_stddev"},
+      {"negative sigma_glwe", [](Parameters& p) { p.glwe_noise_stddev = -1e-9; },
+       "glwe_noise_stddev"},
+      {"NaN sigma_glwe", [=](Parameters& p) { p.glwe_noise_stddev = nan; }, "glwe_noise_stddev"},
+      {"infinite sigma_glwe", [=](Parameters& p) { p.glwe_noise_stddev = -inf; },
+       "glwe_noise_stddev"},
+      {"insecure without INSECURE", [](Parameters& p) { p.insecure = true; }, "INSECURE"},
+  };
+  for (const auto& c : cases) {
+    Parameters p = tfhe_lib_128();
+    c.change(p);
+    INFO("case: " << c.what);
+    REQUIRE_INVALID_ARGUMENT(p.validate(), c.fragment);
+  }
+}
+
+TEST_CASE("validate accepts the edges of each range", "[params]") {
+  Parameters p = tfhe_lib_128();
+  p.bk_base_log = 8;
+  p.bk_level_count = 4;  // exactly 32 bits
+  p.ks_base_log = 16;
+  p.ks_level_count = 2;
+  p.polynomial_size = 16;
+  p.lwe_noise_stddev = 0;
+  p.glwe_noise_stddev = 0;
+  CHECK_NOTHROW(p.validate());
+  Parameters toy = toy_insecure();
+  toy.name = "my_INSECURE_set";
+  CHECK_NOTHROW(toy.validate());
+  toy.insecure = false;  // a secure set may have any name
+  toy.name = "my_set";
+  CHECK_NOTHROW(toy.validate());
+}
+
+TEST_CASE("fingerprint changes with every field; same_values ignores the name", "[params]") {
+  const Parameters base = tfhe_lib_128();
+  const std::vector<std::function<void(Parameters&)>> changes = {
+      [](Parameters& p) { p.name = "tfhe_lib_128b"; },
+      [](Parameters& p) { p.lwe_dimension += 1; },
+      [](Parameters& p) { p.glwe_dimension += 1; },
+      [](Parameters& p) { p.polynomial_size *= 2; },
+      [](Parameters& p) { p.bk_base_log += 1; },
+      [](Parameters& p) { p.bk_level_count += 1; },
+      [](Parameters& p) { p.ks_base_log += 1; },
+      [](Parameters& p) { p.ks_level_count += 1; },
+      [](Parameters& p) { p.lwe_noise_stddev = std::nextafter(p.lwe_noise_stddev, 1.0); },
+      [](Parameters& p) { p.glwe_noise_stddev *= 2; },
+      [](Parameters& p) { p.insecure = !p.insecure; },
+  };
+  CHECK(base.fingerprint() == tfhe_lib_128().fingerprint());
+  std::set<std::uint64_t> seen{base.fingerprint()};
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    Parameters p = base;
+    changes[i](p);
+    INFO("change " << i);
+    CHECK(p != base);
+    CHECK(p.fingerprint() != base.fingerprint());
+    CHECK(seen.insert(p.fingerprint()).second);
+    CHECK(p.same_values(base) == (i == 0));  // only the name change keeps the values
+  }
+  std::set<std::uint64_t> named;
+  for (const auto& p : all_parameter_sets()) CHECK(named.insert(p.fingerprint()).second);
+  // toy_k2 differs from toy only in k and the name
+  CHECK_FALSE(toy_insecure().same_values(toy_k2_insecure()));
+}

@@ -42,7 +42,7 @@ struct GateSpec {
   GateKind kind = GateKind::Copy;
   std::uint8_t arity = 1;                  // number of inputs (0 to 3)
   std::int8_t offset_eighths = 0;          // sign gates only
-  std::array<std::int8_t, 3> weights{};    // sign gates only; unused inputs have weight 0
+  std::array<std::int8_t, 3> weights{1, 0, 0};  // sign gates (and COPY/NOT: +-1); unused 0
   bool constant_value = false;             // Constant only
 
   // The fixed gates of the contract (every kind but Threshold and Constant).

@@ -29,6 +29,8 @@ enum class FftEngineKind { Fftw, Portable };
 struct CpuOptions {
   FftEngineKind fft = FftEngineKind::Fftw;
   std::size_t task_size = 32;  // blind rotations per task (key reuse vs. load balance)
+  // fft picks the engine only when the backend makes its own CpuKeyContext (from a CloudKey);
+  // a backend built on a shared context uses that context's engine.
   int threads = 0;            // OpenMP threads; 0: the OpenMP default
 };
 
