@@ -3,7 +3,7 @@
 // key sizes in memory, and an optional JSON report (machine, commit, backend, parameters).
 // The outputs of the timed batches are decrypted and checked afterwards.
 //   bench_gates [--backend B] [--params NAME] [--batch N[,N...]]... [--reps R] [--warmup W]
-//               [--threads T] [--fft fftw|portable] [--task-size S] [--json PATH]
+//               [--threads T] [--fft auto|fftw|simd|portable] [--task-size S] [--json PATH]
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -30,7 +30,7 @@ void usage(std::ostream& os) {
         "  --reps R          timed repetitions per batch size (default 5)\n"
         "  --warmup W        untimed repetitions before them (default 1)\n"
         "  --threads T       OpenMP threads (default: the OpenMP default)\n"
-        "  --fft E           fftw (default) | portable\n"
+        "  --fft E           auto (default: simd for N >= 128, else fftw) | fftw | simd | portable\n"
         "  --task-size S     blind rotations per task, 2..4096 (default "
      << CpuOptions{}.task_size << ")\n"
         "  --json PATH       also write the results as JSON to PATH\n"
@@ -46,7 +46,7 @@ struct Options {
   std::size_t reps = 5;
   std::size_t warmup = 1;
   int threads = 0;  // 0: OpenMP default
-  FftEngineKind fft = FftEngineKind::Fftw;
+  FftEngineKind fft = FftEngineKind::Auto;
   std::size_t task_size = CpuOptions{}.task_size;
   std::string json_path;
 };
@@ -94,9 +94,11 @@ bool parse(int argc, char** argv, Options& o) {
       o.task_size = apps::parse_count(arg, value(), 2, 4096);
     } else if (arg == "--fft") {
       const std::string e = value();
-      if (e == "fftw") o.fft = FftEngineKind::Fftw;
+      if (e == "auto") o.fft = FftEngineKind::Auto;
+      else if (e == "fftw") o.fft = FftEngineKind::Fftw;
       else if (e == "portable") o.fft = FftEngineKind::Portable;
-      else throw InvalidArgument("--fft: unknown engine '" + e + "'; expected fftw or portable");
+      else if (e == "simd") o.fft = FftEngineKind::Simd;
+      else throw InvalidArgument("--fft: unknown engine '" + e + "'; expected auto, fftw, simd or portable");
     } else if (arg == "--json") {
       o.json_path = value();
     } else {

@@ -49,42 +49,74 @@ inline Vec8 load8(const double* p) {
 }
 inline void store8(double* p, Vec8 v) { __builtin_memcpy(p, &v, sizeof v); }
 
-// product[c] = sum_q digits[q] * key[q][c] for every column c < k1, on split spectra of M
-// points. The key is in the blocked layout of BootstrappingKeyFourier (read sequentially);
-// the accumulators of 8 points stay in registers across all rows, so each product spectrum
-// is written once.
-template <std::size_t K1>
-void external_product_fourier(const double* digits, const double* key, std::size_t rows,
-                              std::size_t k1, std::size_t M, double* product) {
+// For each of G gates t: product_t[c] = sum_q digits_t[q] * key[q][c], c < k1, on split
+// spectra of M points. The key is in the blocked layout of BootstrappingKeyFourier (read
+// sequentially, each block once for all G gates); the accumulators of 8 points stay in
+// registers across all rows. K1 = 0: k1 known at run time only (fallback).
+template <std::size_t K1, std::size_t G>
+void external_product_fourier(const double* digits, std::size_t digit_stride, const double* key,
+                              std::size_t rows, std::size_t k1, std::size_t M, double* product,
+                              std::size_t product_stride) {
   constexpr std::size_t kMax = K1 == 0 ? 9 : K1;
   const std::size_t cols = K1 == 0 ? k1 : K1;
-  const std::size_t stride = 2 * M;  // doubles per digit/product spectrum
+  const std::size_t stride = 2 * M;  // doubles per spectrum
   for (std::size_t j = 0; j < M; j += 8) {
-    Vec8 acc_re[kMax], acc_im[kMax];
-    for (std::size_t c = 0; c < cols; ++c) acc_re[c] = acc_im[c] = Vec8{};
+    Vec8 acc_re[G][kMax], acc_im[G][kMax];
+    for (std::size_t t = 0; t < G; ++t) {
+      for (std::size_t c = 0; c < cols; ++c) acc_re[t][c] = acc_im[t][c] = Vec8{};
+    }
     for (std::size_t q = 0; q < rows; ++q) {
-      const Vec8 dr = load8(digits + q * stride + j);
-      const Vec8 di = load8(digits + q * stride + M + j);
+      Vec8 dr[G], di[G];
+      for (std::size_t t = 0; t < G; ++t) {
+        dr[t] = load8(digits + t * digit_stride + q * stride + j);
+        di[t] = load8(digits + t * digit_stride + q * stride + M + j);
+      }
       for (std::size_t c = 0; c < cols; ++c, key += 16) {
         const Vec8 kr = load8(key);
         const Vec8 ki = load8(key + 8);
-        acc_re[c] += dr * kr - di * ki;
-        acc_im[c] += dr * ki + di * kr;
+        for (std::size_t t = 0; t < G; ++t) {  // four fused multiply-adds
+          acc_re[t][c] += dr[t] * kr;
+          acc_re[t][c] -= di[t] * ki;
+          acc_im[t][c] += dr[t] * ki;
+          acc_im[t][c] += di[t] * kr;
+        }
       }
     }
-    for (std::size_t c = 0; c < cols; ++c) {
-      store8(product + c * stride + j, acc_re[c]);
-      store8(product + c * stride + M + j, acc_im[c]);
+    for (std::size_t t = 0; t < G; ++t) {
+      for (std::size_t c = 0; c < cols; ++c) {
+        store8(product + t * product_stride + c * stride + j, acc_re[t][c]);
+        store8(product + t * product_stride + c * stride + M + j, acc_im[t][c]);
+      }
     }
   }
 }
 
-void external_product_fourier(const double* digits, const double* key, std::size_t rows,
-                              std::size_t k1, std::size_t M, double* product) {
+template <std::size_t K1>
+void external_product_fourier_group(const double* digits, std::size_t digit_stride,
+                                    std::size_t gates, const double* key, std::size_t rows,
+                                    std::size_t k1, std::size_t M, double* product,
+                                    std::size_t product_stride) {
+  switch (gates) {
+    case 4: return external_product_fourier<K1, 4>(digits, digit_stride, key, rows, k1, M, product, product_stride);
+    case 3: return external_product_fourier<K1, 3>(digits, digit_stride, key, rows, k1, M, product, product_stride);
+    case 2: return external_product_fourier<K1, 2>(digits, digit_stride, key, rows, k1, M, product, product_stride);
+    default: return external_product_fourier<K1, 1>(digits, digit_stride, key, rows, k1, M, product, product_stride);
+  }
+}
+
+// External products of `gates` (at most BlindRotator::group_size) digit sets with one GGSW.
+void external_product_fourier(const double* digits, std::size_t digit_stride, std::size_t gates,
+                              const double* key, std::size_t rows, std::size_t k1, std::size_t M,
+                              double* product, std::size_t product_stride) {
   switch (k1) {
-    case 2: return external_product_fourier<2>(digits, key, rows, k1, M, product);
-    case 3: return external_product_fourier<3>(digits, key, rows, k1, M, product);
-    default: return external_product_fourier<0>(digits, key, rows, k1, M, product);
+    case 2: return external_product_fourier_group<2>(digits, digit_stride, gates, key, rows, k1, M, product, product_stride);
+    case 3: return external_product_fourier_group<3>(digits, digit_stride, gates, key, rows, k1, M, product, product_stride);
+    default:
+      // Large k: one gate at a time (register pressure).
+      for (std::size_t t = 0; t < gates; ++t) {
+        external_product_fourier<0, 1>(digits + t * digit_stride, digit_stride, key, rows, k1, M,
+                                       product + t * product_stride, product_stride);
+      }
   }
 }
 
@@ -103,31 +135,39 @@ BlindRotator::BlindRotator(const BootstrappingKeyFourier& key, const NegacyclicF
   accumulators_.resize(max_batch * k1 * N);
   powers_.resize(max_batch * params_.lwe_dimension);
   rotated_.resize(k1 * N);
-  digit_spectra_.resize(rows * N);
-  product_spectra_.resize(k1 * N);
+  digit_spectra_.resize(group_size * rows * N);
+  product_spectra_.resize(group_size * k1 * N);
 }
 
-void BlindRotator::cmux_step(std::size_t i, std::uint32_t power, Torus32* acc) {
-  // ACC += BK_i [x] ((X^power - 1) ACC): the CMUX that multiplies ACC by X^(power * s_i).
+void BlindRotator::cmux_group(std::size_t i, const std::uint32_t* powers, Torus32* const* accs,
+                              std::size_t gates) {
+  // ACC_t += BK_i [x] ((X^power_t - 1) ACC_t): the CMUX that multiplies ACC_t by
+  // X^(power_t * s_i), for up to group_size accumulators sharing the reads of GGSW i.
   const std::size_t N = params_.polynomial_size, k1 = params_.glwe_dimension + 1;
   const std::size_t l = params_.bk_level_count, rows = k1 * l;
-  for (std::size_t c = 0; c < k1; ++c) {
-    const Torus32* a = acc + c * N;
-    Torus32* r = rotated_.data() + c * N;
-    // (X^power a)[j] = a[j - power] for j >= power (mod 2N sign rules), minus a[j].
-    const bool negate = power >= N;
-    const std::size_t s = negate ? power - N : power;
-    const Torus32 sign_hi = negate ? Torus32(-1) : Torus32(1);  // j >= s: a[j-s] * sign_hi
-    for (std::size_t j = 0; j < s; ++j) r[j] = Torus32{0} - sign_hi * a[j + N - s] - a[j];
-    for (std::size_t j = s; j < N; ++j) r[j] = sign_hi * a[j - s] - a[j];
-    fft_.forward_decomposed(std::span<const Torus32>(r, N), gadget_,
-                            std::span<double>(digit_spectra_.data() + c * l * N, l * N));
+  for (std::size_t t = 0; t < gates; ++t) {
+    const std::uint32_t power = powers[t];
+    for (std::size_t c = 0; c < k1; ++c) {
+      const Torus32* a = accs[t] + c * N;
+      Torus32* r = rotated_.data() + c * N;
+      // (X^power a)[j] = a[j - power] for j >= power (mod 2N sign rules), minus a[j].
+      const bool negate = power >= N;
+      const std::size_t s = negate ? power - N : power;
+      const Torus32 sign_hi = negate ? Torus32(-1) : Torus32(1);  // j >= s: a[j-s] * sign_hi
+      for (std::size_t j = 0; j < s; ++j) r[j] = Torus32{0} - sign_hi * a[j + N - s] - a[j];
+      for (std::size_t j = s; j < N; ++j) r[j] = sign_hi * a[j - s] - a[j];
+      fft_.forward_decomposed(
+          std::span<const Torus32>(r, N), gadget_,
+          std::span<double>(digit_spectra_.data() + (t * rows + c * l) * N, l * N));
+    }
   }
-  external_product_fourier(digit_spectra_.data(), key_.ggsw(i), rows, k1, N / 2,
-                           product_spectra_.data());
-  for (std::size_t c = 0; c < k1; ++c) {
-    fft_.inverse_add(std::span<const double>(product_spectra_.data() + c * N, N),
-                     std::span<Torus32>(acc + c * N, N));
+  external_product_fourier(digit_spectra_.data(), rows * N, gates, key_.ggsw(i), rows, k1, N / 2,
+                           product_spectra_.data(), k1 * N);
+  for (std::size_t t = 0; t < gates; ++t) {
+    for (std::size_t c = 0; c < k1; ++c) {
+      fft_.inverse_add(std::span<const double>(product_spectra_.data() + (t * k1 + c) * N, N),
+                       std::span<Torus32>(accs[t] + c * N, N));
+    }
   }
 }
 
@@ -159,12 +199,23 @@ void BlindRotator::blind_rotate(std::span<const Torus32> inputs, std::size_t cou
     for (std::size_t j = 0; j < N; ++j) body[j] = (j + shift < N ? sign : Torus32{0} - sign) * mu;
     for (std::size_t i = 0; i < n; ++i) powers_[r * n + i] = mod_switch_from_torus(in[i], two_n);
   }
-  // Key-major loop: GGSW i is read once for the whole batch.
+  // Key-major loop: GGSW i is read once for the whole batch (from cache after the first
+  // group), and each block of it once per group of accumulators.
   for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t group_powers[group_size];
+    Torus32* group_accs[group_size];
+    std::size_t in_group = 0;
     for (std::size_t r = 0; r < count; ++r) {
       const std::uint32_t power = powers_[r * n + i];
-      if (power != 0) cmux_step(i, power, accumulators.data() + r * acc_words);
+      if (power == 0) continue;  // X^0 - 1 = 0: nothing to add
+      group_powers[in_group] = power;
+      group_accs[in_group] = accumulators.data() + r * acc_words;
+      if (++in_group == group_size) {
+        cmux_group(i, group_powers, group_accs, in_group);
+        in_group = 0;
+      }
     }
+    if (in_group > 0) cmux_group(i, group_powers, group_accs, in_group);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <exception>
 
+#include "torusgate/core/simd_fft.hpp"
 #include "torusgate/cpu/fftw_fft.hpp"
 
 namespace torusgate {
@@ -31,8 +32,12 @@ void linear_combination(Torus32* out, std::size_t words, Torus32 offset,
 
 std::unique_ptr<NegacyclicFft> make_fft_engine(FftEngineKind kind, std::uint32_t polynomial_size) {
   switch (kind) {
+    case FftEngineKind::Auto:
+      if (polynomial_size >= 128) return std::make_unique<SimdFft>(polynomial_size);
+      return std::make_unique<FftwFft>(polynomial_size);
     case FftEngineKind::Fftw: return std::make_unique<FftwFft>(polynomial_size);
     case FftEngineKind::Portable: return std::make_unique<PortableFft>(polynomial_size);
+    case FftEngineKind::Simd: return std::make_unique<SimdFft>(polynomial_size);
   }
   throw InvalidArgument("make_fft_engine: unknown engine kind " +
                         std::to_string(static_cast<int>(kind)));

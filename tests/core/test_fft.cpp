@@ -1,4 +1,4 @@
-// Negacyclic FFT engines (PortableFft, FftwFft) against the exact schoolbook product:
+// Negacyclic FFT engines (PortableFft, FftwFft, SimdFft) against the exact schoolbook product:
 // single products, sums of (k+1)l products accumulated in the Fourier domain as blind
 // rotation does, inverse_add, signed reading of torus values, size validation.
 #include <catch2/catch.hpp>
@@ -10,6 +10,7 @@
 
 #include "test_support.hpp"
 #include "torusgate/core/fft.hpp"
+#include "torusgate/core/simd_fft.hpp"
 #include "torusgate/core/glwe.hpp"
 #include "torusgate/cpu/fftw_fft.hpp"
 
@@ -74,7 +75,7 @@ std::vector<Torus32> exact_sum(const std::vector<std::vector<std::int32_t>>& a,
 }  // namespace
 
 TEMPLATE_TEST_CASE("FFT product of Bg=2^7 digits and torus values is exact", "[fft]",
-                   PortableFft, FftwFft) {
+                   PortableFft, FftwFft, SimdFft) {
   const std::uint64_t seed = catch_seed(0xff7);
   INFO("seed " << seed);
   Csprng rng = seeded_rng(seed);
@@ -101,7 +102,7 @@ TEMPLATE_TEST_CASE("FFT product of Bg=2^7 digits and torus values is exact", "[f
 }
 
 TEMPLATE_TEST_CASE("FFT sum of (k+1)l = 6 products accumulated in the Fourier domain is exact",
-                   "[fft]", PortableFft, FftwFft) {
+                   "[fft]", PortableFft, FftwFft, SimdFft) {
   const std::uint64_t seed = catch_seed(0xf6);
   INFO("seed " << seed);
   Csprng rng = seeded_rng(seed);
@@ -123,7 +124,7 @@ TEMPLATE_TEST_CASE("FFT sum of (k+1)l = 6 products accumulated in the Fourier do
   }
 }
 
-TEMPLATE_TEST_CASE("FFT products with Bg=2^10 digits at N=1024", "[fft]", PortableFft, FftwFft) {
+TEMPLATE_TEST_CASE("FFT products with Bg=2^10 digits at N=1024", "[fft]", PortableFft, FftwFft, SimdFft) {
   // Bg = 2^10 is the gadget base of tfhe_lib_80 and default_128 ((k+1)l = 4 and 6 rows).
   const std::uint64_t seed = catch_seed(0xf10);
   INFO("seed " << seed);
@@ -153,7 +154,7 @@ TEMPLATE_TEST_CASE("FFT products with Bg=2^10 digits at N=1024", "[fft]", Portab
   CHECK(worst_sum == 0);
 }
 
-TEMPLATE_TEST_CASE("FFT inverse_add adds to the polynomial", "[fft]", PortableFft, FftwFft) {
+TEMPLATE_TEST_CASE("FFT inverse_add adds to the polynomial", "[fft]", PortableFft, FftwFft, SimdFft) {
   const std::uint64_t seed = catch_seed(0xadd);
   INFO("seed " << seed);
   Csprng rng = seeded_rng(seed);
@@ -181,7 +182,7 @@ TEMPLATE_TEST_CASE("FFT inverse_add adds to the polynomial", "[fft]", PortableFf
   CHECK(sb == before);
 }
 
-TEMPLATE_TEST_CASE("FFT forward reads torus values as signed", "[fft]", PortableFft, FftwFft) {
+TEMPLATE_TEST_CASE("FFT forward reads torus values as signed", "[fft]", PortableFft, FftwFft, SimdFft) {
   const std::uint64_t seed = catch_seed(0x516);
   INFO("seed " << seed);
   Csprng rng = seeded_rng(seed);
@@ -205,6 +206,21 @@ TEMPLATE_TEST_CASE("FFT forward reads torus values as signed", "[fft]", Portable
   }
 }
 
+TEST_CASE("SimdFft is exact at its smallest size and rejects smaller ones", "[fft]") {
+  const std::uint64_t seed = catch_seed(0x51d);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  const SimdFft fft(128);
+  std::vector<std::vector<std::int32_t>> a;
+  std::vector<std::vector<Torus32>> b;
+  for (int q = 0; q < 6; ++q) {
+    a.push_back(random_digits(rng, 128, 10));
+    b.push_back(random_torus(rng, 128));
+  }
+  CHECK(fourier_sum(fft, a, b) == exact_sum(a, b));
+  REQUIRE_INVALID_ARGUMENT(SimdFft(64), "at least 128");
+}
+
 TEMPLATE_TEST_CASE("FFT products are exact for small sizes too", "[fft]", PortableFft, FftwFft) {
   const std::uint64_t seed = catch_seed(0x5a11);
   INFO("seed " << seed);
@@ -222,7 +238,7 @@ TEMPLATE_TEST_CASE("FFT products are exact for small sizes too", "[fft]", Portab
   }
 }
 
-TEMPLATE_TEST_CASE("FFT engines reject mismatched sizes", "[fft]", PortableFft, FftwFft) {
+TEMPLATE_TEST_CASE("FFT engines reject mismatched sizes", "[fft]", PortableFft, FftwFft, SimdFft) {
   const TestType fft(256);
   std::vector<std::int32_t> digits(256), short_digits(128);
   std::vector<Torus32> poly(256), long_poly(512);
@@ -255,6 +271,9 @@ TEST_CASE("PortableFft and FftwFft agree on products (spectrum orders may differ
                                                     random_digits(rng, 1024, 7)};
   const std::vector<std::vector<Torus32>> b = {random_torus(rng, 1024), random_torus(rng, 1024)};
   CHECK(fourier_sum(portable, a, b) == fourier_sum(fftw, a, b));
+  const SimdFft simd(1024);
+  CHECK(simd.name() == "simd");
+  CHECK(fourier_sum(simd, a, b) == fourier_sum(fftw, a, b));
 }
 
 TEST_CASE("round_to_torus rounds to nearest modulo 2^32", "[fft]") {

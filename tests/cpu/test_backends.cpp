@@ -52,11 +52,11 @@ template <class B>
 struct CpuFixture {
   using Backend = B;
   static constexpr bool encrypted = true;
-  // The shared FFTW context; another engine gets a context of its own (a backend made from
+  // The shared default-engine context; another engine gets a context of its own (a backend made from
   // a context uses that context's engine whatever options.fft says).
   explicit CpuFixture(const Parameters& params = toy_insecure(), CpuOptions options = {})
       : keys(keys_for(params)),
-        be(options.fft == FftEngineKind::Fftw
+        be(options.fft == FftEngineKind::Auto
                ? context_for(params)
                : std::make_shared<const CpuKeyContext>(keys.cloud, options.fft),
            options),
@@ -306,14 +306,21 @@ TEST_CASE("a random multi-level circuit decrypts the same on every backend", "[b
   SequentialFixture seq(toy_insecure());
   OpenMpFixture omp(toy_insecure());
   CpuFixture<SequentialBackend> portable(toy_insecure(), CpuOptions{FftEngineKind::Portable, 2, 0});
+  CpuFixture<SequentialBackend> fftw(toy_insecure(), CpuOptions{FftEngineKind::Fftw, 7, 0});
   OpenMpFixture omp_k2(toy_k2_insecure(), CpuOptions{FftEngineKind::Fftw, 5, 2});
+  OpenMpFixture simd_k2(toy_k2_insecure(), CpuOptions{FftEngineKind::Simd, 3, 2});
   const auto want = run_circuit(plain, c, seed + 1);
   CHECK(run_circuit(seq, c, seed + 2) == want);
   CHECK(run_circuit(omp, c, seed + 3) == want);
   CHECK(run_circuit(portable, c, seed + 4) == want);
-  CHECK(run_circuit(omp_k2, c, seed + 5) == want);
+  CHECK(run_circuit(fftw, c, seed + 5) == want);
+  CHECK(run_circuit(omp_k2, c, seed + 6) == want);
+  CHECK(run_circuit(simd_k2, c, seed + 7) == want);
   CHECK(portable.be.context().fft().name() == "portable");
-  CHECK(seq.be.context().fft().name() == "fftw");
+  CHECK(fftw.be.context().fft().name() == "fftw");
+  CHECK(simd_k2.be.context().fft().name() == "simd");
+  // The default (Auto) engine is SimdFft from N = 128 on.
+  CHECK(seq.be.context().fft().name() == "simd");
 }
 
 TEMPLATE_TEST_CASE("outputs may alias inputs: every input is read before any write",

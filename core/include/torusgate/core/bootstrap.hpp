@@ -53,7 +53,10 @@ class BlindRotator {
                     std::span<Torus32> accumulators);
 
  private:
-  void cmux_step(std::size_t i, std::uint32_t power, Torus32* acc);
+  // Accumulators that share each read of a GGSW block in the external product.
+  static constexpr std::size_t group_size = 4;
+  void cmux_group(std::size_t i, const std::uint32_t* powers, Torus32* const* accs,
+                  std::size_t gates);
 
   const BootstrappingKeyFourier& key_;
   const NegacyclicFft& fft_;
@@ -63,8 +66,8 @@ class BlindRotator {
   AlignedVector<Torus32> accumulators_;    // max_batch x (k+1)N
   std::vector<std::uint32_t> powers_;      // max_batch x n: rounded a_i in Z_2N
   AlignedVector<Torus32> rotated_;         // (k+1)N: (X^a - 1) ACC
-  AlignedVector<double> digit_spectra_;    // (k+1)l x 2M
-  AlignedVector<double> product_spectra_;  // (k+1) x 2M
+  AlignedVector<double> digit_spectra_;    // group_size x (k+1)l x 2M
+  AlignedVector<double> product_spectra_;  // group_size x (k+1) x 2M
 };
 
 // Key switching of `count` samples of dimension k*N (count x (kN+1) words) to dimension n

@@ -24,10 +24,11 @@ struct CpuStorage {
   std::size_t size() const { return batch.count(); }
 };
 
-enum class FftEngineKind { Fftw, Portable };
+// Auto: SimdFft (our vectorised engine, the fastest measured here) when N >= 128, else FFTW.
+enum class FftEngineKind { Auto, Fftw, Simd, Portable };
 
 struct CpuOptions {
-  FftEngineKind fft = FftEngineKind::Fftw;
+  FftEngineKind fft = FftEngineKind::Auto;
   std::size_t task_size = 32;  // blind rotations per task (key reuse vs. load balance)
   // fft picks the engine only when the backend makes its own CpuKeyContext (from a CloudKey);
   // a backend built on a shared context uses that context's engine.
@@ -38,7 +39,7 @@ struct CpuOptions {
 // bootstrapping key, made once; several backends (one per thread) may share one.
 class CpuKeyContext {
  public:
-  CpuKeyContext(std::shared_ptr<const CloudKey> key, FftEngineKind fft = FftEngineKind::Fftw);
+  CpuKeyContext(std::shared_ptr<const CloudKey> key, FftEngineKind fft = FftEngineKind::Auto);
   const CloudKey& cloud_key() const { return *key_; }
   const Parameters& parameters() const { return key_->parameters(); }
   const NegacyclicFft& fft() const { return *fft_; }
