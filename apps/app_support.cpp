@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "torusgate/core/error.hpp"
+#include "torusgate_commit.hpp"
 #include "torusgate/gpu/device.hpp"
 
 namespace torusgate::apps {
