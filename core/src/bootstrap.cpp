@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "torusgate/core/error.hpp"
+#include "torusgate/core/vec8.hpp"
 
 namespace torusgate {
 
@@ -38,16 +39,6 @@ BootstrappingKeyFourier::BootstrappingKeyFourier(const BootstrappingKey& bk,
 }
 
 namespace {
-
-// Eight doubles as one value: GCC/Clang lower it to one AVX-512 register, two AVX ones or
-// four SSE ones, whatever the target has; loads and stores go through memcpy (unaligned).
-typedef double Vec8 __attribute__((vector_size(64)));
-inline Vec8 load8(const double* p) {
-  Vec8 v;
-  __builtin_memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void store8(double* p, Vec8 v) { __builtin_memcpy(p, &v, sizeof v); }
 
 // For each of G gates t: product_t[c] = sum_q digits_t[q] * key[q][c], c < k1, on split
 // spectra of M points. The key is in the blocked layout of BootstrappingKeyFourier (read

@@ -8,18 +8,10 @@
 #include <numbers>
 
 #include "torusgate/core/error.hpp"
+#include "torusgate/core/vec8.hpp"
 
 namespace torusgate {
 namespace {
-
-typedef double Vec8 __attribute__((vector_size(64)));
-
-inline Vec8 load(const double* p) {
-  Vec8 v;
-  __builtin_memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void store(double* p, Vec8 v) { __builtin_memcpy(p, &v, sizeof v); }
 
 struct CVec {
   Vec8 re, im;
@@ -132,25 +124,25 @@ void SimdFft::transform_forward(const double* in_re, const double* in_im, double
     for (std::size_t b = 0; b < M; b += span) {
       for (std::size_t j = 0; j < h; j += 8) {
         if (st.radix == 2) {
-          const CVec x0{load(src_re + b + j), load(src_im + b + j)};
-          const CVec x1{load(src_re + b + j + h), load(src_im + b + j + h)};
-          const CVec y0 = x0 + x1, y1 = mul(x0 - x1, load(wr + j), load(wi + j));
-          store(re + b + j, y0.re);
-          store(im + b + j, y0.im);
-          store(re + b + j + h, y1.re);
-          store(im + b + j + h, y1.im);
+          const CVec x0{load8(src_re + b + j), load8(src_im + b + j)};
+          const CVec x1{load8(src_re + b + j + h), load8(src_im + b + j + h)};
+          const CVec y0 = x0 + x1, y1 = mul(x0 - x1, load8(wr + j), load8(wi + j));
+          store8(re + b + j, y0.re);
+          store8(im + b + j, y0.im);
+          store8(re + b + j + h, y1.re);
+          store8(im + b + j + h, y1.im);
         } else {
           CVec x[8];
           for (std::size_t r = 0; r < 8; ++r) {
-            x[r] = {load(src_re + b + j + r * h), load(src_im + b + j + r * h)};
+            x[r] = {load8(src_re + b + j + r * h), load8(src_im + b + j + r * h)};
           }
           dft8<false>(x);
-          store(re + b + j, x[0].re);
-          store(im + b + j, x[0].im);
+          store8(re + b + j, x[0].re);
+          store8(im + b + j, x[0].im);
           for (std::size_t k = 1; k < 8; ++k) {
-            const CVec y = mul(x[k], load(wr + (k - 1) * h + j), load(wi + (k - 1) * h + j));
-            store(re + b + j + k * h, y.re);
-            store(im + b + j + k * h, y.im);
+            const CVec y = mul(x[k], load8(wr + (k - 1) * h + j), load8(wi + (k - 1) * h + j));
+            store8(re + b + j + k * h, y.re);
+            store8(im + b + j + k * h, y.im);
           }
         }
       }
@@ -166,13 +158,13 @@ void SimdFft::transform_forward(const double* in_re, const double* in_im, double
   const double* wi = tw_im_.data() + last.twiddle;
   for (std::size_t b = 0; b < M; b += 64) {
     CVec v[8];
-    for (std::size_t r = 0; r < 8; ++r) v[r] = {load(src_re + b + 8 * r), load(src_im + b + 8 * r)};
+    for (std::size_t r = 0; r < 8; ++r) v[r] = {load8(src_re + b + 8 * r), load8(src_im + b + 8 * r)};
     dft8<false>(v);
     Vec8 r[8], i[8];
     r[0] = v[0].re;
     i[0] = v[0].im;
     for (std::size_t k = 1; k < 8; ++k) {
-      const CVec y = mul(v[k], load(wr + (k - 1) * 8), load(wi + (k - 1) * 8));
+      const CVec y = mul(v[k], load8(wr + (k - 1) * 8), load8(wi + (k - 1) * 8));
       r[k] = y.re;
       i[k] = y.im;
     }
@@ -182,8 +174,8 @@ void SimdFft::transform_forward(const double* in_re, const double* in_im, double
     for (std::size_t t = 0; t < 8; ++t) x[t] = {r[t], i[t]};
     dft8<false>(x);
     for (std::size_t k = 0; k < 8; ++k) {
-      store(re + b + 8 * k, x[k].re);
-      store(im + b + 8 * k, x[k].im);
+      store8(re + b + 8 * k, x[k].re);
+      store8(im + b + 8 * k, x[k].im);
     }
   }
 }
@@ -198,7 +190,7 @@ void SimdFft::transform_inverse(const double* in_re, const double* in_im, double
   const double* lwi = tw_im_.data() + last.twiddle;
   for (std::size_t b = 0; b < M; b += 64) {
     CVec x[8];
-    for (std::size_t k = 0; k < 8; ++k) x[k] = {load(in_re + b + 8 * k), load(in_im + b + 8 * k)};
+    for (std::size_t k = 0; k < 8; ++k) x[k] = {load8(in_re + b + 8 * k), load8(in_im + b + 8 * k)};
     dft8<true>(x);
     Vec8 r[8], i[8];
     for (std::size_t t = 0; t < 8; ++t) {
@@ -210,12 +202,12 @@ void SimdFft::transform_inverse(const double* in_re, const double* in_im, double
     CVec v[8];
     v[0] = {r[0], i[0]};
     for (std::size_t k = 1; k < 8; ++k) {
-      v[k] = mul(CVec{r[k], i[k]}, load(lwr + (k - 1) * 8), -load(lwi + (k - 1) * 8));
+      v[k] = mul(CVec{r[k], i[k]}, load8(lwr + (k - 1) * 8), -load8(lwi + (k - 1) * 8));
     }
     dft8<true>(v);
     for (std::size_t g = 0; g < 8; ++g) {
-      store(re + b + 8 * g, v[g].re);
-      store(im + b + 8 * g, v[g].im);
+      store8(re + b + 8 * g, v[g].re);
+      store8(im + b + 8 * g, v[g].im);
     }
   }
   for (auto it = stages_.rbegin() + 1; it != stages_.rend(); ++it) {
@@ -226,26 +218,26 @@ void SimdFft::transform_inverse(const double* in_re, const double* in_im, double
     for (std::size_t b = 0; b < M; b += span) {
       for (std::size_t j = 0; j < h; j += 8) {
         if (st.radix == 2) {
-          const CVec y0{load(re + b + j), load(im + b + j)};
+          const CVec y0{load8(re + b + j), load8(im + b + j)};
           // y1 * conj(w)
-          const CVec y1 = mul(CVec{load(re + b + j + h), load(im + b + j + h)}, load(wr + j),
-                              -load(wi + j));
+          const CVec y1 = mul(CVec{load8(re + b + j + h), load8(im + b + j + h)}, load8(wr + j),
+                              -load8(wi + j));
           const CVec x0 = y0 + y1, x1 = y0 - y1;
-          store(re + b + j, x0.re);
-          store(im + b + j, x0.im);
-          store(re + b + j + h, x1.re);
-          store(im + b + j + h, x1.im);
+          store8(re + b + j, x0.re);
+          store8(im + b + j, x0.im);
+          store8(re + b + j + h, x1.re);
+          store8(im + b + j + h, x1.im);
         } else {
           CVec x[8];
-          x[0] = {load(re + b + j), load(im + b + j)};
+          x[0] = {load8(re + b + j), load8(im + b + j)};
           for (std::size_t k = 1; k < 8; ++k) {
-            x[k] = mul(CVec{load(re + b + j + k * h), load(im + b + j + k * h)},
-                       load(wr + (k - 1) * h + j), -load(wi + (k - 1) * h + j));
+            x[k] = mul(CVec{load8(re + b + j + k * h), load8(im + b + j + k * h)},
+                       load8(wr + (k - 1) * h + j), -load8(wi + (k - 1) * h + j));
           }
           dft8<true>(x);
           for (std::size_t r = 0; r < 8; ++r) {
-            store(re + b + j + r * h, x[r].re);
-            store(im + b + j + r * h, x[r].im);
+            store8(re + b + j + r * h, x[r].re);
+            store8(im + b + j + r * h, x[r].im);
           }
         }
       }
