@@ -2,6 +2,10 @@
 // only the loop that runs the tasks of a batch differs. A batch is split into tasks of up to
 // `task_size` blind rotations; each task bootstraps its gates key-row-major (each GGSW and
 // key-switching row read once per task) in a per-thread workspace made once.
+//
+// Threads: a backend is used by one thread at a time (evaluate() uses the backend's own
+// workspaces). To evaluate from several threads at once, give each thread its own backend;
+// they may share one CpuKeyContext (read-only), so the Fourier key exists once.
 #pragma once
 
 #include <cstddef>
