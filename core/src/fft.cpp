@@ -74,7 +74,9 @@ void NegacyclicFft::forward_decomposed(std::span<const Torus32> poly,
                                        const GadgetDecomposition& gadget,
                                        std::span<double> spectra) const {
   const std::size_t l = gadget.level_count(), M = N_ / 2;
-  check_sizes(poly.size(), spectra.size() / std::max<std::size_t>(l, 1), "forward_decomposed");
+  EXPECTS(poly.size() == N_, "NegacyclicFft::forward_decomposed: polynomial has " +
+                                std::to_string(poly.size()) +
+                                " coefficients but the engine is for N=" + std::to_string(N_));
   EXPECTS(spectra.size() == l * spectrum_size(),
           "NegacyclicFft::forward_decomposed: spectra hold " + std::to_string(spectra.size()) +
               " doubles but l=" + std::to_string(l) + " spectra need " +

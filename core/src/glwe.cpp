@@ -66,14 +66,18 @@ void multiply_by_monomial(std::span<const Torus32> in, std::uint32_t power,
 GlweKey::GlweKey(std::uint32_t glwe_dimension, std::uint32_t polynomial_size, Csprng& rng)
     : k_(glwe_dimension), N_(polynomial_size),
       s_(std::size_t{glwe_dimension} * polynomial_size) {
-  EXPECTS(k_ >= 1 && N_ >= 1, "GlweKey: glwe_dimension and polynomial_size must be positive");
+  EXPECTS(k_ >= 1 && N_ >= 1, "GlweKey: glwe_dimension=" + std::to_string(k_) +
+                                  ", polynomial_size=" + std::to_string(N_) +
+                                  " but expected both at least 1");
   for (auto& c : s_) c = rng.uniform_bit();
 }
 
 GlweKey::GlweKey(std::uint32_t glwe_dimension, std::uint32_t polynomial_size,
                  std::vector<std::int32_t> coefficients)
     : k_(glwe_dimension), N_(polynomial_size), s_(std::move(coefficients)) {
-  EXPECTS(k_ >= 1 && N_ >= 1, "GlweKey: glwe_dimension and polynomial_size must be positive");
+  EXPECTS(k_ >= 1 && N_ >= 1, "GlweKey: glwe_dimension=" + std::to_string(k_) +
+                                  ", polynomial_size=" + std::to_string(N_) +
+                                  " but expected both at least 1");
   check_size(s_.size(), std::size_t{k_} * N_, "GlweKey", "coefficients");
   for (std::size_t i = 0; i < s_.size(); ++i) {
     EXPECTS(s_[i] == 0 || s_[i] == 1, "GlweKey: coefficient " + std::to_string(i) + " is " +
@@ -128,7 +132,8 @@ void sample_extract(std::span<const Torus32> glwe, std::uint32_t glwe_dimension,
 
 GadgetDecomposition::GadgetDecomposition(std::uint32_t base_log, std::uint32_t level_count)
     : base_log_(base_log), level_count_(level_count) {
-  EXPECTS(base_log >= 1 && base_log <= 31 && level_count >= 1 && base_log * level_count <= 32,
+  EXPECTS(base_log >= 1 && base_log <= 31 && level_count >= 1 &&
+              std::uint64_t{base_log} * level_count <= 32,
           "GadgetDecomposition: base_log=" + std::to_string(base_log) + ", level_count=" +
               std::to_string(level_count) +
               " but expected base_log in 1..31, level_count >= 1 and product <= 32");

@@ -13,7 +13,7 @@ LweKey::LweKey(std::uint32_t lwe_dimension, Csprng& rng) : s_(lwe_dimension) {
 }
 
 LweKey::LweKey(std::vector<std::int32_t> coefficients) : s_(std::move(coefficients)) {
-  EXPECTS(!s_.empty(), "LweKey: no coefficients given");
+  EXPECTS(!s_.empty(), "LweKey: 0 coefficients given but expected at least 1");
   for (std::size_t i = 0; i < s_.size(); ++i) {
     EXPECTS(s_[i] == 0 || s_[i] == 1, "LweKey: coefficient " + std::to_string(i) + " is " +
                                           std::to_string(s_[i]) + " but expected 0 or 1");

@@ -39,12 +39,12 @@ void Parameters::validate() const {
           field_error(*this, "polynomial_size", polynomial_size, "a power of two in 16..16384"));
   EXPECTS(bk_base_log >= 1 && bk_base_log <= 31,
           field_error(*this, "bk_base_log", bk_base_log, "1..31"));
-  EXPECTS(bk_level_count >= 1 && bk_base_log * bk_level_count <= 32,
+  EXPECTS(bk_level_count >= 1 && std::uint64_t{bk_base_log} * bk_level_count <= 32,
           field_error(*this, "bk_level_count", bk_level_count,
                       "at least 1 with bk_base_log*bk_level_count <= 32"));
   EXPECTS(ks_base_log >= 1 && ks_base_log <= 16,
           field_error(*this, "ks_base_log", ks_base_log, "1..16"));
-  EXPECTS(ks_level_count >= 1 && ks_base_log * ks_level_count <= 32,
+  EXPECTS(ks_level_count >= 1 && std::uint64_t{ks_base_log} * ks_level_count <= 32,
           field_error(*this, "ks_level_count", ks_level_count,
                       "at least 1 with ks_base_log*ks_level_count <= 32"));
   EXPECTS(std::isfinite(lwe_noise_stddev) && lwe_noise_stddev >= 0 && lwe_noise_stddev < 0.25,

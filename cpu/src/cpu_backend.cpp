@@ -114,9 +114,7 @@ BitBuffer<CpuStorage> CpuBackend::upload(const LweBatch& batch) {
 
 LweBatch CpuBackend::download(BitSpan<Storage> bits) const {
   EXPECTS(owns(bits.storage), "CpuBackend::download: the span belongs to another backend");
-  EXPECTS(bits.offset + bits.count <= bits.storage->size(),
-          "CpuBackend::download: the span ends at bit " + std::to_string(bits.offset + bits.count) +
-              " but its buffer holds " + std::to_string(bits.storage->size()));
+  EXPECTS(span_in_bounds(bits), "CpuBackend::download: " + span_bounds_error(bits));
   LweBatch out(parameters().lwe_dimension, bits.count);
   for (std::size_t i = 0; i < bits.count; ++i) {
     const auto src = bits.storage->batch.sample(bits.offset + i);

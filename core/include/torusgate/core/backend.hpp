@@ -12,6 +12,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <climits>
 #include <memory>
 #include <span>
 #include <string>
@@ -43,6 +44,23 @@ struct BitSpan {
   BitSpan operator[](std::size_t i) const { return subspan(i, 1); }
   friend bool operator==(const BitSpan&, const BitSpan&) = default;
 };
+
+// True when `bits` lies inside its storage (checked without overflow).
+template <class Storage>
+bool span_in_bounds(const BitSpan<Storage>& bits) {
+  const std::size_t size = bits.storage->size();
+  return bits.offset <= size && bits.count <= size - bits.offset;
+}
+
+// Describes an out-of-bounds span for error messages.
+template <class Storage>
+std::string span_bounds_error(const BitSpan<Storage>& bits) {
+  const bool wraps = bits.count > SIZE_MAX - bits.offset;
+  return "the span of " + std::to_string(bits.count) + " bits at bit " +
+         std::to_string(bits.offset) + " ends " +
+         (wraps ? std::string("past 2^64") : "at bit " + std::to_string(bits.offset + bits.count)) +
+         ", outside its buffer of " + std::to_string(bits.storage->size()) + " bits";
+}
 
 // Owning handle to a backend's storage of `size()` bits. Moving the handle keeps the
 // storage where it is, so spans taken earlier stay valid while the buffer lives.

@@ -26,9 +26,7 @@ void validate_batch(std::span<const GateOp<S>> batch, OwnsFn&& owns, const char*
     }
     EXPECTS(op.out.storage != nullptr, where + " has no output span");
     EXPECTS(owns(op.out.storage), where + ": the output span belongs to another backend");
-    EXPECTS(op.out.offset + op.out.count <= op.out.storage->size(),
-            where + ": the output span ends at bit " + std::to_string(op.out.offset + op.out.count) +
-                " but its buffer holds " + std::to_string(op.out.storage->size()));
+    EXPECTS(span_in_bounds(op.out), where + ": output: " + span_bounds_error(op.out));
     for (int j = 0; j < 3; ++j) {
       const BitSpan<S>& in = op.in[j];
       if (j < op.spec.arity) {
@@ -36,10 +34,8 @@ void validate_batch(std::span<const GateOp<S>> batch, OwnsFn&& owns, const char*
                                            " but it is an empty span");
         EXPECTS(owns(in.storage), where + ": input " + std::to_string(j) +
                                       " belongs to another backend");
-        EXPECTS(in.offset + in.count <= in.storage->size(),
-                where + ": input " + std::to_string(j) + " ends at bit " +
-                    std::to_string(in.offset + in.count) + " but its buffer holds " +
-                    std::to_string(in.storage->size()));
+        EXPECTS(span_in_bounds(in),
+                where + ": input " + std::to_string(j) + ": " + span_bounds_error(in));
         EXPECTS(in.count == op.out.count,
                 where + ": input " + std::to_string(j) + " has " + std::to_string(in.count) +
                     " bits but the output has " + std::to_string(op.out.count));
