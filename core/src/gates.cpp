@@ -1,6 +1,8 @@
 // Gate specifications as weighted sign gates, and their plaintext semantics.
 #include "torusgate/core/gates.hpp"
 
+#include <algorithm>
+
 #include "torusgate/core/error.hpp"
 
 namespace torusgate {
@@ -152,6 +154,17 @@ bool GateSpec::evaluate(bool a, bool b, bool c) const {
       return e > 0 && e < 4;
     }
   }
+}
+
+double GateSpec::ideal_margin() const {
+  if (bootstraps() == 0) return 0;
+  if (kind == GateKind::Mux) return GateSpec::of(GateKind::And).ideal_margin();
+  int eighths = 4;
+  for (int x = 0; x < (1 << arity); ++x) {
+    const int e = phase_eighths(x & 1, (x >> 1) & 1, (x >> 2) & 1);
+    eighths = std::min(eighths, std::min(e < 0 ? -e : e, 4 - (e < 0 ? -e : e)));
+  }
+  return eighths / 8.0;
 }
 
 int GateSpec::variance_factor() const {

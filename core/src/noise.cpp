@@ -35,7 +35,7 @@ double NoiseModel::decision(const GateSpec& gate) const {
 }
 
 double NoiseModel::failure_probability(const GateSpec& gate) const {
-  return std::erfc(0.125 / std::sqrt(2.0 * decision(gate)));
+  return std::erfc(gate.ideal_margin() / std::sqrt(2.0 * decision(gate)));
 }
 
 }  // namespace torusgate

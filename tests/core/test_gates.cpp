@@ -228,6 +228,34 @@ TEST_CASE("bootstrap counts of every gate kind", "[gates]") {
   CHECK(GateSpec::threshold(1, {1, 1}).bootstraps() == 1);
 }
 
+TEST_CASE("ideal decision margins: 1/8 for the AND family, 1/4 for the XOR family", "[gates]") {
+  for (GateKind k : {GateKind::And, GateKind::Nand, GateKind::Or, GateKind::Nor, GateKind::AndNY,
+                     GateKind::AndYN, GateKind::OrNY, GateKind::OrYN, GateKind::Mux,
+                     GateKind::Majority, GateKind::PrefixGenerate}) {
+    INFO(gate_kind_name(k));
+    CHECK(GateSpec::of(k).ideal_margin() == 0.125);
+  }
+  for (GateKind k : {GateKind::Xor, GateKind::Xnor, GateKind::Xor3}) {
+    INFO(gate_kind_name(k));
+    CHECK(GateSpec::of(k).ideal_margin() == 0.25);
+  }
+  CHECK(GateSpec::of(GateKind::Not).ideal_margin() == 0);
+  CHECK(GateSpec::constant(true).ideal_margin() == 0);
+  CHECK(GateSpec::threshold(0, {1, 1, -1}).ideal_margin() == 0.125);
+}
+
+TEST_CASE("noise model: failure probability is erfc(margin / sqrt(2 V))", "[gates][noise]") {
+  NoiseModel m;  // large made-up variances, so the probabilities do not underflow
+  m.blind_rotation = 1e-3;
+  m.key_switching = 5e-4;
+  m.modulus_switching = 1e-4;
+  const GateSpec and_ = GateSpec::of(GateKind::And), xor_ = GateSpec::of(GateKind::Xor);
+  CHECK(m.decision(and_) == Approx(2 * 1.5e-3 + 1e-4));
+  CHECK(m.decision(xor_) == Approx(8 * 1.5e-3 + 1e-4));
+  CHECK(m.failure_probability(and_) == Approx(std::erfc(0.125 / std::sqrt(2 * 3.1e-3))));
+  CHECK(m.failure_probability(xor_) == Approx(std::erfc(0.25 / std::sqrt(2 * 12.1e-3))));
+}
+
 TEST_CASE("noise model: positive variances and small failure probabilities", "[gates][noise]") {
   for (const Parameters& p : all_parameter_sets()) {
     INFO("parameter set " << p.name);
@@ -242,7 +270,10 @@ TEST_CASE("noise model: positive variances and small failure probabilities", "[g
     CHECK(m.gate_output(mux) == Approx(2 * m.blind_rotation + m.key_switching));
     CHECK(m.gate_output(GateSpec::of(GateKind::Not)) == 0);
     CHECK(m.decision(xor_) > m.decision(and_));
-    CHECK(m.failure_probability(xor_) > m.failure_probability(and_));
+    // XOR decides at margin 1/4 with variance factor 8, AND at 1/8 with factor 2: XOR's
+    // margin in standard deviations is the larger one.
+    CHECK(xor_.ideal_margin() / std::sqrt(m.decision(xor_)) >
+          and_.ideal_margin() / std::sqrt(m.decision(and_)));
     CHECK(m.failure_probability(and_) >= 0);
     // Output noise far below the 1/8 margin for every named set.
     CHECK(std::sqrt(m.gate_output(mux)) < 1.0 / 64);

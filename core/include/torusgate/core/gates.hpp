@@ -67,6 +67,10 @@ struct GateSpec {
   bool evaluate(bool a, bool b = false, bool c = false) const;
   // Noise variance growth of the linear combination: sum of w_i^2 (1 for copy/not).
   int variance_factor() const;
+  // Noiseless distance, as a torus fraction, from the phase the (first) bootstrap decides
+  // on to the nearest decision boundary (0 or 1/2), over every input: 1/8 for AND-like gates
+  // and MUX, 1/4 for XOR, XNOR and XOR3. 0 for gates without a bootstrap.
+  double ideal_margin() const;
 
   friend bool operator==(const GateSpec&, const GateSpec&) = default;
 };

@@ -23,7 +23,8 @@ struct NoiseModel {
   // Variance of the phase that the next bootstrap decides on, for inputs that are outputs
   // of bootstrapped gates: variance_factor * (V_BR + V_KS) + V_MS.
   double decision(const GateSpec& gate) const;
-  // Probability that one gate with such inputs decides wrongly: erfc((1/8) / sqrt(2 V)).
+  // Probability that one gate with such inputs decides wrongly:
+  // erfc(margin / sqrt(2 V)), margin = gate.ideal_margin() (1/8, or 1/4 for XOR-like gates).
   double failure_probability(const GateSpec& gate) const;
 };
 
