@@ -1,8 +1,10 @@
-// FFTW engine for the half-length negacyclic FFT: one out-of-place split-complex plan of
+// FFTW engine for the half-length negacyclic FFT: out-of-place split-complex plans of
 // M = N/2 points made once (planning is serialised by a global lock), executed on new arrays
-// (thread-safe); the inverse swaps real and imaginary parts, as FFTW documents.
+// (thread-safe); the inverse swaps real and imaginary parts, as FFTW documents, with a plan
+// of its own (new-array execution requires the planning distances ii - ri and io - ro).
 #pragma once
 
+#include <cstddef>
 #include <memory>
 
 #include "torusgate/core/fft.hpp"
@@ -23,8 +25,11 @@ class FftwFft final : public NegacyclicFft {
                          double* out_im) const override;
 
  private:
-  void execute(const double* ri, const double* ii, double* ro, double* io) const;
-  void* plan_ = nullptr;  // fftw_plan, kept opaque so this header does not need fftw3.h
+  // Runs `plan` (made with ii - ri = io - ro = im_offset) on new arrays.
+  void execute(void* plan, std::ptrdiff_t im_offset, const double* ri, const double* ii,
+               double* ro, double* io) const;
+  void* forward_plan_ = nullptr;   // fftw_plan, kept opaque so this header needs no fftw3.h
+  void* backward_plan_ = nullptr;  // the same transform planned on swapped parts
 };
 
 }  // namespace torusgate
