@@ -24,8 +24,9 @@
 //
 // Parameters map to our named sets (all_parameter_sets()) by their integer fields only: the
 // printed doubles are rounded to 8 decimals. Readers check block names and order, every key
-// (each exactly once, no other), that numbers parse completely, the integer fields against the
-// named sets before allocating anything they size, type ids, binary key coefficients and
+// (each exactly once, in any order as the library reads them, no other; lines end in "\n"; the
+// spaces before a number are optional), that numbers parse completely, the integer fields against
+// the named sets before allocating anything they size, type ids, binary key coefficients and
 // truncation, and throw FormatError naming the problem (SystemError when a stream or file
 // fails). read_* consume one object from a stream (read_gate_ciphertexts: up to its end);
 // load_* read a whole file and reject trailing bytes; messages from load_*/save_* name the path.

@@ -1,0 +1,871 @@
+// The TFHE library v1.1 file formats: byte-exact writers and fully validating readers for its
+// parameter sets, LWE and TGSW keys and gate-bootstrapping ciphertexts (tfhe_lib_format.hpp).
+#include "torusgate/core/tfhe_lib_format.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <istream>
+#include <limits>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include "torusgate/core/error.hpp"
+
+namespace torusgate::tfhe_lib {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Longest text line accepted; the library's lines are under 40 bytes.
+constexpr std::size_t max_line_bytes = 256;
+// Bytes moved per stream call when writing.
+constexpr std::size_t io_chunk_bytes = std::size_t{1} << 16;
+// Column width of the library's integers ("n:        630").
+constexpr std::size_t int_width = 10;
+
+std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
+
+std::string errno_reason(int err) {
+  return err != 0 ? ": " + std::generic_category().message(err) : std::string();
+}
+
+// `s` for a message: printable ASCII kept, other bytes as \xNN, cut after 48 bytes.
+std::string shown(std::string_view s) {
+  static constexpr char digits[] = "0123456789abcdef";
+  constexpr std::size_t limit = 48;
+  std::string out = "'";
+  for (std::size_t i = 0; i < s.size() && i < limit; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c <= 0x7e && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      out += std::string("\\x") + digits[c >> 4] + digits[c & 0xf];
+    }
+  }
+  out += s.size() > limit ? "'..." : "'";
+  return out;
+}
+
+std::string begin_line(std::string_view name) {
+  return "-----BEGIN " + std::string(name) + "-----";
+}
+std::string end_line(std::string_view name) { return "-----END " + std::string(name) + "-----"; }
+
+// ---------------------------------------------------------------------------------------------
+// Matching the integer fields against the named sets
+
+struct FieldRef {
+  const char* name;  // the library's spelling
+  std::optional<std::uint32_t> IntegerFields::*field;
+  std::uint32_t Parameters::*ours;
+};
+constexpr std::array<FieldRef, 7> field_refs{{
+    {"n", &IntegerFields::lwe_dimension, &Parameters::lwe_dimension},
+    {"k", &IntegerFields::glwe_dimension, &Parameters::glwe_dimension},
+    {"N", &IntegerFields::polynomial_size, &Parameters::polynomial_size},
+    {"Bgbit", &IntegerFields::bk_base_log, &Parameters::bk_base_log},
+    {"l", &IntegerFields::bk_level_count, &Parameters::bk_level_count},
+    {"ks_basebit", &IntegerFields::ks_base_log, &Parameters::ks_base_log},
+    {"ks_t", &IntegerFields::ks_level_count, &Parameters::ks_level_count},
+}};
+
+// "n=630 k=1 N=1024": the stated fields.
+std::string describe_fields(const IntegerFields& f) {
+  std::string s;
+  for (const auto& r : field_refs) {
+    if (f.*r.field)
+      s += (s.empty() ? "" : " ") + std::string(r.name) + "=" + std::to_string(*(f.*r.field));
+  }
+  return s.empty() ? "no fields" : s;
+}
+
+// The same fields of a named set: "'tfhe_lib_128' (n=630 k=1 ...)".
+std::string describe_set(const Parameters& p, const IntegerFields& stated) {
+  std::string s = "'" + p.name + "' (";
+  bool first = true;
+  for (const auto& r : field_refs) {
+    if (!(stated.*r.field)) continue;
+    s += (first ? "" : " ") + std::string(r.name) + "=" + std::to_string(p.*r.ours);
+    first = false;
+  }
+  return s + ")";
+}
+
+std::vector<Parameters> matching_sets(const IntegerFields& f) {
+  std::vector<Parameters> out;
+  for (auto& p : all_parameter_sets()) {
+    const bool all_equal =
+        std::all_of(field_refs.begin(), field_refs.end(),
+                    [&](const FieldRef& r) { return !(f.*r.field) || *(f.*r.field) == p.*r.ours; });
+    if (all_equal) out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// "no known parameter set has n=631 ...; closest 'x' differs in n (631 here, 630 there); known
+// sets: ...".
+std::string no_match_message(const IntegerFields& f) {
+  const auto sets = all_parameter_sets();
+  std::string known;
+  std::size_t best_diffs = field_refs.size() + 1;
+  std::string closest;
+  for (const auto& p : sets) {
+    known += (known.empty() ? "" : ", ") + describe_set(p, f);
+    std::size_t diffs = 0;
+    std::string differs;
+    for (const auto& r : field_refs) {
+      if (f.*r.field && *(f.*r.field) != p.*r.ours) {
+        ++diffs;
+        differs += (differs.empty() ? "" : ", ") + std::string(r.name) + " (" +
+                   std::to_string(*(f.*r.field)) + " in the file, " + std::to_string(p.*r.ours) +
+                   " in the set)";
+      }
+    }
+    if (diffs < best_diffs) {
+      best_diffs = diffs;
+      closest = "'" + p.name + "' differs in " + differs;
+    }
+  }
+  return "no known parameter set has " + describe_fields(f) + " (matching by the integer fields " +
+         "only); the closest, " + closest + "; known sets: " + known;
+}
+
+// Throws FormatError with `context` unless some named set has the stated fields.
+void require_some_match(const IntegerFields& f, const std::string& context) {
+  if (matching_sets(f).empty()) throw FormatError(context + ": " + no_match_message(f));
+}
+
+// The one named set with the stated fields; FormatError with `context` otherwise.
+Parameters unique_match(const IntegerFields& f, const std::string& context) {
+  auto sets = matching_sets(f);
+  if (sets.empty()) throw FormatError(context + ": " + no_match_message(f));
+  if (sets.size() > 1) {
+    std::string names;
+    for (const auto& p : sets) names += (names.empty() ? "'" : ", '") + p.name + "'";
+    throw FormatError(context + ": " + describe_fields(f) + " matches several parameter sets (" +
+                      names +
+                      "); give the parameter set (for example from the parameter set file)");
+  }
+  return std::move(sets.front());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+// Reads bytes and lines, counts them, and turns every short read into a FormatError naming what
+// was being read and how many bytes it needed.
+class Input {
+ public:
+  Input(std::istream& in, std::string context) : in_(in), context_(std::move(context)) {
+    if (in_.fail()) throw SystemError(context_ + ": the input stream is already in a failed state");
+  }
+
+  const std::string& context() const { return context_; }
+  [[noreturn]] void fail(const std::string& problem) const {
+    throw FormatError(context_ + ": " + problem);
+  }
+  std::uint64_t offset() const { return offset_; }
+  std::uint64_t line_number() const { return lines_ + 1; }
+
+  // Up to `size` bytes; fewer only at the end of the input.
+  std::size_t read_raw(unsigned char* data, std::size_t size) {
+    in_.read(reinterpret_cast<char*>(data), static_cast<std::streamsize>(size));
+    const auto got = static_cast<std::size_t>(in_.gcount());
+    if (in_.bad()) {
+      throw SystemError(context_ + ": reading failed at offset " + std::to_string(offset_ + got));
+    }
+    offset_ += got;
+    return got;
+  }
+
+  void bytes(unsigned char* data, std::size_t size, const std::string& what) {
+    const std::uint64_t start = offset_;
+    const std::size_t got = read_raw(data, size);
+    if (got < size) truncated(what, size, start, got);
+  }
+  std::int32_t i32(const std::string& what) {
+    std::array<unsigned char, 4> b{};
+    bytes(b.data(), b.size(), what);
+    return decode_i32(b.data());
+  }
+
+  [[noreturn]] void truncated(const std::string& what, std::uint64_t need, std::uint64_t start,
+                              std::uint64_t have) const {
+    fail("truncated: " + what + " needs " + std::to_string(need) + " bytes at offset " +
+         std::to_string(start) + " but the input ends after " + std::to_string(have) +
+         " of them (at offset " + std::to_string(start + have) + ")");
+  }
+
+  // One text line without its '\n'. `expected` says what the line should be, for messages.
+  std::string line(const std::string& expected) {
+    const std::uint64_t start = offset_;
+    std::string s;
+    for (;;) {
+      char c = 0;
+      if (!in_.get(c)) {
+        if (in_.bad())
+          throw SystemError(context_ + ": reading failed at offset " + std::to_string(offset_));
+        if (offset_ == 0) fail("empty input: 0 bytes, but expected " + expected);
+        fail("truncated: the input ends at offset " + std::to_string(offset_) +
+             (s.empty() ? ""
+                        : " inside line " + std::to_string(line_number()) + " " + shown(s) +
+                              " (no end of line)") +
+             ", but expected " + expected);
+      }
+      ++offset_;
+      if (c == '\n') break;
+      s += c;
+      if (s.size() > max_line_bytes) {
+        fail("line " + std::to_string(line_number()) + " at offset " + std::to_string(start) +
+             " is longer than " + std::to_string(max_line_bytes) + " bytes (it starts " + shown(s) +
+             "), but expected " + expected);
+      }
+    }
+    ++lines_;
+    return s;
+  }
+
+  static std::int32_t decode_i32(const unsigned char* b) {
+    return static_cast<std::int32_t>(std::uint32_t{b[0]} | std::uint32_t{b[1]} << 8 |
+                                     std::uint32_t{b[2]} << 16 | std::uint32_t{b[3]} << 24);
+  }
+  static double decode_f64(const unsigned char* b) {
+    std::uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | b[i];
+    return std::bit_cast<double>(v);
+  }
+
+ private:
+  std::istream& in_;
+  std::string context_;
+  std::uint64_t offset_ = 0;
+  std::uint64_t lines_ = 0;
+};
+
+// One "key: value" text block: the values of `keys` (each present exactly once, no other key).
+struct TextBlock {
+  std::string_view name;
+  std::vector<std::pair<std::string_view, std::string>> values;  // in the order of `keys`
+
+  const std::string& value(std::string_view key) const {
+    for (const auto& [k, v] : values) {
+      if (k == key) return v;
+    }
+    throw std::logic_error("TextBlock::value: no key " + std::string(key));
+  }
+};
+
+TextBlock read_block(Input& in, std::string_view name,
+                     std::initializer_list<std::string_view> keys) {
+  TextBlock block{name, {}};
+  const std::string begin = begin_line(name);
+  const std::string end = end_line(name);
+  const std::uint64_t begin_offset = in.offset();
+  const std::string first = in.line("the line '" + begin + "'");
+  if (first != begin) {
+    const bool other_block = first.starts_with("-----BEGIN ") && first.ends_with("-----");
+    in.fail("line " + std::to_string(in.line_number() - 1) + " at offset " +
+            std::to_string(begin_offset) + " is " + shown(first) + " but expected '" + begin + "'" +
+            (other_block
+                 ? " (a " + first.substr(11, first.size() - 16) + " block is not expected here)"
+                 : ""));
+  }
+  std::vector<std::optional<std::string>> seen(keys.size());
+  std::string expect_more;
+  for (auto k : keys)
+    expect_more += (expect_more.empty() ? "'" : ", '") + std::string(k) + ": ...'";
+  const std::string expected =
+      "a line of the " + std::string(name) + " block (" + expect_more + ") or '" + end + "'";
+  for (;;) {
+    const std::uint64_t line_offset = in.offset();
+    const std::string line = in.line(expected);
+    const std::string where = "line " + std::to_string(in.line_number() - 1) + " at offset " +
+                              std::to_string(line_offset) + " (" + std::string(name) + " block)";
+    if (line == end) break;
+    const std::size_t colon = line.find(": ");
+    if (colon == std::string::npos) {
+      in.fail(where + " is " + shown(line) + " but expected " + expected);
+    }
+    const std::string key = line.substr(0, colon);
+    const auto it = std::find(keys.begin(), keys.end(), key);
+    if (it == keys.end()) {
+      in.fail(where + " has the key " + shown(key) + " but the " + std::string(name) +
+              " block has only the keys " + expect_more);
+    }
+    auto& slot = seen[static_cast<std::size_t>(it - keys.begin())];
+    if (slot) in.fail(where + " repeats the key '" + key + "'");
+    slot = line.substr(colon + 2);
+  }
+  std::size_t i = 0;
+  for (auto k : keys) {
+    if (!seen[i]) {
+      in.fail("the " + std::string(name) + " block that starts at offset " +
+              std::to_string(begin_offset) + " has no '" + std::string(k) + "' line");
+    }
+    block.values.emplace_back(k, std::move(*seen[i]));
+    ++i;
+  }
+  return block;
+}
+
+// Spaces the library's column alignment puts before a number.
+std::string_view skip_spaces(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  return s;
+}
+
+// A non-negative decimal integer (leading spaces allowed, nothing else around it) below 2^32.
+std::uint32_t parse_uint(const Input& in, const TextBlock& block, std::string_view key) {
+  const std::string& text = block.value(key);
+  const std::string_view digits = skip_spaces(text);
+  std::uint64_t v = 0;
+  const char* const last = digits.data() + digits.size();
+  const auto [end, ec] = std::from_chars(digits.data(), last, v);
+  const bool all_digits = !digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) {
+    return c >= '0' && c <= '9';
+  });
+  if (!all_digits || ec != std::errc() || end != last) {
+    in.fail(std::string(block.name) + " '" + std::string(key) + "' is " + shown(text) +
+            " but expected a non-negative decimal integer");
+  }
+  if (v > std::numeric_limits<std::uint32_t>::max()) {
+    in.fail(std::string(block.name) + " '" + std::string(key) + "' is " + std::to_string(v) +
+            ", far beyond any parameter set (at most 2^32-1)");
+  }
+  return static_cast<std::uint32_t>(v);
+}
+
+// A finite, non-negative decimal number (leading spaces allowed, nothing else around it).
+double parse_double(const Input& in, const TextBlock& block, std::string_view key) {
+  const std::string& text = block.value(key);
+  const std::string_view number = skip_spaces(text);
+  double v = 0;
+  const char* const last = number.data() + number.size();
+  const auto [end, ec] = std::from_chars(number.data(), last, v, std::chars_format::general);
+  if (number.empty() || ec != std::errc() || end != last) {
+    in.fail(std::string(block.name) + " '" + std::string(key) + "' is " + shown(text) +
+            " but expected a decimal number");
+  }
+  if (!std::isfinite(v) || v < 0) {
+    in.fail(std::string(block.name) + " '" + std::string(key) + "' is " + shown(text) +
+            " but expected a finite non-negative standard deviation");
+  }
+  return v;
+}
+
+LweParamsBlock read_lwe_params(Input& in) {
+  const TextBlock b = read_block(in, "LWEPARAMS", {"alpha_max", "alpha_min", "n"});
+  LweParamsBlock p;
+  p.lwe_dimension = parse_uint(in, b, "n");
+  p.alpha_min = parse_double(in, b, "alpha_min");
+  p.alpha_max = parse_double(in, b, "alpha_max");
+  return p;
+}
+
+TlweParamsBlock read_tlwe_params(Input& in) {
+  const TextBlock b = read_block(in, "TLWEPARAMS", {"N", "alpha_max", "alpha_min", "k"});
+  TlweParamsBlock p;
+  p.polynomial_size = parse_uint(in, b, "N");
+  p.glwe_dimension = parse_uint(in, b, "k");
+  p.alpha_min = parse_double(in, b, "alpha_min");
+  p.alpha_max = parse_double(in, b, "alpha_max");
+  return p;
+}
+
+TgswParamsBlock read_tgsw_params(Input& in) {
+  const TextBlock b = read_block(in, "TGSWPARAMS", {"Bgbit", "l"});
+  return TgswParamsBlock{parse_uint(in, b, "Bgbit"), parse_uint(in, b, "l")};
+}
+
+// "(that is the type id of a TGSW key)" for the library's other ids.
+std::string type_id_hint(std::int32_t id) {
+  switch (id) {
+    case lwe_key_type_id:
+      return " (that is the type id of an LWE key)";
+    case tgsw_key_type_id:
+      return " (that is the type id of a TGSW key)";
+    case ciphertext_type_id:
+      return " (that is the type id of a ciphertext)";
+    default:
+      return "";
+  }
+}
+
+void read_type_id(Input& in, std::int32_t want, const std::string& object) {
+  const std::uint64_t at = in.offset();
+  const std::int32_t id = in.i32("the " + object + " type id");
+  if (id != want) {
+    in.fail("the " + object + " type id at offset " + std::to_string(at) + " is " +
+            std::to_string(id) + " but expected " + std::to_string(want) + type_id_hint(id));
+  }
+}
+
+// `count` int32 key coefficients, each 0 or 1 (count already checked against a named set).
+std::vector<std::int32_t> read_binary_coefficients(Input& in, std::size_t count,
+                                                   const std::string& what) {
+  const std::uint64_t start = in.offset();
+  std::vector<unsigned char> bytes(count * 4);
+  const std::size_t got = in.read_raw(bytes.data(), bytes.size());
+  if (got < bytes.size()) {
+    in.truncated(what + " (" + std::to_string(count) + " int32)", bytes.size(), start, got);
+  }
+  std::vector<std::int32_t> out(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    out[i] = Input::decode_i32(bytes.data() + 4 * i);
+    if (out[i] != 0 && out[i] != 1) {
+      in.fail(what + ": coefficient " + std::to_string(i) + " (offset " +
+              std::to_string(start + 4 * i) + ") is " + std::to_string(out[i]) +
+              " but expected 0 or 1");
+    }
+  }
+  return out;
+}
+
+Parameters read_parameter_set_impl(std::istream& stream, const std::string& ctx) {
+  Input in(stream, ctx);
+  const TextBlock gb = read_block(in, "GATEBOOTSPARAMS", {"ks_basebit", "ks_t"});
+  const std::uint32_t ks_basebit = parse_uint(in, gb, "ks_basebit");
+  const std::uint32_t ks_t = parse_uint(in, gb, "ks_t");
+  const LweParamsBlock lwe = read_lwe_params(in);
+  const TlweParamsBlock tlwe = read_tlwe_params(in);
+  const TgswParamsBlock tgsw = read_tgsw_params(in);
+  IntegerFields f;
+  f.lwe_dimension = lwe.lwe_dimension;
+  f.glwe_dimension = tlwe.glwe_dimension;
+  f.polynomial_size = tlwe.polynomial_size;
+  f.bk_base_log = tgsw.bk_base_log;
+  f.bk_level_count = tgsw.bk_level_count;
+  f.ks_base_log = ks_basebit;
+  f.ks_level_count = ks_t;
+  return unique_match(f, in.context());
+}
+
+LweKeyFile read_lwe_key_impl(std::istream& stream, const std::string& ctx) {
+  Input in(stream, ctx);
+  LweKeyFile file;
+  file.params = read_lwe_params(in);
+  IntegerFields f;
+  f.lwe_dimension = file.params.lwe_dimension;
+  require_some_match(f, ctx);
+  read_type_id(in, lwe_key_type_id, "LWE key");
+  auto coefficients = read_binary_coefficients(in, file.params.lwe_dimension, "the LWE key");
+  file.key = LweKey(std::move(coefficients));
+  return file;
+}
+
+TgswKeyFile read_tgsw_key_impl(std::istream& stream, const std::string& ctx) {
+  Input in(stream, ctx);
+  TgswKeyFile file;
+  file.tlwe = read_tlwe_params(in);
+  file.tgsw = read_tgsw_params(in);
+  IntegerFields f;
+  f.glwe_dimension = file.tlwe.glwe_dimension;
+  f.polynomial_size = file.tlwe.polynomial_size;
+  f.bk_base_log = file.tgsw.bk_base_log;
+  f.bk_level_count = file.tgsw.bk_level_count;
+  require_some_match(f, ctx);
+  read_type_id(in, tgsw_key_type_id, "TGSW key");
+  const std::size_t count = std::size_t{file.tlwe.glwe_dimension} * file.tlwe.polynomial_size;
+  auto coefficients = read_binary_coefficients(in, count, "the TGSW key");
+  file.key = GlweKey(file.tlwe.glwe_dimension, file.tlwe.polynomial_size, std::move(coefficients));
+  return file;
+}
+
+LweBatch read_gate_ciphertexts_impl(std::istream& stream, const Parameters& params,
+                                    std::vector<double>* variances, const std::string& ctx) {
+  params.validate();
+  Input in(stream, ctx);
+  const std::uint32_t n = params.lwe_dimension;
+  const std::size_t sample_bytes = ciphertext_bytes(n);
+  const std::size_t words_per_sample = std::size_t{n} + 1;
+  std::vector<unsigned char> buffer(sample_bytes);
+  std::vector<Torus32> words;
+  std::vector<double> read_variances;
+  for (std::size_t i = 0;; ++i) {
+    const std::uint64_t start = in.offset();
+    const std::size_t got = in.read_raw(buffer.data(), sample_bytes);
+    if (got == 0) break;
+    const std::string what =
+        "ciphertext " + std::to_string(i) + " (a type id, " + std::to_string(n) +
+        " mask words, the body and the variance for n=" + std::to_string(n) + ")";
+    if (got < sample_bytes) in.truncated(what, sample_bytes, start, got);
+    const std::int32_t id = Input::decode_i32(buffer.data());
+    if (id != ciphertext_type_id) {
+      std::string hint = type_id_hint(id);
+      if (i == 0 && std::string_view(reinterpret_cast<const char*>(buffer.data()), 5) == "-----") {
+        hint = " (the input starts with '-----': a key or parameter file, not ciphertexts)";
+      } else if (hint.empty() && i > 0) {
+        hint = " (ciphertexts of another dimension than n=" + std::to_string(n) + "?)";
+      }
+      in.fail("ciphertext " + std::to_string(i) + " at offset " + std::to_string(start) +
+              " has type id " + std::to_string(id) + " but expected " +
+              std::to_string(ciphertext_type_id) + hint);
+    }
+    for (std::size_t j = 0; j < words_per_sample; ++j) {
+      words.push_back(static_cast<Torus32>(Input::decode_i32(buffer.data() + 4 + 4 * j)));
+    }
+    read_variances.push_back(Input::decode_f64(buffer.data() + 4 + 4 * words_per_sample));
+  }
+  LweBatch batch(n, read_variances.size());
+  std::copy(words.begin(), words.end(), batch.data().begin());
+  if (variances != nullptr) {
+    variances->insert(variances->end(), read_variances.begin(), read_variances.end());
+  }
+  return batch;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+// Buffers bytes and writes them in chunks; throws SystemError when the stream fails.
+class Output {
+ public:
+  Output(std::ostream& out, std::string context) : out_(out), context_(std::move(context)) {
+    buffer_.reserve(io_chunk_bytes);
+  }
+  void text(std::string_view s) {
+    for (char c : s) put(static_cast<unsigned char>(c));
+  }
+  void i32(std::int32_t v) {
+    const auto u = static_cast<std::uint32_t>(v);
+    for (int b = 0; b < 4; ++b) put(static_cast<unsigned char>(u >> (8 * b)));
+  }
+  void f64(double v) {
+    const auto u = std::bit_cast<std::uint64_t>(v);
+    for (int b = 0; b < 8; ++b) put(static_cast<unsigned char>(u >> (8 * b)));
+  }
+  void finish() {
+    flush_buffer();
+    out_.flush();
+    check();
+  }
+
+ private:
+  void put(unsigned char c) {
+    buffer_.push_back(static_cast<char>(c));
+    if (buffer_.size() == io_chunk_bytes) flush_buffer();
+  }
+  void flush_buffer() {
+    out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+    check();
+    written_ += buffer_.size();
+    buffer_.clear();
+  }
+  void check() const {
+    if (!out_) {
+      throw SystemError(context_ + ": the output stream failed after " + std::to_string(written_) +
+                        " bytes");
+    }
+  }
+
+  std::ostream& out_;
+  std::string context_;
+  std::string buffer_;
+  std::uint64_t written_ = 0;
+};
+
+// The library's value columns: integers right-aligned in 10 columns, doubles with 8 decimals.
+std::string format_uint(std::uint32_t v) {
+  std::array<char, 16> buf{};
+  const auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+  std::string digits(buf.data(), end);
+  return std::string(digits.size() < int_width ? int_width - digits.size() : 0, ' ') + digits;
+}
+std::string format_double(double v) {
+  std::array<char, 512> buf{};
+  const auto [end, ec] =
+      std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::fixed, 8);
+  return std::string(buf.data(), end);
+}
+
+// A text block; `lines` already in the library's (std::map) key order.
+void write_block(Output& out, std::string_view name,
+                 std::initializer_list<std::pair<std::string_view, std::string>> lines) {
+  out.text(begin_line(name) + "\n");
+  for (const auto& [key, value] : lines) {
+    out.text(std::string(key) + ": " + value + "\n");
+  }
+  out.text(end_line(name) + "\n");
+}
+
+void write_lwe_params(Output& out, const Parameters& p) {
+  write_block(out, "LWEPARAMS",
+              {{"alpha_max", format_double(library_alpha_max)},
+               {"alpha_min", format_double(p.lwe_noise_stddev)},
+               {"n", format_uint(p.lwe_dimension)}});
+}
+
+void write_tlwe_params(Output& out, const Parameters& p) {
+  write_block(out, "TLWEPARAMS",
+              {{"N", format_uint(p.polynomial_size)},
+               {"alpha_max", format_double(library_alpha_max)},
+               {"alpha_min", format_double(p.glwe_noise_stddev)},
+               {"k", format_uint(p.glwe_dimension)}});
+}
+
+void write_tgsw_params(Output& out, const Parameters& p) {
+  write_block(out, "TGSWPARAMS",
+              {{"Bgbit", format_uint(p.bk_base_log)}, {"l", format_uint(p.bk_level_count)}});
+}
+
+void write_parameter_set_impl(std::ostream& stream, const Parameters& params,
+                              const std::string& ctx) {
+  params.validate();
+  Output out(stream, ctx);
+  write_block(out, "GATEBOOTSPARAMS",
+              {{"ks_basebit", format_uint(params.ks_base_log)},
+               {"ks_t", format_uint(params.ks_level_count)}});
+  write_lwe_params(out, params);
+  write_tlwe_params(out, params);
+  write_tgsw_params(out, params);
+  out.finish();
+}
+
+// Throws InvalidArgument unless the key's sizes are its parameters' (a default SecretKey has
+// none).
+void check_key(const SecretKey& key, const std::string& ctx) {
+  key.parameters().validate();
+  EXPECTS(key.lwe_key().lwe_dimension() == key.parameters().lwe_dimension &&
+              key.glwe_key().coefficients().size() == key.parameters().extracted_lwe_dimension(),
+          ctx + ": the key's sizes do not match its parameter set '" + key.parameters().name + "'");
+}
+
+void write_lwe_key_impl(std::ostream& stream, const SecretKey& key, const std::string& ctx) {
+  check_key(key, ctx);
+  Output out(stream, ctx);
+  write_lwe_params(out, key.parameters());
+  out.i32(lwe_key_type_id);
+  for (std::int32_t c : key.lwe_key().coefficients()) out.i32(c);
+  out.finish();
+}
+
+void write_tgsw_key_impl(std::ostream& stream, const SecretKey& key, const std::string& ctx) {
+  check_key(key, ctx);
+  Output out(stream, ctx);
+  write_tlwe_params(out, key.parameters());
+  write_tgsw_params(out, key.parameters());
+  out.i32(tgsw_key_type_id);
+  for (std::int32_t c : key.glwe_key().coefficients()) out.i32(c);
+  out.finish();
+}
+
+void check_ciphertext_args(const Parameters& params, const LweBatch& batch,
+                           std::span<const double> variances, bool per_sample,
+                           const std::string& ctx) {
+  params.validate();
+  EXPECTS(batch.lwe_dimension() == params.lwe_dimension,
+          ctx + ": batch has lwe_dimension=" + std::to_string(batch.lwe_dimension()) +
+              " but parameter set '" + params.name + "' has " +
+              std::to_string(params.lwe_dimension));
+  EXPECTS(!per_sample || variances.size() == batch.count(),
+          ctx + ": " + std::to_string(variances.size()) + " variances given for " +
+              std::to_string(batch.count()) + " samples");
+}
+
+// `variances` empty and !per_sample: every sample gets lwe_noise_stddev^2.
+void write_gate_ciphertexts_impl(std::ostream& stream, const Parameters& params,
+                                 const LweBatch& batch, std::span<const double> variances,
+                                 bool per_sample, const std::string& ctx) {
+  check_ciphertext_args(params, batch, variances, per_sample, ctx);
+  const double fresh = params.lwe_noise_stddev * params.lwe_noise_stddev;
+  Output out(stream, ctx);
+  for (std::size_t i = 0; i < batch.count(); ++i) {
+    out.i32(ciphertext_type_id);
+    for (Torus32 w : batch.sample(i)) out.i32(static_cast<std::int32_t>(w));
+    out.f64(per_sample ? variances[i] : fresh);
+  }
+  out.finish();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files
+
+template <typename WriteFn>
+void save_file(const fs::path& path, const std::string& fn, WriteFn&& write) {
+  errno = 0;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out.is_open()) {
+    throw SystemError(fn + ": cannot open " + quoted(path) + " for writing" + errno_reason(errno));
+  }
+  write(out, fn + ": " + quoted(path));
+  out.close();
+  if (out.fail())
+    throw SystemError(fn + ": writing " + quoted(path) + " failed" + errno_reason(errno));
+}
+
+std::ifstream open_for_reading(const fs::path& path, const std::string& fn) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    throw SystemError(fn + ": cannot open " + quoted(path) + " for reading: it is a directory");
+  }
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in.is_open()) {
+    throw SystemError(fn + ": cannot open " + quoted(path) + " for reading" + errno_reason(errno));
+  }
+  return in;
+}
+
+// Opens `path`, reads one object with `read(stream, context)`, and rejects trailing bytes.
+template <typename ReadFn>
+auto load_file(const fs::path& path, const std::string& fn, const std::string& object,
+               ReadFn&& read) {
+  std::ifstream in = open_for_reading(path, fn);
+  const std::string ctx = fn + ": " + quoted(path);
+  auto result = read(in, ctx);
+  if (in.peek() != std::ifstream::traits_type::eof()) {
+    const std::streamoff end_of_object = in.tellg();
+    in.seekg(0, std::ios::end);
+    const std::streamoff size = in.tellg();
+    throw FormatError(ctx + ": " + std::to_string(size - end_of_object) +
+                      " bytes of trailing data after the " + object + " that ends at offset " +
+                      std::to_string(end_of_object));
+  }
+  if (in.bad()) throw SystemError(ctx + ": reading failed");
+  return result;
+}
+
+}  // namespace
+
+Parameters match_parameter_set(const IntegerFields& fields) {
+  return unique_match(fields, "tfhe_lib::match_parameter_set");
+}
+
+Parameters read_parameter_set(std::istream& in) {
+  return read_parameter_set_impl(in, "tfhe_lib::read_parameter_set");
+}
+void write_parameter_set(std::ostream& out, const Parameters& params) {
+  write_parameter_set_impl(out, params, "tfhe_lib::write_parameter_set");
+}
+LweKeyFile read_lwe_key(std::istream& in) {
+  return read_lwe_key_impl(in, "tfhe_lib::read_lwe_key");
+}
+void write_lwe_key(std::ostream& out, const SecretKey& key) {
+  write_lwe_key_impl(out, key, "tfhe_lib::write_lwe_key");
+}
+TgswKeyFile read_tgsw_key(std::istream& in) {
+  return read_tgsw_key_impl(in, "tfhe_lib::read_tgsw_key");
+}
+void write_tgsw_key(std::ostream& out, const SecretKey& key) {
+  write_tgsw_key_impl(out, key, "tfhe_lib::write_tgsw_key");
+}
+
+SecretKey to_secret_key(const LweKeyFile& lwe, const TgswKeyFile& tgsw) {
+  IntegerFields f;
+  f.lwe_dimension = lwe.params.lwe_dimension;
+  f.glwe_dimension = tgsw.tlwe.glwe_dimension;
+  f.polynomial_size = tgsw.tlwe.polynomial_size;
+  f.bk_base_log = tgsw.tgsw.bk_base_log;
+  f.bk_level_count = tgsw.tgsw.bk_level_count;
+  return to_secret_key(unique_match(f, "tfhe_lib::to_secret_key: the LWE and TGSW key files"), lwe,
+                       tgsw);
+}
+
+SecretKey to_secret_key(const Parameters& params, const LweKeyFile& lwe, const TgswKeyFile& tgsw) {
+  params.validate();
+  const std::string fn = "tfhe_lib::to_secret_key";
+  std::string differs;
+  auto compare = [&](const char* file, const char* field, std::uint32_t got, std::uint32_t want) {
+    if (got != want) {
+      differs += (differs.empty() ? "" : ", ") + std::string(file) + " " + field + "=" +
+                 std::to_string(got) + " (the set has " + std::to_string(want) + ")";
+    }
+  };
+  compare("LWE key", "n", lwe.params.lwe_dimension, params.lwe_dimension);
+  compare("TGSW key", "N", tgsw.tlwe.polynomial_size, params.polynomial_size);
+  compare("TGSW key", "k", tgsw.tlwe.glwe_dimension, params.glwe_dimension);
+  compare("TGSW key", "Bgbit", tgsw.tgsw.bk_base_log, params.bk_base_log);
+  compare("TGSW key", "l", tgsw.tgsw.bk_level_count, params.bk_level_count);
+  compare("LWE key", "key size", lwe.key.lwe_dimension(), params.lwe_dimension);
+  compare("TGSW key", "key polynomials", tgsw.key.glwe_dimension(), params.glwe_dimension);
+  compare("TGSW key", "key polynomial size", tgsw.key.polynomial_size(), params.polynomial_size);
+  if (!differs.empty()) {
+    throw FormatError(fn + ": the key files do not fit parameter set '" + params.name +
+                      "': " + differs);
+  }
+  return SecretKey(params, lwe.key, tgsw.key);
+}
+
+LweBatch read_gate_ciphertexts(std::istream& in, const Parameters& params,
+                               std::vector<double>* variances) {
+  return read_gate_ciphertexts_impl(in, params, variances, "tfhe_lib::read_gate_ciphertexts");
+}
+void write_gate_ciphertexts(std::ostream& out, const Parameters& params, const LweBatch& batch) {
+  write_gate_ciphertexts_impl(out, params, batch, {}, false, "tfhe_lib::write_gate_ciphertexts");
+}
+void write_gate_ciphertexts(std::ostream& out, const Parameters& params, const LweBatch& batch,
+                            std::span<const double> variances) {
+  write_gate_ciphertexts_impl(out, params, batch, variances, true,
+                              "tfhe_lib::write_gate_ciphertexts");
+}
+
+// Each save_* validates before opening, so a bad argument never truncates an existing file.
+Parameters load_parameter_set(const fs::path& path) {
+  return load_file(path, "tfhe_lib::load_parameter_set", "parameter set", read_parameter_set_impl);
+}
+void save_parameter_set(const fs::path& path, const Parameters& params) {
+  params.validate();
+  save_file(path, "tfhe_lib::save_parameter_set", [&](std::ostream& out, const std::string& ctx) {
+    write_parameter_set_impl(out, params, ctx);
+  });
+}
+LweKeyFile load_lwe_key(const fs::path& path) {
+  return load_file(path, "tfhe_lib::load_lwe_key", "LWE key", read_lwe_key_impl);
+}
+void save_lwe_key(const fs::path& path, const SecretKey& key) {
+  check_key(key, "tfhe_lib::save_lwe_key");
+  save_file(path, "tfhe_lib::save_lwe_key",
+            [&](std::ostream& out, const std::string& ctx) { write_lwe_key_impl(out, key, ctx); });
+}
+TgswKeyFile load_tgsw_key(const fs::path& path) {
+  return load_file(path, "tfhe_lib::load_tgsw_key", "TGSW key", read_tgsw_key_impl);
+}
+void save_tgsw_key(const fs::path& path, const SecretKey& key) {
+  check_key(key, "tfhe_lib::save_tgsw_key");
+  save_file(path, "tfhe_lib::save_tgsw_key",
+            [&](std::ostream& out, const std::string& ctx) { write_tgsw_key_impl(out, key, ctx); });
+}
+SecretKey load_secret_key(const fs::path& lwe_key_path, const fs::path& tgsw_key_path) {
+  const LweKeyFile lwe = load_lwe_key(lwe_key_path);
+  const TgswKeyFile tgsw = load_tgsw_key(tgsw_key_path);
+  try {
+    return to_secret_key(lwe, tgsw);
+  } catch (const FormatError& e) {
+    throw FormatError("tfhe_lib::load_secret_key: " + quoted(lwe_key_path) + " and " +
+                      quoted(tgsw_key_path) + ": " + e.what());
+  }
+}
+LweBatch load_gate_ciphertexts(const fs::path& path, const Parameters& params,
+                               std::vector<double>* variances) {
+  params.validate();
+  return load_file(path, "tfhe_lib::load_gate_ciphertexts", "ciphertexts",
+                   [&](std::istream& in, const std::string& ctx) {
+                     return read_gate_ciphertexts_impl(in, params, variances, ctx);
+                   });
+}
+void save_gate_ciphertexts(const fs::path& path, const Parameters& params, const LweBatch& batch) {
+  const std::string fn = "tfhe_lib::save_gate_ciphertexts";
+  check_ciphertext_args(params, batch, {}, false, fn);
+  save_file(path, fn, [&](std::ostream& out, const std::string& ctx) {
+    write_gate_ciphertexts_impl(out, params, batch, {}, false, ctx);
+  });
+}
+void save_gate_ciphertexts(const fs::path& path, const Parameters& params, const LweBatch& batch,
+                           std::span<const double> variances) {
+  const std::string fn = "tfhe_lib::save_gate_ciphertexts";
+  check_ciphertext_args(params, batch, variances, true, fn);
+  save_file(path, fn, [&](std::ostream& out, const std::string& ctx) {
+    write_gate_ciphertexts_impl(out, params, batch, variances, true, ctx);
+  });
+}
+
+}  // namespace torusgate::tfhe_lib

@@ -1,0 +1,731 @@
+// Tests of the TFHE library v1.1 formats (tfhe_lib_format.hpp): on the library's own vectors
+// (../shared/testdata/tfhe-lib-v1.1, skipped with a warning when absent) parsing, byte-identical
+// writing and decryption to plain.txt; on files made here, one test per kind of bad input.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <random>
+#include <sstream>
+#include <streambuf>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+#include "torusgate/core/error.hpp"
+#include "torusgate/core/gates.hpp"
+#include "torusgate/core/keys.hpp"
+#include "torusgate/core/lwe.hpp"
+#include "torusgate/core/params.hpp"
+#include "torusgate/core/tfhe_lib_format.hpp"
+
+using namespace torusgate;
+using Catch::Contains;
+using torusgate::test::seeded_rng;
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace tl = torusgate::tfhe_lib;
+
+// Requires that `expr` throws exception type `type` whose message contains `fragment`.
+#define REQUIRE_THROWS_TYPE_WITH(expr, type, fragment) \
+  do {                                                 \
+    REQUIRE_THROWS_AS(expr, type);                     \
+    REQUIRE_THROWS_WITH(expr, Contains(fragment));     \
+  } while (false)
+
+// ---- the library's vectors -------------------------------------------------------------------
+
+const fs::path data_dir{TORUSGATE_TFHE_LIB_TESTDATA};
+
+// True when the vectors are there; otherwise warns (the test then returns without asserting).
+bool have_data() {
+  std::error_code ec;
+  if (fs::is_regular_file(data_dir / "params.txt", ec)) return true;
+  WARN("TFHE library vectors not found at '" << data_dir.string() << "': test skipped");
+  return false;
+}
+
+std::string file_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in.is_open());
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// plain.txt: "# i a b c  <12 output names>", then one line per index with 16 integers.
+struct PlainBits {
+  std::vector<std::string> outputs;  // gate names in the header's order ("mux(a?b:c)" -> "mux")
+  std::vector<std::uint8_t> a, b, c;
+  std::map<std::string, std::vector<std::uint8_t>> expected;
+};
+
+PlainBits read_plain() {
+  std::ifstream in(data_dir / "plain.txt");
+  REQUIRE(in.is_open());
+  std::string header;
+  REQUIRE(std::getline(in, header));
+  REQUIRE(header.starts_with("#"));
+  std::istringstream hs(header.substr(1));
+  std::vector<std::string> columns;
+  for (std::string col; hs >> col;) columns.push_back(col.substr(0, col.find('(')));
+  REQUIRE(columns.size() == 16);
+  REQUIRE(columns[0] == "i");
+  REQUIRE(columns[1] == "a");
+  REQUIRE(columns[2] == "b");
+  REQUIRE(columns[3] == "c");
+  PlainBits plain;
+  plain.outputs.assign(columns.begin() + 4, columns.end());
+  std::size_t row = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    std::istringstream ls(line);
+    std::vector<int> v;
+    for (int x; ls >> x;) v.push_back(x);
+    INFO("plain.txt row " << row << ": " << line);
+    REQUIRE(ls.eof());
+    REQUIRE(v.size() == 16);
+    REQUIRE(v[0] == static_cast<int>(row));
+    for (std::size_t j = 1; j < v.size(); ++j) REQUIRE((v[j] == 0 || v[j] == 1));
+    plain.a.push_back(static_cast<std::uint8_t>(v[1]));
+    plain.b.push_back(static_cast<std::uint8_t>(v[2]));
+    plain.c.push_back(static_cast<std::uint8_t>(v[3]));
+    for (std::size_t g = 0; g < plain.outputs.size(); ++g) {
+      plain.expected[plain.outputs[g]].push_back(static_cast<std::uint8_t>(v[4 + g]));
+    }
+    ++row;
+  }
+  REQUIRE(row == 64);
+  return plain;
+}
+
+// The library's gate names and ours.
+const std::map<std::string, GateKind>& library_gates() {
+  static const std::map<std::string, GateKind> gates = {
+      {"and", GateKind::And},     {"nand", GateKind::Nand},   {"or", GateKind::Or},
+      {"nor", GateKind::Nor},     {"xor", GateKind::Xor},     {"xnor", GateKind::Xnor},
+      {"andny", GateKind::AndNY}, {"andyn", GateKind::AndYN}, {"orny", GateKind::OrNY},
+      {"oryn", GateKind::OrYN},   {"not", GateKind::Not},     {"mux", GateKind::Mux}};
+  return gates;
+}
+
+// ---- streams and files -----------------------------------------------------------------------
+
+template <typename WriteFn>
+std::string bytes_of(WriteFn&& write) {
+  std::ostringstream out(std::ios::binary);
+  write(out);
+  return out.str();
+}
+
+tl::LweKeyFile lwe_key_from(const std::string& bytes) {
+  std::istringstream in(bytes, std::ios::binary);
+  return tl::read_lwe_key(in);
+}
+tl::TgswKeyFile tgsw_key_from(const std::string& bytes) {
+  std::istringstream in(bytes, std::ios::binary);
+  return tl::read_tgsw_key(in);
+}
+Parameters parameter_set_from(const std::string& bytes) {
+  std::istringstream in(bytes, std::ios::binary);
+  return tl::read_parameter_set(in);
+}
+LweBatch ciphertexts_from(const std::string& bytes, const Parameters& params,
+                          std::vector<double>* variances = nullptr) {
+  std::istringstream in(bytes, std::ios::binary);
+  return tl::read_gate_ciphertexts(in, params, variances);
+}
+
+// A read-only stream buffer that cannot seek, like a pipe.
+class OneWayBuf : public std::streambuf {
+ public:
+  explicit OneWayBuf(std::string bytes) : bytes_(std::move(bytes)) {
+    setg(bytes_.data(), bytes_.data(), bytes_.data() + bytes_.size());
+  }
+
+ private:
+  std::string bytes_;
+};
+
+// A fresh directory under the system temporary directory, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = fs::temp_directory_path() /
+            ("torusgate_test_tfhe_lib_" + std::to_string(rd()) + std::to_string(rd()));
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  fs::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  fs::path path_;
+};
+
+void write_file(const fs::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  REQUIRE(out.good());
+}
+
+// ---- files made here (no vectors needed) -----------------------------------------------------
+
+// A tfhe_lib_128 secret key and 5 fresh ciphertexts, and their files in the library's format.
+struct MadeHere {
+  Csprng rng = seeded_rng(0x7f4e11b);
+  SecretKey sk{tfhe_lib_128(), rng};
+  std::vector<std::uint8_t> bits{1, 0, 0, 1, 1};
+  LweBatch ct = encrypt_bits(sk, bits, rng);
+  std::string params_txt =
+      bytes_of([](std::ostream& o) { tl::write_parameter_set(o, tfhe_lib_128()); });
+  std::string lwe_key = bytes_of([&](std::ostream& o) { tl::write_lwe_key(o, sk); });
+  std::string tgsw_key = bytes_of([&](std::ostream& o) { tl::write_tgsw_key(o, sk); });
+  std::string ctxt =
+      bytes_of([&](std::ostream& o) { tl::write_gate_ciphertexts(o, tfhe_lib_128(), ct); });
+};
+const MadeHere& made() {
+  static const MadeHere m;
+  return m;
+}
+
+// Byte offset of the first type id in a key file: just after the last "-----\n".
+std::size_t type_id_offset(const std::string& key_file) {
+  const std::size_t at = key_file.rfind("-----\n");
+  REQUIRE(at != std::string::npos);
+  return at + 6;
+}
+
+std::int32_t get_i32(const std::string& s, std::size_t offset) {
+  std::uint32_t u = 0;
+  for (int b = 3; b >= 0; --b) u = (u << 8) | static_cast<unsigned char>(s[offset + b]);
+  return static_cast<std::int32_t>(u);
+}
+void put_i32(std::string& s, std::size_t offset, std::int32_t v) {
+  const auto u = static_cast<std::uint32_t>(v);
+  for (int b = 0; b < 4; ++b) s[offset + b] = static_cast<char>((u >> (8 * b)) & 0xff);
+}
+
+std::string replaced(std::string s, const std::string& from, const std::string& to) {
+  const std::size_t at = s.find(from);
+  REQUIRE(at != std::string::npos);
+  return s.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+// ---- the library's vectors -------------------------------------------------------------------
+
+TEST_CASE("tfhe_lib: params.txt parses and maps to tfhe_lib_128", "[tfhe_lib]") {
+  if (!have_data()) return;
+  CHECK(tl::load_parameter_set(data_dir / "params.txt") == tfhe_lib_128());
+  CHECK(parameter_set_from(file_bytes(data_dir / "params.txt")) == tfhe_lib_128());
+}
+
+TEST_CASE("tfhe_lib: writing tfhe_lib_128 reproduces params.txt byte for byte", "[tfhe_lib]") {
+  if (!have_data()) return;
+  const std::string written =
+      bytes_of([](std::ostream& o) { tl::write_parameter_set(o, tfhe_lib_128()); });
+  CHECK(written == file_bytes(data_dir / "params.txt"));
+  TempDir dir;
+  tl::save_parameter_set(dir / "params.txt", tfhe_lib_128());
+  CHECK(file_bytes(dir / "params.txt") == file_bytes(data_dir / "params.txt"));
+}
+
+TEST_CASE("tfhe_lib: lwe.key and tgsw.key read, and write back byte-identical", "[tfhe_lib]") {
+  if (!have_data()) return;
+  const tl::LweKeyFile lwe = tl::load_lwe_key(data_dir / "lwe.key");
+  CHECK(lwe.params.lwe_dimension == 630);
+  CHECK(lwe.params.alpha_min == 0.00003052);  // 2^-15 printed with 8 decimals
+  CHECK(lwe.params.alpha_max == 0.012467);
+  REQUIRE(lwe.key.coefficients().size() == 630);
+  for (std::int32_t c : lwe.key.coefficients()) REQUIRE((c == 0 || c == 1));
+
+  const tl::TgswKeyFile tgsw = tl::load_tgsw_key(data_dir / "tgsw.key");
+  CHECK(tgsw.tlwe.polynomial_size == 1024);
+  CHECK(tgsw.tlwe.glwe_dimension == 1);
+  CHECK(tgsw.tlwe.alpha_min == 0.00000003);  // 2^-25 printed with 8 decimals
+  CHECK(tgsw.tgsw.bk_base_log == 7);
+  CHECK(tgsw.tgsw.bk_level_count == 3);
+  REQUIRE(tgsw.key.coefficients().size() == 1024);
+  for (std::int32_t c : tgsw.key.coefficients()) REQUIRE((c == 0 || c == 1));
+
+  const SecretKey sk = tl::to_secret_key(lwe, tgsw);
+  CHECK(sk.parameters() == tfhe_lib_128());
+  CHECK(sk.parameters() == tl::to_secret_key(tfhe_lib_128(), lwe, tgsw).parameters());
+  // Our polynomial j is the file's words [j*N, (j+1)*N), in order.
+  const std::string tgsw_bytes = file_bytes(data_dir / "tgsw.key");
+  const std::size_t coeff0 = type_id_offset(tgsw_bytes) + 4;
+  REQUIRE(get_i32(tgsw_bytes, coeff0 - 4) == tl::tgsw_key_type_id);
+  REQUIRE(tgsw_bytes.size() == coeff0 + 4 * 1024);
+  for (std::size_t i = 0; i < 1024; ++i) {
+    REQUIRE(sk.glwe_key().polynomial(0)[i] == get_i32(tgsw_bytes, coeff0 + 4 * i));
+  }
+
+  CHECK(bytes_of([&](std::ostream& o) { tl::write_lwe_key(o, sk); }) ==
+        file_bytes(data_dir / "lwe.key"));
+  CHECK(bytes_of([&](std::ostream& o) { tl::write_tgsw_key(o, sk); }) == tgsw_bytes);
+  TempDir dir;
+  tl::save_lwe_key(dir / "lwe.key", sk);
+  tl::save_tgsw_key(dir / "tgsw.key", sk);
+  CHECK(file_bytes(dir / "lwe.key") == file_bytes(data_dir / "lwe.key"));
+  CHECK(file_bytes(dir / "tgsw.key") == tgsw_bytes);
+  const SecretKey again = tl::load_secret_key(dir / "lwe.key", dir / "tgsw.key");
+  CHECK(std::ranges::equal(again.lwe_key().coefficients(), sk.lwe_key().coefficients()));
+  CHECK(std::ranges::equal(again.glwe_key().coefficients(), sk.glwe_key().coefficients()));
+}
+
+TEST_CASE("tfhe_lib: ciphertext files read as 64 samples and write back byte-identical",
+          "[tfhe_lib]") {
+  if (!have_data()) return;
+  const Parameters p = tfhe_lib_128();
+  for (const char* name : {"a", "b", "c"}) {
+    INFO(name << ".ctxt");
+    const fs::path path = data_dir / (std::string(name) + ".ctxt");
+    const std::string bytes = file_bytes(path);
+    REQUIRE(bytes.size() == 64 * tl::ciphertext_bytes(630));
+    REQUIRE(tl::ciphertext_bytes(630) == 2536);
+    std::vector<double> variances;
+    const LweBatch batch = tl::load_gate_ciphertexts(path, p, &variances);
+    REQUIRE(batch.count() == 64);
+    REQUIRE(batch.lwe_dimension() == 630);
+    // Fresh samples: the library stores alpha^2 = 2^-30, which is what we write.
+    for (double v : variances) REQUIRE(v == std::ldexp(1.0, -30));
+    CHECK(bytes_of([&](std::ostream& o) { tl::write_gate_ciphertexts(o, p, batch); }) == bytes);
+    TempDir dir;
+    tl::save_gate_ciphertexts(dir / "x.ctxt", p, batch);
+    CHECK(file_bytes(dir / "x.ctxt") == bytes);
+    // The same through a stream that cannot seek.
+    OneWayBuf buf(bytes);
+    std::istream pipe(&buf);
+    CHECK(tl::read_gate_ciphertexts(pipe, p) == batch);
+  }
+  // Gate outputs carry the library's variance estimates: kept, they write back identically too.
+  for (const auto& [gate, kind] : library_gates()) {
+    INFO("out_" << gate << ".ctxt");
+    const std::string bytes = file_bytes(data_dir / ("out_" + gate + ".ctxt"));
+    std::vector<double> variances;
+    const LweBatch batch = ciphertexts_from(bytes, p, &variances);
+    REQUIRE(batch.count() == 64);
+    REQUIRE(variances.size() == 64);
+    CHECK(bytes_of([&](std::ostream& o) { tl::write_gate_ciphertexts(o, p, batch, variances); }) ==
+          bytes);
+  }
+}
+
+TEST_CASE("tfhe_lib: plain.txt's columns are the gates they name", "[tfhe_lib]") {
+  if (!have_data()) return;
+  const PlainBits plain = read_plain();
+  REQUIRE(plain.outputs.size() == library_gates().size());
+  for (const auto& name : plain.outputs) {
+    INFO("gate " << name);
+    REQUIRE(library_gates().count(name) == 1);
+    const GateSpec spec = GateSpec::of(library_gates().at(name));
+    for (std::size_t i = 0; i < 64; ++i) {
+      REQUIRE(plain.expected.at(name)[i] == spec.evaluate(plain.a[i], plain.b[i], plain.c[i]));
+    }
+  }
+}
+
+TEST_CASE("tfhe_lib: the imported secret key decrypts the library's ciphertexts to plain.txt",
+          "[tfhe_lib]") {
+  if (!have_data()) return;
+  const PlainBits plain = read_plain();
+  const SecretKey sk = tl::load_secret_key(data_dir / "lwe.key", data_dir / "tgsw.key");
+  const Parameters& p = sk.parameters();
+  const std::map<std::string, const std::vector<std::uint8_t>*> inputs = {
+      {"a", &plain.a}, {"b", &plain.b}, {"c", &plain.c}};
+  for (const auto& [name, bits] : inputs) {
+    INFO(name << ".ctxt");
+    const LweBatch batch = tl::load_gate_ciphertexts(data_dir / (name + ".ctxt"), p);
+    CHECK(decrypt_bits(sk, batch) == *bits);
+    // Fresh encryptions: phase within 2^-10 of +-1/8 (sigma 2^-15).
+    const auto phases = batch_phases(sk, batch);
+    for (std::size_t i = 0; i < 64; ++i) {
+      const double want = (*bits)[i] ? 0.125 : -0.125;
+      const double got = static_cast<std::int32_t>(phases[i]) / 4294967296.0;
+      REQUIRE(std::abs(got - want) < std::ldexp(1.0, -10));
+    }
+  }
+  for (const auto& name : plain.outputs) {
+    INFO("out_" << name << ".ctxt");
+    const LweBatch batch = tl::load_gate_ciphertexts(data_dir / ("out_" + name + ".ctxt"), p);
+    CHECK(decrypt_bits(sk, batch) == plain.expected.at(name));
+  }
+}
+
+// ---- round trips on files made here ----------------------------------------------------------
+
+TEST_CASE("tfhe_lib: every named set writes and reads back as itself", "[tfhe_lib]") {
+  for (const Parameters& p : all_parameter_sets()) {
+    INFO(p.name);
+    const std::string text = bytes_of([&](std::ostream& o) { tl::write_parameter_set(o, p); });
+    CHECK(parameter_set_from(text) == p);
+    Csprng rng = seeded_rng(p.fingerprint());
+    const SecretKey sk(p, rng);
+    const auto lwe = lwe_key_from(bytes_of([&](std::ostream& o) { tl::write_lwe_key(o, sk); }));
+    const auto tgsw = tgsw_key_from(bytes_of([&](std::ostream& o) { tl::write_tgsw_key(o, sk); }));
+    CHECK(std::ranges::equal(lwe.key.coefficients(), sk.lwe_key().coefficients()));
+    CHECK(std::ranges::equal(tgsw.key.coefficients(), sk.glwe_key().coefficients()));
+    // The toy sets differ only in k, so the key pair identifies every set.
+    CHECK(tl::to_secret_key(lwe, tgsw).parameters() == p);
+  }
+}
+
+TEST_CASE("tfhe_lib: the text format is the library's, to the byte", "[tfhe_lib]") {
+  const std::string text = made().params_txt;
+  CHECK(
+      text.starts_with("-----BEGIN GATEBOOTSPARAMS-----\nks_basebit:          2\nks_t:          8\n"
+                       "-----END GATEBOOTSPARAMS-----\n-----BEGIN LWEPARAMS-----\n"
+                       "alpha_max: 0.01246700\nalpha_min: 0.00003052\nn:        630\n"));
+  CHECK(text.find("N:       1024\nalpha_max: 0.01246700\nalpha_min: 0.00000003\nk:          1\n") !=
+        std::string::npos);
+  CHECK(
+      text.ends_with("-----BEGIN TGSWPARAMS-----\nBgbit:          7\nl:          3\n"
+                     "-----END TGSWPARAMS-----\n"));
+  // The reader takes the library's other spellings: keys in any order, numbers unpadded.
+  CHECK(parameter_set_from(replaced(replaced(text, "ks_basebit:          2\nks_t:          8\n",
+                                             "ks_t: 8\nks_basebit: 2\n"),
+                                    "n:        630", "n: 630")) == tfhe_lib_128());
+}
+
+TEST_CASE("tfhe_lib: ciphertext files hold any number of samples, none included", "[tfhe_lib]") {
+  const Parameters p = tfhe_lib_128();
+  const MadeHere& m = made();
+  REQUIRE(m.ctxt.size() == 5 * 2536);
+  std::vector<double> variances;
+  const LweBatch back = ciphertexts_from(m.ctxt, p, &variances);
+  CHECK(back == m.ct);
+  CHECK(variances == std::vector<double>(5, std::ldexp(1.0, -30)));
+  CHECK(decrypt_bits(m.sk, back) == m.bits);
+  // One sample at a time, appended, reads as the same batch.
+  std::string one_by_one;
+  for (std::size_t i = 0; i < m.ct.count(); ++i) {
+    LweBatch single(630, 1);
+    std::copy(m.ct.sample(i).begin(), m.ct.sample(i).end(), single.sample(0).begin());
+    one_by_one += bytes_of([&](std::ostream& o) { tl::write_gate_ciphertexts(o, p, single); });
+  }
+  CHECK(one_by_one == m.ctxt);
+  // Empty file, empty batch.
+  const LweBatch none = ciphertexts_from("", p);
+  CHECK(none.count() == 0);
+  CHECK(none.lwe_dimension() == 630);
+  CHECK(bytes_of([&](std::ostream& o) { tl::write_gate_ciphertexts(o, p, none); }).empty());
+  // The variance is carried, whatever it is.
+  const std::vector<double> odd = {-1.0, std::nan(""), INFINITY, 0.0, 5e-6};
+  std::vector<double> odd_back;
+  ciphertexts_from(bytes_of([&](std::ostream& o) { tl::write_gate_ciphertexts(o, p, m.ct, odd); }),
+                   p, &odd_back);
+  REQUIRE(odd_back.size() == 5);
+  CHECK(odd_back[0] == -1.0);
+  CHECK(std::isnan(odd_back[1]));
+  CHECK(odd_back[2] == INFINITY);
+}
+
+TEST_CASE("tfhe_lib: stream readers consume one object, so objects can follow each other",
+          "[tfhe_lib]") {
+  const MadeHere& m = made();
+  std::istringstream in(m.params_txt + m.lwe_key + m.tgsw_key + m.ctxt, std::ios::binary);
+  CHECK(tl::read_parameter_set(in) == tfhe_lib_128());
+  const auto lwe = tl::read_lwe_key(in);
+  const auto tgsw = tl::read_tgsw_key(in);
+  CHECK(tl::read_gate_ciphertexts(in, tfhe_lib_128()) == m.ct);
+  CHECK(std::ranges::equal(tl::to_secret_key(lwe, tgsw).lwe_key().coefficients(),
+                           m.sk.lwe_key().coefficients()));
+}
+
+// ---- bad input -------------------------------------------------------------------------------
+
+TEST_CASE("tfhe_lib: truncated files are rejected at every length", "[tfhe_lib]") {
+  const MadeHere& m = made();
+  auto check_all = [](const std::string& bytes, auto&& read) {
+    for (std::size_t length = 0; length < bytes.size(); ++length) {
+      INFO("length " << length << " of " << bytes.size());
+      try {
+        read(bytes.substr(0, length));
+        FAIL("no exception");
+      } catch (const FormatError& e) {
+        const std::string what = e.what();
+        REQUIRE((what.find("truncated") != std::string::npos ||
+                 what.find("empty input") != std::string::npos));
+      }
+    }
+  };
+  check_all(m.params_txt, [](const std::string& b) { parameter_set_from(b); });
+  check_all(m.lwe_key, [](const std::string& b) { lwe_key_from(b); });
+  check_all(m.tgsw_key, [](const std::string& b) { tgsw_key_from(b); });
+  // Ciphertexts: every length that is not a whole number of samples (the first two samples).
+  for (std::size_t length = 1; length < 2 * 2536; ++length) {
+    if (length == 2536) continue;
+    INFO("length " << length);
+    REQUIRE_THROWS_TYPE_WITH(ciphertexts_from(m.ctxt.substr(0, length), tfhe_lib_128()),
+                             FormatError, "truncated");
+  }
+}
+
+TEST_CASE("tfhe_lib: truncation messages name what was cut and the byte counts", "[tfhe_lib]") {
+  const MadeHere& m = made();
+  const Parameters p = tfhe_lib_128();
+  REQUIRE_THROWS_TYPE_WITH(
+      lwe_key_from(""), FormatError,
+      "empty input: 0 bytes, but expected the line '-----BEGIN LWEPARAMS-----'");
+  // Inside a text line.
+  REQUIRE_THROWS_TYPE_WITH(lwe_key_from(m.lwe_key.substr(0, 30)), FormatError,
+                           "the input ends at offset 30 inside line 2 'alph' (no end of line)");
+  // At a line boundary inside the block.
+  REQUIRE_THROWS_TYPE_WITH(
+      lwe_key_from(m.lwe_key.substr(0, 26)), FormatError,
+      "the input ends at offset 26, but expected a line of the LWEPARAMS block");
+  // Between two blocks.
+  const std::size_t tlwe_end = m.tgsw_key.find("-----BEGIN TGSWPARAMS");
+  REQUIRE_THROWS_TYPE_WITH(tgsw_key_from(m.tgsw_key.substr(0, tlwe_end)), FormatError,
+                           "but expected the line '-----BEGIN TGSWPARAMS-----'");
+  // The type id.
+  const std::size_t id_at = type_id_offset(m.lwe_key);
+  REQUIRE_THROWS_TYPE_WITH(lwe_key_from(m.lwe_key.substr(0, id_at + 2)), FormatError,
+                           "truncated: the LWE key type id needs 4 bytes at offset " +
+                               std::to_string(id_at) + " but the input ends after 2 of them");
+  // The coefficients.
+  REQUIRE_THROWS_TYPE_WITH(lwe_key_from(m.lwe_key.substr(0, id_at + 4 + 100)), FormatError,
+                           "truncated: the LWE key (630 int32) needs 2520 bytes at offset " +
+                               std::to_string(id_at + 4) + " but the input ends after 100 of them");
+  const std::size_t tgsw_id_at = type_id_offset(m.tgsw_key);
+  REQUIRE_THROWS_TYPE_WITH(tgsw_key_from(m.tgsw_key.substr(0, m.tgsw_key.size() - 1)), FormatError,
+                           "truncated: the TGSW key (1024 int32) needs 4096 bytes at offset " +
+                               std::to_string(tgsw_id_at + 4) + " but the input ends after 4095");
+  // A ciphertext.
+  REQUIRE_THROWS_TYPE_WITH(ciphertexts_from(m.ctxt.substr(0, 2536 + 1000), p), FormatError,
+                           "truncated: ciphertext 1 (a type id, 630 mask words, the body and the "
+                           "variance for n=630) needs 2536 bytes at offset 2536 but the input ends "
+                           "after 1000 of them");
+}
+
+TEST_CASE("tfhe_lib: wrong type ids are rejected", "[tfhe_lib]") {
+  const MadeHere& m = made();
+  const Parameters p = tfhe_lib_128();
+  std::string lwe = m.lwe_key;
+  put_i32(lwe, type_id_offset(lwe), 44);
+  REQUIRE_THROWS_TYPE_WITH(lwe_key_from(lwe), FormatError,
+                           "type id at offset 108 is 44 but expected 43");
+  std::string tgsw = m.tgsw_key;
+  put_i32(tgsw, type_id_offset(tgsw), tl::lwe_key_type_id);
+  REQUIRE_THROWS_TYPE_WITH(tgsw_key_from(tgsw), FormatError,
+                           "is 43 but expected 169 (that is the type id of an LWE key)");
+  std::string ct = m.ctxt;
+  put_i32(ct, 2 * 2536, 7);
+  REQUIRE_THROWS_TYPE_WITH(ciphertexts_from(ct, p), FormatError,
+                           "ciphertext 2 at offset 5072 has type id 7 but expected 42");
+  put_i32(ct, 2 * 2536, tl::tgsw_key_type_id);
+  REQUIRE_THROWS_TYPE_WITH(ciphertexts_from(ct, p), FormatError, "type id of a TGSW key");
+  // A key file handed to the ciphertext reader, and ciphertexts of another dimension.
+  REQUIRE_THROWS_TYPE_WITH(ciphertexts_from(m.lwe_key, p), FormatError,
+                           "the input starts with '-----': a key or parameter file");
+  REQUIRE_THROWS_TYPE_WITH(ciphertexts_from(m.ctxt, tfhe_lib_80()), FormatError,
+                           "ciphertext 1 at offset 2016 has type id");
+}
+
+TEST_CASE("tfhe_lib: wrong block names and block order are rejected", "[tfhe_lib]") {
+  const MadeHere& m = made();
+  REQUIRE_THROWS_TYPE_WITH(
+      lwe_key_from(replaced(m.lwe_key, "BEGIN LWEPARAMS", "BEGIN LWEPARAMX")), FormatError,
+      "line 1 at offset 0 is '-----BEGIN LWEPARAMX-----' but expected '-----BEGIN LWEPARAMS-----'");
+  REQUIRE_THROWS_TYPE_WITH(lwe_key_from(m.tgsw_key), FormatError,
+                           "(a TLWEPARAMS block is not expected here)");
+  REQUIRE_THROWS_TYPE_WITH(tgsw_key_from(m.lwe_key), FormatError,
+                           "but expected '-----BEGIN TLWEPARAMS-----'");
+  REQUIRE_THROWS_TYPE_WITH(lwe_key_from(m.ctxt), FormatError, "'*\\x00\\x00\\x00");
+  // A wrong END line is neither the end nor a "key: value" line.
+  REQUIRE_THROWS_TYPE_WITH(
+      lwe_key_from(replaced(m.lwe_key, "-----END LWEPARAMS-----", "-----END LWEPARAMZ-----")),
+      FormatError, "is '-----END LWEPARAMZ-----' but expected a line of the LWEPARAMS block");
+  // The parameter set file's blocks in another order.
+  const std::string text = m.params_txt;
+  const std::size_t lwe_begin = text.find("-----BEGIN LWEPARAMS");
+  const std::size_t tlwe_begin = text.find("-----BEGIN TLWEPARAMS");
+  const std::size_t tgsw_begin = text.find("-----BEGIN TGSWPARAMS");
+  const std::string swapped =
+      text.substr(0, lwe_begin) + text.substr(tlwe_begin, tgsw_begin - tlwe_begin) +
+      text.substr(lwe_begin, tlwe_begin - lwe_begin) + text.substr(tgsw_begin);
+  REQUIRE_THROWS_TYPE_WITH(parameter_set_from(swapped), FormatError,
+                           "'-----BEGIN TLWEPARAMS-----' but expected '-----BEGIN LWEPARAMS-----' "
+                           "(a TLWEPARAMS block is not expected here)");
+  REQUIRE_THROWS_TYPE_WITH(parameter_set_from(text.substr(lwe_begin)), FormatError,
+                           "expected '-----BEGIN GATEBOOTSPARAMS-----'");
+  // A binary line longer than any text line.
+  REQUIRE_THROWS_TYPE_WITH(lwe_key_from(std::string(300, 'x')), FormatError,
+                           "is longer than 256 bytes");
+}
+
+TEST_CASE("tfhe_lib: missing, unknown and repeated keys are rejected", "[tfhe_lib]") {
+  const MadeHere& m = made();
+  REQUIRE_THROWS_TYPE_WITH(lwe_key_from(replaced(m.lwe_key, "n:        630\n", "")), FormatError,
+                           "the LWEPARAMS block that starts at offset 0 has no 'n' line");
+  REQUIRE_THROWS_TYPE_WITH(parameter_set_from(replaced(m.params_txt, "Bgbit:          7\n", "")),
+                           FormatError, "has no 'Bgbit' line");
+  REQUIRE_THROWS_TYPE_WITH(lwe_key_from(replaced(m.lwe_key, "n:   ", "m:   ")), FormatError,
+                           "has the key 'm' but the LWEPARAMS block has only the keys");
+  REQUIRE_THROWS_TYPE_WITH(
+      lwe_key_from(replaced(m.lwe_key, "n:        630\n", "n:        630\nn: 630\n")), FormatError,
+      "repeats the key 'n'");
+  REQUIRE_THROWS_TYPE_WITH(lwe_key_from(replaced(m.lwe_key, "n:        630", "n=630")), FormatError,
+                           "is 'n=630' but expected a line of the LWEPARAMS block");
+}
+
+TEST_CASE("tfhe_lib: numbers must parse completely", "[tfhe_lib]") {
+  const MadeHere& m = made();
+  const std::string& key = m.lwe_key;
+  for (const char* bad : {"63O", "630x", "-630", "", "+630", "6 30", "0x276", "630.0"}) {
+    INFO("n: '" << bad << "'");
+    REQUIRE_THROWS_TYPE_WITH(lwe_key_from(replaced(key, "n:        630", std::string("n: ") + bad)),
+                             FormatError, "LWEPARAMS 'n' is");
+  }
+  REQUIRE_THROWS_TYPE_WITH(lwe_key_from(replaced(key, "n:        630", "n: 99999999999")),
+                           FormatError, "far beyond any parameter set");
+  for (const char* bad : {"0.0124x", "", "abc", "0.01 ", "nan", "inf", "-0.5"}) {
+    INFO("alpha_max: '" << bad << "'");
+    REQUIRE_THROWS_TYPE_WITH(
+        lwe_key_from(replaced(key, "alpha_max: 0.01246700", std::string("alpha_max: ") + bad)),
+        FormatError, "LWEPARAMS 'alpha_max' is");
+  }
+  REQUIRE_THROWS_TYPE_WITH(
+      parameter_set_from(replaced(m.params_txt, "ks_t:          8", "ks_t:          8;")),
+      FormatError,
+      "GATEBOOTSPARAMS 'ks_t' is '         8;' but expected a non-negative decimal integer");
+}
+
+TEST_CASE("tfhe_lib: unknown parameter sets are rejected naming the fields", "[tfhe_lib]") {
+  const MadeHere& m = made();
+  REQUIRE_THROWS_TYPE_WITH(
+      parameter_set_from(replaced(m.params_txt, "Bgbit:          7", "Bgbit:          8")),
+      FormatError,
+      "no known parameter set has n=630 k=1 N=1024 Bgbit=8 l=3 ks_basebit=2 ks_t=8 (matching by "
+      "the integer fields only); the closest, 'tfhe_lib_128' differs in Bgbit (8 in the file, 7 in "
+      "the set)");
+  // Before anything is allocated from the count: a huge n in a key file.
+  REQUIRE_THROWS_TYPE_WITH(lwe_key_from(replaced(m.lwe_key, "n:        630", "n: 4000000000")),
+                           FormatError, "no known parameter set has n=4000000000");
+  REQUIRE_THROWS_TYPE_WITH(tgsw_key_from(replaced(m.tgsw_key, "N:       1024", "N: 1048576")),
+                           FormatError, "no known parameter set has k=1 N=1048576 Bgbit=7 l=3");
+  // The alphas are parsed but do not take part in matching (8 decimals lose them).
+  CHECK(parameter_set_from(replaced(m.params_txt, "alpha_min: 0.00003052", "alpha_min: 0.5")) ==
+        tfhe_lib_128());
+  // Matching by hand: some fields only; several matches are an error too.
+  tl::IntegerFields f;
+  f.lwe_dimension = 630;
+  CHECK(tl::match_parameter_set(f) == tfhe_lib_128());
+  f.lwe_dimension = 64;
+  REQUIRE_THROWS_TYPE_WITH(
+      tl::match_parameter_set(f), FormatError,
+      "n=64 matches several parameter sets ('toy_INSECURE', 'toy_k2_INSECURE')");
+  f.glwe_dimension = 2;
+  CHECK(tl::match_parameter_set(f) == toy_k2_insecure());
+}
+
+TEST_CASE("tfhe_lib: key files that do not fit together or a given set are rejected",
+          "[tfhe_lib]") {
+  const MadeHere& m = made();
+  const auto lwe = lwe_key_from(m.lwe_key);
+  const auto tgsw = tgsw_key_from(m.tgsw_key);
+  Csprng rng = seeded_rng(0x50f7);
+  const SecretKey other(tfhe_lib_80(), rng);
+  const auto lwe_80 = lwe_key_from(bytes_of([&](std::ostream& o) { tl::write_lwe_key(o, other); }));
+  REQUIRE_THROWS_TYPE_WITH(tl::to_secret_key(lwe_80, tgsw), FormatError,
+                           "no known parameter set has n=500 k=1 N=1024 Bgbit=7 l=3");
+  REQUIRE_THROWS_TYPE_WITH(tl::to_secret_key(tfhe_lib_80(), lwe, tgsw), FormatError,
+                           "do not fit parameter set 'tfhe_lib_80': LWE key n=630 (the set has 500)"
+                           ", TGSW key Bgbit=7 (the set has 10), TGSW key l=3 (the set has 2)");
+}
+
+TEST_CASE("tfhe_lib: non-binary key coefficients are rejected", "[tfhe_lib]") {
+  const MadeHere& m = made();
+  for (std::int32_t bad : {2, -1, 1 << 29}) {
+    INFO("coefficient value " << bad);
+    std::string lwe = m.lwe_key;
+    put_i32(lwe, type_id_offset(lwe) + 4 + 4 * 17, bad);
+    REQUIRE_THROWS_TYPE_WITH(lwe_key_from(lwe), FormatError,
+                             "the LWE key: coefficient 17 (offset " +
+                                 std::to_string(type_id_offset(lwe) + 4 + 4 * 17) + ") is " +
+                                 std::to_string(bad) + " but expected 0 or 1");
+    std::string tgsw = m.tgsw_key;
+    put_i32(tgsw, tgsw.size() - 4, bad);
+    REQUIRE_THROWS_TYPE_WITH(tgsw_key_from(tgsw), FormatError, "the TGSW key: coefficient 1023");
+  }
+}
+
+TEST_CASE("tfhe_lib: trailing bytes after a whole file's object are rejected", "[tfhe_lib]") {
+  const MadeHere& m = made();
+  TempDir dir;
+  write_file(dir / "lwe.key", m.lwe_key + "x");
+  REQUIRE_THROWS_TYPE_WITH(tl::load_lwe_key(dir / "lwe.key"), FormatError,
+                           "1 bytes of trailing data after the LWE key that ends at offset 2632");
+  write_file(dir / "tgsw.key", m.tgsw_key + m.tgsw_key);
+  REQUIRE_THROWS_TYPE_WITH(tl::load_tgsw_key(dir / "tgsw.key"), FormatError,
+                           "4308 bytes of trailing data after the TGSW key");
+  write_file(dir / "params.txt", m.params_txt + "\n");
+  REQUIRE_THROWS_TYPE_WITH(tl::load_parameter_set(dir / "params.txt"), FormatError,
+                           "trailing data after the parameter set");
+  REQUIRE_THROWS_TYPE_WITH(tl::load_secret_key(dir / "tgsw.key", dir / "tgsw.key"), FormatError,
+                           (dir / "tgsw.key").string());
+  // Ciphertext files have no end marker: extra bytes are a truncated next sample.
+  write_file(dir / "x.ctxt", m.ctxt + "xyz");
+  REQUIRE_THROWS_TYPE_WITH(tl::load_gate_ciphertexts(dir / "x.ctxt", tfhe_lib_128()), FormatError,
+                           "ciphertext 5 (a type id, 630 mask words, the body and the variance for "
+                           "n=630) needs 2536 bytes at offset 12680 but the input ends after 3");
+  // Format errors from files name the path.
+  write_file(dir / "bad.key", replaced(m.lwe_key, "n:   ", "m:   "));
+  REQUIRE_THROWS_TYPE_WITH(tl::load_lwe_key(dir / "bad.key"), FormatError,
+                           "tfhe_lib::load_lwe_key: '" + (dir / "bad.key").string() + "': line 4");
+}
+
+TEST_CASE("tfhe_lib: unopenable paths throw SystemError naming the path", "[tfhe_lib]") {
+  TempDir dir;
+  const fs::path missing = dir / "missing.key";
+  REQUIRE_THROWS_TYPE_WITH(tl::load_lwe_key(missing), SystemError, missing.string());
+  REQUIRE_THROWS_TYPE_WITH(tl::load_tgsw_key(missing), SystemError, "cannot open");
+  REQUIRE_THROWS_TYPE_WITH(tl::load_parameter_set(missing), SystemError, missing.string());
+  REQUIRE_THROWS_TYPE_WITH(tl::load_gate_ciphertexts(missing, tfhe_lib_128()), SystemError,
+                           missing.string());
+  REQUIRE_THROWS_TYPE_WITH(tl::load_secret_key(missing, missing), SystemError, missing.string());
+  fs::create_directories(dir / "d");
+  REQUIRE_THROWS_TYPE_WITH(tl::load_lwe_key(dir / "d"), SystemError, "it is a directory");
+  const fs::path no_dir = dir / "no" / "such" / "dir" / "x.ctxt";
+  REQUIRE_THROWS_TYPE_WITH(tl::save_gate_ciphertexts(no_dir, tfhe_lib_128(), made().ct),
+                           SystemError, no_dir.string());
+  REQUIRE_THROWS_TYPE_WITH(tl::save_lwe_key(no_dir, made().sk), SystemError, "cannot open");
+  REQUIRE_THROWS_TYPE_WITH(tl::save_parameter_set(no_dir, tfhe_lib_128()), SystemError,
+                           "for writing");
+}
+
+TEST_CASE("tfhe_lib: writers validate their input", "[tfhe_lib]") {
+  const MadeHere& m = made();
+  std::ostringstream out;
+  REQUIRE_INVALID_ARGUMENT(tl::write_gate_ciphertexts(out, tfhe_lib_80(), m.ct),
+                           "batch has lwe_dimension=630 but parameter set 'tfhe_lib_80' has 500");
+  const std::vector<double> three(3, 0.0);
+  REQUIRE_INVALID_ARGUMENT(tl::write_gate_ciphertexts(out, tfhe_lib_128(), m.ct, three),
+                           "3 variances given for 5 samples");
+  Parameters bad = tfhe_lib_128();
+  bad.polynomial_size = 1000;
+  REQUIRE_INVALID_ARGUMENT(tl::write_parameter_set(out, bad), "polynomial_size=1000");
+  std::istringstream in(m.ctxt, std::ios::binary);
+  REQUIRE_INVALID_ARGUMENT(tl::read_gate_ciphertexts(in, bad), "polynomial_size=1000");
+  REQUIRE_INVALID_ARGUMENT(tl::write_lwe_key(out, SecretKey{}), "empty name");
+  CHECK(out.str().empty());
+  // A failed stream is a SystemError.
+  std::ostringstream failed;
+  failed.setstate(std::ios::badbit);
+  REQUIRE_THROWS_TYPE_WITH(tl::write_lwe_key(failed, m.sk), SystemError,
+                           "tfhe_lib::write_lwe_key: the output stream failed");
+  std::istringstream failed_in(m.lwe_key);
+  failed_in.setstate(std::ios::failbit);
+  REQUIRE_THROWS_TYPE_WITH(tl::read_lwe_key(failed_in), SystemError, "already in a failed state");
+}
