@@ -20,6 +20,15 @@
 #include "torusgate/core/params.hpp"
 #include "torusgate/core/random.hpp"
 #include "torusgate/core/serialization.hpp"
+#include "test_files.hpp"
+
+using torusgate::test::read_file;
+using torusgate::test::TempDir;
+using torusgate::test::write_file;
+
+using torusgate::test::read_file;
+using torusgate::test::TempDir;
+using torusgate::test::write_file;
 
 namespace {
 
@@ -140,37 +149,6 @@ CloudKey cloud_key_from_pipe(const std::string& bytes) {
 }
 
 // ---- files -----------------------------------------------------------------------------------
-
-// A fresh directory under the system temporary directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() /
-            ("torusgate_test_serialization_" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  fs::path path_;
-};
-
-void write_file(const fs::path& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  REQUIRE(out.good());
-}
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 // ---- fixtures and comparisons ----------------------------------------------------------------
 

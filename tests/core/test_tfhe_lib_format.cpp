@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "test_files.hpp"
+#include "tfhe_lib_testdata.hpp"
 #include "test_support.hpp"
 #include "torusgate/core/error.hpp"
 #include "torusgate/core/gates.hpp"
@@ -26,6 +28,14 @@
 using namespace torusgate;
 using Catch::Contains;
 using torusgate::test::seeded_rng;
+
+using torusgate::test::data_dir;
+using torusgate::test::have_data;
+using torusgate::test::PlainBits;
+using torusgate::test::read_file;
+using torusgate::test::read_plain;
+using torusgate::test::TempDir;
+using torusgate::test::write_file;
 
 namespace {
 
@@ -41,67 +51,6 @@ namespace tl = torusgate::tfhe_lib;
 
 // ---- the library's vectors -------------------------------------------------------------------
 
-const fs::path data_dir{TORUSGATE_TFHE_LIB_TESTDATA};
-
-// True when the vectors are there; otherwise warns (the test then returns without asserting).
-bool have_data() {
-  std::error_code ec;
-  if (fs::is_regular_file(data_dir / "params.txt", ec)) return true;
-  WARN("TFHE library vectors not found at '" << data_dir.string() << "': test skipped");
-  return false;
-}
-
-std::string file_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in.is_open());
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-// plain.txt: "# i a b c  <12 output names>", then one line per index with 16 integers.
-struct PlainBits {
-  std::vector<std::string> outputs;  // gate names in the header's order ("mux(a?b:c)" -> "mux")
-  std::vector<std::uint8_t> a, b, c;
-  std::map<std::string, std::vector<std::uint8_t>> expected;
-};
-
-PlainBits read_plain() {
-  std::ifstream in(data_dir / "plain.txt");
-  REQUIRE(in.is_open());
-  std::string header;
-  REQUIRE(std::getline(in, header));
-  REQUIRE(header.starts_with("#"));
-  std::istringstream hs(header.substr(1));
-  std::vector<std::string> columns;
-  for (std::string col; hs >> col;) columns.push_back(col.substr(0, col.find('(')));
-  REQUIRE(columns.size() == 16);
-  REQUIRE(columns[0] == "i");
-  REQUIRE(columns[1] == "a");
-  REQUIRE(columns[2] == "b");
-  REQUIRE(columns[3] == "c");
-  PlainBits plain;
-  plain.outputs.assign(columns.begin() + 4, columns.end());
-  std::size_t row = 0;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    std::istringstream ls(line);
-    std::vector<int> v;
-    for (int x; ls >> x;) v.push_back(x);
-    INFO("plain.txt row " << row << ": " << line);
-    REQUIRE(ls.eof());
-    REQUIRE(v.size() == 16);
-    REQUIRE(v[0] == static_cast<int>(row));
-    for (std::size_t j = 1; j < v.size(); ++j) REQUIRE((v[j] == 0 || v[j] == 1));
-    plain.a.push_back(static_cast<std::uint8_t>(v[1]));
-    plain.b.push_back(static_cast<std::uint8_t>(v[2]));
-    plain.c.push_back(static_cast<std::uint8_t>(v[3]));
-    for (std::size_t g = 0; g < plain.outputs.size(); ++g) {
-      plain.expected[plain.outputs[g]].push_back(static_cast<std::uint8_t>(v[4 + g]));
-    }
-    ++row;
-  }
-  REQUIRE(row == 64);
-  return plain;
-}
 
 // The library's gate names and ours.
 const std::map<std::string, GateKind>& library_gates() {
@@ -150,33 +99,6 @@ class OneWayBuf : public std::streambuf {
  private:
   std::string bytes_;
 };
-
-// A fresh directory under the system temporary directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() /
-            ("torusgate_test_tfhe_lib_" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  fs::path path_;
-};
-
-void write_file(const fs::path& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  REQUIRE(out.good());
-}
 
 // ---- files made here (no vectors needed) -----------------------------------------------------
 
@@ -228,17 +150,17 @@ std::string replaced(std::string s, const std::string& from, const std::string& 
 TEST_CASE("tfhe_lib: params.txt parses and maps to tfhe_lib_128", "[tfhe_lib]") {
   if (!have_data()) return;
   CHECK(tl::load_parameter_set(data_dir / "params.txt") == tfhe_lib_128());
-  CHECK(parameter_set_from(file_bytes(data_dir / "params.txt")) == tfhe_lib_128());
+  CHECK(parameter_set_from(read_file(data_dir / "params.txt")) == tfhe_lib_128());
 }
 
 TEST_CASE("tfhe_lib: writing tfhe_lib_128 reproduces params.txt byte for byte", "[tfhe_lib]") {
   if (!have_data()) return;
   const std::string written =
       bytes_of([](std::ostream& o) { tl::write_parameter_set(o, tfhe_lib_128()); });
-  CHECK(written == file_bytes(data_dir / "params.txt"));
+  CHECK(written == read_file(data_dir / "params.txt"));
   TempDir dir;
   tl::save_parameter_set(dir / "params.txt", tfhe_lib_128());
-  CHECK(file_bytes(dir / "params.txt") == file_bytes(data_dir / "params.txt"));
+  CHECK(read_file(dir / "params.txt") == read_file(data_dir / "params.txt"));
 }
 
 TEST_CASE("tfhe_lib: lwe.key and tgsw.key read, and write back byte-identical", "[tfhe_lib]") {
@@ -263,7 +185,7 @@ TEST_CASE("tfhe_lib: lwe.key and tgsw.key read, and write back byte-identical", 
   CHECK(sk.parameters() == tfhe_lib_128());
   CHECK(sk.parameters() == tl::to_secret_key(tfhe_lib_128(), lwe, tgsw).parameters());
   // Our polynomial j is the file's words [j*N, (j+1)*N), in order.
-  const std::string tgsw_bytes = file_bytes(data_dir / "tgsw.key");
+  const std::string tgsw_bytes = read_file(data_dir / "tgsw.key");
   const std::size_t coeff0 = type_id_offset(tgsw_bytes) + 4;
   REQUIRE(get_i32(tgsw_bytes, coeff0 - 4) == tl::tgsw_key_type_id);
   REQUIRE(tgsw_bytes.size() == coeff0 + 4 * 1024);
@@ -272,13 +194,13 @@ TEST_CASE("tfhe_lib: lwe.key and tgsw.key read, and write back byte-identical", 
   }
 
   CHECK(bytes_of([&](std::ostream& o) { tl::write_lwe_key(o, sk); }) ==
-        file_bytes(data_dir / "lwe.key"));
+        read_file(data_dir / "lwe.key"));
   CHECK(bytes_of([&](std::ostream& o) { tl::write_tgsw_key(o, sk); }) == tgsw_bytes);
   TempDir dir;
   tl::save_lwe_key(dir / "lwe.key", sk);
   tl::save_tgsw_key(dir / "tgsw.key", sk);
-  CHECK(file_bytes(dir / "lwe.key") == file_bytes(data_dir / "lwe.key"));
-  CHECK(file_bytes(dir / "tgsw.key") == tgsw_bytes);
+  CHECK(read_file(dir / "lwe.key") == read_file(data_dir / "lwe.key"));
+  CHECK(read_file(dir / "tgsw.key") == tgsw_bytes);
   const SecretKey again = tl::load_secret_key(dir / "lwe.key", dir / "tgsw.key");
   CHECK(std::ranges::equal(again.lwe_key().coefficients(), sk.lwe_key().coefficients()));
   CHECK(std::ranges::equal(again.glwe_key().coefficients(), sk.glwe_key().coefficients()));
@@ -291,7 +213,7 @@ TEST_CASE("tfhe_lib: ciphertext files read as 64 samples and write back byte-ide
   for (const char* name : {"a", "b", "c"}) {
     INFO(name << ".ctxt");
     const fs::path path = data_dir / (std::string(name) + ".ctxt");
-    const std::string bytes = file_bytes(path);
+    const std::string bytes = read_file(path);
     REQUIRE(bytes.size() == 64 * tl::ciphertext_bytes(630));
     REQUIRE(tl::ciphertext_bytes(630) == 2536);
     std::vector<double> variances;
@@ -303,7 +225,7 @@ TEST_CASE("tfhe_lib: ciphertext files read as 64 samples and write back byte-ide
     CHECK(bytes_of([&](std::ostream& o) { tl::write_gate_ciphertexts(o, p, batch); }) == bytes);
     TempDir dir;
     tl::save_gate_ciphertexts(dir / "x.ctxt", p, batch);
-    CHECK(file_bytes(dir / "x.ctxt") == bytes);
+    CHECK(read_file(dir / "x.ctxt") == bytes);
     // The same through a stream that cannot seek.
     OneWayBuf buf(bytes);
     std::istream pipe(&buf);
@@ -312,7 +234,7 @@ TEST_CASE("tfhe_lib: ciphertext files read as 64 samples and write back byte-ide
   // Gate outputs carry the library's variance estimates: kept, they write back identically too.
   for (const auto& [gate, kind] : library_gates()) {
     INFO("out_" << gate << ".ctxt");
-    const std::string bytes = file_bytes(data_dir / ("out_" + gate + ".ctxt"));
+    const std::string bytes = read_file(data_dir / ("out_" + gate + ".ctxt"));
     std::vector<double> variances;
     const LweBatch batch = ciphertexts_from(bytes, p, &variances);
     REQUIRE(batch.count() == 64);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "test_files.hpp"
 #include "test_support.hpp"
 #include "torusgate/core/bootstrap.hpp"
 #include "torusgate/core/decomposition.hpp"
@@ -33,6 +34,10 @@ using namespace torusgate;
 using torusgate::test::keys_for;
 using torusgate::test::seeded_rng;
 using Catch::Contains;
+
+using torusgate::test::read_file;
+using torusgate::test::TempDir;
+using torusgate::test::write_file;
 
 namespace {
 
@@ -90,27 +95,6 @@ class FailingReadBuf : public std::streambuf {
 
  private:
   std::string bytes_;
-};
-
-// A fresh directory under the system temporary directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() /
-            ("torusgate_test_validation_" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  fs::path path_;
 };
 
 }  // namespace

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "test_files.hpp"
+#include "tfhe_lib_testdata.hpp"
 #include "test_support.hpp"
 #include "torusgate/core/backend.hpp"
 #include "torusgate/core/keys.hpp"
@@ -23,63 +25,19 @@
 using namespace torusgate;
 using torusgate::test::seeded_rng;
 
+using torusgate::test::data_dir;
+using torusgate::test::have_data;
+using torusgate::test::PlainBits;
+using torusgate::test::read_file;
+using torusgate::test::read_plain;
+using torusgate::test::TempDir;
+using torusgate::test::write_file;
+
 namespace {
 
 namespace fs = std::filesystem;
 namespace tl = torusgate::tfhe_lib;
 
-const fs::path data_dir{TORUSGATE_TFHE_LIB_TESTDATA};
-
-// True when the vectors are there; otherwise warns (the test then returns without asserting).
-bool have_data() {
-  std::error_code ec;
-  if (fs::is_regular_file(data_dir / "plain.txt", ec)) return true;
-  WARN("TFHE library vectors not found at '" << data_dir.string() << "': test skipped");
-  return false;
-}
-
-// plain.txt: "# i a b c  <12 output names>", then one line per index with 16 integers.
-struct PlainBits {
-  std::vector<std::string> outputs;  // gate names in the header's order ("mux(a?b:c)" -> "mux")
-  std::vector<std::uint8_t> a, b, c;
-  std::map<std::string, std::vector<std::uint8_t>> expected;
-};
-
-PlainBits read_plain() {
-  std::ifstream in(data_dir / "plain.txt");
-  REQUIRE(in.is_open());
-  std::string header;
-  REQUIRE(std::getline(in, header));
-  REQUIRE(header.starts_with("#"));
-  std::istringstream hs(header.substr(1));
-  std::vector<std::string> columns;
-  for (std::string col; hs >> col;) columns.push_back(col.substr(0, col.find('(')));
-  REQUIRE(columns.size() == 16);
-  REQUIRE((columns[0] == "i" && columns[1] == "a" && columns[2] == "b" && columns[3] == "c"));
-  PlainBits plain;
-  plain.outputs.assign(columns.begin() + 4, columns.end());
-  std::size_t row = 0;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    std::istringstream ls(line);
-    std::vector<int> v;
-    for (int x; ls >> x;) v.push_back(x);
-    INFO("plain.txt row " << row << ": " << line);
-    REQUIRE(ls.eof());
-    REQUIRE(v.size() == 16);
-    REQUIRE(v[0] == static_cast<int>(row));
-    for (std::size_t j = 1; j < v.size(); ++j) REQUIRE((v[j] == 0 || v[j] == 1));
-    plain.a.push_back(static_cast<std::uint8_t>(v[1]));
-    plain.b.push_back(static_cast<std::uint8_t>(v[2]));
-    plain.c.push_back(static_cast<std::uint8_t>(v[3]));
-    for (std::size_t g = 0; g < plain.outputs.size(); ++g) {
-      plain.expected[plain.outputs[g]].push_back(static_cast<std::uint8_t>(v[4 + g]));
-    }
-    ++row;
-  }
-  REQUIRE(row == 64);
-  return plain;
-}
 
 using Bits = BitSpan<CpuStorage>;
 
@@ -100,27 +58,6 @@ GateOp<CpuStorage> library_gate(const std::string& name, Bits a, Bits b, Bits c,
   FAIL("plain.txt names an unknown gate '" << name << "'");
   return {};
 }
-
-// A fresh directory under the system temporary directory, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() /
-            ("torusgate_test_tfhe_lib_interop_" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  fs::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  fs::path path_;
-};
 
 }  // namespace
 
