@@ -2,6 +2,8 @@
 // readers for parameters, keys and ciphertext batches (layout in serialization.hpp).
 #include "torusgate/core/serialization.hpp"
 
+#include "byte_writer.hpp"
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -66,68 +68,36 @@ bool known_type(std::uint32_t t) { return t >= 1 && t <= 4; }
 // ---------------------------------------------------------------------------------------------
 // Writing
 
-// Buffers bytes, hashes everything it writes, and appends the checksum in finish().
+// A ByteWriter that hashes everything it writes and appends the checksum in finish().
 class Writer {
  public:
-  Writer(std::ostream& out, std::string context) : out_(out), context_(std::move(context)) {
-    buffer_.reserve(io_chunk_bytes);
-  }
+  Writer(std::ostream& out, std::string context)
+      : out_(out, std::move(context),
+             [this](const unsigned char* data, std::size_t size) { fnv1a(hash_, data, size); }) {}
 
-  void bytes(const unsigned char* data, std::size_t size) {
-    for (std::size_t i = 0; i < size; ++i) put(data[i]);
-  }
-  void u32(std::uint32_t v) {
-    for (int b = 0; b < 4; ++b) put(static_cast<unsigned char>(v >> (8 * b)));
-  }
-  void u64(std::uint64_t v) {
-    for (int b = 0; b < 8; ++b) put(static_cast<unsigned char>(v >> (8 * b)));
-  }
-  void f64(double v) { u64(std::bit_cast<std::uint64_t>(v)); }
+  void bytes(const unsigned char* data, std::size_t size) { out_.bytes(data, size); }
+  void u32(std::uint32_t v) { out_.u32(v); }
+  void u64(std::uint64_t v) { out_.u64(v); }
+  void f64(double v) { out_.f64(v); }
   void u32_array(std::span<const std::uint32_t> words) {
-    for (std::uint32_t w : words) u32(w);
+    for (std::uint32_t w : words) out_.u32(w);
   }
   void i32_array(std::span<const std::int32_t> values) {
-    for (std::int32_t v : values) u32(static_cast<std::uint32_t>(v));
+    for (std::int32_t v : values) out_.i32(v);
   }
 
   // Writes the checksum of everything so far and flushes; throws SystemError on failure.
   void finish() {
-    flush_buffer();
-    const std::uint64_t checksum = hash_;
-    for (int b = 0; b < 8; ++b) buffer_.push_back(static_cast<unsigned char>(checksum >> (8 * b)));
-    write_buffer();
     out_.flush();
-    check_stream();
+    unsigned char checksum[8];
+    for (int b = 0; b < 8; ++b) checksum[b] = static_cast<unsigned char>(hash_ >> (8 * b));
+    out_.write_unobserved(checksum, sizeof checksum);
+    out_.finish();
   }
 
  private:
-  void put(unsigned char c) {
-    buffer_.push_back(c);
-    if (buffer_.size() == io_chunk_bytes) flush_buffer();
-  }
-  void flush_buffer() {
-    fnv1a(hash_, buffer_.data(), buffer_.size());
-    write_buffer();
-  }
-  void write_buffer() {
-    out_.write(reinterpret_cast<const char*>(buffer_.data()),
-               static_cast<std::streamsize>(buffer_.size()));
-    check_stream();
-    written_ += buffer_.size();
-    buffer_.clear();
-  }
-  void check_stream() const {
-    if (!out_) {
-      throw SystemError(context_ + ": the output stream failed after " + std::to_string(written_) +
-                        " bytes");
-    }
-  }
-
-  std::ostream& out_;
-  std::string context_;
-  std::vector<unsigned char> buffer_;
-  std::uint64_t hash_ = fnv_offset_basis;
-  std::uint64_t written_ = 0;
+  std::uint64_t hash_ = fnv_offset_basis;  // declared first: the observer uses it
+  detail::ByteWriter out_;
 };
 
 // Throws InvalidArgument unless `params` can be written (and so read back).

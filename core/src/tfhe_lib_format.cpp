@@ -2,6 +2,8 @@
 // parameter sets, LWE and TGSW keys and gate-bootstrapping ciphertexts (tfhe_lib_format.hpp).
 #include "torusgate/core/tfhe_lib_format.hpp"
 
+#include "byte_writer.hpp"
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -27,8 +29,6 @@ namespace fs = std::filesystem;
 
 // Longest text line accepted; the library's lines are under 40 bytes.
 constexpr std::size_t max_line_bytes = 256;
-// Bytes moved per stream call when writing.
-constexpr std::size_t io_chunk_bytes = std::size_t{1} << 16;
 // Column width of the library's integers ("n:        630").
 constexpr std::size_t int_width = 10;
 
@@ -526,52 +526,7 @@ LweBatch read_gate_ciphertexts_impl(std::istream& stream, const Parameters& para
 // ---------------------------------------------------------------------------------------------
 // Writing
 
-// Buffers bytes and writes them in chunks; throws SystemError when the stream fails.
-class Output {
- public:
-  Output(std::ostream& out, std::string context) : out_(out), context_(std::move(context)) {
-    buffer_.reserve(io_chunk_bytes);
-  }
-  void text(std::string_view s) {
-    for (char c : s) put(static_cast<unsigned char>(c));
-  }
-  void i32(std::int32_t v) {
-    const auto u = static_cast<std::uint32_t>(v);
-    for (int b = 0; b < 4; ++b) put(static_cast<unsigned char>(u >> (8 * b)));
-  }
-  void f64(double v) {
-    const auto u = std::bit_cast<std::uint64_t>(v);
-    for (int b = 0; b < 8; ++b) put(static_cast<unsigned char>(u >> (8 * b)));
-  }
-  void finish() {
-    flush_buffer();
-    out_.flush();
-    check();
-  }
-
- private:
-  void put(unsigned char c) {
-    buffer_.push_back(static_cast<char>(c));
-    if (buffer_.size() == io_chunk_bytes) flush_buffer();
-  }
-  void flush_buffer() {
-    out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
-    check();
-    written_ += buffer_.size();
-    buffer_.clear();
-  }
-  void check() const {
-    if (!out_) {
-      throw SystemError(context_ + ": the output stream failed after " + std::to_string(written_) +
-                        " bytes");
-    }
-  }
-
-  std::ostream& out_;
-  std::string context_;
-  std::string buffer_;
-  std::uint64_t written_ = 0;
-};
+using Output = detail::ByteWriter;
 
 // The library's value columns: integers right-aligned in 10 columns, doubles with 8 decimals.
 std::string format_uint(std::uint32_t v) {
