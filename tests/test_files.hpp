@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <sstream>
 #include <string>
 #include <system_error>
 
@@ -44,6 +45,14 @@ inline std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   REQUIRE(in.is_open());
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// What `write(std::ostream&)` writes, as bytes.
+template <typename WriteFn>
+std::string bytes_of(WriteFn&& write) {
+  std::ostringstream out(std::ios::binary);
+  write(out);
+  return out.str();
 }
 
 }  // namespace torusgate::test

@@ -22,6 +22,7 @@
 #include "torusgate/core/serialization.hpp"
 #include "test_files.hpp"
 
+using torusgate::test::bytes_of;
 using torusgate::test::read_file;
 using torusgate::test::TempDir;
 using torusgate::test::write_file;
@@ -101,13 +102,6 @@ std::string encode_header(std::uint32_t type, const Parameters& p, std::uint64_t
 }
 
 // ---- streams ---------------------------------------------------------------------------------
-
-template <typename WriteFn>
-std::string bytes_of(WriteFn&& write) {
-  std::ostringstream out(std::ios::binary);
-  write(out);
-  return out.str();
-}
 
 Parameters parameters_from(const std::string& bytes) {
   std::istringstream in(bytes, std::ios::binary);

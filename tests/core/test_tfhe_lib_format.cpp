@@ -32,6 +32,7 @@ using torusgate::test::seeded_rng;
 using torusgate::test::data_dir;
 using torusgate::test::have_data;
 using torusgate::test::PlainBits;
+using torusgate::test::bytes_of;
 using torusgate::test::read_file;
 using torusgate::test::read_plain;
 using torusgate::test::TempDir;
@@ -63,13 +64,6 @@ const std::map<std::string, GateKind>& library_gates() {
 }
 
 // ---- streams and files -----------------------------------------------------------------------
-
-template <typename WriteFn>
-std::string bytes_of(WriteFn&& write) {
-  std::ostringstream out(std::ios::binary);
-  write(out);
-  return out.str();
-}
 
 tl::LweKeyFile lwe_key_from(const std::string& bytes) {
   std::istringstream in(bytes, std::ios::binary);
