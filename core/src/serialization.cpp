@@ -3,11 +3,11 @@
 #include "torusgate/core/serialization.hpp"
 
 #include "byte_writer.hpp"
+#include "file_io.hpp"
 
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <istream>
@@ -49,12 +49,6 @@ std::string hex64(std::uint64_t v) {
   std::string s = "0x";
   for (int shift = 60; shift >= 0; shift -= 4) s += digits[(v >> shift) & 0xf];
   return s;
-}
-
-std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
-
-std::string errno_reason(int err) {
-  return err != 0 ? ": " + std::generic_category().message(err) : std::string();
 }
 
 // "parameters", "a secret key", "a cloud key", "a ciphertext batch", for messages.
@@ -482,51 +476,14 @@ LweBatch read_ciphertexts_impl(std::istream& in, const std::string& ctx,
 // ---------------------------------------------------------------------------------------------
 // Files
 
-template <typename WriteFn>
-void save_file(const fs::path& path, const std::string& fn, WriteFn&& write) {
-  errno = 0;
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out.is_open()) {
-    throw SystemError(fn + ": cannot open " + quoted(path) + " for writing" +
-                      errno_reason(errno));
-  }
-  write(out, fn + ": " + quoted(path));
-  out.close();
-  if (out.fail()) {
-    throw SystemError(fn + ": writing " + quoted(path) + " failed" + errno_reason(errno));
-  }
-}
+using detail::open_for_reading;
+using detail::quoted;
+using detail::save_file;
 
-std::ifstream open_for_reading(const fs::path& path, const std::string& fn) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    throw SystemError(fn + ": cannot open " + quoted(path) + " for reading: it is a directory");
-  }
-  errno = 0;
-  std::ifstream in(path, std::ios::binary);
-  if (!in.is_open()) {
-    throw SystemError(fn + ": cannot open " + quoted(path) + " for reading" +
-                      errno_reason(errno));
-  }
-  return in;
-}
-
-// Opens `path`, reads one object with `read(stream, context)`, and rejects trailing bytes.
+// Reads one object of `type` from `path` (see detail::load_file).
 template <typename ReadFn>
 auto load_file(const fs::path& path, const std::string& fn, ObjectType type, ReadFn&& read) {
-  std::ifstream in = open_for_reading(path, fn);
-  const std::string ctx = fn + ": " + quoted(path);
-  auto object = read(in, ctx);
-  if (in.peek() != std::ifstream::traits_type::eof()) {
-    const std::streamoff end_of_object = in.tellg();
-    in.seekg(0, std::ios::end);
-    const std::streamoff size = in.tellg();
-    throw FormatError(ctx + ": " + std::to_string(size - end_of_object) +
-                      " bytes of trailing data after " + with_article(type) +
-                      " that ends at offset " + std::to_string(end_of_object));
-  }
-  if (in.bad()) throw SystemError(ctx + ": reading failed");
-  return object;
+  return detail::load_file(path, fn, with_article(type), std::forward<ReadFn>(read));
 }
 
 std::string describe_parameters(const Parameters& p) {

@@ -3,11 +3,11 @@
 #include "torusgate/core/tfhe_lib_format.hpp"
 
 #include "byte_writer.hpp"
+#include "file_io.hpp"
 
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -31,12 +31,6 @@ namespace fs = std::filesystem;
 constexpr std::size_t max_line_bytes = 256;
 // Column width of the library's integers ("n:        630").
 constexpr std::size_t int_width = 10;
-
-std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
-
-std::string errno_reason(int err) {
-  return err != 0 ? ": " + std::generic_category().message(err) : std::string();
-}
 
 // `s` for a message: printable ASCII kept, other bytes as \xNN, cut after 48 bytes.
 std::string shown(std::string_view s) {
@@ -527,6 +521,9 @@ LweBatch read_gate_ciphertexts_impl(std::istream& stream, const Parameters& para
 // Writing
 
 using Output = detail::ByteWriter;
+using detail::load_file;
+using detail::quoted;
+using detail::save_file;
 
 // The library's value columns: integers right-aligned in 10 columns, doubles with 8 decimals.
 std::string format_uint(std::uint32_t v) {
@@ -644,51 +641,6 @@ void write_gate_ciphertexts_impl(std::ostream& stream, const Parameters& params,
 // ---------------------------------------------------------------------------------------------
 // Files
 
-template <typename WriteFn>
-void save_file(const fs::path& path, const std::string& fn, WriteFn&& write) {
-  errno = 0;
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out.is_open()) {
-    throw SystemError(fn + ": cannot open " + quoted(path) + " for writing" + errno_reason(errno));
-  }
-  write(out, fn + ": " + quoted(path));
-  out.close();
-  if (out.fail())
-    throw SystemError(fn + ": writing " + quoted(path) + " failed" + errno_reason(errno));
-}
-
-std::ifstream open_for_reading(const fs::path& path, const std::string& fn) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    throw SystemError(fn + ": cannot open " + quoted(path) + " for reading: it is a directory");
-  }
-  errno = 0;
-  std::ifstream in(path, std::ios::binary);
-  if (!in.is_open()) {
-    throw SystemError(fn + ": cannot open " + quoted(path) + " for reading" + errno_reason(errno));
-  }
-  return in;
-}
-
-// Opens `path`, reads one object with `read(stream, context)`, and rejects trailing bytes.
-template <typename ReadFn>
-auto load_file(const fs::path& path, const std::string& fn, const std::string& object,
-               ReadFn&& read) {
-  std::ifstream in = open_for_reading(path, fn);
-  const std::string ctx = fn + ": " + quoted(path);
-  auto result = read(in, ctx);
-  if (in.peek() != std::ifstream::traits_type::eof()) {
-    const std::streamoff end_of_object = in.tellg();
-    in.seekg(0, std::ios::end);
-    const std::streamoff size = in.tellg();
-    throw FormatError(ctx + ": " + std::to_string(size - end_of_object) +
-                      " bytes of trailing data after the " + object + " that ends at offset " +
-                      std::to_string(end_of_object));
-  }
-  if (in.bad()) throw SystemError(ctx + ": reading failed");
-  return result;
-}
-
 }  // namespace
 
 Parameters match_parameter_set(const IntegerFields& fields) {
@@ -765,7 +717,8 @@ void write_gate_ciphertexts(std::ostream& out, const Parameters& params, const L
 
 // Each save_* validates before opening, so a bad argument never truncates an existing file.
 Parameters load_parameter_set(const fs::path& path) {
-  return load_file(path, "tfhe_lib::load_parameter_set", "parameter set", read_parameter_set_impl);
+  return load_file(path, "tfhe_lib::load_parameter_set", "the parameter set",
+                   read_parameter_set_impl);
 }
 void save_parameter_set(const fs::path& path, const Parameters& params) {
   params.validate();
@@ -774,7 +727,7 @@ void save_parameter_set(const fs::path& path, const Parameters& params) {
   });
 }
 LweKeyFile load_lwe_key(const fs::path& path) {
-  return load_file(path, "tfhe_lib::load_lwe_key", "LWE key", read_lwe_key_impl);
+  return load_file(path, "tfhe_lib::load_lwe_key", "the LWE key", read_lwe_key_impl);
 }
 void save_lwe_key(const fs::path& path, const SecretKey& key) {
   check_key(key, "tfhe_lib::save_lwe_key");
@@ -782,7 +735,7 @@ void save_lwe_key(const fs::path& path, const SecretKey& key) {
             [&](std::ostream& out, const std::string& ctx) { write_lwe_key_impl(out, key, ctx); });
 }
 TgswKeyFile load_tgsw_key(const fs::path& path) {
-  return load_file(path, "tfhe_lib::load_tgsw_key", "TGSW key", read_tgsw_key_impl);
+  return load_file(path, "tfhe_lib::load_tgsw_key", "the TGSW key", read_tgsw_key_impl);
 }
 void save_tgsw_key(const fs::path& path, const SecretKey& key) {
   check_key(key, "tfhe_lib::save_tgsw_key");
@@ -802,7 +755,7 @@ SecretKey load_secret_key(const fs::path& lwe_key_path, const fs::path& tgsw_key
 LweBatch load_gate_ciphertexts(const fs::path& path, const Parameters& params,
                                std::vector<double>* variances) {
   params.validate();
-  return load_file(path, "tfhe_lib::load_gate_ciphertexts", "ciphertexts",
+  return load_file(path, "tfhe_lib::load_gate_ciphertexts", "the ciphertexts",
                    [&](std::istream& in, const std::string& ctx) {
                      return read_gate_ciphertexts_impl(in, params, variances, ctx);
                    });
