@@ -40,27 +40,36 @@ BootstrappingKeyFourier::BootstrappingKeyFourier(const BootstrappingKey& bk,
 
 namespace {
 
-// For each of G gates t: product_t[c] = sum_q digits_t[q] * key[q][c], c < k1, on split
-// spectra of M points. The key is in the blocked layout of BootstrappingKeyFourier (read
-// sequentially, each block once for all G gates); the accumulators of 8 points stay in
-// registers across all rows. K1 = 0: k1 known at run time only (fallback).
+// One external product in the Fourier domain for `gates` accumulators (split spectra of M
+// points): product_t[c] = sum_q digits_t[q] * key[q][c] for q < rows, c < k1.
+struct ExternalProduct {
+  const double* digits;        // gate t, row q at digits + t*digit_stride + q*2M
+  std::size_t digit_stride;
+  const double* key;           // one GGSW in the blocked layout of BootstrappingKeyFourier
+  std::size_t rows, k1, M;
+  double* product;             // gate t, column c at product + t*product_stride + c*2M
+  std::size_t product_stride;
+};
+
+// G gates at once: each key block is read once for all of them (sequentially), and the
+// accumulators of 8 points stay in registers across all rows. K1 = 0: k1 known at run time
+// only (fallback).
 template <std::size_t K1, std::size_t G>
-void external_product_fourier(const double* digits, std::size_t digit_stride, const double* key,
-                              std::size_t rows, std::size_t k1, std::size_t M, double* product,
-                              std::size_t product_stride) {
+void external_product_fourier(const ExternalProduct& x) {
   constexpr std::size_t kMax = K1 == 0 ? 9 : K1;
-  const std::size_t cols = K1 == 0 ? k1 : K1;
-  const std::size_t stride = 2 * M;  // doubles per spectrum
+  const std::size_t cols = K1 == 0 ? x.k1 : K1;
+  const std::size_t M = x.M, stride = 2 * M;  // doubles per spectrum
+  const double* key = x.key;
   for (std::size_t j = 0; j < M; j += 8) {
     Vec8 acc_re[G][kMax], acc_im[G][kMax];
     for (std::size_t t = 0; t < G; ++t) {
       for (std::size_t c = 0; c < cols; ++c) acc_re[t][c] = acc_im[t][c] = Vec8{};
     }
-    for (std::size_t q = 0; q < rows; ++q) {
+    for (std::size_t q = 0; q < x.rows; ++q) {
       Vec8 dr[G], di[G];
       for (std::size_t t = 0; t < G; ++t) {
-        dr[t] = load8(digits + t * digit_stride + q * stride + j);
-        di[t] = load8(digits + t * digit_stride + q * stride + M + j);
+        dr[t] = load8(x.digits + t * x.digit_stride + q * stride + j);
+        di[t] = load8(x.digits + t * x.digit_stride + q * stride + M + j);
       }
       for (std::size_t c = 0; c < cols; ++c, key += 16) {
         const Vec8 kr = load8(key);
@@ -75,38 +84,35 @@ void external_product_fourier(const double* digits, std::size_t digit_stride, co
     }
     for (std::size_t t = 0; t < G; ++t) {
       for (std::size_t c = 0; c < cols; ++c) {
-        store8(product + t * product_stride + c * stride + j, acc_re[t][c]);
-        store8(product + t * product_stride + c * stride + M + j, acc_im[t][c]);
+        store8(x.product + t * x.product_stride + c * stride + j, acc_re[t][c]);
+        store8(x.product + t * x.product_stride + c * stride + M + j, acc_im[t][c]);
       }
     }
   }
 }
 
 template <std::size_t K1>
-void external_product_fourier_group(const double* digits, std::size_t digit_stride,
-                                    std::size_t gates, const double* key, std::size_t rows,
-                                    std::size_t k1, std::size_t M, double* product,
-                                    std::size_t product_stride) {
+void external_product_fourier_group(const ExternalProduct& x, std::size_t gates) {
   switch (gates) {
-    case 4: return external_product_fourier<K1, 4>(digits, digit_stride, key, rows, k1, M, product, product_stride);
-    case 3: return external_product_fourier<K1, 3>(digits, digit_stride, key, rows, k1, M, product, product_stride);
-    case 2: return external_product_fourier<K1, 2>(digits, digit_stride, key, rows, k1, M, product, product_stride);
-    default: return external_product_fourier<K1, 1>(digits, digit_stride, key, rows, k1, M, product, product_stride);
+    case 4: return external_product_fourier<K1, 4>(x);
+    case 3: return external_product_fourier<K1, 3>(x);
+    case 2: return external_product_fourier<K1, 2>(x);
+    default: return external_product_fourier<K1, 1>(x);
   }
 }
 
 // External products of `gates` (at most BlindRotator::group_size) digit sets with one GGSW.
-void external_product_fourier(const double* digits, std::size_t digit_stride, std::size_t gates,
-                              const double* key, std::size_t rows, std::size_t k1, std::size_t M,
-                              double* product, std::size_t product_stride) {
-  switch (k1) {
-    case 2: return external_product_fourier_group<2>(digits, digit_stride, gates, key, rows, k1, M, product, product_stride);
-    case 3: return external_product_fourier_group<3>(digits, digit_stride, gates, key, rows, k1, M, product, product_stride);
+void external_product_fourier(const ExternalProduct& x, std::size_t gates) {
+  switch (x.k1) {
+    case 2: return external_product_fourier_group<2>(x, gates);
+    case 3: return external_product_fourier_group<3>(x, gates);
     default:
-      // Large k: one gate at a time (register pressure).
+      // Larger k: one gate at a time (register pressure).
       for (std::size_t t = 0; t < gates; ++t) {
-        external_product_fourier<0, 1>(digits + t * digit_stride, digit_stride, key, rows, k1, M,
-                                       product + t * product_stride, product_stride);
+        ExternalProduct one = x;
+        one.digits += t * x.digit_stride;
+        one.product += t * x.product_stride;
+        external_product_fourier<0, 1>(one);
       }
   }
 }
@@ -152,8 +158,9 @@ void BlindRotator::cmux_group(std::size_t i, const std::uint32_t* powers, Torus3
           std::span<double>(digit_spectra_.data() + (t * rows + c * l) * N, l * N));
     }
   }
-  external_product_fourier(digit_spectra_.data(), rows * N, gates, key_.ggsw(i), rows, k1, N / 2,
-                           product_spectra_.data(), k1 * N);
+  external_product_fourier(ExternalProduct{digit_spectra_.data(), rows * N, key_.ggsw(i), rows,
+                                           k1, N / 2, product_spectra_.data(), k1 * N},
+                           gates);
   for (std::size_t t = 0; t < gates; ++t) {
     for (std::size_t c = 0; c < k1; ++c) {
       fft_.inverse_add(std::span<const double>(product_spectra_.data() + (t * k1 + c) * N, N),
