@@ -58,11 +58,10 @@ struct CpuBackend::Workspace {
     const std::size_t n1 = p.lwe_dimension + 1, big1 = p.extracted_lwe_dimension() + 1;
     pre.resize(rotations * n1);
     extracted.resize(rotations * big1);
-    ks_in.resize(rotations * big1);
     ks_out.resize(rotations * n1);
   }
   BlindRotator rotator;
-  AlignedVector<Torus32> pre, extracted, ks_in, ks_out;
+  AlignedVector<Torus32> pre, extracted, ks_out;
 };
 
 CpuBackend::CpuBackend(std::shared_ptr<const CloudKey> key, Threading threading,
@@ -154,22 +153,25 @@ void CpuBackend::run_task(Workspace& ws, std::span<const GateOp<Storage>> batch,
   }
   ws.rotator.bootstrap_extract(std::span<const Torus32>(ws.pre.data(), r * n1), r, eighth,
                                std::span<Torus32>(ws.extracted.data(), r * big1));
+  // Key-switching inputs, compacted in place: job g's extracted sample moves to slot g
+  // (g <= its first slot, so a forward copy never overwrites a sample still to be read);
+  // a MUX first sums its two samples and adds 1/8.
   std::size_t e = 0;
   for (std::size_t g = 0; g < jobs.size(); ++g) {
-    Torus32* dst = ws.ks_in.data() + g * big1;
-    const Torus32* src = ws.extracted.data() + e * big1;
+    Torus32* src = ws.extracted.data() + e * big1;
     if (batch[jobs[g].op].spec.kind == GateKind::Mux) {
       const Torus32* src2 = src + big1;
-      for (std::size_t t = 0; t < big1; ++t) dst[t] = src[t] + src2[t];
-      dst[big1 - 1] += eighth;
+      for (std::size_t t = 0; t < big1; ++t) src[t] += src2[t];
+      src[big1 - 1] += eighth;
       e += 2;
     } else {
-      std::copy(src, src + big1, dst);
       e += 1;
     }
+    Torus32* dst = ws.extracted.data() + g * big1;
+    if (src != dst) std::copy(src, src + big1, dst);
   }
   key_switch(context_->cloud_key().key_switching_key(),
-             std::span<const Torus32>(ws.ks_in.data(), jobs.size() * big1), jobs.size(),
+             std::span<const Torus32>(ws.extracted.data(), jobs.size() * big1), jobs.size(),
              std::span<Torus32>(ws.ks_out.data(), jobs.size() * n1));
   for (std::size_t g = 0; g < jobs.size(); ++g) {
     std::copy(ws.ks_out.data() + g * n1, ws.ks_out.data() + (g + 1) * n1,
