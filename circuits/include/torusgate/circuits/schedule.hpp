@@ -1,0 +1,64 @@
+// compile(): turns a recorded Circuit into backend batches. Gates are levelized (a gate runs
+// in the batch after the last of its inputs), so every gate whose inputs are ready shares one
+// batch, whatever operation recorded it: the number of bootstrapping batches is the depth.
+// Gates no output needs are dropped. Intermediate bits live in one scratch buffer whose slots
+// are reused once their last reader has run (sized by interval allocation over the levels);
+// gates that produce a whole output plane write straight into the output buffer.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "torusgate/circuits/netlist.hpp"
+
+namespace torusgate::circuits {
+
+// Where a run of bits lives while a schedule executes.
+struct Location {
+  enum class Space : std::uint8_t { Input, Scratch, Output };
+  Space space = Space::Scratch;
+  std::uint32_t index = 0;  // input or output number
+  std::size_t offset = 0;   // first bit
+};
+
+// One backend GateOp: `count` lanes, inputs and output contiguous.
+struct ScheduledOp {
+  GateSpec spec;
+  std::array<Location, 3> in{};
+  Location out{};
+  std::size_t count = 0;
+};
+
+struct OutputInfo {
+  IntType type;
+  std::size_t rows = 0;
+  std::size_t cols = 0;
+  std::size_t bits() const { return type.width * rows * cols; }
+};
+
+// What a schedule will cost, counted in single-bit gates.
+struct ScheduleCost {
+  std::uint32_t depth = 0;          // bootstrapping levels (batches with a bootstrap)
+  std::size_t batches = 0;          // backend evaluate() calls
+  std::uint64_t bootstraps = 0;     // blind rotations (MUX counts 2)
+  std::uint64_t gates = 0;          // bootstrapped gates
+  std::uint64_t free_gates = 0;     // copies, negations and constants into output buffers
+  std::size_t scratch_bits = 0;     // peak intermediate storage, in encrypted bits
+};
+
+struct Schedule {
+  std::vector<std::vector<ScheduledOp>> batches;
+  std::vector<InputInfo> inputs;
+  std::vector<OutputInfo> outputs;
+  std::size_t scratch_bits = 0;
+  ScheduleCost cost;
+};
+
+// Schedules the gates `outputs` need. Throws InvalidArgument if an output does not belong
+// to the circuit (refers to an input or gate it does not have).
+Schedule compile(const Circuit& circuit, std::span<const Expr> outputs);
+
+}  // namespace torusgate::circuits

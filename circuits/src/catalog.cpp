@@ -1,0 +1,168 @@
+// The operation catalog.
+#include "torusgate/circuits/catalog.hpp"
+
+#include "torusgate/circuits/arithmetic.hpp"
+#include "torusgate/circuits/multiply.hpp"
+#include "torusgate/core/error.hpp"
+
+namespace torusgate::circuits {
+namespace {
+
+using Record = std::function<Expr(Circuit&, const Expr&, const Expr&)>;
+using Reference = std::function<__int128(__int128, __int128, IntType)>;
+
+std::size_t same_width(std::size_t w) { return w; }
+std::size_t one_bit(std::size_t) { return 1; }
+std::size_t double_width(std::size_t w) { return 2 * w; }
+
+// The two's complement bits of v in `width` bits, read back in the type.
+__int128 wrap(__int128 v, IntType type) {
+  const unsigned w = static_cast<unsigned>(type.width);
+  unsigned __int128 u = static_cast<unsigned __int128>(v);
+  if (w < 128) u &= (static_cast<unsigned __int128>(1) << w) - 1;
+  if (type.is_signed && w < 128 && ((u >> (w - 1)) & 1)) u |= ~static_cast<unsigned __int128>(0) << w;
+  return static_cast<__int128>(u);
+}
+
+Operation op(std::string name, std::string summary, int arity, Record record, Reference reference,
+             std::size_t (*result_width)(std::size_t) = same_width) {
+  Operation o;
+  o.name = std::move(name);
+  o.summary = std::move(summary);
+  o.arity = arity;
+  o.record = std::move(record);
+  o.reference = std::move(reference);
+  o.result_width = result_width;
+  return o;
+}
+
+std::vector<Operation> build() {
+  std::vector<Operation> ops;
+  ops.push_back(op("not", "bitwise NOT (free)", 1,
+                   [](Circuit&, const Expr& x, const Expr&) { return bit_not(x); },
+                   [](__int128 x, __int128, IntType) { return ~x; }));
+  ops.push_back(op("and", "bitwise AND", 2,
+                   [](Circuit& c, const Expr& x, const Expr& y) { return bit_and(c, x, y); },
+                   [](__int128 x, __int128 y, IntType) { return x & y; }));
+  ops.push_back(op("or", "bitwise OR", 2,
+                   [](Circuit& c, const Expr& x, const Expr& y) { return bit_or(c, x, y); },
+                   [](__int128 x, __int128 y, IntType) { return x | y; }));
+  ops.push_back(op("xor", "bitwise XOR", 2,
+                   [](Circuit& c, const Expr& x, const Expr& y) { return bit_xor(c, x, y); },
+                   [](__int128 x, __int128 y, IntType) { return x ^ y; }));
+  ops.push_back(op("select", "x_0 ? x : y (MUX per bit)", 2,
+                   [](Circuit& c, const Expr& x, const Expr& y) {
+                     return select(c, bit_range(x, 0, 1), x, y);
+                   },
+                   [](__int128 x, __int128 y, IntType) { return (x & 1) ? x : y; }));
+  for (AdderKind kind : {AdderKind::Ripple, AdderKind::NumberWise, AdderKind::KoggeStone,
+                         AdderKind::Sklansky}) {
+    Operation o = op("add." + std::string(adder_name(kind)), "x + y", 2,
+                     [kind](Circuit& c, const Expr& x, const Expr& y) { return add(c, x, y, kind); },
+                     [](__int128 x, __int128 y, IntType) { return x + y; });
+    o.is_default = kind == default_adder;
+    ops.push_back(std::move(o));
+  }
+  ops.push_back(op("subtract", "x - y", 2,
+                   [](Circuit& c, const Expr& x, const Expr& y) { return subtract(c, x, y); },
+                   [](__int128 x, __int128 y, IntType) { return x - y; }));
+  ops.push_back(op("negate", "-x", 1,
+                   [](Circuit& c, const Expr& x, const Expr&) { return negate(c, x); },
+                   [](__int128 x, __int128, IntType) { return -x; }));
+  {
+    Operation o = op("abs", "|x| (unsigned result)", 1,
+                     [](Circuit& c, const Expr& x, const Expr&) { return abs(c, x); },
+                     [](__int128 x, __int128, IntType) { return x < 0 ? -x : x; });
+    o.unsigned_ok = false;
+    ops.push_back(std::move(o));
+  }
+  const auto cmp = [&](std::string name, std::string summary,
+                       Expr (*fn)(Circuit&, const Expr&, const Expr&),
+                       bool (*ref)(__int128, __int128)) {
+    ops.push_back(op(std::move(name), std::move(summary), 2,
+                     [fn](Circuit& c, const Expr& x, const Expr& y) { return fn(c, x, y); },
+                     [ref](__int128 x, __int128 y, IntType) -> __int128 { return ref(x, y) ? 1 : 0; },
+                     one_bit));
+  };
+  cmp("equal", "x == y", equal, [](__int128 x, __int128 y) { return x == y; });
+  cmp("not_equal", "x != y", not_equal, [](__int128 x, __int128 y) { return x != y; });
+  cmp("less", "x < y", less, [](__int128 x, __int128 y) { return x < y; });
+  cmp("less_equal", "x <= y", less_equal, [](__int128 x, __int128 y) { return x <= y; });
+  cmp("greater", "x > y", greater, [](__int128 x, __int128 y) { return x > y; });
+  cmp("greater_equal", "x >= y", greater_equal, [](__int128 x, __int128 y) { return x >= y; });
+  ops.push_back(op("min", "min(x, y)", 2,
+                   [](Circuit& c, const Expr& x, const Expr& y) { return min(c, x, y); },
+                   [](__int128 x, __int128 y, IntType) { return x < y ? x : y; }));
+  ops.push_back(op("max", "max(x, y)", 2,
+                   [](Circuit& c, const Expr& x, const Expr& y) { return max(c, x, y); },
+                   [](__int128 x, __int128 y, IntType) { return x < y ? y : x; }));
+  ops.push_back(op("shift_left.1", "x << 1 (free)", 1,
+                   [](Circuit&, const Expr& x, const Expr&) { return shift_left(x, 1); },
+                   [](__int128 x, __int128, IntType) { return x * 2; }));
+  ops.push_back(op("shift_right.1", "x >> 1, arithmetic if signed (free)", 1,
+                   [](Circuit&, const Expr& x, const Expr&) { return shift_right(x, 1); },
+                   [](__int128 x, __int128, IntType) { return x >> 1; }));
+  ops.push_back(op("rotate_left.3", "rotate x left by 3 (free)", 1,
+                   [](Circuit&, const Expr& x, const Expr&) { return rotate_left(x, 3); },
+                   [](__int128 x, __int128, IntType t) {
+                     const unsigned w = static_cast<unsigned>(t.width);
+                     const unsigned __int128 mask = (static_cast<unsigned __int128>(1) << w) - 1;
+                     const unsigned __int128 u = static_cast<unsigned __int128>(x) & mask;
+                     const unsigned k = 3 % w;
+                     return static_cast<__int128>(((u << k) | (u >> ((w - k) % w))) & mask);
+                   }));
+  ops.push_back(op("widen", "x extended to 2n bits (free)", 1,
+                   [](Circuit&, const Expr& x, const Expr&) { return resize(x, 2 * x.width()); },
+                   [](__int128 x, __int128, IntType) { return x; }, double_width));
+  for (MultiplierKind kind : {MultiplierKind::Dadda, MultiplierKind::Tree, MultiplierKind::Karatsuba}) {
+    for (Product product : {Product::Wrapping, Product::Full}) {
+      const bool full = product == Product::Full;
+      Operation o = op(std::string(full ? "mul.full." : "mul.wrapping.") +
+                           std::string(multiplier_name(kind)),
+                       full ? "x * y, 2n-bit result" : "x * y mod 2^n", 2,
+                       [kind, product](Circuit& c, const Expr& x, const Expr& y) {
+                         return multiply(c, x, y, product, kind);
+                       },
+                       [](__int128 x, __int128 y, IntType) { return x * y; },
+                       full ? double_width : same_width);
+      o.is_default = kind == default_multiplier;
+      ops.push_back(std::move(o));
+    }
+  }
+  ops.push_back(op("mul.constant", "x * 89 mod 2^n (no AND gates)", 1,
+                   [](Circuit& c, const Expr& x, const Expr&) { return multiply_constant(c, x, 89); },
+                   [](__int128 x, __int128, IntType) { return x * 89; }));
+  ops.push_back(op("mul.constant.negative", "x * -3 mod 2^n (no AND gates)", 1,
+                   [](Circuit& c, const Expr& x, const Expr&) { return multiply_constant(c, x, -3); },
+                   [](__int128 x, __int128, IntType) { return x * -3; }));
+  // References wrap to the result type (two's complement) so that callers compare bits.
+  for (Operation& o : ops) {
+    auto ref = o.reference;
+    auto rw = o.result_width;
+    const bool is_compare = o.result_width(8) == 1;
+    const bool unsigned_result = o.name == "abs";
+    o.reference = [ref, rw, is_compare, unsigned_result](__int128 x, __int128 y, IntType t) {
+      const IntType out{rw(t.width), t.is_signed && !is_compare && !unsigned_result};
+      return wrap(ref(x, y, t), out);
+    };
+  }
+  return ops;
+}
+
+}  // namespace
+
+const std::vector<Operation>& operation_catalog() {
+  static const std::vector<Operation> ops = build();
+  return ops;
+}
+
+const Operation& find_operation(const std::string& name) {
+  std::string names;
+  for (const Operation& o : operation_catalog()) {
+    if (o.name == name) return o;
+    names += (names.empty() ? "" : ", ") + o.name;
+  }
+  throw InvalidArgument("find_operation: no operation '" + name + "'; the catalog has " + names);
+}
+
+}  // namespace torusgate::circuits

@@ -1,0 +1,111 @@
+// Sums, dot products, matrix products and the steps of Cannon's algorithm (L. E. Cannon,
+// "A cellular computer to implement the Kalman filter algorithm", PhD thesis, 1969), all as
+// fused bit heaps.
+#include "torusgate/circuits/linalg.hpp"
+
+#include <string>
+#include <vector>
+
+#include "plane_ops.hpp"
+#include "torusgate/circuits/arithmetic.hpp"
+#include "torusgate/circuits/multiply.hpp"
+#include "torusgate/core/error.hpp"
+
+namespace torusgate::circuits {
+
+Expr sum(Circuit& c, const Expr& x, std::size_t width) {
+  if (width == 0) width = x.width();
+  BitHeap heap(width, 1);
+  for (std::size_t e = 0; e < x.lanes(); ++e) heap.add(x.elements(e, 1));
+  return heap.sum(c, x.is_signed());
+}
+
+Expr dot(Circuit& c, const Expr& x, const Expr& y, std::size_t width) {
+  check_same_shape(x, y, "dot");
+  if (width == 0) width = x.width();
+  // The partial products of all elements in one batch, then one heap over the lanes.
+  const std::size_t n = x.width();
+  BitHeap heap(width, 1);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; i + j < width && j < n; ++j) {
+      const Plane pp = c.and_(x.bit(j), y.bit(i));
+      const bool negative = x.is_signed() && ((i == n - 1) != (j == n - 1));
+      for (std::size_t e = 0; e < x.lanes(); ++e) heap.add_bit(i + j, pp.slice(e, 1), negative);
+    }
+  return heap.sum(c, x.is_signed());
+}
+
+Expr transpose(const Expr& a) {
+  std::vector<std::size_t> order;
+  order.reserve(a.lanes());
+  for (std::size_t j = 0; j < a.cols(); ++j)
+    for (std::size_t i = 0; i < a.rows(); ++i) order.push_back(i * a.cols() + j);
+  return a.gather(order).reshape(a.cols(), a.rows());
+}
+
+Expr matmul(Circuit& c, const Expr& a, const Expr& b, std::size_t width) {
+  EXPECTS(a.type() == b.type(), "matmul: operands are " + to_string(a.type()) + " and " +
+                                    to_string(b.type()));
+  EXPECTS(a.cols() == b.rows(), "matmul: A is " + std::to_string(a.rows()) + " x " +
+                                    std::to_string(a.cols()) + " but B is " +
+                                    std::to_string(b.rows()) + " x " + std::to_string(b.cols()));
+  if (width == 0) width = a.width();
+  const std::size_t r = a.rows(), k = a.cols(), s = b.cols();
+  BitHeap heap(width, r * s);
+  for (std::size_t t = 0; t < k; ++t) {
+    std::vector<std::size_t> ai, bi;
+    for (std::size_t i = 0; i < r; ++i)
+      for (std::size_t j = 0; j < s; ++j) {
+        ai.push_back(i * k + t);
+        bi.push_back(t * s + j);
+      }
+    heap.add_product(c, a.gather(ai), b.gather(bi));
+  }
+  return heap.sum(c, a.is_signed()).reshape(r, s);
+}
+
+CannonRows cannon_step(Circuit& c, const Expr& a, const Expr& b, const CannonRows& acc,
+                       std::size_t grid, std::size_t step, std::size_t width) {
+  const std::size_t q = a.rows();
+  EXPECTS(a.type() == b.type(), "cannon_step: operands are " + to_string(a.type()) + " and " +
+                                    to_string(b.type()));
+  EXPECTS(a.cols() == q && b.rows() == q && b.cols() == q,
+          "cannon_step: A is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) +
+              " and B is " + std::to_string(b.rows()) + " x " + std::to_string(b.cols()) +
+              " but Cannon's algorithm needs two square matrices of the same size");
+  EXPECTS(grid >= 1 && q % grid == 0, "cannon_step: a grid of " + std::to_string(grid) +
+                                          " blocks does not divide " + std::to_string(q) +
+                                          " rows");
+  EXPECTS(width >= 1, "cannon_step: width 0");
+  const std::size_t block = q / grid;
+  BitHeap heap(width, q * q);
+  if (acc.row0.width() > 0) {
+    heap.add(acc.row0);
+    heap.add(acc.row1);
+  }
+  // Block (I, J) meets A(I, K) and B(K, J), K = (I + J + step) mod grid: the cyclic shifts
+  // of Cannon's alignment are views, so the step is one multiply-accumulate round.
+  for (std::size_t t = 0; t < block; ++t) {
+    std::vector<std::size_t> ai, bi;
+    for (std::size_t i = 0; i < q; ++i)
+      for (std::size_t j = 0; j < q; ++j) {
+        const std::size_t kb = (i / block + j / block + step) % grid;
+        const std::size_t kk = kb * block + t;
+        ai.push_back(i * q + kk);
+        bi.push_back(kk * q + j);
+      }
+    heap.add_product(c, a.gather(ai), b.gather(bi));
+  }
+  auto [r0, r1] = heap.reduce_to_two(c);
+  return CannonRows{r0.reshape(q, q), r1.reshape(q, q)};
+}
+
+Expr cannon_finish(Circuit& c, const CannonRows& acc, bool is_signed) {
+  check_same_shape(acc.row0, acc.row1, "cannon_finish");
+  detail::PlaneSum s = detail::add_planes(c, acc.row0.bits(), acc.row1.bits(),
+                                          Plane::constant(false, acc.row0.lanes()),
+                                          default_adder, false);
+  return Expr(std::move(s.sum), is_signed).reshape(acc.row0.rows(), acc.row0.cols());
+}
+
+}  // namespace torusgate::circuits
