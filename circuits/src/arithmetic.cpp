@@ -39,7 +39,7 @@ Expr bitwise(Circuit& c, const Expr& x, const Expr& y, GateKind kind, std::strin
   out.reserve(x.width());
   for (std::size_t j = 0; j < x.width(); ++j)
     out.push_back(c.gate(GateSpec::of(kind), x.bit(j), y.bit(j)));
-  return Expr(std::move(out), x.is_signed());
+  return Expr(std::move(out), x.is_signed()).reshape(x.rows(), x.cols());
 }
 
 // A 1-bit operand spread over `lanes` elements.
@@ -88,7 +88,7 @@ Expr select(Circuit& c, const Expr& cond, const Expr& if_true, const Expr& if_fa
   out.reserve(if_true.width());
   for (std::size_t j = 0; j < if_true.width(); ++j)
     out.push_back(c.mux(s, if_true.bit(j), if_false.bit(j)));
-  return Expr(std::move(out), if_true.is_signed());
+  return Expr(std::move(out), if_true.is_signed()).reshape(if_true.rows(), if_true.cols());
 }
 
 // ----------------------------------------------------------------------------- adders
@@ -219,8 +219,8 @@ Expr add_with_carry(Circuit& c, const Expr& x, const Expr& y, const Expr& carry_
   check_same_shape(x, y, "add");
   const Plane cin = bit_for_lanes(carry_in, x.lanes(), "add_with_carry");
   detail::PlaneSum r = detail::add_planes(c, x.bits(), y.bits(), cin, kind, carry_out != nullptr);
-  if (carry_out) *carry_out = one_bit(r.carry_out);
-  return Expr(std::move(r.sum), x.is_signed());
+  if (carry_out) *carry_out = one_bit(r.carry_out).reshape(x.rows(), x.cols());
+  return Expr(std::move(r.sum), x.is_signed()).reshape(x.rows(), x.cols());
 }
 
 Expr add(Circuit& c, const Expr& x, const Expr& y, AdderKind kind) {
@@ -250,7 +250,7 @@ Expr equal(Circuit& c, const Expr& x, const Expr& y) {
   std::vector<Plane> same;
   for (std::size_t j = 0; j < x.width(); ++j)
     same.push_back(c.gate(GateSpec::of(GateKind::Xnor), x.bit(j), y.bit(j)));
-  return one_bit(detail::and_all(c, std::move(same), x.lanes()));
+  return one_bit(detail::and_all(c, std::move(same), x.lanes())).reshape(x.rows(), x.cols());
 }
 
 Expr not_equal(Circuit& c, const Expr& x, const Expr& y) { return bit_not(equal(c, x, y)); }
@@ -262,7 +262,7 @@ Expr less(Circuit& c, const Expr& x, const Expr& y) {
   for (Plane& p : b) p = ~p;
   const detail::PlaneSum r = detail::add_planes(c, a, b, Plane::constant(true, x.lanes()),
                                                 AdderKind::Sklansky, true);
-  return one_bit(~r.carry_out);
+  return one_bit(~r.carry_out).reshape(x.rows(), x.cols());
 }
 
 Expr greater(Circuit& c, const Expr& x, const Expr& y) { return less(c, y, x); }
