@@ -303,6 +303,7 @@ Expr shift_right(const Expr& x, std::size_t k) {
 Expr rotate_left(const Expr& x, std::size_t k) {
   const std::size_t n = x.width();
   std::vector<Plane> bits(n);
+  k %= n;
   for (std::size_t j = 0; j < n; ++j) bits[(j + k) % n] = x.bit(j);
   return with_bits(x, std::move(bits), x.is_signed());
 }

@@ -123,7 +123,11 @@ std::vector<Operation> build() {
                        [kind, product](Circuit& c, const Expr& x, const Expr& y) {
                          return multiply(c, x, y, product, kind);
                        },
-                       [](__int128 x, __int128 y, IntType) { return x * y; },
+                       // 64 x 64-bit operands: multiply without signed overflow.
+                       [](__int128 x, __int128 y, IntType) {
+                         return static_cast<__int128>(static_cast<unsigned __int128>(x) *
+                                                      static_cast<unsigned __int128>(y));
+                       },
                        full ? double_width : same_width);
       o.is_default = kind == default_multiplier;
       ops.push_back(std::move(o));

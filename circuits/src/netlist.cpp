@@ -63,7 +63,8 @@ Plane Plane::concat(std::span<const Plane> planes) {
 void Plane::append(const Segment& segment) {
   if (segment.count == 0) return;
   Segment s = segment;
-  if (s.count == 1 && s.kind != SourceKind::Constant) s.stride = 1;
+  // Canonical form: single lanes and constants have stride 1.
+  if (s.count == 1 || s.kind == SourceKind::Constant) s.stride = 1;
   lanes_ += s.count;
   if (!segments_.empty() && continues(segments_.back(), s)) {
     Segment& last = segments_.back();

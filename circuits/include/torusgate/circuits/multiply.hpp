@@ -52,7 +52,7 @@ class BitHeap {
 enum class MultiplierKind {
   Dadda,      // partial products into a Dadda carry-save tree, prefix final adder (default)
   Tree,       // partial-product rows summed pairwise by prefix adders in a binary tree
-  Karatsuba,  // three half-size products, stacked as one vector product, Dadda below 8 bits
+  Karatsuba,  // three half-size products, stacked as one vector product; Dadda up to 24 bits
 };
 inline constexpr MultiplierKind default_multiplier = MultiplierKind::Dadda;
 std::string_view multiplier_name(MultiplierKind kind);
@@ -65,6 +65,13 @@ enum class Product {
 // Element-wise x * y of operands of the same type; the result has that signedness.
 Expr multiply(Circuit& c, const Expr& x, const Expr& y, Product product = Product::Wrapping,
               MultiplierKind kind = default_multiplier);
+
+// Karatsuba with an explicit base width: operands of at most base_width bits are
+// multiplied by Dadda (base_width >= 3: a 3-bit operand's half sums are 3 bits again).
+// multiply(..., MultiplierKind::Karatsuba) uses 24; small bases exercise
+// the recursion at small widths (tests, studies).
+Expr multiply_karatsuba(Circuit& c, const Expr& x, const Expr& y, Product product,
+                        std::size_t base_width);
 
 // x * constant modulo 2^width (width 0: x's width), without AND gates: the constant is
 // recoded in canonical signed digits and the shifted copies of x are summed in a bit heap.

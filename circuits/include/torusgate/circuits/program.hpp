@@ -47,6 +47,7 @@ class IntArray {
                           std::span<const std::uint64_t> values, IntType type, Csprng& rng,
                           std::size_t rows = 1) {
     check_shape(values.size(), rows, "IntArray::encrypt");
+    check_values(values, type, "IntArray::encrypt");
     const std::vector<std::uint8_t> bits = to_bit_planes(values, type);
     return IntArray(torusgate::encrypt(be, key, bits, rng), type, rows, values.size() / rows);
   }
