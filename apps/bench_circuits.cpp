@@ -1,0 +1,512 @@
+// Circuit benchmark: wall time of encrypted integer operations of the catalog (adders,
+// comparisons, multipliers, ...) on a backend, per operation and width, with median/min/max
+// over repetitions, the bootstraps and depth of the compiled circuit, and an optional JSON
+// report (machine, commit, backend, parameters). Inputs are encrypted once; each timed run
+// records the operation, compiles it and executes it (what Program::run does), and the
+// decrypted outputs of the last run are checked against the catalog's reference.
+//   bench_circuits [--backend B] [--params NAME] [--ops OP[,OP...]] [--widths W[,W...]]
+//                  [--signedness u|s] [--lanes L] [--reps R] [--warmup W] [--threads T]
+//                  [--fft E] [--task-size S] [--json PATH]
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "app_support.hpp"
+#include "torusgate/circuits/catalog.hpp"
+#include "torusgate/circuits/program.hpp"
+#include "torusgate/circuits/schedule.hpp"
+#include "torusgate/core/keys.hpp"
+#include "torusgate/core/plaintext_backend.hpp"
+#include "torusgate/cpu/cpu_backend.hpp"
+
+using namespace torusgate;
+using namespace torusgate::circuits;
+
+namespace {
+
+// The default operations: the default adder, less, and the default wrapping multiplier.
+std::vector<std::string> default_ops() {
+  std::vector<std::string> ops;
+  for (const Operation& op : operation_catalog())
+    if (op.is_default && op.name.rfind("add.", 0) == 0) ops.push_back(op.name);
+  ops.push_back("less");
+  for (const Operation& op : operation_catalog())
+    if (op.is_default && op.name.rfind("mul.wrapping.", 0) == 0) ops.push_back(op.name);
+  return ops;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string s;
+  for (const std::string& item : items) s += (s.empty() ? "" : ",") + item;
+  return s;
+}
+
+void usage(std::ostream& os) {
+  os << "usage: bench_circuits [options]\n"
+        "  --backend B         sequential | openmp | plaintext | best (default best;\n"
+        "                      gpu: not implemented yet)\n"
+        "  --params NAME       tfhe_lib_128 (default), tfhe_lib_80, default_128, toy_INSECURE,\n"
+        "                      toy_k2_INSECURE (unused by the plaintext backend)\n"
+        "  --ops OP[,OP...]    catalog operations; repeatable (default "
+     << joined(default_ops())
+     << ")\n"
+        "                      circuit_costs lists them all\n"
+        "  --widths W[,W...]   operand widths in bits, 1..64; repeatable (default 8,16)\n"
+        "  --signedness S      u (default) or s: unsigned or signed operands\n"
+        "  --lanes L           elements per run, 1..1048576 (default 1)\n"
+        "  --reps R            timed runs per operation and width (default 3)\n"
+        "  --warmup W          untimed runs before them (default 1)\n"
+        "  --threads T         OpenMP threads (default: the OpenMP default)\n"
+        "  --fft E             auto (default) | fftw | simd | portable\n"
+        "  --task-size S       blind rotations per task, 2..4096 (default "
+     << CpuOptions{}.task_size
+     << ")\n"
+        "  --json PATH         also write the results as JSON to PATH\n"
+        "  --help              this text\n"
+        "Each timed run records the operation on L encrypted elements, compiles it (one batch\n"
+        "per level) and executes it; 'compile ms' is the record + compile part of it. The\n"
+        "inputs are random and encrypted once; the outputs of the last run are decrypted and\n"
+        "checked against the plaintext reference (exit status 1 if any is wrong).\n";
+}
+
+struct Options {
+  std::string backend = "best";
+  std::string params = "tfhe_lib_128";
+  std::vector<std::string> ops;
+  std::vector<std::size_t> widths;
+  bool is_signed = false;
+  std::size_t lanes = 1;
+  std::size_t reps = 3;
+  std::size_t warmup = 1;
+  int threads = 0;  // 0: OpenMP default
+  FftEngineKind fft = FftEngineKind::Auto;
+  std::size_t task_size = CpuOptions{}.task_size;
+  std::string json_path;
+};
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::size_t end = comma == std::string::npos ? text.size() : comma;
+    items.push_back(text.substr(start, end - start));
+    if (comma == std::string::npos) return items;
+    start = comma + 1;
+  }
+}
+
+// Returns false when --help was asked for.
+bool parse(int argc, char** argv, Options& o) {
+  bool threads_given = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw InvalidArgument(arg + " needs a value (see --help)");
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      usage(std::cout);
+      return false;
+    } else if (arg == "--backend") {
+      o.backend = value();
+    } else if (arg == "--params") {
+      o.params = value();
+    } else if (arg == "--ops") {
+      for (const std::string& name : split(value())) o.ops.push_back(name);
+    } else if (arg == "--widths") {
+      for (const std::string& w : split(value()))
+        o.widths.push_back(apps::parse_count(arg, w, 1, 64));
+    } else if (arg == "--signedness") {
+      const std::string s = value();
+      if (s == "u") o.is_signed = false;
+      else if (s == "s") o.is_signed = true;
+      else throw InvalidArgument("--signedness: '" + s + "'; expected u or s");
+    } else if (arg == "--lanes") {
+      o.lanes = apps::parse_count(arg, value(), 1, std::uint64_t{1} << 20);
+    } else if (arg == "--reps") {
+      o.reps = apps::parse_count(arg, value(), 1, 1000000);
+    } else if (arg == "--warmup") {
+      o.warmup = apps::parse_count(arg, value(), 0, 1000000);
+    } else if (arg == "--threads") {
+      o.threads = static_cast<int>(apps::parse_count(arg, value(), 1, 4096));
+      threads_given = true;
+    } else if (arg == "--task-size") {
+      o.task_size = apps::parse_count(arg, value(), 2, 4096);
+    } else if (arg == "--fft") {
+      const std::string e = value();
+      if (e == "auto") o.fft = FftEngineKind::Auto;
+      else if (e == "fftw") o.fft = FftEngineKind::Fftw;
+      else if (e == "portable") o.fft = FftEngineKind::Portable;
+      else if (e == "simd") o.fft = FftEngineKind::Simd;
+      else throw InvalidArgument("--fft: unknown engine '" + e +
+                                 "'; expected auto, fftw, simd or portable");
+    } else if (arg == "--json") {
+      o.json_path = value();
+    } else {
+      throw InvalidArgument("unknown argument '" + arg + "' (see --help)");
+    }
+  }
+  if (o.ops.empty()) o.ops = default_ops();
+  if (o.widths.empty()) o.widths = {8, 16};
+  for (const std::string& name : o.ops) {
+    const Operation& op = find_operation(name);  // throws listing the catalog
+    if (o.is_signed && !op.signed_ok)
+      throw InvalidArgument("--ops: " + name +
+                            " takes unsigned operands only; drop --signedness s");
+    if (!o.is_signed && !op.unsigned_ok)
+      throw InvalidArgument("--ops: " + name + " takes signed operands only; add --signedness s");
+  }
+  if (o.backend != "plaintext") {
+    const std::vector<std::string> names = apps::backend_names();
+    if (std::find(names.begin(), names.end(), o.backend) == names.end())
+      throw InvalidArgument("--backend: unknown backend '" + o.backend +
+                            "'; expected best, sequential, openmp, plaintext or gpu");
+    o.backend = apps::resolve_backend(o.backend);
+    if (o.backend == "gpu") {
+      // "best" found a GPU, but the CUDA gate backend does not exist yet.
+      std::cerr << "bench_circuits: note: the GPU gate backend is not implemented yet; "
+                   "using openmp\n";
+      o.backend = "openmp";
+    }
+  }
+  if (threads_given && o.backend != "openmp") {
+    throw InvalidArgument("--threads applies to the openmp backend, not to " + o.backend);
+  }
+  return true;
+}
+
+// One operation at one width.
+struct OpResult {
+  const Operation* op = nullptr;
+  IntType type;
+  std::size_t lanes = 0;
+  std::size_t result_width = 0;
+  ScheduleCost cost;
+  std::vector<double> seconds;          // whole runs
+  std::vector<double> compile_seconds;  // their record + compile part
+  apps::Summary total, compile;
+  std::size_t errors = 0;
+  std::string first_error;
+};
+
+// A random value of `type`: unsigned values below 2^width, signed ones sign-extended (as the
+// uint64 bit pattern of an int64).
+std::uint64_t random_value(Csprng& rng, IntType type) {
+  const std::uint64_t mask =
+      type.width >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << type.width) - 1;
+  std::uint64_t u = rng.uniform_u64() & mask;
+  if (type.is_signed && ((u >> (type.width - 1)) & 1)) u |= ~mask;
+  return u;
+}
+
+// The value of a random input as a mathematical integer.
+__int128 as_integer(std::uint64_t u, IntType type) {
+  return type.is_signed ? static_cast<__int128>(static_cast<std::int64_t>(u))
+                        : static_cast<__int128>(u);
+}
+
+std::string to_decimal(unsigned __int128 u) {
+  std::string s;
+  do {
+    s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
+    u /= 10;
+  } while (u != 0);
+  return s;
+}
+
+std::string to_decimal(__int128 v) {
+  if (v >= 0) return to_decimal(static_cast<unsigned __int128>(v));
+  std::string s = to_decimal(-static_cast<unsigned __int128>(v));
+  s.insert(s.begin(), '-');
+  return s;
+}
+
+template <Backend B>
+OpResult run_op(B& be, const typename B::ClientKey& key, Csprng& rng, const Operation& op,
+                IntType type, const Options& o) {
+  OpResult r;
+  r.op = &op;
+  r.type = type;
+  r.lanes = o.lanes;
+  r.result_width = op.result_width(type.width);
+  std::vector<std::uint64_t> xs(o.lanes), ys(o.lanes);
+  for (std::size_t e = 0; e < o.lanes; ++e) {
+    xs[e] = random_value(rng, type);
+    ys[e] = random_value(rng, type);
+  }
+  const IntArray<B> X = IntArray<B>::encrypt(be, key, xs, type, rng);
+  const IntArray<B> Y = IntArray<B>::encrypt(be, key, ys, type, rng);
+  std::vector<const IntArray<B>*> bound = {&X};
+  if (op.arity == 2) bound.push_back(&Y);
+
+  // One run: record, compile, execute (the steps of Program::run, timed apart).
+  std::optional<IntArray<B>> out;
+  const auto run_once = [&](double* compile_s) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Circuit c;
+    const Expr x = c.input(type, 1, o.lanes);
+    const Expr y = op.arity == 2 ? c.input(type, 1, o.lanes) : x;
+    const Expr result = op.record(c, x, y);
+    const Schedule schedule = compile(c, std::span<const Expr>(&result, 1));
+    if (compile_s) *compile_s = apps::seconds_since(t0);
+    std::vector<IntArray<B>> outs =
+        execute(be, schedule, std::span<const IntArray<B>* const>(bound));
+    out.emplace(std::move(outs.front()));
+    r.cost = schedule.cost;
+  };
+
+  for (std::size_t w = 0; w < o.warmup; ++w) run_once(nullptr);
+  be.reset_stats();
+  for (std::size_t rep = 0; rep < o.reps; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    double compile_s = 0;
+    run_once(&compile_s);
+    r.seconds.push_back(apps::seconds_since(t0));
+    r.compile_seconds.push_back(compile_s);
+  }
+  const std::uint64_t want_bootstraps = r.cost.bootstraps * o.reps;
+  const std::uint64_t want_levels = std::uint64_t{r.cost.depth} * o.reps;
+  if (be.stats().bootstraps != want_bootstraps || be.stats().bootstrap_batches != want_levels) {
+    throw Error(op.name + " " + to_string(type) + ": the backend counted " +
+                std::to_string(be.stats().bootstraps) + " bootstraps in " +
+                std::to_string(be.stats().bootstrap_batches) + " bootstrapping batches over " +
+                std::to_string(o.reps) + " runs but the schedule has " +
+                std::to_string(r.cost.bootstraps) + " bootstraps at depth " +
+                std::to_string(r.cost.depth) + " per run");
+  }
+  r.total = apps::summarize(r.seconds);
+  r.compile = apps::summarize(r.compile_seconds);
+
+  // The outputs of the last run against the reference, modulo 2^(result width).
+  const std::size_t rw = r.result_width;
+  const std::vector<std::uint8_t> bits = out->decrypt_bits(be, key);
+  const unsigned __int128 one = 1;
+  const unsigned __int128 mask = rw >= 128 ? ~static_cast<unsigned __int128>(0) : (one << rw) - 1;
+  for (std::size_t e = 0; e < o.lanes; ++e) {
+    unsigned __int128 got = 0;
+    for (std::size_t j = 0; j < rw; ++j)
+      if (bits[j * o.lanes + e]) got |= one << j;
+    const __int128 x = as_integer(xs[e], type), y = as_integer(ys[e], type);
+    const unsigned __int128 want = static_cast<unsigned __int128>(op.reference(x, y, type)) & mask;
+    if (got == want) continue;
+    if (r.errors++ == 0) {
+      r.first_error = op.name + " " + to_string(type) + " element " + std::to_string(e) +
+                      ": x = " + to_decimal(x) + (op.arity == 2 ? ", y = " + to_decimal(y) : "") +
+                      ": expected " + to_decimal(want) + " but got " + to_decimal(got) +
+                      " (as " + std::to_string(rw) + "-bit unsigned)";
+    }
+  }
+  return r;
+}
+
+void print_row(const OpResult& r) {
+  const double boots = static_cast<double>(r.cost.bootstraps);
+  char rate[64], check[32];
+  if (r.cost.bootstraps == 0) std::snprintf(rate, sizeof rate, "-");
+  else std::snprintf(rate, sizeof rate, "%.1f", boots / r.total.median);
+  if (r.errors == 0) std::snprintf(check, sizeof check, "ok");
+  else std::snprintf(check, sizeof check, "%zu WRONG", r.errors);
+  std::printf("%-22s %4s %6zu %11llu %6u %11.3f %11.3f %11.3f %11.3f %13s  %s\n",
+              r.op->name.c_str(), to_string(r.type).c_str(), r.lanes,
+              static_cast<unsigned long long>(r.cost.bootstraps), r.cost.depth,
+              1e3 * r.total.median, 1e3 * r.total.min, 1e3 * r.total.max,
+              1e3 * r.compile.median, rate, check);
+  std::fflush(stdout);
+}
+
+// What the report says about the run besides the results.
+struct RunInfo {
+  std::string backend;
+  int threads = 1;
+  std::optional<Parameters> params;  // none for the plaintext backend
+  std::string fft;
+  double keygen_s = 0, fourier_s = 0;
+};
+
+void write_json(std::ostream& os, const Options& o, const RunInfo& info,
+                const std::vector<OpResult>& results) {
+  using apps::json_number;
+  using apps::json_string;
+  os << "{\n"
+     << "  \"benchmark\": \"bench_circuits\",\n"
+     << "  \"date\": " << json_string(apps::utc_timestamp()) << ",\n"
+     << "  \"commit\": " << json_string(apps::build_commit()) << ",\n"
+     << "  \"machine\": " << json_string(apps::machine_description()) << ",\n"
+     << "  \"backend\": " << json_string(info.backend) << ",\n"
+     << "  \"threads\": " << info.threads << ",\n";
+  if (info.params) {
+    const Parameters& p = *info.params;
+    os << "  \"fft\": " << json_string(info.fft) << ",\n"
+       << "  \"task_size\": " << o.task_size << ",\n";
+    os << "  \"parameters\": {\n"
+       << "    \"name\": " << json_string(p.name) << ",\n"
+       << "    \"lwe_dimension\": " << p.lwe_dimension << ",\n"
+       << "    \"glwe_dimension\": " << p.glwe_dimension << ",\n"
+       << "    \"polynomial_size\": " << p.polynomial_size << ",\n"
+       << "    \"bk_base_log\": " << p.bk_base_log << ",\n"
+       << "    \"bk_level_count\": " << p.bk_level_count << ",\n"
+       << "    \"ks_base_log\": " << p.ks_base_log << ",\n"
+       << "    \"ks_level_count\": " << p.ks_level_count << ",\n"
+       << "    \"lwe_noise_stddev\": " << json_number(p.lwe_noise_stddev) << ",\n"
+       << "    \"glwe_noise_stddev\": " << json_number(p.glwe_noise_stddev) << ",\n"
+       << "    \"insecure\": " << (p.insecure ? "true" : "false") << "\n"
+       << "  },\n"
+       << "  \"key_generation_s\": " << json_number(info.keygen_s) << ",\n"
+       << "  \"fourier_key_s\": " << json_number(info.fourier_s) << ",\n";
+  } else {
+    os << "  \"fft\": null,\n  \"task_size\": null,\n  \"parameters\": null,\n";
+  }
+  os << "  \"warmup\": " << o.warmup << ",\n"
+     << "  \"timing\": \"one run = record + compile + execute of the operation on 'lanes' "
+        "elements; compile_* is the record + compile part\",\n"
+     << "  \"results\": [";
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const OpResult& r = results[i];
+    const double boots = static_cast<double>(r.cost.bootstraps);
+    const double lanes = static_cast<double>(r.lanes);
+    os << (i ? ",\n" : "\n") << "    {\"op\": " << json_string(r.op->name)
+       << ", \"type\": " << json_string(to_string(r.type)) << ", \"width\": " << r.type.width
+       << ", \"signed\": " << (r.type.is_signed ? "true" : "false")
+       << ", \"result_width\": " << r.result_width << ", \"lanes\": " << r.lanes << ",\n"
+       << "     \"bootstraps\": " << r.cost.bootstraps << ", \"gates\": " << r.cost.gates
+       << ", \"free_gates\": " << r.cost.free_gates << ", \"depth\": " << r.cost.depth
+       << ", \"batches\": " << r.cost.batches << ", \"scratch_bits\": " << r.cost.scratch_bits
+       << ",\n"
+       << "     \"reps\": " << r.seconds.size() << ", \"seconds\": [";
+    for (std::size_t k = 0; k < r.seconds.size(); ++k)
+      os << (k ? ", " : "") << json_number(r.seconds[k]);
+    os << "],\n"
+       << "     \"median_s\": " << json_number(r.total.median)
+       << ", \"min_s\": " << json_number(r.total.min)
+       << ", \"max_s\": " << json_number(r.total.max) << ",\n"
+       << "     \"compile_median_s\": " << json_number(r.compile.median)
+       << ", \"compile_min_s\": " << json_number(r.compile.min)
+       << ", \"compile_max_s\": " << json_number(r.compile.max) << ",\n"
+       << "     \"ms_per_element_median\": " << json_number(1e3 * r.total.median / lanes) << ",\n"
+       << "     \"bootstraps_per_s_median\": "
+       << (r.cost.bootstraps ? json_number(boots / r.total.median) : "null")
+       << ", \"bootstraps_per_s_min\": "
+       << (r.cost.bootstraps ? json_number(boots / r.total.max) : "null")
+       << ", \"bootstraps_per_s_max\": "
+       << (r.cost.bootstraps ? json_number(boots / r.total.min) : "null") << ",\n"
+       << "     \"errors\": " << r.errors << "}";
+  }
+  os << "\n  ]\n}\n";
+}
+
+template <Backend B>
+std::vector<OpResult> run_all(B& be, const typename B::ClientKey& key, Csprng& rng,
+                              const Options& o) {
+  std::printf("%-22s %4s %6s %11s %6s %11s %11s %11s %11s %13s  %s\n", "operation", "type",
+              "elems", "bootstraps", "depth", "median ms", "min ms", "max ms", "compile ms",
+              "bootstraps/s", "check");
+  std::fflush(stdout);
+  std::vector<OpResult> results;
+  for (const std::string& name : o.ops) {
+    const Operation& op = find_operation(name);
+    for (const std::size_t width : o.widths) {
+      OpResult r = run_op(be, key, rng, op, IntType{width, o.is_signed}, o);
+      print_row(r);
+      if (r.errors != 0) std::fprintf(stderr, "bench_circuits: WRONG: %s\n", r.first_error.c_str());
+      results.push_back(std::move(r));
+    }
+  }
+  return results;
+}
+
+void print_header(const Options& o, const RunInfo& info, const std::string& backend_line) {
+  std::printf("bench_circuits  commit %s, %s UTC\n", apps::build_commit().c_str(),
+              apps::utc_timestamp().c_str());
+  std::printf("machine         %s\n", apps::machine_description().c_str());
+  if (info.params) {
+    const Parameters& p = *info.params;
+    std::printf("parameters      %s (n=%u, k=%u, N=%u, bk %u/%u, ks %u/%u)%s\n", p.name.c_str(),
+                p.lwe_dimension, p.glwe_dimension, p.polynomial_size, p.bk_base_log,
+                p.bk_level_count, p.ks_base_log, p.ks_level_count,
+                p.insecure ? "  -- INSECURE, for tests only" : "");
+  } else {
+    std::printf("parameters      none (plaintext backend: cleartext bits, no encryption)\n");
+  }
+  std::printf("backend         %s\n", backend_line.c_str());
+  if (info.params)
+    std::printf("key gen         %.2f s; Fourier key %.2f s\n", info.keygen_s, info.fourier_s);
+  std::printf("timing          %zu timed runs (after %zu warmup) of record + compile + execute, "
+              "%zu element%s per run\n\n",
+              o.reps, o.warmup, o.lanes, o.lanes == 1 ? "" : "s");
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  Options o;
+  if (!parse(argc, argv, o)) return 0;
+  const Parameters params = parameters_by_name(o.params);  // validates the name
+  // Opened before the run, so that a bad path fails at once and not after the benchmark.
+  std::ofstream json;
+  if (!o.json_path.empty()) {
+    json.open(o.json_path);
+    if (!json) throw SystemError("cannot open --json file '" + o.json_path + "' for writing");
+  }
+
+  RunInfo info;
+  info.backend = o.backend;
+  std::vector<OpResult> results;
+  Csprng rng;
+  if (o.backend == "plaintext") {
+    PlaintextBackend be;
+    print_header(o, info, be.name());
+    results = run_all(be, PlaintextKey{}, rng, o);
+  } else {
+    // Client: fresh keys from the OS-seeded CSPRNG.
+    auto t0 = std::chrono::steady_clock::now();
+    const SecretKey secret(params, rng);
+    auto cloud = std::make_shared<const CloudKey>(CloudKey::generate(secret, rng));
+    info.keygen_s = apps::seconds_since(t0);
+    // Server: the Fourier-domain key, made once, and the backend.
+    t0 = std::chrono::steady_clock::now();
+    auto ctx = std::make_shared<const CpuKeyContext>(cloud, o.fft);
+    info.fourier_s = apps::seconds_since(t0);
+    CpuOptions cpu;
+    cpu.fft = o.fft;
+    cpu.task_size = o.task_size;
+    cpu.threads = o.threads;
+    std::unique_ptr<CpuBackend> be;
+    if (o.backend == "sequential") be = std::make_unique<SequentialBackend>(ctx, cpu);
+    else be = std::make_unique<OpenMpBackend>(ctx, cpu);
+    info.params = params;
+    info.threads = be->threads();
+    info.fft = ctx->fft().name();
+    std::ostringstream line;
+    line << be->name() << ", fft " << info.fft << ", task size " << o.task_size;
+    print_header(o, info, line.str());
+    results = run_all(*be, secret, rng, o);
+  }
+
+  if (!o.json_path.empty()) {
+    write_json(json, o, info, results);
+    json.close();
+    if (!json) throw SystemError("writing --json file '" + o.json_path + "' failed");
+    std::printf("\nJSON written to %s\n", o.json_path.c_str());
+  }
+  std::size_t wrong = 0;
+  for (const OpResult& r : results) wrong += r.errors;
+  if (wrong != 0) {
+    std::fprintf(stderr, "bench_circuits: %zu outputs decrypted WRONG\n", wrong);
+    return 1;
+  }
+  return 0;
+} catch (const std::exception& e) {
+  std::cerr << "bench_circuits: " << e.what() << "\n";
+  return 2;
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs the CPU circuit benchmark of docs/results/ again on this machine and rewrites its JSON,
+# docs/results/circuits_cpu_tfhe_lib_128.json: the default adder (add.sklansky), less and the
+# default wrapping multiplier (mul.wrapping.dadda) at 8, 16 and 32 bits on the OpenMP backend
+# with tfhe_lib_128, 3 timed runs each after 1 warmup. A minute or two on 2 cores. Run it on a
+# quiet machine. It builds first with scripts/setup.sh (incremental; SKIP_SETUP=1 skips that
+# and uses the binary in $BUILD_DIR as it is).
+#
+# Environment: BUILD_DIR (default build), OUT_DIR (default docs/results), and for smoke runs
+# BACKEND, PARAMS, OPS, WIDTHS, REPS, LANES; the JSON is named circuits_cpu_$PARAMS.json
+# (with _$BACKEND when the backend is not openmp). For example, a quick check in seconds:
+#   PARAMS=toy_INSECURE WIDTHS=8 REPS=1 OUT_DIR=/tmp scripts/bench_circuits.sh
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo_root"
+export BUILD_DIR="${BUILD_DIR:-build}"
+out="${OUT_DIR:-docs/results}"
+backend="${BACKEND:-openmp}"
+params="${PARAMS:-tfhe_lib_128}"
+ops="${OPS:-add.sklansky,less,mul.wrapping.dadda}"
+widths="${WIDTHS:-8,16,32}"
+reps="${REPS:-3}"
+lanes="${LANES:-1}"
+
+if [[ "${SKIP_SETUP:-0}" != 1 ]]; then
+  scripts/setup.sh
+fi
+bench="$BUILD_DIR/apps/bench_circuits"
+if [[ ! -x "$bench" ]]; then
+  echo "bench_circuits: $bench not found; run scripts/setup.sh (or unset SKIP_SETUP)" >&2
+  exit 1
+fi
+mkdir -p "$out"
+
+name="circuits_cpu_${params}"
+if [[ "$backend" != openmp ]]; then
+  name="circuits_cpu_${backend}_${params}"
+fi
+echo "== $name"
+"$bench" --backend "$backend" --params "$params" --ops "$ops" --widths "$widths" \
+  --reps "$reps" --warmup 1 --lanes "$lanes" --json "$out/$name.json"
