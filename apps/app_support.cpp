@@ -128,4 +128,42 @@ std::uint64_t parse_count(const std::string& flag, const std::string& text, std:
   return value;
 }
 
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::size_t end = comma == std::string::npos ? text.size() : comma;
+    items.push_back(text.substr(start, end - start));
+    if (comma == std::string::npos) return items;
+    start = comma + 1;
+  }
+}
+
+FftEngineKind parse_fft_engine(const std::string& name) {
+  if (name == "auto") return FftEngineKind::Auto;
+  if (name == "fftw") return FftEngineKind::Fftw;
+  if (name == "portable") return FftEngineKind::Portable;
+  if (name == "simd") return FftEngineKind::Simd;
+  throw InvalidArgument("--fft: unknown engine '" + name + "'; expected auto, fftw, simd or portable");
+}
+
+std::string parameters_json(const Parameters& p, const std::string& indent) {
+  std::ostringstream os;
+  os << "{\n"
+     << indent << "\"name\": " << json_string(p.name) << ",\n"
+     << indent << "\"lwe_dimension\": " << p.lwe_dimension << ",\n"
+     << indent << "\"glwe_dimension\": " << p.glwe_dimension << ",\n"
+     << indent << "\"polynomial_size\": " << p.polynomial_size << ",\n"
+     << indent << "\"bk_base_log\": " << p.bk_base_log << ",\n"
+     << indent << "\"bk_level_count\": " << p.bk_level_count << ",\n"
+     << indent << "\"ks_base_log\": " << p.ks_base_log << ",\n"
+     << indent << "\"ks_level_count\": " << p.ks_level_count << ",\n"
+     << indent << "\"lwe_noise_stddev\": " << json_number(p.lwe_noise_stddev) << ",\n"
+     << indent << "\"glwe_noise_stddev\": " << json_number(p.glwe_noise_stddev) << ",\n"
+     << indent << "\"insecure\": " << (p.insecure ? "true" : "false") << "\n"
+     << indent.substr(0, indent.size() >= 2 ? indent.size() - 2 : 0) << "}";
+  return os.str();
+}
+
 }  // namespace torusgate::apps

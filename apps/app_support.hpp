@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "torusgate/core/params.hpp"
+#include "torusgate/cpu/cpu_backend.hpp"
+
 namespace torusgate::apps {
 
 // The commit the binaries were built from (short hash, or "unknown").
@@ -42,5 +45,15 @@ std::string json_number(double value);
 // [min, max]; throws InvalidArgument naming the flag and the bad text otherwise.
 std::uint64_t parse_count(const std::string& flag, const std::string& text, std::uint64_t min,
                           std::uint64_t max);
+
+// The items of a comma-separated command-line list ("8,16,32" -> {"8", "16", "32"}).
+std::vector<std::string> split_list(const std::string& text);
+
+// The FFT engine named by --fft: auto, fftw, simd or portable; throws InvalidArgument.
+FftEngineKind parse_fft_engine(const std::string& name);
+
+// The "parameters" object of the benchmark JSON reports (every field, one per line), with
+// the given indentation of its fields; no trailing comma or newline.
+std::string parameters_json(const Parameters& p, const std::string& indent);
 
 }  // namespace torusgate::apps

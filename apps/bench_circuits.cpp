@@ -93,18 +93,6 @@ struct Options {
   std::string json_path;
 };
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> items;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::size_t end = comma == std::string::npos ? text.size() : comma;
-    items.push_back(text.substr(start, end - start));
-    if (comma == std::string::npos) return items;
-    start = comma + 1;
-  }
-}
-
 // Returns false when --help was asked for.
 bool parse(int argc, char** argv, Options& o) {
   bool threads_given = false;
@@ -122,9 +110,9 @@ bool parse(int argc, char** argv, Options& o) {
     } else if (arg == "--params") {
       o.params = value();
     } else if (arg == "--ops") {
-      for (const std::string& name : split(value())) o.ops.push_back(name);
+      for (const std::string& name : apps::split_list(value())) o.ops.push_back(name);
     } else if (arg == "--widths") {
-      for (const std::string& w : split(value()))
+      for (const std::string& w : apps::split_list(value()))
         o.widths.push_back(apps::parse_count(arg, w, 1, 64));
     } else if (arg == "--signedness") {
       const std::string s = value();
@@ -143,13 +131,7 @@ bool parse(int argc, char** argv, Options& o) {
     } else if (arg == "--task-size") {
       o.task_size = apps::parse_count(arg, value(), 2, 4096);
     } else if (arg == "--fft") {
-      const std::string e = value();
-      if (e == "auto") o.fft = FftEngineKind::Auto;
-      else if (e == "fftw") o.fft = FftEngineKind::Fftw;
-      else if (e == "portable") o.fft = FftEngineKind::Portable;
-      else if (e == "simd") o.fft = FftEngineKind::Simd;
-      else throw InvalidArgument("--fft: unknown engine '" + e +
-                                 "'; expected auto, fftw, simd or portable");
+      o.fft = apps::parse_fft_engine(value());
     } else if (arg == "--json") {
       o.json_path = value();
     } else {
@@ -348,19 +330,7 @@ void write_json(std::ostream& os, const Options& o, const RunInfo& info,
     const Parameters& p = *info.params;
     os << "  \"fft\": " << json_string(info.fft) << ",\n"
        << "  \"task_size\": " << o.task_size << ",\n";
-    os << "  \"parameters\": {\n"
-       << "    \"name\": " << json_string(p.name) << ",\n"
-       << "    \"lwe_dimension\": " << p.lwe_dimension << ",\n"
-       << "    \"glwe_dimension\": " << p.glwe_dimension << ",\n"
-       << "    \"polynomial_size\": " << p.polynomial_size << ",\n"
-       << "    \"bk_base_log\": " << p.bk_base_log << ",\n"
-       << "    \"bk_level_count\": " << p.bk_level_count << ",\n"
-       << "    \"ks_base_log\": " << p.ks_base_log << ",\n"
-       << "    \"ks_level_count\": " << p.ks_level_count << ",\n"
-       << "    \"lwe_noise_stddev\": " << json_number(p.lwe_noise_stddev) << ",\n"
-       << "    \"glwe_noise_stddev\": " << json_number(p.glwe_noise_stddev) << ",\n"
-       << "    \"insecure\": " << (p.insecure ? "true" : "false") << "\n"
-       << "  },\n"
+    os << "  \"parameters\": " << apps::parameters_json(p, "    ") << ",\n"
        << "  \"key_generation_s\": " << json_number(info.keygen_s) << ",\n"
        << "  \"fourier_key_s\": " << json_number(info.fourier_s) << ",\n";
   } else {

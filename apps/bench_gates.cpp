@@ -53,18 +53,6 @@ struct Options {
 
 constexpr std::uint64_t max_batch = std::uint64_t{1} << 24;
 
-void add_batches(Options& o, const std::string& text) {
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::string item =
-        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    o.batches.push_back(apps::parse_count("--batch", item, 1, max_batch));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-}
-
 // Returns false when --help was asked for.
 bool parse(int argc, char** argv, Options& o) {
   bool threads_given = false;
@@ -82,7 +70,8 @@ bool parse(int argc, char** argv, Options& o) {
     } else if (arg == "--params") {
       o.params = value();
     } else if (arg == "--batch") {
-      add_batches(o, value());
+      for (const std::string& item : apps::split_list(value()))
+        o.batches.push_back(apps::parse_count("--batch", item, 1, max_batch));
     } else if (arg == "--reps") {
       o.reps = apps::parse_count(arg, value(), 1, 1000000);
     } else if (arg == "--warmup") {
@@ -93,12 +82,7 @@ bool parse(int argc, char** argv, Options& o) {
     } else if (arg == "--task-size") {
       o.task_size = apps::parse_count(arg, value(), 2, 4096);
     } else if (arg == "--fft") {
-      const std::string e = value();
-      if (e == "auto") o.fft = FftEngineKind::Auto;
-      else if (e == "fftw") o.fft = FftEngineKind::Fftw;
-      else if (e == "portable") o.fft = FftEngineKind::Portable;
-      else if (e == "simd") o.fft = FftEngineKind::Simd;
-      else throw InvalidArgument("--fft: unknown engine '" + e + "'; expected auto, fftw, simd or portable");
+      o.fft = apps::parse_fft_engine(value());
     } else if (arg == "--json") {
       o.json_path = value();
     } else {
@@ -178,19 +162,7 @@ void write_json(std::ostream& os, const Options& o, const Parameters& p, const C
      << "  \"task_size\": " << o.task_size << ",\n"
      << "  \"warmup\": " << o.warmup << ",\n"
      << "  \"gate\": \"NAND\",\n"
-     << "  \"parameters\": {\n"
-     << "    \"name\": " << json_string(p.name) << ",\n"
-     << "    \"lwe_dimension\": " << p.lwe_dimension << ",\n"
-     << "    \"glwe_dimension\": " << p.glwe_dimension << ",\n"
-     << "    \"polynomial_size\": " << p.polynomial_size << ",\n"
-     << "    \"bk_base_log\": " << p.bk_base_log << ",\n"
-     << "    \"bk_level_count\": " << p.bk_level_count << ",\n"
-     << "    \"ks_base_log\": " << p.ks_base_log << ",\n"
-     << "    \"ks_level_count\": " << p.ks_level_count << ",\n"
-     << "    \"lwe_noise_stddev\": " << json_number(p.lwe_noise_stddev) << ",\n"
-     << "    \"glwe_noise_stddev\": " << json_number(p.glwe_noise_stddev) << ",\n"
-     << "    \"insecure\": " << (p.insecure ? "true" : "false") << "\n"
-     << "  },\n"
+     << "  \"parameters\": " << apps::parameters_json(p, "    ") << ",\n"
      << "  \"key_generation_s\": " << json_number(keygen_s) << ",\n"
      << "  \"fourier_key_s\": " << json_number(fourier_s) << ",\n"
      << "  \"key_bytes\": {\n"

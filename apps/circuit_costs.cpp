@@ -135,18 +135,6 @@ struct Options {
   bool tsv = false;
 };
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> items;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::size_t end = comma == std::string::npos ? text.size() : comma;
-    items.push_back(text.substr(start, end - start));
-    if (comma == std::string::npos) return items;
-    start = comma + 1;
-  }
-}
-
 // Returns false when --help was asked for.
 bool parse(int argc, char** argv, Options& o) {
   for (int i = 1; i < argc; ++i) {
@@ -159,7 +147,7 @@ bool parse(int argc, char** argv, Options& o) {
       usage(std::cout);
       return false;
     } else if (arg == "--widths") {
-      for (const std::string& w : split(value()))
+      for (const std::string& w : apps::split_list(value()))
         o.widths.push_back(apps::parse_count(arg, w, 1, 256));
     } else if (arg == "--signedness") {
       const std::string s = value();
@@ -168,7 +156,7 @@ bool parse(int argc, char** argv, Options& o) {
       o.want_unsigned = s != "s";
       o.want_signed = s != "u";
     } else if (arg == "--op") {
-      for (const std::string& name : split(value())) o.ops.push_back(name);
+      for (const std::string& name : apps::split_list(value())) o.ops.push_back(name);
     } else if (arg == "--tsv") {
       o.tsv = true;
     } else {

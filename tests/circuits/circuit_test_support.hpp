@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backend_fixtures.hpp"
 #include "test_support.hpp"
 #include "torusgate/circuits/circuits.hpp"
 #include "torusgate/core/plaintext_backend.hpp"
@@ -22,38 +23,6 @@ namespace torusgate::test {
 
 using u128 = unsigned __int128;
 using i128 = __int128;
-
-// ----------------------------------------------------------------------------- fixtures
-
-// One CpuKeyContext per parameter set and executable.
-inline std::shared_ptr<const CpuKeyContext> cpu_context_for(const Parameters& params) {
-  static std::map<std::string, std::shared_ptr<const CpuKeyContext>> cache;
-  auto& ctx = cache[params.name];
-  if (!ctx) ctx = std::make_shared<const CpuKeyContext>(keys_for(params).cloud);
-  return ctx;
-}
-
-// A backend and the client key that goes with it.
-struct PlaintextFixture {
-  using Backend = PlaintextBackend;
-  static constexpr bool encrypted = false;
-  explicit PlaintextFixture(const Parameters& = toy_insecure()) {}
-  PlaintextBackend be;
-  PlaintextKey key;
-};
-
-template <class B>
-struct CpuFixture {
-  using Backend = B;
-  static constexpr bool encrypted = true;
-  explicit CpuFixture(const Parameters& params = toy_insecure())
-      : keys(keys_for(params)), be(cpu_context_for(params), CpuOptions{}), key(keys.secret) {}
-  const TestKeys& keys;
-  B be;
-  const SecretKey& key;
-};
-using SequentialFixture = CpuFixture<SequentialBackend>;
-using OpenMpFixture = CpuFixture<OpenMpBackend>;
 
 // ----------------------------------------------------------------------------- integers
 

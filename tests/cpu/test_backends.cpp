@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backend_fixtures.hpp"
 #include "test_support.hpp"
 #include "torusgate/core/backend.hpp"
 #include "torusgate/core/keys.hpp"
@@ -31,42 +32,10 @@ static_assert(Backend<OpenMpBackend>);
 
 namespace {
 
-// One CpuKeyContext (FFTW engine, Fourier-domain key) per parameter set and executable.
-std::shared_ptr<const CpuKeyContext> context_for(const Parameters& params) {
-  static std::map<std::string, std::shared_ptr<const CpuKeyContext>> cache;
-  auto& ctx = cache[params.name];
-  if (!ctx) ctx = std::make_shared<const CpuKeyContext>(keys_for(params).cloud);
-  return ctx;
-}
-
-// Fixtures: a backend and the client key that goes with it.
-struct PlaintextFixture {
-  using Backend = PlaintextBackend;
-  static constexpr bool encrypted = false;
-  explicit PlaintextFixture(const Parameters& = toy_insecure()) {}
-  PlaintextBackend be;
-  PlaintextKey key;
-};
-
-template <class B>
-struct CpuFixture {
-  using Backend = B;
-  static constexpr bool encrypted = true;
-  // The shared default-engine context; another engine gets a context of its own (a backend made from
-  // a context uses that context's engine whatever options.fft says).
-  explicit CpuFixture(const Parameters& params = toy_insecure(), CpuOptions options = {})
-      : keys(keys_for(params)),
-        be(options.fft == FftEngineKind::Auto
-               ? context_for(params)
-               : std::make_shared<const CpuKeyContext>(keys.cloud, options.fft),
-           options),
-        key(keys.secret) {}
-  const torusgate::test::TestKeys& keys;
-  B be;
-  const SecretKey& key;
-};
-using SequentialFixture = CpuFixture<SequentialBackend>;
-using OpenMpFixture = CpuFixture<OpenMpBackend>;
+using torusgate::test::CpuFixture;
+using torusgate::test::OpenMpFixture;
+using torusgate::test::PlaintextFixture;
+using torusgate::test::SequentialFixture;
 
 template <class F>
 using Buf = BufferOf<typename F::Backend>;
@@ -598,7 +567,7 @@ TEST_CASE("PlaintextBackend depth grows by one per bootstrapped level", "[backen
 }
 
 TEST_CASE("CPU backend options and construction are validated", "[backend][cpu]") {
-  const auto ctx = context_for(toy_insecure());
+  const auto ctx = torusgate::test::cpu_context_for(toy_insecure());
   REQUIRE_INVALID_ARGUMENT(SequentialBackend(ctx, CpuOptions{FftEngineKind::Fftw, 1, 0}),
                            "task_size=1");
   REQUIRE_INVALID_ARGUMENT(SequentialBackend(ctx, CpuOptions{FftEngineKind::Fftw, 0, 0}),

@@ -142,12 +142,14 @@ struct Node {
   std::uint32_t level = 0;
 };
 
-struct InputInfo {
+// The type and shape of an input or output array of a circuit.
+struct ArrayInfo {
   IntType type;
   std::size_t rows = 0;
   std::size_t cols = 0;
   std::size_t bits() const { return type.width * rows * cols; }
 };
+using InputInfo = ArrayInfo;
 
 class Circuit {
  public:

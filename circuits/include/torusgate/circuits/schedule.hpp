@@ -32,12 +32,7 @@ struct ScheduledOp {
   std::size_t count = 0;
 };
 
-struct OutputInfo {
-  IntType type;
-  std::size_t rows = 0;
-  std::size_t cols = 0;
-  std::size_t bits() const { return type.width * rows * cols; }
-};
+using OutputInfo = ArrayInfo;
 
 // What a schedule will cost, counted in single-bit gates.
 struct ScheduleCost {
