@@ -128,6 +128,21 @@ std::uint64_t parse_count(const std::string& flag, const std::string& text, std:
   return value;
 }
 
+bool CommandLine::next() {
+  if (++i_ >= argc_) return false;
+  arg_ = argv_[i_];
+  return true;
+}
+
+std::string CommandLine::value() {
+  if (i_ + 1 >= argc_) throw InvalidArgument(arg_ + " needs a value (see --help)");
+  return argv_[++i_];
+}
+
+void CommandLine::reject() const {
+  throw InvalidArgument("unknown argument '" + arg_ + "' (see --help)");
+}
+
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> items;
   std::size_t start = 0;

@@ -46,6 +46,29 @@ std::string json_number(double value);
 std::uint64_t parse_count(const std::string& flag, const std::string& text, std::uint64_t min,
                           std::uint64_t max);
 
+// Walks a command line:
+//   for (CommandLine cl(argc, argv); cl.next();) {
+//     if (cl.arg() == "--params") name = cl.value(); ... else cl.reject();
+//   }
+class CommandLine {
+ public:
+  CommandLine(int argc, char** argv) : argc_(argc), argv_(argv) {}
+  // Moves to the next argument; false when there is none.
+  bool next();
+  const std::string& arg() const { return arg_; }
+  bool is_help() const { return arg_ == "--help" || arg_ == "-h"; }
+  // The value after the current option; throws InvalidArgument when it is missing.
+  std::string value();
+  // Throws InvalidArgument: the current argument is not an option of this program.
+  [[noreturn]] void reject() const;
+
+ private:
+  int argc_;
+  char** argv_;
+  int i_ = 0;
+  std::string arg_;
+};
+
 // The items of a comma-separated command-line list ("8,16,32" -> {"8", "16", "32"}).
 std::vector<std::string> split_list(const std::string& text);
 

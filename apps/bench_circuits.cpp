@@ -96,46 +96,42 @@ struct Options {
 // Returns false when --help was asked for.
 bool parse(int argc, char** argv, Options& o) {
   bool threads_given = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw InvalidArgument(arg + " needs a value (see --help)");
-      return argv[++i];
-    };
-    if (arg == "--help" || arg == "-h") {
+  for (apps::CommandLine cl(argc, argv); cl.next();) {
+    const std::string& arg = cl.arg();
+    if (cl.is_help()) {
       usage(std::cout);
       return false;
     } else if (arg == "--backend") {
-      o.backend = value();
+      o.backend = cl.value();
     } else if (arg == "--params") {
-      o.params = value();
+      o.params = cl.value();
     } else if (arg == "--ops") {
-      for (const std::string& name : apps::split_list(value())) o.ops.push_back(name);
+      for (const std::string& name : apps::split_list(cl.value())) o.ops.push_back(name);
     } else if (arg == "--widths") {
-      for (const std::string& w : apps::split_list(value()))
+      for (const std::string& w : apps::split_list(cl.value()))
         o.widths.push_back(apps::parse_count(arg, w, 1, 64));
     } else if (arg == "--signedness") {
-      const std::string s = value();
+      const std::string s = cl.value();
       if (s == "u") o.is_signed = false;
       else if (s == "s") o.is_signed = true;
       else throw InvalidArgument("--signedness: '" + s + "'; expected u or s");
     } else if (arg == "--lanes") {
-      o.lanes = apps::parse_count(arg, value(), 1, std::uint64_t{1} << 20);
+      o.lanes = apps::parse_count(arg, cl.value(), 1, std::uint64_t{1} << 20);
     } else if (arg == "--reps") {
-      o.reps = apps::parse_count(arg, value(), 1, 1000000);
+      o.reps = apps::parse_count(arg, cl.value(), 1, 1000000);
     } else if (arg == "--warmup") {
-      o.warmup = apps::parse_count(arg, value(), 0, 1000000);
+      o.warmup = apps::parse_count(arg, cl.value(), 0, 1000000);
     } else if (arg == "--threads") {
-      o.threads = static_cast<int>(apps::parse_count(arg, value(), 1, 4096));
+      o.threads = static_cast<int>(apps::parse_count(arg, cl.value(), 1, 4096));
       threads_given = true;
     } else if (arg == "--task-size") {
-      o.task_size = apps::parse_count(arg, value(), 2, 4096);
+      o.task_size = apps::parse_count(arg, cl.value(), 2, 4096);
     } else if (arg == "--fft") {
-      o.fft = apps::parse_fft_engine(value());
+      o.fft = apps::parse_fft_engine(cl.value());
     } else if (arg == "--json") {
-      o.json_path = value();
+      o.json_path = cl.value();
     } else {
-      throw InvalidArgument("unknown argument '" + arg + "' (see --help)");
+      cl.reject();
     }
   }
   if (o.ops.empty()) o.ops = default_ops();

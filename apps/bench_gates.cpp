@@ -56,37 +56,33 @@ constexpr std::uint64_t max_batch = std::uint64_t{1} << 24;
 // Returns false when --help was asked for.
 bool parse(int argc, char** argv, Options& o) {
   bool threads_given = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw InvalidArgument(arg + " needs a value (see --help)");
-      return argv[++i];
-    };
-    if (arg == "--help" || arg == "-h") {
+  for (apps::CommandLine cl(argc, argv); cl.next();) {
+    const std::string& arg = cl.arg();
+    if (cl.is_help()) {
       usage(std::cout);
       return false;
     } else if (arg == "--backend") {
-      o.backend = value();
+      o.backend = cl.value();
     } else if (arg == "--params") {
-      o.params = value();
+      o.params = cl.value();
     } else if (arg == "--batch") {
-      for (const std::string& item : apps::split_list(value()))
+      for (const std::string& item : apps::split_list(cl.value()))
         o.batches.push_back(apps::parse_count("--batch", item, 1, max_batch));
     } else if (arg == "--reps") {
-      o.reps = apps::parse_count(arg, value(), 1, 1000000);
+      o.reps = apps::parse_count(arg, cl.value(), 1, 1000000);
     } else if (arg == "--warmup") {
-      o.warmup = apps::parse_count(arg, value(), 0, 1000000);
+      o.warmup = apps::parse_count(arg, cl.value(), 0, 1000000);
     } else if (arg == "--threads") {
-      o.threads = static_cast<int>(apps::parse_count(arg, value(), 1, 4096));
+      o.threads = static_cast<int>(apps::parse_count(arg, cl.value(), 1, 4096));
       threads_given = true;
     } else if (arg == "--task-size") {
-      o.task_size = apps::parse_count(arg, value(), 2, 4096);
+      o.task_size = apps::parse_count(arg, cl.value(), 2, 4096);
     } else if (arg == "--fft") {
-      o.fft = apps::parse_fft_engine(value());
+      o.fft = apps::parse_fft_engine(cl.value());
     } else if (arg == "--json") {
-      o.json_path = value();
+      o.json_path = cl.value();
     } else {
-      throw InvalidArgument("unknown argument '" + arg + "' (see --help)");
+      cl.reject();
     }
   }
   if (o.batches.empty()) o.batches = {1, 16, 64};

@@ -137,30 +137,26 @@ struct Options {
 
 // Returns false when --help was asked for.
 bool parse(int argc, char** argv, Options& o) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw InvalidArgument(arg + " needs a value (see --help)");
-      return argv[++i];
-    };
-    if (arg == "--help" || arg == "-h") {
+  for (apps::CommandLine cl(argc, argv); cl.next();) {
+    const std::string& arg = cl.arg();
+    if (cl.is_help()) {
       usage(std::cout);
       return false;
     } else if (arg == "--widths") {
-      for (const std::string& w : apps::split_list(value()))
+      for (const std::string& w : apps::split_list(cl.value()))
         o.widths.push_back(apps::parse_count(arg, w, 1, 256));
     } else if (arg == "--signedness") {
-      const std::string s = value();
+      const std::string s = cl.value();
       if (s != "u" && s != "s" && s != "both")
         throw InvalidArgument("--signedness: '" + s + "'; expected u, s or both");
       o.want_unsigned = s != "s";
       o.want_signed = s != "u";
     } else if (arg == "--op") {
-      for (const std::string& name : apps::split_list(value())) o.ops.push_back(name);
+      for (const std::string& name : apps::split_list(cl.value())) o.ops.push_back(name);
     } else if (arg == "--tsv") {
       o.tsv = true;
     } else {
-      throw InvalidArgument("unknown argument '" + arg + "' (see --help)");
+      cl.reject();
     }
   }
   if (o.widths.empty()) o.widths = {8, 16, 32, 64};

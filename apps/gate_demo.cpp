@@ -26,16 +26,12 @@ void usage() {
 
 int main(int argc, char** argv) try {
   std::string params_name = "tfhe_lib_128", backend_name = "best";
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw InvalidArgument(arg + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--params") params_name = value();
-    else if (arg == "--backend") backend_name = value();
-    else if (arg == "--help" || arg == "-h") { usage(); return 0; }
-    else throw InvalidArgument("unknown argument '" + arg + "'");
+  for (apps::CommandLine cl(argc, argv); cl.next();) {
+    const std::string& arg = cl.arg();
+    if (arg == "--params") params_name = cl.value();
+    else if (arg == "--backend") backend_name = cl.value();
+    else if (cl.is_help()) { usage(); return 0; }
+    else cl.reject();
   }
   const Parameters params = parameters_by_name(params_name);
   backend_name = apps::resolve_backend(backend_name);
