@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "plane_ops.hpp"
 #include "torusgate/circuits/arithmetic.hpp"
 #include "torusgate/circuits/multiply.hpp"
 #include "torusgate/core/error.hpp"
@@ -23,15 +22,12 @@ Expr sum(Circuit& c, const Expr& x, std::size_t width) {
 Expr dot(Circuit& c, const Expr& x, const Expr& y, std::size_t width) {
   check_same_shape(x, y, "dot");
   if (width == 0) width = x.width();
-  // The partial products of all elements in one batch, then one heap over the lanes.
-  const std::size_t n = x.width();
+  // The partial products of all elements in one heap of L lanes, then the lanes as rows of
+  // a one-lane heap: one carry-save tree and one final adder for the whole dot product.
+  BitHeap products(width, x.lanes());
+  products.add_product(c, x, y);
   BitHeap heap(width, 1);
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; i + j < width && j < n; ++j) {
-      const Plane pp = c.and_(x.bit(j), y.bit(i));
-      const bool negative = x.is_signed() && ((i == n - 1) != (j == n - 1));
-      for (std::size_t e = 0; e < x.lanes(); ++e) heap.add_bit(i + j, pp.slice(e, 1), negative);
-    }
+  products.add_lanes_to(heap);
   return heap.sum(c, x.is_signed());
 }
 
@@ -102,10 +98,11 @@ CannonRows cannon_step(Circuit& c, const Expr& a, const Expr& b, const CannonRow
 
 Expr cannon_finish(Circuit& c, const CannonRows& acc, bool is_signed) {
   check_same_shape(acc.row0, acc.row1, "cannon_finish");
-  detail::PlaneSum s = detail::add_planes(c, acc.row0.bits(), acc.row1.bits(),
-                                          Plane::constant(false, acc.row0.lanes()),
-                                          default_adder, false);
-  return Expr(std::move(s.sum), is_signed).reshape(acc.row0.rows(), acc.row0.cols());
+  // Two rows: the heap has no carry-save stage left, only its final adder.
+  BitHeap heap(acc.row0.width(), acc.row0.lanes());
+  heap.add(acc.row0);
+  heap.add(acc.row1);
+  return heap.sum(c, is_signed).reshape(acc.row0.rows(), acc.row0.cols());
 }
 
 }  // namespace torusgate::circuits

@@ -79,6 +79,19 @@ void BitHeap::add_product(Circuit& c, const Expr& x, const Expr& y, std::size_t 
     }
 }
 
+void BitHeap::add_lanes_to(BitHeap& sum) const {
+  EXPECTS(sum.lanes() == 1 && sum.width() == width(),
+          "BitHeap::add_lanes_to: the sum heap has " + std::to_string(sum.lanes()) +
+              " lanes and width " + std::to_string(sum.width()) + " but needs 1 lane and width " +
+              std::to_string(width()));
+  for (std::size_t column = 0; column < width(); ++column) {
+    for (const Plane& bit : columns_[column])
+      for (std::size_t e = 0; e < lanes_; ++e) sum.add_bit(column, bit.slice(e, 1));
+    if (constant_[column])
+      for (std::size_t e = 0; e < lanes_; ++e) sum.add_power(column);
+  }
+}
+
 std::pair<Expr, Expr> BitHeap::reduce_to_two(Circuit& c) const {
   const std::size_t w = width();
   std::vector<std::vector<Plane>> cols = columns_;

@@ -266,3 +266,31 @@ TEST_CASE("element-wise operations keep the rows and columns of matrix operands"
   CHECK(s.rows() == 2);
   CHECK(matmul(c, s, transpose(y)).rows() == 2);
 }
+
+TEST_CASE("BitHeap::add_lanes_to sums the lanes of a heap into a one-lane heap",
+          "[circuits][linalg]") {
+  const std::uint64_t seed = catch_seed(0x1a4e5);
+  INFO("seed " << seed);
+  PlaintextFixture f;
+  Csprng rng = seeded_rng(seed);
+  const IntType type{6, true};
+  const std::vector<std::uint64_t> xs = random_values(rng, type, 5);
+  const Arr x = Arr::encrypt(f.be, f.key, xs, type, rng);
+  const Arr r = compute(
+      f.be,
+      [](Circuit& c, const Expr& e) {
+        BitHeap lanes(10, e.lanes());
+        lanes.add(e);              // signed: a negated sign bit and a constant per lane
+        BitHeap total(10, 1);
+        lanes.add_lanes_to(total);
+        return total.sum(c, true);
+      },
+      x);
+  i128 want = 0;
+  for (std::uint64_t v : xs) want += value_of(v, type);
+  CHECK(r.decrypt(f.be, f.key)[0] == pattern_of(want, IntType{10, true}));
+
+  BitHeap lanes(10, 4), wide(10, 2), narrow(8, 1);
+  REQUIRE_INVALID_ARGUMENT(lanes.add_lanes_to(wide), "needs 1 lane and width 10");
+  REQUIRE_INVALID_ARGUMENT(lanes.add_lanes_to(narrow), "needs 1 lane and width 10");
+}

@@ -37,6 +37,9 @@ class BitHeap {
   void add_product(Circuit& c, const Expr& x, const Expr& y, std::size_t shift = 0);
   // Adds +-2^column.
   void add_power(std::size_t column, bool negative = false);
+  // Adds the bits of every lane of this heap, and its constant once per lane, to `sum`, a
+  // one-lane heap of the same width: sum += the sum over lanes of this heap's values.
+  void add_lanes_to(BitHeap& sum) const;
 
   // Carry-save reduction to at most two rows (unsigned, `width` bits each).
   std::pair<Expr, Expr> reduce_to_two(Circuit& c) const;
