@@ -22,9 +22,9 @@ namespace {
 using PB = PlaintextBackend;
 using Arr = IntArray<PB>;
 
-// All (x, y) pairs of a type as two lane vectors.
-void all_pairs(IntType type, std::vector<std::uint64_t>& xs, std::vector<std::uint64_t>& ys) {
-  const std::vector<std::uint64_t> v = all_values(type);
+// Every value of `v` against every value of `v`, as two lane vectors.
+void cross_pairs(const std::vector<std::uint64_t>& v, std::vector<std::uint64_t>& xs,
+                 std::vector<std::uint64_t>& ys) {
   xs.clear();
   ys.clear();
   for (std::uint64_t a : v)
@@ -34,17 +34,15 @@ void all_pairs(IntType type, std::vector<std::uint64_t>& xs, std::vector<std::ui
     }
 }
 
+// All (x, y) pairs of a type as two lane vectors.
+void all_pairs(IntType type, std::vector<std::uint64_t>& xs, std::vector<std::uint64_t>& ys) {
+  cross_pairs(all_values(type), xs, ys);
+}
+
 // Edge pairs (every edge value against every edge value) then `random` random pairs.
 void edge_and_random_pairs(Csprng& rng, IntType type, std::size_t random,
                            std::vector<std::uint64_t>& xs, std::vector<std::uint64_t>& ys) {
-  const std::vector<std::uint64_t> edges = edge_values(type);
-  xs.clear();
-  ys.clear();
-  for (std::uint64_t a : edges)
-    for (std::uint64_t b : edges) {
-      xs.push_back(a);
-      ys.push_back(b);
-    }
+  cross_pairs(edge_values(type), xs, ys);
   for (std::size_t i = 0; i < random; ++i) {
     xs.push_back(random_value(rng, type));
     ys.push_back(random_value(rng, type));
