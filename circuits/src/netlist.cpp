@@ -546,9 +546,8 @@ Segment Circuit::expand(const std::array<Segment, 3>& vars, std::size_t nvars, s
       const bool depends1 = ((t ^ (t >> 1)) & 0b0101) != 0;
       const bool depends2 = ((t ^ (t >> 2)) & 0b0011) != 0;
       if (!depends1 && !depends2) return Plane::constant(t & 1, count);
-      const Segment& v = depends1 ? vars[1] : vars[2];
-      const bool neg = depends1 ? (t & 1) != 0 : (t & 1) != 0;
-      return Plane::of(literal(v, neg));
+      // One variable: its identity when f(0, 0) = 0, else its negation.
+      return Plane::of(literal(depends1 ? vars[1] : vars[2], (t & 1) != 0));
     }
     std::array<Plane, 3> ins;
     for (int i = 0; i < r.spec.arity; ++i) ins[i] = Plane::of(vars[1 + r.var[i]]);
