@@ -70,13 +70,63 @@ void BitHeap::add(const Expr& x, std::size_t shift, bool negative) {
 }
 
 void BitHeap::add_product(Circuit& c, const Expr& x, const Expr& y, std::size_t shift) {
-  check_same_shape(x, y, "BitHeap::add_product");
-  const std::size_t n = x.width();
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; i + j + shift < width() && j < n; ++j) {
-      const bool negative = x.is_signed() && ((i == n - 1) != (j == n - 1));
-      add_bit(shift + i + j, c.and_(x.bit(j), y.bit(i)), negative);
+  EXPECTS(x.lanes() == y.lanes(), "BitHeap::add_product: operands have " +
+                                      std::to_string(x.lanes()) + " and " +
+                                      std::to_string(y.lanes()) + " elements");
+  // Bit j of x times bit i of y weighs 2^(i+j), negated when exactly one of them is a sign
+  // bit (weight -2^(width-1)): Baugh-Wooley, for any mix of widths and signedness.
+  const std::size_t nx = x.width(), ny = y.width();
+  for (std::size_t i = 0; i < ny; ++i)
+    for (std::size_t j = 0; i + j + shift < width() && j < nx; ++j) {
+      const bool x_sign = x.is_signed() && j == nx - 1, y_sign = y.is_signed() && i == ny - 1;
+      add_bit(shift + i + j, c.and_(x.bit(j), y.bit(i)), x_sign != y_sign);
     }
+}
+
+void BitHeap::add_square(Circuit& c, const Expr& x, std::size_t shift) {
+  EXPECTS(x.lanes() == lanes_, "BitHeap::add_square: x has " + std::to_string(x.lanes()) +
+                                   " elements but the heap has " + std::to_string(lanes_) +
+                                   " lanes");
+  // x = u - s 2^(w-1) with u the low bits (s = 0 for unsigned x; then u is all of x):
+  //   u^2 = sum_i u_i 2^(2i) + sum_{i<j} u_i u_j 2^(i+j+1)    (u_i^2 = u_i: no gate)
+  //   x^2 = u^2 - s u 2^w + s 2^(2w-2)                         (s^2 = s)
+  // w(w-1)/2 AND gates instead of w^2.
+  const std::size_t w = x.width(), low = x.is_signed() ? w - 1 : w;
+  for (std::size_t i = 0; i < low; ++i) {
+    add_bit(shift + 2 * i, x.bit(i));
+    for (std::size_t j = i + 1; j < low && shift + i + j + 1 < width(); ++j)
+      add_bit(shift + i + j + 1, c.and_(x.bit(i), x.bit(j)));
+  }
+  if (!x.is_signed()) return;
+  const Plane& s = x.sign_bit();
+  for (std::size_t i = 0; i < low && shift + w + i < width(); ++i)
+    add_bit(shift + w + i, c.and_(s, x.bit(i)), true);
+  add_bit(shift + 2 * w - 2, s);
+}
+
+void BitHeap::add_multiple(const Expr& x, std::int64_t constant) {
+  EXPECTS(x.lanes() == lanes_, "BitHeap::add_multiple: x has " + std::to_string(x.lanes()) +
+                                   " elements but the heap has " + std::to_string(lanes_) +
+                                   " lanes");
+  // Canonical signed digits of |constant|: no two adjacent non-zero digits.
+  const bool negative = constant < 0;
+  unsigned __int128 u = negative ? static_cast<unsigned __int128>(-(constant + 1)) + 1
+                                 : static_cast<unsigned __int128>(constant);
+  for (std::size_t i = 0; u != 0 && i < width(); ++i, u >>= 1) {
+    if ((u & 1) == 0) continue;
+    const bool minus = (u & 3) == 3;  // ...11: digit -1 and carry
+    add(x, i, minus != negative);
+    if (minus)
+      u += 1;
+    else
+      u -= 1;
+  }
+}
+
+void BitHeap::add_constant(std::int64_t value) {
+  const auto u = static_cast<std::uint64_t>(value);  // two's complement, mod 2^64
+  for (std::size_t i = 0; i < width(); ++i)
+    if (i >= 64 ? value < 0 : ((u >> i) & 1) != 0) add_power(i);
 }
 
 void BitHeap::add_lanes_to(BitHeap& sum) const {
@@ -266,20 +316,8 @@ Expr multiply_karatsuba(Circuit& c, const Expr& x, const Expr& y, Product produc
 
 Expr multiply_constant(Circuit& c, const Expr& x, std::int64_t constant, std::size_t width) {
   if (width == 0) width = x.width();
-  // Canonical signed digits of |constant|: no two adjacent non-zero digits.
-  const bool negative = constant < 0;
-  unsigned __int128 u = negative ? static_cast<unsigned __int128>(-(constant + 1)) + 1
-                                 : static_cast<unsigned __int128>(constant);
   BitHeap heap(width, x.lanes());
-  for (std::size_t i = 0; u != 0 && i < width; ++i, u >>= 1) {
-    if ((u & 1) == 0) continue;
-    const bool minus = (u & 3) == 3;  // ...11: digit -1 and carry
-    heap.add(x, i, minus != negative);
-    if (minus)
-      u += 1;
-    else
-      u -= 1;
-  }
+  heap.add_multiple(x, constant);
   return heap.sum(c, x.is_signed()).reshape(x.rows(), x.cols());
 }
 

@@ -9,5 +9,6 @@
 #include "torusgate/circuits/multiply.hpp"
 #include "torusgate/circuits/netlist.hpp"
 #include "torusgate/circuits/program.hpp"
+#include "torusgate/circuits/regression.hpp"
 #include "torusgate/circuits/schedule.hpp"
 #include "torusgate/circuits/catalog.hpp"

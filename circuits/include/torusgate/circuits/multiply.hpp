@@ -32,11 +32,18 @@ class BitHeap {
   void add_bit(std::size_t column, const Plane& bit, bool negative = false);
   // Adds +-x * 2^shift, x read as signed or unsigned by its type (sign extension is free).
   void add(const Expr& x, std::size_t shift = 0, bool negative = false);
-  // Adds the partial products of x * y (same type, element-wise; Baugh-Wooley for signed):
-  // one AND per bit pair below the heap's width.
+  // Adds the partial products of x * y (element-wise, any widths and signedness; Baugh-Wooley
+  // for signed operands): one AND per bit pair below the heap's width.
   void add_product(Circuit& c, const Expr& x, const Expr& y, std::size_t shift = 0);
+  // Adds x * x (element-wise): about half the AND gates of add_product(x, x).
+  void add_square(Circuit& c, const Expr& x, std::size_t shift = 0);
+  // Adds x * constant without AND gates: the constant in canonical signed digits, one shifted
+  // copy of x (negated for a -1 digit) per non-zero digit.
+  void add_multiple(const Expr& x, std::int64_t constant);
   // Adds +-2^column.
   void add_power(std::size_t column, bool negative = false);
+  // Adds a constant (mod 2^width).
+  void add_constant(std::int64_t value);
   // Adds the bits of every lane of this heap, and its constant once per lane, to `sum`, a
   // one-lane heap of the same width: sum += the sum over lanes of this heap's values.
   void add_lanes_to(BitHeap& sum) const;

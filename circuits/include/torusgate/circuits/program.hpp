@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <span>
 #include <string>
@@ -117,11 +118,20 @@ class IntArray {
   std::size_t cols_ = 0;
 };
 
+// How far a run has got, reported after every batch (progress bars, logs).
+struct RunProgress {
+  std::size_t batches_done = 0, batches_total = 0;
+  std::uint64_t bootstraps_done = 0, bootstraps_total = 0;
+};
+using ProgressCallback = std::function<void(const RunProgress&)>;
+
 // Runs a compiled schedule on `be`: inputs[i] is bound to circuit input i. Returns one array
 // per output. Throws InvalidArgument if an input is missing or has the wrong type or shape.
+// `progress`, when set, is called after every batch.
 template <Backend B>
 std::vector<IntArray<B>> execute(B& be, const Schedule& schedule,
-                                 std::span<const IntArray<B>* const> inputs) {
+                                 std::span<const IntArray<B>* const> inputs,
+                                 const ProgressCallback& progress = {}) {
   EXPECTS(inputs.size() == schedule.inputs.size(),
           "execute: " + std::to_string(inputs.size()) + " inputs bound but the circuit has " +
               std::to_string(schedule.inputs.size()));
@@ -150,10 +160,12 @@ std::vector<IntArray<B>> execute(B& be, const Schedule& schedule,
     return scratch.bits(at.offset, count);
   };
   std::vector<GateOpOf<B>> ops;
+  RunProgress done{0, schedule.batches.size(), 0, schedule.cost.bootstraps};
   for (const auto& batch : schedule.batches) {
     ops.clear();
     ops.reserve(batch.size());
     for (const ScheduledOp& op : batch) {
+      done.bootstraps_done += static_cast<std::uint64_t>(op.spec.bootstraps()) * op.count;
       GateOpOf<B> g;
       g.spec = op.spec;
       for (int i = 0; i < op.spec.arity; ++i) g.in[i] = span_at(op.in[i], op.count);
@@ -161,6 +173,8 @@ std::vector<IntArray<B>> execute(B& be, const Schedule& schedule,
       ops.push_back(g);
     }
     be.evaluate(std::span<const GateOpOf<B>>(ops));
+    ++done.batches_done;
+    if (progress) progress(done);
   }
   std::vector<IntArray<B>> result;
   result.reserve(outs.size());
@@ -189,7 +203,7 @@ class Program {
   // Compiles and runs the gates the outputs need; returns one array per output.
   std::vector<IntArray<B>> run(std::span<const Expr> outputs) {
     last_ = compile(circuit_, outputs);
-    return execute(*be_, last_, std::span<const IntArray<B>* const>(bound_));
+    return execute(*be_, last_, std::span<const IntArray<B>* const>(bound_), progress_);
   }
   std::vector<IntArray<B>> run(std::initializer_list<Expr> outputs) {
     return run(std::span<const Expr>(outputs.begin(), outputs.size()));
@@ -202,8 +216,12 @@ class Program {
   // The schedule of the last run (batches, depth, gate counts).
   const Schedule& last_schedule() const { return last_; }
 
+  // Called after every batch of the following runs (an empty function: no reports).
+  void on_progress(ProgressCallback progress) { progress_ = std::move(progress); }
+
  private:
   B* be_;
+  ProgressCallback progress_;
   Circuit circuit_;
   std::vector<const IntArray<B>*> bound_;
   Schedule last_;
