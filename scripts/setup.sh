@@ -12,7 +12,8 @@ cd "$repo_root"
 build_dir="${BUILD_DIR:-build}"
 jobs="${JOBS:-$(nproc)}"
 
-packages=(build-essential cmake ninja-build pkg-config libfftw3-dev libsodium-dev catch2)
+packages=(build-essential cmake ninja-build pkg-config libfftw3-dev libsodium-dev catch2 libcli11-dev
+          python3-matplotlib)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,508 @@
+// Encrypted linear regression, end to end (the README's main job).
+//
+// The client quantizes a dataset (a CSV file or a synthetic one of the published shapes) to
+// fixed point, makes keys and encrypts X and y. The server, holding only the cloud key,
+// computes the training aggregates A^T A and A^T y of A = [1 | X] exactly. The client
+// decrypts them, checks them against the plaintext integer computation, solves the normal
+// equations for beta and compares it with a plaintext least-squares fit (Householder QR) of
+// the same quantized data. Then the server computes the predictions A beta for the model
+// (beta encrypted or in plain text) and the client checks them exactly too.
+//   linear_regression [--csv FILE --target NAME | --dataset ROWSxATTRS] [options]; --help
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "app_support.hpp"
+#include "progress.hpp"
+#include "regression_data.hpp"
+#include "torusgate/circuits/circuits.hpp"
+#include "torusgate/core/keys.hpp"
+#include "torusgate/core/plaintext_backend.hpp"
+#include "torusgate/cpu/cpu_backend.hpp"
+
+using namespace torusgate;
+using namespace torusgate::circuits;
+using apps::FeatureKind;
+
+namespace {
+
+void usage() {
+  std::cerr <<
+      "usage: linear_regression [data] [encoding] [model] [run]\n"
+      "data (default: a synthetic 12x2 numeric dataset, about a minute on 2 cores):\n"
+      "  --csv FILE            a CSV file: a header row of column names, then numbers\n"
+      "  --target NAME         the CSV column to predict (required with --csv)\n"
+      "  --dataset ROWSxATTRS  a synthetic dataset, e.g. 200x10; the published shapes are\n"
+      "                        200x10, 200x20, 300x10 and 300x20\n"
+      "  --seed S              seed of the synthetic data (default 1)\n"
+      "encoding:\n"
+      "  --kind numeric|binary numeric: signed fixed point; binary: 0/1 features (default\n"
+      "                        numeric)\n"
+      "  --width BITS          fixed-point width of numeric values, 2..32 (default 8)\n"
+      "  --frac-bits F|auto    fraction bits (default auto: the most that fit, for X and y\n"
+      "                        separately)\n"
+      "  --no-intercept        fit y ~ X beta without the intercept beta_0\n"
+      "model used for the encrypted predictions:\n"
+      "  --beta encrypted|plain|none   the fitted model, encrypted or as plaintext constants\n"
+      "                        (default encrypted); none: no prediction step\n"
+      "  --beta-width BITS     width of the quantized coefficients, 2..32 (default 8)\n"
+      "run:\n"
+      "  --backend NAME        best (default), openmp, sequential, or plaintext (no\n"
+      "                        encryption: exact gate counts in seconds)\n"
+      "  --params NAME         tfhe_lib_128 (default), tfhe_lib_80, default_128,\n"
+      "                        toy_INSECURE (tests only)\n"
+      "  --threads T           OpenMP threads (default: all cores)\n"
+      "  --json FILE           write the whole report as JSON\n"
+      "  --no-progress         no progress bar on stderr\n";
+}
+
+struct Options {
+  std::optional<std::string> csv, target;
+  apps::DatasetShape shape{12, 2};
+  bool shape_given = false;
+  std::uint64_t seed = 1;
+  FeatureKind kind = FeatureKind::Numeric;
+  std::size_t width = 8;
+  std::optional<int> frac_bits;
+  bool intercept = true;
+  std::string beta = "encrypted";
+  std::size_t beta_width = 8;
+  std::string backend = "best", params = "tfhe_lib_128";
+  int threads = 0;
+  std::optional<std::string> json;
+  bool progress = true;
+};
+
+Options parse_options(int argc, char** argv, bool& help) {
+  Options o;
+  for (apps::CommandLine cl(argc, argv); cl.next();) {
+    const std::string& arg = cl.arg();
+    if (arg == "--csv") o.csv = cl.value();
+    else if (arg == "--target") o.target = cl.value();
+    else if (arg == "--dataset") {
+      o.shape = apps::parse_shape(cl.value());
+      o.shape_given = true;
+    } else if (arg == "--seed") o.seed = apps::parse_count(arg, cl.value(), 0, UINT64_MAX);
+    else if (arg == "--kind") o.kind = apps::parse_feature_kind(cl.value());
+    else if (arg == "--width") o.width = apps::parse_count(arg, cl.value(), 2, 32);
+    else if (arg == "--frac-bits") {
+      const std::string v = cl.value();
+      if (v == "auto") o.frac_bits.reset();
+      else o.frac_bits = static_cast<int>(apps::parse_count(arg, v, 0, 31));
+    } else if (arg == "--no-intercept") o.intercept = false;
+    else if (arg == "--beta") {
+      o.beta = cl.value();
+      if (o.beta != "encrypted" && o.beta != "plain" && o.beta != "none")
+        throw InvalidArgument("--beta: '" + o.beta + "' is not encrypted, plain or none");
+    } else if (arg == "--beta-width") o.beta_width = apps::parse_count(arg, cl.value(), 2, 32);
+    else if (arg == "--backend") o.backend = cl.value();
+    else if (arg == "--params") o.params = cl.value();
+    else if (arg == "--threads") o.threads = static_cast<int>(apps::parse_count(arg, cl.value(), 1, 4096));
+    else if (arg == "--json") o.json = cl.value();
+    else if (arg == "--no-progress") o.progress = false;
+    else if (cl.is_help()) {
+      help = true;
+      return o;
+    } else cl.reject();
+  }
+  if (o.csv && !o.target)
+    throw InvalidArgument("--csv needs --target NAME: the column to predict");
+  if (o.target && !o.csv) throw InvalidArgument("--target applies to --csv files only");
+  if (o.csv && o.shape_given) throw InvalidArgument("give --csv or --dataset, not both");
+  if (o.frac_bits && *o.frac_bits >= static_cast<int>(o.width))
+    throw InvalidArgument("--frac-bits " + std::to_string(*o.frac_bits) + " leaves no integer "
+                          "bit in a " + std::to_string(o.width) + "-bit width (at most " +
+                          std::to_string(o.width - 1) + ")");
+  if (o.backend != "plaintext") o.backend = apps::resolve_backend(o.backend);
+  // There is no GPU backend yet: "best" on a GPU machine runs on OpenMP.
+  if (o.backend == "gpu") o.backend = "openmp";
+  if (o.threads != 0 && o.backend != "openmp")
+    throw InvalidArgument("--threads applies to the openmp backend, not to " + o.backend);
+  return o;
+}
+
+// One server step of the report.
+struct Step {
+  std::string name;
+  std::uint64_t bootstraps = 0;
+  std::size_t batches = 0;
+  std::uint32_t depth = 0;
+  double seconds = 0;
+  std::string check;
+};
+
+struct Report {
+  std::string data_description, backend, params;
+  int threads = 1;
+  apps::QuantizedData q;
+  double keygen_s = 0, fourier_s = 0, encrypt_s = 0;
+  std::vector<Step> steps;
+  std::vector<std::string> names;  // "(intercept)", then the features
+  std::vector<double> beta, beta_reference, beta_float;
+  double max_beta_difference = 0, rmse = 0, rmse_reference = 0, rmse_float = 0;
+  // Predictions.
+  int beta_fraction_bits = 0;
+  std::vector<std::int64_t> beta_int;
+  double prediction_rmse = 0;
+  bool all_exact = true;
+};
+
+// value / 2^bits.
+double scaled(double value, int bits) { return std::ldexp(value, -bits); }
+
+std::vector<double> dequantize(const std::vector<std::int64_t>& v, int bits) {
+  std::vector<double> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = scaled(static_cast<double>(v[i]), bits);
+  return out;
+}
+
+// The most fraction bits (0..48) at which every coefficient fits a signed `width`-bit integer.
+int beta_fraction_bits(const std::vector<double>& beta, std::size_t width) {
+  const double limit = std::ldexp(1.0, static_cast<int>(width) - 1);
+  const auto fits = [&](int fb) {
+    for (double b : beta) {
+      const double q = std::nearbyint(std::ldexp(b, fb));
+      if (q < -limit || q > limit - 1) return false;
+    }
+    return true;
+  };
+  for (int fb = 48; fb >= 0; --fb)
+    if (fits(fb)) return fb;
+  throw InvalidArgument("the model's coefficients do not fit " + std::to_string(width) +
+                        "-bit integers; use a wider --beta-width");
+}
+
+template <class T>
+std::vector<std::int64_t> to_int64(const std::vector<T>& v) {
+  return std::vector<std::int64_t>(v.begin(), v.end());
+}
+
+// Decrypts an array as int64 (signed or unsigned by its type).
+template <Backend B>
+std::vector<std::int64_t> open(B& be, const typename B::ClientKey& key, const IntArray<B>& a) {
+  return a.is_signed() ? a.decrypt_signed(be, key) : to_int64(a.decrypt(be, key));
+}
+
+template <Backend B>
+IntArray<B> encrypt_values(B& be, const typename B::ClientKey& key,
+                           const std::vector<std::int64_t>& values, IntType type, Csprng& rng,
+                           std::size_t rows) {
+  if (type.is_signed) return IntArray<B>::encrypt_signed(be, key, values, type, rng, rows);
+  const std::vector<std::uint64_t> raw(values.begin(), values.end());
+  return IntArray<B>::encrypt(be, key, raw, type, rng, rows);
+}
+
+// Runs a program's outputs with a progress bar; fills the step's costs and time.
+template <Backend B>
+std::vector<IntArray<B>> run_step(Program<B>& prog, std::span<const Expr> outputs, Step& step,
+                                  bool progress) {
+  apps::ProgressBar bar("  " + step.name, "bootstraps", progress);
+  prog.on_progress([&](const RunProgress& p) { bar.update(p.bootstraps_done, p.bootstraps_total); });
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<IntArray<B>> out = prog.run(outputs);
+  step.seconds = apps::seconds_since(t0);
+  bar.finish();
+  const ScheduleCost& cost = prog.last_schedule().cost;
+  step.bootstraps = cost.bootstraps;
+  step.batches = cost.batches;
+  step.depth = cost.depth;
+  return out;
+}
+
+// Server: the training aggregates, with the cloud key only (inside `be`).
+template <Backend B>
+std::vector<IntArray<B>> server_aggregates(B& be, const IntArray<B>& x, const IntArray<B>& y,
+                                           bool intercept, Step& step, bool progress) {
+  Program<B> prog(be);
+  const RegressionAggregates agg =
+      regression_aggregates(prog.circuit(), prog.input(x), prog.input(y), intercept);
+  const Expr outs[] = {agg.xtx, agg.xty};
+  return run_step(prog, outs, step, progress);
+}
+
+// Server: predictions for an encrypted model, or a plaintext one.
+template <Backend B>
+IntArray<B> server_predict(B& be, const IntArray<B>& x, const IntArray<B>* beta,
+                           const std::vector<std::int64_t>& plain_beta, bool intercept,
+                           std::size_t intercept_shift, Step& step, bool progress) {
+  Program<B> prog(be);
+  const Expr ex = prog.input(x);
+  const Expr out =
+      beta ? predict(prog.circuit(), ex, prog.input(*beta), intercept, intercept_shift)
+           : predict(prog.circuit(), ex, std::span<const std::int64_t>(plain_beta), intercept,
+                     intercept_shift);
+  return std::move(run_step(prog, std::span<const Expr>(&out, 1), step, progress).front());
+}
+
+std::string exactness(bool exact, std::size_t count, const char* what) {
+  return exact ? "exact (" + std::to_string(count) + " " + what + ")" : "MISMATCH";
+}
+
+template <Backend B>
+void run(B& be, const typename B::ClientKey& key, const Options& o, const apps::Dataset& data,
+         Report& r) {
+  Csprng rng;
+  const apps::QuantizedData& q = r.q;
+  const std::size_t n = q.rows, d = q.attributes, p = d + (o.intercept ? 1 : 0);
+  const int fx = q.x_fraction_bits, fy = q.y_fraction_bits;
+
+  // Client: encrypt the quantized X and y.
+  auto t0 = std::chrono::steady_clock::now();
+  const IntArray<B> x = encrypt_values(be, key, q.x, q.x_type, rng, n);
+  const IntArray<B> y = encrypt_values(be, key, q.y, q.y_type, rng, n);
+  r.encrypt_s = apps::seconds_since(t0);
+  std::printf("client       encrypted %zu x %zu features and %zu targets (%zu bits) in %.2f s\n",
+              n, d, n, x.buffer().size() + y.buffer().size(), r.encrypt_s);
+
+  // Server: training aggregates.
+  std::printf("server       computing A^T A and A^T y (cloud key only)\n");
+  std::fflush(stdout);
+  Step train;
+  train.name = "training aggregates A^T A, A^T y";
+  const std::vector<IntArray<B>> agg = server_aggregates(be, x, y, o.intercept, train, o.progress);
+
+  // Client: decrypt, check, solve.
+  const std::vector<std::int64_t> xtx = open(be, key, agg[0]), xty = open(be, key, agg[1]);
+  const apps::IntegerAggregates plain = apps::plain_aggregates(q, o.intercept);
+  const bool exact = xtx == plain.xtx && xty == plain.xty;
+  r.all_exact = r.all_exact && exact;
+  train.check = exactness(exact, xtx.size() + xty.size(), "entries");
+  r.steps.push_back(train);
+  std::printf("client       aggregates %s: %s\n", exact ? "equal the plaintext integer computation"
+                                                        : "DIFFER from the plaintext computation",
+              train.check.c_str());
+
+  const std::vector<double> beta_q = apps::solve_normal_equations(
+      std::vector<double>(xtx.begin(), xtx.end()), std::vector<double>(xty.begin(), xty.end()), p);
+  // In real units: y = b0 / 2^fy + x (b 2^fx / 2^fy).
+  r.beta.resize(p);
+  for (std::size_t j = 0; j < p; ++j)
+    r.beta[j] = std::ldexp(beta_q[j], (o.intercept && j == 0 ? 0 : fx) - fy);
+  const std::vector<double> xr = dequantize(q.x, fx), yr = dequantize(q.y, fy);
+  r.beta_reference = apps::least_squares_qr(xr, yr, n, d, o.intercept);
+  r.beta_float = apps::least_squares_qr(data.x, data.y, n, d, o.intercept);
+  for (std::size_t j = 0; j < p; ++j)
+    r.max_beta_difference = std::max(r.max_beta_difference, std::abs(r.beta[j] - r.beta_reference[j]));
+  r.rmse = apps::rms_error(xr, yr, n, d, r.beta, o.intercept);
+  r.rmse_reference = apps::rms_error(xr, yr, n, d, r.beta_reference, o.intercept);
+  r.rmse_float = apps::rms_error(data.x, data.y, n, d, r.beta_float, o.intercept);
+
+  if (o.beta == "none") return;
+  // Client: quantize the model; server: predictions; client: check them exactly.
+  // Every coefficient with the same fraction bits; the intercept is shifted by fx on the
+  // server (free) to the scale of the products x_j beta_j.
+  r.beta_fraction_bits = beta_fraction_bits(r.beta, o.beta_width);
+  r.beta_int.resize(p);
+  for (std::size_t j = 0; j < p; ++j)
+    r.beta_int[j] = static_cast<std::int64_t>(std::nearbyint(std::ldexp(r.beta[j], r.beta_fraction_bits)));
+  const IntType beta_type{o.beta_width, true};
+  std::optional<IntArray<B>> beta_ct;
+  if (o.beta == "encrypted") beta_ct = encrypt_values(be, key, r.beta_int, beta_type, rng, 1);
+  std::printf("server       computing the predictions A beta (beta %s)\n", o.beta.c_str());
+  std::fflush(stdout);
+  Step pred;
+  pred.name = "predictions A beta, beta " + o.beta;
+  const IntArray<B> predictions = server_predict(be, x, beta_ct ? &*beta_ct : nullptr, r.beta_int,
+                                                 o.intercept, static_cast<std::size_t>(fx),
+                                                 pred, o.progress);
+  const std::vector<std::int64_t> got = open(be, key, predictions);
+  std::vector<std::int64_t> want(n);
+  double sum = 0;
+  for (std::size_t t = 0; t < n; ++t) {
+    __int128 v = o.intercept ? static_cast<__int128>(r.beta_int[0]) << fx : 0;
+    for (std::size_t j = 0; j < d; ++j)
+      v += static_cast<__int128>(q.x[t * d + j]) * r.beta_int[j + (o.intercept ? 1 : 0)];
+    want[t] = static_cast<std::int64_t>(v);
+    const double e = scaled(static_cast<double>(got[t]), fx + r.beta_fraction_bits) - yr[t];
+    sum += e * e;
+  }
+  r.prediction_rmse = std::sqrt(sum / static_cast<double>(n));
+  const bool pexact = got == want;
+  r.all_exact = r.all_exact && pexact;
+  pred.check = exactness(pexact, n, "rows");
+  r.steps.push_back(pred);
+  std::printf("client       predictions %s: %s\n",
+              pexact ? "equal the plaintext integer computation" : "DIFFER from plain text",
+              pred.check.c_str());
+}
+
+void print_model(const Report& r, std::size_t beta_width) {
+  std::printf("\nmodel (real units)   %-14s %-14s %-12s %s\n", "encrypted fit", "plaintext QR",
+              "difference", "float data");
+  for (std::size_t j = 0; j < r.beta.size(); ++j)
+    std::printf("  %-18s %14.6f %14.6f %12.2e %12.6f\n", r.names[j].c_str(), r.beta[j],
+                r.beta_reference[j], std::abs(r.beta[j] - r.beta_reference[j]), r.beta_float[j]);
+  std::printf("  %-18s %14.6f %14.6f %12s %12.6f\n", "RMS error", r.rmse, r.rmse_reference, "",
+              r.rmse_float);
+  std::printf("encrypted fit vs plaintext least squares of the same quantized data: largest "
+              "coefficient difference %.2e\n", r.max_beta_difference);
+  if (!r.beta_int.empty())
+    std::printf("model for predictions: %zu-bit signed coefficients with %d fraction bits; "
+                "RMS error of the encrypted predictions %.6f\n",
+                beta_width, r.beta_fraction_bits, r.prediction_rmse);
+}
+
+void print_summary(const Report& r) {
+  std::printf("\n%-36s %12s %8s %6s %10s %13s  %s\n", "server step", "bootstraps", "batches",
+              "depth", "seconds", "bootstraps/s", "check");
+  for (const Step& s : r.steps)
+    std::printf("%-36s %12llu %8zu %6u %10.2f %13.0f  %s\n", s.name.c_str(),
+                static_cast<unsigned long long>(s.bootstraps), s.batches, s.depth, s.seconds,
+                s.seconds > 0 ? static_cast<double>(s.bootstraps) / s.seconds : 0.0,
+                s.check.c_str());
+  std::printf("%s\n", r.all_exact ? "all encrypted results are exact"
+                                  : "SOME ENCRYPTED RESULTS ARE WRONG");
+}
+
+std::string json_doubles(const std::vector<double>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + apps::json_number(v[i]);
+  return out + "]";
+}
+
+void write_json(std::ostream& os, const Options& o, const Report& r) {
+  using apps::json_number;
+  using apps::json_string;
+  const apps::QuantizedData& q = r.q;
+  os << "{\n"
+     << "  \"program\": \"linear_regression\",\n"
+     << "  \"date\": " << json_string(apps::utc_timestamp()) << ",\n"
+     << "  \"commit\": " << json_string(apps::build_commit()) << ",\n"
+     << "  \"machine\": " << json_string(apps::machine_description()) << ",\n"
+     << "  \"backend\": " << json_string(r.backend) << ",\n"
+     << "  \"threads\": " << r.threads << ",\n"
+     << "  \"parameters\": " << json_string(r.params) << ",\n"
+     << "  \"data\": " << json_string(r.data_description) << ",\n"
+     << "  \"rows\": " << q.rows << ",\n"
+     << "  \"attributes\": " << q.attributes << ",\n"
+     << "  \"kind\": " << json_string(apps::feature_kind_name(o.kind)) << ",\n"
+     << "  \"x_type\": " << json_string(to_string(q.x_type)) << ",\n"
+     << "  \"x_fraction_bits\": " << q.x_fraction_bits << ",\n"
+     << "  \"y_type\": " << json_string(to_string(q.y_type)) << ",\n"
+     << "  \"y_fraction_bits\": " << q.y_fraction_bits << ",\n"
+     << "  \"intercept\": " << (o.intercept ? "true" : "false") << ",\n"
+     << "  \"key_generation_s\": " << json_number(r.keygen_s) << ",\n"
+     << "  \"encrypt_s\": " << json_number(r.encrypt_s) << ",\n"
+     << "  \"steps\": [\n";
+  for (std::size_t i = 0; i < r.steps.size(); ++i) {
+    const Step& s = r.steps[i];
+    os << "    {\"name\": " << json_string(s.name) << ", \"bootstraps\": " << s.bootstraps
+       << ", \"batches\": " << s.batches << ", \"depth\": " << s.depth
+       << ", \"seconds\": " << json_number(s.seconds) << ", \"check\": " << json_string(s.check)
+       << "}" << (i + 1 < r.steps.size() ? "," : "") << "\n";
+  }
+  os << "  ],\n  \"coefficient_names\": [";
+  for (std::size_t j = 0; j < r.names.size(); ++j) os << (j ? ", " : "") << json_string(r.names[j]);
+  os << "],\n"
+     << "  \"beta\": " << json_doubles(r.beta) << ",\n"
+     << "  \"beta_plaintext_qr\": " << json_doubles(r.beta_reference) << ",\n"
+     << "  \"beta_float_data\": " << json_doubles(r.beta_float) << ",\n"
+     << "  \"max_beta_difference\": " << json_number(r.max_beta_difference) << ",\n"
+     << "  \"rms_error\": " << json_number(r.rmse) << ",\n"
+     << "  \"rms_error_plaintext_qr\": " << json_number(r.rmse_reference) << ",\n"
+     << "  \"rms_error_float_data\": " << json_number(r.rmse_float) << ",\n"
+     << "  \"prediction_model\": " << json_string(o.beta) << ",\n"
+     << "  \"beta_width\": " << o.beta_width << ",\n"
+     << "  \"beta_fraction_bits\": " << r.beta_fraction_bits << ",\n"
+     << "  \"prediction_rms_error\": " << json_number(r.prediction_rmse) << ",\n"
+     << "  \"all_exact\": " << (r.all_exact ? "true" : "false") << "\n"
+     << "}\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  bool help = false;
+  const Options o = parse_options(argc, argv, help);
+  if (help) {
+    usage();
+    return 0;
+  }
+  // Refuse an unwritable JSON path before hours of work, not after.
+  if (o.json) {
+    std::ofstream probe(*o.json, std::ios::app);
+    if (!probe) throw InvalidArgument("--json: cannot write to " + *o.json);
+  }
+
+  // Client: data, quantization.
+  Report r;
+  const apps::Dataset data =
+      o.csv ? apps::read_csv(*o.csv, *o.target) : apps::synthetic_dataset(o.shape, o.kind, o.seed);
+  r.data_description = o.csv ? *o.csv + " (target '" + *o.target + "')"
+                             : "synthetic " + apps::to_string(o.shape) + " " +
+                                   apps::feature_kind_name(o.kind) + ", seed " + std::to_string(o.seed);
+  r.q = apps::quantize(data, o.kind, o.width, o.frac_bits);
+  const std::size_t p = r.q.attributes + (o.intercept ? 1 : 0);
+  if (r.q.rows < p)
+    throw InvalidArgument(std::to_string(r.q.rows) + " rows cannot determine " +
+                          std::to_string(p) + " coefficients");
+  try {
+    (void)xtx_type(r.q.x_type, r.q.rows);
+    (void)xty_type(r.q.x_type, r.q.y_type, r.q.rows);
+  } catch (const InvalidArgument&) {
+    throw InvalidArgument("the sums of " + std::to_string(r.q.rows) + " products of " +
+                          std::to_string(o.width) + "-bit values need more than 64 bits; "
+                          "use a smaller --width");
+  }
+  if (o.intercept) r.names.push_back("(intercept)");
+  for (const auto& name : data.feature_names) r.names.push_back(name);
+
+  std::printf("torusgate linear regression (commit %s)\n", apps::build_commit().c_str());
+  std::printf("data         %s: %zu rows, %zu attributes\n", r.data_description.c_str(),
+              r.q.rows, r.q.attributes);
+  std::printf("quantized    x: %s, %d fraction bits; y: %s, %d fraction bits\n",
+              to_string(r.q.x_type).c_str(), r.q.x_fraction_bits, to_string(r.q.y_type).c_str(),
+              r.q.y_fraction_bits);
+
+  int status = 0;
+  if (o.backend == "plaintext") {
+    r.backend = "plaintext";
+    r.params = "none (no encryption)";
+    std::printf("backend      plaintext: no encryption, exact gate counts\n");
+    PlaintextBackend be;
+    run(be, PlaintextKey{}, o, data, r);
+  } else {
+    const Parameters params = parameters_by_name(o.params);
+    r.params = params.name;
+    auto t0 = std::chrono::steady_clock::now();
+    Csprng rng;
+    const SecretKey secret(params, rng);
+    auto cloud = std::make_shared<const CloudKey>(CloudKey::generate(secret, rng));
+    r.keygen_s = apps::seconds_since(t0);
+    std::printf("parameters   %s%s; keys made in %.2f s\n", params.name.c_str(),
+                params.insecure ? "  -- INSECURE, for tests only" : "", r.keygen_s);
+    // The server's backend holds only the cloud key.
+    t0 = std::chrono::steady_clock::now();
+    CpuOptions cpu;
+    cpu.threads = o.threads;
+    std::unique_ptr<CpuBackend> be;
+    if (o.backend == "sequential") be = std::make_unique<SequentialBackend>(cloud, cpu);
+    else be = std::make_unique<OpenMpBackend>(cloud, cpu);
+    r.fourier_s = apps::seconds_since(t0);
+    r.backend = be->name();
+    r.threads = be->threads();
+    std::printf("backend      %s, %d thread%s\n", r.backend.c_str(), r.threads,
+                r.threads == 1 ? "" : "s");
+    run(*be, secret, o, data, r);
+  }
+  print_model(r, o.beta_width);
+  print_summary(r);
+  if (!r.all_exact) status = 1;
+  if (o.json) {
+    std::ofstream out(*o.json);
+    write_json(out, o, r);
+    if (!out) throw InvalidArgument("--json: writing " + *o.json + " failed");
+    std::printf("report written to %s\n", o.json->c_str());
+  }
+  return status;
+} catch (const std::exception& e) {
+  std::cerr << "linear_regression: " << e.what() << "\n";
+  return 2;
+}

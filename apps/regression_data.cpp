@@ -1,0 +1,439 @@
+// Regression data: CSV parsing, synthetic datasets, fixed-point quantization, exact
+// plaintext aggregates, and the plaintext solvers (Cholesky on the normal equations,
+// Householder QR on the design matrix: G. H. Golub and C. F. Van Loan, "Matrix
+// Computations", 4th ed., algorithms 4.2.1 and 5.2.1).
+#include "regression_data.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <istream>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "torusgate/circuits/regression.hpp"
+#include "torusgate/core/error.hpp"
+
+namespace torusgate::apps {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  const auto last = s.find_last_not_of(" \t");
+  return s.substr(first, last - first + 1);
+}
+
+// The cells of one CSV line: commas separate; a cell may be double-quoted ("" is a quote).
+std::vector<std::string> split_cells(const std::string& line, const std::string& where) {
+  std::vector<std::string> cells;
+  std::string cell;
+  bool quoted = false, was_quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cell += '"';
+        ++i;
+      } else if (ch == '"') {
+        quoted = false;
+      } else {
+        cell += ch;
+      }
+    } else if (ch == '"' && trim(cell).empty()) {
+      quoted = was_quoted = true;
+      cell.clear();
+    } else if (ch == ',') {
+      cells.push_back(was_quoted ? cell : trim(cell));
+      cell.clear();
+      was_quoted = false;
+    } else {
+      cell += ch;
+    }
+  }
+  if (quoted) throw InvalidArgument(where + ": a quoted cell is not closed");
+  cells.push_back(was_quoted ? cell : trim(cell));
+  return cells;
+}
+
+std::string column_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + ("'" + n + "'");
+  return out;
+}
+
+}  // namespace
+
+Dataset parse_csv(std::istream& in, const std::string& target, const std::string& source) {
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(line);
+  }
+  EXPECTS(!in.bad(), source + ": read error");
+  while (!lines.empty() && trim(lines.back()).empty()) lines.pop_back();
+  EXPECTS(!lines.empty(), source + ": the file is empty (expected a header row of column "
+                                   "names, then rows of numbers)");
+  // A UTF-8 byte order mark before the header is not part of the first name.
+  if (lines[0].rfind("\xEF\xBB\xBF", 0) == 0) lines[0].erase(0, 3);
+
+  const std::vector<std::string> header = split_cells(lines[0], source + ": line 1 (header)");
+  std::set<std::string> seen;
+  for (std::size_t j = 0; j < header.size(); ++j) {
+    EXPECTS(!header[j].empty(), source + ": line 1 (header): column " + std::to_string(j + 1) +
+                                    " has no name");
+    EXPECTS(seen.insert(header[j]).second,
+            source + ": line 1 (header): column name '" + header[j] + "' appears twice");
+  }
+  const auto t = std::find(header.begin(), header.end(), target);
+  EXPECTS(t != header.end(), source + ": no column named '" + target +
+                                 "' (the target); the columns are " + column_list(header));
+  EXPECTS(header.size() >= 2, source + ": the only column is the target '" + target +
+                                  "'; there are no features");
+  EXPECTS(lines.size() >= 2, source + ": a header but no data rows");
+  const std::size_t target_col = static_cast<std::size_t>(t - header.begin());
+
+  Dataset data;
+  data.target_name = target;
+  for (std::size_t j = 0; j < header.size(); ++j)
+    if (j != target_col) data.feature_names.push_back(header[j]);
+  for (std::size_t r = 1; r < lines.size(); ++r) {
+    const std::string where = source + ": line " + std::to_string(r + 1);
+    EXPECTS(!trim(lines[r]).empty(), where + " is empty");
+    const std::vector<std::string> cells = split_cells(lines[r], where);
+    EXPECTS(cells.size() == header.size(), where + " has " + std::to_string(cells.size()) +
+                                               " cells but the header has " +
+                                               std::to_string(header.size()) + " columns");
+    for (std::size_t j = 0; j < cells.size(); ++j) {
+      const std::string cell = trim(cells[j]);
+      const std::string at = where + ", column '" + header[j] + "'";
+      EXPECTS(!cell.empty(), at + ": the cell is empty");
+      double v = 0;
+      const char* end = cell.data() + cell.size();
+      const char* begin = cell.data() + (cell[0] == '+' ? 1 : 0);
+      const auto [ptr, ec] = std::from_chars(begin, end, v);
+      EXPECTS(ec != std::errc::result_out_of_range,
+              at + ": '" + cell + "' is out of the range of a double");
+      EXPECTS(ec == std::errc() && ptr == end, at + ": '" + cell + "' is not a number");
+      EXPECTS(std::isfinite(v), at + ": '" + cell + "' is not a finite number");
+      (j == target_col ? data.y : data.x).push_back(v);
+    }
+    ++data.rows;
+  }
+  return data;
+}
+
+Dataset read_csv(const std::filesystem::path& path, const std::string& target) {
+  std::error_code ec;
+  EXPECTS(std::filesystem::is_regular_file(path, ec),
+          path.string() + ": " + (std::filesystem::exists(path, ec) ? "not a regular file"
+                                                                    : "no such file"));
+  std::ifstream in(path, std::ios::binary);
+  EXPECTS(in.good(), path.string() + ": cannot open for reading");
+  return parse_csv(in, target, path.string());
+}
+
+const char* feature_kind_name(FeatureKind kind) {
+  return kind == FeatureKind::Binary ? "binary" : "numeric";
+}
+
+FeatureKind parse_feature_kind(const std::string& name) {
+  if (name == "numeric") return FeatureKind::Numeric;
+  if (name == "binary") return FeatureKind::Binary;
+  throw InvalidArgument("unknown feature kind '" + name + "' (numeric or binary)");
+}
+
+std::vector<DatasetShape> published_shapes() { return {{200, 10}, {200, 20}, {300, 10}, {300, 20}}; }
+
+DatasetShape parse_shape(const std::string& text) {
+  const auto x = text.find('x');
+  const auto number = [&](const std::string& part) -> std::size_t {
+    std::size_t v = 0;
+    const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    EXPECTS(!part.empty() && ec == std::errc() && ptr == part.data() + part.size() && v >= 1 &&
+                v <= 100000,
+            "dataset shape '" + text + "': expected ROWSxATTRIBUTES such as 200x10");
+    return v;
+  };
+  EXPECTS(x != std::string::npos,
+          "dataset shape '" + text + "': expected ROWSxATTRIBUTES such as 200x10");
+  return {number(text.substr(0, x)), number(text.substr(x + 1))};
+}
+
+std::string to_string(DatasetShape shape) {
+  return std::to_string(shape.rows) + "x" + std::to_string(shape.attributes);
+}
+
+Dataset synthetic_dataset(DatasetShape shape, FeatureKind kind, std::uint64_t seed) {
+  EXPECTS(shape.rows >= 1 && shape.attributes >= 1, "synthetic_dataset: empty shape");
+  // The data are public test data, not key material: a seeded generator is right here.
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::normal_distribution<double> noise(0.0, 0.1);
+  Dataset data;
+  data.rows = shape.rows;
+  data.target_name.push_back('y');  // (not = "y": GCC 12 warns falsely, -Wrestrict)
+  for (std::size_t j = 0; j < shape.attributes; ++j)
+    data.feature_names.push_back(std::string(1, 'x').append(std::to_string(j + 1)));
+  std::vector<double> beta(shape.attributes);
+  for (double& b : beta) b = unit(gen);
+  data.x.resize(shape.rows * shape.attributes);
+  data.y.resize(shape.rows);
+  for (std::size_t r = 0; r < shape.rows; ++r) {
+    double dot = 0;
+    for (std::size_t j = 0; j < shape.attributes; ++j) {
+      double& v = data.x[r * shape.attributes + j];
+      v = kind == FeatureKind::Binary ? static_cast<double>(gen() & 1) : unit(gen);
+      dot += v * beta[j];
+    }
+    data.y[r] = kind == FeatureKind::Binary ? dot : 0.5 + dot + noise(gen);
+  }
+  if (kind == FeatureKind::Binary) {
+    std::vector<double> sorted = data.y;
+    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+    const double median = sorted[sorted.size() / 2];
+    for (double& v : data.y) v = v > median ? 1.0 : 0.0;
+  } else {
+    double largest = 0;
+    for (double v : data.y) largest = std::max(largest, std::abs(v));
+    for (double& v : data.y) v /= largest * (1 + 1e-9);
+  }
+  return data;
+}
+
+namespace {
+
+bool all_binary(const std::vector<double>& values) {
+  return std::all_of(values.begin(), values.end(), [](double v) { return v == 0.0 || v == 1.0; });
+}
+
+// round(v * 2^f) when it fits a signed `width`-bit integer.
+bool fits(double v, std::size_t width, int f) {
+  const double q = std::nearbyint(std::ldexp(v, f));
+  const double limit = std::ldexp(1.0, static_cast<int>(width) - 1);
+  return q >= -limit && q <= limit - 1;
+}
+
+// The most fraction bits (0..width-1) at which every value fits; throws when none does.
+int auto_fraction_bits(const std::vector<double>& values, std::size_t width,
+                       const std::string& what) {
+  for (int f = static_cast<int>(width) - 1; f >= 0; --f)
+    if (std::all_of(values.begin(), values.end(), [&](double v) { return fits(v, width, f); }))
+      return f;
+  double largest = 0;
+  for (double v : values) largest = std::max(largest, std::abs(v));
+  throw InvalidArgument(what + ": the value " + std::to_string(largest) + " does not fit a " +
+                        std::to_string(width) + "-bit signed integer even with 0 fraction bits; "
+                        "use a wider --width");
+}
+
+std::string fixed_range(std::size_t width, int f) {
+  std::ostringstream out;
+  out << -std::ldexp(1.0, static_cast<int>(width) - 1 - f) << " .. "
+      << std::ldexp(std::ldexp(1.0, static_cast<int>(width) - 1) - 1, -f);
+  return out.str();
+}
+
+// Quantizes column `col` of a row-major table with `cols` columns (col 0 and cols 1 for y).
+std::vector<std::int64_t> quantize_numeric(const std::vector<double>& values, std::size_t cols,
+                                           const std::vector<std::string>& names,
+                                           std::size_t width, int f) {
+  std::vector<std::int64_t> out(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double v = values[i];
+    if (!fits(v, width, f)) {
+      std::ostringstream msg;
+      msg << "row " << i / cols + 1 << ", column '" << names[i % cols] << "': the value " << v
+          << " does not fit " << width << "-bit signed fixed point with " << f
+          << " fraction bits (range " << fixed_range(width, f)
+          << "); use fewer --frac-bits or a wider --width";
+      throw InvalidArgument(msg.str());
+    }
+    out[i] = static_cast<std::int64_t>(std::nearbyint(std::ldexp(v, f)));
+  }
+  return out;
+}
+
+std::vector<std::int64_t> quantize_binary(const std::vector<double>& values, std::size_t cols,
+                                          const std::vector<std::string>& names) {
+  std::vector<std::int64_t> out(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double v = values[i];
+    if (v != 0.0 && v != 1.0) {
+      std::ostringstream msg;
+      msg << "row " << i / cols + 1 << ", column '" << names[i % cols] << "': the value " << v
+          << " is not 0 or 1 (binary features); use --kind numeric";
+      throw InvalidArgument(msg.str());
+    }
+    out[i] = static_cast<std::int64_t>(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+QuantizedData quantize(const Dataset& data, FeatureKind kind, std::size_t width,
+                       std::optional<int> fraction_bits) {
+  EXPECTS(width >= 2 && width <= 32, "quantize: width " + std::to_string(width) +
+                                         " is outside 2..32 bits");
+  EXPECTS(!fraction_bits || (*fraction_bits >= 0 && *fraction_bits < static_cast<int>(width)),
+          "quantize: " + std::to_string(fraction_bits.value_or(0)) +
+              " fraction bits for a " + std::to_string(width) + "-bit width (0.." +
+              std::to_string(width - 1) + ")");
+  const std::size_t d = data.attributes();
+  EXPECTS(data.rows >= 1 && d >= 1 && data.x.size() == data.rows * d && data.y.size() == data.rows,
+          "quantize: the dataset is empty or inconsistent");
+  QuantizedData q;
+  q.rows = data.rows;
+  q.attributes = d;
+  const std::vector<std::string> target{data.target_name};
+  if (kind == FeatureKind::Binary) {
+    q.x_type = {1, false};
+    q.x = quantize_binary(data.x, d, data.feature_names);
+  } else {
+    q.x_type = {width, true};
+    q.x_fraction_bits = fraction_bits ? *fraction_bits
+                                      : auto_fraction_bits(data.x, width, "the features");
+    q.x = quantize_numeric(data.x, d, data.feature_names, width, q.x_fraction_bits);
+  }
+  if (kind == FeatureKind::Binary && all_binary(data.y)) {
+    q.y_type = {1, false};
+    q.y = quantize_binary(data.y, 1, target);
+  } else {
+    q.y_type = {width, true};
+    q.y_fraction_bits = fraction_bits ? *fraction_bits
+                                      : auto_fraction_bits(data.y, width, "the target");
+    q.y = quantize_numeric(data.y, 1, target, width, q.y_fraction_bits);
+  }
+  return q;
+}
+
+IntegerAggregates plain_aggregates(const QuantizedData& data, bool intercept) {
+  const std::size_t n = data.rows, d = data.attributes, p = d + (intercept ? 1 : 0);
+  // Entry k of row t of A = [1 | X].
+  const auto a = [&](std::size_t t, std::size_t k) -> __int128 {
+    if (intercept) return k == 0 ? 1 : data.x[t * d + k - 1];
+    return data.x[t * d + k];
+  };
+  const auto narrow = [](__int128 v) {
+    EXPECTS(v >= INT64_MIN && v <= INT64_MAX, "plain_aggregates: an aggregate exceeds 64 bits");
+    return static_cast<std::int64_t>(v);
+  };
+  IntegerAggregates out;
+  out.size = p;
+  out.xtx.resize(p * p);
+  out.xty.resize(p);
+  for (std::size_t i = 0; i < p; ++i) {
+    for (std::size_t j = 0; j < p; ++j) {
+      __int128 s = 0;
+      for (std::size_t t = 0; t < n; ++t) s += a(t, i) * a(t, j);
+      out.xtx[i * p + j] = narrow(s);
+    }
+    __int128 s = 0;
+    for (std::size_t t = 0; t < n; ++t) s += a(t, i) * data.y[t];
+    out.xty[i] = narrow(s);
+  }
+  return out;
+}
+
+std::vector<double> solve_normal_equations(const std::vector<double>& xtx,
+                                           const std::vector<double>& xty, std::size_t p) {
+  EXPECTS(p >= 1 && xtx.size() == p * p && xty.size() == p,
+          "solve_normal_equations: sizes do not match");
+  // Cholesky: xtx = L L^T, then L z = xty and L^T beta = z.
+  std::vector<long double> l(p * p, 0.0L);
+  for (std::size_t j = 0; j < p; ++j) {
+    long double diag = xtx[j * p + j];
+    for (std::size_t k = 0; k < j; ++k) diag -= l[j * p + k] * l[j * p + k];
+    const long double scale = std::max<long double>(std::abs(xtx[j * p + j]), 1.0L);
+    EXPECTS(diag > 1e-12L * scale,
+            "solve_normal_equations: X^T X is singular (column " + std::to_string(j) +
+                " is a combination of the others: a constant or repeated feature, or fewer "
+                "rows than coefficients)");
+    l[j * p + j] = std::sqrt(diag);
+    for (std::size_t i = j + 1; i < p; ++i) {
+      long double v = xtx[i * p + j];
+      for (std::size_t k = 0; k < j; ++k) v -= l[i * p + k] * l[j * p + k];
+      l[i * p + j] = v / l[j * p + j];
+    }
+  }
+  std::vector<long double> z(p);
+  for (std::size_t i = 0; i < p; ++i) {
+    long double v = xty[i];
+    for (std::size_t k = 0; k < i; ++k) v -= l[i * p + k] * z[k];
+    z[i] = v / l[i * p + i];
+  }
+  std::vector<double> beta(p);
+  for (std::size_t i = p; i-- > 0;) {
+    long double v = z[i];
+    for (std::size_t k = i + 1; k < p; ++k) v -= l[k * p + i] * beta[k];
+    beta[i] = static_cast<double>(v / l[i * p + i]);
+  }
+  return beta;
+}
+
+std::vector<double> least_squares_qr(const std::vector<double>& x, const std::vector<double>& y,
+                                     std::size_t n, std::size_t d, bool intercept) {
+  const std::size_t p = d + (intercept ? 1 : 0);
+  EXPECTS(x.size() == n * d && y.size() == n, "least_squares_qr: sizes do not match");
+  EXPECTS(n >= p, "least_squares_qr: " + std::to_string(n) + " rows cannot determine " +
+                      std::to_string(p) + " coefficients");
+  // Column-major design matrix A = [1 | X] and right-hand side, reduced in place.
+  std::vector<double> a(n * p), b = y;
+  for (std::size_t t = 0; t < n; ++t)
+    for (std::size_t k = 0; k < p; ++k)
+      a[k * n + t] = intercept ? (k == 0 ? 1.0 : x[t * d + k - 1]) : x[t * d + k];
+  double largest = 0;
+  for (double v : a) largest = std::max(largest, std::abs(v));
+  for (std::size_t k = 0; k < p; ++k) {
+    double* col = &a[k * n];
+    double norm = 0;
+    for (std::size_t t = k; t < n; ++t) norm += col[t] * col[t];
+    norm = std::sqrt(norm);
+    EXPECTS(norm > 1e-12 * std::max(largest, 1.0) * std::sqrt(static_cast<double>(n)),
+            "least_squares_qr: the design matrix is rank deficient at column " +
+                std::to_string(k));
+    // Householder vector v = col[k..] + sign(col[k]) norm e_1; H = I - 2 v v^T / v^T v.
+    const double alpha = col[k] > 0 ? -norm : norm;
+    std::vector<double> v(col + k, col + n);
+    v[0] -= alpha;
+    double vv = 0;
+    for (double e : v) vv += e * e;
+    const auto reflect = [&](double* target) {
+      double dot = 0;
+      for (std::size_t t = k; t < n; ++t) dot += v[t - k] * target[t];
+      const double f = 2 * dot / vv;
+      for (std::size_t t = k; t < n; ++t) target[t] -= f * v[t - k];
+    };
+    if (vv > 0) {
+      for (std::size_t j = k; j < p; ++j) reflect(&a[j * n]);
+      reflect(b.data());
+    }
+  }
+  // Back substitution with R (the upper p x p of a).
+  std::vector<double> beta(p);
+  for (std::size_t i = p; i-- > 0;) {
+    double v = b[i];
+    for (std::size_t k = i + 1; k < p; ++k) v -= a[k * n + i] * beta[k];
+    beta[i] = v / a[i * n + i];
+  }
+  return beta;
+}
+
+double rms_error(const std::vector<double>& x, const std::vector<double>& y, std::size_t n,
+                 std::size_t d, const std::vector<double>& beta, bool intercept) {
+  EXPECTS(beta.size() == d + (intercept ? 1 : 0) && x.size() == n * d && y.size() == n && n > 0,
+          "rms_error: sizes do not match");
+  double sum = 0;
+  for (std::size_t t = 0; t < n; ++t) {
+    double pred = intercept ? beta[0] : 0.0;
+    for (std::size_t j = 0; j < d; ++j) pred += x[t * d + j] * beta[j + (intercept ? 1 : 0)];
+    sum += (pred - y[t]) * (pred - y[t]);
+  }
+  return std::sqrt(sum / static_cast<double>(n));
+}
+
+}  // namespace torusgate::apps

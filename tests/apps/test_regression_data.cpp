@@ -1,0 +1,218 @@
+// The regression data layer: CSV parsing and its errors, synthetic datasets, quantization
+// and its errors, exact plaintext aggregates, and the two least-squares solvers.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "regression_data.hpp"
+#include "test_support.hpp"
+
+using namespace torusgate;
+using namespace torusgate::apps;
+
+namespace {
+
+Dataset parse(const std::string& text, const std::string& target = "y") {
+  std::istringstream in(text);
+  return parse_csv(in, target, "data.csv");
+}
+
+}  // namespace
+
+TEST_CASE("parse_csv reads a header and numeric rows; the target column is y", "[regression]") {
+  const Dataset d = parse("a, y ,b\n1,2,3\n-4.5, 5e-1 ,+6\n");
+  CHECK(d.feature_names == std::vector<std::string>{"a", "b"});
+  CHECK(d.target_name == "y");
+  CHECK(d.rows == 2);
+  CHECK(d.x == std::vector<double>{1, 3, -4.5, 6});
+  CHECK(d.y == std::vector<double>{2, 0.5});
+  CHECK(d.attributes() == 2);
+}
+
+TEST_CASE("parse_csv accepts CRLF, a byte order mark, quoted names and trailing blank lines",
+          "[regression]") {
+  const Dataset d = parse("\xEF\xBB\xBF\"size, m2\",\"price\"\r\n10,\"20\"\r\n30,40\r\n\r\n\n", "price");
+  CHECK(d.feature_names == std::vector<std::string>{"size, m2"});
+  CHECK(d.x == std::vector<double>{10, 30});
+  CHECK(d.y == std::vector<double>{20, 40});
+}
+
+TEST_CASE("parse_csv names the file, the line and the column of every error", "[regression]") {
+  REQUIRE_INVALID_ARGUMENT(parse(""), "data.csv: the file is empty");
+  REQUIRE_INVALID_ARGUMENT(parse("\n\n"), "data.csv: the file is empty");
+  REQUIRE_INVALID_ARGUMENT(parse("a,y\n"), "a header but no data rows");
+  REQUIRE_INVALID_ARGUMENT(parse("a,b\n1,2\n"), "no column named 'y' (the target); the columns are 'a', 'b'");
+  REQUIRE_INVALID_ARGUMENT(parse("y\n1\n"), "there are no features");
+  REQUIRE_INVALID_ARGUMENT(parse("a,a,y\n1,2,3\n"), "column name 'a' appears twice");
+  REQUIRE_INVALID_ARGUMENT(parse("a,,y\n1,2,3\n"), "column 2 has no name");
+  REQUIRE_INVALID_ARGUMENT(parse("a,y\n1,2\n3\n"), "line 3 has 1 cells but the header has 2 columns");
+  REQUIRE_INVALID_ARGUMENT(parse("a,y\n1,2,3\n"), "line 2 has 3 cells");
+  REQUIRE_INVALID_ARGUMENT(parse("a,y\n1,two\n"), "line 2, column 'y': 'two' is not a number");
+  REQUIRE_INVALID_ARGUMENT(parse("a,y\n1x,2\n"), "line 2, column 'a': '1x' is not a number");
+  REQUIRE_INVALID_ARGUMENT(parse("a,y\n,2\n"), "line 2, column 'a': the cell is empty");
+  REQUIRE_INVALID_ARGUMENT(parse("a,y\n1,2\n\n3,4\n"), "line 3 is empty");
+  REQUIRE_INVALID_ARGUMENT(parse("a,y\nnan,2\n"), "'nan' is not a finite number");
+  REQUIRE_INVALID_ARGUMENT(parse("a,y\n1,inf\n"), "'inf' is not a finite number");
+  REQUIRE_INVALID_ARGUMENT(parse("a,y\n1e999,2\n"), "'1e999' is out of the range of a double");
+  REQUIRE_INVALID_ARGUMENT(parse("a,y\n\"1,2\n"), "a quoted cell is not closed");
+}
+
+TEST_CASE("read_csv reads files and names a missing one", "[regression]") {
+  const auto dir = std::filesystem::temp_directory_path() / "torusgate_regression_test";
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "small.csv";
+  {
+    std::ofstream out(path);
+    out << "x,target\n1,2\n3,4\n";
+  }
+  const Dataset d = read_csv(path, "target");
+  CHECK(d.rows == 2);
+  CHECK(d.y == std::vector<double>{2, 4});
+  REQUIRE_INVALID_ARGUMENT(read_csv(dir / "missing.csv", "y"), "missing.csv: no such file");
+  REQUIRE_INVALID_ARGUMENT(read_csv(dir, "y"), "not a regular file");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("dataset shapes parse and the published ones are listed", "[regression]") {
+  CHECK(published_shapes().size() == 4);
+  CHECK(to_string(published_shapes()[3]) == "300x20");
+  const DatasetShape s = parse_shape("200x10");
+  CHECK((s.rows == 200 && s.attributes == 10));
+  for (const char* bad : {"200", "x10", "200x", "0x3", "3x0", "2x3x4", "-1x2", "ax2"})
+    REQUIRE_INVALID_ARGUMENT(parse_shape(bad), "expected ROWSxATTRIBUTES");
+  REQUIRE_INVALID_ARGUMENT(parse_feature_kind("integer"), "numeric or binary");
+  CHECK(parse_feature_kind("binary") == FeatureKind::Binary);
+}
+
+TEST_CASE("synthetic datasets have the shape, are deterministic and fit their kind",
+          "[regression]") {
+  for (const DatasetShape shape : published_shapes()) {
+    const Dataset a = synthetic_dataset(shape, FeatureKind::Numeric, 7);
+    const Dataset b = synthetic_dataset(shape, FeatureKind::Numeric, 7);
+    REQUIRE(a.rows == shape.rows);
+    REQUIRE(a.attributes() == shape.attributes);
+    REQUIRE(a.x.size() == shape.rows * shape.attributes);
+    CHECK(a.x == b.x);
+    CHECK(a.y == b.y);
+    for (double v : a.x) CHECK((v >= -1 && v < 1));
+    for (double v : a.y) CHECK((v >= -1 && v < 1));
+    CHECK(synthetic_dataset(shape, FeatureKind::Numeric, 8).x != a.x);
+    const Dataset bin = synthetic_dataset(shape, FeatureKind::Binary, 7);
+    std::size_t ones = 0;
+    for (double v : bin.x) CHECK((v == 0 || v == 1));
+    for (double v : bin.y) {
+      CHECK((v == 0 || v == 1));
+      ones += v == 1;
+    }
+    CHECK(ones >= shape.rows / 4);  // about half above the median
+  }
+}
+
+TEST_CASE("quantize: fixed point with automatic or given fraction bits", "[regression]") {
+  Dataset d;
+  d.feature_names = {"a", "b"};
+  d.target_name = "y";
+  d.rows = 2;
+  d.x = {0.5, -1.0, 0.25, 0.74};
+  d.y = {3.0, -2.5};
+  const QuantizedData q = quantize(d, FeatureKind::Numeric, 8, std::nullopt);
+  CHECK(q.x_type == circuits::IntType{8, true});
+  CHECK(q.x_fraction_bits == 7);  // -1.0 * 128 = -128 fits, 0.74 * 128 = 94.7 -> 95
+  CHECK(q.x == std::vector<std::int64_t>{64, -128, 32, 95});
+  CHECK(q.y_fraction_bits == 5);  // 3.0 * 32 = 96 fits, 3.0 * 64 = 192 does not
+  CHECK(q.y == std::vector<std::int64_t>{96, -80});
+
+  const QuantizedData g = quantize(d, FeatureKind::Numeric, 8, 4);
+  CHECK(g.x == std::vector<std::int64_t>{8, -16, 4, 12});
+  CHECK(g.y == std::vector<std::int64_t>{48, -40});
+  REQUIRE_INVALID_ARGUMENT(quantize(d, FeatureKind::Numeric, 8, 6),
+                           "row 1, column 'y': the value 3 does not fit 8-bit signed fixed point "
+                           "with 6 fraction bits (range -2 .. 1.98438)");
+  d.x[3] = 200;
+  REQUIRE_INVALID_ARGUMENT(quantize(d, FeatureKind::Numeric, 8, std::nullopt),
+                           "the features: the value 200.000000 does not fit a 8-bit signed");
+  REQUIRE_INVALID_ARGUMENT(quantize(d, FeatureKind::Numeric, 8, 1),
+                           "row 2, column 'b': the value 200");
+  REQUIRE_INVALID_ARGUMENT(quantize(d, FeatureKind::Numeric, 1, std::nullopt), "outside 2..32");
+  REQUIRE_INVALID_ARGUMENT(quantize(d, FeatureKind::Numeric, 8, 8), "fraction bits");
+}
+
+TEST_CASE("quantize: binary features are 1-bit; a binary target too, else numeric",
+          "[regression]") {
+  Dataset d;
+  d.feature_names = {"a", "b"};
+  d.target_name = "t";
+  d.rows = 2;
+  d.x = {0, 1, 1, 1};
+  d.y = {1, 0};
+  const QuantizedData q = quantize(d, FeatureKind::Binary, 8, std::nullopt);
+  CHECK(q.x_type == circuits::IntType{1, false});
+  CHECK(q.y_type == circuits::IntType{1, false});
+  CHECK(q.x == std::vector<std::int64_t>{0, 1, 1, 1});
+  d.y = {0.5, -0.5};
+  const QuantizedData r = quantize(d, FeatureKind::Binary, 8, std::nullopt);
+  CHECK(r.y_type == circuits::IntType{8, true});
+  CHECK(r.y == std::vector<std::int64_t>{64, -64});
+  d.x[2] = 0.5;
+  REQUIRE_INVALID_ARGUMENT(quantize(d, FeatureKind::Binary, 8, std::nullopt),
+                           "row 2, column 'a': the value 0.5 is not 0 or 1");
+}
+
+TEST_CASE("plain_aggregates computes A^T A and A^T y exactly", "[regression]") {
+  QuantizedData q;
+  q.rows = 3;
+  q.attributes = 2;
+  q.x = {1, 2, -3, 4, 5, -6};
+  q.y = {7, -8, 9};
+  const IntegerAggregates a = plain_aggregates(q, true);
+  REQUIRE(a.size == 3);
+  // Columns: ones, (1, -3, 5), (2, 4, -6).
+  CHECK(a.xtx == std::vector<std::int64_t>{3, 3, 0, 3, 35, -40, 0, -40, 56});
+  CHECK(a.xty == std::vector<std::int64_t>{8, 76, -72});
+  const IntegerAggregates b = plain_aggregates(q, false);
+  CHECK(b.xtx == std::vector<std::int64_t>{35, -40, -40, 56});
+  CHECK(b.xty == std::vector<std::int64_t>{76, -72});
+}
+
+TEST_CASE("the solvers recover an exact linear model and agree on noisy data", "[regression]") {
+  // y = 2 - 3 x1 + 0.5 x2 exactly.
+  const std::vector<double> x = {1, 0, 0, 1, 2, 3, -1, 4, 5, -2};
+  std::vector<double> y;
+  for (std::size_t t = 0; t < 5; ++t) y.push_back(2 - 3 * x[2 * t] + 0.5 * x[2 * t + 1]);
+  const std::vector<double> qr = least_squares_qr(x, y, 5, 2, true);
+  REQUIRE(qr.size() == 3);
+  CHECK(qr[0] == Approx(2).margin(1e-12));
+  CHECK(qr[1] == Approx(-3).margin(1e-12));
+  CHECK(qr[2] == Approx(0.5).margin(1e-12));
+  CHECK(rms_error(x, y, 5, 2, qr, true) == Approx(0).margin(1e-12));
+
+  const Dataset d = synthetic_dataset({200, 10}, FeatureKind::Numeric, 3);
+  const std::size_t p = 11;
+  std::vector<double> xtx(p * p, 0), xty(p, 0);
+  for (std::size_t t = 0; t < d.rows; ++t)
+    for (std::size_t i = 0; i < p; ++i) {
+      const double ai = i == 0 ? 1 : d.x[t * 10 + i - 1];
+      for (std::size_t j = 0; j < p; ++j) xtx[i * p + j] += ai * (j == 0 ? 1 : d.x[t * 10 + j - 1]);
+      xty[i] += ai * d.y[t];
+    }
+  const std::vector<double> chol = solve_normal_equations(xtx, xty, p);
+  const std::vector<double> ref = least_squares_qr(d.x, d.y, d.rows, 10, true);
+  for (std::size_t j = 0; j < p; ++j) CHECK(chol[j] == Approx(ref[j]).margin(1e-10));
+  // The least-squares fit has the smallest RMS error: moving a coefficient increases it.
+  std::vector<double> moved = ref;
+  moved[3] += 0.01;
+  CHECK(rms_error(d.x, d.y, d.rows, 10, moved, true) > rms_error(d.x, d.y, d.rows, 10, ref, true));
+}
+
+TEST_CASE("the solvers reject singular systems", "[regression]") {
+  // A constant feature duplicates the intercept column.
+  const std::vector<double> x = {1, 1, 1, 1};
+  const std::vector<double> y = {1, 2, 3, 4};
+  REQUIRE_INVALID_ARGUMENT(least_squares_qr(x, y, 4, 1, true), "rank deficient");
+  REQUIRE_INVALID_ARGUMENT(solve_normal_equations({4, 4, 4, 4}, {10, 10}, 2), "singular");
+  REQUIRE_INVALID_ARGUMENT(least_squares_qr({1, 2}, {1}, 1, 2, true), "1 rows cannot determine 3");
+}
