@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# End-to-end checks of the linear_regression binary as a user runs it: a CSV file and a
+# synthetic dataset on the toy parameters (encrypted, fast), the plaintext backend, the JSON
+# report, and the exit code and message of bad inputs.
+#   run_linear_regression.sh BINARY EXAMPLE_CSV
+set -uo pipefail
+bin="$1"
+csv="$2"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+fail() {
+  echo "FAILED: $*"
+  failures=$((failures + 1))
+}
+
+# expect CODE TEXT ARGS...: runs the binary, checks the exit code and that TEXT is in its output.
+expect() {
+  local code="$1" text="$2"
+  shift 2
+  "$bin" "$@" >"$tmp/out" 2>&1
+  local got=$?
+  if [[ $got -ne $code ]]; then
+    fail "linear_regression $* exited with $got, expected $code"
+    cat "$tmp/out"
+  elif ! grep -qF -- "$text" "$tmp/out"; then
+    fail "linear_regression $*: output lacks '$text'"
+    cat "$tmp/out"
+  fi
+}
+
+expect 0 "all encrypted results are exact" --params toy_INSECURE --dataset 8x2 --no-progress \
+  --json "$tmp/report.json"
+grep -q '"all_exact": true' "$tmp/report.json" || fail "the JSON report lacks all_exact: true"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['rows']==8 and len(r['beta'])==3" \
+  "$tmp/report.json" || fail "the JSON report does not parse or has the wrong content"
+expect 0 "all encrypted results are exact" --params toy_INSECURE --backend sequential \
+  --dataset 6x2 --kind binary --beta plain --no-progress
+expect 0 "all encrypted results are exact" --params toy_INSECURE --csv "$csv" \
+  --target price_100k --width 6 --no-intercept --beta none --no-progress
+expect 0 "exact (12 rows)" --backend plaintext --csv "$csv" --target price_100k
+expect 0 "usage: linear_regression" --help
+
+printf 'a,y\n1,2\n3,x\n' >"$tmp/bad.csv"
+expect 2 "line 3, column 'y': 'x' is not a number" --csv "$tmp/bad.csv" --target y
+expect 2 "no column named 'price'" --csv "$csv" --target price
+expect 2 "--csv needs --target" --csv "$csv"
+expect 2 "no such file" --csv "$tmp/missing.csv" --target y
+: >"$tmp/empty.csv"
+expect 2 "the file is empty" --csv "$tmp/empty.csv" --target y
+expect 2 "does not fit 8-bit signed fixed point with 6 fraction bits" --csv "$csv" \
+  --target price_100k --frac-bits 6
+expect 2 "is not 0 or 1" --csv "$csv" --target price_100k --kind binary
+expect 2 "dataset shape '12'" --dataset 12
+expect 2 "unknown argument '--rows'" --rows 3
+expect 2 "--width" --width 40
+expect 2 "2 rows cannot determine 3 coefficients" --dataset 2x2 --backend plaintext
+expect 2 "--json: cannot write" --json /nonexistent/dir/r.json --backend plaintext
+
+if [[ $failures -ne 0 ]]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all linear_regression checks passed"
