@@ -248,9 +248,18 @@ TEST_CASE("encrypted aggregates and predictions (toy parameters, OpenMP)", "[reg
   check_predictions(f, q, {3, -2, 5}, IntType{4, true}, true, 3);
 }
 
-TEST_CASE("encrypted aggregates of a binary dataset (tfhe_lib_128)", "[regression][slow]") {
+TEST_CASE("encrypted aggregates of a binary dataset (tfhe_lib_128)", "[regression]") {
   test::OpenMpFixture f(tfhe_lib_128());
   const apps::Dataset data = apps::synthetic_dataset({6, 2}, apps::FeatureKind::Binary, 9);
   const apps::QuantizedData q = apps::quantize(data, apps::FeatureKind::Binary, 8, std::nullopt);
   check_aggregates(f, q, true);
+}
+
+TEST_CASE("encrypted aggregates and predictions of 8-bit data (tfhe_lib_128)",
+          "[regression][slow]") {
+  test::OpenMpFixture f(tfhe_lib_128());
+  const apps::Dataset data = apps::synthetic_dataset({6, 2}, apps::FeatureKind::Numeric, 10);
+  const apps::QuantizedData q = apps::quantize(data, apps::FeatureKind::Numeric, 8, std::nullopt);
+  check_aggregates(f, q, true);
+  check_predictions(f, q, {-100, 57, 127}, IntType{8, true}, true, 7);
 }
