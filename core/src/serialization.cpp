@@ -1,5 +1,6 @@
 // The native binary file format: byte-exact little-endian writers and fully validating
-// readers for parameters, keys and ciphertext batches (layout in serialization.hpp).
+// readers for parameters, keys, ciphertext batches and encrypted integer arrays (layout in
+// serialization.hpp).
 #include "torusgate/core/serialization.hpp"
 
 #include "byte_writer.hpp"
@@ -51,13 +52,43 @@ std::string hex64(std::uint64_t v) {
   return s;
 }
 
-// "parameters", "a secret key", "a cloud key", "a ciphertext batch", for messages.
+// "parameters", "a secret key", "a cloud key", "a ciphertext batch", "an integer array", for
+// messages.
 std::string with_article(ObjectType type) {
   if (type == ObjectType::Parameters) return object_type_name(type);
+  if (type == ObjectType::IntegerArray) return "an " + object_type_name(type);
   return "a " + object_type_name(type);
 }
 
-bool known_type(std::uint32_t t) { return t >= 1 && t <= 4; }
+constexpr std::uint32_t last_object_type = static_cast<std::uint32_t>(ObjectType::IntegerArray);
+bool known_type(std::uint32_t t) { return t >= 1 && t <= last_object_type; }
+
+// "8-bit signed" (or "0-bit unsigned" for a bad width, in messages).
+std::string integer_type_name(std::uint64_t width, bool is_signed) {
+  return std::to_string(width) + "-bit " + (is_signed ? "signed" : "unsigned");
+}
+
+// width * rows * cols when the width is 1..max_integer_width, the shape not empty and the
+// product at most max_sample_count (`problem` left empty); otherwise 0, and `problem` says
+// what is wrong.
+std::uint64_t integer_array_samples(std::uint64_t width, std::uint64_t rows, std::uint64_t cols,
+                                    std::string& problem) {
+  problem.clear();
+  if (width < 1 || width > max_integer_width) {
+    problem = "integer width is " + std::to_string(width) + " but expected 1 to " +
+              std::to_string(max_integer_width);
+  } else if (rows < 1 || cols < 1) {
+    problem = "shape is " + std::to_string(rows) + " x " + std::to_string(cols) +
+              " but rows and columns must be at least 1";
+  } else if (rows > max_sample_count / cols || rows * cols > max_sample_count / width) {
+    problem = "shape " + std::to_string(rows) + " x " + std::to_string(cols) + " of " +
+              std::to_string(width) + "-bit integers needs more than 2^40 = " +
+              std::to_string(max_sample_count) + " samples";
+  } else {
+    return width * rows * cols;
+  }
+  return 0;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Writing
@@ -115,6 +146,18 @@ void check_batch(const Parameters& params, const LweBatch& batch, const std::str
               std::to_string(params.lwe_dimension));
 }
 
+void check_integer_array(const Parameters& params, const IntegerArrayCiphertext& array,
+                         const std::string& context) {
+  check_batch(params, array.samples, context);
+  std::string problem;
+  const std::uint64_t samples =
+      integer_array_samples(array.width, array.rows, array.cols, problem);
+  EXPECTS(problem.empty(), context + ": " + problem);
+  EXPECTS(array.samples.count() == samples,
+          context + ": the array has " + std::to_string(array.samples.count()) +
+              " samples but " + array.describe() + " needs " + std::to_string(samples));
+}
+
 void write_header(Writer& w, ObjectType type, const Parameters& p) {
   w.bytes(file_magic.data(), file_magic.size());
   w.u32(native_format_version);
@@ -166,15 +209,34 @@ void write_cloud_key_impl(std::ostream& out, const CloudKey& key, const std::str
   w.finish();
 }
 
+// The CiphertextBatch body: count, words per sample, the words.
+void write_samples(Writer& w, const LweBatch& batch) {
+  w.u64(batch.count());
+  w.u64(batch.sample_size());
+  w.u32_array(batch.data());
+}
+
 void write_ciphertexts_impl(std::ostream& out, const Parameters& params, const LweBatch& batch,
                             const std::string& ctx) {
   check_writable(params, ctx);
   check_batch(params, batch, ctx);
   Writer w(out, ctx);
   write_header(w, ObjectType::CiphertextBatch, params);
-  w.u64(batch.count());
-  w.u64(batch.sample_size());
-  w.u32_array(batch.data());
+  write_samples(w, batch);
+  w.finish();
+}
+
+void write_integer_array_impl(std::ostream& out, const Parameters& params,
+                              const IntegerArrayCiphertext& array, const std::string& ctx) {
+  check_writable(params, ctx);
+  check_integer_array(params, array, ctx);
+  Writer w(out, ctx);
+  write_header(w, ObjectType::IntegerArray, params);
+  w.u32(array.width);
+  w.u32(array.is_signed ? 1u : 0u);
+  w.u64(array.rows);
+  w.u64(array.cols);
+  write_samples(w, array.samples);
   w.finish();
 }
 
@@ -215,8 +277,23 @@ class Reader {
 
   void bytes(unsigned char* data, std::size_t size, const std::string& what) {
     const std::uint64_t start = offset_;
-    const std::size_t got = read_raw(data, size);
+    const std::size_t got = bytes_up_to(data, size);
     if (got < size) truncated(what, size, start);
+  }
+  // Up to `size` bytes; fewer only at the end of the input. Returns how many were read.
+  std::size_t bytes_up_to(unsigned char* data, std::size_t size) { return read_raw(data, size); }
+
+  // Fails: `what` needed `need` bytes from offset `start` (`left`: the bytes the input still
+  // held, when known before reading).
+  [[noreturn]] void truncated(const std::string& what, std::uint64_t need, std::uint64_t start,
+                              std::optional<std::uint64_t> left = std::nullopt) const {
+    const std::uint64_t have = left ? *left : offset_ - start;
+    if (start == 0 && have == 0) {
+      fail("empty input: 0 bytes, but a torusgate file starts with a 24-byte header");
+    }
+    fail("truncated: " + what + " needs " + std::to_string(need) + " bytes at offset " +
+         std::to_string(start) + " but the input ends after " + std::to_string(have) +
+         " of them (at offset " + std::to_string(start + have) + ")");
   }
   std::uint32_t u32(const std::string& what) {
     std::array<unsigned char, 4> b{};
@@ -294,17 +371,6 @@ class Reader {
     return got;
   }
 
-  [[noreturn]] void truncated(const std::string& what, std::uint64_t need, std::uint64_t start,
-                              std::optional<std::uint64_t> left = std::nullopt) const {
-    const std::uint64_t have = left ? *left : offset_ - start;
-    if (start == 0 && have == 0) {
-      fail("empty input: 0 bytes, but a torusgate file starts with a 24-byte header");
-    }
-    fail("truncated: " + what + " needs " + std::to_string(need) + " bytes at offset " +
-         std::to_string(start) + " but the input ends after " + std::to_string(have) +
-         " of them (at offset " + std::to_string(start + have) + ")");
-  }
-
   std::istream& in_;
   std::string context_;
   std::optional<std::uint64_t> available_;
@@ -315,16 +381,19 @@ class Reader {
 // Magic, version and object type: the first 16 bytes.
 ObjectType read_prefix(Reader& r, std::optional<ObjectType> want) {
   std::array<unsigned char, 8> magic{};
-  r.bytes(magic.data(), magic.size(), "the magic");
-  if (magic != file_magic) {
+  const std::size_t got = r.bytes_up_to(magic.data(), magic.size());
+  // A short input that starts like a torusgate file is truncated; anything else is foreign.
+  if (got > 0 && !std::equal(magic.begin(), magic.begin() + got, file_magic.begin())) {
     std::string seen;
-    for (unsigned char c : magic) {
+    for (std::size_t i = 0; i < got; ++i) {
       static constexpr char digits[] = "0123456789abcdef";
-      seen += std::string(seen.empty() ? "" : " ") + digits[c >> 4] + digits[c & 0xf];
+      seen += std::string(seen.empty() ? "" : " ") + digits[magic[i] >> 4] +
+              digits[magic[i] & 0xf];
     }
     r.fail("not a torusgate file: bad magic, it starts with bytes " + seen +
            " but expected \"TGATEBIN\"");
   }
+  if (got < magic.size()) r.truncated("the magic", magic.size(), 0);
   const std::uint32_t version = r.u32("the format version");
   if (version != native_format_version) {
     r.fail("file format version " + std::to_string(version) + " but this build reads version " +
@@ -332,7 +401,8 @@ ObjectType read_prefix(Reader& r, std::optional<ObjectType> want) {
   }
   const std::uint32_t raw_type = r.u32("the object type");
   if (!known_type(raw_type)) {
-    r.fail("unknown object type " + std::to_string(raw_type) + " (expected 1 to 4)");
+    r.fail("unknown object type " + std::to_string(raw_type) + " (expected 1 to " +
+           std::to_string(last_object_type) + ")");
   }
   const auto type = static_cast<ObjectType>(raw_type);
   if (want && type != *want) {
@@ -341,9 +411,12 @@ ObjectType read_prefix(Reader& r, std::optional<ObjectType> want) {
   return type;
 }
 
-// The whole header: prefix, fingerprint and the embedded parameters, all checked.
-Parameters read_header(Reader& r, ObjectType want) {
-  read_prefix(r, want);
+// The whole header: prefix, fingerprint and the embedded parameters, all checked. The object
+// type goes to *type_out when given.
+Parameters read_header(Reader& r, std::optional<ObjectType> want,
+                       ObjectType* type_out = nullptr) {
+  const ObjectType type = read_prefix(r, want);
+  if (type_out != nullptr) *type_out = type;
   const std::uint64_t fingerprint = r.u64("the parameter fingerprint");
   Parameters p;
   const std::uint32_t name_length = r.u32("the parameter set name length");
@@ -444,11 +517,8 @@ CloudKey read_cloud_key_impl(std::istream& in, const std::string& ctx) {
   }
 }
 
-// `expected` null: accept any parameters. The file's parameters go to *params_out if given.
-LweBatch read_ciphertexts_impl(std::istream& in, const std::string& ctx,
-                               const Parameters* expected, Parameters* params_out) {
-  Reader r(in, ctx);
-  const Parameters p = read_header(r, ObjectType::CiphertextBatch);
+// Fails unless the file's parameters `p` are exactly *expected (null: accept any).
+void check_expected(const Reader& r, const Parameters& p, const Parameters* expected) {
   if (expected != nullptr && !(p == *expected)) {
     std::string problem = "the ciphertexts are for parameter set '" + p.name +
                           "' but expected parameter set '" + expected->name + "'";
@@ -458,19 +528,67 @@ LweBatch read_ciphertexts_impl(std::istream& in, const std::string& ctx,
     }
     r.fail(problem);
   }
+}
+
+// The CiphertextBatch body up to the checksum. `want_count`, when given, is the sample count
+// the object needs (`what_for` says why, for the message).
+LweBatch read_samples(Reader& r, const Parameters& p, std::optional<std::uint64_t> want_count,
+                      const std::string& what_for) {
   const std::uint64_t count = r.u64("the sample count");
+  if (want_count && count != *want_count) {
+    r.fail("sample count is " + std::to_string(count) + " but " + what_for + " needs " +
+           std::to_string(*want_count));
+  }
   if (count > max_sample_count) {
     r.fail("sample count is " + std::to_string(count) + " but at most 2^40 = " +
            std::to_string(max_sample_count) + " samples are accepted");
   }
   const std::uint64_t words_per_sample =
       read_count(r, "the words per sample", std::uint64_t{p.lwe_dimension} + 1, p);
-  const auto words = r.u32_array(count * words_per_sample, "the ciphertext samples");
-  r.verify_checksum();
+  const auto words = r.u32_array(count * words_per_sample, "the block of ciphertext samples");
   LweBatch batch(p.lwe_dimension, static_cast<std::size_t>(count));
   std::copy(words.begin(), words.end(), batch.data().begin());
+  return batch;
+}
+
+// `expected` null: accept any parameters. The file's parameters go to *params_out if given.
+LweBatch read_ciphertexts_impl(std::istream& in, const std::string& ctx,
+                               const Parameters* expected, Parameters* params_out) {
+  Reader r(in, ctx);
+  const Parameters p = read_header(r, ObjectType::CiphertextBatch);
+  check_expected(r, p, expected);
+  LweBatch batch = read_samples(r, p, std::nullopt, "");
+  r.verify_checksum();
   if (params_out != nullptr) *params_out = p;
   return batch;
+}
+
+IntegerArrayCiphertext read_integer_array_impl(std::istream& in, const std::string& ctx,
+                                               const Parameters* expected,
+                                               Parameters* params_out) {
+  Reader r(in, ctx);
+  const Parameters p = read_header(r, ObjectType::IntegerArray);
+  check_expected(r, p, expected);
+  IntegerArrayCiphertext array;
+  const std::uint32_t width = r.u32("the integer width");
+  const std::uint32_t signedness = r.u32("the signedness flag");
+  if (signedness > 1) {
+    r.fail("signedness flag is " + std::to_string(signedness) +
+           " but expected 0 (unsigned) or 1 (signed)");
+  }
+  const std::uint64_t rows = r.u64("the row count");
+  const std::uint64_t cols = r.u64("the column count");
+  std::string problem;
+  const std::uint64_t samples = integer_array_samples(width, rows, cols, problem);
+  if (!problem.empty()) r.fail(problem);
+  array.width = width;
+  array.is_signed = signedness == 1;
+  array.rows = rows;
+  array.cols = cols;
+  array.samples = read_samples(r, p, samples, "an array of " + array.describe());
+  r.verify_checksum();
+  if (params_out != nullptr) *params_out = p;
+  return array;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -496,12 +614,18 @@ std::string describe_parameters(const Parameters& p) {
 
 }  // namespace
 
+std::string IntegerArrayCiphertext::describe() const {
+  return integer_type_name(width, is_signed) + ", " + std::to_string(rows) + " x " +
+         std::to_string(cols);
+}
+
 std::string object_type_name(ObjectType type) {
   switch (type) {
     case ObjectType::Parameters: return "parameters";
     case ObjectType::SecretKey: return "secret key";
     case ObjectType::CloudKey: return "cloud key";
     case ObjectType::CiphertextBatch: return "ciphertext batch";
+    case ObjectType::IntegerArray: return "integer array";
   }
   return "unknown object type " + std::to_string(static_cast<std::uint32_t>(type));
 }
@@ -518,12 +642,19 @@ void write_cloud_key(std::ostream& out, const CloudKey& key) {
 void write_ciphertexts(std::ostream& out, const Parameters& params, const LweBatch& batch) {
   write_ciphertexts_impl(out, params, batch, "write_ciphertexts");
 }
+void write_integer_array(std::ostream& out, const Parameters& params,
+                         const IntegerArrayCiphertext& array) {
+  write_integer_array_impl(out, params, array, "write_integer_array");
+}
 
 Parameters read_parameters(std::istream& in) { return read_parameters_impl(in, "read_parameters"); }
 SecretKey read_secret_key(std::istream& in) { return read_secret_key_impl(in, "read_secret_key"); }
 CloudKey read_cloud_key(std::istream& in) { return read_cloud_key_impl(in, "read_cloud_key"); }
 LweBatch read_ciphertexts(std::istream& in, const Parameters& expected) {
   return read_ciphertexts_impl(in, "read_ciphertexts", &expected, nullptr);
+}
+IntegerArrayCiphertext read_integer_array(std::istream& in, const Parameters& expected) {
+  return read_integer_array_impl(in, "read_integer_array", &expected, nullptr);
 }
 
 // Each save_* validates before opening, so a bad argument never truncates an existing file.
@@ -552,6 +683,14 @@ void save_ciphertexts(const fs::path& path, const Parameters& params, const LweB
     write_ciphertexts_impl(out, params, batch, ctx);
   });
 }
+void save_integer_array(const fs::path& path, const Parameters& params,
+                        const IntegerArrayCiphertext& array) {
+  check_writable(params, "save_integer_array");
+  check_integer_array(params, array, "save_integer_array");
+  save_file(path, "save_integer_array", [&](std::ostream& out, const std::string& ctx) {
+    write_integer_array_impl(out, params, array, ctx);
+  });
+}
 
 Parameters load_parameters(const fs::path& path) {
   return load_file(path, "load_parameters", ObjectType::Parameters, read_parameters_impl);
@@ -566,6 +705,12 @@ LweBatch load_ciphertexts(const fs::path& path, const Parameters& expected) {
   return load_file(path, "load_ciphertexts", ObjectType::CiphertextBatch,
                    [&](std::istream& in, const std::string& ctx) {
                      return read_ciphertexts_impl(in, ctx, &expected, nullptr);
+                   });
+}
+IntegerArrayCiphertext load_integer_array(const fs::path& path, const Parameters& expected) {
+  return load_file(path, "load_integer_array", ObjectType::IntegerArray,
+                   [&](std::istream& in, const std::string& ctx) {
+                     return read_integer_array_impl(in, ctx, &expected, nullptr);
                    });
 }
 
@@ -584,6 +729,15 @@ ObjectType peek_object_type(std::istream& in) {
     throw SystemError(ctx + ": the stream could not seek back to where it was");
   }
   return type;
+}
+
+FileHeader read_file_header(const fs::path& path) {
+  const std::string fn = "read_file_header";
+  std::ifstream in = open_for_reading(path, fn);
+  Reader r(in, fn + ": " + quoted(path));
+  FileHeader header;
+  header.params = read_header(r, std::nullopt, &header.type);
+  return header;
 }
 
 std::string describe_file(const fs::path& path) {
@@ -626,6 +780,17 @@ std::string describe_file(const fs::path& path) {
           });
       details = ", " + std::to_string(batch.count()) + " samples of " +
                 std::to_string(batch.sample_size()) + " words";
+      break;
+    }
+    case ObjectType::IntegerArray: {
+      const IntegerArrayCiphertext array =
+          load_file(path, fn, type, [&](std::istream& in, const std::string& ctx) {
+            return read_integer_array_impl(in, ctx, nullptr, &p);
+          });
+      details = ", " + array.describe() + " (" + std::to_string(array.lanes()) +
+                (array.lanes() == 1 ? " integer), " : " integers), ") +
+                std::to_string(array.samples.count()) + " samples of " +
+                std::to_string(array.samples.sample_size()) + " words";
       break;
     }
   }

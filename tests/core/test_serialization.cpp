@@ -659,3 +659,256 @@ TEST_CASE("serialization: writers validate their input", "[serialization]") {
   broken.setstate(std::ios::badbit);
   CHECK_THROWS_AS(write_parameters(broken, p), SystemError);
 }
+
+// ---- encrypted integer arrays (ObjectType::IntegerArray) ------------------------------------
+
+namespace {
+
+IntegerArrayCiphertext toy_integer_array(std::uint32_t width, bool is_signed, std::uint64_t rows,
+                                         std::uint64_t cols, std::uint64_t seed) {
+  IntegerArrayCiphertext array;
+  array.width = width;
+  array.is_signed = is_signed;
+  array.rows = rows;
+  array.cols = cols;
+  array.samples = toy_ciphertexts(width * rows * cols, seed);
+  return array;
+}
+
+bool same_integer_array(const IntegerArrayCiphertext& a, const IntegerArrayCiphertext& b) {
+  return a.width == b.width && a.is_signed == b.is_signed && a.rows == b.rows &&
+         a.cols == b.cols && a.samples == b.samples;
+}
+
+std::string integer_array_bytes(const IntegerArrayCiphertext& array) {
+  return bytes_of([&](std::ostream& out) { write_integer_array(out, toy_insecure(), array); });
+}
+
+IntegerArrayCiphertext integer_array_from(const std::string& bytes,
+                                          const Parameters& expected = toy_insecure()) {
+  std::istringstream in(bytes, std::ios::binary);
+  return read_integer_array(in, expected);
+}
+
+IntegerArrayCiphertext integer_array_from_pipe(const std::string& bytes) {
+  OneWayBuf buf(bytes);
+  std::istream in(&buf);
+  return read_integer_array(in, toy_insecure());
+}
+
+// Offsets of the integer array fields after the header.
+constexpr std::size_t width_field = 0, signed_field = 4, rows_field = 8, cols_field = 16,
+                      count_field = 24, words_field = 32, samples_field = 40;
+
+}  // namespace
+
+TEST_CASE("serialization: integer arrays round trip, and the layout is the documented one",
+          "[serialization]") {
+  struct Shape {
+    std::uint32_t width;
+    bool is_signed;
+    std::uint64_t rows, cols;
+  };
+  for (const Shape s : {Shape{1, false, 1, 1}, Shape{8, true, 2, 3}, Shape{5, false, 1, 4},
+                        Shape{128, true, 1, 1}}) {
+    INFO(s.width << "-bit " << (s.is_signed ? "signed " : "unsigned ") << s.rows << " x "
+                 << s.cols);
+    const IntegerArrayCiphertext array = toy_integer_array(s.width, s.is_signed, s.rows, s.cols, 3);
+    const std::string bytes = integer_array_bytes(array);
+    CHECK(same_integer_array(integer_array_from(bytes), array));
+    CHECK(same_integer_array(integer_array_from_pipe(bytes), array));
+
+    // Re-encoded by hand from serialization.hpp.
+    const Parameters p = toy_insecure();
+    std::string expected = encode_header(5, p, p.fingerprint());
+    append_u32(expected, s.width);
+    append_u32(expected, s.is_signed ? 1 : 0);
+    append_u64(expected, s.rows);
+    append_u64(expected, s.cols);
+    append_u64(expected, array.samples.count());
+    append_u64(expected, p.lwe_dimension + 1);
+    for (Torus32 w : array.samples.data()) append_u32(expected, w);
+    CHECK(bytes == seal(expected));
+  }
+  CHECK(toy_integer_array(8, true, 2, 3, 1).describe() == "8-bit signed, 2 x 3");
+  CHECK(toy_integer_array(1, false, 1, 4, 1).describe() == "1-bit unsigned, 1 x 4");
+  CHECK(object_type_name(ObjectType::IntegerArray) == "integer array");
+}
+
+TEST_CASE("serialization: integer array files, describe_file and read_file_header",
+          "[serialization]") {
+  const TempDir dir;
+  const Parameters p = toy_insecure();
+  const IntegerArrayCiphertext array = toy_integer_array(8, true, 2, 3, 7);
+  save_integer_array(dir / "x.tgct", p, array);
+  CHECK(same_integer_array(load_integer_array(dir / "x.tgct", p), array));
+
+  const std::string line = describe_file(dir / "x.tgct");
+  CHECK_THAT(line, Contains("integer array, format version 1") && Contains("'toy_INSECURE'") &&
+                       Contains("8-bit signed, 2 x 3 (6 integers)") &&
+                       Contains("48 samples of 65 words") &&
+                       Contains(std::to_string(fs::file_size(dir / "x.tgct")) + " bytes"));
+  save_integer_array(dir / "one.tgct", p, toy_integer_array(4, false, 1, 1, 2));
+  CHECK_THAT(describe_file(dir / "one.tgct"), Contains("4-bit unsigned, 1 x 1 (1 integer)"));
+
+  // The header alone, for every object type.
+  save_secret_key(dir / "sk.tg", toy_keys().sk);
+  save_cloud_key(dir / "ck.tg", toy_keys().ck);
+  save_parameters(dir / "p.tg", tfhe_lib_80());
+  save_ciphertexts(dir / "bits.tg", p, toy_ciphertexts(2, 1));
+  CHECK(read_file_header(dir / "x.tgct").type == ObjectType::IntegerArray);
+  CHECK(bit_identical(read_file_header(dir / "x.tgct").params, p));
+  CHECK(read_file_header(dir / "sk.tg").type == ObjectType::SecretKey);
+  CHECK(read_file_header(dir / "ck.tg").type == ObjectType::CloudKey);
+  CHECK(read_file_header(dir / "bits.tg").type == ObjectType::CiphertextBatch);
+  const FileHeader params_header = read_file_header(dir / "p.tg");
+  CHECK(params_header.type == ObjectType::Parameters);
+  CHECK(bit_identical(params_header.params, tfhe_lib_80()));
+  // A cut body does not matter to the header; a cut header and a foreign file do.
+  const std::string ck = read_file(dir / "ck.tg");
+  write_file(dir / "cut.tg", ck.substr(0, body_offset(p) + 10));
+  CHECK(read_file_header(dir / "cut.tg").type == ObjectType::CloudKey);
+  write_file(dir / "cut.tg", ck.substr(0, 30));
+  CHECK_THROWS_AS(read_file_header(dir / "cut.tg"), FormatError);
+  CHECK_THROWS_WITH(read_file_header(dir / "cut.tg"), Contains("cut.tg") && Contains("truncated"));
+  write_file(dir / "text.txt", "1, 2, 3\n");
+  CHECK_THROWS_WITH(read_file_header(dir / "text.txt"),
+                    Contains("text.txt") && Contains("not a torusgate file"));
+  CHECK_THROWS_AS(read_file_header(dir / "missing.tg"), SystemError);
+}
+
+TEST_CASE("serialization: truncated integer arrays are rejected at every length",
+          "[serialization]") {
+  const std::string bytes = integer_array_bytes(toy_integer_array(3, false, 1, 2, 4));
+  for (std::size_t length = 0; length < bytes.size(); ++length) {
+    INFO("integer array cut to " << length << " of " << bytes.size() << " bytes");
+    REQUIRE_THROWS_AS(integer_array_from(bytes.substr(0, length)), FormatError);
+    REQUIRE_THROWS_AS(integer_array_from_pipe(bytes.substr(0, length)), FormatError);
+  }
+  const std::size_t body = body_offset(toy_insecure());
+  CHECK_THROWS_WITH(integer_array_from(bytes.substr(0, body + rows_field + 3)),
+                    Contains("truncated") && Contains("row count needs 8 bytes"));
+  CHECK_THROWS_WITH(integer_array_from(bytes.substr(0, body + samples_field + 100)),
+                    Contains("truncated") && Contains("the block of ciphertext samples needs"));
+}
+
+TEST_CASE("serialization: integer arrays with a bad width, signedness, shape or count",
+          "[serialization]") {
+  const std::string good = integer_array_bytes(toy_integer_array(4, true, 2, 2, 5));
+  const std::size_t body = body_offset(toy_insecure());
+  // Edits with the checksum fixed, so that only the edited field is wrong.
+  const auto edited = [&](std::size_t field, std::uint64_t value, bool wide) {
+    std::string bytes = good;
+    if (wide) put_u64(bytes, body + field, value);
+    else put_u32(bytes, body + field, static_cast<std::uint32_t>(value));
+    reseal(bytes);
+    return bytes;
+  };
+  CHECK_THROWS_AS(integer_array_from(edited(width_field, 0, false)), FormatError);
+  struct Edit {
+    std::size_t field;
+    std::uint64_t value;
+    bool wide;  // a u64 field
+    const char* problem;
+  };
+  const Edit edits[] = {
+      {width_field, 0, false, "integer width is 0 but expected 1 to 128"},
+      {width_field, 129, false, "integer width is 129"},
+      {signed_field, 2, false, "signedness flag is 2"},
+      {rows_field, 0, true, "shape is 0 x 2"},
+      {cols_field, 0, true, "shape is 2 x 0"},
+      // A shape whose sample count overflows 64 bits, and one beyond the format's limit.
+      {cols_field, std::uint64_t{1} << 63, true, "needs more than 2^40"},
+      {rows_field, std::uint64_t{1} << 39, true, "needs more than 2^40"},
+      // The sample count must be width * rows * cols (here 16): the shape is checked against it.
+      {count_field, 15, true, "sample count is 15 but an array of 4-bit signed, 2 x 2 needs 16"},
+      {rows_field, 3, true, "sample count is 16 but an array of 4-bit signed, 3 x 2 needs 24"},
+      {width_field, 8, false, "needs 32"},
+      {words_field, 64, true, "words per sample is 64"},
+  };
+  for (const Edit& e : edits) {
+    INFO("field at " << e.field << " set to " << e.value);
+    CHECK_THROWS_WITH(integer_array_from(edited(e.field, e.value, e.wide)), Contains(e.problem));
+  }
+  // At the limit (2^40 samples): rejected as truncated, not allocated.
+  std::string hostile = edited(rows_field, std::uint64_t{1} << 37, true);  // 2^40 samples
+  put_u64(hostile, body + count_field, std::uint64_t{1} << 40);
+  reseal(hostile);
+  CHECK_THROWS_WITH(integer_array_from(hostile), Contains("truncated"));
+  CHECK_THROWS_WITH(integer_array_from_pipe(hostile), Contains("truncated"));
+  // A changed byte without a fixed checksum.
+  std::string corrupted = good;
+  corrupted[body + samples_field + 9] ^= 0x20;
+  CHECK_THROWS_WITH(integer_array_from(corrupted), Contains("checksum mismatch"));
+}
+
+TEST_CASE("serialization: integer arrays of another type or parameter set are rejected",
+          "[serialization]") {
+  const IntegerArrayCiphertext array = toy_integer_array(2, false, 1, 3, 6);
+  const std::string bytes = integer_array_bytes(array);
+  CHECK_THROWS_WITH(ciphertexts_from(bytes, toy_insecure()),
+                    Contains("expected a ciphertext batch but the file holds an integer array"));
+  CHECK_THROWS_WITH(cloud_key_from(bytes), Contains("holds an integer array"));
+  const std::string batch =
+      bytes_of([&](std::ostream& out) { write_ciphertexts(out, toy_insecure(), array.samples); });
+  CHECK_THROWS_AS(integer_array_from(batch), FormatError);
+  CHECK_THROWS_WITH(integer_array_from(batch),
+                    Contains("expected an integer array but the file holds a ciphertext batch"));
+  CHECK_THROWS_WITH(integer_array_from(bytes, tfhe_lib_128()),
+                    Contains("'toy_INSECURE'") && Contains("'tfhe_lib_128'"));
+  // Type 5 is known; 6 is not.
+  std::string unknown = bytes;
+  put_u32(unknown, 12, 6);
+  reseal(unknown);
+  CHECK_THROWS_WITH(integer_array_from(unknown),
+                    Contains("unknown object type 6 (expected 1 to 5)"));
+
+  const TempDir dir;
+  write_file(dir / "x.tgct", bytes + "tail");
+  CHECK_THROWS_WITH(load_integer_array(dir / "x.tgct", toy_insecure()),
+                    Contains("x.tgct") &&
+                        Contains("4 bytes of trailing data after an integer array"));
+}
+
+TEST_CASE("serialization: the integer array writer validates its input", "[serialization]") {
+  const Parameters p = toy_insecure();
+  std::ostringstream out;
+  IntegerArrayCiphertext array = toy_integer_array(4, false, 1, 2, 8);
+  array.rows = 2;  // 8 samples for 16 bits
+  CHECK_THROWS_AS(write_integer_array(out, p, array), InvalidArgument);
+  CHECK_THROWS_WITH(write_integer_array(out, p, array),
+                    Contains("has 8 samples but 4-bit unsigned, 2 x 2 needs 16"));
+  array = toy_integer_array(4, false, 1, 2, 8);
+  array.width = 0;
+  CHECK_THROWS_WITH(write_integer_array(out, p, array), Contains("integer width is 0"));
+  array = toy_integer_array(4, false, 1, 2, 8);
+  array.cols = 0;
+  CHECK_THROWS_WITH(write_integer_array(out, p, array), Contains("shape is 1 x 0"));
+  array = toy_integer_array(4, false, 1, 2, 8);
+  CHECK_THROWS_WITH(write_integer_array(out, tfhe_lib_128(), array), Contains("lwe_dimension=64"));
+  CHECK(out.str().empty());
+
+  // A refused save leaves an existing file untouched.
+  const TempDir dir;
+  save_integer_array(dir / "x.tgct", p, array);
+  const std::string before = read_file(dir / "x.tgct");
+  array.width = 200;
+  CHECK_THROWS_AS(save_integer_array(dir / "x.tgct", p, array), InvalidArgument);
+  CHECK(read_file(dir / "x.tgct") == before);
+}
+
+TEST_CASE("serialization: a file shorter than the magic is foreign or truncated by its bytes",
+          "[serialization]") {
+  // A short text file is not a torusgate file; a short start of one is truncated.
+  CHECK_THROWS_WITH(parameters_from("hello\n"),
+                    Contains("not a torusgate file") && Contains("68 65 6c 6c 6f 0a"));
+  CHECK_THROWS_WITH(integer_array_from_pipe("x"), Contains("not a torusgate file"));
+  CHECK_THROWS_WITH(parameters_from("TGA"),
+                    Contains("truncated: the magic needs 8 bytes at offset 0") &&
+                        Contains("ends after 3 of them"));
+  CHECK_THROWS_WITH(parameters_from(""), Contains("empty input"));
+  const TempDir dir;
+  write_file(dir / "note.txt", "hi");
+  CHECK_THROWS_WITH(describe_file(dir / "note.txt"),
+                    Contains("note.txt") && Contains("not a torusgate file"));
+}

@@ -24,12 +24,18 @@
 //                                    words (both in the in-memory order of keys.hpp)
 //                   CiphertextBatch: u64 sample count, u64 words per sample (= n+1),
 //                                    count*(n+1) x u32 (mask a_0..a_{n-1}, then body b)
+//                   IntegerArray:    u32 width w (1..128 bits per integer), u32 signedness
+//                                    (0 unsigned, 1 signed two's complement), u64 rows,
+//                                    u64 cols (each >= 1), then the CiphertextBatch body with
+//                                    count = w*rows*cols: bit j of element e (row-major) is
+//                                    sample j*rows*cols + e (bit-coalesced, bit 0 the lowest)
 //   end-8   8     u64 checksum: 64-bit FNV-1a of every byte before it
 //
 // Readers check, in order: magic, version, object type, the parameters record (validate()
 // and the fingerprint), every count against what the parameters imply (before allocating
-// anything it sizes), the data (truncation), the checksum, then the values (binary key
-// coefficients). Every failure throws FormatError naming the problem; load_* also reject
+// anything it sizes; for an integer array also the width, signedness and shape, and the
+// sample count against them), the data (truncation), the checksum, then the values (binary
+// key coefficients). Every failure throws FormatError naming the problem; load_* also reject
 // bytes after the object. A stream read (read_*) consumes exactly one object.
 #pragma once
 
@@ -51,13 +57,32 @@ enum class ObjectType : std::uint32_t {
   SecretKey = 2,
   CloudKey = 3,
   CiphertextBatch = 4,
+  IntegerArray = 5,
 };
 
 // The format version this build writes and reads.
 inline constexpr std::uint32_t native_format_version = 1;
 
-// "parameters", "secret key", "cloud key", "ciphertext batch" (or "unknown object type 9").
+// "parameters", "secret key", "cloud key", "ciphertext batch", "integer array" (or
+// "unknown object type 9").
 std::string object_type_name(ObjectType type);
+
+// An encrypted integer array as stored: rows x cols integers of `width` bits (row-major),
+// bit-coalesced like circuits::IntArray: bit j of element e is samples[j * lanes() + e].
+struct IntegerArrayCiphertext {
+  std::uint32_t width = 0;  // bits per integer, 1..max_integer_width
+  bool is_signed = false;   // two's complement when set
+  std::uint64_t rows = 0;
+  std::uint64_t cols = 0;
+  LweBatch samples;  // width * rows * cols samples
+
+  std::uint64_t lanes() const { return rows * cols; }
+  // "8-bit signed, 2 x 3".
+  std::string describe() const;
+};
+
+// The widest integer an IntegerArray file holds (a full 64 x 64 -> 128-bit product).
+inline constexpr std::uint32_t max_integer_width = 128;
 
 // Writers validate their input (InvalidArgument: invalid parameters, a name that is not
 // 1..255 printable ASCII characters, a batch whose dimension is not the parameters' n) and
@@ -67,6 +92,10 @@ void write_secret_key(std::ostream& out, const SecretKey& key);
 void write_cloud_key(std::ostream& out, const CloudKey& key);
 // `batch` must hold samples of dimension params.lwe_dimension.
 void write_ciphertexts(std::ostream& out, const Parameters& params, const LweBatch& batch);
+// InvalidArgument also for a width outside 1..max_integer_width, an empty shape, or a sample
+// count other than width * rows * cols.
+void write_integer_array(std::ostream& out, const Parameters& params,
+                         const IntegerArrayCiphertext& array);
 
 // Readers consume one object from `in` and throw FormatError when the bytes are not a valid
 // object of the requested type (SystemError when the stream itself fails).
@@ -76,6 +105,7 @@ CloudKey read_cloud_key(std::istream& in);
 // Throws FormatError naming both parameter sets when the file's parameters are not exactly
 // `expected` (every field, name included).
 LweBatch read_ciphertexts(std::istream& in, const Parameters& expected);
+IntegerArrayCiphertext read_integer_array(std::istream& in, const Parameters& expected);
 
 // Files. save_* truncate and write `path`; load_* read the whole file and reject trailing
 // bytes. SystemError (naming the path) when the file cannot be opened, written or read;
@@ -85,19 +115,35 @@ void save_secret_key(const std::filesystem::path& path, const SecretKey& key);
 void save_cloud_key(const std::filesystem::path& path, const CloudKey& key);
 void save_ciphertexts(const std::filesystem::path& path, const Parameters& params,
                       const LweBatch& batch);
+void save_integer_array(const std::filesystem::path& path, const Parameters& params,
+                        const IntegerArrayCiphertext& array);
 Parameters load_parameters(const std::filesystem::path& path);
 SecretKey load_secret_key(const std::filesystem::path& path);
 CloudKey load_cloud_key(const std::filesystem::path& path);
 LweBatch load_ciphertexts(const std::filesystem::path& path, const Parameters& expected);
+IntegerArrayCiphertext load_integer_array(const std::filesystem::path& path,
+                                          const Parameters& expected);
 
 // Reads the first 16 bytes (magic, version, type), checks them, and seeks `in` back to where
 // it was. FormatError for a bad header; SystemError if `in` cannot seek back.
 ObjectType peek_object_type(std::istream& in);
 
+// The header of a native file: its object type and parameter set.
+struct FileHeader {
+  ObjectType type = ObjectType::Parameters;
+  Parameters params;
+};
+// Reads and checks the header of the file at `path` (magic, version, object type, parameters
+// record and fingerprint) without reading the body: a cheap look at what a file holds before
+// loading it. Throws like load_* (FormatError naming the path for a bad header).
+FileHeader read_file_header(const std::filesystem::path& path);
+
 // Loads and fully validates the file at `path` and returns one line for humans: type,
 // version, parameter set, sizes, e.g. "cloud key, format version 1, parameter set
 // 'tfhe_lib_128' (n=630 k=1 N=1024 bk=2^7x3 ks=2^2x8, fingerprint 0x...), bootstrapping key
-// 7741440 words, key-switching key 15507456 words, 92995696 bytes". Throws like load_*.
+// 7741440 words, key-switching key 15507456 words, 92995696 bytes"; an integer array reads
+// "integer array, ..., 8-bit signed, 2 x 3 (6 integers), 48 samples of 631 words, ...".
+// Throws like load_*.
 std::string describe_file(const std::filesystem::path& path);
 
 }  // namespace torusgate
