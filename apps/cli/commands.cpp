@@ -1,0 +1,390 @@
+// The commands of the torusgate CLI: keygen, encrypt, eval, decrypt and info (commands.hpp).
+// Every command checks its whole command line first (UsageError), then its files (headers
+// before bodies, so a wrong or mismatched file is named before anything large is read), and
+// only then does the work; outputs are written atomically at the end (files.hpp).
+#include "commands.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <system_error>
+
+#include "app_support.hpp"
+#include "errors.hpp"
+#include "files.hpp"
+#include "operations.hpp"
+#include "progress.hpp"
+#include "torusgate/circuits/circuits.hpp"
+#include "torusgate/core/error.hpp"
+#include "torusgate/core/keys.hpp"
+#include "torusgate/core/serialization.hpp"
+#include "torusgate/cpu/cpu_backend.hpp"
+#include "values.hpp"
+
+namespace torusgate::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using circuits::IntType;
+using Clock = std::chrono::steady_clock;
+
+// Bootstraps from which eval shows a progress bar (seconds of work with secure parameters).
+constexpr std::uint64_t progress_min_bootstraps = 2000;
+
+// `text` of option `flag` as an integer in [min, max].
+std::uint64_t parse_number(const std::string& flag, const std::string& text, std::uint64_t min,
+                           std::uint64_t max) {
+  try {
+    return apps::parse_count(flag, text, min, max);
+  } catch (const InvalidArgument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+void require(const std::string& value, const std::string& flag, const std::string& what) {
+  if (value.empty()) throw UsageError(flag + " is required: " + what);
+}
+
+void warn(Console& console, const std::string& message) {
+  console.err << "torusgate " << console.command << ": warning: " << message << "\n";
+}
+
+// Runs a library call that reads files, with its errors as CommandError.
+template <typename Load>
+auto loading(Load&& load) {
+  try {
+    return load();
+  } catch (const Error& e) {
+    throw CommandError(user_message(e));
+  }
+}
+
+std::string parameters_text(const Parameters& p) {
+  return p.name + " (n=" + std::to_string(p.lwe_dimension) +
+         " k=" + std::to_string(p.glwe_dimension) + " N=" + std::to_string(p.polynomial_size) +
+         ")" + (p.insecure ? ", INSECURE" : "");
+}
+
+std::string seconds_text(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f s", seconds);
+  return buf;
+}
+
+IntType type_of(const IntegerArrayCiphertext& a) { return IntType{a.width, a.is_signed}; }
+
+// "1 integer", "6 integers", "5 batches".
+std::string count_text(std::uint64_t count, const std::string& noun,
+                       const std::string& plural_ending = "s") {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : plural_ending);
+}
+
+// "1 was given", "3 were given".
+std::string given(std::size_t count) {
+  return std::to_string(count) + (count == 1 ? " was given" : " were given");
+}
+
+// The values of encrypt: from --values (errors are usage errors) or from --input (errors name
+// the file and line).
+ValueTable read_values(const EncryptOptions& o, IntType type) {
+  if (!o.values.empty()) {
+    try {
+      return parse_values(o.values, type);
+    } catch (const ValueError& e) {
+      throw UsageError("--values: " + std::string(e.what()));
+    }
+  }
+  std::error_code ec;
+  if (fs::is_directory(o.input, ec)) {
+    throw CommandError("cannot read " + in_quotes(o.input) + ": it is a directory");
+  }
+  std::ifstream in(o.input, std::ios::binary);
+  if (!in.is_open()) {
+    throw CommandError("cannot read " + in_quotes(o.input) + ": " +
+                       std::generic_category().message(errno));
+  }
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    return parse_values(text, type);
+  } catch (const ValueError& e) {
+    const std::string line = e.line() > 0 ? " line " + std::to_string(e.line()) : "";
+    throw CommandError(in_quotes(o.input) + line + ": " + e.what());
+  }
+}
+
+// "sequential" or "openmp": there is no GPU gate backend yet, so "best" runs on the CPU.
+std::string resolve_cpu_backend(const std::string& name) {
+  std::string resolved;
+  try {
+    resolved = apps::resolve_backend(name);
+  } catch (const InvalidArgument& e) {
+    throw UsageError(e.what());
+  }
+  return resolved == "gpu" ? "openmp" : resolved;
+}
+
+bool same_path(const fs::path& a, const fs::path& b) {
+  return fs::absolute(a).lexically_normal() == fs::absolute(b).lexically_normal();
+}
+
+}  // namespace
+
+int run_keygen(const KeygenOptions& o, Console& console) {
+  require(o.secret_key, "--secret-key", "the file for the client's secret key");
+  require(o.cloud_key, "--cloud-key", "the file for the server's cloud key");
+  Parameters params;
+  try {
+    params = parameters_by_name(o.params);
+  } catch (const InvalidArgument& e) {
+    throw UsageError("--params: " + user_message(e));
+  }
+  if (params.insecure && !o.insecure_ok) {
+    throw UsageError("parameter set '" + params.name +
+                     "' is INSECURE (tiny dimensions for tests, no security at all); pass "
+                     "--insecure-ok to use it anyway");
+  }
+  if (same_path(o.secret_key, o.cloud_key)) {
+    throw UsageError("--secret-key and --cloud-key name the same file " + in_quotes(o.cloud_key));
+  }
+  OutputFile secret_file(o.secret_key, o.force, /*secret=*/true);
+  OutputFile cloud_file(o.cloud_key, o.force);
+  if (params.insecure) {
+    warn(console, "parameter set '" + params.name +
+                      "' is INSECURE: for tests only, its ciphertexts protect nothing");
+  }
+
+  const auto start = Clock::now();
+  Csprng rng;
+  const SecretKey secret(params, rng);
+  const CloudKey cloud = CloudKey::generate(secret, rng);
+  secret_file.write([&](const fs::path& path) { save_secret_key(path, secret); });
+  cloud_file.write([&](const fs::path& path) { save_cloud_key(path, cloud); });
+  secret_file.commit();
+  cloud_file.commit();
+
+  if (!console.quiet) {
+    console.out << "parameter set  " << parameters_text(params) << "\n"
+                << "secret key     " << in_quotes(o.secret_key) << ", "
+                << byte_size(secret_file.size())
+                << ": the client keeps it private (file mode 0600); it decrypts everything\n"
+                << "cloud key      " << in_quotes(o.cloud_key) << ", "
+                << byte_size(cloud_file.size())
+                << ": give it to the server; it computes on ciphertexts but cannot decrypt\n"
+                << "generated in " << seconds_text(apps::seconds_since(start)) << "\n";
+  }
+  return exit_success;
+}
+
+int run_encrypt(const EncryptOptions& o, Console& console) {
+  require(o.key, "--key", "the secret key file (keygen --secret-key)");
+  require(o.width, "--width", "bits per integer, 1 to 64");
+  require(o.output, "--output", "the file for the encrypted integers");
+  if (o.values.empty() == o.input.empty()) {
+    throw UsageError(o.values.empty() ? "give the integers with --values LIST or --input FILE"
+                                      : "give the integers with --values or --input, not both");
+  }
+  const IntType type{parse_number("--width", o.width, 1, 64), o.is_signed};
+  std::optional<Shape> shape;
+  if (!o.shape.empty()) {
+    shape = parse_shape(o.shape);
+    if (!shape) {
+      throw UsageError("--shape: '" + o.shape +
+                       "' is not a shape; expected ROWS,COLS such as 2,3 (each at least 1)");
+    }
+  }
+  ValueTable table = read_values(o, type);
+  if (shape) {
+    if (shape->rows * shape->cols != table.values.size()) {
+      throw UsageError(
+          "--shape " + std::to_string(shape->rows) + "," + std::to_string(shape->cols) + " holds " +
+          std::to_string(shape->rows * shape->cols) + " values but " + given(table.values.size()));
+    }
+    table.shape = *shape;
+  }
+  OutputFile out_file(o.output, o.force);
+  expect_object(o.key, ObjectType::SecretKey, "--key");
+  const SecretKey secret = loading([&] { return load_secret_key(o.key); });
+
+  Csprng rng;
+  IntegerArrayCiphertext array;
+  array.width = static_cast<std::uint32_t>(type.width);
+  array.is_signed = type.is_signed;
+  array.rows = table.shape.rows;
+  array.cols = table.shape.cols;
+  array.samples = encrypt_bits(secret, circuits::to_bit_planes(table.values, type), rng);
+  out_file.write(
+      [&](const fs::path& path) { save_integer_array(path, secret.parameters(), array); });
+  out_file.commit();
+  if (!console.quiet) {
+    console.out << "encrypted " << count_text(array.lanes(), "integer") << " (" << array.describe()
+                << ") with parameter set '" << secret.parameters().name << "' into "
+                << in_quotes(o.output) << ": " << count_text(array.samples.count(), "ciphertext")
+                << ", " << byte_size(out_file.size()) << "\n";
+  }
+  return exit_success;
+}
+
+int run_eval(const EvalOptions& o, Console& console) {
+  require(o.cloud_key, "--cloud-key", "the cloud key file (keygen --cloud-key)");
+  require(o.op, "--op", "the operation, one of " + operation_names());
+  require(o.output, "--output", "the file for the result");
+  const Operation& op = find_operation(o.op);
+  const std::string name(op.name);
+  if (o.inputs.size() != op.arity()) {
+    throw UsageError(name + " takes " + (op.arity() == 1 ? "one input file" : "two input files") +
+                     " but " + given(o.inputs.size()));
+  }
+  std::size_t width = 0;
+  if (!o.width.empty()) {
+    if (!op.takes_width) {
+      throw UsageError("--width applies to sum, dot and matmul only; the result of " + name +
+                       " has the width its operands give it");
+    }
+    width = parse_number("--width", o.width, 1, max_integer_width);
+  }
+  const std::string backend_name = resolve_cpu_backend(o.backend);
+  CpuOptions cpu;
+  if (!o.threads.empty()) {
+    if (backend_name != "openmp") {
+      throw UsageError("--threads applies to the openmp backend, not " + backend_name);
+    }
+    cpu.threads = static_cast<int>(parse_number("--threads", o.threads, 1, 4096));
+  }
+  OutputFile out_file(o.output, o.force);
+
+  // Headers first: what each file holds and its parameter set, before anything is loaded.
+  const FileHeader key_header = expect_object(o.cloud_key, ObjectType::CloudKey, "--cloud-key");
+  for (const std::string& input : o.inputs) {
+    const FileHeader header = expect_object(input, ObjectType::IntegerArray, "an operand of eval");
+    const std::string mismatch =
+        parameter_mismatch(input, header.params, o.cloud_key, key_header.params);
+    if (!mismatch.empty()) {
+      throw CommandError("the files use different parameter sets: " + mismatch +
+                         "; encrypt the operands with the secret key made with this cloud key");
+    }
+  }
+  std::vector<IntegerArrayCiphertext> arrays;
+  std::vector<Operand> operands;
+  for (const std::string& input : o.inputs) {
+    arrays.push_back(loading([&] { return load_integer_array(input, key_header.params); }));
+    const IntegerArrayCiphertext& a = arrays.back();
+    operands.push_back(Operand{input, type_of(a), Shape{a.rows, a.cols}});
+  }
+  check_operands(op, operands);
+
+  // The server's side: the cloud key only.
+  auto start = Clock::now();
+  const auto cloud =
+      std::make_shared<const CloudKey>(loading([&] { return load_cloud_key(o.cloud_key); }));
+  std::unique_ptr<CpuBackend> be;
+  if (backend_name == "sequential")
+    be = std::make_unique<SequentialBackend>(cloud, cpu);
+  else
+    be = std::make_unique<OpenMpBackend>(cloud, cpu);
+  const double setup_seconds = apps::seconds_since(start);
+
+  using Array = circuits::IntArray<CpuBackend>;
+  std::vector<Array> inputs;
+  for (const IntegerArrayCiphertext& a : arrays) {
+    inputs.emplace_back(be->upload(a.samples), type_of(a), a.rows, a.cols);
+  }
+  circuits::Program<CpuBackend> prog(*be);
+  std::vector<circuits::Expr> exprs;
+  for (const Array& a : inputs) exprs.push_back(prog.input(a));
+  const circuits::Expr expr = op.record(prog.circuit(), exprs, width);
+  apps::ProgressBar bar("eval " + name, "bootstraps", !console.quiet);
+  prog.on_progress([&](const circuits::RunProgress& p) {
+    if (p.bootstraps_total >= progress_min_bootstraps) {
+      bar.update(p.bootstraps_done, p.bootstraps_total);
+    }
+  });
+  start = Clock::now();
+  const Array result = prog.run(expr);
+  const double seconds = apps::seconds_since(start);
+  bar.finish();
+
+  IntegerArrayCiphertext out;
+  out.width = static_cast<std::uint32_t>(result.width());
+  out.is_signed = result.is_signed();
+  out.rows = result.rows();
+  out.cols = result.cols();
+  out.samples = be->download(result.buffer().bits());
+  out_file.write([&](const fs::path& path) { save_integer_array(path, key_header.params, out); });
+  out_file.commit();
+
+  if (!console.quiet) {
+    const circuits::ScheduleCost& cost = prog.last_schedule().cost;
+    console.out << name << ":";
+    for (std::size_t i = 0; i < arrays.size(); ++i) {
+      console.out << (i > 0 ? "," : "") << " " << in_quotes(o.inputs[i]) << " ("
+                  << arrays[i].describe() << ")";
+    }
+    console.out << " -> " << in_quotes(o.output) << " (" << out.describe() << ", "
+                << byte_size(out_file.size()) << ")\n"
+                << "  " << count_text(cost.bootstraps, "bootstrap") << " in "
+                << count_text(cost.batches, "batch", "es") << " (depth " << cost.depth << ") in "
+                << seconds_text(seconds) << " on " << be->name() << "; cloud key loaded in "
+                << seconds_text(setup_seconds) << "\n";
+  }
+  return exit_success;
+}
+
+int run_decrypt(const DecryptOptions& o, Console& console) {
+  require(o.key, "--key", "the secret key file (keygen --secret-key)");
+  if (o.input.empty()) throw UsageError("give the file to decrypt");
+  const std::string& input = o.input;
+  std::optional<OutputFile> out_file;
+  if (!o.output.empty()) out_file.emplace(o.output, o.force);
+
+  const FileHeader key_header = expect_object(o.key, ObjectType::SecretKey, "--key");
+  const FileHeader header = expect_object(input, ObjectType::IntegerArray, "decrypt");
+  const std::string mismatch = parameter_mismatch(input, header.params, o.key, key_header.params);
+  if (!mismatch.empty()) {
+    throw CommandError(mismatch + "; decrypt with the secret key the file was encrypted for");
+  }
+  const SecretKey secret = loading([&] { return load_secret_key(o.key); });
+  const IntegerArrayCiphertext array =
+      loading([&] { return load_integer_array(input, key_header.params); });
+  const IntType type = type_of(array);
+  const std::vector<Bits128> values =
+      values_from_bit_planes(decrypt_bits(secret, array.samples), type, array.lanes());
+  const std::string text = format_values(values, type, Shape{array.rows, array.cols});
+  if (!out_file) {
+    console.out << text;
+    return exit_success;
+  }
+  out_file->write([&](const fs::path& path) {
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    file << text;
+    file.close();
+    if (!file) throw SystemError("writing the values failed");
+  });
+  out_file->commit();
+  if (!console.quiet) {
+    console.out << "decrypted " << count_text(array.lanes(), "integer") << " (" << array.describe()
+                << ") into " << in_quotes(o.output) << "\n";
+  }
+  return exit_success;
+}
+
+int run_info(const InfoOptions& o, Console& console) {
+  if (o.files.empty()) throw UsageError("give one or more files to describe");
+  int status = exit_success;
+  for (const std::string& file : o.files) {
+    try {
+      const std::string description = describe_any_file(file);
+      console.out << file << ": " << description << "\n";
+    } catch (const CommandError& e) {
+      console.err << "torusgate info: " << e.what() << "\n";
+      status = exit_failure;
+    }
+  }
+  return status;
+}
+
+}  // namespace torusgate::cli

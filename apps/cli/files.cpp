@@ -1,0 +1,284 @@
+// Output and input files of the torusgate CLI (files.hpp).
+#include "files.hpp"
+
+#include <sys/stat.h>  // chmod, umask
+#include <unistd.h>    // close
+
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>  // mkstemp
+#include <fstream>
+#include <set>
+#include <system_error>
+#include <vector>
+
+#include "errors.hpp"
+#include "torusgate/core/error.hpp"
+#include "torusgate/core/tfhe_lib_format.hpp"
+
+namespace torusgate::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// "a secret key", "an integer array", "parameters".
+std::string with_article(ObjectType type) {
+  const std::string name = object_type_name(type);
+  if (type == ObjectType::Parameters) return name;
+  return (name.front() == 'i' ? "an " : "a ") + name;
+}
+
+// What to tell a user who passed a file holding `got` where `want` belongs.
+std::string wrong_object_hint(ObjectType want, ObjectType got) {
+  if (want == ObjectType::CloudKey && got == ObjectType::SecretKey) {
+    return ": the server evaluates with the cloud key alone and never needs the secret key "
+           "(keygen writes the cloud key with --cloud-key)";
+  }
+  if (want == ObjectType::SecretKey && got == ObjectType::CloudKey) {
+    return ": encrypting and decrypting need the secret key (keygen writes it with "
+           "--secret-key); a cloud key cannot decrypt";
+  }
+  if (want == ObjectType::IntegerArray && got == ObjectType::CiphertextBatch) {
+    return ": a ciphertext batch holds encrypted bits without an integer type or shape";
+  }
+  if (want == ObjectType::IntegerArray) {
+    return ": pass a file that 'torusgate encrypt' or 'torusgate eval' wrote";
+  }
+  return "";
+}
+
+std::string hex64(std::uint64_t v) {
+  char buf[19];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// The first `count` bytes of the file (fewer if it is shorter).
+std::string first_bytes(const fs::path& path, std::size_t count) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes(count, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(count));
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  return bytes;
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+std::string parameters_text(const Parameters& p) {
+  return "n=" + std::to_string(p.lwe_dimension) + " k=" + std::to_string(p.glwe_dimension) +
+         " N=" + std::to_string(p.polynomial_size);
+}
+
+// The TFHE library formats: a line, or an empty string when `head` is none of them.
+std::string describe_tfhe_lib_file(const fs::path& path, const std::string& head) {
+  const std::string lib = "TFHE library v1.1 ";
+  const std::string keep = " (half of a secret key: keep it private)";
+  if (starts_with(head, "-----BEGIN GATEBOOTSPARAMS-----")) {
+    const Parameters p = tfhe_lib::load_parameter_set(path);
+    return lib + "parameter set, the named set '" + p.name + "' (" + parameters_text(p) + ")";
+  }
+  if (starts_with(head, "-----BEGIN LWEPARAMS-----")) {
+    const tfhe_lib::LweKeyFile key = tfhe_lib::load_lwe_key(path);
+    return lib + "LWE secret key, n=" + std::to_string(key.params.lwe_dimension) + keep;
+  }
+  if (starts_with(head, "-----BEGIN TLWEPARAMS-----")) {
+    const tfhe_lib::TgswKeyFile key = tfhe_lib::load_tgsw_key(path);
+    return lib + "TGSW secret key, k=" + std::to_string(key.tlwe.glwe_dimension) +
+           " N=" + std::to_string(key.tlwe.polynomial_size) +
+           " Bgbit=" + std::to_string(key.tgsw.bk_base_log) +
+           " l=" + std::to_string(key.tgsw.bk_level_count) + keep;
+  }
+  const std::string id = {static_cast<char>(tfhe_lib::ciphertext_type_id), 0, 0, 0};
+  if (!starts_with(head, id)) return "";
+  // Gate ciphertexts carry no parameters: try the dimension of every named set.
+  std::error_code ec;
+  const std::uint64_t size = fs::file_size(path, ec);
+  std::set<std::uint32_t> tried;
+  std::string found;
+  for (const Parameters& p : all_parameter_sets()) {
+    if (ec || !tried.insert(p.lwe_dimension).second) continue;
+    if (size % tfhe_lib::ciphertext_bytes(p.lwe_dimension) != 0) continue;
+    try {
+      const LweBatch batch = tfhe_lib::load_gate_ciphertexts(path, p);
+      found += (found.empty() ? "" : "; or ") + std::to_string(batch.count()) +
+               " samples of dimension n=" + std::to_string(p.lwe_dimension);
+    } catch (const Error&) {
+    }
+  }
+  return found.empty() ? "" : lib + "gate ciphertexts: " + found;
+}
+
+}  // namespace
+
+std::string in_quotes(const fs::path& path) {
+  std::string text = "'";  // appended, not "'" + string: GCC 12 warns (-Wrestrict) on that
+  text += path.string();
+  text += '\'';
+  return text;
+}
+
+std::string byte_size(std::uint64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes");
+  static constexpr std::array<const char*, 4> units = {"KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes) / 1024;
+  std::size_t unit = 0;
+  while (value >= 1024 && unit + 1 < units.size()) {
+    value /= 1024;
+    ++unit;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %s", value, units[unit]);
+  return buf;
+}
+
+std::string user_message(const std::exception& e) {
+  // Drop every ": "-separated part that is a function name (has '_' or "::", no spaces, no
+  // quotes): the library's messages start with the function that threw.
+  const std::string message = e.what();
+  std::string kept;
+  std::size_t start = 0;
+  while (start <= message.size()) {
+    std::size_t end = message.find(": ", start);
+    const bool last = end == std::string::npos;
+    if (last) end = message.size();
+    const std::string part = message.substr(start, end - start);
+    const bool function_name =
+        !last && !part.empty() && part.find_first_of(" '\"") == std::string::npos &&
+        (part.find('_') != std::string::npos || part.find("::") != std::string::npos);
+    if (!function_name) kept += (kept.empty() ? "" : ": ") + part;
+    if (last) break;
+    start = end + 2;
+  }
+  return kept;
+}
+
+// ---- outputs -----------------------------------------------------------------------------------
+
+OutputFile::OutputFile(fs::path path, bool force, bool secret)
+    : path_(std::move(path)), force_(force), secret_(secret) {
+  std::error_code ec;
+  if (fs::is_directory(path_, ec)) {
+    throw CommandError("cannot write " + in_quotes(path_) +
+                       ": it is a directory; give a file name");
+  }
+  if (fs::exists(fs::symlink_status(path_, ec)) && !force_) {
+    throw CommandError("refusing to overwrite " + in_quotes(path_) +
+                       ", which exists; pass --force to replace it");
+  }
+  const fs::path dir = path_.parent_path().empty() ? fs::path(".") : path_.parent_path();
+  if (!fs::is_directory(dir, ec)) {
+    throw CommandError("cannot write " + in_quotes(path_) + ": the directory " + in_quotes(dir) +
+                       " does not exist");
+  }
+}
+
+OutputFile::~OutputFile() {
+  if (!temp_.empty() && !committed_) {
+    std::error_code ec;
+    fs::remove(temp_, ec);
+  }
+}
+
+void OutputFile::write(const std::function<void(const fs::path&)>& save) {
+  const fs::path dir = path_.parent_path().empty() ? fs::path(".") : path_.parent_path();
+  std::string hidden = ".";
+  hidden += path_.filename().string();
+  hidden += ".tmp-XXXXXX";
+  std::string name = (dir / hidden).string();
+  const int fd = ::mkstemp(name.data());  // mode 0600
+  if (fd < 0) {
+    throw CommandError("cannot write " + in_quotes(path_) + ": cannot create a temporary file in " +
+                       in_quotes(dir) + ": " + std::generic_category().message(errno));
+  }
+  ::close(fd);
+  temp_ = name;
+  try {
+    save(temp_);
+  } catch (const Error& e) {
+    throw CommandError("cannot write " + in_quotes(path_) + ": " + user_message(e));
+  }
+}
+
+void OutputFile::commit() {
+  std::error_code ec;
+  if (!force_ && fs::exists(fs::symlink_status(path_, ec))) {
+    throw CommandError("refusing to overwrite " + in_quotes(path_) +
+                       ", which appeared while this command ran; pass --force to replace it");
+  }
+  ::mode_t mode = 0600;
+  if (!secret_) {
+    const ::mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode = 0666 & ~mask;
+  }
+  if (::chmod(temp_.c_str(), mode) != 0) {
+    throw CommandError("cannot write " + in_quotes(path_) +
+                       ": cannot set the file mode: " + std::generic_category().message(errno));
+  }
+  fs::rename(temp_, path_, ec);
+  if (ec) throw CommandError("cannot write " + in_quotes(path_) + ": " + ec.message());
+  committed_ = true;
+}
+
+std::uint64_t OutputFile::size() const {
+  std::error_code ec;
+  const auto bytes = fs::file_size(committed_ ? path_ : temp_, ec);
+  return ec ? 0 : bytes;
+}
+
+// ---- inputs ------------------------------------------------------------------------------------
+
+FileHeader expect_object(const fs::path& path, ObjectType want, const std::string& role) {
+  FileHeader header;
+  try {
+    header = read_file_header(path);
+  } catch (const FormatError& e) {
+    std::string hint;
+    if (starts_with(first_bytes(path, 11), "-----BEGIN ")) {
+      hint =
+          " (it looks like a TFHE library v1.1 file; 'torusgate info' describes it, but the "
+          "other commands read torusgate's own files)";
+    }
+    throw CommandError(user_message(e) + hint);
+  } catch (const Error& e) {
+    throw CommandError(user_message(e));
+  }
+  if (header.type != want) {
+    throw CommandError(in_quotes(path) + " holds " + with_article(header.type) + ", but " + role +
+                       " needs " + with_article(want) + wrong_object_hint(want, header.type));
+  }
+  return header;
+}
+
+std::string parameter_mismatch(const fs::path& a, const Parameters& pa, const fs::path& b,
+                               const Parameters& pb) {
+  if (pa == pb) return "";
+  std::string message = in_quotes(a) + " is for parameter set '" + pa.name + "' but " +
+                        in_quotes(b) + " is for '" + pb.name + "'";
+  if (pa.name == pb.name) {
+    message += " (same name, different values: fingerprints " + hex64(pa.fingerprint()) + " and " +
+               hex64(pb.fingerprint()) + ")";
+  }
+  return message;
+}
+
+std::string describe_any_file(const fs::path& path) {
+  std::string head;
+  try {
+    head = first_bytes(path, 32);
+    if (!starts_with(head, "TGATEBIN")) {
+      const std::string line = describe_tfhe_lib_file(path, head);
+      if (!line.empty()) return line;
+    }
+    return describe_file(path);  // a native file, or the reason it is not one
+  } catch (const Error& e) {
+    const bool foreign =
+        !head.empty() && !starts_with(head, "TGATEBIN") && !starts_with(head, "-----BEGIN ");
+    throw CommandError(user_message(e) + (foreign ? " (nor a TFHE library v1.1 file)" : ""));
+  }
+}
+
+}  // namespace torusgate::cli

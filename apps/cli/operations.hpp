@@ -1,0 +1,57 @@
+// The operations of `torusgate eval --op`: names, operand counts, what each computes, the
+// checks on the operand files, and the circuit each records (circuits/ does the work).
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "torusgate/circuits/netlist.hpp"
+#include "values.hpp"
+
+namespace torusgate::cli {
+
+// An operand of eval: the file it came from (for messages), its integer type and shape.
+struct Operand {
+  std::string file;
+  circuits::IntType type;
+  Shape shape;
+};
+
+// How the operands of an operation must relate.
+enum class OperandRule {
+  Single,         // one operand of any type and shape
+  SignedSingle,   // one signed operand
+  SameShape,      // two operands of the same type and shape (element-wise)
+  SameCount,      // two operands of the same type and element count (dot)
+  MatrixProduct,  // two operands of the same type, A (r x k) and B (k x s)
+};
+
+struct Operation {
+  std::string_view name;
+  OperandRule rule;
+  bool takes_width;          // --width sets the result width (sum, dot, matmul)
+  bool doubles_width;        // the result is twice as wide as the operands (mul-full)
+  std::string_view summary;  // one line: what the result is
+  // Records the operation on `in` (rule's operand count); `width` is --width (0: none).
+  circuits::Expr (*record)(circuits::Circuit& c, std::span<const circuits::Expr> in,
+                           std::size_t width);
+
+  std::size_t arity() const {
+    return rule == OperandRule::Single || rule == OperandRule::SignedSingle ? 1 : 2;
+  }
+};
+
+// Every operation, in the order --help lists them.
+std::span<const Operation> operations();
+// The operation `name`; throws UsageError listing the names otherwise.
+const Operation& find_operation(std::string_view name);
+// "add, sub, mul, ..." for messages and help.
+std::string operation_names();
+
+// Throws CommandError, naming the files and what the operation needs, unless `operands` suit
+// `op` (their count is checked by the caller).
+void check_operands(const Operation& op, std::span<const Operand> operands);
+
+}  // namespace torusgate::cli

@@ -1,0 +1,587 @@
+// Tests of the torusgate CLI run in-process (run_cli): keygen, encrypt, eval, decrypt and info
+// round trips on toy_INSECURE checked against integer arithmetic, and one test per kind of bad
+// command line or bad file (message and exit code).
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "operations.hpp"
+#include "test_files.hpp"
+#include "torusgate/core/keys.hpp"
+#include "torusgate/core/random.hpp"
+#include "torusgate/core/tfhe_lib_format.hpp"
+#include "values.hpp"
+
+using torusgate::test::read_file;
+using torusgate::test::TempDir;
+using torusgate::test::write_file;
+
+namespace {
+
+using namespace torusgate;
+using namespace torusgate::cli;
+namespace fs = std::filesystem;
+using Catch::Contains;
+using Catch::StartsWith;
+
+struct Run {
+  int code = -1;
+  std::string out, err;
+};
+
+Run run(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  Run r;
+  r.code = run_cli(args, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+std::string describe(const std::vector<std::string>& args, const Run& r) {
+  std::string line = "torusgate";
+  for (const std::string& a : args) line += " " + a;
+  return line + "\n-> exit " + std::to_string(r.code) + "\nstdout: " + r.out + "\nstderr: " + r.err;
+}
+
+// Runs and requires success.
+Run ok(const std::vector<std::string>& args) {
+  const Run r = run(args);
+  INFO(describe(args, r));
+  REQUIRE(r.code == exit_success);
+  return r;
+}
+
+// Runs and requires exit code `code` and one error line on stderr that contains `fragment`.
+void fails(int code, const std::vector<std::string>& args, const std::string& fragment) {
+  const Run r = run(args);
+  INFO(describe(args, r));
+  CHECK(r.code == code);
+  CHECK_THAT(r.err, Contains(fragment) && StartsWith("torusgate"));
+  CHECK(r.err.find('\n') == r.err.size() - 1);  // one line
+}
+
+// Every integer in `text`, in order.
+std::vector<Int128> numbers(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<Int128> values;
+  for (std::string token; in >> token;) {
+    const auto v = parse_integer(token);
+    REQUIRE(v);
+    values.push_back(*v);
+  }
+  return values;
+}
+
+std::string join(const std::vector<Int128>& values, const std::string& separator = ",") {
+  std::string text;
+  for (Int128 v : values) {
+    text += (text.empty() ? "" : separator) +
+            format_value(static_cast<Bits128>(v), circuits::IntType{128, true});
+  }
+  return text;
+}
+
+// `value` modulo 2^width, read as `type`.
+Int128 wrap(Int128 value, circuits::IntType type) {
+  const Bits128 mask = (Bits128{1} << type.width) - 1;
+  const Bits128 low = static_cast<Bits128>(value) & mask;
+  if (type.is_signed && ((low >> (type.width - 1)) & 1) != 0) {
+    return static_cast<Int128>(low) - (Int128{1} << type.width);
+  }
+  return static_cast<Int128>(low);
+}
+
+// One set of keys for the whole executable: toy_INSECURE, and toy_k2_INSECURE for mismatches.
+struct Session {
+  TempDir dir;
+  std::string sk = path("client.tgsk"), ck = path("server.tgck");
+  std::string sk2 = path("other.tgsk"), ck2 = path("other.tgck");
+  Session() {
+    ok({"keygen", "--params", "toy_INSECURE", "--insecure-ok", "-s", sk, "-c", ck});
+    ok({"keygen", "--params", "toy_k2_INSECURE", "--insecure-ok", "-s", sk2, "-c", ck2});
+  }
+  std::string path(const std::string& name) const { return (dir / name).string(); }
+
+  // Encrypts `values` into `name` and returns the path.
+  std::string encrypt(const std::string& name, const std::vector<Int128>& values,
+                      circuits::IntType type, const std::string& shape = "") {
+    std::vector<std::string> args = {
+        "encrypt",  "-k",         sk,   "--width",  std::to_string(type.width),
+        "--values", join(values), "-o", path(name), "--force"};
+    if (type.is_signed) args.push_back("--signed");
+    if (!shape.empty()) args.insert(args.end(), {"--shape", shape});
+    ok(args);
+    return path(name);
+  }
+  std::vector<Int128> decrypt(const std::string& file) {
+    return numbers(ok({"decrypt", "-k", sk, file}).out);
+  }
+  // Runs `eval --op op` on the operands (into result.tgct) and decrypts the result.
+  std::vector<Int128> eval(const std::string& op, const std::vector<std::string>& operands,
+                           const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"eval",    "-c",     ck, "--op", op, "-o", path("result.tgct"),
+                                     "--force", "--quiet"};
+    args.insert(args.end(), operands.begin(), operands.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    ok(args);
+    return decrypt(path("result.tgct"));
+  }
+};
+
+Session& session() {
+  static Session s;
+  return s;
+}
+
+using Reference = std::function<Int128(Int128, Int128, circuits::IntType)>;
+
+// What each element-wise operation of operations() computes, in plain integers.
+const std::map<std::string, Reference>& element_wise_references() {
+  using T = circuits::IntType;
+  static const std::map<std::string, Reference> refs = {
+      {"add", [](Int128 x, Int128 y, T t) { return wrap(x + y, t); }},
+      {"sub", [](Int128 x, Int128 y, T t) { return wrap(x - y, t); }},
+      {"mul", [](Int128 x, Int128 y, T t) { return wrap(x * y, t); }},
+      {"mul-full", [](Int128 x, Int128 y, T) { return x * y; }},
+      {"neg", [](Int128 x, Int128, T t) { return wrap(-x, t); }},
+      {"abs", [](Int128 x, Int128, T) { return x < 0 ? -x : x; }},
+      {"lt", [](Int128 x, Int128 y, T) { return Int128{x < y}; }},
+      {"le", [](Int128 x, Int128 y, T) { return Int128{x <= y}; }},
+      {"gt", [](Int128 x, Int128 y, T) { return Int128{x > y}; }},
+      {"ge", [](Int128 x, Int128 y, T) { return Int128{x >= y}; }},
+      {"eq", [](Int128 x, Int128 y, T) { return Int128{x == y}; }},
+      {"ne", [](Int128 x, Int128 y, T) { return Int128{x != y}; }},
+      {"min", [](Int128 x, Int128 y, T) { return x < y ? x : y; }},
+      {"max", [](Int128 x, Int128 y, T) { return x < y ? y : x; }},
+      {"and", [](Int128 x, Int128 y, T t) { return wrap(x & y, t); }},
+      {"or", [](Int128 x, Int128 y, T t) { return wrap(x | y, t); }},
+      {"xor", [](Int128 x, Int128 y, T t) { return wrap(x ^ y, t); }},
+      {"not", [](Int128 x, Int128, T t) { return wrap(~x, t); }},
+  };
+  return refs;
+}
+
+}  // namespace
+
+// ---- round trips
+// ---------------------------------------------------------------------------------
+
+TEST_CASE("cli: keygen writes a private secret key and a cloud key", "[cli]") {
+  Session& s = session();
+  struct stat st {};
+  REQUIRE(::stat(s.sk.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);  // the secret key is readable by its owner only
+  CHECK_THAT(ok({"info", s.sk}).out, Contains("secret key") && Contains("'toy_INSECURE'"));
+  CHECK_THAT(ok({"info", s.ck, s.ck2}).out,
+             Contains("cloud key") && Contains("'toy_INSECURE'") && Contains("'toy_k2_INSECURE'"));
+
+  const TempDir dir;
+  const std::string sk = (dir / "a.tgsk").string(), ck = (dir / "a.tgck").string();
+  const Run r = ok({"keygen", "--params", "toy_INSECURE", "--insecure-ok", "-s", sk, "-c", ck});
+  CHECK_THAT(r.out, Contains("secret key") && Contains("cloud key") && Contains("cannot decrypt"));
+  CHECK_THAT(r.err, Contains("warning") && Contains("INSECURE"));
+  // Refused without --force, and nothing changes; replaced with it.
+  const std::string before = read_file(sk);
+  fails(exit_failure, {"keygen", "--params", "toy_INSECURE", "--insecure-ok", "-s", sk, "-c", ck},
+        "refusing to overwrite");
+  CHECK(read_file(sk) == before);
+  ok({"keygen", "--params", "toy_INSECURE", "--insecure-ok", "-s", sk, "-c", ck, "--force", "-q"});
+  CHECK(read_file(sk) != before);
+  // Insecure sets need --insecure-ok; the secure default needs no flag (not generated here).
+  fails(exit_usage, {"keygen", "--params", "toy_INSECURE", "-s", sk, "-c", ck, "--force"},
+        "pass --insecure-ok");
+  fails(exit_usage, {"keygen", "--params", "tfhe_lib_256", "-s", sk, "-c", ck},
+        "unknown parameter set 'tfhe_lib_256'; known sets: tfhe_lib_128");
+  fails(exit_usage, {"keygen", "--params", "toy_INSECURE", "--insecure-ok", "-s", sk, "-c", sk},
+        "name the same file");
+  fails(exit_usage, {"keygen", "-s", sk}, "--cloud-key is required");
+  // No temporary files are left behind.
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir / "")) ++files;
+  CHECK(files == 2);
+}
+
+TEST_CASE("cli: encrypt and decrypt round trip values of every width, signed and unsigned",
+          "[cli]") {
+  Session& s = session();
+  using T = circuits::IntType;
+  const std::vector<std::pair<T, std::vector<Int128>>> cases = {
+      {T{1, false}, {0, 1, 1, 0}},
+      {T{5, true}, {-16, 15, 0, -1, 7}},
+      {T{8, false}, {0, 255, 128, 1}},
+      {T{16, true}, {-32768, 32767, -2, 1000}},
+      {T{64, false}, {0, (Int128{1} << 64) - 1, Int128{1} << 63}},
+      {T{64, true}, {-(Int128{1} << 63), (Int128{1} << 63) - 1, -1}},
+  };
+  for (const auto& [type, values] : cases) {
+    INFO(type_name(type));
+    const std::string file = s.encrypt("x.tgct", values, type);
+    CHECK(s.decrypt(file) == values);
+    CHECK_THAT(ok({"info", file}).out,
+               Contains(type_name(type) + ", 1 x " + std::to_string(values.size())));
+  }
+
+  SECTION("matrices: rows from ';', from --shape, and from the lines of an input file") {
+    const std::string m = s.path("m.tgct");
+    ok({"encrypt", "-k", s.sk, "--width", "8", "--signed", "--values", "1, -2, 3; 4 5 -6", "-o", m,
+        "--force"});
+    CHECK(ok({"decrypt", "-k", s.sk, m}).out == " 1 -2  3\n 4  5 -6\n");
+    ok({"encrypt", "-k", s.sk, "--width", "8", "--values", "1,2,3,4,5,6", "--shape", "3x2", "-o", m,
+        "--force"});
+    CHECK(ok({"decrypt", "-k", s.sk, m}).out == "1 2\n3 4\n5 6\n");
+    write_file(s.path("values.txt"), "# a 2 x 3 matrix\n0x10, 0b11, +7\n\n-1 -2 -3  # last\n");
+    ok({"encrypt", "-k", s.sk, "--width", "6", "--signed", "--input", s.path("values.txt"), "-o", m,
+        "--force"});
+    CHECK_THAT(ok({"info", m}).out, Contains("6-bit signed, 2 x 3"));
+    // decrypt -o writes text that encrypt --input reads back.
+    ok({"decrypt", "-k", s.sk, m, "-o", s.path("back.txt"), "--force"});
+    CHECK(read_file(s.path("back.txt")) == "16  3  7\n-1 -2 -3\n");
+    fails(exit_failure, {"decrypt", "-k", s.sk, m, "-o", s.path("back.txt")},
+          "refusing to overwrite");
+    ok({"encrypt", "-k", s.sk, "--width", "6", "--signed", "-i", s.path("back.txt"), "-o",
+        s.path("again.tgct"), "--force"});
+    CHECK(s.decrypt(s.path("again.tgct")) == numbers("16 3 7 -1 -2 -3"));
+  }
+}
+
+TEST_CASE("cli: every element-wise operation matches integer arithmetic", "[cli]") {
+  Session& s = session();
+  using T = circuits::IntType;
+  struct Case {
+    T type;
+    std::vector<Int128> x, y;
+  };
+  const std::vector<Case> cases = {
+      {T{8, false}, {0, 1, 200, 255, 37, 128}, {0, 255, 100, 255, 37, 127}},
+      {T{6, true}, {0, -1, 31, -32, 5, -7}, {0, 1, -32, -32, 5, 9}},
+  };
+  for (const Case& c : cases) {
+    const std::string x = s.encrypt("x.tgct", c.x, c.type, "2,3");
+    const std::string y = s.encrypt("y.tgct", c.y, c.type, "2,3");
+    for (const Operation& op : operations()) {
+      const auto ref = element_wise_references().find(std::string(op.name));
+      if (ref == element_wise_references().end()) continue;  // reductions: below
+      if (op.rule == OperandRule::SignedSingle && !c.type.is_signed) continue;
+      INFO(op.name << " on " << type_name(c.type));
+      std::vector<Int128> want;
+      for (std::size_t e = 0; e < c.x.size(); ++e)
+        want.push_back(ref->second(c.x[e], c.y[e], c.type));
+      std::vector<std::string> operands = {x};
+      if (op.arity() == 2) operands.push_back(y);
+      CHECK(s.eval(std::string(op.name), operands) == want);
+    }
+  }
+  // Every element-wise operation of the table has a reference above.
+  for (const Operation& op : operations()) {
+    if (op.takes_width) continue;
+    CHECK(element_wise_references().count(std::string(op.name)) == 1);
+  }
+}
+
+TEST_CASE("cli: sum, dot and matmul, with shapes and --width", "[cli]") {
+  Session& s = session();
+  const circuits::IntType s8{8, true};
+  const std::vector<Int128> a = {3, -7, 12, -1, 5, 2};  // 2 x 3
+  const std::vector<Int128> b = {5, 6, -4, -1, 2, 9};   // 3 x 2
+  const std::string fa = s.encrypt("a.tgct", a, s8, "2,3");
+  const std::string fb = s.encrypt("b.tgct", b, s8, "3,2");
+
+  CHECK(s.eval("sum", {fa}) == std::vector<Int128>{14});
+  Int128 dot = 0;
+  for (std::size_t e = 0; e < a.size(); ++e) dot += a[e] * b[e];
+  CHECK(s.eval("dot", {fa, fb}, {"--width", "16"}) == std::vector<Int128>{dot});
+  // Default width: the operands' (8 bits, wrapping); dot needs only equal element counts.
+  CHECK(s.eval("dot", {fa, fb}) == std::vector<Int128>{wrap(dot, s8)});
+
+  // (2 x 3) * (3 x 2) = 2 x 2, printed as a matrix.
+  std::vector<Int128> want;
+  for (int r = 0; r < 2; ++r) {
+    for (int c = 0; c < 2; ++c) {
+      Int128 v = 0;
+      for (int k = 0; k < 3; ++k) v += a[r * 3 + k] * b[k * 2 + c];
+      want.push_back(v);
+    }
+  }
+  CHECK(s.eval("matmul", {fa, fb}, {"--width", "12"}) == want);
+  CHECK_THAT(ok({"info", s.path("result.tgct")}).out, Contains("12-bit signed, 2 x 2"));
+  const Run report = ok({"eval", "-c", s.ck, "--op", "matmul", fa, fb, "-o", s.path("mm.tgct"),
+                         "--force", "--backend", "sequential"});
+  CHECK_THAT(report.out, Contains("bootstraps in") && Contains("depth") &&
+                             Contains("8-bit signed, 2 x 2") && Contains("sequential"));
+}
+
+TEST_CASE("cli: mul-full gives products wider than 64 bits, up to 128", "[cli]") {
+  Session& s = session();
+  const circuits::IntType u33{33, false};
+  const Int128 big = (Int128{1} << 33) - 1;
+  const std::string x = s.encrypt("x.tgct", {big}, u33);
+  const std::string y = s.encrypt("y.tgct", {big - 2}, u33);
+  CHECK(s.eval("mul-full", {x, y}) == std::vector<Int128>{big * (big - 2)});
+  CHECK_THAT(ok({"info", s.path("result.tgct")}).out, Contains("66-bit unsigned, 1 x 1"));
+
+  // The widest: 64 x 64 -> 128 bits, signed (about 13000 bootstraps, a second on toy keys).
+  const circuits::IntType s64{64, true};
+  const Int128 low = -(Int128{1} << 63), high = (Int128{1} << 63) - 1;
+  const std::string wx = s.encrypt("x.tgct", {low}, s64);
+  const std::string wy = s.encrypt("y.tgct", {high}, s64);
+  CHECK(s.eval("mul-full", {wx, wy}) == std::vector<Int128>{low * high});
+}
+
+// ---- bad command lines -------------------------------------------------------------------------
+
+TEST_CASE("cli: help, version, and bad command lines", "[cli]") {
+  Session& s = session();
+  CHECK_THAT(ok({"--help"}).out, Contains("keygen") && Contains("Exit codes"));
+  CHECK_THAT(ok({"help", "eval"}).out, Contains("--cloud-key") && Contains("matmul"));
+  CHECK_THAT(ok({"encrypt", "--help"}).out,
+             Contains("--width") && Contains("--shape") && Contains("--quiet"));
+  CHECK_THAT(ok({"keygen", "-h"}).out, Contains("toy_INSECURE") && !Contains("torusgate eval"));
+  CHECK_THAT(ok({"--version"}).out, StartsWith("torusgate "));
+
+  const Run none = run({});
+  CHECK(none.code == exit_usage);
+  CHECK_THAT(none.err, Contains("no command given"));
+  fails(exit_usage, {"encrpyt"}, "unknown command 'encrpyt'; did you mean 'encrypt'?");
+  fails(exit_usage, {"encrypt", "-k", s.sk, "--widht", "8"},
+        "unknown option '--widht'; did you mean '--width'?");
+  fails(exit_usage, {"info", "--bogus=1", s.sk}, "unknown option '--bogus'");
+  fails(exit_usage, {"keygen", "stray"}, "unexpected argument 'stray'");
+  fails(exit_usage, {"encrypt", "-k", s.sk, "--values", "1"}, "--width is required");
+  fails(exit_usage, {"encrypt", "-k", s.sk, "--width"}, "--width needs a value");
+  fails(exit_usage, {"encrypt", "-k", s.sk, "--width", "8", "-w", "9"},
+        "--width is given more than once");
+  fails(exit_usage, {"frobnicate"}, "unknown command 'frobnicate'; expected keygen, encrypt");
+  fails(exit_usage, {"--bogus"}, "unknown option '--bogus' (see 'torusgate --help')");
+  fails(exit_usage, {"encrypt", "-k", s.sk, "--width", "65", "--values", "1", "-o", "x"},
+        "--width: 65 is out of range; expected an integer in 1..64");
+  fails(exit_usage, {"encrypt", "-k", s.sk, "--width", "8", "-o", "x"},
+        "give the integers with --values LIST or --input FILE");
+  fails(exit_usage, {"encrypt", "-k", s.sk, "--width", "8", "--values", "1", "-i", "f", "-o", "x"},
+        "not both");
+  fails(exit_usage,
+        {"encrypt", "-k", s.sk, "--width", "8", "--values", "1", "--shape", "2x", "-o", "x"},
+        "--shape: '2x' is not a shape");
+  fails(exit_usage, {"eval", "-c", s.ck, "-o", "x"}, "--op is required");
+  fails(exit_usage, {"eval", "-c", s.ck, "--op", "pow", "a", "b", "-o", "x"},
+        "unknown operation 'pow'; expected one of add, sub");
+  fails(exit_usage, {"eval", "-c", s.ck, "--op", "add", "a", "-o", "x"},
+        "add takes two input files but 1 was given");
+  fails(exit_usage, {"eval", "-c", s.ck, "--op", "neg", "a", "b", "-o", "x"},
+        "neg takes one input file but 2 were given");
+  fails(exit_usage, {"eval", "-c", s.ck, "--op", "add", "a", "b", "-o", "x", "--width", "9"},
+        "--width applies to sum, dot and matmul only");
+  fails(exit_usage, {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--width", "129"},
+        "--width: 129 is out of range");
+  fails(exit_usage, {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--backend", "cuda"},
+        "unknown backend 'cuda'");
+  fails(exit_usage,
+        {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--backend", "sequential", "--threads",
+         "2"},
+        "--threads applies to the openmp backend");
+  fails(exit_usage, {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--threads", "zero"},
+        "--threads: 'zero' is not a number");
+  fails(exit_usage, {"decrypt", "-k", s.sk}, "give the file to decrypt");
+  fails(exit_usage, {"decrypt", "-k", s.sk, "a.tgct", "b.tgct"}, "unexpected argument 'b.tgct'");
+  fails(exit_usage, {"info"}, "give one or more files");
+}
+
+TEST_CASE("cli: values that do not fit or do not parse", "[cli]") {
+  Session& s = session();
+  const std::string out = s.path("never_values.tgct");
+  const auto enc = [&](const std::string& width, bool is_signed, const std::string& values) {
+    std::vector<std::string> args = {"encrypt",  "-k",   s.sk, "--width", width,
+                                     "--values", values, "-o", out,       "--force"};
+    if (is_signed) args.push_back("--signed");
+    return args;
+  };
+  fails(exit_usage, enc("8", false, "1,300"),
+        "--values: value 300 does not fit 8-bit unsigned (0..255)");
+  fails(exit_usage, enc("8", false, "-1"), "does not fit 8-bit unsigned (0..255); pass --signed");
+  fails(exit_usage, enc("8", true, "128"), "value 128 does not fit 8-bit signed (-128..127)");
+  fails(exit_usage, enc("64", false, "18446744073709551616"), "does not fit 64-bit unsigned");
+  fails(exit_usage, enc("8", false, "1,2x"), "'2x' is not an integer");
+  fails(exit_usage, enc("8", false, "1,2;3"), "row 2 has 1 value but row 1 has 2");
+  fails(exit_usage, enc("8", false, " , ;"), "--values: no values");
+  fails(exit_usage,
+        {"encrypt", "-k", s.sk, "--width", "8", "--values", "1,2,3", "--shape", "2,2", "-o", out},
+        "--shape 2,2 holds 4 values but 3 were given");
+  // In a file: a failure of the data (exit 1) naming the file and line.
+  write_file(s.path("bad.txt"), "1 2\n3 999\n");
+  fails(exit_failure,
+        {"encrypt", "-k", s.sk, "--width", "8", "-i", s.path("bad.txt"), "-o", out, "--force"},
+        "bad.txt' line 2: value 999 does not fit 8-bit unsigned");
+  fails(exit_failure,
+        {"encrypt", "-k", s.sk, "--width", "8", "-i", s.path("none.txt"), "-o", out, "--force"},
+        "cannot read");
+  CHECK_FALSE(fs::exists(out));  // nothing was written by any of them
+}
+
+// ---- bad files
+// -----------------------------------------------------------------------------------
+
+TEST_CASE("cli: missing, foreign, corrupted and truncated files", "[cli]") {
+  Session& s = session();
+  const circuits::IntType u4{4, false};
+  const std::string x = s.encrypt("x.tgct", {1, 2, 3}, u4);
+  const std::string out = s.path("never_files.tgct");
+  const auto eval_add = [&](const std::string& a, const std::string& b) {
+    return std::vector<std::string>{"eval", "-c", s.ck, "--op", "add", a, b, "-o", out, "--force"};
+  };
+
+  fails(exit_failure, eval_add(x, s.path("missing.tgct")),
+        "cannot open '" + s.path("missing.tgct") + "' for reading: No such file");
+  fails(exit_failure, {"decrypt", "-k", s.path("nokey.tgsk"), x}, "nokey.tgsk");
+  fails(exit_failure, eval_add(x, s.path("")), "it is a directory");
+
+  write_file(s.path("text.txt"), "3, 4, 5\n");
+  fails(exit_failure, eval_add(x, s.path("text.txt")), "text.txt': not a torusgate file");
+  write_file(s.path("lib.txt"), "-----BEGIN LWEPARAMS-----\n");
+  fails(exit_failure, {"decrypt", "-k", s.path("lib.txt"), x}, "looks like a TFHE library");
+  write_file(s.path("empty.tgct"), "");
+  fails(exit_failure, {"decrypt", "-k", s.sk, s.path("empty.tgct")}, "empty input");
+
+  const std::string bytes = read_file(x);
+  write_file(s.path("cut.tgct"), bytes.substr(0, bytes.size() - 100));
+  fails(exit_failure, eval_add(x, s.path("cut.tgct")), "cut.tgct': truncated");
+  write_file(s.path("cut.tgct"), bytes.substr(0, 30));
+  fails(exit_failure, {"decrypt", "-k", s.sk, s.path("cut.tgct")}, "truncated");
+  std::string flipped = bytes;
+  flipped[bytes.size() / 2] ^= 0x10;
+  write_file(s.path("flip.tgct"), flipped);
+  fails(exit_failure, eval_add(x, s.path("flip.tgct")), "flip.tgct': checksum mismatch");
+  fails(exit_failure, {"decrypt", "-k", s.sk, s.path("flip.tgct")}, "the file is corrupted");
+  write_file(s.path("long.tgct"), bytes + "++");
+  fails(exit_failure, {"decrypt", "-k", s.sk, s.path("long.tgct")}, "2 bytes of trailing data");
+  const std::string ck = read_file(s.ck);
+  write_file(s.path("cut.tgck"), ck.substr(0, ck.size() / 2));
+  fails(exit_failure, {"eval", "-c", s.path("cut.tgck"), "--op", "neg", x, "-o", out, "--force"},
+        "cut.tgck': truncated: the key-switching key");
+
+  // info describes what it can and names what it cannot; exit 1 if any file failed.
+  const Run info = run({"info", x, s.path("text.txt"), s.path("flip.tgct")});
+  CHECK(info.code == exit_failure);
+  CHECK_THAT(info.out, Contains("x.tgct: integer array") && Contains("4-bit unsigned, 1 x 3"));
+  CHECK_THAT(info.err, Contains("not a torusgate file") && Contains("checksum mismatch"));
+  CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("cli: files of the wrong kind are named as such", "[cli]") {
+  Session& s = session();
+  const std::string x = s.encrypt("x.tgct", {1, 2}, circuits::IntType{4, false});
+  const std::string out = s.path("never_kinds.tgct");
+  fails(exit_failure, {"eval", "-c", s.sk, "--op", "neg", x, "-o", out},
+        "holds a secret key, but --cloud-key needs a cloud key: the server evaluates with the "
+        "cloud key alone");
+  fails(exit_failure, {"decrypt", "-k", s.ck, x},
+        "holds a cloud key, but --key needs a secret key");
+  fails(exit_failure, {"encrypt", "-k", s.ck, "--width", "4", "--values", "1", "-o", out},
+        "a cloud key cannot decrypt");
+  fails(exit_failure, {"eval", "-c", s.ck, "--op", "add", x, s.ck, "-o", out},
+        "holds a cloud key, but an operand of eval needs an integer array");
+  fails(exit_failure, {"decrypt", "-k", s.sk, s.sk},
+        "holds a secret key, but decrypt needs an "
+        "integer array");
+  CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("cli: mismatched parameter sets, types and shapes", "[cli]") {
+  Session& s = session();
+  const circuits::IntType u4{4, false}, s4{4, true};
+  const std::string x = s.encrypt("x.tgct", {1, 2, 3}, u4);
+  const std::string y = s.encrypt("y.tgct", {1, 2, 3, 4}, u4);
+  const std::string z = s.encrypt("z.tgct", {1, 2, 3}, s4);
+  const std::string m = s.encrypt("m.tgct", {1, 2, 3, 4, 5, 6}, u4, "2,3");
+  // An array of the other parameter set (encrypted with the other secret key).
+  ok({"encrypt", "-k", s.sk2, "--width", "4", "--values", "1,2,3", "-o", s.path("k2.tgct"),
+      "--force"});
+  const std::string out = s.path("never_mismatch.tgct");
+  const auto eval = [&](const std::string& op, const std::vector<std::string>& operands,
+                        const std::string& ck) {
+    std::vector<std::string> args = {"eval", "-c", ck, "--op", op, "-o", out, "--force"};
+    args.insert(args.end(), operands.begin(), operands.end());
+    return args;
+  };
+
+  fails(exit_failure, eval("add", {x, s.path("k2.tgct")}, s.ck),
+        "different parameter sets: '" + s.path("k2.tgct") +
+            "' is for parameter set 'toy_k2_INSECURE' but '" + s.ck + "' is for 'toy_INSECURE'");
+  fails(exit_failure, eval("neg", {x}, s.ck2), "is for parameter set 'toy_INSECURE' but");
+  fails(exit_failure, {"decrypt", "-k", s.sk2, x},
+        "is for parameter set 'toy_INSECURE' but '" + s.sk2 + "' is for 'toy_k2_INSECURE'");
+
+  fails(exit_failure, eval("add", {x, y}, s.ck),
+        "add works element by element on operands of the same shape, but '" + x +
+            "' is 4-bit unsigned, 1 x 3 and '" + y + "' is 4-bit unsigned, 1 x 4");
+  fails(exit_failure, eval("lt", {x, z}, s.ck), "lt needs two operands of the same type");
+  fails(exit_failure, eval("dot", {x, y}, s.ck), "same number of elements");
+  fails(exit_failure, eval("matmul", {m, m}, s.ck),
+        "the first has 3 columns and the second 2 rows");
+  fails(exit_failure, eval("abs", {x}, s.ck), "abs needs a signed operand");
+  // Element-wise operations need one shape (2 x 3 is not 1 x 6); dot only one element count.
+  const std::string v = s.encrypt("v.tgct", {1, 2, 3, 4, 5, 6}, u4);
+  fails(exit_failure, eval("add", {m, v}, s.ck), "same shape");
+  CHECK(s.eval("dot", {m, v}) == std::vector<Int128>{wrap(1 + 4 + 9 + 16 + 25 + 36, u4)});
+  CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("cli: outputs are never overwritten without --force and never left half written",
+          "[cli]") {
+  Session& s = session();
+  const circuits::IntType u4{4, false};
+  const std::string x = s.encrypt("x.tgct", {1, 2}, u4);
+  const std::string out = s.path("kept.tgct");
+  write_file(out, "precious");
+  fails(exit_failure, {"eval", "-c", s.ck, "--op", "neg", x, "-o", out},
+        "refusing to overwrite '" + out + "', which exists; pass --force");
+  fails(exit_failure, {"encrypt", "-k", s.sk, "--width", "4", "--values", "1", "-o", out},
+        "refusing to overwrite");
+  CHECK(read_file(out) == "precious");
+  // A failing command with --force leaves the old file alone too.
+  fails(exit_failure, {"eval", "-c", s.ck, "--op", "abs", x, "-o", out, "--force"},
+        "abs needs a signed operand");
+  CHECK(read_file(out) == "precious");
+  ok({"eval", "-c", s.ck, "--op", "neg", x, "-o", out, "--force", "-q"});
+  CHECK(s.decrypt(out) == std::vector<Int128>{15, 14});
+  fails(exit_failure, {"eval", "-c", s.ck, "--op", "neg", x, "-o", s.path("no/dir/r.tgct")},
+        "the directory");
+  fails(exit_failure, {"eval", "-c", s.ck, "--op", "neg", x, "-o", s.path("")},
+        "it is a directory");
+  // No temporary file is left in the session directory.
+  for (const auto& entry : fs::directory_iterator(s.path(""))) {
+    CHECK(entry.path().filename().string().find(".tmp-") == std::string::npos);
+  }
+}
+
+TEST_CASE("cli: info describes TFHE library v1.1 files too", "[cli]") {
+  Session& s = session();
+  Csprng rng = Csprng::deterministic(7, testing::insecure_deterministic);
+  const SecretKey key(toy_insecure(), rng);
+  tfhe_lib::save_parameter_set(s.path("params.txt"), toy_insecure());
+  tfhe_lib::save_lwe_key(s.path("lwe.key"), key);
+  tfhe_lib::save_tgsw_key(s.path("tgsw.key"), key);
+  const std::vector<std::uint8_t> bits = {1, 0, 1};
+  tfhe_lib::save_gate_ciphertexts(s.path("bits.ctxt"), toy_insecure(),
+                                  encrypt_bits(key, bits, rng));
+  const Run r = ok(
+      {"info", s.path("params.txt"), s.path("lwe.key"), s.path("tgsw.key"), s.path("bits.ctxt")});
+  CHECK_THAT(r.out, Contains("TFHE library v1.1 parameter set, the named set 'toy_INSECURE'") &&
+                        Contains("LWE secret key, n=64") &&
+                        Contains("TGSW secret key, k=1 N=256") &&
+                        Contains("gate ciphertexts: 3 samples of dimension n=64"));
+  // The other commands read native files only, and say so.
+  fails(exit_failure, {"decrypt", "-k", s.path("lwe.key"), s.path("bits.ctxt")},
+        "looks like a TFHE library v1.1 file");
+  write_file(s.path("notes.md"), "# notes\n");
+  fails(
+      exit_failure, {"info", s.path("notes.md")},
+      "not a torusgate file: bad magic, it starts with bytes 23 20 6e 6f 74 65 73 0a but expected "
+      "\"TGATEBIN\" (nor a TFHE library v1.1 file)");
+}
