@@ -4,31 +4,10 @@
 # report, and the exit code and message of bad inputs.
 #   run_linear_regression.sh BINARY EXAMPLE_CSV
 set -uo pipefail
-bin="$1"
+program="$1"
 csv="$2"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail() {
-  echo "FAILED: $*"
-  failures=$((failures + 1))
-}
-
-# expect CODE TEXT ARGS...: runs the binary, checks the exit code and that TEXT is in its output.
-expect() {
-  local code="$1" text="$2"
-  shift 2
-  "$bin" "$@" >"$tmp/out" 2>&1
-  local got=$?
-  if [[ $got -ne $code ]]; then
-    fail "linear_regression $* exited with $got, expected $code"
-    cat "$tmp/out"
-  elif ! grep -qF -- "$text" "$tmp/out"; then
-    fail "linear_regression $*: output lacks '$text'"
-    cat "$tmp/out"
-  fi
-}
+# shellcheck source=../script_support.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../script_support.sh"
 
 expect 0 "all encrypted results are exact" --params toy_INSECURE --dataset 8x2 --no-progress \
   --json "$tmp/report.json"
@@ -58,8 +37,4 @@ expect 2 "--width" --width 40
 expect 2 "2 rows cannot determine 3 coefficients" --dataset 2x2 --backend plaintext
 expect 2 "--json: cannot write" --json /nonexistent/dir/r.json --backend plaintext
 
-if [[ $failures -ne 0 ]]; then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all linear_regression checks passed"
+finish "linear_regression"
