@@ -163,6 +163,16 @@ FftEngineKind parse_fft_engine(const std::string& name) {
   throw InvalidArgument("--fft: unknown engine '" + name + "'; expected auto, fftw, simd or portable");
 }
 
+std::string json_report_opening(const std::string& key, const std::string& name,
+                                const std::string& backend, int threads) {
+  return "{\n  " + json_string(key) + ": " + json_string(name) + ",\n" +
+         "  \"date\": " + json_string(utc_timestamp()) + ",\n" +
+         "  \"commit\": " + json_string(build_commit()) + ",\n" +
+         "  \"machine\": " + json_string(machine_description()) + ",\n" +
+         "  \"backend\": " + json_string(backend) + ",\n" +
+         "  \"threads\": " + std::to_string(threads) + ",\n";
+}
+
 std::string parameters_json(const Parameters& p, const std::string& indent) {
   std::ostringstream os;
   os << "{\n"

@@ -75,6 +75,11 @@ std::vector<std::string> split_list(const std::string& text);
 // The FFT engine named by --fft: auto, fftw, simd or portable; throws InvalidArgument.
 FftEngineKind parse_fft_engine(const std::string& name);
 
+// The opening of a JSON report: "{" and the lines "<key>": "<name>", date, commit, machine,
+// backend and threads, each ending with ",\n" (two-space indentation).
+std::string json_report_opening(const std::string& key, const std::string& name,
+                                const std::string& backend, int threads);
+
 // The "parameters" object of the benchmark JSON reports (every field, one per line), with
 // the given indentation of its fields; no trailing comma or newline.
 std::string parameters_json(const Parameters& p, const std::string& indent);

@@ -315,13 +315,7 @@ void write_json(std::ostream& os, const Options& o, const RunInfo& info,
                 const std::vector<OpResult>& results) {
   using apps::json_number;
   using apps::json_string;
-  os << "{\n"
-     << "  \"benchmark\": \"bench_circuits\",\n"
-     << "  \"date\": " << json_string(apps::utc_timestamp()) << ",\n"
-     << "  \"commit\": " << json_string(apps::build_commit()) << ",\n"
-     << "  \"machine\": " << json_string(apps::machine_description()) << ",\n"
-     << "  \"backend\": " << json_string(info.backend) << ",\n"
-     << "  \"threads\": " << info.threads << ",\n";
+  os << apps::json_report_opening("benchmark", "bench_circuits", info.backend, info.threads);
   if (info.params) {
     const Parameters& p = *info.params;
     os << "  \"fft\": " << json_string(info.fft) << ",\n"

@@ -147,13 +147,7 @@ void write_json(std::ostream& os, const Options& o, const Parameters& p, const C
   using apps::json_string;
   const std::size_t bk_bytes = cloud.bootstrapping_key().data().size_bytes();
   const std::size_t ksk_bytes = cloud.key_switching_key().data().size_bytes();
-  os << "{\n"
-     << "  \"benchmark\": \"bench_gates\",\n"
-     << "  \"date\": " << json_string(apps::utc_timestamp()) << ",\n"
-     << "  \"commit\": " << json_string(apps::build_commit()) << ",\n"
-     << "  \"machine\": " << json_string(apps::machine_description()) << ",\n"
-     << "  \"backend\": " << json_string(o.backend) << ",\n"
-     << "  \"threads\": " << be.threads() << ",\n"
+  os << apps::json_report_opening("benchmark", "bench_gates", o.backend, be.threads())
      << "  \"fft\": " << json_string(ctx.fft().name()) << ",\n"
      << "  \"task_size\": " << o.task_size << ",\n"
      << "  \"warmup\": " << o.warmup << ",\n"

@@ -371,13 +371,7 @@ void write_json(std::ostream& os, const Options& o, const Report& r) {
   using apps::json_number;
   using apps::json_string;
   const apps::QuantizedData& q = r.q;
-  os << "{\n"
-     << "  \"program\": \"linear_regression\",\n"
-     << "  \"date\": " << json_string(apps::utc_timestamp()) << ",\n"
-     << "  \"commit\": " << json_string(apps::build_commit()) << ",\n"
-     << "  \"machine\": " << json_string(apps::machine_description()) << ",\n"
-     << "  \"backend\": " << json_string(r.backend) << ",\n"
-     << "  \"threads\": " << r.threads << ",\n"
+  os << apps::json_report_opening("program", "linear_regression", r.backend, r.threads)
      << "  \"parameters\": " << json_string(r.params) << ",\n"
      << "  \"data\": " << json_string(r.data_description) << ",\n"
      << "  \"rows\": " << q.rows << ",\n"
