@@ -48,6 +48,9 @@ void usage() {
       "  --width BITS          fixed-point width of numeric values, 2..32 (default 8)\n"
       "  --frac-bits F|auto    fraction bits (default auto: the most that fit, for X and y\n"
       "                        separately)\n"
+      "  --standardize         scale every column to [-1, 1) (centered, unless\n"
+      "                        --no-intercept) before quantizing, for columns of different\n"
+      "                        magnitudes; the model is reported in the original units\n"
       "  --no-intercept        fit y ~ X beta without the intercept beta_0\n"
       "model used for the encrypted predictions:\n"
       "  --beta encrypted|plain|none   the fitted model, encrypted or as plaintext constants\n"
@@ -71,7 +74,7 @@ struct Options {
   FeatureKind kind = FeatureKind::Numeric;
   std::size_t width = 8;
   std::optional<int> frac_bits;
-  bool intercept = true;
+  bool intercept = true, standardize = false;
   std::string beta = "encrypted";
   std::size_t beta_width = 8;
   std::string backend = "best", params = "tfhe_lib_128";
@@ -97,6 +100,7 @@ Options parse_options(int argc, char** argv, bool& help) {
       if (v == "auto") o.frac_bits.reset();
       else o.frac_bits = static_cast<int>(apps::parse_count(arg, v, 0, 31));
     } else if (arg == "--no-intercept") o.intercept = false;
+    else if (arg == "--standardize") o.standardize = true;
     else if (arg == "--beta") {
       o.beta = cl.value();
       if (o.beta != "encrypted" && o.beta != "plain" && o.beta != "none")
@@ -116,6 +120,8 @@ Options parse_options(int argc, char** argv, bool& help) {
     throw InvalidArgument("--csv needs --target NAME: the column to predict");
   if (o.target && !o.csv) throw InvalidArgument("--target applies to --csv files only");
   if (o.csv && o.shape_given) throw InvalidArgument("give --csv or --dataset, not both");
+  if (o.standardize && o.kind == FeatureKind::Binary)
+    throw InvalidArgument("--standardize applies to numeric data, not to --kind binary");
   if (o.frac_bits && *o.frac_bits >= static_cast<int>(o.width))
     throw InvalidArgument("--frac-bits " + std::to_string(*o.frac_bits) + " leaves no integer "
                           "bit in a " + std::to_string(o.width) + "-bit width (at most " +
@@ -247,7 +253,7 @@ std::string exactness(bool exact, std::size_t count, const char* what) {
 
 template <Backend B>
 void run(B& be, const typename B::ClientKey& key, const Options& o, const apps::Dataset& data,
-         Report& r) {
+         const std::optional<apps::Standardization>& scaling, Report& r) {
   Csprng rng;
   const apps::QuantizedData& q = r.q;
   const std::size_t n = q.rows, d = q.attributes, p = d + (o.intercept ? 1 : 0);
@@ -281,27 +287,32 @@ void run(B& be, const typename B::ClientKey& key, const Options& o, const apps::
 
   const std::vector<double> beta_q = apps::solve_normal_equations(
       std::vector<double>(xtx.begin(), xtx.end()), std::vector<double>(xty.begin(), xty.end()), p);
-  // In real units: y = b0 / 2^fy + x (b 2^fx / 2^fy).
-  r.beta.resize(p);
+  // In the units of the quantized data: y = b0 / 2^fy + x (b 2^fx / 2^fy).
+  std::vector<double> beta(p);
   for (std::size_t j = 0; j < p; ++j)
-    r.beta[j] = std::ldexp(beta_q[j], (o.intercept && j == 0 ? 0 : fx) - fy);
+    beta[j] = std::ldexp(beta_q[j], (o.intercept && j == 0 ? 0 : fx) - fy);
   const std::vector<double> xr = dequantize(q.x, fx), yr = dequantize(q.y, fy);
-  r.beta_reference = apps::least_squares_qr(xr, yr, n, d, o.intercept);
+  // Reported in the units of the original data, with errors on the original data.
+  const auto original = [&](const std::vector<double>& b) {
+    return scaling ? apps::to_original_units(*scaling, b, o.intercept) : b;
+  };
+  r.beta = original(beta);
+  r.beta_reference = original(apps::least_squares_qr(xr, yr, n, d, o.intercept));
   r.beta_float = apps::least_squares_qr(data.x, data.y, n, d, o.intercept);
   for (std::size_t j = 0; j < p; ++j)
     r.max_beta_difference = std::max(r.max_beta_difference, std::abs(r.beta[j] - r.beta_reference[j]));
-  r.rmse = apps::rms_error(xr, yr, n, d, r.beta, o.intercept);
-  r.rmse_reference = apps::rms_error(xr, yr, n, d, r.beta_reference, o.intercept);
+  r.rmse = apps::rms_error(data.x, data.y, n, d, r.beta, o.intercept);
+  r.rmse_reference = apps::rms_error(data.x, data.y, n, d, r.beta_reference, o.intercept);
   r.rmse_float = apps::rms_error(data.x, data.y, n, d, r.beta_float, o.intercept);
 
   if (o.beta == "none") return;
   // Client: quantize the model; server: predictions; client: check them exactly.
   // Every coefficient with the same fraction bits; the intercept is shifted by fx on the
   // server (free) to the scale of the products x_j beta_j.
-  r.beta_fraction_bits = beta_fraction_bits(r.beta, o.beta_width);
+  r.beta_fraction_bits = beta_fraction_bits(beta, o.beta_width);
   r.beta_int.resize(p);
   for (std::size_t j = 0; j < p; ++j)
-    r.beta_int[j] = static_cast<std::int64_t>(std::nearbyint(std::ldexp(r.beta[j], r.beta_fraction_bits)));
+    r.beta_int[j] = static_cast<std::int64_t>(std::nearbyint(std::ldexp(beta[j], r.beta_fraction_bits)));
   const IntType beta_type{o.beta_width, true};
   std::optional<IntArray<B>> beta_ct;
   if (o.beta == "encrypted") beta_ct = encrypt_values(be, key, r.beta_int, beta_type, rng, 1);
@@ -320,7 +331,9 @@ void run(B& be, const typename B::ClientKey& key, const Options& o, const apps::
     for (std::size_t j = 0; j < d; ++j)
       v += static_cast<__int128>(q.x[t * d + j]) * r.beta_int[j + (o.intercept ? 1 : 0)];
     want[t] = static_cast<std::int64_t>(v);
-    const double e = scaled(static_cast<double>(got[t]), fx + r.beta_fraction_bits) - yr[t];
+    const double prediction = scaled(static_cast<double>(got[t]), fx + r.beta_fraction_bits);
+    const double e =
+        (scaling ? scaling->y_mean + scaling->y_scale * prediction : prediction) - data.y[t];
     sum += e * e;
   }
   r.prediction_rmse = std::sqrt(sum / static_cast<double>(n));
@@ -334,7 +347,7 @@ void run(B& be, const typename B::ClientKey& key, const Options& o, const apps::
 }
 
 void print_model(const Report& r, std::size_t beta_width) {
-  std::printf("\nmodel (real units)   %-14s %-14s %-12s %s\n", "encrypted fit", "plaintext QR",
+  std::printf("\nmodel (data units)   %-14s %-14s %-12s %s\n", "encrypted fit", "plaintext QR",
               "difference", "float data");
   for (std::size_t j = 0; j < r.beta.size(); ++j)
     std::printf("  %-18s %14.6f %14.6f %12.2e %12.6f\n", r.names[j].c_str(), r.beta[j],
@@ -382,6 +395,7 @@ void write_json(std::ostream& os, const Options& o, const Report& r) {
      << "  \"y_type\": " << json_string(to_string(q.y_type)) << ",\n"
      << "  \"y_fraction_bits\": " << q.y_fraction_bits << ",\n"
      << "  \"intercept\": " << (o.intercept ? "true" : "false") << ",\n"
+     << "  \"standardized\": " << (o.standardize ? "true" : "false") << ",\n"
      << "  \"key_generation_s\": " << json_number(r.keygen_s) << ",\n"
      << "  \"encrypt_s\": " << json_number(r.encrypt_s) << ",\n"
      << "  \"steps\": [\n";
@@ -432,7 +446,14 @@ int main(int argc, char** argv) try {
   r.data_description = o.csv ? *o.csv + " (target '" + *o.target + "')"
                              : "synthetic " + apps::to_string(o.shape) + " " +
                                    apps::feature_kind_name(o.kind) + ", seed " + std::to_string(o.seed);
-  r.q = apps::quantize(data, o.kind, o.width, o.frac_bits);
+  // With --standardize the client quantizes scaled columns and maps the model back.
+  std::optional<apps::Standardization> scaling;
+  apps::Dataset scaled_data;
+  if (o.standardize) {
+    scaled_data = data;
+    scaling = apps::standardize(scaled_data, o.intercept);
+  }
+  r.q = apps::quantize(scaling ? scaled_data : data, o.kind, o.width, o.frac_bits);
   const std::size_t p = r.q.attributes + (o.intercept ? 1 : 0);
   if (r.q.rows < p)
     throw InvalidArgument(std::to_string(r.q.rows) + " rows cannot determine " +
@@ -451,7 +472,8 @@ int main(int argc, char** argv) try {
   std::printf("torusgate linear regression (commit %s)\n", apps::build_commit().c_str());
   std::printf("data         %s: %zu rows, %zu attributes\n", r.data_description.c_str(),
               r.q.rows, r.q.attributes);
-  std::printf("quantized    x: %s, %d fraction bits; y: %s, %d fraction bits\n",
+  std::printf("quantized    %sx: %s, %d fraction bits; y: %s, %d fraction bits\n",
+              scaling ? "standardized columns, " : "",
               to_string(r.q.x_type).c_str(), r.q.x_fraction_bits, to_string(r.q.y_type).c_str(),
               r.q.y_fraction_bits);
 
@@ -461,7 +483,7 @@ int main(int argc, char** argv) try {
     r.params = "none (no encryption)";
     std::printf("backend      plaintext: no encryption, exact gate counts\n");
     PlaintextBackend be;
-    run(be, PlaintextKey{}, o, data, r);
+    run(be, PlaintextKey{}, o, data, scaling, r);
   } else {
     const Parameters params = parameters_by_name(o.params);
     r.params = params.name;
@@ -484,7 +506,7 @@ int main(int argc, char** argv) try {
     r.threads = be->threads();
     std::printf("backend      %s, %d thread%s\n", r.backend.c_str(), r.threads,
                 r.threads == 1 ? "" : "s");
-    run(*be, secret, o, data, r);
+    run(*be, secret, o, data, scaling, r);
   }
   print_model(r, o.beta_width);
   print_summary(r);

@@ -12,6 +12,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "torusgate/circuits/regression.hpp"
 #include "torusgate/core/error.hpp"
@@ -309,6 +310,51 @@ QuantizedData quantize(const Dataset& data, FeatureKind kind, std::size_t width,
     q.y = quantize_numeric(data.y, 1, target, width, q.y_fraction_bits);
   }
   return q;
+}
+
+Standardization standardize(Dataset& data, bool center) {
+  const std::size_t n = data.rows, d = data.attributes();
+  EXPECTS(n >= 1 && data.x.size() == n * d && data.y.size() == n,
+          "standardize: the dataset is empty or inconsistent");
+  Standardization s;
+  s.centered = center;
+  // Scales the values v[first + k * stride], k < n; returns {mean, scale}.
+  const auto scale_column = [&](std::vector<double>& v, std::size_t first, std::size_t stride) {
+    double mean = 0;
+    if (center) {
+      for (std::size_t k = 0; k < n; ++k) mean += v[first + k * stride];
+      mean /= static_cast<double>(n);
+    }
+    double largest = 0;
+    for (std::size_t k = 0; k < n; ++k) largest = std::max(largest, std::abs(v[first + k * stride] - mean));
+    const double scale = largest > 0 ? largest * (1 + 1e-9) : 1.0;
+    for (std::size_t k = 0; k < n; ++k) v[first + k * stride] = (v[first + k * stride] - mean) / scale;
+    return std::pair{mean, scale};
+  };
+  for (std::size_t j = 0; j < d; ++j) {
+    const auto [mean, scale] = scale_column(data.x, j, d);
+    s.x_mean.push_back(mean);
+    s.x_scale.push_back(scale);
+  }
+  std::tie(s.y_mean, s.y_scale) = scale_column(data.y, 0, 1);
+  return s;
+}
+
+std::vector<double> to_original_units(const Standardization& s, const std::vector<double>& beta,
+                                      bool intercept) {
+  const std::size_t d = s.x_scale.size(), first = intercept ? 1 : 0;
+  EXPECTS(beta.size() == d + first, "to_original_units: " + std::to_string(beta.size()) +
+                                        " coefficients for " + std::to_string(d) + " features");
+  EXPECTS(intercept || !s.centered, "to_original_units: centered data need the intercept");
+  // y = y_mean + y_scale (b0 + sum_j b_j (x_j - mean_j) / scale_j).
+  std::vector<double> out(beta.size());
+  double b0 = intercept ? s.y_mean + s.y_scale * beta[0] : 0.0;
+  for (std::size_t j = 0; j < d; ++j) {
+    out[first + j] = s.y_scale * beta[first + j] / s.x_scale[j];
+    b0 -= out[first + j] * s.x_mean[j];
+  }
+  if (intercept) out[0] = b0;
+  return out;
 }
 
 IntegerAggregates plain_aggregates(const QuantizedData& data, bool intercept) {

@@ -73,6 +73,22 @@ struct QuantizedData {
 QuantizedData quantize(const Dataset& data, FeatureKind kind, std::size_t width,
                        std::optional<int> fraction_bits);
 
+// Column scaling before quantization, for data whose columns differ in magnitude: every
+// feature and the target become (v - mean) / scale with scale = the largest |v - mean|
+// (times 1 + 1e-9, so values land in [-1, 1)); without centering, mean = 0. Constant
+// columns keep scale 1.
+struct Standardization {
+  bool centered = true;
+  std::vector<double> x_mean, x_scale;
+  double y_mean = 0, y_scale = 1;
+};
+// Scales `data` in place and returns the transform.
+Standardization standardize(Dataset& data, bool center);
+// Coefficients fitted on standardized data, in the units of the original data (the intercept
+// first when `intercept`; centering needs the intercept).
+std::vector<double> to_original_units(const Standardization& s, const std::vector<double>& beta,
+                                      bool intercept);
+
 // The exact plaintext aggregates A^T A ((d+1) x (d+1), row-major) and A^T y (d+1) of
 // A = [1 | X] (without the intercept: X^T X and X^T y).
 struct IntegerAggregates {

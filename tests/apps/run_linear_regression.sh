@@ -19,6 +19,7 @@ expect 0 "all encrypted results are exact" --params toy_INSECURE --backend seque
 expect 0 "all encrypted results are exact" --params toy_INSECURE --csv "$csv" \
   --target price_100k --width 6 --no-intercept --beta none --no-progress
 expect 0 "exact (12 rows)" --backend plaintext --csv "$csv" --target price_100k
+expect 0 "standardized columns" --backend plaintext --csv "$csv" --target price_100k --standardize
 expect 0 "usage: linear_regression" --help
 
 printf 'a,y\n1,2\n3,x\n' >"$tmp/bad.csv"
@@ -31,6 +32,7 @@ expect 2 "the file is empty" --csv "$tmp/empty.csv" --target y
 expect 2 "does not fit 8-bit signed fixed point with 6 fraction bits" --csv "$csv" \
   --target price_100k --frac-bits 6
 expect 2 "is not 0 or 1" --csv "$csv" --target price_100k --kind binary
+expect 2 "--standardize applies to numeric data" --dataset 8x2 --kind binary --standardize
 expect 2 "dataset shape '12'" --dataset 12
 expect 2 "unknown argument '--rows'" --rows 3
 expect 2 "--width" --width 40
