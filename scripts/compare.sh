@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The comparison runs in one command (docs/comparison.md): builds with scripts/setup.sh
+# (incremental), runs build/apps/compare/compare_backends, then draws the plots and speedup
+# tables with scripts/plot_compare.py. Arguments go to compare_backends.
+#
+#   scripts/compare.sh                    # full run: sequential, openmp, gpu; tfhe_lib_80 and
+#                                         # tfhe_lib_128; into docs/results/comparison
+#   scripts/compare.sh --backends openmp --params tfhe_lib_80 --workloads addition,multiplication
+#   scripts/compare.sh --quick --params toy_INSECURE --out /tmp/compare   # smoke test, seconds
+#   scripts/compare.sh --plan             # exact costs and estimated times, runs nothing
+#
+# It resumes: unless --overwrite is given, a folder that already holds results is continued
+# (--resume), so running the same command again after an interruption finishes the work.
+# Items whose estimated run time exceeds MAX_ITEM_SECONDS are skipped (and recorded as
+# skipped with their estimate) unless --max-seconds-per-item is given.
+#
+# Environment: BUILD_DIR (default build), SKIP_SETUP=1 (use the binary as it is), OUT (default
+# docs/results/comparison), MAX_ITEM_SECONDS (default 1800; 0: no limit), PYTHON (an
+# interpreter with matplotlib; default: python3, or /usr/bin/python3 when only it has it).
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo_root"
+export BUILD_DIR="${BUILD_DIR:-build}"
+out="${OUT:-docs/results/comparison}"
+budget="${MAX_ITEM_SECONDS:-1800}"
+
+args=("$@")
+has() {
+  local a
+  for a in "${args[@]}"; do [[ "$a" == "$1" ]] && return 0; done
+  return 1
+}
+for ((i = 0; i < ${#args[@]}; ++i)); do
+  if [[ "${args[i]}" == --out && $((i + 1)) -lt ${#args[@]} ]]; then out="${args[i + 1]}"; fi
+done
+
+if [[ "${SKIP_SETUP:-0}" != 1 ]]; then
+  scripts/setup.sh
+fi
+bin="$BUILD_DIR/apps/compare/compare_backends"
+if [[ ! -x "$bin" ]]; then
+  echo "compare.sh: $bin not found; run scripts/setup.sh (or unset SKIP_SETUP)" >&2
+  exit 1
+fi
+if has --help || has -h; then
+  exec "$bin" --help
+fi
+if has --plan; then
+  exec "$bin" "${args[@]}"
+fi
+
+extra=()
+has --out || extra+=(--out "$out")
+if ! has --overwrite && ! has --resume && [[ -s "$out/results.jsonl" ]]; then
+  echo "compare.sh: $out already holds results: continuing them (--resume; --overwrite starts again)"
+  extra+=(--resume)
+fi
+if ! has --max-seconds-per-item && [[ "$budget" != 0 ]]; then
+  extra+=(--max-seconds-per-item "$budget")
+fi
+
+status=0
+"$bin" "${args[@]}" "${extra[@]}" || status=$?
+if [[ ! -s "$out/results.csv" ]]; then
+  echo "compare.sh: no results in $out to plot" >&2
+  exit $((status == 0 ? 1 : status))
+fi
+
+python="${PYTHON:-}"
+if [[ -z "$python" ]]; then
+  python=python3
+  if ! python3 -c "import matplotlib" 2> /dev/null && [[ -x /usr/bin/python3 ]] &&
+     /usr/bin/python3 -c "import matplotlib" 2> /dev/null; then
+    python=/usr/bin/python3
+  fi
+fi
+"$python" scripts/plot_compare.py "$out" || status=$?
+exit "$status"
