@@ -12,9 +12,8 @@
 #   PARAMS=toy_INSECURE WIDTHS=8 REPS=1 OUT_DIR=/tmp scripts/bench_circuits.sh
 set -euo pipefail
 
-repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$repo_root"
-export BUILD_DIR="${BUILD_DIR:-build}"
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 out="${OUT_DIR:-docs/results}"
 backend="${BACKEND:-openmp}"
 params="${PARAMS:-tfhe_lib_128}"
@@ -23,14 +22,7 @@ widths="${WIDTHS:-8,16,32}"
 reps="${REPS:-3}"
 lanes="${LANES:-1}"
 
-if [[ "${SKIP_SETUP:-0}" != 1 ]]; then
-  scripts/setup.sh
-fi
-bench="$BUILD_DIR/apps/bench_circuits"
-if [[ ! -x "$bench" ]]; then
-  echo "bench_circuits: $bench not found; run scripts/setup.sh (or unset SKIP_SETUP)" >&2
-  exit 1
-fi
+bench="$(built_binary apps/bench_circuits)"
 mkdir -p "$out"
 
 name="circuits_cpu_${params}"

@@ -19,9 +19,8 @@
 # interpreter with matplotlib; default: python3, or /usr/bin/python3 when only it has it).
 set -euo pipefail
 
-repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$repo_root"
-export BUILD_DIR="${BUILD_DIR:-build}"
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 out="${OUT:-docs/results/comparison}"
 budget="${MAX_ITEM_SECONDS:-1800}"
 
@@ -35,14 +34,7 @@ for ((i = 0; i < ${#args[@]}; ++i)); do
   if [[ "${args[i]}" == --out && $((i + 1)) -lt ${#args[@]} ]]; then out="${args[i + 1]}"; fi
 done
 
-if [[ "${SKIP_SETUP:-0}" != 1 ]]; then
-  scripts/setup.sh
-fi
-bin="$BUILD_DIR/apps/compare/compare_backends"
-if [[ ! -x "$bin" ]]; then
-  echo "compare.sh: $bin not found; run scripts/setup.sh (or unset SKIP_SETUP)" >&2
-  exit 1
-fi
+bin="$(built_binary apps/compare/compare_backends)"
 if has --help || has -h; then
   exec "$bin" --help
 fi
