@@ -126,9 +126,7 @@ Options parse_options(int argc, char** argv, bool& help) {
     throw InvalidArgument("--frac-bits " + std::to_string(*o.frac_bits) + " leaves no integer "
                           "bit in a " + std::to_string(o.width) + "-bit width (at most " +
                           std::to_string(o.width - 1) + ")");
-  if (o.backend != "plaintext") o.backend = apps::resolve_backend(o.backend);
-  // There is no GPU backend yet: "best" on a GPU machine runs on OpenMP.
-  if (o.backend == "gpu") o.backend = "openmp";
+  if (o.backend != "plaintext") o.backend = apps::resolve_cpu_backend(o.backend);
   if (o.threads != 0 && o.backend != "openmp")
     throw InvalidArgument("--threads applies to the openmp backend, not to " + o.backend);
   return o;
@@ -183,26 +181,6 @@ int beta_fraction_bits(const std::vector<double>& beta, std::size_t width) {
     if (fits(fb)) return fb;
   throw InvalidArgument("the model's coefficients do not fit " + std::to_string(width) +
                         "-bit integers; use a wider --beta-width");
-}
-
-template <class T>
-std::vector<std::int64_t> to_int64(const std::vector<T>& v) {
-  return std::vector<std::int64_t>(v.begin(), v.end());
-}
-
-// Decrypts an array as int64 (signed or unsigned by its type).
-template <Backend B>
-std::vector<std::int64_t> open(B& be, const typename B::ClientKey& key, const IntArray<B>& a) {
-  return a.is_signed() ? a.decrypt_signed(be, key) : to_int64(a.decrypt(be, key));
-}
-
-template <Backend B>
-IntArray<B> encrypt_values(B& be, const typename B::ClientKey& key,
-                           const std::vector<std::int64_t>& values, IntType type, Csprng& rng,
-                           std::size_t rows) {
-  if (type.is_signed) return IntArray<B>::encrypt_signed(be, key, values, type, rng, rows);
-  const std::vector<std::uint64_t> raw(values.begin(), values.end());
-  return IntArray<B>::encrypt(be, key, raw, type, rng, rows);
 }
 
 // Runs a program's outputs with a progress bar; fills the step's costs and time.
@@ -261,8 +239,8 @@ void run(B& be, const typename B::ClientKey& key, const Options& o, const apps::
 
   // Client: encrypt the quantized X and y.
   auto t0 = std::chrono::steady_clock::now();
-  const IntArray<B> x = encrypt_values(be, key, q.x, q.x_type, rng, n);
-  const IntArray<B> y = encrypt_values(be, key, q.y, q.y_type, rng, n);
+  const IntArray<B> x = IntArray<B>::encrypt_integers(be, key, q.x, q.x_type, rng, n);
+  const IntArray<B> y = IntArray<B>::encrypt_integers(be, key, q.y, q.y_type, rng, n);
   r.encrypt_s = apps::seconds_since(t0);
   std::printf("client       encrypted %zu x %zu features and %zu targets (%zu bits) in %.2f s\n",
               n, d, n, x.buffer().size() + y.buffer().size(), r.encrypt_s);
@@ -275,7 +253,8 @@ void run(B& be, const typename B::ClientKey& key, const Options& o, const apps::
   const std::vector<IntArray<B>> agg = server_aggregates(be, x, y, o.intercept, train, o.progress);
 
   // Client: decrypt, check, solve.
-  const std::vector<std::int64_t> xtx = open(be, key, agg[0]), xty = open(be, key, agg[1]);
+  const std::vector<std::int64_t> xtx = agg[0].decrypt_integers(be, key),
+                                   xty = agg[1].decrypt_integers(be, key);
   const apps::IntegerAggregates plain = apps::plain_aggregates(q, o.intercept);
   const bool exact = xtx == plain.xtx && xty == plain.xty;
   r.all_exact = r.all_exact && exact;
@@ -315,7 +294,7 @@ void run(B& be, const typename B::ClientKey& key, const Options& o, const apps::
     r.beta_int[j] = static_cast<std::int64_t>(std::nearbyint(std::ldexp(beta[j], r.beta_fraction_bits)));
   const IntType beta_type{o.beta_width, true};
   std::optional<IntArray<B>> beta_ct;
-  if (o.beta == "encrypted") beta_ct = encrypt_values(be, key, r.beta_int, beta_type, rng, 1);
+  if (o.beta == "encrypted") beta_ct = IntArray<B>::encrypt_integers(be, key, r.beta_int, beta_type, rng, 1);
   std::printf("server       computing the predictions A beta (beta %s)\n", o.beta.c_str());
   std::fflush(stdout);
   Step pred;
@@ -323,7 +302,7 @@ void run(B& be, const typename B::ClientKey& key, const Options& o, const apps::
   const IntArray<B> predictions = server_predict(be, x, beta_ct ? &*beta_ct : nullptr, r.beta_int,
                                                  o.intercept, static_cast<std::size_t>(fx),
                                                  pred, o.progress);
-  const std::vector<std::int64_t> got = open(be, key, predictions);
+  const std::vector<std::int64_t> got = predictions.decrypt_integers(be, key);
   std::vector<std::int64_t> want(n);
   double sum = 0;
   for (std::size_t t = 0; t < n; ++t) {
@@ -498,9 +477,7 @@ int main(int argc, char** argv) try {
     t0 = std::chrono::steady_clock::now();
     CpuOptions cpu;
     cpu.threads = o.threads;
-    std::unique_ptr<CpuBackend> be;
-    if (o.backend == "sequential") be = std::make_unique<SequentialBackend>(cloud, cpu);
-    else be = std::make_unique<OpenMpBackend>(cloud, cpu);
+    const std::unique_ptr<CpuBackend> be = apps::make_cpu_backend(o.backend, cloud, cpu);
     r.fourier_s = apps::seconds_since(t0);
     r.backend = be->name();
     r.threads = be->threads();

@@ -170,16 +170,6 @@ PreparedItem prepare_gates(B& be, const typename B::ClientKey& key, Csprng& rng,
   return p;
 }
 
-template <Backend B>
-circuits::IntArray<B> encrypt_integers(B& be, const typename B::ClientKey& key,
-                                       std::span<const std::int64_t> values, circuits::IntType type,
-                                       Csprng& rng, std::size_t rows) {
-  using Array = circuits::IntArray<B>;
-  if (type.is_signed) return Array::encrypt_signed(be, key, values, type, rng, rows);
-  const std::vector<std::uint64_t> u(values.begin(), values.end());
-  return Array::encrypt(be, key, u, type, rng, rows);
-}
-
 // Two random q x q matrices of the item's width, encrypted and appended to `arrays`; returns
 // their product modulo 2^width.
 template <Backend B>
@@ -269,8 +259,8 @@ PreparedItem prepare_circuit(B& be, const typename B::ClientKey& key, Csprng& rn
     s->outputs.push_back(circuits::matmul(c, a, b));
   } else if (item.kind == WorkloadKind::Regression) {
     const QuantizedData data = regression_data(item);
-    s->inputs.push_back(encrypt_integers(be, key, data.x, data.x_type, rng, data.rows));
-    s->inputs.push_back(encrypt_integers(be, key, data.y, data.y_type, rng, data.rows));
+    s->inputs.push_back(circuits::IntArray<B>::encrypt_integers(be, key, data.x, data.x_type, rng, data.rows));
+    s->inputs.push_back(circuits::IntArray<B>::encrypt_integers(be, key, data.y, data.y_type, rng, data.rows));
     const circuits::Expr x = c.input(data.x_type, data.rows, data.attributes);
     const circuits::Expr y = c.input(data.y_type, data.rows, 1);
     const circuits::RegressionAggregates agg = circuits::regression_aggregates(c, x, y, true);

@@ -25,21 +25,6 @@ std::vector<std::int64_t> random_values(IntType t, std::size_t count, std::mt199
   return v;
 }
 
-template <Backend B>
-IntArray<B> encrypt_as(B& be, const typename B::ClientKey& key, const std::vector<std::int64_t>& v,
-                       IntType t, std::size_t rows, Csprng& rng) {
-  if (t.is_signed) return IntArray<B>::encrypt_signed(be, key, v, t, rng, rows);
-  const std::vector<std::uint64_t> u(v.begin(), v.end());
-  return IntArray<B>::encrypt(be, key, u, t, rng, rows);
-}
-
-template <Backend B>
-std::vector<std::int64_t> decrypt_as(B& be, const typename B::ClientKey& key, const IntArray<B>& a) {
-  if (a.is_signed()) return a.decrypt_signed(be, key);
-  const std::vector<std::uint64_t> u = a.decrypt(be, key);
-  return {u.begin(), u.end()};
-}
-
 apps::QuantizedData make_data(std::size_t n, std::size_t d, IntType xt, IntType yt,
                               std::vector<std::int64_t> x, std::vector<std::int64_t> y) {
   apps::QuantizedData q;
@@ -57,8 +42,8 @@ template <class Fixture>
 void check_aggregates(Fixture& f, const apps::QuantizedData& q, bool intercept) {
   Csprng rng = test::seeded_rng(q.rows * 131 + q.attributes);
   using B = typename Fixture::Backend;
-  const IntArray<B> x = encrypt_as(f.be, f.key, q.x, q.x_type, q.rows, rng);
-  const IntArray<B> y = encrypt_as(f.be, f.key, q.y, q.y_type, q.rows, rng);
+  const IntArray<B> x = IntArray<B>::encrypt_integers(f.be, f.key, q.x, q.x_type, rng, q.rows);
+  const IntArray<B> y = IntArray<B>::encrypt_integers(f.be, f.key, q.y, q.y_type, rng, q.rows);
   Program<B> prog(f.be);
   const RegressionAggregates agg =
       regression_aggregates(prog.circuit(), prog.input(x), prog.input(y), intercept);
@@ -70,8 +55,8 @@ void check_aggregates(Fixture& f, const apps::QuantizedData& q, bool intercept) 
   CHECK(agg.xty.type() == xty_type(q.x_type, q.y_type, q.rows));
   const auto out = prog.run({agg.xtx, agg.xty});
   const apps::IntegerAggregates want = apps::plain_aggregates(q, intercept);
-  CHECK(decrypt_as(f.be, f.key, out[0]) == want.xtx);
-  CHECK(decrypt_as(f.be, f.key, out[1]) == want.xty);
+  CHECK(out[0].decrypt_integers(f.be, f.key) == want.xtx);
+  CHECK(out[1].decrypt_integers(f.be, f.key) == want.xty);
 }
 
 std::vector<std::int64_t> plain_predictions(const apps::QuantizedData& q,
@@ -94,8 +79,8 @@ void check_predictions(Fixture& f, const apps::QuantizedData& q, const std::vect
                        IntType beta_type, bool intercept, std::size_t shift) {
   using B = typename Fixture::Backend;
   Csprng rng = test::seeded_rng(beta.size() * 17 + shift);
-  const IntArray<B> x = encrypt_as(f.be, f.key, q.x, q.x_type, q.rows, rng);
-  const IntArray<B> b = encrypt_as(f.be, f.key, beta, beta_type, 1, rng);
+  const IntArray<B> x = IntArray<B>::encrypt_integers(f.be, f.key, q.x, q.x_type, rng, q.rows);
+  const IntArray<B> b = IntArray<B>::encrypt_integers(f.be, f.key, beta, beta_type, rng, 1);
   Program<B> prog(f.be);
   const Expr ex = prog.input(x);
   const Expr enc = predict(prog.circuit(), ex, prog.input(b), intercept, shift);
@@ -104,8 +89,8 @@ void check_predictions(Fixture& f, const apps::QuantizedData& q, const std::vect
   CHECK(pln.type() == prediction_type(q.x_type, beta, intercept, shift));
   const auto out = prog.run({enc, pln});
   const std::vector<std::int64_t> want = plain_predictions(q, beta, intercept, shift);
-  CHECK(decrypt_as(f.be, f.key, out[0]) == want);
-  CHECK(decrypt_as(f.be, f.key, out[1]) == want);
+  CHECK(out[0].decrypt_integers(f.be, f.key) == want);
+  CHECK(out[1].decrypt_integers(f.be, f.key) == want);
 }
 
 }  // namespace
@@ -146,8 +131,8 @@ TEST_CASE("BitHeap products of mixed types and squares are exact (exhaustive, sm
           xs.push_back(a);
           ys.push_back(b);
         }
-      const auto x = encrypt_as(f.be, f.key, xs, tx, 1, rng);
-      const auto y = encrypt_as(f.be, f.key, ys, ty, 1, rng);
+      const auto x = IntArray<PlaintextBackend>::encrypt_integers(f.be, f.key, xs, tx, rng, 1);
+      const auto y = IntArray<PlaintextBackend>::encrypt_integers(f.be, f.key, ys, ty, rng, 1);
       Program<PlaintextBackend> prog(f.be);
       const Expr ex = prog.input(x), ey = prog.input(y);
       BitHeap product(10, xs.size()), square(10, xs.size());
@@ -159,8 +144,8 @@ TEST_CASE("BitHeap products of mixed types and squares are exact (exhaustive, sm
         want_p.push_back(xs[e] * ys[e]);
         want_s.push_back(xs[e] * xs[e]);
       }
-      CHECK(decrypt_as(f.be, f.key, out[0]) == want_p);
-      CHECK(decrypt_as(f.be, f.key, out[1]) == want_s);
+      CHECK(out[0].decrypt_integers(f.be, f.key) == want_p);
+      CHECK(out[1].decrypt_integers(f.be, f.key) == want_s);
     }
 }
 

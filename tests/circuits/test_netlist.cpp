@@ -778,3 +778,18 @@ TEST_CASE("integer codec: bit planes, sign extension and its validations",
   REQUIRE_INVALID_ARGUMENT(from_bit_planes(bits, IntType{65, false}, 3), "from_bit_planes: type u65 but values are 1- to 64-bit integers");
   REQUIRE_INVALID_ARGUMENT(from_bit_planes(bits, s3, 4), "from_bit_planes: 9 bits but s3 x 4 needs 12");
 }
+
+TEST_CASE("IntArray encrypt_integers and decrypt_integers take either signedness as int64",
+          "[netlist]") {
+  test::PlaintextFixture f;
+  Csprng rng = test::seeded_rng(3);
+  using Array = IntArray<PlaintextBackend>;
+  const std::vector<std::int64_t> s = {-8, 7, 0}, u = {0, 15, 9};
+  CHECK(Array::encrypt_integers(f.be, f.key, s, IntType{4, true}, rng).decrypt_integers(f.be, f.key) == s);
+  CHECK(Array::encrypt_integers(f.be, f.key, u, IntType{4, false}, rng).decrypt_integers(f.be, f.key) == u);
+  REQUIRE_INVALID_ARGUMENT(Array::encrypt_integers(f.be, f.key, s, IntType{4, false}, rng),
+                           "does not fit u4");
+  const std::vector<std::uint64_t> big = {1};
+  REQUIRE_INVALID_ARGUMENT(Array::encrypt(f.be, f.key, big, IntType{64, false}, rng).decrypt_integers(f.be, f.key),
+                           "u64 values may not fit int64");
+}

@@ -60,6 +60,16 @@ class IntArray {
     return encrypt(be, key, raw, type, rng, rows);
   }
 
+  // Integers of either signedness as int64 (unsigned types: values 0..2^width - 1): the
+  // signed or unsigned encrypt, by the type.
+  static IntArray encrypt_integers(B& be, const typename B::ClientKey& key,
+                                   std::span<const std::int64_t> values, IntType type, Csprng& rng,
+                                   std::size_t rows = 1) {
+    if (type.is_signed) return encrypt_signed(be, key, values, type, rng, rows);
+    const std::vector<std::uint64_t> raw(values.begin(), values.end());
+    return encrypt(be, key, raw, type, rng, rows);
+  }
+
   // Trivial (noiseless, public) encryptions of plaintext constants, made on the backend.
   static IntArray trivial(B& be, std::span<const std::uint64_t> values, IntType type,
                           std::size_t rows = 1);
@@ -75,6 +85,13 @@ class IntArray {
   std::vector<std::int64_t> decrypt_signed(B& be, const typename B::ClientKey& key) const {
     const std::vector<std::uint64_t> raw = decrypt(be, key);
     return std::vector<std::int64_t>(raw.begin(), raw.end());
+  }
+  // Decrypts as int64 whatever the signedness (unsigned arrays: at most 63 bits).
+  std::vector<std::int64_t> decrypt_integers(B& be, const typename B::ClientKey& key) const {
+    EXPECTS(type_.is_signed || type_.width <= 63,
+            "IntArray::decrypt_integers: " + to_string(type_) +
+                " values may not fit int64; use decrypt");
+    return decrypt_signed(be, key);  // unsigned values are zero-extended, so non-negative
   }
   // The decrypted bit planes: bit j of element e at j * lanes() + e.
   std::vector<std::uint8_t> decrypt_bits(B& be, const typename B::ClientKey& key) const {
