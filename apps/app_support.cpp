@@ -75,6 +75,25 @@ std::string resolve_backend(const std::string& name) {
                         "'; expected best, sequential, openmp or gpu");
 }
 
+std::string resolve_cpu_backend(const std::string& name) {
+  const std::string resolved = resolve_backend(name);
+  return resolved == "gpu" ? "openmp" : resolved;
+}
+
+std::unique_ptr<CpuBackend> make_cpu_backend(const std::string& name,
+                                             std::shared_ptr<const CloudKey> key,
+                                             CpuOptions options) {
+  if (name == "sequential") return std::make_unique<SequentialBackend>(std::move(key), options);
+  return std::make_unique<OpenMpBackend>(std::move(key), options);
+}
+
+std::unique_ptr<CpuBackend> make_cpu_backend(const std::string& name,
+                                             std::shared_ptr<const CpuKeyContext> context,
+                                             CpuOptions options) {
+  if (name == "sequential") return std::make_unique<SequentialBackend>(std::move(context), options);
+  return std::make_unique<OpenMpBackend>(std::move(context), options);
+}
+
 Summary summarize(std::vector<double> v) {
   EXPECTS(!v.empty(), "summarize: no values");
   std::sort(v.begin(), v.end());

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,18 @@ std::string utc_timestamp();
 std::vector<std::string> backend_names();
 // Resolves "best"; throws InvalidArgument for unknown names or an unavailable GPU.
 std::string resolve_backend(const std::string& name);
+// resolve_backend for the programs that run on a CPU backend: "sequential" or "openmp" (there
+// is no GPU gate backend yet, so "best" on a GPU machine runs on OpenMP).
+std::string resolve_cpu_backend(const std::string& name);
+
+// The CPU backend of a resolved name ("sequential", else OpenMP), holding only the cloud key
+// (or a key context made from it).
+std::unique_ptr<CpuBackend> make_cpu_backend(const std::string& name,
+                                             std::shared_ptr<const CloudKey> key,
+                                             CpuOptions options = {});
+std::unique_ptr<CpuBackend> make_cpu_backend(const std::string& name,
+                                             std::shared_ptr<const CpuKeyContext> context,
+                                             CpuOptions options = {});
 
 // Seconds since `start`.
 inline double seconds_since(std::chrono::steady_clock::time_point start) {

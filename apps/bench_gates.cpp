@@ -212,9 +212,7 @@ int main(int argc, char** argv) try {
   cpu.fft = o.fft;
   cpu.task_size = o.task_size;
   cpu.threads = o.threads;
-  std::unique_ptr<CpuBackend> be;
-  if (o.backend == "sequential") be = std::make_unique<SequentialBackend>(ctx, cpu);
-  else be = std::make_unique<OpenMpBackend>(ctx, cpu);
+  const std::unique_ptr<CpuBackend> be = apps::make_cpu_backend(o.backend, ctx, cpu);
 
   std::printf("bench_gates  commit %s, %s UTC\n", apps::build_commit().c_str(),
               apps::utc_timestamp().c_str());

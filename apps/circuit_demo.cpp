@@ -58,8 +58,7 @@ int main(int argc, char** argv) try {
     else cl.reject();
   }
   const Parameters params = parameters_by_name(params_name);
-  backend_name = apps::resolve_backend(backend_name);
-  if (backend_name == "gpu") backend_name = "openmp";
+  backend_name = apps::resolve_cpu_backend(backend_name);
 
   // Client: keys and encrypted inputs.
   auto t0 = std::chrono::steady_clock::now();
@@ -70,9 +69,7 @@ int main(int argc, char** argv) try {
               params.insecure ? "  -- INSECURE, for tests only" : "");
   std::printf("key gen      %.2f s\n", apps::seconds_since(t0));
 
-  std::unique_ptr<CpuBackend> be;
-  if (backend_name == "sequential") be = std::make_unique<SequentialBackend>(cloud);
-  else be = std::make_unique<OpenMpBackend>(cloud);
+  const std::unique_ptr<CpuBackend> be = apps::make_cpu_backend(backend_name, cloud);
   std::printf("backend      %s\n", be->name().c_str());
 
   const IntType type{width, true};

@@ -117,15 +117,13 @@ ValueTable read_values(const EncryptOptions& o, IntType type) {
   }
 }
 
-// "sequential" or "openmp": there is no GPU gate backend yet, so "best" runs on the CPU.
+// apps::resolve_cpu_backend, with a bad name as a command-line error.
 std::string resolve_cpu_backend(const std::string& name) {
-  std::string resolved;
   try {
-    resolved = apps::resolve_backend(name);
+    return apps::resolve_cpu_backend(name);
   } catch (const InvalidArgument& e) {
     throw UsageError(e.what());
   }
-  return resolved == "gpu" ? "openmp" : resolved;
 }
 
 bool same_path(const fs::path& a, const fs::path& b) {
@@ -281,11 +279,7 @@ int run_eval(const EvalOptions& o, Console& console) {
   auto start = Clock::now();
   const auto cloud =
       std::make_shared<const CloudKey>(loading([&] { return load_cloud_key(o.cloud_key); }));
-  std::unique_ptr<CpuBackend> be;
-  if (backend_name == "sequential")
-    be = std::make_unique<SequentialBackend>(cloud, cpu);
-  else
-    be = std::make_unique<OpenMpBackend>(cloud, cpu);
+  const std::unique_ptr<CpuBackend> be = apps::make_cpu_backend(backend_name, cloud, cpu);
   const double setup_seconds = apps::seconds_since(start);
 
   using Array = circuits::IntArray<CpuBackend>;

@@ -199,11 +199,7 @@ std::unique_ptr<BackendRunner> make_runner(const std::string& name, KeySet& keys
     cpu.fft = o.fft;
     cpu.task_size = o.task_size;
     cpu.threads = name == "openmp" ? o.threads : 0;
-    std::unique_ptr<CpuBackend> be;
-    if (name == "sequential")
-      be = std::make_unique<SequentialBackend>(keys.cpu, cpu);
-    else
-      be = std::make_unique<OpenMpBackend>(keys.cpu, cpu);
+    std::unique_ptr<CpuBackend> be = make_cpu_backend(name, keys.cpu, cpu);
     const int threads = be->threads();
     const std::string description = be->name() + ", fft " + keys.cpu->fft().name() +
                                     ", task size " + std::to_string(o.task_size) + ", " +
