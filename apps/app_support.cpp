@@ -162,6 +162,15 @@ void CommandLine::reject() const {
   throw InvalidArgument("unknown argument '" + arg_ + "' (see --help)");
 }
 
+bool parse_cpu_option(CommandLine& cl, CpuOptions& cpu) {
+  const std::string& arg = cl.arg();
+  if (arg == "--threads") cpu.threads = static_cast<int>(parse_count(arg, cl.value(), 1, 4096));
+  else if (arg == "--task-size") cpu.task_size = parse_count(arg, cl.value(), 2, 4096);
+  else if (arg == "--fft") cpu.fft = parse_fft_engine(cl.value());
+  else return false;
+  return true;
+}
+
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> items;
   std::size_t start = 0;

@@ -82,6 +82,11 @@ class CommandLine {
   std::string arg_;
 };
 
+// The CPU run options the benchmark programs share: --threads T (1..4096), --task-size S
+// (2..4096) and --fft ENGINE. Takes the current argument of `cl` into `cpu` when it is one of
+// them and returns true; returns false for any other argument.
+bool parse_cpu_option(CommandLine& cl, CpuOptions& cpu);
+
 // The items of a comma-separated command-line list ("8,16,32" -> {"8", "16", "32"}).
 std::vector<std::string> split_list(const std::string& text);
 

@@ -87,15 +87,12 @@ struct Options {
   std::size_t lanes = 1;
   std::size_t reps = 3;
   std::size_t warmup = 1;
-  int threads = 0;  // 0: OpenMP default
-  FftEngineKind fft = FftEngineKind::Auto;
-  std::size_t task_size = CpuOptions{}.task_size;
+  CpuOptions cpu;  // --threads (0: OpenMP default), --task-size, --fft
   std::string json_path;
 };
 
 // Returns false when --help was asked for.
 bool parse(int argc, char** argv, Options& o) {
-  bool threads_given = false;
   for (apps::CommandLine cl(argc, argv); cl.next();) {
     const std::string& arg = cl.arg();
     if (cl.is_help()) {
@@ -121,13 +118,7 @@ bool parse(int argc, char** argv, Options& o) {
       o.reps = apps::parse_count(arg, cl.value(), 1, 1000000);
     } else if (arg == "--warmup") {
       o.warmup = apps::parse_count(arg, cl.value(), 0, 1000000);
-    } else if (arg == "--threads") {
-      o.threads = static_cast<int>(apps::parse_count(arg, cl.value(), 1, 4096));
-      threads_given = true;
-    } else if (arg == "--task-size") {
-      o.task_size = apps::parse_count(arg, cl.value(), 2, 4096);
-    } else if (arg == "--fft") {
-      o.fft = apps::parse_fft_engine(cl.value());
+    } else if (apps::parse_cpu_option(cl, o.cpu)) {
     } else if (arg == "--json") {
       o.json_path = cl.value();
     } else {
@@ -157,7 +148,7 @@ bool parse(int argc, char** argv, Options& o) {
       o.backend = "openmp";
     }
   }
-  if (threads_given && o.backend != "openmp") {
+  if (o.cpu.threads != 0 && o.backend != "openmp") {
     throw InvalidArgument("--threads applies to the openmp backend, not to " + o.backend);
   }
   return true;
@@ -319,7 +310,7 @@ void write_json(std::ostream& os, const Options& o, const RunInfo& info,
   if (info.params) {
     const Parameters& p = *info.params;
     os << "  \"fft\": " << json_string(info.fft) << ",\n"
-       << "  \"task_size\": " << o.task_size << ",\n";
+       << "  \"task_size\": " << o.cpu.task_size << ",\n";
     os << "  \"parameters\": " << apps::parameters_json(p, "    ") << ",\n"
        << "  \"key_generation_s\": " << json_number(info.keygen_s) << ",\n"
        << "  \"fourier_key_s\": " << json_number(info.fourier_s) << ",\n";
@@ -435,20 +426,14 @@ int main(int argc, char** argv) try {
     info.keygen_s = apps::seconds_since(t0);
     // Server: the Fourier-domain key, made once, and the backend.
     t0 = std::chrono::steady_clock::now();
-    auto ctx = std::make_shared<const CpuKeyContext>(cloud, o.fft);
+    auto ctx = std::make_shared<const CpuKeyContext>(cloud, o.cpu.fft);
     info.fourier_s = apps::seconds_since(t0);
-    CpuOptions cpu;
-    cpu.fft = o.fft;
-    cpu.task_size = o.task_size;
-    cpu.threads = o.threads;
-    std::unique_ptr<CpuBackend> be;
-    if (o.backend == "sequential") be = std::make_unique<SequentialBackend>(ctx, cpu);
-    else be = std::make_unique<OpenMpBackend>(ctx, cpu);
+    const std::unique_ptr<CpuBackend> be = apps::make_cpu_backend(o.backend, ctx, o.cpu);
     info.params = params;
     info.threads = be->threads();
     info.fft = ctx->fft().name();
     std::ostringstream line;
-    line << be->name() << ", fft " << info.fft << ", task size " << o.task_size;
+    line << be->name() << ", fft " << info.fft << ", task size " << o.cpu.task_size;
     print_header(o, info, line.str());
     results = run_all(*be, secret, rng, o);
   }

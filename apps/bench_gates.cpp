@@ -45,9 +45,7 @@ struct Options {
   std::vector<std::size_t> batches;
   std::size_t reps = 5;
   std::size_t warmup = 1;
-  int threads = 0;  // 0: OpenMP default
-  FftEngineKind fft = FftEngineKind::Auto;
-  std::size_t task_size = CpuOptions{}.task_size;
+  CpuOptions cpu;  // --threads (0: OpenMP default), --task-size, --fft
   std::string json_path;
 };
 
@@ -55,7 +53,6 @@ constexpr std::uint64_t max_batch = std::uint64_t{1} << 24;
 
 // Returns false when --help was asked for.
 bool parse(int argc, char** argv, Options& o) {
-  bool threads_given = false;
   for (apps::CommandLine cl(argc, argv); cl.next();) {
     const std::string& arg = cl.arg();
     if (cl.is_help()) {
@@ -72,13 +69,7 @@ bool parse(int argc, char** argv, Options& o) {
       o.reps = apps::parse_count(arg, cl.value(), 1, 1000000);
     } else if (arg == "--warmup") {
       o.warmup = apps::parse_count(arg, cl.value(), 0, 1000000);
-    } else if (arg == "--threads") {
-      o.threads = static_cast<int>(apps::parse_count(arg, cl.value(), 1, 4096));
-      threads_given = true;
-    } else if (arg == "--task-size") {
-      o.task_size = apps::parse_count(arg, cl.value(), 2, 4096);
-    } else if (arg == "--fft") {
-      o.fft = apps::parse_fft_engine(cl.value());
+    } else if (apps::parse_cpu_option(cl, o.cpu)) {
     } else if (arg == "--json") {
       o.json_path = cl.value();
     } else {
@@ -92,7 +83,7 @@ bool parse(int argc, char** argv, Options& o) {
     std::cerr << "bench_gates: note: the GPU gate backend is not implemented yet; using openmp\n";
     o.backend = "openmp";
   }
-  if (threads_given && o.backend == "sequential") {
+  if (o.cpu.threads != 0 && o.backend == "sequential") {
     throw InvalidArgument("--threads applies to the openmp backend, not to sequential");
   }
   return true;
@@ -149,7 +140,7 @@ void write_json(std::ostream& os, const Options& o, const Parameters& p, const C
   const std::size_t ksk_bytes = cloud.key_switching_key().data().size_bytes();
   os << apps::json_report_opening("benchmark", "bench_gates", o.backend, be.threads())
      << "  \"fft\": " << json_string(ctx.fft().name()) << ",\n"
-     << "  \"task_size\": " << o.task_size << ",\n"
+     << "  \"task_size\": " << o.cpu.task_size << ",\n"
      << "  \"warmup\": " << o.warmup << ",\n"
      << "  \"gate\": \"NAND\",\n"
      << "  \"parameters\": " << apps::parameters_json(p, "    ") << ",\n"
@@ -206,13 +197,9 @@ int main(int argc, char** argv) try {
 
   // Server: the Fourier-domain key, made once, and the backend.
   t0 = std::chrono::steady_clock::now();
-  auto ctx = std::make_shared<const CpuKeyContext>(cloud, o.fft);
+  auto ctx = std::make_shared<const CpuKeyContext>(cloud, o.cpu.fft);
   const double fourier_s = apps::seconds_since(t0);
-  CpuOptions cpu;
-  cpu.fft = o.fft;
-  cpu.task_size = o.task_size;
-  cpu.threads = o.threads;
-  const std::unique_ptr<CpuBackend> be = apps::make_cpu_backend(o.backend, ctx, cpu);
+  const std::unique_ptr<CpuBackend> be = apps::make_cpu_backend(o.backend, ctx, o.cpu);
 
   std::printf("bench_gates  commit %s, %s UTC\n", apps::build_commit().c_str(),
               apps::utc_timestamp().c_str());
@@ -222,7 +209,7 @@ int main(int argc, char** argv) try {
               params.bk_base_log, params.bk_level_count, params.ks_base_log,
               params.ks_level_count, params.insecure ? "  -- INSECURE, for tests only" : "");
   std::printf("backend      %s, fft %s, task size %zu\n", be->name().c_str(),
-              ctx->fft().name().c_str(), o.task_size);
+              ctx->fft().name().c_str(), o.cpu.task_size);
   std::printf("key gen      %.2f s; Fourier key %.2f s\n", keygen_s, fourier_s);
   std::printf("key memory   cloud key %.1f MB (bootstrapping %.1f MB + key switching %.1f MB); "
               "with Fourier BK %.1f MB\n",

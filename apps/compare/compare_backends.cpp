@@ -46,9 +46,7 @@ struct Options {
   ResultStore::Mode mode = ResultStore::Mode::Fresh;
   double max_item_seconds = 0;  // 0: no limit
   double max_memory_gib = 0;    // 0: 80% of the memory available at start
-  int threads = 0;
-  FftEngineKind fft = FftEngineKind::Auto;
-  std::size_t task_size = CpuOptions{}.task_size;
+  CpuOptions cpu;  // --threads (0: OpenMP default), --task-size, --fft
   bool plan = false;
   bool progress = true;
   std::string command_line;
@@ -124,12 +122,7 @@ bool parse(int argc, char** argv, Options& o) {
       o.max_item_seconds = static_cast<double>(parse_count(arg, cl.value(), 1, 100000000));
     } else if (arg == "--max-memory-gib") {
       o.max_memory_gib = static_cast<double>(parse_count(arg, cl.value(), 1, 1000000));
-    } else if (arg == "--threads") {
-      o.threads = static_cast<int>(parse_count(arg, cl.value(), 1, 4096));
-    } else if (arg == "--fft") {
-      o.fft = parse_fft_engine(cl.value());
-    } else if (arg == "--task-size") {
-      o.task_size = parse_count(arg, cl.value(), 2, 4096);
+    } else if (parse_cpu_option(cl, o.cpu)) {
     } else if (arg == "--plan") {
       o.plan = true;
     } else if (arg == "--no-progress") {
@@ -147,7 +140,7 @@ bool parse(int argc, char** argv, Options& o) {
       throw InvalidArgument("--backends: unknown backend '" + b +
                             "'; expected sequential, openmp or gpu");
   for (const std::string& p : o.params) parameters_by_name(p);  // throws listing the names
-  if (o.threads != 0 &&
+  if (o.cpu.threads != 0 &&
       std::find(o.backends.begin(), o.backends.end(), "openmp") == o.backends.end())
     throw InvalidArgument("--threads applies to the openmp backend, which --backends leaves out");
   return true;
@@ -192,17 +185,15 @@ std::unique_ptr<BackendRunner> make_runner(const std::string& name, KeySet& keys
   if (name == "sequential" || name == "openmp") {
     if (!keys.cpu) {  // one Fourier-domain key, shared by both CPU backends
       const auto t0 = std::chrono::steady_clock::now();
-      keys.cpu = std::make_shared<const CpuKeyContext>(keys.cloud, o.fft);
+      keys.cpu = std::make_shared<const CpuKeyContext>(keys.cloud, o.cpu.fft);
       keys.fourier_s = seconds_since(t0);
     }
-    CpuOptions cpu;
-    cpu.fft = o.fft;
-    cpu.task_size = o.task_size;
-    cpu.threads = name == "openmp" ? o.threads : 0;
+    CpuOptions cpu = o.cpu;
+    if (name != "openmp") cpu.threads = 0;
     std::unique_ptr<CpuBackend> be = make_cpu_backend(name, keys.cpu, cpu);
     const int threads = be->threads();
     const std::string description = be->name() + ", fft " + keys.cpu->fft().name() +
-                                    ", task size " + std::to_string(o.task_size) + ", " +
+                                    ", task size " + std::to_string(o.cpu.task_size) + ", " +
                                     std::to_string(threads) + " thread" + (threads == 1 ? "" : "s");
     const std::size_t calibration_bits = std::max<std::size_t>(64, 16 * threads);
     return std::make_unique<Runner<CpuBackend>>(name, description, std::move(be), *keys.secret,
