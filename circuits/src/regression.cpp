@@ -48,11 +48,6 @@ Expr column(const Expr& x, std::size_t j) {
   return x.gather(indices(j, x.cols(), x.rows()));
 }
 
-// Element `index` of x repeated `lanes` times.
-Expr repeat(const Expr& x, std::size_t index, std::size_t lanes) {
-  return x.gather(std::vector<std::size_t>(lanes, index));
-}
-
 void check_matrix(const Expr& x, const char* who) {
   EXPECTS(x.width() >= 1 && x.lanes() >= 1, std::string(who) + ": x is empty");
 }
@@ -134,7 +129,7 @@ RegressionAggregates regression_aggregates(Circuit& c, const Expr& x, const Expr
   // X^T y: one lane per attribute, y[t] broadcast over row t.
   BitHeap moments(tb.width, d);
   for (std::size_t t = 0; t < n; ++t)
-    moments.add_product(c, x.elements(t * d, d), repeat(y, t, d));
+    moments.add_product(c, x.elements(t * d, d), broadcast(y.elements(t, 1), d));
   const Expr m = moments.sum(c, tb.is_signed);
 
   if (!intercept) return {g.gather(pair_index).reshape(d, d), m.reshape(d, 1)};
@@ -208,8 +203,8 @@ Expr predict(Circuit& c, const Expr& x, const Expr& beta, bool intercept,
   const IntType t = prediction_type(x.type(), beta.type(), d, intercept, intercept_shift);
   BitHeap heap(t.width, n);
   for (std::size_t j = 0; j < d; ++j)
-    heap.add_product(c, column(x, j), repeat(beta, first + j, n));
-  if (intercept) heap.add(repeat(beta, 0, n), intercept_shift);
+    heap.add_product(c, column(x, j), broadcast(beta.elements(first + j, 1), n));
+  if (intercept) heap.add(broadcast(beta.elements(0, 1), n), intercept_shift);
   return heap.sum(c, t.is_signed).reshape(n, 1);
 }
 
