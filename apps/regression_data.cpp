@@ -238,7 +238,7 @@ std::string fixed_range(std::size_t width, int f) {
   return out.str();
 }
 
-// Quantizes column `col` of a row-major table with `cols` columns (col 0 and cols 1 for y).
+// Quantizes a row-major table with `cols` columns named `names` (y: one column).
 std::vector<std::int64_t> quantize_numeric(const std::vector<double>& values, std::size_t cols,
                                            const std::vector<std::string>& names,
                                            std::size_t width, int f) {
