@@ -12,8 +12,10 @@ cd "$repo_root"
 build_dir="${BUILD_DIR:-build}"
 jobs="${JOBS:-$(nproc)}"
 
+# clang + libclang-rt-14-dev: the libFuzzer harnesses (scripts/fuzz.sh); verilator: the
+# co-simulation of the generated FFT Verilog against the fpga_fft model.
 packages=(build-essential cmake ninja-build pkg-config libfftw3-dev libsodium-dev catch2 libcli11-dev
-          python3-matplotlib)
+          python3-matplotlib clang libclang-rt-14-dev verilator)
 
 missing=()
 for p in "${packages[@]}"; do
