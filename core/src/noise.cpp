@@ -1,9 +1,27 @@
-// Average-case noise model of gate bootstrapping (formulas in noise.hpp).
+// Average-case noise model of gate bootstrapping and Gaussian tails in log2 (formulas in
+// noise.hpp).
 #include "torusgate/core/noise.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include "torusgate/core/error.hpp"
 
 namespace torusgate {
+namespace {
+
+// log2(2^x + 2^y) without overflow or underflow.
+double log2_add(double x, double y) {
+  if (x == -INFINITY) return y;
+  if (y == -INFINITY) return x;
+  const double hi = std::max(x, y), lo = std::min(x, y);
+  return hi + std::log2(1.0 + std::exp2(lo - hi));
+}
+
+}  // namespace
 
 NoiseModel noise_model(const Parameters& p) {
   p.validate();
@@ -28,14 +46,75 @@ double NoiseModel::gate_output(const GateSpec& gate) const {
   return gate.bootstraps() * blind_rotation + key_switching;
 }
 
-double NoiseModel::decision(const GateSpec& gate) const {
+double NoiseModel::combination(const GateSpec& gate) const {
   const double out = blind_rotation + key_switching;
   const int factor = gate.kind == GateKind::Mux ? 2 : gate.variance_factor();
-  return factor * out + modulus_switching;
+  return factor * out;
+}
+
+double NoiseModel::decision(const GateSpec& gate) const {
+  return combination(gate) + modulus_switching;
 }
 
 double NoiseModel::failure_probability(const GateSpec& gate) const {
   return std::erfc(gate.ideal_margin() / std::sqrt(2.0 * decision(gate)));
+}
+
+double NoiseModel::log2_failure_probability(const GateSpec& gate) const {
+  return log2_gaussian_tail(gate.ideal_margin(), decision(gate));
+}
+
+double log2_erfc(double x) {
+  EXPECTS(std::isfinite(x), "log2_erfc: x=" + std::to_string(x) + " but expected a finite value");
+  if (x < 25) return std::log2(std::erfc(x));
+  // erfc(x) = exp(-x^2) / (x sqrt(pi)) * sum_k (-1)^k (2k-1)!! / (2x^2)^k; at x >= 25 the
+  // terms fall below 1e-10 after the fourth, so five terms give full double precision.
+  const double inv = 1.0 / (2.0 * x * x);
+  double term = 1.0, series = 1.0;
+  for (int k = 1; k <= 6; ++k) {
+    term *= -(2.0 * k - 1.0) * inv;
+    series += term;
+  }
+  return (-x * x - std::log(x * std::sqrt(std::numbers::pi)) + std::log(series)) /
+         std::numbers::ln2;
+}
+
+double log2_gaussian_tail(double margin, double variance) {
+  EXPECTS(std::isfinite(margin) && margin >= 0,
+          "log2_gaussian_tail: margin=" + std::to_string(margin) + " but expected a finite value >= 0");
+  EXPECTS(std::isfinite(variance) && variance > 0,
+          "log2_gaussian_tail: variance=" + std::to_string(variance) +
+              " but expected a finite value > 0");
+  return log2_erfc(margin / std::sqrt(2.0 * variance));
+}
+
+double log2_decision_failure_probability(const GateSpec& gate, double variance) {
+  EXPECTS(gate.bootstraps() > 0, "log2_decision_failure_probability: gate " +
+                                     std::string(gate_kind_name(gate.kind)) +
+                                     " has no bootstrap; expected a bootstrapped gate");
+  EXPECTS(std::isfinite(variance) && variance > 0,
+          "log2_decision_failure_probability: variance=" + std::to_string(variance) +
+              " but expected a finite value > 0");
+  // The bootstraps whose decisions are averaged: the gate itself, or MUX's two halves.
+  std::vector<GateSpec> parts;
+  if (gate.kind == GateKind::Mux) {
+    parts = {GateSpec::of(GateKind::And), GateSpec::of(GateKind::AndNY)};
+  } else {
+    parts = {gate};
+  }
+  double log2_sum = -INFINITY;
+  int cases = 0;
+  for (const GateSpec& g : parts) {
+    for (int x = 0; x < (1 << g.arity); ++x) {
+      const int e = g.phase_eighths(x & 1, (x >> 1) & 1, (x >> 2) & 1);  // in (-4, 4], not 0 or 4
+      const int near = e < 0 ? -e : e;                                    // 1..3 eighths
+      // One-sided tail Q(d / sigma) = erfc(d / sqrt(2 V)) / 2 at each boundary.
+      log2_sum = log2_add(log2_sum, log2_gaussian_tail(near / 8.0, variance) - 1.0);
+      log2_sum = log2_add(log2_sum, log2_gaussian_tail((4 - near) / 8.0, variance) - 1.0);
+      ++cases;
+    }
+  }
+  return log2_sum - std::log2(static_cast<double>(cases));
 }
 
 }  // namespace torusgate

@@ -1,5 +1,6 @@
 // Average-case noise model of gate bootstrapping (variances as squared torus fractions),
-// for comparison with measured phases. Binary keys with P(s_i = 1) = 1/2, uniform digits.
+// for comparison with measured phases, and Gaussian tail probabilities that stay finite where
+// erfc underflows. Binary keys with P(s_i = 1) = 1/2, uniform digits.
 // Blind rotation (TFHE, J. Cryptology 2020, theorem 4.3, average case):
 //   V_BR = n (k+1) l N E[d^2] sigma_glwe^2 + n (1 + kN/2) q^2 / 12,
 //   E[d^2] = (Bg^2 + 2) / 12, q = 2^-(Bgbit l) (decomposition precision);
@@ -20,14 +21,38 @@ struct NoiseModel {
   double modulus_switching = 0; // V_MS
   // Variance of a bootstrapped gate output: V_BR + V_KS (MUX: 2 V_BR + V_KS).
   double gate_output(const GateSpec& gate) const;
-  // Variance of the phase that the next bootstrap decides on, for inputs that are outputs
-  // of bootstrapped gates: variance_factor * (V_BR + V_KS) + V_MS.
+  // Variance of the linear combination offset + sum_i w_i in_i that a bootstrap of `gate`
+  // starts from, for inputs that are outputs of single-bootstrap gates:
+  // variance_factor * (V_BR + V_KS) (MUX: each of its two bootstraps, factor 2).
+  double combination(const GateSpec& gate) const;
+  // Variance of the phase that the bootstrap decides on: the combination after the modulus
+  // switch to Z_2N, combination(gate) + V_MS.
   double decision(const GateSpec& gate) const;
-  // Probability that one gate with such inputs decides wrongly:
-  // erfc(margin / sqrt(2 V)), margin = gate.ideal_margin() (1/8, or 1/4 for XOR-like gates).
+  // Probability that one bootstrap of such a gate decides wrongly, at the gate's worst
+  // input: erfc(margin / sqrt(2 V)), margin = gate.ideal_margin() (1/8, or 1/4 for XOR-like
+  // gates), V = decision(gate). Two-sided, so an upper bound for one-sided margins.
   double failure_probability(const GateSpec& gate) const;
+  // log2 of failure_probability(gate), finite where the probability underflows a double.
+  double log2_failure_probability(const GateSpec& gate) const;
 };
 
 NoiseModel noise_model(const Parameters& params);
+
+// log2(erfc(x)) for any finite x; for x >= 25, where erfc leaves the range of doubles, the
+// asymptotic series erfc(x) = exp(-x^2) / (x sqrt(pi)) (1 - 1/(2x^2) + 3/(4x^4) - ...).
+double log2_erfc(double x);
+
+// log2 of erfc(margin / sqrt(2 variance)): the probability that a centred Gaussian of
+// `variance` exceeds `margin` in absolute value. Throws InvalidArgument unless margin >= 0
+// and variance > 0 (both finite).
+double log2_gaussian_tail(double margin, double variance);
+
+// log2 of the probability that one bootstrap of `gate` decides wrongly when the decided
+// phase carries centred Gaussian noise of `variance`, averaged over uniformly random inputs:
+// for each input combination the noiseless phase e/8 lies between the boundaries 0 and 1/2
+// (or -1/2 and 0), and the probability is the sum of the two one-sided tails at the
+// distances to them. MUX: averaged over both of its bootstraps (AND(a, b) and ANDNY(a, c)).
+// Throws InvalidArgument for gates without a bootstrap or a variance that is not > 0.
+double log2_decision_failure_probability(const GateSpec& gate, double variance);
 
 }  // namespace torusgate

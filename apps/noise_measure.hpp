@@ -1,0 +1,103 @@
+// Measurement of gate-bootstrapping noise with the secret key (client side): the gate kinds
+// studied, sample statistics of phase errors, and run_noise_study(), which evaluates gates on
+// a CPU backend with realistic inputs (outputs of earlier bootstrapped gates) and records, per
+// gate kind, the error of the output phase, of the linear combination a bootstrap starts from
+// and of the phase it decides on after the modulus switch to Z_2N, with counted failures.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "torusgate/core/gates.hpp"
+#include "torusgate/core/keys.hpp"
+#include "torusgate/core/noise.hpp"
+#include "torusgate/cpu/cpu_backend.hpp"
+
+namespace torusgate::apps {
+
+// One gate kind of the study: a label for tables ("NAND", "T(0;1,1,-1)"), its spec, and
+// whether it is a stress gate (weights far beyond what circuits use, chosen so that the
+// model predicts failures a run can count).
+struct StudyGate {
+  std::string label;
+  GateSpec spec;
+  bool stress = false;
+};
+
+// "T(offset;w1,w2,...)" for a threshold gate, the kind name otherwise.
+std::string gate_label(const GateSpec& spec);
+
+// Every bootstrapped kind of core/gates.hpp (the TFHE library gates, MUX, MAJORITY, XOR3,
+// PREFIX_GENERATE), the weighted threshold gates T(0;1) (a bootstrapped copy), T(0;1,1,-1),
+// T(0;1,-2), T(0;2,2,1), T(-1;2,2,2), and the stress gates T(0;5,3,1) and T(0;8,8,7).
+std::vector<StudyGate> default_study_gates();
+
+// Sample statistics of phase errors (torus fractions). Keeps every value: quantiles exact.
+class SampleStats {
+ public:
+  void add(double x) { values_.push_back(x); }
+  std::size_t count() const { return values_.size(); }
+  const std::vector<double>& values() const { return values_; }
+  double mean() const;
+  // Unbiased sample variance (n - 1); 0 with fewer than 2 values.
+  double variance() const;
+  double min() const;
+  double max() const;
+  // m4 / m2^2 - 3 (0 for a Gaussian); 0 with fewer than 4 values or no spread.
+  double excess_kurtosis() const;
+  // The q-quantile (0 <= q <= 1), linear interpolation between order statistics. Throws
+  // InvalidArgument on an empty sample or q outside [0, 1].
+  double quantile(double q) const;
+  // Counts of values in bins of width `bin_width` covering [-range, range) (range a multiple
+  // of the width), plus the counts below and at or above the range: {below, bins..., above}.
+  std::vector<std::uint64_t> histogram(double bin_width, double range) const;
+
+ private:
+  std::vector<double> values_;
+};
+
+// Everything measured for one gate kind in one run.
+struct GateMeasurement {
+  StudyGate gate;
+  std::uint64_t gates = 0;      // gates evaluated
+  std::uint64_t decisions = 0;  // bootstraps (MUX: 2 per gate)
+  SampleStats output;           // output phase - the bit its bootstraps produced (+-1/8)
+  SampleStats combination;      // phase of offset + sum w_i in_i - the noiseless e/8
+  SampleStats decision;         // the Z_2N phase decided on (as a torus fraction) - e/8
+  std::uint64_t decision_failures = 0;  // bootstraps that decided on the wrong side
+  std::uint64_t output_failures = 0;    // outputs that decrypt to the wrong bit
+  // Outputs whose phase is not within 1/16 of what the decided phases imply: the measurement
+  // (or the backend) is inconsistent. Always 0 in a correct run.
+  std::uint64_t unexplained = 0;
+};
+
+struct StudyConfig {
+  std::vector<StudyGate> gates = default_study_gates();
+  std::uint64_t total_gates = 100000;  // split evenly over `gates` (remainder to the first)
+  std::size_t round_size = 2048;       // gates per evaluate() call
+};
+
+struct StudyResult {
+  std::vector<GateMeasurement> gates;
+  SampleStats bootstrapped_inputs;  // noise of the pool the inputs are drawn from
+  std::uint64_t bootstraps = 0;     // counted by the backend, the first refresh included
+  std::size_t rounds = 0;
+  double seconds = 0;
+};
+
+// Runs the study on `be` (holding only the cloud key of `secret`): a pool of fresh
+// encryptions is refreshed by one bootstrap each; then every round draws each gate's inputs
+// from the pool (a random permutation per input position, each input negated with
+// probability 1/2, a free NOT, so that input bits are uniform), evaluates one batch mixing
+// every kind, measures each gate with the secret key, and makes the outputs of its
+// single-bootstrap gates the next pool. `progress(done, total)` is called after each round.
+// Throws InvalidArgument for an empty gate list, a gate without a bootstrap, a key that does
+// not match the backend, total_gates 0 or round_size 0.
+StudyResult run_noise_study(CpuBackend& be, const SecretKey& secret, Csprng& rng,
+                            const StudyConfig& config,
+                            const std::function<void(std::uint64_t, std::uint64_t)>& progress = {});
+
+}  // namespace torusgate::apps

@@ -1,0 +1,428 @@
+// noise_study: command line, derived figures and the JSON / markdown / console reports.
+#include "noise_report.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "app_support.hpp"
+#include "torusgate/core/error.hpp"
+
+namespace torusgate::apps {
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string fmt(const char* format, double v) {
+  if (!std::isfinite(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+// A count that may be astronomically small: "0.0031", "12.4", or "2^-812".
+std::string fmt_expected(double log2_value) {
+  if (!std::isfinite(log2_value)) return "n/a";
+  if (log2_value < -20) return fmt("2^%.0f", log2_value);
+  return fmt("%.3g", std::exp2(log2_value));
+}
+
+double ratio(double measured, double model) { return model > 0 ? measured / model : NAN; }
+
+// log2 of `count` times 2^log2_p.
+double log2_times(std::uint64_t count, double log2_p) {
+  return count == 0 ? -INFINITY : std::log2(static_cast<double>(count)) + log2_p;
+}
+
+std::string stats_json(const SampleStats& s, double model_variance, const std::string& indent) {
+  const double sigma = std::sqrt(model_variance);
+  std::ostringstream os;
+  os << "{\"count\": " << s.count();
+  if (s.count() == 0) return os.str() + "}";
+  os << ", \"mean\": " << json_number(s.mean()) << ", \"variance\": " << json_number(s.variance())
+     << ", \"stddev\": " << json_number(std::sqrt(s.variance()))
+     << ", \"min\": " << json_number(s.min()) << ", \"max\": " << json_number(s.max())
+     << ", \"excess_kurtosis\": " << json_number(s.excess_kurtosis())
+     << ", \"model_variance\": " << json_number(model_variance)
+     << ", \"variance_ratio\": " << json_number(ratio(s.variance(), model_variance)) << ",\n"
+     << indent << " \"quantiles\": {";
+  const double qs[] = {0.0001, 0.001, 0.01, 0.1, 0.5, 0.9, 0.99, 0.999, 0.9999};
+  for (std::size_t i = 0; i < std::size(qs); ++i) {
+    os << (i ? ", " : "") << "\"" << qs[i] << "\": " << json_number(s.quantile(qs[i]));
+  }
+  os << "},\n" << indent << " \"histogram\": {\"unit\": \"model standard deviation\", "
+     << "\"bin_width\": 0.5, \"range\": [-6, 6], ";
+  if (sigma > 0) {
+    SampleStats scaled;
+    for (double v : s.values()) scaled.add(v / sigma);
+    const auto h = scaled.histogram(0.5, 6.0);
+    os << "\"below\": " << h.front() << ", \"above\": " << h.back() << ", \"counts\": [";
+    for (std::size_t i = 1; i + 1 < h.size(); ++i) os << (i > 1 ? ", " : "") << h[i];
+    os << "]}}";
+  } else {
+    os << "\"counts\": null}}";
+  }
+  return os.str();
+}
+
+}  // namespace
+
+void noise_study_usage(std::ostream& os) {
+  os << "usage: noise_study [options]\n"
+        "Measures the phase error of bootstrapped gates with the secret key (client side) and\n"
+        "compares it with the noise model of core/noise.hpp, per parameter set and gate kind.\n"
+        "  --params LIST     parameter sets, comma-separated: names, or real (tfhe_lib_128,\n"
+        "                    tfhe_lib_80, default_128; the default), toy (toy_INSECURE,\n"
+        "                    toy_k2_INSECURE), all\n"
+        "  --gates N         gates per parameter set, split evenly over the gate kinds, the\n"
+        "                    remainder to the first kinds; MUX counts one gate for its two\n"
+        "                    bootstraps (default 100000)\n"
+        "  --round R         gates per evaluate() call, 16..1048576 (default 2048)\n"
+        "  --kinds LIST      gate kinds, comma-separated labels (AND, NAND, ..., MUX, MAJORITY,\n"
+        "                    XOR3, PREFIX_GENERATE, T(0;1), ...) or groups: all (default),\n"
+        "                    fixed, threshold, stress\n"
+        "  --threshold O:W1[:W2[:W3]]  add the threshold gate bootstrap(O/8 + sum Wi in_i);\n"
+        "                    repeatable\n"
+        "  --backend B       sequential | openmp | best (default best: openmp here)\n"
+        "  --threads T       OpenMP threads (default: the OpenMP default)\n"
+        "  --fft E           auto | fftw | simd | portable\n"
+        "  --task-size S     blind rotations per task, 2..4096\n"
+        "  --seed S          INSECURE deterministic keys and noise, for reproducible tests\n"
+        "  --json PATH       write the full report (statistics, quantiles, histograms) as JSON\n"
+        "  --markdown PATH   write the tables as markdown\n"
+        "  --no-progress     no progress bar on stderr\n"
+        "  --help            this text\n"
+        "Exit status: 0 done, 1 a measurement was inconsistent or the run failed, 2 bad options.\n";
+}
+
+StudyGate parse_threshold_gate(const std::string& text) {
+  std::vector<int> v;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t colon = text.find(':', start);
+    const std::string item = text.substr(start, colon == std::string::npos ? std::string::npos
+                                                                           : colon - start);
+    int value = 0;
+    std::size_t used = 0;
+    try {
+      value = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size()) {
+      throw InvalidArgument("--threshold: '" + text + "' is not OFFSET:W1[:W2[:W3]] (integers, "
+                            "in eighths); '" + item + "' is not an integer");
+    }
+    v.push_back(value);
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  if (v.size() < 2 || v.size() > 4) {
+    throw InvalidArgument("--threshold: '" + text + "' has " + std::to_string(v.size() - 1) +
+                          " weights; expected OFFSET and 1 to 3 weights");
+  }
+  try {
+    GateSpec spec = v.size() == 2   ? GateSpec::threshold(v[0], {v[1]})
+                    : v.size() == 3 ? GateSpec::threshold(v[0], {v[1], v[2]})
+                                    : GateSpec::threshold(v[0], {v[1], v[2], v[3]});
+    return StudyGate{gate_label(spec), spec, false};
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument("--threshold " + text + ": " + e.what());
+  }
+}
+
+std::vector<StudyGate> select_study_gates(const std::string& list) {
+  const std::vector<StudyGate> all = default_study_gates();
+  std::vector<StudyGate> chosen;
+  std::set<std::string> seen;
+  auto take = [&](const StudyGate& g) {
+    if (!seen.insert(g.label).second)
+      throw InvalidArgument("--kinds: gate " + g.label + " is listed twice");
+    chosen.push_back(g);
+  };
+  for (const std::string& raw : split_list(list)) {
+    const std::string name = lower(raw);
+    if (name == "all") {
+      for (const auto& g : all) take(g);
+    } else if (name == "fixed") {
+      for (const auto& g : all) if (g.spec.kind != GateKind::Threshold) take(g);
+    } else if (name == "threshold") {
+      for (const auto& g : all) if (g.spec.kind == GateKind::Threshold && !g.stress) take(g);
+    } else if (name == "stress") {
+      for (const auto& g : all) if (g.stress) take(g);
+    } else {
+      const auto it = std::find_if(all.begin(), all.end(),
+                                   [&](const StudyGate& g) { return lower(g.label) == name; });
+      if (it == all.end()) {
+        std::string known;
+        for (const auto& g : all) known += (known.empty() ? "" : ", ") + g.label;
+        throw InvalidArgument("--kinds: unknown gate kind '" + raw + "'; expected all, fixed, "
+                              "threshold, stress or one of " + known);
+      }
+      take(*it);
+    }
+  }
+  return chosen;
+}
+
+std::vector<std::string> select_parameter_sets(const std::string& list) {
+  std::vector<std::string> chosen;
+  auto take = [&](const std::string& name) {
+    if (std::find(chosen.begin(), chosen.end(), name) != chosen.end())
+      throw InvalidArgument("--params: parameter set " + name + " is listed twice");
+    chosen.push_back(name);
+  };
+  for (const std::string& item : split_list(list)) {
+    if (item == "real") {
+      for (const char* n : {"tfhe_lib_128", "tfhe_lib_80", "default_128"}) take(n);
+    } else if (item == "toy") {
+      for (const char* n : {"toy_INSECURE", "toy_k2_INSECURE"}) take(n);
+    } else if (item == "all") {
+      for (const auto& p : all_parameter_sets()) take(p.name);
+    } else {
+      try {
+        take(parameters_by_name(item).name);
+      } catch (const InvalidArgument& e) {
+        if (std::string(e.what()).find("twice") != std::string::npos) throw;
+        throw InvalidArgument("--params: unknown parameter set '" + item +
+                              "'; expected real, toy, all or a name: " +
+                              [] {
+                                std::string k;
+                                for (const auto& p : all_parameter_sets())
+                                  k += (k.empty() ? "" : ", ") + p.name;
+                                return k;
+                              }());
+      }
+    }
+  }
+  return chosen;
+}
+
+NoiseStudyOptions parse_noise_study_options(int argc, char** argv) {
+  NoiseStudyOptions o;
+  std::vector<StudyGate> extra;
+  for (CommandLine cl(argc, argv); cl.next();) {
+    const std::string& arg = cl.arg();
+    if (cl.is_help()) {
+      o.help = true;
+      return o;
+    } else if (arg == "--params") {
+      o.params = select_parameter_sets(cl.value());
+    } else if (arg == "--gates") {
+      o.gates = parse_count(arg, cl.value(), 1, 1000000000);
+    } else if (arg == "--round") {
+      o.round_size = parse_count(arg, cl.value(), 16, 1u << 20);
+    } else if (arg == "--kinds") {
+      o.kinds = select_study_gates(cl.value());
+    } else if (arg == "--threshold") {
+      extra.push_back(parse_threshold_gate(cl.value()));
+    } else if (arg == "--backend") {
+      o.backend = cl.value();
+    } else if (parse_cpu_option(cl, o.cpu)) {
+    } else if (arg == "--seed") {
+      o.seed = parse_count(arg, cl.value(), 0, UINT64_MAX);
+    } else if (arg == "--json") {
+      o.json_path = cl.value();
+    } else if (arg == "--markdown") {
+      o.markdown_path = cl.value();
+    } else if (arg == "--no-progress") {
+      o.progress = false;
+    } else {
+      cl.reject();
+    }
+  }
+  for (const StudyGate& g : extra) {
+    if (std::any_of(o.kinds.begin(), o.kinds.end(),
+                    [&](const StudyGate& k) { return k.label == g.label; }))
+      throw InvalidArgument("--threshold: gate " + g.label + " is already in the list");
+    o.kinds.push_back(g);
+  }
+  if (o.kinds.empty()) throw InvalidArgument("--kinds: no gate kind selected");
+  if (o.gates < o.kinds.size()) {
+    throw InvalidArgument("--gates " + std::to_string(o.gates) + " is fewer than the " +
+                          std::to_string(o.kinds.size()) + " gate kinds; expected at least " +
+                          std::to_string(o.kinds.size()));
+  }
+  o.backend = resolve_cpu_backend(o.backend);
+  if (o.cpu.threads != 0 && o.backend == "sequential")
+    throw InvalidArgument("--threads applies to the openmp backend, not to sequential");
+  return o;
+}
+
+GateFigures gate_figures(const GateMeasurement& m, const NoiseModel& model,
+                         double measured_input_variance) {
+  const GateSpec& spec = m.gate.spec;
+  GateFigures f;
+  f.model_output = model.gate_output(spec);
+  f.model_combination = model.combination(spec);
+  f.model_decision = model.decision(spec);
+  f.output_ratio = ratio(m.output.variance(), f.model_output);
+  f.combination_ratio = ratio(m.combination.variance(), f.model_combination);
+  f.decision_ratio = ratio(m.decision.variance(), f.model_decision);
+  const int factor = spec.kind == GateKind::Mux ? 2 : spec.variance_factor();
+  f.decision_from_inputs = factor * measured_input_variance + model.modulus_switching;
+  f.decision_from_inputs_ratio = ratio(m.decision.variance(), f.decision_from_inputs);
+  f.margin = spec.ideal_margin();
+  f.log2_p_model = log2_gaussian_tail(f.margin, f.model_decision);
+  const double measured = m.decision.variance();
+  f.log2_p_measured = measured > 0 ? log2_gaussian_tail(f.margin, measured) : NAN;
+  f.log2_p_avg_model = log2_decision_failure_probability(spec, f.model_decision);
+  f.log2_p_avg_measured = measured > 0 ? log2_decision_failure_probability(spec, measured) : NAN;
+  f.expected_model = log2_times(m.decisions, f.log2_p_avg_model);
+  f.expected_measured = log2_times(m.decisions, f.log2_p_avg_measured);
+  const double sigma = std::sqrt(f.model_decision);
+  if (m.decision.count() > 0)
+    f.max_abs_decision_sigmas = std::max(std::fabs(m.decision.min()), std::fabs(m.decision.max())) / sigma;
+  return f;
+}
+
+std::string noise_study_json(const NoiseStudyOptions& o, const std::vector<SetReport>& sets) {
+  std::ostringstream os;
+  const std::string backend = sets.empty() ? o.backend : sets.front().backend;
+  const int threads = sets.empty() ? 1 : sets.front().threads;
+  os << json_report_opening("program", "noise_study", backend, threads)
+     << "  \"fft\": " << json_string(sets.empty() ? "" : sets.front().fft) << ",\n"
+     << "  \"deterministic_seed\": " << (o.seed ? std::to_string(*o.seed) : "null") << ",\n"
+     << "  \"gates_per_set\": " << o.gates << ",\n"
+     << "  \"round_size\": " << o.round_size << ",\n"
+     << "  \"split\": " << json_string("gates split evenly over the gate kinds (the remainder to "
+                                       "the first kinds); MUX counts one gate for two bootstraps; "
+                                       "inputs are outputs of earlier single-bootstrap gates")
+     << ",\n  \"sets\": [";
+  for (std::size_t si = 0; si < sets.size(); ++si) {
+    const SetReport& set = sets[si];
+    const NoiseModel& m = set.model;
+    const double v_out = m.blind_rotation + m.key_switching;
+    const double v_in = set.result.bootstrapped_inputs.variance();
+    os << (si ? ",\n" : "\n") << "    {\n"
+       << "      \"parameters\": " << parameters_json(set.params, "        ") << ",\n"
+       << "      \"model\": {\"fresh\": " << json_number(m.fresh)
+       << ", \"blind_rotation\": " << json_number(m.blind_rotation)
+       << ", \"key_switching\": " << json_number(m.key_switching)
+       << ", \"modulus_switching\": " << json_number(m.modulus_switching)
+       << ", \"bootstrapped_output\": " << json_number(v_out) << "},\n"
+       << "      \"key_generation_s\": " << json_number(set.keygen_s) << ",\n"
+       << "      \"run_s\": " << json_number(set.result.seconds) << ",\n"
+       << "      \"rounds\": " << set.result.rounds << ",\n"
+       << "      \"bootstraps\": " << set.result.bootstraps << ",\n"
+       << "      \"bootstraps_per_s\": "
+       << json_number(set.result.bootstraps / set.result.seconds) << ",\n"
+       << "      \"bootstrapped_inputs\": "
+       << stats_json(set.result.bootstrapped_inputs, v_out, "      ") << ",\n"
+       << "      \"gates\": [";
+    for (std::size_t gi = 0; gi < set.result.gates.size(); ++gi) {
+      const GateMeasurement& g = set.result.gates[gi];
+      const GateFigures f = gate_figures(g, m, v_in);
+      os << (gi ? ",\n" : "\n") << "        {\"label\": " << json_string(g.gate.label)
+         << ", \"kind\": " << json_string(std::string(gate_kind_name(g.gate.spec.kind)))
+         << ", \"offset_eighths\": " << int{g.gate.spec.offset_eighths} << ", \"weights\": [";
+      for (int j = 0; j < g.gate.spec.arity; ++j) os << (j ? ", " : "") << int{g.gate.spec.weights[j]};
+      os << "], \"variance_factor\": "
+         << (g.gate.spec.kind == GateKind::Mux ? 2 : g.gate.spec.variance_factor())
+         << ", \"margin\": " << json_number(f.margin)
+         << ", \"stress\": " << (g.gate.stress ? "true" : "false") << ",\n"
+         << "         \"gates\": " << g.gates << ", \"bootstraps\": " << g.decisions << ",\n"
+         << "         \"output\": " << stats_json(g.output, f.model_output, "         ") << ",\n"
+         << "         \"combination\": " << stats_json(g.combination, f.model_combination, "         ")
+         << ",\n"
+         << "         \"decision\": " << stats_json(g.decision, f.model_decision, "         ") << ",\n"
+         << "         \"decision_model_from_measured_inputs\": " << json_number(f.decision_from_inputs)
+         << ", \"decision_ratio_to_it\": " << json_number(f.decision_from_inputs_ratio) << ",\n"
+         << "         \"failure\": {\"log2_p_model\": " << json_number(f.log2_p_model)
+         << ", \"log2_p_measured\": " << json_number(f.log2_p_measured)
+         << ", \"log2_p_avg_model\": " << json_number(f.log2_p_avg_model)
+         << ", \"log2_p_avg_measured\": " << json_number(f.log2_p_avg_measured)
+         << ", \"log2_expected_failures_model\": " << json_number(f.expected_model)
+         << ", \"log2_expected_failures_measured\": " << json_number(f.expected_measured)
+         << ", \"decision_failures\": " << g.decision_failures
+         << ", \"output_failures\": " << g.output_failures
+         << ", \"unexplained\": " << g.unexplained << "}}";
+    }
+    os << "\n      ]\n    }";
+  }
+  os << "\n  ]\n}\n";
+  return os.str();
+}
+
+std::string noise_study_table(const SetReport& set) {
+  const NoiseModel& m = set.model;
+  const double v_in = set.result.bootstrapped_inputs.variance();
+  std::ostringstream os;
+  os << "| gate | sum w^2 | margin | gates | output var / model | decision var / model "
+        "| excess kurtosis | max abs error (model sd) | log2 P model | log2 P measured "
+        "| expected failures (model / measured) | counted failures |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const GateMeasurement& g : set.result.gates) {
+    const GateFigures f = gate_figures(g, m, v_in);
+    std::string counted = std::to_string(g.decision_failures);
+    if (g.output_failures != g.decision_failures) counted += " (outputs " + std::to_string(g.output_failures) + ")";
+    if (g.unexplained) counted += ", " + std::to_string(g.unexplained) + " UNEXPLAINED";
+    os << "| " << g.gate.label << (g.gate.stress ? " (stress)" : "") << " | "
+       << (g.gate.spec.kind == GateKind::Mux ? 2 : g.gate.spec.variance_factor()) << " | "
+       << (f.margin == 0.25 ? "1/4" : "1/8") << " | " << g.gates
+       << (g.decisions != g.gates ? " (" + std::to_string(g.decisions) + " bootstraps)" : "")
+       << " | " << fmt("%.3f", f.output_ratio) << " | " << fmt("%.3f", f.decision_ratio) << " | "
+       << fmt("%.2f", g.decision.excess_kurtosis()) << " | "
+       << fmt("%.1f", f.max_abs_decision_sigmas) << " | " << fmt("%.1f", f.log2_p_model) << " | "
+       << fmt("%.1f", f.log2_p_measured) << " | " << fmt_expected(f.expected_model) << " / "
+       << fmt_expected(f.expected_measured) << " | " << counted << " |\n";
+  }
+  return os.str();
+}
+
+std::string noise_study_markdown(const NoiseStudyOptions& o, const std::vector<SetReport>& sets) {
+  std::ostringstream os;
+  os << "# Noise and failure-rate measurement (noise_study)\n\n"
+     << "Program `noise_study`, commit " << build_commit() << ", " << utc_timestamp() << ".\n"
+     << "Machine: " << machine_description() << ".\n"
+     << "Backend: " << (sets.empty() ? o.backend : sets.front().backend) << ", "
+     << (sets.empty() ? 1 : sets.front().threads) << " thread(s), FFT "
+     << (sets.empty() ? "" : sets.front().fft) << ".\n"
+     << (o.seed ? "Randomness: INSECURE deterministic seed " + std::to_string(*o.seed) + ".\n"
+                : std::string("Randomness: keys and noise from the OS-seeded CSPRNG.\n"))
+     << "\n"
+     << o.gates << " gates per parameter set, split evenly over the " << o.kinds.size()
+     << " gate kinds (the remainder to the first kinds; MUX counts one gate for its two "
+        "bootstraps), evaluated in rounds of up to "
+     << o.round_size
+     << " gates, one batch per round. Every input is the output of an earlier bootstrapped "
+        "single-bootstrap gate (randomly permuted and negated), so it carries bootstrapping and "
+        "key-switching noise. Errors are torus fractions measured with the secret key: "
+        "*output* = output phase minus the +-1/8 its bootstrap(s) produced; *decision* = the "
+        "phase in Z_2N that the blind rotation rotates by (after the modulus switch) minus the "
+        "noiseless phase. The model is core/noise.hpp (decision variance = sum w^2 x (V_BR + "
+        "V_KS) + V_MS). *log2 P* = log2 erfc(margin / sqrt(2 V)) per bootstrap at the gate's "
+        "worst input, with the model's or the measured decision variance V. *Expected "
+        "failures* = the run's bootstraps x the per-bootstrap probability averaged over the "
+        "inputs (one-sided tails at both boundaries). *Counted failures* = bootstraps that "
+        "decided on the wrong side (outputs that decrypted wrongly, when different).\n";
+  for (const SetReport& set : sets) {
+    const NoiseModel& m = set.model;
+    const double v_out = m.blind_rotation + m.key_switching;
+    const double v_in = set.result.bootstrapped_inputs.variance();
+    os << "\n## " << set.params.name << (set.params.insecure ? " (INSECURE, tests only)" : "")
+       << "\n\n"
+       << "n=" << set.params.lwe_dimension << ", k=" << set.params.glwe_dimension
+       << ", N=" << set.params.polynomial_size << ", bk " << set.params.bk_base_log << "/"
+       << set.params.bk_level_count << ", ks " << set.params.ks_base_log << "/"
+       << set.params.ks_level_count << ". Model: V_BR = " << fmt("%.3e", m.blind_rotation)
+       << ", V_KS = " << fmt("%.3e", m.key_switching) << ", V_MS = "
+       << fmt("%.3e", m.modulus_switching) << "; bootstrapped output sd = 2^"
+       << fmt("%.2f", 0.5 * std::log2(v_out)) << ". Measured output variance of the "
+       << set.result.bootstrapped_inputs.count() << " single-bootstrap outputs: "
+       << fmt("%.3e", v_in) << " (" << fmt("%.3f", v_in / v_out) << " x the model). "
+       << set.result.bootstraps << " bootstraps in " << fmt("%.0f", set.result.seconds) << " s ("
+       << fmt("%.0f", set.result.bootstraps / set.result.seconds) << " per second); keys made in "
+       << fmt("%.1f", set.keygen_s) << " s.\n\n"
+       << noise_study_table(set);
+  }
+  return os.str();
+}
+
+}  // namespace torusgate::apps

@@ -1,0 +1,84 @@
+// The noise_study program's command line and reports: options (parsed and validated before
+// any work), the figures derived from a measurement and the model (variance ratios, failure
+// probabilities in log2, expected and counted failures), and the JSON, markdown and console
+// renderings.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "noise_measure.hpp"
+#include "torusgate/core/noise.hpp"
+#include "torusgate/cpu/cpu_backend.hpp"
+
+namespace torusgate::apps {
+
+struct NoiseStudyOptions {
+  std::vector<std::string> params = {"tfhe_lib_128", "tfhe_lib_80", "default_128"};
+  std::uint64_t gates = 100000;  // per parameter set
+  std::size_t round_size = 2048;
+  std::vector<StudyGate> kinds = default_study_gates();
+  std::string backend = "best";  // resolved to sequential or openmp by the parser
+  CpuOptions cpu;
+  std::optional<std::uint64_t> seed;  // deterministic, INSECURE randomness (tests)
+  std::string json_path, markdown_path;
+  bool progress = true;
+  bool help = false;
+};
+
+void noise_study_usage(std::ostream& os);
+
+// Parses and validates the command line; throws InvalidArgument naming the bad option.
+NoiseStudyOptions parse_noise_study_options(int argc, char** argv);
+
+// "OFFSET:W1[:W2[:W3]]" (eighths) -> a threshold gate; throws InvalidArgument.
+StudyGate parse_threshold_gate(const std::string& text);
+
+// Gate labels (case-insensitive) and the groups all, fixed, threshold, stress, comma-separated;
+// throws InvalidArgument for an unknown name, a duplicate or an empty list.
+std::vector<StudyGate> select_study_gates(const std::string& list);
+
+// Parameter set names and the groups real (tfhe_lib_128, tfhe_lib_80, default_128), toy and
+// all; throws InvalidArgument for an unknown name, a duplicate or an empty list.
+std::vector<std::string> select_parameter_sets(const std::string& list);
+
+// What the model and the measurement say about one gate kind.
+struct GateFigures {
+  double model_output = 0, model_combination = 0, model_decision = 0;
+  double output_ratio = 0, combination_ratio = 0, decision_ratio = 0;
+  // Decision variance predicted from the measured input noise: factor * V_in + V_MS.
+  double decision_from_inputs = 0, decision_from_inputs_ratio = 0;
+  double margin = 0;
+  // log2 of erfc(margin / sqrt(2 V)), V the model's or the measured decision variance.
+  double log2_p_model = 0, log2_p_measured = 0;
+  // log2 of the per-bootstrap probability averaged over inputs (log2_decision_failure_
+  // probability) and the failures it predicts for this run's bootstraps.
+  double log2_p_avg_model = 0, log2_p_avg_measured = 0;
+  double expected_model = 0, expected_measured = 0;
+  double max_abs_decision_sigmas = 0;  // largest |decision error| in model standard deviations
+};
+
+GateFigures gate_figures(const GateMeasurement& m, const NoiseModel& model,
+                         double measured_input_variance);
+
+// One parameter set's run.
+struct SetReport {
+  Parameters params;
+  NoiseModel model;
+  StudyResult result;
+  std::string backend, fft;
+  int threads = 1;
+  double keygen_s = 0;
+};
+
+// The whole JSON document (opening: program, date, commit, machine, backend, threads).
+std::string noise_study_json(const NoiseStudyOptions& o, const std::vector<SetReport>& sets);
+// The markdown report: how it was measured, then per set the model and the table.
+std::string noise_study_markdown(const NoiseStudyOptions& o, const std::vector<SetReport>& sets);
+// The per-set table alone (markdown), also printed on the console.
+std::string noise_study_table(const SetReport& set);
+
+}  // namespace torusgate::apps

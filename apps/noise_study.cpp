@@ -1,0 +1,129 @@
+// noise_study: the noise and failure-rate measurement of bootstrapped gates. For each
+// parameter set and gate kind it measures, with the secret key, the output phase error and
+// the decided phase error of gates whose inputs are outputs of earlier bootstrapped gates,
+// compares their variances with the model of core/noise.hpp, turns both into failure
+// probabilities and counts the failures (apps/noise_measure.hpp, apps/noise_report.hpp).
+//   noise_study [--params LIST] [--gates N] [--kinds LIST] [--json PATH] [--markdown PATH] ...
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "app_support.hpp"
+#include "noise_measure.hpp"
+#include "noise_report.hpp"
+#include "progress.hpp"
+#include "torusgate/core/error.hpp"
+#include "torusgate/core/keys.hpp"
+
+using namespace torusgate;
+using namespace torusgate::apps;
+
+namespace {
+
+// Opens `path` for writing now, so that a bad path fails before the run, not after it.
+std::ofstream open_output(const std::string& flag, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw InvalidArgument(flag + ": cannot write to '" + path + "'");
+  return out;
+}
+
+SetReport run_set(const NoiseStudyOptions& o, const Parameters& params) {
+  SetReport set;
+  set.params = params;
+  set.model = noise_model(params);
+  // Client: keys. Deterministic only with --seed (INSECURE, reproducible tests).
+  const auto t0 = std::chrono::steady_clock::now();
+  Csprng rng = o.seed ? Csprng::deterministic(*o.seed ^ params.fingerprint(),
+                                              testing::insecure_deterministic)
+                      : Csprng();
+  const SecretKey secret(params, rng);
+  auto cloud = std::make_shared<const CloudKey>(CloudKey::generate(secret, rng));
+  // Server: the backend holds only the cloud key.
+  auto ctx = std::make_shared<const CpuKeyContext>(cloud, o.cpu.fft);
+  set.keygen_s = seconds_since(t0);
+  const std::unique_ptr<CpuBackend> be = make_cpu_backend(o.backend, ctx, o.cpu);
+  set.backend = be->name();
+  set.threads = be->threads();
+  set.fft = ctx->fft().name();
+  std::printf("\n%s%s: n=%u k=%u N=%u, keys in %.1f s; %llu gates over %zu kinds on %s "
+              "(%d thread%s, fft %s)\n",
+              params.name.c_str(), params.insecure ? " (INSECURE, tests only)" : "",
+              params.lwe_dimension, params.glwe_dimension, params.polynomial_size, set.keygen_s,
+              static_cast<unsigned long long>(o.gates), o.kinds.size(), set.backend.c_str(),
+              set.threads, set.threads == 1 ? "" : "s", set.fft.c_str());
+  std::fflush(stdout);
+
+  StudyConfig config;
+  config.gates = o.kinds;
+  config.total_gates = o.gates;
+  config.round_size = o.round_size;
+  ProgressBar bar(params.name, "gates", o.progress);
+  set.result = run_noise_study(*be, secret, rng, config,
+                               [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); });
+  bar.finish();
+  return set;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  NoiseStudyOptions o;
+  std::ofstream json, markdown;
+  try {
+    o = parse_noise_study_options(argc, argv);
+    if (o.help) {
+      noise_study_usage(std::cout);
+      return 0;
+    }
+    if (!o.json_path.empty()) json = open_output("--json", o.json_path);
+    if (!o.markdown_path.empty()) markdown = open_output("--markdown", o.markdown_path);
+  } catch (const InvalidArgument& e) {
+    std::cerr << "noise_study: " << e.what() << "\n";
+    return 2;
+  }
+  try {
+    std::printf("noise_study  commit %s, %s UTC\nmachine      %s\n", build_commit().c_str(),
+                utc_timestamp().c_str(), machine_description().c_str());
+    if (o.seed) {
+      std::printf("randomness   INSECURE deterministic seed %llu (reproducible tests only)\n",
+                  static_cast<unsigned long long>(*o.seed));
+    }
+    std::vector<SetReport> sets;
+    std::uint64_t unexplained = 0;
+    for (const std::string& name : o.params) {
+      sets.push_back(run_set(o, parameters_by_name(name)));
+      const SetReport& set = sets.back();
+      std::printf("%s", noise_study_table(set).c_str());
+      std::printf("%llu bootstraps in %.1f s (%.0f per second)\n",
+                  static_cast<unsigned long long>(set.result.bootstraps), set.result.seconds,
+                  set.result.bootstraps / set.result.seconds);
+      std::fflush(stdout);
+      for (const auto& g : set.result.gates) unexplained += g.unexplained;
+    }
+    if (json.is_open()) {
+      json << noise_study_json(o, sets);
+      json.close();
+      if (!json) throw SystemError("writing --json file '" + o.json_path + "' failed");
+      std::printf("\nJSON written to %s\n", o.json_path.c_str());
+    }
+    if (markdown.is_open()) {
+      markdown << noise_study_markdown(o, sets);
+      markdown.close();
+      if (!markdown) throw SystemError("writing --markdown file '" + o.markdown_path + "' failed");
+      std::printf("markdown written to %s\n", o.markdown_path.c_str());
+    }
+    if (unexplained != 0) {
+      std::fprintf(stderr,
+                   "noise_study: %llu outputs are not within 1/16 of what their decided phases "
+                   "imply: the measurement or the backend is inconsistent\n",
+                   static_cast<unsigned long long>(unexplained));
+      return 1;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "noise_study: " << e.what() << "\n";
+    return 1;
+  }
+}
