@@ -15,6 +15,7 @@
 #include <limits>
 #include <optional>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -389,6 +390,10 @@ std::string type_id_hint(std::int32_t id) {
       return " (that is the type id of a TGSW key)";
     case ciphertext_type_id:
       return " (that is the type id of a ciphertext)";
+    case keyswitch_key_type_id:
+      return " (that is the type id of a key-switching key)";
+    case bootstrapping_key_type_id:
+      return " (that is the type id of a bootstrapping key)";
     default:
       return "";
   }
@@ -424,8 +429,8 @@ std::vector<std::int32_t> read_binary_coefficients(Input& in, std::size_t count,
   return out;
 }
 
-Parameters read_parameter_set_impl(std::istream& stream, const std::string& ctx) {
-  Input in(stream, ctx);
+// The four blocks of a parameter set file, matched to a named set.
+Parameters read_parameter_blocks(Input& in) {
   const TextBlock gb = read_block(in, "GATEBOOTSPARAMS", {"ks_basebit", "ks_t"});
   const std::uint32_t ks_basebit = parse_uint(in, gb, "ks_basebit");
   const std::uint32_t ks_t = parse_uint(in, gb, "ks_t");
@@ -441,6 +446,11 @@ Parameters read_parameter_set_impl(std::istream& stream, const std::string& ctx)
   f.ks_base_log = ks_basebit;
   f.ks_level_count = ks_t;
   return unique_match(f, in.context());
+}
+
+Parameters read_parameter_set_impl(std::istream& stream, const std::string& ctx) {
+  Input in(stream, ctx);
+  return read_parameter_blocks(in);
 }
 
 LweKeyFile read_lwe_key_impl(std::istream& stream, const std::string& ctx) {
@@ -518,6 +528,140 @@ LweBatch read_gate_ciphertexts_impl(std::istream& stream, const Parameters& para
 }
 
 // ---------------------------------------------------------------------------------------------
+// Keysets: reading
+
+// Reads a block of int32 words in pieces, naming the whole block when the input ends early.
+class WordBlock {
+ public:
+  WordBlock(Input& in, std::uint64_t words, std::string what)
+      : in_(in), start_(in.offset()), total_bytes_(4 * words), what_(std::move(what)) {}
+
+  void read(std::span<Torus32> dst) {
+    buffer_.resize(4 * dst.size());
+    const std::size_t got = in_.read_raw(buffer_.data(), buffer_.size());
+    if (got < buffer_.size()) in_.truncated(what_, total_bytes_, start_, done_ + got);
+    done_ += got;
+    for (std::size_t i = 0; i < dst.size(); ++i) {
+      dst[i] = static_cast<Torus32>(Input::decode_i32(buffer_.data() + 4 * i));
+    }
+  }
+
+ private:
+  Input& in_;
+  std::uint64_t start_, total_bytes_, done_ = 0;
+  std::string what_;
+  std::vector<unsigned char> buffer_;
+};
+
+// A variance double: finite and non-negative (the library stores alpha^2 or 0 there).
+double read_variance(Input& in, const std::string& what) {
+  const std::uint64_t at = in.offset();
+  std::array<unsigned char, 8> b{};
+  in.bytes(b.data(), b.size(), what);
+  const double v = Input::decode_f64(b.data());
+  if (!std::isfinite(v) || v < 0) {
+    std::ostringstream text;
+    text.precision(17);
+    text << v;
+    in.fail(what + " at offset " + std::to_string(at) + " is " + text.str() +
+            " but expected a finite non-negative number (the library stores the square of the "
+            "noise standard deviation)");
+  }
+  return v;
+}
+
+// The LWEKSPARAMS block, which must agree with `p`.
+void read_ks_params(Input& in, const Parameters& p) {
+  const std::uint64_t at = in.offset();
+  const TextBlock b = read_block(in, "LWEKSPARAMS", {"basebit", "n", "t"});
+  const std::uint32_t n = parse_uint(in, b, "n");
+  const std::uint32_t t = parse_uint(in, b, "t");
+  const std::uint32_t basebit = parse_uint(in, b, "basebit");
+  std::string differs;
+  auto compare = [&](const char* field, std::uint32_t got, const std::string& theirs,
+                     std::uint32_t want) {
+    if (got != want) {
+      differs += (differs.empty() ? "" : ", ") + std::string(field) + "=" + std::to_string(got) +
+                 " (the parameter blocks give " + theirs + "=" + std::to_string(want) + ")";
+    }
+  };
+  compare("n", n, "k*N", p.extracted_lwe_dimension());
+  compare("t", t, "ks_t", p.ks_level_count);
+  compare("basebit", basebit, "ks_basebit", p.ks_base_log);
+  if (!differs.empty()) {
+    in.fail("the LWEKSPARAMS block at offset " + std::to_string(at) +
+            " does not fit the parameter set '" + p.name + "': " + differs);
+  }
+}
+
+// The bootstrapping key as write_lweBootstrappingKey writes it after the parameter blocks.
+CloudKeySetFile read_keyset_keys(Input& in, const Parameters& p) {
+  read_ks_params(in, p);
+  CloudKeySetFile file;
+  const std::size_t n1 = std::size_t{p.lwe_dimension} + 1;
+  const std::size_t base = std::size_t{1} << p.ks_base_log;
+  const std::size_t rows = std::size_t{p.extracted_lwe_dimension()} * p.ks_level_count;
+
+  read_type_id(in, keyswitch_key_type_id, "key-switching key");
+  file.ks_variance = read_variance(in, "the key-switching key's variance");
+  std::vector<Torus32> ks(KeySwitchingKey::size(p));
+  std::vector<Torus32> digit0(rows * n1);
+  std::vector<Torus32> row(base * n1);
+  WordBlock ks_block(in, keyswitch_key_samples(p) * n1,
+                     "the key-switching key (" + std::to_string(keyswitch_key_samples(p)) +
+                         " samples of n+1=" + std::to_string(n1) + " int32)");
+  bool digit0_zero = true;
+  for (std::size_t r = 0; r < rows; ++r) {
+    ks_block.read(row);
+    std::copy(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(n1),
+              digit0.begin() + static_cast<std::ptrdiff_t>(r * n1));
+    digit0_zero = digit0_zero && std::all_of(row.begin(),
+                                             row.begin() + static_cast<std::ptrdiff_t>(n1),
+                                             [](Torus32 w) { return w == 0; });
+    std::copy(row.begin() + static_cast<std::ptrdiff_t>(n1), row.end(),
+              ks.begin() + static_cast<std::ptrdiff_t>(r * (base - 1) * n1));
+  }
+  if (!digit0_zero) file.ks_digit0 = std::move(digit0);
+
+  read_type_id(in, bootstrapping_key_type_id, "bootstrapping key");
+  file.bk_variance = read_variance(in, "the bootstrapping key's variance");
+  const std::size_t g = ggsw_size(p);
+  std::vector<Torus32> bk(std::size_t{p.lwe_dimension} * g);
+  WordBlock bk_block(in, bk.size(),
+                     "the bootstrapping key (" + std::to_string(p.lwe_dimension) +
+                         " TGSW samples of " + std::to_string(g) + " int32)");
+  for (std::size_t i = 0; i < p.lwe_dimension; ++i) {
+    bk_block.read(std::span<Torus32>(bk).subspan(i * g, g));
+  }
+  file.key = CloudKey(BootstrappingKey(p, std::move(bk)), KeySwitchingKey(p, std::move(ks)));
+  return file;
+}
+
+CloudKeySetFile read_cloud_keyset_impl(std::istream& stream, const std::string& ctx) {
+  Input in(stream, ctx);
+  const Parameters p = read_parameter_blocks(in);
+  return read_keyset_keys(in, p);
+}
+
+SecretKeySetFile read_secret_keyset_impl(std::istream& stream, const std::string& ctx) {
+  Input in(stream, ctx);
+  const Parameters p = read_parameter_blocks(in);
+  SecretKeySetFile file;
+  file.cloud = read_keyset_keys(in, p);
+  read_type_id(in, lwe_key_type_id, "LWE key");
+  auto lwe = read_binary_coefficients(in, p.lwe_dimension, "the LWE key");
+  read_type_id(in, tgsw_key_type_id, "TGSW key");
+  auto tgsw = read_binary_coefficients(in, p.extracted_lwe_dimension(), "the TGSW key");
+  file.secret = SecretKey(p, LweKey(std::move(lwe)),
+                          GlweKey(p.glwe_dimension, p.polynomial_size, std::move(tgsw)));
+  const std::string problem = key_pair_problem(file.secret, file.cloud.key);
+  if (!problem.empty()) {
+    in.fail("the keyset's cloud key does not belong to its secret keys: " + problem);
+  }
+  return file;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Writing
 
 using Output = detail::ByteWriter;
@@ -569,16 +713,20 @@ void write_tgsw_params(Output& out, const Parameters& p) {
               {{"Bgbit", format_uint(p.bk_base_log)}, {"l", format_uint(p.bk_level_count)}});
 }
 
-void write_parameter_set_impl(std::ostream& stream, const Parameters& params,
-                              const std::string& ctx) {
-  params.validate();
-  Output out(stream, ctx);
+void write_parameter_blocks(Output& out, const Parameters& params) {
   write_block(out, "GATEBOOTSPARAMS",
               {{"ks_basebit", format_uint(params.ks_base_log)},
                {"ks_t", format_uint(params.ks_level_count)}});
   write_lwe_params(out, params);
   write_tlwe_params(out, params);
   write_tgsw_params(out, params);
+}
+
+void write_parameter_set_impl(std::ostream& stream, const Parameters& params,
+                              const std::string& ctx) {
+  params.validate();
+  Output out(stream, ctx);
+  write_parameter_blocks(out, params);
   out.finish();
 }
 
@@ -639,12 +787,292 @@ void write_gate_ciphertexts_impl(std::ostream& stream, const Parameters& params,
 }
 
 // ---------------------------------------------------------------------------------------------
+// Keysets: writing
+
+void write_ks_params(Output& out, const Parameters& p) {
+  write_block(out, "LWEKSPARAMS",
+              {{"basebit", format_uint(p.ks_base_log)},
+               {"n", format_uint(p.extracted_lwe_dimension())},
+               {"t", format_uint(p.ks_level_count)}});
+}
+
+// What a keyset writer writes beyond the parameter blocks (CloudKeySetFile without copies).
+struct KeysetView {
+  const CloudKey& key;
+  double ks_variance;
+  double bk_variance;
+  std::span<const Torus32> ks_digit0;  // empty: zeros
+
+  static KeysetView of(const CloudKeySetFile& f) {
+    return {f.key, f.ks_variance, f.bk_variance, f.ks_digit0};
+  }
+  // `key` as v1.1 writes a key it generated: its variances, zero v = 0 rows.
+  static KeysetView library_default(const CloudKey& key) {
+    return {key, library_ks_variance(key.parameters()), library_bk_variance(key.parameters()), {}};
+  }
+};
+
+// Throws InvalidArgument unless `file` can be written: valid parameters, variances finite and
+// non-negative, ks_digit0 empty or k*N*t samples.
+void check_keyset_file(const KeysetView& file, const std::string& ctx) {
+  const Parameters& p = file.key.parameters();
+  p.validate();
+  for (const auto& [name, v] : {std::pair{"ks_variance", file.ks_variance},
+                                std::pair{"bk_variance", file.bk_variance}}) {
+    EXPECTS(std::isfinite(v) && v >= 0, ctx + ": " + name + "=" + std::to_string(v) +
+                                            " but expected a finite non-negative number");
+  }
+  const std::size_t digit0_words =
+      std::size_t{p.extracted_lwe_dimension()} * p.ks_level_count * (p.lwe_dimension + 1);
+  EXPECTS(file.ks_digit0.empty() || file.ks_digit0.size() == digit0_words,
+          ctx + ": ks_digit0 has " + std::to_string(file.ks_digit0.size()) +
+              " words but expected none or k*N*t*(n+1)=" + std::to_string(digit0_words));
+}
+
+void write_keyset_keys(Output& out, const KeysetView& file) {
+  const Parameters& p = file.key.parameters();
+  write_ks_params(out, p);
+  const std::size_t n1 = std::size_t{p.lwe_dimension} + 1;
+  const std::size_t base = std::size_t{1} << p.ks_base_log;
+  const std::size_t rows = std::size_t{p.extracted_lwe_dimension()} * p.ks_level_count;
+  const auto ks = file.key.key_switching_key().data();
+  out.i32(keyswitch_key_type_id);
+  out.f64(file.ks_variance);
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t w = 0; w < n1; ++w) {
+      out.i32(file.ks_digit0.empty() ? 0 : static_cast<std::int32_t>(file.ks_digit0[r * n1 + w]));
+    }
+    for (std::size_t w = 0; w < (base - 1) * n1; ++w) {
+      out.i32(static_cast<std::int32_t>(ks[r * (base - 1) * n1 + w]));
+    }
+  }
+  out.i32(bootstrapping_key_type_id);
+  out.f64(file.bk_variance);
+  for (Torus32 w : file.key.bootstrapping_key().data()) out.i32(static_cast<std::int32_t>(w));
+}
+
+void write_cloud_keyset_impl(std::ostream& stream, const KeysetView& file,
+                             const std::string& ctx) {
+  check_keyset_file(file, ctx);
+  Output out(stream, ctx);
+  write_parameter_blocks(out, file.key.parameters());
+  write_keyset_keys(out, file);
+  out.finish();
+}
+
+// Throws InvalidArgument unless `secret` and `file` can be written together.
+void check_secret_keyset(const SecretKey& secret, const KeysetView& file,
+                         const std::string& ctx) {
+  check_key(secret, ctx);
+  check_keyset_file(file, ctx);
+  const std::string problem = key_pair_problem(secret, file.key);
+  EXPECTS(problem.empty(), ctx + ": the cloud key does not belong to the secret key: " + problem);
+}
+
+void write_secret_keyset_impl(std::ostream& stream, const SecretKey& secret,
+                              const KeysetView& file, const std::string& ctx) {
+  check_secret_keyset(secret, file, ctx);
+  Output out(stream, ctx);
+  write_parameter_blocks(out, secret.parameters());
+  write_keyset_keys(out, file);
+  out.i32(lwe_key_type_id);
+  for (std::int32_t c : secret.lwe_key().coefficients()) out.i32(c);
+  out.i32(tgsw_key_type_id);
+  for (std::int32_t c : secret.glwe_key().coefficients()) out.i32(c);
+  out.finish();
+}
+
+// "0.37 of the torus" for a distance in Torus32 units.
+std::string torus_fraction(std::int64_t distance) {
+  std::ostringstream text;
+  text.precision(3);
+  text << static_cast<double>(distance) / 4294967296.0 << " of the torus";
+  return text.str();
+}
+
+// A quarter of 2^-bits of the torus in Torus32 units (at least 1): the tolerance of
+// key_pair_problem for a first level of step 2^-bits.
+std::int64_t quarter_step(std::uint32_t bits) {
+  return bits >= 30 ? 1 : std::int64_t{1} << (30 - bits);
+}
+
+// |a - b| on the torus, in Torus32 units (0 .. 2^31).
+std::int64_t torus_distance(Torus32 a, Torus32 b) {
+  const auto d = static_cast<std::int32_t>(a - b);
+  return d < 0 ? -std::int64_t{d} : std::int64_t{d};
+}
+
+// ---------------------------------------------------------------------------------------------
 // Files
 
 }  // namespace
 
 Parameters match_parameter_set(const IntegerFields& fields) {
   return unique_match(fields, "tfhe_lib::match_parameter_set");
+}
+
+std::uint64_t keyswitch_key_samples(const Parameters& params) {
+  params.validate();
+  return std::uint64_t{params.extracted_lwe_dimension()} * params.ks_level_count *
+         (std::uint64_t{1} << params.ks_base_log);
+}
+
+std::uint64_t cloud_keyset_bytes(const Parameters& params) {
+  params.validate();
+  std::ostringstream text(std::ios::binary);
+  Output out(text, "tfhe_lib::cloud_keyset_bytes");
+  write_parameter_blocks(out, params);
+  write_ks_params(out, params);
+  out.finish();
+  const std::uint64_t words =
+      keyswitch_key_samples(params) * (params.lwe_dimension + 1) +
+      std::uint64_t{params.lwe_dimension} * ggsw_size(params);
+  return text.str().size() + 2 * (4 + 8) + 4 * words;
+}
+
+double library_ks_variance(const Parameters& params) {
+  return params.lwe_noise_stddev * params.lwe_noise_stddev;
+}
+double library_bk_variance(const Parameters& params) {
+  return params.glwe_noise_stddev * params.glwe_noise_stddev;
+}
+
+CloudKeySetFile cloud_keyset_file(CloudKey key) {
+  CloudKeySetFile file;
+  file.ks_variance = library_ks_variance(key.parameters());
+  file.bk_variance = library_bk_variance(key.parameters());
+  file.key = std::move(key);
+  return file;
+}
+
+std::string key_pair_problem(const SecretKey& secret, const CloudKey& cloud) {
+  const Parameters& p = secret.parameters();
+  p.validate();
+  if (!(cloud.parameters() == p)) {
+    return "the secret key is for parameter set '" + p.name + "' but the cloud key for '" +
+           cloud.parameters().name + "'";
+  }
+  const LweKey& s = secret.lwe_key();
+  const auto extracted = secret.glwe_key().coefficients();  // s'
+  const std::size_t n1 = std::size_t{p.lwe_dimension} + 1;
+  const std::size_t N = p.polynomial_size, k = p.glwe_dimension, l = p.bk_level_count;
+
+  // Key switching: sample (i, j, v) encrypts v * s'_i / base^(j+1) under s.
+  const KeySwitchingKey& ksk = cloud.key_switching_key();
+  const std::size_t base = std::size_t{1} << p.ks_base_log;
+  const std::int64_t ks_tolerance = quarter_step(p.ks_base_log);
+  for (std::size_t i = 0; i < extracted.size(); ++i) {
+    for (std::size_t j = 0; j < p.ks_level_count; ++j) {
+      const unsigned shift = 32 - static_cast<unsigned>((j + 1) * p.ks_base_log);
+      for (std::size_t v = 1; v < base; ++v) {
+        const std::span<const Torus32> sample(ksk.level(i, j) + (v - 1) * n1, n1);
+        const Torus32 want = static_cast<Torus32>(extracted[i] * v) << shift;
+        const std::int64_t off = torus_distance(lwe_phase(sample, s), want);
+        if (off >= ks_tolerance) {
+          return "the key-switching key's sample for coefficient " + std::to_string(i) +
+                 " of the extracted key, level " + std::to_string(j + 1) + ", digit " +
+                 std::to_string(v) + " decrypts " + torus_fraction(off) +
+                 " away from what it must encrypt (a key made from these secret keys is "
+                 "within " + torus_fraction(ks_tolerance) + ")";
+        }
+      }
+    }
+  }
+
+  // Bootstrapping: row p*l+m of TGSW sample i adds s_i * 2^(32-(m+1)*Bgbit) to coefficient 0 of
+  // polynomial p; coefficient 0 of its phase is that for p = k, and minus it times S_p[0] for
+  // p < k (the mask term a_p S_p carries it).
+  const BootstrappingKey& bk = cloud.bootstrapping_key();
+  const std::int64_t bk_tolerance = quarter_step(p.bk_base_log);
+  const std::size_t row_words = (k + 1) * N;
+  for (std::size_t i = 0; i < p.lwe_dimension; ++i) {
+    const auto ggsw = bk.ggsw(i);
+    const auto bit = static_cast<std::uint32_t>(s.coefficients()[i]);
+    for (std::size_t r = 0; r < (k + 1) * l; ++r) {
+      const Torus32* row = ggsw.data() + r * row_words;
+      Torus32 phase0 = row[k * N];
+      for (std::size_t q = 0; q < k; ++q) {
+        const Torus32* a = row + q * N;
+        const std::int32_t* S = extracted.data() + q * N;
+        Torus32 dot = a[0] * static_cast<Torus32>(S[0]);
+        for (std::size_t t = 1; t < N; ++t) dot -= a[N - t] * static_cast<Torus32>(S[t]);
+        phase0 -= dot;
+      }
+      const std::size_t block = r / l, m = r % l;
+      const unsigned shift = 32 - static_cast<unsigned>((m + 1) * p.bk_base_log);
+      const Torus32 h = Torus32{1} << shift;
+      const Torus32 message = bit * h;
+      const Torus32 want =
+          block == k ? message : Torus32{0} - message * static_cast<Torus32>(extracted[block * N]);
+      const std::int64_t off = torus_distance(phase0, want);
+      if (off >= bk_tolerance) {
+        return "the bootstrapping key's TGSW sample " + std::to_string(i) + ", row " +
+               std::to_string(r) + ", does not encrypt bit " + std::to_string(i) +
+               " of the LWE key (" + std::to_string(bit) +
+               ") under the TGSW key: coefficient 0 of its phase is " + torus_fraction(off) +
+               " away from it (a key made from these secret keys is within " +
+               torus_fraction(bk_tolerance) + ")";
+      }
+    }
+  }
+  return "";
+}
+
+std::string file_kind_name(FileKind kind) {
+  switch (kind) {
+    case FileKind::ParameterSet:
+      return "parameter set";
+    case FileKind::LweKey:
+      return "LWE key";
+    case FileKind::TgswKey:
+      return "TGSW key";
+    case FileKind::GateCiphertexts:
+      return "gate ciphertexts";
+    case FileKind::CloudKeySet:
+      return "cloud keyset";
+    case FileKind::SecretKeySet:
+      return "secret keyset";
+    case FileKind::Unknown:
+      break;
+  }
+  return "unknown";
+}
+
+FileKind identify_file(const fs::path& path) {
+  const std::string fn = "tfhe_lib::identify_file";
+  std::ifstream stream = detail::open_for_reading(path, fn);
+  std::array<char, 32> head{};
+  stream.read(head.data(), head.size());
+  const std::string_view opening(head.data(), static_cast<std::size_t>(stream.gcount()));
+  if (stream.bad()) throw SystemError(fn + ": " + quoted(path) + ": reading failed");
+  if (opening.starts_with(begin_line("LWEPARAMS") + "\n")) return FileKind::LweKey;
+  if (opening.starts_with(begin_line("TLWEPARAMS") + "\n")) return FileKind::TgswKey;
+  if (opening.size() >= 4 &&
+      Input::decode_i32(reinterpret_cast<const unsigned char*>(opening.data())) ==
+          ciphertext_type_id) {
+    return FileKind::GateCiphertexts;
+  }
+  if (!opening.starts_with(begin_line("GATEBOOTSPARAMS") + "\n")) return FileKind::Unknown;
+  // A parameter set file ends after its four blocks; a keyset goes on with LWEKSPARAMS and is
+  // as long as cloud_keyset_bytes says (a secret keyset longer).
+  stream.clear();
+  stream.seekg(0);
+  bool parameters_read = false;
+  try {
+    Input in(stream, fn);
+    const Parameters p = read_parameter_blocks(in);
+    parameters_read = true;
+    if (stream.peek() == std::ifstream::traits_type::eof()) return FileKind::ParameterSet;
+    read_ks_params(in, p);
+    std::error_code ec;
+    const std::uint64_t size = fs::file_size(path, ec);
+    if (!ec && size > cloud_keyset_bytes(p)) return FileKind::SecretKeySet;
+    return FileKind::CloudKeySet;
+  } catch (const FormatError&) {
+    // The loaders say what is wrong. A file that goes on after its parameter blocks is meant
+    // as a keyset.
+    return parameters_read ? FileKind::CloudKeySet : FileKind::ParameterSet;
+  }
 }
 
 Parameters read_parameter_set(std::istream& in) {
@@ -700,6 +1128,27 @@ SecretKey to_secret_key(const Parameters& params, const LweKeyFile& lwe, const T
                       "': " + differs);
   }
   return SecretKey(params, lwe.key, tgsw.key);
+}
+
+CloudKeySetFile read_cloud_keyset(std::istream& in) {
+  return read_cloud_keyset_impl(in, "tfhe_lib::read_cloud_keyset");
+}
+void write_cloud_keyset(std::ostream& out, const CloudKey& key) {
+  write_cloud_keyset_impl(out, KeysetView::library_default(key), "tfhe_lib::write_cloud_keyset");
+}
+void write_cloud_keyset(std::ostream& out, const CloudKeySetFile& file) {
+  write_cloud_keyset_impl(out, KeysetView::of(file), "tfhe_lib::write_cloud_keyset");
+}
+SecretKeySetFile read_secret_keyset(std::istream& in) {
+  return read_secret_keyset_impl(in, "tfhe_lib::read_secret_keyset");
+}
+void write_secret_keyset(std::ostream& out, const SecretKey& secret, const CloudKey& cloud) {
+  write_secret_keyset_impl(out, secret, KeysetView::library_default(cloud),
+                           "tfhe_lib::write_secret_keyset");
+}
+void write_secret_keyset(std::ostream& out, const SecretKeySetFile& file) {
+  write_secret_keyset_impl(out, file.secret, KeysetView::of(file.cloud),
+                           "tfhe_lib::write_secret_keyset");
 }
 
 LweBatch read_gate_ciphertexts(std::istream& in, const Parameters& params,
@@ -774,6 +1223,42 @@ void save_gate_ciphertexts(const fs::path& path, const Parameters& params, const
   save_file(path, fn, [&](std::ostream& out, const std::string& ctx) {
     write_gate_ciphertexts_impl(out, params, batch, variances, true, ctx);
   });
+}
+
+CloudKeySetFile load_cloud_keyset(const fs::path& path) {
+  return load_file(path, "tfhe_lib::load_cloud_keyset", "the cloud keyset",
+                   read_cloud_keyset_impl);
+}
+static void save_cloud_keyset_view(const fs::path& path, const KeysetView& file) {
+  const std::string fn = "tfhe_lib::save_cloud_keyset";
+  check_keyset_file(file, fn);
+  save_file(path, fn, [&](std::ostream& out, const std::string& ctx) {
+    write_cloud_keyset_impl(out, file, ctx);
+  });
+}
+void save_cloud_keyset(const fs::path& path, const CloudKey& key) {
+  save_cloud_keyset_view(path, KeysetView::library_default(key));
+}
+void save_cloud_keyset(const fs::path& path, const CloudKeySetFile& file) {
+  save_cloud_keyset_view(path, KeysetView::of(file));
+}
+SecretKeySetFile load_secret_keyset(const fs::path& path) {
+  return load_file(path, "tfhe_lib::load_secret_keyset", "the secret keyset",
+                   read_secret_keyset_impl);
+}
+static void save_secret_keyset_view(const fs::path& path, const SecretKey& secret,
+                             const KeysetView& file) {
+  const std::string fn = "tfhe_lib::save_secret_keyset";
+  check_secret_keyset(secret, file, fn);
+  save_file(path, fn, [&](std::ostream& out, const std::string& ctx) {
+    write_secret_keyset_impl(out, secret, file, ctx);
+  });
+}
+void save_secret_keyset(const fs::path& path, const SecretKey& secret, const CloudKey& cloud) {
+  save_secret_keyset_view(path, secret, KeysetView::library_default(cloud));
+}
+void save_secret_keyset(const fs::path& path, const SecretKeySetFile& file) {
+  save_secret_keyset_view(path, file.secret, KeysetView::of(file.cloud));
 }
 
 }  // namespace torusgate::tfhe_lib

@@ -2,6 +2,7 @@
 // (../shared/testdata/tfhe-lib-v1.1, skipped with a warning when absent) parsing, byte-identical
 // writing and decryption to plain.txt; on files made here, one test per kind of bad input.
 #include <algorithm>
+#include <bit>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -644,4 +645,384 @@ TEST_CASE("tfhe_lib: writers validate their input", "[tfhe_lib]") {
   std::istringstream failed_in(m.lwe_key);
   failed_in.setstate(std::ios::failbit);
   REQUIRE_THROWS_TYPE_WITH(tl::read_lwe_key(failed_in), SystemError, "already in a failed state");
+}
+
+// ---- keysets (cloud and secret), on toy keys made here ----------------------------------------
+
+namespace {
+
+// toy_INSECURE keys, their keysets in the library's format, and the byte offsets of the parts.
+struct MadeKeys {
+  Csprng rng = seeded_rng(0x4b375e7);
+  Parameters p = toy_insecure();
+  SecretKey sk{p, rng};
+  CloudKey ck = CloudKey::generate(sk, rng);
+  std::string cloud = bytes_of([&](std::ostream& o) { tl::write_cloud_keyset(o, ck); });
+  std::string secret = bytes_of([&](std::ostream& o) { tl::write_secret_keyset(o, sk, ck); });
+  std::size_t n1 = p.lwe_dimension + 1;
+  std::size_t base = std::size_t{1} << p.ks_base_log;
+  // Offsets: the key-switching key's type id, its first sample, the bootstrapping key's type id.
+  std::size_t ks_id_at = cloud.find("-----END LWEKSPARAMS-----\n") + 26;
+  std::size_t ks_words_at = ks_id_at + 12;
+  std::size_t bk_id_at = ks_words_at + 4 * tl::keyswitch_key_samples(p) * n1;
+};
+const MadeKeys& made_keys() {
+  static const MadeKeys m;
+  return m;
+}
+
+tl::CloudKeySetFile cloud_keyset_from(const std::string& bytes) {
+  std::istringstream in(bytes, std::ios::binary);
+  return tl::read_cloud_keyset(in);
+}
+tl::SecretKeySetFile secret_keyset_from(const std::string& bytes) {
+  std::istringstream in(bytes, std::ios::binary);
+  return tl::read_secret_keyset(in);
+}
+
+double get_f64(const std::string& s, std::size_t offset) {
+  std::uint64_t u = 0;
+  for (int b = 7; b >= 0; --b) u = (u << 8) | static_cast<unsigned char>(s[offset + b]);
+  return std::bit_cast<double>(u);
+}
+void put_f64(std::string& s, std::size_t offset, double v) {
+  const auto u = std::bit_cast<std::uint64_t>(v);
+  for (int b = 0; b < 8; ++b) s[offset + b] = static_cast<char>((u >> (8 * b)) & 0xff);
+}
+
+bool same_keys(const CloudKey& a, const CloudKey& b) {
+  return a.parameters() == b.parameters() &&
+         std::ranges::equal(a.bootstrapping_key().data(), b.bootstrapping_key().data()) &&
+         std::ranges::equal(a.key_switching_key().data(), b.key_switching_key().data());
+}
+
+}  // namespace
+
+TEST_CASE("tfhe_lib: the cloud keyset layout, word by word", "[tfhe_lib]") {
+  const MadeKeys& m = made_keys();
+  const Parameters& p = m.p;
+  const std::string& f = m.cloud;
+  // The parameter set file's blocks, then the LWEKSPARAMS block (n = k*N).
+  const std::string params_txt = bytes_of([&](std::ostream& o) { tl::write_parameter_set(o, p); });
+  REQUIRE(f.starts_with(params_txt));
+  CHECK(f.substr(params_txt.size(), m.ks_id_at - params_txt.size()) ==
+        "-----BEGIN LWEKSPARAMS-----\nbasebit:          3\nn:        256\nt:          5\n"
+        "-----END LWEKSPARAMS-----\n");
+  // Key switching: type id, sigma_lwe^2, then (i, j, v) samples of n+1 words, v = 0 zero.
+  CHECK(get_i32(f, m.ks_id_at) == tl::keyswitch_key_type_id);
+  CHECK(get_f64(f, m.ks_id_at + 4) == std::ldexp(1.0, -40));
+  const KeySwitchingKey& ksk = m.ck.key_switching_key();
+  for (std::size_t i : {std::size_t{0}, std::size_t{1}, std::size_t{255}}) {
+    for (std::size_t j : {std::size_t{0}, std::size_t{4}}) {
+      for (std::size_t v = 0; v < m.base; ++v) {
+        INFO("i=" << i << " j=" << j << " v=" << v);
+        const std::size_t at =
+            m.ks_words_at + 4 * (((i * p.ks_level_count + j) * m.base + v) * m.n1);
+        for (std::size_t w = 0; w < m.n1; ++w) {
+          const std::uint32_t want = v == 0 ? 0 : ksk.level(i, j)[(v - 1) * m.n1 + w];
+          REQUIRE(static_cast<std::uint32_t>(get_i32(f, at + 4 * w)) == want);
+        }
+      }
+    }
+  }
+  // Bootstrapping: type id, sigma_glwe^2, then our words in order, to the end of the file.
+  CHECK(get_i32(f, m.bk_id_at) == tl::bootstrapping_key_type_id);
+  CHECK(get_f64(f, m.bk_id_at + 4) == std::ldexp(1.0, -60));
+  const auto bk = m.ck.bootstrapping_key().data();
+  REQUIRE(f.size() == m.bk_id_at + 12 + 4 * bk.size());
+  for (std::size_t w = 0; w < bk.size(); w += 97) {
+    REQUIRE(static_cast<std::uint32_t>(get_i32(f, m.bk_id_at + 12 + 4 * w)) == bk[w]);
+  }
+  CHECK(f.size() == tl::cloud_keyset_bytes(p));
+  // The library's tfhe_lib_128 keyset: 113.7 MB of keys (82.7 MB key switching, 20.7 MB of it
+  // the v = 0 rows; 31.0 MB bootstrapping) after its text.
+  const std::string text_128 =
+      bytes_of([](std::ostream& o) { tl::write_parameter_set(o, tfhe_lib_128()); }) +
+      "-----BEGIN LWEKSPARAMS-----\nbasebit:          2\nn:       1024\nt:          8\n"
+      "-----END LWEKSPARAMS-----\n";
+  CHECK(tl::cloud_keyset_bytes(tfhe_lib_128()) ==
+        text_128.size() + 24 + 4 * (1024 * 8 * 4 * 631 + 630 * 6 * 2048));
+  CHECK(4 * (1024 * 8 * 4 * 631 + 630 * 6 * 2048) == 113672192);
+  CHECK(tl::keyswitch_key_samples(tfhe_lib_128()) == 1024 * 8 * 4);
+}
+
+TEST_CASE("tfhe_lib: cloud keysets read back as the same key and write back byte-identical",
+          "[tfhe_lib]") {
+  const MadeKeys& m = made_keys();
+  const tl::CloudKeySetFile back = cloud_keyset_from(m.cloud);
+  CHECK(back.key.parameters() == m.p);
+  CHECK(same_keys(back.key, m.ck));
+  CHECK(back.ks_variance == tl::library_ks_variance(m.p));
+  CHECK(back.bk_variance == tl::library_bk_variance(m.p));
+  CHECK(back.ks_digit0.empty());  // all zero
+  CHECK(bytes_of([&](std::ostream& o) { tl::write_cloud_keyset(o, back); }) == m.cloud);
+  CHECK(bytes_of([&](std::ostream& o) { tl::write_cloud_keyset(o, back.key); }) == m.cloud);
+  TempDir dir;
+  tl::save_cloud_keyset(dir / "cloud.key", m.ck);
+  CHECK(read_file(dir / "cloud.key") == m.cloud);
+  const tl::CloudKeySetFile loaded = tl::load_cloud_keyset(dir / "cloud.key");
+  CHECK(same_keys(loaded.key, m.ck));
+  tl::save_cloud_keyset(dir / "again.key", loaded);
+  CHECK(read_file(dir / "again.key") == m.cloud);
+
+  // What an older library or another writer may store: noisy v = 0 rows, other variances. Kept.
+  std::string other = m.cloud;
+  put_f64(other, m.ks_id_at + 4, 0.0);
+  put_f64(other, m.bk_id_at + 4, 1e-17);
+  put_i32(other, m.ks_words_at + 4 * 3, 12345);                             // (0, 0, 0) word 3
+  put_i32(other, m.ks_words_at + 4 * (m.base * m.n1 * 7 + m.p.lwe_dimension), -9);  // (1,2,0) b
+  const tl::CloudKeySetFile odd = cloud_keyset_from(other);
+  CHECK(same_keys(odd.key, m.ck));  // the keys themselves do not change
+  CHECK(odd.ks_variance == 0.0);
+  CHECK(odd.bk_variance == 1e-17);
+  REQUIRE(odd.ks_digit0.size() == 256 * 5 * m.n1);
+  CHECK(odd.ks_digit0[3] == 12345);
+  CHECK(static_cast<std::int32_t>(odd.ks_digit0[7 * m.n1 + m.p.lwe_dimension]) == -9);
+  CHECK(bytes_of([&](std::ostream& o) { tl::write_cloud_keyset(o, odd); }) == other);
+  // Our CloudKey alone carries none of that: written from it, the file is v1.1's again.
+  CHECK(bytes_of([&](std::ostream& o) { tl::write_cloud_keyset(o, odd.key); }) == m.cloud);
+
+  // Every named set with a key of its own; toy_k2 has k = 2 (extracted key of 2N).
+  const Parameters k2 = toy_k2_insecure();
+  Csprng rng = seeded_rng(k2.fingerprint());
+  const SecretKey sk2(k2, rng);
+  const CloudKey ck2 = CloudKey::generate(sk2, rng);
+  const std::string f2 = bytes_of([&](std::ostream& o) { tl::write_cloud_keyset(o, ck2); });
+  CHECK(f2.size() == tl::cloud_keyset_bytes(k2));
+  CHECK(f2.find("n:        512\nt:          5\n") != std::string::npos);
+  CHECK(same_keys(cloud_keyset_from(f2).key, ck2));
+  CHECK(tl::key_pair_problem(sk2, cloud_keyset_from(f2).key).empty());
+}
+
+TEST_CASE("tfhe_lib: secret keysets hold the cloud keyset and both secret keys", "[tfhe_lib]") {
+  const MadeKeys& m = made_keys();
+  // The cloud keyset, then the LWE key and the TGSW key without their blocks.
+  const std::string lwe = bytes_of([&](std::ostream& o) { tl::write_lwe_key(o, m.sk); });
+  const std::string tgsw = bytes_of([&](std::ostream& o) { tl::write_tgsw_key(o, m.sk); });
+  CHECK(m.secret == m.cloud + lwe.substr(type_id_offset(lwe)) + tgsw.substr(type_id_offset(tgsw)));
+  CHECK(m.secret.size() == tl::cloud_keyset_bytes(m.p) + 8 + 4 * (64 + 256));
+
+  const tl::SecretKeySetFile back = secret_keyset_from(m.secret);
+  CHECK(back.secret.parameters() == m.p);
+  CHECK(std::ranges::equal(back.secret.lwe_key().coefficients(), m.sk.lwe_key().coefficients()));
+  CHECK(std::ranges::equal(back.secret.glwe_key().coefficients(), m.sk.glwe_key().coefficients()));
+  CHECK(same_keys(back.cloud.key, m.ck));
+  CHECK(bytes_of([&](std::ostream& o) { tl::write_secret_keyset(o, back); }) == m.secret);
+  TempDir dir;
+  tl::save_secret_keyset(dir / "secret.key", m.sk, m.ck);
+  CHECK(read_file(dir / "secret.key") == m.secret);
+  const tl::SecretKeySetFile loaded = tl::load_secret_keyset(dir / "secret.key");
+  tl::save_secret_keyset(dir / "again.key", loaded);
+  CHECK(read_file(dir / "again.key") == m.secret);
+  // The keys it holds work: decrypt what the secret key encrypts.
+  const std::vector<std::uint8_t> bits = {1, 1, 0, 1};
+  Csprng rng = seeded_rng(3);
+  CHECK(decrypt_bits(loaded.secret, encrypt_bits(m.sk, bits, rng)) == bits);
+}
+
+TEST_CASE("tfhe_lib: key_pair_problem tells a cloud key made from other secret keys",
+          "[tfhe_lib]") {
+  const MadeKeys& m = made_keys();
+  CHECK(tl::key_pair_problem(m.sk, m.ck).empty());
+  Csprng rng = seeded_rng(0x0dd);
+  const SecretKey other(m.p, rng);
+  CHECK_THAT(tl::key_pair_problem(other, m.ck),
+             Contains("the key-switching key's sample for coefficient 0 of the extracted key, "
+                      "level 1, digit 1 decrypts"));
+  // The same GLWE key, another LWE key: key switching fails (it outputs under s), and with the
+  // key-switching key of the right LWE key the bootstrapping key's rows still give it away.
+  const SecretKey mixed_lwe(m.p, other.lwe_key(), m.sk.glwe_key());
+  CHECK_THAT(tl::key_pair_problem(mixed_lwe, m.ck), Contains("key-switching key's sample"));
+  const CloudKey ksk_of_mixed = CloudKey::generate(mixed_lwe, rng);
+  const CloudKey frankenstein(m.ck.bootstrapping_key(), ksk_of_mixed.key_switching_key());
+  CHECK_THAT(tl::key_pair_problem(mixed_lwe, frankenstein),
+             Contains("the bootstrapping key's TGSW sample") && Contains("does not encrypt bit"));
+  const Parameters k2 = toy_k2_insecure();
+  const SecretKey sk2(k2, rng);
+  CHECK_THAT(tl::key_pair_problem(sk2, m.ck),
+             Contains("the secret key is for parameter set 'toy_k2_INSECURE' but the cloud key "
+                      "for 'toy_INSECURE'"));
+  // The secret keyset writers refuse such pairs; the reader refuses such a file.
+  std::ostringstream out;
+  REQUIRE_INVALID_ARGUMENT(tl::write_secret_keyset(out, other, m.ck),
+                           "the cloud key does not belong to the secret key");
+  CHECK(out.str().empty());
+  std::string swapped = m.secret;
+  const std::string other_lwe = bytes_of([&](std::ostream& o) { tl::write_lwe_key(o, other); });
+  const std::string other_content = other_lwe.substr(type_id_offset(other_lwe));
+  swapped.replace(m.cloud.size(), other_content.size(), other_content);
+  REQUIRE_THROWS_TYPE_WITH(secret_keyset_from(swapped), FormatError,
+                           "the keyset's cloud key does not belong to its secret keys");
+}
+
+TEST_CASE("tfhe_lib: identify_file names every kind of library file", "[tfhe_lib]") {
+  const MadeKeys& m = made_keys();
+  const MadeHere& h = made();
+  TempDir dir;
+  const std::vector<std::pair<std::string, tl::FileKind>> files = {
+      {h.params_txt, tl::FileKind::ParameterSet},
+      {h.lwe_key, tl::FileKind::LweKey},
+      {h.tgsw_key, tl::FileKind::TgswKey},
+      {h.ctxt, tl::FileKind::GateCiphertexts},
+      {m.cloud, tl::FileKind::CloudKeySet},
+      {m.secret, tl::FileKind::SecretKeySet},
+      // Damaged files are named by what they are meant to be; the loaders say what is wrong.
+      {m.cloud.substr(0, m.cloud.size() - 5), tl::FileKind::CloudKeySet},
+      {m.secret + "x", tl::FileKind::SecretKeySet},
+      {replaced(m.cloud, "\nbasebit:          3", "\nbasebit: 9"), tl::FileKind::CloudKeySet},
+      {h.params_txt + "junk", tl::FileKind::CloudKeySet},
+      {replaced(h.params_txt, "Bgbit", "Bgbyt"), tl::FileKind::ParameterSet},
+      {"", tl::FileKind::Unknown},
+      {"# notes\n", tl::FileKind::Unknown},
+      {"TGATEBIN", tl::FileKind::Unknown},
+  };
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    std::string name = "f";  // appended: GCC 12 warns (-Wrestrict) on "f" + string
+    name += std::to_string(i);
+    const fs::path path = dir / name;
+    write_file(path, files[i].first);
+    INFO("file " << i << ": " << files[i].first.substr(0, 40));
+    CHECK(tl::file_kind_name(tl::identify_file(path)) == tl::file_kind_name(files[i].second));
+  }
+  REQUIRE_THROWS_TYPE_WITH(tl::identify_file(dir / "missing"), SystemError, "cannot open");
+}
+
+TEST_CASE("tfhe_lib: bad keysets are rejected naming the problem", "[tfhe_lib]") {
+  const MadeKeys& m = made_keys();
+  // Truncated: inside the text, at and around every part boundary, and through the keys.
+  std::vector<std::size_t> lengths;
+  for (std::size_t l = 0; l < m.ks_words_at + 8; ++l) lengths.push_back(l);
+  for (std::size_t at : {m.bk_id_at, m.cloud.size()}) {
+    for (std::size_t l = at - 16; l < at + 16 && l < m.cloud.size(); ++l) lengths.push_back(l);
+  }
+  for (std::size_t l = m.ks_words_at; l < m.cloud.size(); l += 4099) lengths.push_back(l);
+  for (std::size_t length : lengths) {
+    INFO("length " << length << " of " << m.cloud.size());
+    try {
+      cloud_keyset_from(m.cloud.substr(0, length));
+      FAIL("no exception");
+    } catch (const FormatError& e) {
+      const std::string what = e.what();
+      REQUIRE((what.find("truncated") != std::string::npos ||
+               what.find("empty input") != std::string::npos));
+    }
+  }
+  REQUIRE_THROWS_TYPE_WITH(
+      cloud_keyset_from(m.cloud.substr(0, m.ks_words_at + 1000)), FormatError,
+      "truncated: the key-switching key (10240 samples of n+1=65 int32) needs 2662400 bytes at "
+      "offset " + std::to_string(m.ks_words_at) + " but the input ends after 1000 of them");
+  REQUIRE_THROWS_TYPE_WITH(cloud_keyset_from(m.cloud.substr(0, m.cloud.size() - 1)), FormatError,
+                           "truncated: the bootstrapping key (64 TGSW samples of 2048 int32) "
+                           "needs 524288 bytes");
+  REQUIRE_THROWS_TYPE_WITH(secret_keyset_from(m.cloud), FormatError,
+                           "truncated: the LWE key type id needs 4 bytes at offset " +
+                               std::to_string(m.cloud.size()));
+
+  // Type ids.
+  std::string bad = m.cloud;
+  put_i32(bad, m.ks_id_at, tl::bootstrapping_key_type_id);
+  REQUIRE_THROWS_TYPE_WITH(cloud_keyset_from(bad), FormatError,
+                           "the key-switching key type id at offset " +
+                               std::to_string(m.ks_id_at) +
+                               " is 201 but expected 200 (that is the type id of a "
+                               "bootstrapping key)");
+  bad = m.cloud;
+  put_i32(bad, m.bk_id_at, 7);
+  REQUIRE_THROWS_TYPE_WITH(cloud_keyset_from(bad), FormatError,
+                           "the bootstrapping key type id at offset " +
+                               std::to_string(m.bk_id_at) + " is 7 but expected 201");
+  bad = m.secret;
+  put_i32(bad, m.cloud.size(), tl::tgsw_key_type_id);
+  REQUIRE_THROWS_TYPE_WITH(secret_keyset_from(bad), FormatError,
+                           "the LWE key type id at offset " + std::to_string(m.cloud.size()) +
+                               " is 169 but expected 43");
+
+  // Variances.
+  for (double v : {-1.0, std::nan(""), double{INFINITY}}) {
+    INFO("variance " << v);
+    bad = m.cloud;
+    put_f64(bad, m.ks_id_at + 4, v);
+    REQUIRE_THROWS_TYPE_WITH(cloud_keyset_from(bad), FormatError,
+                             "the key-switching key's variance at offset " +
+                                 std::to_string(m.ks_id_at + 4) + " is");
+    bad = m.cloud;
+    put_f64(bad, m.bk_id_at + 4, v);
+    REQUIRE_THROWS_TYPE_WITH(cloud_keyset_from(bad), FormatError,
+                             "but expected a finite non-negative number");
+  }
+
+  // The LWEKSPARAMS block must fit the parameter blocks, and must be there.
+  REQUIRE_THROWS_TYPE_WITH(
+      cloud_keyset_from(replaced(m.cloud, "n:        256\nt:          5", "n: 512\nt: 4")),
+      FormatError,
+      "does not fit the parameter set 'toy_INSECURE': n=512 (the parameter blocks give "
+      "k*N=256), t=4 (the parameter blocks give ks_t=5)");
+  REQUIRE_THROWS_TYPE_WITH(
+      cloud_keyset_from(replaced(m.cloud, "\nbasebit:          3", "\nbasebit: 2")),
+      FormatError, "basebit=2 (the parameter blocks give ks_basebit=3)");
+  const std::size_t ks_block = m.cloud.find("-----BEGIN LWEKSPARAMS");
+  REQUIRE_THROWS_TYPE_WITH(
+      cloud_keyset_from(m.cloud.substr(0, ks_block) + m.cloud.substr(m.ks_id_at)), FormatError,
+      "but expected the line '-----BEGIN LWEKSPARAMS-----'");
+  // An unknown parameter set, found before anything is allocated.
+  REQUIRE_THROWS_TYPE_WITH(
+      cloud_keyset_from(replaced(m.cloud, "N:        256", "N: 1073741824")), FormatError,
+      "no known parameter set has n=64 k=1 N=1073741824");
+
+  // Secret keyset coefficients; trailing bytes after whole files.
+  bad = m.secret;
+  put_i32(bad, bad.size() - 4, 2);
+  REQUIRE_THROWS_TYPE_WITH(secret_keyset_from(bad), FormatError,
+                           "the TGSW key: coefficient 255");
+  TempDir dir;
+  write_file(dir / "cloud.key", m.cloud + "+");
+  REQUIRE_THROWS_TYPE_WITH(tl::load_cloud_keyset(dir / "cloud.key"), FormatError,
+                           "1 bytes of trailing data after the cloud keyset");
+  write_file(dir / "secret.key", m.secret);
+  REQUIRE_THROWS_TYPE_WITH(tl::load_cloud_keyset(dir / "secret.key"), FormatError,
+                           "1288 bytes of trailing data after the cloud keyset");
+  write_file(dir / "secret.key", m.secret + m.secret.substr(0, 3));
+  REQUIRE_THROWS_TYPE_WITH(tl::load_secret_keyset(dir / "secret.key"), FormatError,
+                           "3 bytes of trailing data after the secret keyset");
+  REQUIRE_THROWS_TYPE_WITH(tl::load_cloud_keyset(dir / "missing.key"), SystemError,
+                           (dir / "missing.key").string());
+}
+
+TEST_CASE("tfhe_lib: keyset writers validate their input", "[tfhe_lib]") {
+  const MadeKeys& m = made_keys();
+  std::ostringstream out;
+  REQUIRE_INVALID_ARGUMENT(tl::write_cloud_keyset(out, CloudKey{}), "empty name");
+  tl::CloudKeySetFile file = tl::cloud_keyset_file(m.ck);
+  file.ks_variance = -1;
+  REQUIRE_INVALID_ARGUMENT(tl::write_cloud_keyset(out, file), "ks_variance=-1");
+  file.ks_variance = 0;
+  file.bk_variance = std::nan("");
+  REQUIRE_INVALID_ARGUMENT(tl::write_cloud_keyset(out, file), "bk_variance=nan");
+  file.bk_variance = 0;
+  file.ks_digit0.assign(10, 0);
+  REQUIRE_INVALID_ARGUMENT(tl::write_cloud_keyset(out, file),
+                           "ks_digit0 has 10 words but expected none or k*N*t*(n+1)=83200");
+  REQUIRE_INVALID_ARGUMENT(tl::write_secret_keyset(out, SecretKey{}, m.ck), "empty name");
+  CHECK(out.str().empty());
+  // A bad argument never truncates an existing file.
+  TempDir dir;
+  write_file(dir / "keep.key", "precious");
+  REQUIRE_INVALID_ARGUMENT(tl::save_cloud_keyset(dir / "keep.key", file), "ks_digit0");
+  Csprng rng = seeded_rng(9);
+  REQUIRE_INVALID_ARGUMENT(tl::save_secret_keyset(dir / "keep.key", SecretKey(m.p, rng), m.ck),
+                           "does not belong");
+  CHECK(read_file(dir / "keep.key") == "precious");
+  std::ostringstream failed;
+  failed.setstate(std::ios::badbit);
+  REQUIRE_THROWS_TYPE_WITH(tl::write_cloud_keyset(failed, m.ck), SystemError,
+                           "tfhe_lib::write_cloud_keyset: the output stream failed");
+}
+
+TEST_CASE("tfhe_lib: keyset stream readers consume one object", "[tfhe_lib]") {
+  const MadeKeys& m = made_keys();
+  std::istringstream in(m.secret + m.cloud + made().params_txt, std::ios::binary);
+  CHECK(same_keys(tl::read_secret_keyset(in).cloud.key, m.ck));
+  CHECK(same_keys(tl::read_cloud_keyset(in).key, m.ck));
+  CHECK(tl::read_parameter_set(in) == tfhe_lib_128());
+  CHECK(in.peek() == std::char_traits<char>::eof());
 }

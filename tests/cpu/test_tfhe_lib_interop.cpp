@@ -1,8 +1,11 @@
 // Interoperability with the TFHE library v1.1 on its own vectors (../shared/testdata/
 // tfhe-lib-v1.1, skipped with a warning when absent): our cloud key made from its secret keys
 // evaluates every library gate on its ciphertexts to plain.txt's bits on the OpenMP backend,
-// and our outputs exported in its ciphertext format read back to the same bits.
+// our outputs exported in its ciphertext format read back to the same bits, and the same cloud
+// key written as the library's cloud keyset (and secret keyset) and read back does too.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -113,4 +116,61 @@ TEST_CASE(
     CHECK(variances == std::vector<double>(64, p.lwe_noise_stddev * p.lwe_noise_stddev));
     CHECK(decrypt_bits(sk, back) == plain.expected.at(name));
   }
+}
+
+TEST_CASE(
+    "tfhe_lib: a cloud key from the library's secret keys, through its cloud keyset format, "
+    "evaluates every gate on its ciphertexts to plain.txt's bits",
+    "[tfhe_lib]") {
+  if (!have_data()) return;
+  const PlainBits plain = read_plain();
+  const SecretKey sk = tl::load_secret_key(data_dir / "lwe.key", data_dir / "tgsw.key");
+  const Parameters& p = sk.parameters();
+  const std::uint64_t seed = 0x5e7c10d;
+  INFO("cloud key seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  const CloudKey made = CloudKey::generate(sk, rng);
+
+  TempDir dir;
+  tl::save_cloud_keyset(dir / "cloud.key", made);
+  CHECK(fs::file_size(dir / "cloud.key") == tl::cloud_keyset_bytes(p));
+  CHECK(tl::identify_file(dir / "cloud.key") == tl::FileKind::CloudKeySet);
+  tl::CloudKeySetFile file = tl::load_cloud_keyset(dir / "cloud.key");
+  CHECK(file.key.parameters() == tfhe_lib_128());
+  CHECK(file.ks_variance == std::ldexp(1.0, -30));  // what v1.1 stores: alpha^2
+  CHECK(file.bk_variance == std::ldexp(1.0, -50));
+  CHECK(tl::key_pair_problem(sk, file.key).empty());
+  auto cloud = std::make_shared<const CloudKey>(std::move(file.key));
+  OpenMpBackend be(cloud);
+
+  const auto a = be.upload(tl::load_gate_ciphertexts(data_dir / "a.ctxt", p));
+  const auto b = be.upload(tl::load_gate_ciphertexts(data_dir / "b.ctxt", p));
+  const auto c = be.upload(tl::load_gate_ciphertexts(data_dir / "c.ctxt", p));
+  auto out = be.allocate(plain.outputs.size() * 64);
+  std::vector<GateOp<CpuStorage>> batch;
+  for (std::size_t g = 0; g < plain.outputs.size(); ++g) {
+    batch.push_back(
+        library_gate(plain.outputs[g], a.bits(), b.bits(), c.bits(), out.bits(g * 64, 64)));
+  }
+  be.evaluate(batch);
+  for (std::size_t g = 0; g < plain.outputs.size(); ++g) {
+    INFO("gate " << plain.outputs[g]);
+    CHECK(decrypt_bits(sk, be.download(out.bits(g * 64, 64))) ==
+          plain.expected.at(plain.outputs[g]));
+  }
+
+  // The secret keyset of the same keys: it reads back as the library's lwe.key and tgsw.key
+  // (written from it byte for byte) and the same cloud key.
+  tl::save_secret_keyset(dir / "secret.key", sk, *cloud);
+  CHECK(tl::identify_file(dir / "secret.key") == tl::FileKind::SecretKeySet);
+  const tl::SecretKeySetFile keyset = tl::load_secret_keyset(dir / "secret.key");
+  CHECK(std::ranges::equal(keyset.cloud.key.key_switching_key().data(),
+                           cloud->key_switching_key().data()));
+  tl::save_lwe_key(dir / "lwe.key", keyset.secret);
+  tl::save_tgsw_key(dir / "tgsw.key", keyset.secret);
+  CHECK(read_file(dir / "lwe.key") == read_file(data_dir / "lwe.key"));
+  CHECK(read_file(dir / "tgsw.key") == read_file(data_dir / "tgsw.key"));
+  // Written again, the keyset is the same bytes.
+  tl::save_cloud_keyset(dir / "cloud2.key", keyset.cloud);
+  CHECK(read_file(dir / "cloud2.key") == read_file(dir / "cloud.key"));
 }
