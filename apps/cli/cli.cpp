@@ -1,4 +1,4 @@
-// The torusgate command line: CLI11 definitions of the global options and the five commands,
+// The torusgate command line: CLI11 definitions of the global options and the seven commands,
 // help texts, the parse, and the mapping of every error to one line and an exit code.
 #include "cli.hpp"
 
@@ -18,8 +18,9 @@
 namespace torusgate::cli {
 namespace {
 
-constexpr std::array<std::string_view, 5> command_names = {"keygen", "encrypt", "eval", "decrypt",
-                                                           "info"};
+constexpr std::array<std::string_view, 7> command_names = {
+    "keygen", "encrypt", "eval", "decrypt", "info", "import", "export"};
+constexpr const char* command_list = "keygen, encrypt, eval, decrypt, info, import or export";
 
 struct Options {
   bool quiet = false;
@@ -28,6 +29,8 @@ struct Options {
   EvalOptions eval;
   DecryptOptions decrypt;
   InfoOptions info;
+  ImportOptions import;
+  ExportOptions export_;
 };
 
 // Levenshtein distance, for "did you mean" hints.
@@ -99,8 +102,9 @@ std::string operation_table() {
 }
 
 const char* const keygen_footer =
-    "Example:\n"
+    "Examples:\n"
     "  torusgate keygen --secret-key client.tgsk --cloud-key server.tgck\n"
+    "  torusgate keygen --from client.tgsk --cloud-key server.tgck   # for an existing key\n"
     "The secret key decrypts everything: keep it on the client. The cloud key (tens of MiB\n"
     "for the secure sets) goes to the server; it computes on ciphertexts but cannot decrypt.\n";
 
@@ -119,8 +123,38 @@ const char* const decrypt_footer =
 
 const char* const info_footer =
     "Example:\n"
-    "  torusgate info client.tgsk server.tgck x.tgct\n"
+    "  torusgate info client.tgsk server.tgck x.tgct lwe.key cloud.key\n"
     "Each file is read and checked in full (checksum included); exit 1 if any is bad.\n";
+
+const char* const import_footer =
+    "What it makes depends on what the files hold (see 'torusgate info'):\n"
+    "  parameter set file        -> parameters\n"
+    "  LWE key + TGSW key        -> secret key (mode 0600); --params optional\n"
+    "  secret keyset             -> secret key (mode 0600); --cloud-key FILE: its cloud key too\n"
+    "  cloud keyset              -> cloud key\n"
+    "  gate ciphertexts          -> integer array of 1 x count/w integers of --width w (default\n"
+    "                               1: bits); each integer's w samples in a row, least\n"
+    "                               significant first. Needs --params (they carry none)\n"
+    "Examples:\n"
+    "  torusgate import lwe.key tgsw.key -o client.tgsk\n"
+    "  torusgate keygen --from client.tgsk --cloud-key server.tgck\n"
+    "  torusgate import a.ctxt --params tfhe_lib_128 -o a.tgct\n"
+    "  torusgate import cloud.key -o server.tgck\n";
+
+const char* const export_footer =
+    "What it writes depends on what the files hold:\n"
+    "  parameters                -> the library's parameter set file (-o)\n"
+    "  secret key                -> its LWE key (--lwe-key) and TGSW key (--tgsw-key), mode 0600\n"
+    "  secret key + cloud key    -> the library's secret keyset (-o, mode 0600)\n"
+    "  cloud key                 -> the library's cloud keyset (-o)\n"
+    "  integer array             -> gate ciphertexts (-o), integer after integer, each its w\n"
+    "                               bits least significant first (as import reads them)\n"
+    "  ciphertext batch          -> gate ciphertexts (-o), in order\n"
+    "Ciphertexts get the variance of a fresh encryption (the native files keep none).\n"
+    "Examples:\n"
+    "  torusgate export client.tgsk --lwe-key lwe.key --tgsw-key tgsw.key\n"
+    "  torusgate export server.tgck -o cloud.key\n"
+    "  torusgate export out.tgct -o out.ctxt\n";
 
 const char* const main_footer =
     "The client makes the keys, encrypts and decrypts; the server computes with the cloud\n"
@@ -132,6 +166,8 @@ const char* const main_footer =
     "  torusgate eval -c server.tgck --op mul x.tgct y.tgct -o p.tgct\n"
     "  torusgate decrypt -k client.tgsk p.tgct\n"
     "  torusgate info client.tgsk server.tgck p.tgct\n"
+    "TFHE library v1.1 files: 'torusgate import' converts them to torusgate's files, 'torusgate\n"
+    "export' back; 'torusgate info' describes both.\n"
     "Run 'torusgate COMMAND --help' (or 'torusgate help COMMAND') for a command's options.\n"
     "Exit codes: 0 success, 1 a problem with a file or its data, 2 a command-line error.";
 
@@ -150,8 +186,13 @@ std::unique_ptr<CLI::App> make_app(Options& o) {
   keygen->add_option("--params", o.keygen.params, "Parameter set: " + parameter_set_list())
       ->type_name("NAME");
   keygen
+      ->add_option("--from", o.keygen.from,
+                   "Make only a cloud key, for this existing secret key (e.g. one imported from "
+                   "the TFHE library)")
+      ->type_name("FILE");
+  keygen
       ->add_option("-s,--secret-key", o.keygen.secret_key,
-                   "Write the secret key to FILE (mode 0600); required")
+                   "Write the secret key to FILE (mode 0600); required without --from")
       ->type_name("FILE");
   keygen->add_option("-c,--cloud-key", o.keygen.cloud_key, "Write the cloud key to FILE; required")
       ->type_name("FILE");
@@ -226,7 +267,49 @@ std::unique_ptr<CLI::App> make_app(Options& o) {
   info->add_option("files", o.info.files,
                    "torusgate files (keys, integer arrays, ...) or TFHE library v1.1 files")
       ->type_name("FILE");
+  CLI::App* import = app->add_subcommand(
+      "import", "Convert TFHE library v1.1 files (keys, keysets, ciphertexts, parameters)");
+  import->add_option("files", o.import.inputs, "The library file, or its LWE key and TGSW key")
+      ->type_name("FILE");
+  import->add_option("-o,--output", o.import.output, "Write the torusgate file to FILE; required")
+      ->type_name("FILE");
+  import
+      ->add_option("-c,--cloud-key", o.import.cloud_key,
+                   "For a secret keyset: also write the cloud key it holds to FILE")
+      ->type_name("FILE");
+  import
+      ->add_option("--params", o.import.params,
+                   "For gate ciphertexts (required) and key files: the parameter set, by name or "
+                   "from a library parameter set file or a torusgate file")
+      ->type_name("NAME|FILE");
+  import
+      ->add_option("-w,--width", o.import.width,
+                   "For gate ciphertexts: bits per integer, 1 to 128 (default 1)")
+      ->type_name("BITS");
+  import->add_flag("--signed", o.import.is_signed,
+                   "For gate ciphertexts: signed (two's complement) integers");
+  import->add_flag("-f,--force", o.import.force, "Replace existing files");
+
+  CLI::App* export_ = app->add_subcommand(
+      "export", "Write torusgate files in the TFHE library v1.1 formats");
+  export_->add_option("files", o.export_.inputs, "The torusgate file, or a secret key and its "
+                                                 "cloud key")
+      ->type_name("FILE");
+  export_->add_option("-o,--output", o.export_.output, "Write the library file to FILE")
+      ->type_name("FILE");
+  export_
+      ->add_option("--lwe-key", o.export_.lwe_key,
+                   "For a secret key: write its LWE key to FILE (mode 0600)")
+      ->type_name("FILE");
+  export_
+      ->add_option("--tgsw-key", o.export_.tgsw_key,
+                   "For a secret key: write its TGSW key to FILE (mode 0600)")
+      ->type_name("FILE");
+  export_->add_flag("-f,--force", o.export_.force, "Replace existing files");
+
   keygen->footer(keygen_footer + common_footer);
+  import->footer(import_footer + common_footer);
+  export_->footer(export_footer + common_footer);
   encrypt->footer(encrypt_footer + common_footer);
   decrypt->footer(decrypt_footer + common_footer);
   info->footer(info_footer + common_footer);
@@ -283,7 +366,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
         std::find(command_names.begin(), command_names.end(), command) == command_names.end()) {
       std::string hint = did_you_mean(
           command, std::vector<std::string>(command_names.begin(), command_names.end()));
-      if (hint.empty()) hint = "; expected keygen, encrypt, eval, decrypt or info";
+      if (hint.empty()) hint = std::string("; expected ") + command_list;
       throw UsageError("unknown command '" + command + "'" + hint + help_hint(""));
     }
     if (!command.empty()) prefix = "torusgate " + command + ": ";
@@ -317,7 +400,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     }
     if (command.empty()) {
       err << app->help();
-      throw UsageError("no command given; expected keygen, encrypt, eval, decrypt or info");
+      throw UsageError(std::string("no command given; expected ") + command_list);
     }
 
     Console console{out, err, command, options.quiet};
@@ -325,6 +408,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (command == "encrypt") return run_encrypt(options.encrypt, console);
     if (command == "eval") return run_eval(options.eval, console);
     if (command == "decrypt") return run_decrypt(options.decrypt, console);
+    if (command == "import") return run_import(options.import, console);
+    if (command == "export") return run_export(options.export_, console);
     return run_info(options.info, console);
   } catch (const UsageError& e) {
     err << prefix << e.what() << "\n";

@@ -1,5 +1,6 @@
 // The torusgate command-line program for the client/server split: keygen, encrypt, eval,
-// decrypt and info (docs/cli.md). The program is one function, so tests run it in-process.
+// decrypt and info, and import/export of the TFHE library v1.1 formats (docs/cli.md). The
+// program is one function, so tests run it in-process.
 #pragma once
 
 #include <iosfwd>

@@ -15,6 +15,7 @@
 #include <system_error>
 
 #include "app_support.hpp"
+#include "command_support.hpp"
 #include "errors.hpp"
 #include "files.hpp"
 #include "operations.hpp"
@@ -36,58 +37,7 @@ using Clock = std::chrono::steady_clock;
 // Bootstraps from which eval shows a progress bar (seconds of work with secure parameters).
 constexpr std::uint64_t progress_min_bootstraps = 2000;
 
-// `text` of option `flag` as an integer in [min, max].
-std::uint64_t parse_number(const std::string& flag, const std::string& text, std::uint64_t min,
-                           std::uint64_t max) {
-  try {
-    return apps::parse_count(flag, text, min, max);
-  } catch (const InvalidArgument& e) {
-    throw UsageError(e.what());
-  }
-}
-
-void require(const std::string& value, const std::string& flag, const std::string& what) {
-  if (value.empty()) throw UsageError(flag + " is required: " + what);
-}
-
-void warn(Console& console, const std::string& message) {
-  console.err << "torusgate " << console.command << ": warning: " << message << "\n";
-}
-
-// Runs a library call that reads files, with its errors as CommandError.
-template <typename Load>
-auto loading(Load&& load) {
-  try {
-    return load();
-  } catch (const Error& e) {
-    throw CommandError(user_message(e));
-  }
-}
-
-std::string parameters_text(const Parameters& p) {
-  return p.name + " (n=" + std::to_string(p.lwe_dimension) +
-         " k=" + std::to_string(p.glwe_dimension) + " N=" + std::to_string(p.polynomial_size) +
-         ")" + (p.insecure ? ", INSECURE" : "");
-}
-
-std::string seconds_text(double seconds) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f s", seconds);
-  return buf;
-}
-
 IntType type_of(const IntegerArrayCiphertext& a) { return IntType{a.width, a.is_signed}; }
-
-// "1 integer", "6 integers", "5 batches".
-std::string count_text(std::uint64_t count, const std::string& noun,
-                       const std::string& plural_ending = "s") {
-  return std::to_string(count) + " " + noun + (count == 1 ? "" : plural_ending);
-}
-
-// "1 was given", "3 were given".
-std::string given(std::size_t count) {
-  return std::to_string(count) + (count == 1 ? " was given" : " were given");
-}
 
 // The values of encrypt: from --values (errors are usage errors) or from --input (errors name
 // the file and line).
@@ -126,18 +76,59 @@ std::string resolve_cpu_backend(const std::string& name) {
   }
 }
 
-bool same_path(const fs::path& a, const fs::path& b) {
-  return fs::absolute(a).lexically_normal() == fs::absolute(b).lexically_normal();
+}  // namespace
+
+namespace {
+
+// keygen --from: a new cloud key for an existing secret key (one imported from the TFHE
+// library, or whose cloud key was lost).
+int run_keygen_from(const KeygenOptions& o, Console& console) {
+  require(o.cloud_key, "--cloud-key", "the file for the cloud key of the secret key --from");
+  if (!o.secret_key.empty()) {
+    throw UsageError("--from reads an existing secret key and --secret-key writes a new one; "
+                     "give one of them");
+  }
+  if (!o.params.empty()) {
+    throw UsageError("--params does not apply with --from: the cloud key is for the parameter "
+                     "set of the secret key");
+  }
+  if (same_path(o.from, o.cloud_key)) {
+    throw UsageError("--from and --cloud-key name the same file " + in_quotes(o.cloud_key));
+  }
+  OutputFile cloud_file(o.cloud_key, o.force);
+  expect_object(o.from, ObjectType::SecretKey, "--from");
+  const SecretKey secret = loading([&] { return load_secret_key(o.from); });
+  const Parameters& params = secret.parameters();
+  if (params.insecure) {
+    warn(console, "parameter set '" + params.name +
+                      "' is INSECURE: for tests only, its ciphertexts protect nothing");
+  }
+
+  const auto start = Clock::now();
+  Csprng rng;
+  const CloudKey cloud = CloudKey::generate(secret, rng);
+  cloud_file.write([&](const fs::path& path) { save_cloud_key(path, cloud); });
+  cloud_file.commit();
+  if (!console.quiet) {
+    console.out << "parameter set  " << parameters_text(params) << " (of " << in_quotes(o.from)
+                << ")\n"
+                << "cloud key      " << in_quotes(o.cloud_key) << ", "
+                << byte_size(cloud_file.size())
+                << ": give it to the server; it computes on ciphertexts but cannot decrypt\n"
+                << "generated in " << seconds_text(apps::seconds_since(start)) << "\n";
+  }
+  return exit_success;
 }
 
 }  // namespace
 
 int run_keygen(const KeygenOptions& o, Console& console) {
+  if (!o.from.empty()) return run_keygen_from(o, console);
   require(o.secret_key, "--secret-key", "the file for the client's secret key");
   require(o.cloud_key, "--cloud-key", "the file for the server's cloud key");
   Parameters params;
   try {
-    params = parameters_by_name(o.params);
+    params = parameters_by_name(o.params.empty() ? default_parameter_set : o.params);
   } catch (const InvalidArgument& e) {
     throw UsageError("--params: " + user_message(e));
   }

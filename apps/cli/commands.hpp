@@ -1,6 +1,8 @@
-// The five commands of the torusgate CLI, each on options already parsed from the command
-// line (cli.cpp binds them). A command returns its exit code or throws UsageError or
-// CommandError (errors.hpp); library errors it does not expect propagate.
+// The seven commands of the torusgate CLI, each on options already parsed from the command
+// line (cli.cpp binds them): keygen, encrypt, eval, decrypt, info (commands.cpp), and import
+// and export for the TFHE library v1.1 formats (interop.cpp). A command returns its exit
+// code or throws UsageError or CommandError (errors.hpp); library errors it does not expect
+// propagate.
 #pragma once
 
 #include <iosfwd>
@@ -18,9 +20,13 @@ struct Console {
   bool quiet = false;
 };
 
+// The parameter set of keygen without --params.
+inline constexpr const char* default_parameter_set = "tfhe_lib_128";
+
 struct KeygenOptions {
-  std::string params = "tfhe_lib_128";
+  std::string params;  // empty: default_parameter_set
   std::string secret_key, cloud_key;
+  std::string from;  // an existing secret key: make only a cloud key for it
   bool force = false, insecure_ok = false;
 };
 
@@ -45,10 +51,24 @@ struct InfoOptions {
   std::vector<std::string> files;
 };
 
+struct ImportOptions {
+  std::vector<std::string> inputs;  // TFHE library files
+  std::string output, cloud_key, params, width;
+  bool is_signed = false, force = false;
+};
+
+struct ExportOptions {
+  std::vector<std::string> inputs;  // torusgate files
+  std::string output, lwe_key, tgsw_key;
+  bool force = false;
+};
+
 int run_keygen(const KeygenOptions& options, Console& console);
 int run_encrypt(const EncryptOptions& options, Console& console);
 int run_eval(const EvalOptions& options, Console& console);
 int run_decrypt(const DecryptOptions& options, Console& console);
 int run_info(const InfoOptions& options, Console& console);
+int run_import(const ImportOptions& options, Console& console);
+int run_export(const ExportOptions& options, Console& console);
 
 }  // namespace torusgate::cli

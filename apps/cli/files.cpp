@@ -72,27 +72,58 @@ std::string parameters_text(const Parameters& p) {
          " N=" + std::to_string(p.polynomial_size);
 }
 
-// The TFHE library formats: a line, or an empty string when `head` is none of them.
-std::string describe_tfhe_lib_file(const fs::path& path, const std::string& head) {
+// "the named set 'tfhe_lib_128' (n=630 k=1 N=1024)".
+std::string named_set_text(const Parameters& p) {
+  return "the named set '" + p.name + "' (" + parameters_text(p) + ")";
+}
+
+// The cloud key inside a library keyset, for info.
+std::string keyset_text(const tfhe_lib::CloudKeySetFile& keyset) {
+  const CloudKey& key = keyset.key;
+  const Parameters& p = key.parameters();
+  return "bootstrapping key " + std::to_string(key.bootstrapping_key().data().size()) +
+         " words, key-switching key " + std::to_string(tfhe_lib::keyswitch_key_samples(p)) +
+         " samples (the unused digit-0 rows " +
+         (keyset.ks_digit0.empty() ? "zero" : "not zero") + ")";
+}
+
+// The TFHE library formats: a line, or an empty string when the file is none of them.
+std::string describe_tfhe_lib_file(const fs::path& path) {
+  namespace tl = tfhe_lib;
   const std::string lib = "TFHE library v1.1 ";
   const std::string keep = " (half of a secret key: keep it private)";
-  if (starts_with(head, "-----BEGIN GATEBOOTSPARAMS-----")) {
-    const Parameters p = tfhe_lib::load_parameter_set(path);
-    return lib + "parameter set, the named set '" + p.name + "' (" + parameters_text(p) + ")";
+  switch (tl::identify_file(path)) {
+    case tl::FileKind::ParameterSet:
+      return lib + "parameter set, " + named_set_text(tl::load_parameter_set(path));
+    case tl::FileKind::LweKey: {
+      const tl::LweKeyFile key = tl::load_lwe_key(path);
+      return lib + "LWE secret key, n=" + std::to_string(key.params.lwe_dimension) + keep;
+    }
+    case tl::FileKind::TgswKey: {
+      const tl::TgswKeyFile key = tl::load_tgsw_key(path);
+      return lib + "TGSW secret key, k=" + std::to_string(key.tlwe.glwe_dimension) +
+             " N=" + std::to_string(key.tlwe.polynomial_size) +
+             " Bgbit=" + std::to_string(key.tgsw.bk_base_log) +
+             " l=" + std::to_string(key.tgsw.bk_level_count) + keep;
+    }
+    case tl::FileKind::CloudKeySet: {
+      const tl::CloudKeySetFile keyset = tl::load_cloud_keyset(path);
+      return lib + "cloud keyset, " + named_set_text(keyset.key.parameters()) + ", " +
+             keyset_text(keyset);
+    }
+    case tl::FileKind::SecretKeySet: {
+      const tl::SecretKeySetFile keyset = tl::load_secret_keyset(path);
+      const Parameters& p = keyset.secret.parameters();
+      return lib + "secret keyset, " + named_set_text(p) + ", LWE key n=" +
+             std::to_string(p.lwe_dimension) + ", TGSW key k=" + std::to_string(p.glwe_dimension) +
+             " N=" + std::to_string(p.polynomial_size) + ", and its cloud key: " +
+             keyset_text(keyset.cloud) + " (it decrypts everything: keep it private)";
+    }
+    case tl::FileKind::GateCiphertexts:
+      break;
+    case tl::FileKind::Unknown:
+      return "";
   }
-  if (starts_with(head, "-----BEGIN LWEPARAMS-----")) {
-    const tfhe_lib::LweKeyFile key = tfhe_lib::load_lwe_key(path);
-    return lib + "LWE secret key, n=" + std::to_string(key.params.lwe_dimension) + keep;
-  }
-  if (starts_with(head, "-----BEGIN TLWEPARAMS-----")) {
-    const tfhe_lib::TgswKeyFile key = tfhe_lib::load_tgsw_key(path);
-    return lib + "TGSW secret key, k=" + std::to_string(key.tlwe.glwe_dimension) +
-           " N=" + std::to_string(key.tlwe.polynomial_size) +
-           " Bgbit=" + std::to_string(key.tgsw.bk_base_log) +
-           " l=" + std::to_string(key.tgsw.bk_level_count) + keep;
-  }
-  const std::string id = {static_cast<char>(tfhe_lib::ciphertext_type_id), 0, 0, 0};
-  if (!starts_with(head, id)) return "";
   // Gate ciphertexts carry no parameters: try the dimension of every named set.
   std::error_code ec;
   const std::uint64_t size = fs::file_size(path, ec);
@@ -239,8 +270,8 @@ FileHeader expect_object(const fs::path& path, ObjectType want, const std::strin
     std::string hint;
     if (starts_with(first_bytes(path, 11), "-----BEGIN ")) {
       hint =
-          " (it looks like a TFHE library v1.1 file; 'torusgate info' describes it, but the "
-          "other commands read torusgate's own files)";
+          " (it looks like a TFHE library v1.1 file; 'torusgate import' converts it to "
+          "torusgate's own files, which the other commands read)";
     }
     throw CommandError(user_message(e) + hint);
   } catch (const Error& e) {
@@ -270,7 +301,7 @@ std::string describe_any_file(const fs::path& path) {
   try {
     head = first_bytes(path, 32);
     if (!starts_with(head, "TGATEBIN")) {
-      const std::string line = describe_tfhe_lib_file(path, head);
+      const std::string line = describe_tfhe_lib_file(path);
       if (!line.empty()) return line;
     }
     return describe_file(path);  // a native file, or the reason it is not one

@@ -53,8 +53,9 @@ std::string parameter_mismatch(const std::filesystem::path& a, const Parameters&
                                const std::filesystem::path& b, const Parameters& pb);
 
 // One line describing any file: a native file (describe_file, fully validated), or a TFHE
-// library v1.1 parameter set, LWE key, TGSW key or gate ciphertext file. Throws CommandError
-// when the file is none of those.
+// library v1.1 parameter set, LWE key, TGSW key, gate ciphertext file, cloud keyset or secret
+// keyset (loaded and validated in full too). Throws CommandError when the file is none of
+// those.
 std::string describe_any_file(const std::filesystem::path& path);
 
 // "1.3 KiB", "88.7 MiB", "512 bytes".

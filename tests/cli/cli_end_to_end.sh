@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The torusgate binary end to end, as a user runs it, on toy_INSECURE: the client makes keys
 # and encrypts, the server evaluates with the cloud key alone (in its own directory), the
-# client decrypts and describes the files; then exit codes and messages of bad inputs.
-#   cli_end_to_end.sh TORUSGATE_BINARY
+# client decrypts and describes the files; then exit codes and messages of bad inputs. With
+# the TFHE library v1.1 vectors: their keys and ciphertexts imported, gates evaluated with a
+# cloud key made for the imported secret key, the outputs exported in the library's format,
+# and import then export reproducing the library's files byte for byte.
+#   cli_end_to_end.sh TORUSGATE_BINARY [TFHE_LIB_TESTDATA_DIR]
 set -uo pipefail
 tg="$1"
+data="${2:-}"
 program="$tg"
 # shellcheck source=../script_support.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../script_support.sh"
@@ -51,5 +55,56 @@ expect 1 "truncated" decrypt --key "$c/client.tgsk" "$c/cut.tgct"
 expect 0 "INSECURE" --help
 [[ -e "$c/x.tgct" || -e "$s/x.tgct" ]] && fail "a failed command left an output file"
 "$tg" decrypt --key "$c/client.tgsk" "$c/ab.tgct" | diff - "$tmp/ab.txt" || fail "ab.tgct changed"
+
+# The TFHE library v1.1 vectors, when present.
+if [[ -n "$data" && -f "$data/plain.txt" ]]; then
+  l="$tmp/lib"
+  mkdir "$l"
+  expect 0 "secret key for tfhe_lib_128" import "$data/lwe.key" "$data/tgsw.key" -o "$l/client.tgsk"
+  expect 0 "cloud key" keygen --from "$l/client.tgsk" --cloud-key "$l/server.tgck"
+  for name in a b; do
+    expect 0 "64 integers (1-bit unsigned, 1 x 64)" import "$data/$name.ctxt" \
+      --params "$data/params.txt" -o "$l/$name.tgct"
+  done
+  # plain.txt columns: i a b c and nand or nor xor ...; bits as one line "0 1 1 ...".
+  column() { awk -v c="$1" 'NR > 1 { print $c }' "$data/plain.txt" | xargs; }
+  bits() { "$tg" decrypt --key "$l/client.tgsk" "$1" | xargs; }
+  for gate in and:5 or:7 xor:9; do
+    op="${gate%%:*}"
+    want="$(column "${gate##*:}")"
+    expect 0 "64 bootstraps" eval --cloud-key "$l/server.tgck" --op "$op" "$l/a.tgct" \
+      "$l/b.tgct" -o "$l/$op.tgct"
+    [[ "$(bits "$l/$op.tgct")" == "$want" ]] ||
+      fail "$op of the library's ciphertexts differs from plain.txt"
+    # Exported in the library's format and imported again: the same bits.
+    expect 0 "as TFHE library v1.1" export "$l/$op.tgct" -o "$l/out_$op.ctxt"
+    [[ $(stat -c %s "$l/out_$op.ctxt") -eq $((64 * 2536)) ]] || fail "out_$op.ctxt size"
+    expect 0 "imported" import "$l/out_$op.ctxt" --params tfhe_lib_128 -o "$l/back_$op.tgct"
+    [[ "$(bits "$l/back_$op.tgct")" == "$want" ]] || fail "out_$op.ctxt reads back to other bits"
+  done
+  # Import then export: the library's own files again, byte for byte.
+  expect 0 "LWE key" export "$l/client.tgsk" --lwe-key "$l/lwe.key" --tgsw-key "$l/tgsw.key"
+  cmp -s "$l/lwe.key" "$data/lwe.key" || fail "lwe.key not reproduced"
+  cmp -s "$l/tgsw.key" "$data/tgsw.key" || fail "tgsw.key not reproduced"
+  [[ $(stat -c %a "$l/lwe.key") == 600 ]] || fail "lwe.key is not mode 0600"
+  expect 0 "gate ciphertexts" export "$l/a.tgct" -o "$l/a.ctxt"
+  cmp -s "$l/a.ctxt" "$data/a.ctxt" || fail "a.ctxt not reproduced"
+  expect 0 "parameters tfhe_lib_128" import "$data/params.txt" -o "$l/params.tgpr"
+  expect 0 "parameter set" export "$l/params.tgpr" -o "$l/params.txt"
+  cmp -s "$l/params.txt" "$data/params.txt" || fail "params.txt not reproduced"
+  # The cloud key as the library's cloud keyset, and back to the same native file.
+  expect 0 "cloud keyset" export "$l/server.tgck" -o "$l/cloud.key"
+  expect 0 "TFHE library v1.1 cloud keyset, the named set 'tfhe_lib_128'" info "$l/cloud.key"
+  expect 0 "cloud key for tfhe_lib_128" import "$l/cloud.key" -o "$l/again.tgck"
+  cmp -s "$l/again.tgck" "$l/server.tgck" || fail "the cloud keyset did not import as the key"
+  # Bad inputs.
+  expect 2 "half of a secret key" import "$data/lwe.key" -o "$l/x.tgsk"
+  expect 2 "carry no parameters" import "$data/a.ctxt" -o "$l/x.tgct"
+  expect 1 "already: export reads torusgate files" export "$data/a.ctxt" -o "$l/x.ctxt"
+  expect 1 "refusing to overwrite" import "$data/a.ctxt" --params tfhe_lib_128 -o "$l/a.tgct"
+  [[ -e "$l/x.tgsk" || -e "$l/x.tgct" || -e "$l/x.ctxt" ]] && fail "a failed import left a file"
+else
+  echo "TFHE library vectors not found at '$data': their checks skipped"
+fi
 
 finish "torusgate end to end"

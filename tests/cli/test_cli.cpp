@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "cli_test_support.hpp"
 #include "operations.hpp"
 #include "test_files.hpp"
 #include "torusgate/core/keys.hpp"
@@ -30,43 +31,10 @@ using namespace torusgate::cli;
 namespace fs = std::filesystem;
 using Catch::Contains;
 using Catch::StartsWith;
-
-struct Run {
-  int code = -1;
-  std::string out, err;
-};
-
-Run run(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  Run r;
-  r.code = run_cli(args, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
-
-std::string describe(const std::vector<std::string>& args, const Run& r) {
-  std::string line = "torusgate";
-  for (const std::string& a : args) line += " " + a;
-  return line + "\n-> exit " + std::to_string(r.code) + "\nstdout: " + r.out + "\nstderr: " + r.err;
-}
-
-// Runs and requires success.
-Run ok(const std::vector<std::string>& args) {
-  const Run r = run(args);
-  INFO(describe(args, r));
-  REQUIRE(r.code == exit_success);
-  return r;
-}
-
-// Runs and requires exit code `code` and one error line on stderr that contains `fragment`.
-void fails(int code, const std::vector<std::string>& args, const std::string& fragment) {
-  const Run r = run(args);
-  INFO(describe(args, r));
-  CHECK(r.code == code);
-  CHECK_THAT(r.err, Contains(fragment) && StartsWith("torusgate"));
-  CHECK(r.err.find('\n') == r.err.size() - 1);  // one line
-}
+using torusgate::test::fails;
+using torusgate::test::ok;
+using torusgate::test::run;
+using torusgate::test::Run;
 
 // Every integer in `text`, in order.
 std::vector<Int128> numbers(const std::string& text) {

@@ -1,0 +1,77 @@
+// Helpers shared by the torusgate commands (commands.cpp, interop.cpp): option checks, the
+// mapping of library errors to CommandError, warnings, and the wording of sizes and counts.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <ostream>
+#include <string>
+
+#include "app_support.hpp"
+#include "commands.hpp"
+#include "errors.hpp"
+#include "files.hpp"
+#include "torusgate/core/error.hpp"
+#include "torusgate/core/params.hpp"
+
+namespace torusgate::cli {
+
+// `text` of option `flag` as an integer in [min, max].
+inline std::uint64_t parse_number(const std::string& flag, const std::string& text,
+                                  std::uint64_t min, std::uint64_t max) {
+  try {
+    return apps::parse_count(flag, text, min, max);
+  } catch (const InvalidArgument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+inline void require(const std::string& value, const std::string& flag, const std::string& what) {
+  if (value.empty()) throw UsageError(flag + " is required: " + what);
+}
+
+inline void warn(Console& console, const std::string& message) {
+  console.err << "torusgate " << console.command << ": warning: " << message << "\n";
+}
+
+// Runs a library call that reads files, with its errors as CommandError.
+template <typename Load>
+auto loading(Load&& load) {
+  try {
+    return load();
+  } catch (const Error& e) {
+    throw CommandError(user_message(e));
+  }
+}
+
+inline std::string parameters_text(const Parameters& p) {
+  return p.name + " (n=" + std::to_string(p.lwe_dimension) +
+         " k=" + std::to_string(p.glwe_dimension) + " N=" + std::to_string(p.polynomial_size) +
+         ")" + (p.insecure ? ", INSECURE" : "");
+}
+
+inline std::string seconds_text(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f s", seconds);
+  return buf;
+}
+
+// "1 integer", "6 integers", "5 batches".
+inline std::string count_text(std::uint64_t count, const std::string& noun,
+                              const std::string& plural_ending = "s") {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : plural_ending);
+}
+
+// "1 was given", "3 were given".
+inline std::string given(std::size_t count) {
+  return std::to_string(count) + (count == 1 ? " was given" : " were given");
+}
+
+// True when `a` and `b` name the same file.
+inline bool same_path(const std::filesystem::path& a, const std::filesystem::path& b) {
+  return std::filesystem::absolute(a).lexically_normal() ==
+         std::filesystem::absolute(b).lexically_normal();
+}
+
+}  // namespace torusgate::cli
