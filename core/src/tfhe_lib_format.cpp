@@ -32,6 +32,8 @@ namespace fs = std::filesystem;
 constexpr std::size_t max_line_bytes = 256;
 // Column width of the library's integers ("n:        630").
 constexpr std::size_t int_width = 10;
+// Words a keyset reader reserves before it has read them (4 MiB).
+constexpr std::size_t growth_words = std::size_t{1} << 20;
 
 // `s` for a message: printable ASCII kept, other bytes as \xNN, cut after 48 bytes.
 std::string shown(std::string_view s) {
@@ -604,8 +606,12 @@ CloudKeySetFile read_keyset_keys(Input& in, const Parameters& p) {
 
   read_type_id(in, keyswitch_key_type_id, "key-switching key");
   file.ks_variance = read_variance(in, "the key-switching key's variance");
-  std::vector<Torus32> ks(KeySwitchingKey::size(p));
-  std::vector<Torus32> digit0(rows * n1);
+  // The vectors grow with the data read (a capacity of at most growth_words up front), so a
+  // short file that names a large set costs memory in proportion to its length.
+  const auto reserved = [](std::size_t words) { return std::min(words, growth_words); };
+  std::vector<Torus32> ks, digit0;
+  ks.reserve(reserved(KeySwitchingKey::size(p)));
+  digit0.reserve(reserved(rows * n1));
   std::vector<Torus32> row(base * n1);
   WordBlock ks_block(in, keyswitch_key_samples(p) * n1,
                      "the key-switching key (" + std::to_string(keyswitch_key_samples(p)) +
@@ -613,25 +619,25 @@ CloudKeySetFile read_keyset_keys(Input& in, const Parameters& p) {
   bool digit0_zero = true;
   for (std::size_t r = 0; r < rows; ++r) {
     ks_block.read(row);
-    std::copy(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(n1),
-              digit0.begin() + static_cast<std::ptrdiff_t>(r * n1));
-    digit0_zero = digit0_zero && std::all_of(row.begin(),
-                                             row.begin() + static_cast<std::ptrdiff_t>(n1),
-                                             [](Torus32 w) { return w == 0; });
-    std::copy(row.begin() + static_cast<std::ptrdiff_t>(n1), row.end(),
-              ks.begin() + static_cast<std::ptrdiff_t>(r * (base - 1) * n1));
+    const auto v1 = row.begin() + static_cast<std::ptrdiff_t>(n1);  // where v = 1 starts
+    digit0_zero = digit0_zero && std::all_of(row.begin(), v1, [](Torus32 w) { return w == 0; });
+    digit0.insert(digit0.end(), row.begin(), v1);
+    ks.insert(ks.end(), v1, row.end());
   }
   if (!digit0_zero) file.ks_digit0 = std::move(digit0);
 
   read_type_id(in, bootstrapping_key_type_id, "bootstrapping key");
   file.bk_variance = read_variance(in, "the bootstrapping key's variance");
   const std::size_t g = ggsw_size(p);
-  std::vector<Torus32> bk(std::size_t{p.lwe_dimension} * g);
-  WordBlock bk_block(in, bk.size(),
+  std::vector<Torus32> bk;
+  bk.reserve(reserved(std::size_t{p.lwe_dimension} * g));
+  std::vector<Torus32> ggsw(g);
+  WordBlock bk_block(in, std::uint64_t{p.lwe_dimension} * g,
                      "the bootstrapping key (" + std::to_string(p.lwe_dimension) +
                          " TGSW samples of " + std::to_string(g) + " int32)");
   for (std::size_t i = 0; i < p.lwe_dimension; ++i) {
-    bk_block.read(std::span<Torus32>(bk).subspan(i * g, g));
+    bk_block.read(ggsw);
+    bk.insert(bk.end(), ggsw.begin(), ggsw.end());
   }
   file.key = CloudKey(BootstrappingKey(p, std::move(bk)), KeySwitchingKey(p, std::move(ks)));
   return file;

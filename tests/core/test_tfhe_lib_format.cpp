@@ -917,6 +917,15 @@ TEST_CASE("tfhe_lib: bad keysets are rejected naming the problem", "[tfhe_lib]")
   REQUIRE_THROWS_TYPE_WITH(secret_keyset_from(m.cloud), FormatError,
                            "truncated: the LWE key type id needs 4 bytes at offset " +
                                std::to_string(m.cloud.size()));
+  // A short file that names the largest set: the sizes are the set's, the memory the file's.
+  std::string big = bytes_of([](std::ostream& o) { tl::write_parameter_set(o, default_128()); }) +
+                    "-----BEGIN LWEKSPARAMS-----\nbasebit: 3\nn: 2048\nt: 5\n"
+                    "-----END LWEKSPARAMS-----\n" + std::string(12 + 100, '\0');
+  put_i32(big, big.size() - 112, tl::keyswitch_key_type_id);
+  REQUIRE_THROWS_TYPE_WITH(cloud_keyset_from(big), FormatError,
+                           "truncated: the key-switching key (81920 samples of n+1=838 int32) "
+                           "needs 274595840 bytes at offset " + std::to_string(big.size() - 100) +
+                               " but the input ends after 100 of them");
 
   // Type ids.
   std::string bad = m.cloud;
