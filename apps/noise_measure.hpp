@@ -69,8 +69,9 @@ struct GateMeasurement {
   SampleStats decision;         // the Z_2N phase decided on (as a torus fraction) - e/8
   std::uint64_t decision_failures = 0;  // bootstraps that decided on the wrong side
   std::uint64_t output_failures = 0;    // outputs that decrypt to the wrong bit
-  // Outputs whose phase is not within 1/16 of what the decided phases imply: the measurement
-  // (or the backend) is inconsistent. Always 0 in a correct run.
+  // Outputs whose phase is further than max(1/16, 10 model standard deviations) from what
+  // the decided phases imply: the measurement (or the backend) is inconsistent. Always 0 in
+  // a correct run; such outputs are left out of `output`.
   std::uint64_t unexplained = 0;
 };
 

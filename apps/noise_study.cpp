@@ -116,8 +116,8 @@ int main(int argc, char** argv) {
     }
     if (unexplained != 0) {
       std::fprintf(stderr,
-                   "noise_study: %llu outputs are not within 1/16 of what their decided phases "
-                   "imply: the measurement or the backend is inconsistent\n",
+                   "noise_study: %llu outputs are further from what their decided phases imply "
+                   "than noise explains: the measurement or the backend is inconsistent\n",
                    static_cast<unsigned long long>(unexplained));
       return 1;
     }

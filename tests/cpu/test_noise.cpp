@@ -1,6 +1,7 @@
 // Measured noise of bootstrapped gates with real parameters: for every bootstrapped gate kind
 // (the TFHE library gates, MUX and the weighted sign gates), the margin of the phase each
-// bootstrap decides on and the variance of the output phase, against core/noise.hpp.
+// bootstrap decides on and the variance of the output phase, against core/noise.hpp; and the
+// model's failure probabilities in log2 (log2_erfc, input-averaged tails).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -102,4 +103,70 @@ TEST_CASE("every bootstrapped gate kind keeps its noise margin with tfhe_lib_128
     CHECK(variance > 0.5 * expected);
     CHECK(variance < 2.0 * expected);
   }
+}
+
+TEST_CASE("log2_erfc matches erfc where it is representable and continues past it", "[noise]") {
+  for (double x = -3.0; x <= 26.5; x += 0.25) {
+    INFO("x = " << x);
+    const double direct = std::log2(std::erfc(x));
+    if (x >= 25) {
+      // The asymptotic series takes over at 25; erfc is still a normal double up to ~26.5.
+      CHECK(log2_erfc(x) == Approx(direct).epsilon(1e-12));
+    } else {
+      CHECK(log2_erfc(x) == direct);
+    }
+  }
+  // Far beyond the range of doubles: -x^2 / ln 2 dominates, and the function keeps falling.
+  const double at40 = log2_erfc(40.0);
+  CHECK(at40 == Approx((-1600.0 - std::log(40.0 * std::sqrt(std::acos(-1.0)))) / std::log(2.0))
+                    .epsilon(1e-6));
+  CHECK(log2_erfc(41.0) < at40);
+  CHECK(std::isfinite(log2_erfc(1e6)));
+  REQUIRE_INVALID_ARGUMENT(log2_erfc(NAN), "log2_erfc: x=");
+  REQUIRE_INVALID_ARGUMENT(log2_gaussian_tail(-0.1, 1e-4), "margin=");
+  REQUIRE_INVALID_ARGUMENT(log2_gaussian_tail(0.125, 0), "variance=");
+  CHECK(log2_gaussian_tail(0.125, 1e-4) == Approx(std::log2(std::erfc(0.125 / std::sqrt(2e-4)))));
+}
+
+TEST_CASE("the model's failure probability in log2 agrees with erfc and stays finite",
+          "[noise]") {
+  const NoiseModel model = noise_model(tfhe_lib_128());
+  const GateSpec nand = GateSpec::of(GateKind::Nand);
+  CHECK(model.combination(nand) ==
+        Approx(2 * (model.blind_rotation + model.key_switching)));
+  CHECK(model.decision(nand) == Approx(model.combination(nand) + model.modulus_switching));
+  CHECK(model.combination(GateSpec::of(GateKind::Mux)) == Approx(model.combination(nand)));
+  const GateSpec prefix = GateSpec::of(GateKind::PrefixGenerate);
+  CHECK(model.log2_failure_probability(prefix) ==
+        Approx(std::log2(model.failure_probability(prefix))).epsilon(1e-9));
+  CHECK(model.log2_failure_probability(nand) < -400);
+  // XOR with default_128 is ~68 standard deviations from its boundaries: erfc underflows to 0,
+  // the log2 stays finite.
+  const NoiseModel strong = noise_model(default_128());
+  const GateSpec xor_gate = GateSpec::of(GateKind::Xor);
+  CHECK(strong.failure_probability(xor_gate) == 0.0);
+  CHECK(strong.log2_failure_probability(xor_gate) < -3000);
+  CHECK(std::isfinite(strong.log2_failure_probability(xor_gate)));
+}
+
+TEST_CASE("the input-averaged failure probability sums both one-sided tails", "[noise]") {
+  const double v = 0.002;
+  const auto q = [&](double d) { return 0.5 * std::erfc(d / std::sqrt(2 * v)); };
+  // NAND: noiseless phases 3/8 (inputs 0,0) and 1/8 (mixed inputs), -1/8 (inputs 1,1).
+  const double nand = (q(3 / 8.0) + q(1 / 8.0)) * 4 / 4;  // every input: distances 1/8, 3/8
+  CHECK(std::exp2(log2_decision_failure_probability(GateSpec::of(GateKind::Nand), v)) ==
+        Approx(nand).epsilon(1e-12));
+  // XOR: phases +-1/4 and +-3/4 = -+1/4: distance 1/4 to both boundaries.
+  CHECK(std::exp2(log2_decision_failure_probability(GateSpec::of(GateKind::Xor), v)) ==
+        Approx(2 * q(0.25)).epsilon(1e-12));
+  // MUX: the average of its AND and ANDNY bootstraps, each like NAND.
+  CHECK(std::exp2(log2_decision_failure_probability(GateSpec::of(GateKind::Mux), v)) ==
+        Approx(nand).epsilon(1e-12));
+  // Tiny probabilities stay finite and ordered.
+  CHECK(log2_decision_failure_probability(GateSpec::of(GateKind::Nand), 1e-6) <
+        log2_decision_failure_probability(GateSpec::of(GateKind::Nand), 2e-6));
+  REQUIRE_INVALID_ARGUMENT(log2_decision_failure_probability(GateSpec::of(GateKind::Not), v),
+                           "has no bootstrap");
+  REQUIRE_INVALID_ARGUMENT(log2_decision_failure_probability(GateSpec::of(GateKind::Nand), -1),
+                           "variance=");
 }

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# End-to-end checks of the noise_study binary as a user runs it: a small reproducible run on
+# toy parameters with the JSON and markdown reports (parsed and checked), --help, and the exit
+# code 2 and message of bad options.
+#   run_noise_study.sh BINARY
+set -uo pipefail
+program="$1"
+# shellcheck source=../script_support.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../script_support.sh"
+
+expect 0 "| T(0;8,8,7) (stress) |" --params toy_INSECURE --gates 420 --seed 5 --no-progress \
+  --json "$tmp/noise.json" --markdown "$tmp/noise.md"
+python3 - "$tmp/noise.json" <<'PY' || fail "the JSON report does not parse or has the wrong content"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["program"] == "noise_study" and r["gates_per_set"] == 420 and r["deterministic_seed"] == 5
+(s,) = r["sets"]
+assert s["parameters"]["name"] == "toy_INSECURE"
+assert len(s["gates"]) == 21 and sum(g["gates"] for g in s["gates"]) == 420
+for g in s["gates"]:
+    assert g["failure"]["unexplained"] == 0 and g["failure"]["decision_failures"] == 0
+    assert 0.3 < g["decision"]["variance_ratio"] < 3, g["label"]
+    assert g["failure"]["log2_p_model"] < -100
+    assert len(g["decision"]["histogram"]["counts"]) == 24
+PY
+grep -q "^## toy_INSECURE (INSECURE, tests only)" "$tmp/noise.md" || fail "the markdown lacks the set"
+grep -q "^| MUX | 2 | 1/8 | 20 (40 bootstraps) |" "$tmp/noise.md" || fail "the markdown lacks the MUX row"
+expect 0 "usage: noise_study" --help
+
+expect 2 "--params: unknown parameter set 'toys'" --params toy_INSECURE,toys
+expect 2 "--params: parameter set toy_INSECURE is listed twice" --params toy_INSECURE,toy
+expect 2 "--gates 3 is fewer than the 21 gate kinds" --gates 3
+expect 2 "--kinds: unknown gate kind 'NAN'" --kinds NAN
+expect 2 "--threshold 1:1: GateSpec::threshold" --threshold 1:1
+expect 2 "unknown argument '--gate'" --gate 5
+expect 2 "--json: cannot write to" --params toy_INSECURE --gates 21 --json /nonexistent/dir/n.json
+expect 2 "--backend gpu" --backend gpu
+
+finish "noise_study"
