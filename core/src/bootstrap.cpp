@@ -11,7 +11,7 @@ namespace torusgate {
 
 BootstrappingKeyFourier::BootstrappingKeyFourier(const BootstrappingKey& bk,
                                                  const NegacyclicFft& fft)
-    : params_(bk.parameters()) {
+    : params_(bk.parameters()), engine_(fft.name()) {
   const std::size_t N = params_.polynomial_size, k = params_.glwe_dimension;
   EXPECTS(fft.polynomial_size() == N,
           "BootstrappingKeyFourier: FFT engine is for N=" + std::to_string(fft.polynomial_size()) +
@@ -35,6 +35,24 @@ BootstrappingKeyFourier::BootstrappingKeyFourier(const BootstrappingKey& bk,
         }
       }
     }
+  }
+}
+
+void BootstrappingKeyFourier::spectrum(std::size_t i, std::size_t q, std::span<double> out) const {
+  const std::size_t N = params_.polynomial_size, M = N / 2;
+  const std::size_t polys = std::size_t{params_.ggsw_row_count()} * (params_.glwe_dimension + 1);
+  EXPECTS(i < params_.lwe_dimension && q < polys,
+          "BootstrappingKeyFourier::spectrum: GGSW " + std::to_string(i) + ", polynomial " +
+              std::to_string(q) + " but the key has " + std::to_string(params_.lwe_dimension) +
+              " GGSW samples of " + std::to_string(polys) + " polynomials");
+  EXPECTS(out.size() == N, "BootstrappingKeyFourier::spectrum: output has " +
+                               std::to_string(out.size()) + " slots but expected N=" +
+                               std::to_string(N));
+  const double* g = ggsw(i);
+  for (std::size_t b = 0; b < M / 8; ++b) {
+    const double* src = g + (b * polys + q) * 16;
+    std::copy(src, src + 8, out.data() + b * 8);
+    std::copy(src + 8, src + 16, out.data() + M + b * 8);
   }
 }
 
@@ -127,6 +145,9 @@ BlindRotator::BlindRotator(const BootstrappingKeyFourier& key, const NegacyclicF
   EXPECTS(fft.polynomial_size() == params_.polynomial_size,
           "BlindRotator: FFT engine is for N=" + std::to_string(fft.polynomial_size()) +
               " but the key has N=" + std::to_string(params_.polynomial_size));
+  EXPECTS(fft.name() == key.engine(), "BlindRotator: the key's spectra were made by engine '" +
+                                          key.engine() + "' but this rotator runs engine '" +
+                                          fft.name() + "' (spectra are engine-specific)");
   const std::size_t N = params_.polynomial_size, k1 = params_.glwe_dimension + 1;
   const std::size_t rows = params_.ggsw_row_count();
   accumulators_.resize(max_batch * k1 * N);
@@ -134,6 +155,26 @@ BlindRotator::BlindRotator(const BootstrappingKeyFourier& key, const NegacyclicF
   rotated_.resize(k1 * N);
   digit_spectra_.resize(group_size * rows * N);
   product_spectra_.resize(group_size * k1 * N);
+  if (fft.custom_arithmetic()) key_spectra_.resize(rows * k1 * N);
+}
+
+void BlindRotator::external_product_custom(std::size_t i, std::size_t gates) {
+  const std::size_t N = params_.polynomial_size, k1 = params_.glwe_dimension + 1;
+  const std::size_t rows = params_.ggsw_row_count();
+  for (std::size_t q = 0; q < rows * k1; ++q) {
+    key_.spectrum(i, q, std::span<double>(key_spectra_.data() + q * N, N));
+  }
+  for (std::size_t t = 0; t < gates; ++t) {
+    for (std::size_t c = 0; c < k1; ++c) {
+      std::span<double> product(product_spectra_.data() + (t * k1 + c) * N, N);
+      std::fill(product.begin(), product.end(), 0.0);  // zero words in every engine
+      for (std::size_t q = 0; q < rows; ++q) {
+        fft_.multiply_add(
+            std::span<const double>(digit_spectra_.data() + (t * rows + q) * N, N),
+            std::span<const double>(key_spectra_.data() + (q * k1 + c) * N, N), product);
+      }
+    }
+  }
 }
 
 void BlindRotator::cmux_group(std::size_t i, const std::uint32_t* powers, Torus32* const* accs,
@@ -158,9 +199,13 @@ void BlindRotator::cmux_group(std::size_t i, const std::uint32_t* powers, Torus3
           std::span<double>(digit_spectra_.data() + (t * rows + c * l) * N, l * N));
     }
   }
-  external_product_fourier(ExternalProduct{digit_spectra_.data(), rows * N, key_.ggsw(i), rows,
-                                           k1, N / 2, product_spectra_.data(), k1 * N},
-                           gates);
+  if (key_spectra_.empty()) {
+    external_product_fourier(ExternalProduct{digit_spectra_.data(), rows * N, key_.ggsw(i), rows,
+                                             k1, N / 2, product_spectra_.data(), k1 * N},
+                             gates);
+  } else {
+    external_product_custom(i, gates);
+  }
   for (std::size_t t = 0; t < gates; ++t) {
     for (std::size_t c = 0; c < k1; ++c) {
       fft_.inverse_add(std::span<const double>(product_spectra_.data() + (t * k1 + c) * N, N),

@@ -1,5 +1,6 @@
-// Fold/twist and untwist/round shared by every negacyclic FFT engine, and the portable
-// radix-2 engine. The half-length negacyclic transform: see fft.hpp and DESIGN.md section 4.
+// The engine interface (size checks), fold/twist and untwist/round shared by the double
+// engines, and the portable radix-2 engine. The half-length negacyclic transform: fft.hpp,
+// DESIGN.md section 4.
 #include "torusgate/core/fft.hpp"
 
 #include <algorithm>
@@ -15,18 +16,6 @@ NegacyclicFft::NegacyclicFft(std::uint32_t polynomial_size) : N_(polynomial_size
   EXPECTS(N_ >= 4 && std::has_single_bit(N_),
           "NegacyclicFft: polynomial_size=" + std::to_string(N_) +
               " but expected a power of two >= 4");
-  const std::size_t M = N_ / 2;
-  twist_re_.resize(M);
-  twist_im_.resize(M);
-  untwist_re_.resize(M);
-  untwist_im_.resize(M);
-  for (std::size_t j = 0; j < M; ++j) {
-    const double angle = std::numbers::pi * static_cast<double>(j) / N_;
-    twist_re_[j] = std::cos(angle);
-    twist_im_[j] = std::sin(angle);
-    untwist_re_[j] = std::cos(angle) / static_cast<double>(M);
-    untwist_im_[j] = -std::sin(angle) / static_cast<double>(M);
-  }
 }
 
 void NegacyclicFft::check_sizes(std::size_t poly, std::size_t spectrum, const char* fn) const {
@@ -44,10 +33,76 @@ double* NegacyclicFft::scratch(std::size_t doubles) const {
   return buffer.data();
 }
 
+void NegacyclicFft::forward(std::span<const std::int32_t> poly, std::span<double> spectrum) const {
+  check_sizes(poly.size(), spectrum.size(), "forward");
+  forward_integers(poly.data(), spectrum.data());
+}
+
+void NegacyclicFft::forward(std::span<const Torus32> poly, std::span<double> spectrum) const {
+  check_sizes(poly.size(), spectrum.size(), "forward");
+  forward_torus(poly.data(), spectrum.data());
+}
+
+void NegacyclicFft::forward_decomposed(std::span<const Torus32> poly,
+                                       const GadgetDecomposition& gadget,
+                                       std::span<double> spectra) const {
+  const std::size_t l = gadget.level_count();
+  EXPECTS(poly.size() == N_, "NegacyclicFft::forward_decomposed: polynomial has " +
+                                std::to_string(poly.size()) +
+                                " coefficients but the engine is for N=" + std::to_string(N_));
+  EXPECTS(spectra.size() == l * spectrum_size(),
+          "NegacyclicFft::forward_decomposed: spectra hold " + std::to_string(spectra.size()) +
+              " doubles but l=" + std::to_string(l) + " spectra need " +
+              std::to_string(l * spectrum_size()));
+  forward_digits(poly.data(), gadget, spectra.data());
+}
+
+void NegacyclicFft::inverse(std::span<const double> spectrum, std::span<Torus32> poly) const {
+  check_sizes(poly.size(), spectrum.size(), "inverse");
+  inverse_to_torus(spectrum.data(), poly.data(), false);
+}
+
+void NegacyclicFft::inverse_add(std::span<const double> spectrum, std::span<Torus32> poly) const {
+  check_sizes(poly.size(), spectrum.size(), "inverse_add");
+  inverse_to_torus(spectrum.data(), poly.data(), true);
+}
+
+void NegacyclicFft::multiply_add(std::span<const double> a, std::span<const double> b,
+                                 std::span<double> acc) const {
+  EXPECTS(a.size() == spectrum_size() && b.size() == spectrum_size() &&
+              acc.size() == spectrum_size(),
+          "NegacyclicFft::multiply_add: spectra have " + std::to_string(a.size()) + ", " +
+              std::to_string(b.size()) + " and " + std::to_string(acc.size()) +
+              " slots but expected 2*(N/2)=" + std::to_string(spectrum_size()) + " each");
+  multiply_add_spectra(a.data(), b.data(), acc.data());
+}
+
+void NegacyclicFft::multiply_add_spectra(const double* a, const double* b, double* acc) const {
+  const std::size_t n = spectrum_size();
+  fourier_multiply_add(std::span<const double>(a, n), std::span<const double>(b, n),
+                       std::span<double>(acc, n));
+}
+
+ComplexNegacyclicFft::ComplexNegacyclicFft(std::uint32_t polynomial_size)
+    : NegacyclicFft(polynomial_size) {
+  const std::size_t N = polynomial_size, M = N / 2;
+  twist_re_.resize(M);
+  twist_im_.resize(M);
+  untwist_re_.resize(M);
+  untwist_im_.resize(M);
+  for (std::size_t j = 0; j < M; ++j) {
+    const double angle = std::numbers::pi * static_cast<double>(j) / static_cast<double>(N);
+    twist_re_[j] = std::cos(angle);
+    twist_im_[j] = std::sin(angle);
+    untwist_re_[j] = std::cos(angle) / static_cast<double>(M);
+    untwist_im_[j] = -std::sin(angle) / static_cast<double>(M);
+  }
+}
+
 template <class T>
-void NegacyclicFft::fold_twist(const T* poly, double* spectrum) const {
-  const std::size_t M = N_ / 2;
-  double* __restrict re = scratch(N_);
+void ComplexNegacyclicFft::fold_twist(const T* poly, double* spectrum) const {
+  const std::size_t N = polynomial_size(), M = N / 2;
+  double* __restrict re = scratch(N);
   double* __restrict im = re + M;
   const double* __restrict tr = twist_re_.data();
   const double* __restrict ti = twist_im_.data();
@@ -60,34 +115,24 @@ void NegacyclicFft::fold_twist(const T* poly, double* spectrum) const {
   transform_forward(re, im, spectrum, spectrum + M);
 }
 
-void NegacyclicFft::forward(std::span<const std::int32_t> poly, std::span<double> spectrum) const {
-  check_sizes(poly.size(), spectrum.size(), "forward");
-  fold_twist(poly.data(), spectrum.data());
+void ComplexNegacyclicFft::forward_integers(const std::int32_t* poly, double* spectrum) const {
+  fold_twist(poly, spectrum);
 }
 
-void NegacyclicFft::forward(std::span<const Torus32> poly, std::span<double> spectrum) const {
-  check_sizes(poly.size(), spectrum.size(), "forward");
-  fold_twist(poly.data(), spectrum.data());
+void ComplexNegacyclicFft::forward_torus(const Torus32* poly, double* spectrum) const {
+  fold_twist(poly, spectrum);
 }
 
-void NegacyclicFft::forward_decomposed(std::span<const Torus32> poly,
-                                       const GadgetDecomposition& gadget,
-                                       std::span<double> spectra) const {
-  const std::size_t l = gadget.level_count(), M = N_ / 2;
-  EXPECTS(poly.size() == N_, "NegacyclicFft::forward_decomposed: polynomial has " +
-                                std::to_string(poly.size()) +
-                                " coefficients but the engine is for N=" + std::to_string(N_));
-  EXPECTS(spectra.size() == l * spectrum_size(),
-          "NegacyclicFft::forward_decomposed: spectra hold " + std::to_string(spectra.size()) +
-              " doubles but l=" + std::to_string(l) + " spectra need " +
-              std::to_string(l * spectrum_size()));
-  double* twisted = scratch(l * std::size_t{N_});
-  const Torus32* __restrict lo = poly.data();
-  const Torus32* __restrict hi = poly.data() + M;
+void ComplexNegacyclicFft::forward_digits(const Torus32* poly, const GadgetDecomposition& gadget,
+                                          double* spectra) const {
+  const std::size_t N = polynomial_size(), M = N / 2, l = gadget.level_count();
+  double* twisted = scratch(l * N);
+  const Torus32* __restrict lo = poly;
+  const Torus32* __restrict hi = poly + M;
   const double* __restrict tr = twist_re_.data();
   const double* __restrict ti = twist_im_.data();
   for (std::uint32_t p = 1; p <= l; ++p) {
-    double* __restrict re = twisted + (p - 1) * std::size_t{N_};
+    double* __restrict re = twisted + (p - 1) * N;
     double* __restrict im = re + M;
     for (std::size_t j = 0; j < M; ++j) {
       const double x = gadget.digit(lo[j], p);
@@ -97,17 +142,17 @@ void NegacyclicFft::forward_decomposed(std::span<const Torus32> poly,
     }
   }
   for (std::size_t p = 0; p < l; ++p) {
-    double* re = twisted + p * N_;
-    transform_forward(re, re + M, spectra.data() + p * N_, spectra.data() + p * N_ + M);
+    double* re = twisted + p * N;
+    transform_forward(re, re + M, spectra + p * N, spectra + p * N + M);
   }
 }
 
 template <bool Add>
-void NegacyclicFft::untwist_round(std::span<const double> spectrum, Torus32* poly) const {
-  const std::size_t M = N_ / 2;
-  double* re = scratch(N_);
+void ComplexNegacyclicFft::untwist_round(const double* spectrum, Torus32* poly) const {
+  const std::size_t N = polynomial_size(), M = N / 2;
+  double* re = scratch(N);
   double* im = re + M;
-  transform_inverse(spectrum.data(), spectrum.data() + M, re, im);
+  transform_inverse(spectrum, spectrum + M, re, im);
   const double* __restrict ur = untwist_re_.data();
   const double* __restrict ui = untwist_im_.data();
   Torus32* __restrict lo = poly;
@@ -125,17 +170,17 @@ void NegacyclicFft::untwist_round(std::span<const double> spectrum, Torus32* pol
   }
 }
 
-void NegacyclicFft::inverse(std::span<const double> spectrum, std::span<Torus32> poly) const {
-  check_sizes(poly.size(), spectrum.size(), "inverse");
-  untwist_round<false>(spectrum, poly.data());
+void ComplexNegacyclicFft::inverse_to_torus(const double* spectrum, Torus32* poly,
+                                            bool add) const {
+  if (add) {
+    untwist_round<true>(spectrum, poly);
+  } else {
+    untwist_round<false>(spectrum, poly);
+  }
 }
 
-void NegacyclicFft::inverse_add(std::span<const double> spectrum, std::span<Torus32> poly) const {
-  check_sizes(poly.size(), spectrum.size(), "inverse_add");
-  untwist_round<true>(spectrum, poly.data());
-}
-
-PortableFft::PortableFft(std::uint32_t polynomial_size) : NegacyclicFft(polynomial_size) {
+PortableFft::PortableFft(std::uint32_t polynomial_size)
+    : ComplexNegacyclicFft(polynomial_size) {
   const std::size_t M = polynomial_size / 2;
   w_re_.resize(M);
   w_im_.resize(M);

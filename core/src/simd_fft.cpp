@@ -78,7 +78,7 @@ inline void transpose8(Vec8* v) {
 
 }  // namespace
 
-SimdFft::SimdFft(std::uint32_t polynomial_size) : NegacyclicFft(polynomial_size) {
+SimdFft::SimdFft(std::uint32_t polynomial_size) : ComplexNegacyclicFft(polynomial_size) {
   const std::size_t M = polynomial_size / 2;
   EXPECTS(M >= 64, "SimdFft: polynomial_size=" + std::to_string(polynomial_size) +
                        " but this engine needs at least 128");

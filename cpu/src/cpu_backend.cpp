@@ -51,6 +51,20 @@ CpuKeyContext::CpuKeyContext(std::shared_ptr<const CloudKey> key, FftEngineKind 
   fourier_ = std::make_unique<BootstrappingKeyFourier>(key_->bootstrapping_key(), *fft_);
 }
 
+CpuKeyContext::CpuKeyContext(std::shared_ptr<const CloudKey> key,
+                             std::shared_ptr<const NegacyclicFft> fft)
+    : key_(std::move(key)), fft_(std::move(fft)) {
+  EXPECTS(key_ != nullptr, "CpuKeyContext: the cloud key is null");
+  EXPECTS(fft_ != nullptr, "CpuKeyContext: the FFT engine is null");
+  key_->parameters().validate();
+  EXPECTS(fft_->polynomial_size() == key_->parameters().polynomial_size,
+          "CpuKeyContext: FFT engine '" + fft_->name() + "' is for N=" +
+              std::to_string(fft_->polynomial_size()) + " but parameter set '" +
+              key_->parameters().name + "' has N=" +
+              std::to_string(key_->parameters().polynomial_size));
+  fourier_ = std::make_unique<BootstrappingKeyFourier>(key_->bootstrapping_key(), *fft_);
+}
+
 struct CpuBackend::Workspace {
   Workspace(const CpuKeyContext& ctx, std::size_t rotations)
       : rotator(ctx.fourier_key(), ctx.fft(), rotations) {

@@ -22,7 +22,7 @@ bool aligned64(const double* p) { return reinterpret_cast<std::uintptr_t>(p) % 6
 
 }  // namespace
 
-FftwFft::FftwFft(std::uint32_t polynomial_size) : NegacyclicFft(polynomial_size) {
+FftwFft::FftwFft(std::uint32_t polynomial_size) : ComplexNegacyclicFft(polynomial_size) {
   const int M = static_cast<int>(polynomial_size / 2);
   std::lock_guard lock(planner_mutex());
   double* buf = fftw_alloc_real(4 * static_cast<std::size_t>(M));

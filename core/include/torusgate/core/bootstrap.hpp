@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "torusgate/core/aligned.hpp"
@@ -23,12 +24,18 @@ class BootstrappingKeyFourier {
   BootstrappingKeyFourier(const BootstrappingKey& bk, const NegacyclicFft& fft);
 
   const Parameters& parameters() const { return params_; }
+  // name() of the engine that made the spectra: only that engine can use them.
+  const std::string& engine() const { return engine_; }
   // The (k+1)l x (k+1) spectra of GGSW sample i, contiguous, blocked as above.
   const double* ggsw(std::size_t i) const { return data_.data() + i * ggsw_doubles_; }
+  // Spectrum of polynomial q = row*(k+1) + column of GGSW i, un-blocked into `out` (2M slots):
+  // the slots are copied, never computed on, so engines with custom arithmetic can use it.
+  void spectrum(std::size_t i, std::size_t q, std::span<double> out) const;
   std::size_t memory_bytes() const { return data_.size() * sizeof(double); }
 
  private:
   Parameters params_;
+  std::string engine_;
   std::size_t ggsw_doubles_ = 0;
   AlignedVector<double> data_;
 };
@@ -57,6 +64,9 @@ class BlindRotator {
   static constexpr std::size_t group_size = 4;
   void cmux_group(std::size_t i, const std::uint32_t* powers, Torus32* const* accs,
                   std::size_t gates);
+  // The external products of cmux_group for engines with custom arithmetic: the engine's own
+  // multiply_add over the un-blocked key spectra.
+  void external_product_custom(std::size_t i, std::size_t gates);
 
   const BootstrappingKeyFourier& key_;
   const NegacyclicFft& fft_;
@@ -68,6 +78,7 @@ class BlindRotator {
   AlignedVector<Torus32> rotated_;         // (k+1)N: (X^a - 1) ACC
   AlignedVector<double> digit_spectra_;    // group_size x (k+1)l x 2M
   AlignedVector<double> product_spectra_;  // group_size x (k+1) x 2M
+  AlignedVector<double> key_spectra_;      // custom engines: (k+1)l x (k+1) x 2M (one GGSW)
 };
 
 // Key switching of `count` samples of dimension k*N (count x (kN+1) words) to dimension n

@@ -4,8 +4,10 @@
 //   inverse:  M-point inverse FFT, times zeta^-j / M (the 1/M normalisation is applied here,
 //             on the inverse side, and nowhere else), unfold a_j = Re, a_{j+M} = Im, and round
 //             to the nearest integer modulo 2^32.
-// A spectrum is 2*M doubles, split: M real parts then M imaginary parts. The order of the M
-// points is engine-specific: use a spectrum only with the engine that produced it.
+// A spectrum is 2*M 8-byte slots, split: M real parts then M imaginary parts. The order of the M
+// points is engine-specific: use a spectrum only with the engine that produced it. Engines with
+// custom_arithmetic() (the fixed-point model of fpga_fft/) keep their own words in the slots:
+// their spectra may only be copied, and multiplied with multiply_add().
 // forward/inverse are const and thread-safe.
 #pragma once
 
@@ -22,6 +24,8 @@
 
 namespace torusgate {
 
+// The interface every engine implements. The public functions check sizes, then call the
+// engine's protected hooks.
 class NegacyclicFft {
  public:
   explicit NegacyclicFft(std::uint32_t polynomial_size);
@@ -30,7 +34,7 @@ class NegacyclicFft {
   NegacyclicFft& operator=(const NegacyclicFft&) = delete;
 
   std::uint32_t polynomial_size() const { return N_; }                   // N
-  std::size_t spectrum_size() const { return std::size_t{N_}; }           // 2*M doubles
+  std::size_t spectrum_size() const { return std::size_t{N_}; }           // 2*M slots
   virtual std::string name() const = 0;
 
   // spectrum = FFT(twist(fold(poly))) for a polynomial of N signed integers (digits, or torus
@@ -46,6 +50,39 @@ class NegacyclicFft {
   // poly += round(...) mod 2^32.
   void inverse_add(std::span<const double> spectrum, std::span<Torus32> poly) const;
 
+  // False: spectra are IEEE doubles and fourier_multiply_add() multiplies them (every double
+  // engine). True: the slots hold this engine's own words; use multiply_add().
+  virtual bool custom_arithmetic() const { return false; }
+  // acc += a * b pointwise, in this engine's arithmetic (each of spectrum_size() slots).
+  void multiply_add(std::span<const double> a, std::span<const double> b,
+                    std::span<double> acc) const;
+
+ protected:
+  // The engine's work, on spans whose sizes were checked: poly holds N values, spectrum
+  // spectrum_size() slots, spectra l * spectrum_size().
+  virtual void forward_integers(const std::int32_t* poly, double* spectrum) const = 0;
+  virtual void forward_torus(const Torus32* poly, double* spectrum) const = 0;
+  virtual void forward_digits(const Torus32* poly, const GadgetDecomposition& gadget,
+                              double* spectra) const = 0;
+  virtual void inverse_to_torus(const double* spectrum, Torus32* poly, bool add) const = 0;
+  virtual void multiply_add_spectra(const double* a, const double* b, double* acc) const;
+
+  // Per-thread aligned scratch of `doubles` doubles (allocated when a thread first needs
+  // that much, never in steady state).
+  double* scratch(std::size_t doubles) const;
+
+ private:
+  void check_sizes(std::size_t poly, std::size_t spectrum, const char* fn) const;
+
+  std::uint32_t N_;
+};
+
+// The double-precision engines: fold and twist in double, an M-point complex FFT (the
+// engine's transform_forward / transform_inverse), untwist and round. DESIGN.md section 4.
+class ComplexNegacyclicFft : public NegacyclicFft {
+ public:
+  explicit ComplexNegacyclicFft(std::uint32_t polynomial_size);
+
  protected:
   // The M-point complex transforms, out of place on split arrays (64-byte aligned, input
   // left unchanged): forward with exp(-2 pi i/M), inverse with exp(+2 pi i/M), unscaled.
@@ -53,18 +90,19 @@ class NegacyclicFft {
                                  double* out_im) const = 0;
   virtual void transform_inverse(const double* in_re, const double* in_im, double* out_re,
                                  double* out_im) const = 0;
-  // Per-thread aligned scratch of `doubles` doubles (allocated when a thread first needs
-  // that much, never in steady state).
-  double* scratch(std::size_t doubles) const;
+
+  void forward_integers(const std::int32_t* poly, double* spectrum) const override;
+  void forward_torus(const Torus32* poly, double* spectrum) const override;
+  void forward_digits(const Torus32* poly, const GadgetDecomposition& gadget,
+                      double* spectra) const override;
+  void inverse_to_torus(const double* spectrum, Torus32* poly, bool add) const override;
 
  private:
-  void check_sizes(std::size_t poly, std::size_t spectrum, const char* fn) const;
   template <class T>
   void fold_twist(const T* poly, double* spectrum) const;
   template <bool Add>
-  void untwist_round(std::span<const double> spectrum, Torus32* poly) const;
+  void untwist_round(const double* spectrum, Torus32* poly) const;
 
-  std::uint32_t N_;
   std::vector<double> twist_re_, twist_im_;      // zeta^j
   std::vector<double> untwist_re_, untwist_im_;  // zeta^-j / M
 };
@@ -87,7 +125,7 @@ inline void fourier_multiply_add(std::span<const double> a, std::span<const doub
 
 // Portable iterative radix-2 engine in plain C++ (no dependency): decimation in frequency
 // forward (bit-reversed spectrum order), decimation in time inverse.
-class PortableFft final : public NegacyclicFft {
+class PortableFft final : public ComplexNegacyclicFft {
  public:
   explicit PortableFft(std::uint32_t polynomial_size);
   std::string name() const override { return "portable"; }

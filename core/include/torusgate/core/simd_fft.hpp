@@ -16,7 +16,7 @@
 
 namespace torusgate {
 
-class SimdFft final : public NegacyclicFft {
+class SimdFft final : public ComplexNegacyclicFft {
  public:
   // Throws InvalidArgument unless polynomial_size is a power of two >= 128.
   explicit SimdFft(std::uint32_t polynomial_size);

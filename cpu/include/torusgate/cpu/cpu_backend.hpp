@@ -44,6 +44,9 @@ struct CpuOptions {
 class CpuKeyContext {
  public:
   CpuKeyContext(std::shared_ptr<const CloudKey> key, FftEngineKind fft = FftEngineKind::Auto);
+  // Any engine for the key's polynomial size, for example the fixed-point model of fpga_fft/
+  // (FixedPointNegacyclicFft) to measure bootstrapping with a hardware datapath's arithmetic.
+  CpuKeyContext(std::shared_ptr<const CloudKey> key, std::shared_ptr<const NegacyclicFft> fft);
   const CloudKey& cloud_key() const { return *key_; }
   const Parameters& parameters() const { return key_->parameters(); }
   const NegacyclicFft& fft() const { return *fft_; }
@@ -53,7 +56,7 @@ class CpuKeyContext {
 
  private:
   std::shared_ptr<const CloudKey> key_;
-  std::unique_ptr<NegacyclicFft> fft_;
+  std::shared_ptr<const NegacyclicFft> fft_;
   std::unique_ptr<BootstrappingKeyFourier> fourier_;
 };
 

@@ -11,7 +11,7 @@
 
 namespace torusgate {
 
-class FftwFft final : public NegacyclicFft {
+class FftwFft final : public ComplexNegacyclicFft {
  public:
   // Throws SystemError if FFTW cannot make the plan.
   explicit FftwFft(std::uint32_t polynomial_size);
