@@ -1,0 +1,194 @@
+// The cycle-level streaming model against the functional model: bit-identical outputs for
+// every streaming width, radix, direction and twist at M = 512 and exhaustively at small
+// sizes; the simulated latency equals the documented formula; one transform per M/w cycles;
+// the measured memory peaks equal the schedule's; resource counts; bad configurations.
+#include <catch2/catch.hpp>
+
+#include <bit>
+#include <cstdint>
+#include <vector>
+
+#include "test_support.hpp"
+#include "torusgate/fpga_fft/streaming.hpp"
+
+using namespace torusgate;
+using namespace torusgate::fpga_fft;
+using torusgate::test::catch_seed;
+using torusgate::test::seeded_rng;
+
+namespace {
+
+std::vector<std::vector<CWord>> random_transforms(Csprng& rng, std::size_t count, std::size_t M,
+                                                  std::uint32_t bits) {
+  std::vector<std::vector<CWord>> out(count, std::vector<CWord>(M));
+  const std::int64_t half = std::int64_t{1} << (bits - 1);
+  for (auto& t : out) {
+    for (auto& w : t) {
+      w.re = static_cast<std::int64_t>(rng.uniform_u64() % std::uint64_t(2 * half)) - half;
+      w.im = static_cast<std::int64_t>(rng.uniform_u64() % std::uint64_t(2 * half)) - half;
+    }
+  }
+  return out;
+}
+
+// Runs the streaming model and checks it against the functional model, the formula, the
+// throughput and the memory figures.
+void check_streaming(const FixedFftConfig& fc, const StreamingConfig& sc, Direction dir,
+                     Csprng& rng) {
+  const FixedFft fft(fc);
+  const StreamingFft stream(fft, sc, dir);
+  INFO(fc.describe() << " w=" << sc.width << " Lm=" << sc.multiplier_latency << " La="
+                     << sc.adder_latency << " " << to_string(dir));
+  // Words of up to W-8 bits: no overflow in these tests except where the words grow.
+  const auto inputs = random_transforms(rng, 3, fc.size, fc.word_bits - 12);
+  StreamingReport report;
+  const auto outputs = stream.run(inputs, &report);
+  std::vector<std::uint64_t> overflows(fft.stages(), 0);
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    std::vector<CWord> want(fc.size);
+    if (dir == Direction::Forward) {
+      fft.forward(inputs[k], want, overflows);
+    } else {
+      fft.inverse(inputs[k], want, overflows);
+    }
+    REQUIRE(outputs[k] == want);
+  }
+  CHECK(report.overflows == overflows);
+  CHECK(report.latency == stream.latency_formula());
+  CHECK(report.transform_interval == stream.transform_interval());
+  CHECK(report.transform_interval == fc.size / sc.width);
+  std::vector<std::uint64_t> scheduled;
+  for (const auto& u : stream.units()) {
+    if (u.kind == StreamingUnit::Kind::Permutation) scheduled.push_back(u.memory_words);
+  }
+  CHECK(report.memory_peaks == scheduled);
+  std::uint64_t latency = 0;
+  for (const auto& u : stream.units()) latency += u.latency;
+  CHECK(latency == stream.latency_formula());
+}
+
+}  // namespace
+
+TEST_CASE("fpga_fft streaming: every width at M = 512 reproduces the functional model",
+          "[fpga_fft][streaming]") {
+  const std::uint64_t seed = catch_seed(0x5710);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  for (const bool merged : {false, true}) {
+    for (const Direction dir : {Direction::Forward, Direction::Inverse}) {
+      for (std::uint32_t w = 2; w <= 64; w *= 2) {
+        FixedFftConfig fc;
+        fc.merged_twist = merged;
+        fc.frac_bits = 20;
+        StreamingConfig sc;
+        sc.width = w;
+        check_streaming(fc, sc, dir, rng);
+      }
+      for (std::uint32_t w = 8; w <= 256; w *= 2) {
+        FixedFftConfig fc;
+        fc.radix = 8;
+        fc.merged_twist = merged;
+        fc.rounding = Rounding::Truncate;
+        StreamingConfig sc;
+        sc.width = w;
+        sc.multiplier_latency = 5;
+        sc.adder_latency = 2;
+        check_streaming(fc, sc, dir, rng);
+      }
+    }
+  }
+}
+
+TEST_CASE("fpga_fft streaming: small sizes, every radix, width and latency",
+          "[fpga_fft][streaming]") {
+  const std::uint64_t seed = catch_seed(0x5711);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  for (std::uint32_t M = 2; M <= 64; M *= 2) {
+    const unsigned lm = static_cast<unsigned>(std::countr_zero(M));
+    for (unsigned j = 1; j <= lm; ++j) {
+      if (lm % j != 0) continue;
+      const std::uint32_t r = 1u << j;
+      for (std::uint32_t w = std::max<std::uint32_t>(2, r); w <= M; w *= 2) {
+        for (const bool merged : {false, true}) {
+          for (const Direction dir : {Direction::Forward, Direction::Inverse}) {
+            for (const auto& [lm_lat, la_lat] : {std::pair{0u, 0u}, std::pair{3u, 1u}, std::pair{1u, 4u}}) {
+              FixedFftConfig fc;
+              fc.size = M;
+              fc.radix = r;
+              fc.word_bits = 40;
+              fc.frac_bits = 16;
+              fc.merged_twist = merged;
+              StreamingConfig sc;
+              sc.width = w;
+              sc.multiplier_latency = lm_lat;
+              sc.adder_latency = la_lat;
+              check_streaming(fc, sc, dir, rng);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("fpga_fft streaming: latency formula by hand, resources", "[fpga_fft][streaming]") {
+  // M = 8, r = 2, w = 2: stages 0 and 1 are reordered (L = 8, 4 > w); term(8) = 1 + 4 - 2 = 3
+  // twice (the input reorder and the one into stage 1), term(4) = 1 + 2 - 1 = 2 (back to
+  // natural order); stage 0 has no multiplier (separate twist), so A = 1 + 4 + 4 with Lm = 3,
+  // La = 1: 3 + 3 + 2 + 1 + 4 + 4 = 17.
+  FixedFftConfig fc;
+  fc.size = 8;
+  StreamingConfig sc;
+  sc.width = 2;
+  sc.multiplier_latency = 3;
+  sc.adder_latency = 1;
+  const FixedFft fft(fc);
+  const StreamingFft stream(fft, sc, Direction::Forward);
+  CHECK(stream.latency_formula() == 17);
+  CHECK(stream.transform_interval() == 4);
+  // Multipliers: stages 1 and 2, one complex multiplier each (w/r = 1 butterfly, lane 1).
+  CHECK(stream.multipliers() == 2 * 4);
+  // Adders: 3 stages x 1 butterfly x 4, plus 2 per complex multiplier.
+  CHECK(stream.adders() == 3 * 4 + 2 * 2);
+  CHECK(stream.memory_words() > 0);
+  // Full width (w = M): no reordering, no memory.
+  sc.width = 8;
+  const StreamingFft wide(fft, sc, Direction::Forward);
+  CHECK(wide.memory_words() == 0);
+  CHECK(wide.latency_formula() == 1 + 4 + 4);
+  // Radix 8 internal multipliers: (1)(8/2 - 2) = 2 per butterfly.
+  FixedFftConfig f8;
+  f8.size = 64;
+  f8.radix = 8;
+  const FixedFft fft8(f8);
+  sc.width = 8;
+  const StreamingFft s8(fft8, sc, Direction::Forward);
+  // Stage 0 (no twiddle): 1 butterfly x 2 internal; stage 1: 7 twiddle + 2 internal.
+  CHECK(s8.multipliers() == 4 * (2 + 7 + 2));
+}
+
+TEST_CASE("fpga_fft streaming: bad configurations and inputs are rejected", "[fpga_fft][streaming]") {
+  const FixedFft fft{FixedFftConfig{}};
+  StreamingConfig sc;
+  sc.width = 3;
+  REQUIRE_INVALID_ARGUMENT(StreamingFft(fft, sc, Direction::Forward), "width=3");
+  sc.width = 512;
+  REQUIRE_INVALID_ARGUMENT(StreamingFft(fft, sc, Direction::Forward), "min(256, size)=256");
+  FixedFftConfig f8;
+  f8.radix = 8;
+  sc.width = 4;
+  REQUIRE_INVALID_ARGUMENT(StreamingFft(FixedFft(f8), sc, Direction::Forward),
+                           "width=4 but expected a power of two in [max(2, radix)=8");
+  sc.width = 8;
+  sc.multiplier_latency = 65;
+  REQUIRE_INVALID_ARGUMENT(StreamingFft(fft, sc, Direction::Forward), "multiplier_latency=65");
+  sc.multiplier_latency = 1;
+  sc.adder_latency = 100;
+  REQUIRE_INVALID_ARGUMENT(StreamingFft(fft, sc, Direction::Forward), "adder_latency=100");
+  sc.adder_latency = 1;
+  const StreamingFft stream(fft, sc, Direction::Forward);
+  std::vector<std::vector<CWord>> wrong(1, std::vector<CWord>(100));
+  REQUIRE_INVALID_ARGUMENT(stream.run(wrong), "transform 0 has 100 words");
+  CHECK(stream.run({}).empty());
+}
