@@ -166,6 +166,7 @@ StudyResult run_noise_study(CpuBackend& be, const SecretKey& secret, Csprng& rng
   const std::uint64_t before = be.stats().bootstraps;
 
   StudyResult result;
+  result.key_weight = static_cast<std::size_t>(std::count(s.begin(), s.end(), 1));
   for (const StudyGate& g : config.gates) {
     GateMeasurement m;
     m.gate = g;

@@ -85,6 +85,9 @@ struct StudyResult {
   std::vector<GateMeasurement> gates;
   SampleStats bootstrapped_inputs;  // noise of the pool the inputs are drawn from
   std::uint64_t bootstraps = 0;     // counted by the backend, the first refresh included
+  // Hamming weight |s| of the LWE key: the modulus switch of this key has variance
+  // (1 + |s|) / (12 (2N)^2), where the model assumes |s| = n/2.
+  std::size_t key_weight = 0;
   std::size_t rounds = 0;
   double seconds = 0;
 };

@@ -307,6 +307,11 @@ std::string noise_study_json(const NoiseStudyOptions& o, const std::vector<SetRe
        << ", \"key_switching\": " << json_number(m.key_switching)
        << ", \"modulus_switching\": " << json_number(m.modulus_switching)
        << ", \"bootstrapped_output\": " << json_number(v_out) << "},\n"
+       << "      \"lwe_key_weight\": " << set.result.key_weight << ",\n"
+       << "      \"modulus_switching_for_this_key\": "
+       << json_number((1.0 + set.result.key_weight) /
+                      (12.0 * 4.0 * set.params.polynomial_size * set.params.polynomial_size))
+       << ",\n"
        << "      \"key_generation_s\": " << json_number(set.keygen_s) << ",\n"
        << "      \"run_s\": " << json_number(set.result.seconds) << ",\n"
        << "      \"rounds\": " << set.result.rounds << ",\n"
@@ -413,7 +418,11 @@ std::string noise_study_markdown(const NoiseStudyOptions& o, const std::vector<S
        << set.params.bk_level_count << ", ks " << set.params.ks_base_log << "/"
        << set.params.ks_level_count << ". Model: V_BR = " << fmt("%.3e", m.blind_rotation)
        << ", V_KS = " << fmt("%.3e", m.key_switching) << ", V_MS = "
-       << fmt("%.3e", m.modulus_switching) << "; bootstrapped output sd = 2^"
+       << fmt("%.3e", m.modulus_switching) << " (for a key of weight n/2; this key has weight "
+       << set.result.key_weight << ", so "
+       << fmt("%.3e", (1.0 + set.result.key_weight) /
+                          (12.0 * 4.0 * set.params.polynomial_size * set.params.polynomial_size))
+       << "); bootstrapped output sd = 2^"
        << fmt("%.2f", 0.5 * std::log2(v_out)) << ". Measured output variance of the "
        << set.result.bootstrapped_inputs.count() << " single-bootstrap outputs: "
        << fmt("%.3e", v_in) << " (" << fmt("%.3f", v_in / v_out) << " x the model). "
