@@ -27,8 +27,8 @@
 namespace torusgate::fpga_fft {
 
 struct NegacyclicConfig {
-  // The datapath; its size is M = N/2 (0 or N/2: set by the engine).
-  FixedFftConfig fft;
+  // The datapath; its size is M = N/2 (0, the default here: set by the engine; or N/2).
+  FixedFftConfig fft = FixedFftConfig{.size = 0};
   bool key_in_double = false;  // torus operands: spectrum computed in double, then quantised
 };
 

@@ -1,0 +1,219 @@
+// The fixed-point negacyclic multiplier as an FFT engine: products and sums of (k+1)l products
+// against the exact schoolbook product, error shrinking with F, the key spectrum in double,
+// overflow sites, validation; and gate bootstrapping with it: tfhe_lib_128 decrypts correctly
+// with F = 30 and fails with F = 20 (the negative control that the engine is really used).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "test_support.hpp"
+#include "torusgate/core/bootstrap.hpp"
+#include "torusgate/core/glwe.hpp"
+#include "torusgate/cpu/cpu_backend.hpp"
+#include "torusgate/fpga_fft/negacyclic.hpp"
+
+using namespace torusgate;
+using namespace torusgate::fpga_fft;
+using torusgate::test::catch_seed;
+using torusgate::test::keys_for;
+using torusgate::test::seeded_rng;
+
+namespace {
+
+struct ProductError {
+  double rms = 0;      // in LSB of Torus32
+  double largest = 0;  // in LSB of Torus32
+};
+
+// sum_q a_q * b_q through the engine (l = 3 levels of Bg = 2^7 digits, (k+1) = 2: 6 rows, as
+// one column of an external product of tfhe_lib_128) against the exact sum.
+ProductError sum_error(const NegacyclicFft& engine, Csprng& rng, std::size_t rows = 6) {
+  const std::size_t N = engine.polynomial_size();
+  std::vector<double> sa(N), sb(N), acc(N, 0.0);
+  std::vector<Torus32> exact(N, 0), product(N), got(N);
+  for (std::size_t q = 0; q < rows; ++q) {
+    std::vector<std::int32_t> a(N);
+    std::vector<Torus32> b(N);
+    for (auto& v : a) v = static_cast<std::int32_t>(rng.uniform_below(128)) - 64;
+    for (auto& v : b) v = rng.uniform_torus();
+    engine.forward(std::span<const std::int32_t>(a), sa);
+    engine.forward(std::span<const Torus32>(b), sb);
+    engine.multiply_add(sa, sb, acc);
+    negacyclic_multiply_exact(a, b, product);
+    for (std::size_t j = 0; j < N; ++j) exact[j] += product[j];
+  }
+  engine.inverse(acc, got);
+  ProductError e;
+  for (std::size_t j = 0; j < N; ++j) {
+    const double d = static_cast<std::int32_t>(got[j] - exact[j]);
+    e.rms += d * d;
+    e.largest = std::max(e.largest, std::fabs(d));
+  }
+  e.rms = std::sqrt(e.rms / static_cast<double>(N));
+  return e;
+}
+
+NegacyclicConfig config_with(std::uint32_t F, Rounding mode = Rounding::Nearest,
+                             bool merged = false, bool key_in_double = false) {
+  NegacyclicConfig c;
+  c.fft.frac_bits = F;
+  c.fft.rounding = mode;
+  c.fft.merged_twist = merged;
+  c.key_in_double = key_in_double;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("fpga_fft negacyclic: products within a few LSB at F = 34, error ~ 2^-F", "[fpga_fft]") {
+  const std::uint64_t seed = catch_seed(0x7e9a);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  double previous = 1e300;
+  for (const std::uint32_t F : {20u, 26u, 30u, 34u}) {
+    const FixedPointNegacyclicFft engine(1024, config_with(F));
+    const ProductError e = sum_error(engine, rng);
+    INFO("F=" << F << " rms " << e.rms << " max " << e.largest);
+    // Each 4 bits of F cut the error by about 16.
+    CHECK(e.rms < previous / 8);
+    previous = e.rms;
+    CHECK(engine.overflows().total() == 0);
+  }
+  // F = 34: the error of a 6-row sum stays below 2^-20 of the torus (4096 LSB).
+  const FixedPointNegacyclicFft fine(1024, config_with(34));
+  CHECK(sum_error(fine, rng).largest < 4096);
+}
+
+TEST_CASE("fpga_fft negacyclic: every variant computes the product (radix, twist, rounding, key)",
+          "[fpga_fft]") {
+  const std::uint64_t seed = catch_seed(0x7e9b);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  for (const std::uint32_t radix : {2u, 8u}) {
+    for (const bool merged : {false, true}) {
+      for (const Rounding mode : {Rounding::Nearest, Rounding::Truncate}) {
+        for (const bool in_double : {false, true}) {
+          NegacyclicConfig c = config_with(32, mode, merged, in_double);
+          c.fft.radix = radix;
+          const FixedPointNegacyclicFft engine(1024, c);
+          INFO(engine.name());
+          // 2^-16 of the torus: far below the noise of bootstrapping, far above a wrong product.
+          CHECK(sum_error(engine, rng).largest < 65536);
+        }
+      }
+    }
+  }
+  // Small N too (the toy parameter sets): N = 256, M = 128 points.
+  const FixedPointNegacyclicFft small(256, config_with(30));
+  CHECK(sum_error(small, rng, 4).largest < 65536);
+}
+
+TEST_CASE("fpga_fft negacyclic: name, spectrum words, overflow sites, validation", "[fpga_fft]") {
+  const FixedPointNegacyclicFft engine(1024, config_with(30));
+  CHECK(engine.name() == "fixed(M=512 r=2 W=64 F=30 T=32 nearest separate-twist)");
+  CHECK(engine.custom_arithmetic());
+  CHECK(engine.transform().size() == 512);
+  CHECK(engine.overflows().size() == 4 + 2 * 9);
+  CHECK(engine.overflows().site(0) == "input");
+  CHECK(engine.overflows().site(11) == "multiply-accumulate");
+  std::vector<CWord> words(512);
+  for (std::size_t j = 0; j < 512; ++j) words[j] = {std::int64_t(j) - 300, -(std::int64_t(j) << 40)};
+  std::vector<double> slots(1024);
+  FixedPointNegacyclicFft::store(words, slots.data());
+  CHECK(FixedPointNegacyclicFft::load(slots.data(), 512) == words);
+
+  // A narrow datapath overflows in the multiply-accumulate: digits of 64 times torus values.
+  NegacyclicConfig narrow = config_with(20);
+  narrow.fft.word_bits = 32;
+  const FixedPointNegacyclicFft small(1024, narrow);
+  Csprng rng = seeded_rng(11);
+  sum_error(small, rng);
+  CHECK(small.overflows().total() > 0);
+  std::uint64_t forward_stages = 0;
+  for (std::size_t s = 2; s < 11; ++s) forward_stages += small.overflows().count(s);
+  CHECK(forward_stages > 0);  // the digit spectrum outgrows 11 integer bits
+  small.reset_overflows();
+  CHECK(small.overflows().total() == 0);
+
+  NegacyclicConfig sized = config_with(30);
+  sized.fft.size = 256;
+  REQUIRE_INVALID_ARGUMENT(FixedPointNegacyclicFft(1024, sized), "needs M=N/2=512");
+  NegacyclicConfig bad = config_with(30);
+  bad.fft.radix = 4;
+  REQUIRE_INVALID_ARGUMENT(FixedPointNegacyclicFft(1024, bad), "allowed radices: 2, 8, 512");
+  std::vector<double> a(1024), b(1024), shorter(512);
+  REQUIRE_INVALID_ARGUMENT(engine.multiply_add(a, b, shorter), "multiply_add: spectra have 1024, 1024 and 512 slots");
+}
+
+TEST_CASE("fpga_fft negacyclic: a Fourier key is usable only with the engine that made it",
+          "[fpga_fft]") {
+  const auto& keys = keys_for(toy_insecure());
+  const FixedPointNegacyclicFft fixed(keys.params.polynomial_size, config_with(30));
+  const PortableFft portable(keys.params.polynomial_size);
+  const BootstrappingKeyFourier key(keys.cloud->bootstrapping_key(), portable);
+  CHECK(key.engine() == "portable");
+  REQUIRE_INVALID_ARGUMENT(BlindRotator(key, fixed, 4),
+                           "made by engine 'portable' but this rotator runs engine 'fixed(");
+  REQUIRE_INVALID_ARGUMENT(CpuKeyContext(keys.cloud, std::shared_ptr<const NegacyclicFft>()),
+                           "FFT engine is null");
+  auto wrong_size = std::make_shared<const PortableFft>(512);
+  REQUIRE_INVALID_ARGUMENT(CpuKeyContext(keys.cloud, wrong_size), "is for N=512");
+}
+
+namespace {
+
+struct GateRun {
+  std::size_t wrong = 0;
+  double rms_error = 0;  // of the output phase around +-1/8, as a torus fraction
+};
+
+// NAND on `gates` fresh encryptions with the engine, decrypted and measured with the secret key.
+GateRun run_nand(const test::TestKeys& keys, std::shared_ptr<const NegacyclicFft> engine,
+                 std::size_t gates, std::uint64_t seed) {
+  auto ctx = std::make_shared<const CpuKeyContext>(keys.cloud, std::move(engine));
+  OpenMpBackend be(ctx);
+  Csprng rng = seeded_rng(seed);
+  std::vector<std::uint8_t> a(gates), b(gates);
+  for (std::size_t i = 0; i < gates; ++i) {
+    a[i] = static_cast<std::uint8_t>(rng.uniform_bit());
+    b[i] = static_cast<std::uint8_t>(rng.uniform_bit());
+  }
+  auto A = encrypt(be, keys.secret, a, rng);
+  auto B = encrypt(be, keys.secret, b, rng);
+  auto out = be.allocate(gates);
+  be.evaluate({gate::nand(A.bits(), B.bits(), out.bits())});
+  const LweBatch result = be.download(out.bits());
+  GateRun run;
+  for (std::size_t i = 0; i < gates; ++i) {
+    const bool want = !(a[i] && b[i]);
+    const Torus32 phase = lwe_phase(result.sample(i), keys.secret.lwe_key());
+    const double error = torus_to_double(phase - torus_from_fraction(want ? 1 : -1, 8));
+    run.rms_error += error * error;
+    if (decode_bit(phase) != want) ++run.wrong;
+  }
+  run.rms_error = std::sqrt(run.rms_error / static_cast<double>(gates));
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("fpga_fft negacyclic: bootstrapping tfhe_lib_128 with F = 30 decrypts, F = 20 fails",
+          "[fpga_fft][bootstrap]") {
+  // Fixed seeds: the outcome is deterministic (keys_for and the inputs), so the negative control
+  // cannot pass or fail by chance.
+  const auto& keys = keys_for(tfhe_lib_128());
+  const std::size_t N = keys.params.polynomial_size;
+  const GateRun good =
+      run_nand(keys, std::make_shared<const FixedPointNegacyclicFft>(N, config_with(30)), 8, 101);
+  INFO("F=30: " << good.wrong << " wrong, rms phase error " << good.rms_error);
+  CHECK(good.wrong == 0);
+  CHECK(good.rms_error < 1.0 / 32);  // the margin is 1/8
+  const GateRun bad =
+      run_nand(keys, std::make_shared<const FixedPointNegacyclicFft>(N, config_with(20)), 12, 102);
+  INFO("F=20: " << bad.wrong << " wrong, rms phase error " << bad.rms_error);
+  CHECK(bad.wrong > 0);
+  CHECK(bad.rms_error > 0.1);  // the output phase is close to uniform: no information left
+}
