@@ -36,6 +36,11 @@ void negacyclic_multiply_add_binary(std::span<const std::int32_t> s, std::span<c
   const std::size_t N = s.size();
   check_size(b.size(), N, "negacyclic_multiply_add_binary", "b");
   check_size(out.size(), N, "negacyclic_multiply_add_binary", "out");
+  for (std::size_t i = 0; i < N; ++i) {
+    EXPECTS(s[i] == 0 || s[i] == 1, "negacyclic_multiply_add_binary: coefficient " +
+                                        std::to_string(i) + " of s is " + std::to_string(s[i]) +
+                                        " but expected 0 or 1");
+  }
   Torus32* o = out.data();
   const Torus32* bb = b.data();
   for (std::size_t i = 0; i < N; ++i) {
@@ -61,6 +66,12 @@ void multiply_by_monomial(std::span<const Torus32> in, std::uint32_t power,
     if (dst < N) out[dst] = v;
     else out[dst - N] = Torus32{0} - v;
   }
+}
+
+std::span<const std::int32_t> GlweKey::polynomial(std::uint32_t j) const {
+  EXPECTS(j < k_, "GlweKey::polynomial: index " + std::to_string(j) + " but the key has k=" +
+                      std::to_string(k_) + " polynomials");
+  return std::span<const std::int32_t>(s_).subspan(std::size_t{j} * N_, N_);
 }
 
 GlweKey::GlweKey(std::uint32_t glwe_dimension, std::uint32_t polynomial_size, Csprng& rng)

@@ -12,6 +12,14 @@ std::string size_error(const char* fn, std::size_t got, std::size_t want, const 
          p.name + "' needs " + std::to_string(want);
 }
 
+// A default-constructed SecretKey holds no key: encrypting or decrypting with it would
+// silently produce samples of dimension 0.
+void check_key_made(const SecretKey& key, const char* fn) {
+  EXPECTS(key.lwe_key().lwe_dimension() >= 1,
+          std::string(fn) + ": the secret key is empty (default-constructed); make one with "
+                            "SecretKey(params, rng) or load one");
+}
+
 }  // namespace
 
 SecretKey::SecretKey(const Parameters& params, Csprng& rng)
@@ -62,6 +70,7 @@ std::span<const Torus32> BootstrappingKey::ggsw(std::size_t i) const {
 }
 
 std::size_t KeySwitchingKey::size(const Parameters& p) {
+  p.validate();  // ks_base_log <= 16 below: the shift is defined
   const std::size_t base = std::size_t{1} << p.ks_base_log;
   return std::size_t{p.extracted_lwe_dimension()} * p.ks_level_count * (base - 1) *
          (p.lwe_dimension + 1);
@@ -114,6 +123,7 @@ std::size_t CloudKey::memory_bytes() const {
 }
 
 LweBatch encrypt_bits(const SecretKey& key, std::span<const std::uint8_t> bits, Csprng& rng) {
+  check_key_made(key, "encrypt_bits");
   const Parameters& p = key.parameters();
   LweBatch batch(p.lwe_dimension, bits.size());
   for (std::size_t i = 0; i < bits.size(); ++i) {
@@ -126,6 +136,7 @@ LweBatch encrypt_bits(const SecretKey& key, std::span<const std::uint8_t> bits, 
 }
 
 std::vector<std::uint8_t> decrypt_bits(const SecretKey& key, const LweBatch& batch) {
+  check_key_made(key, "decrypt_bits");
   std::vector<std::uint8_t> bits(batch.count());
   const auto phases = batch_phases(key, batch);
   for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = decode_bit(phases[i]) ? 1 : 0;
@@ -133,6 +144,7 @@ std::vector<std::uint8_t> decrypt_bits(const SecretKey& key, const LweBatch& bat
 }
 
 std::vector<Torus32> batch_phases(const SecretKey& key, const LweBatch& batch) {
+  check_key_made(key, "batch_phases");
   EXPECTS(batch.lwe_dimension() == key.parameters().lwe_dimension,
           "batch_phases: batch has n=" + std::to_string(batch.lwe_dimension()) +
               " but the key has n=" + std::to_string(key.parameters().lwe_dimension));

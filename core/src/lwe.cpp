@@ -2,6 +2,8 @@
 #include "torusgate/core/lwe.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <string>
 
 #include "torusgate/core/error.hpp"
 
@@ -20,8 +22,21 @@ LweKey::LweKey(std::vector<std::int32_t> coefficients) : s_(std::move(coefficien
   }
 }
 
+namespace {
+
+// count * (n+1) words, checked: a product that wraps would leave a batch smaller than its count.
+std::size_t batch_words(std::uint32_t lwe_dimension, std::size_t count) {
+  const std::size_t per_sample = std::size_t{lwe_dimension} + 1;
+  EXPECTS(count <= std::numeric_limits<std::size_t>::max() / sizeof(Torus32) / per_sample,
+          "LweBatch: " + std::to_string(count) + " samples of n+1=" + std::to_string(per_sample) +
+              " words do not fit in memory (the byte count exceeds 2^64)");
+  return count * per_sample;
+}
+
+}  // namespace
+
 LweBatch::LweBatch(std::uint32_t lwe_dimension, std::size_t count)
-    : n_(lwe_dimension), count_(count), data_(count * (std::size_t{lwe_dimension} + 1), 0) {}
+    : n_(lwe_dimension), count_(count), data_(batch_words(lwe_dimension, count), 0) {}
 
 void encrypt_lwe(std::span<Torus32> out, Torus32 mu, const LweKey& key, double noise_stddev,
                  Csprng& rng) {

@@ -139,6 +139,16 @@ void check_writable(const Parameters& params, const std::string& context) {
   }
 }
 
+// The `expected` parameters a reader compares the file's against are the caller's argument:
+// invalid ones are an InvalidArgument, not a problem of the file.
+void check_expected_valid(const Parameters& expected, const std::string& context) {
+  try {
+    expected.validate();
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(context + ": the expected parameters are invalid: " + e.what());
+  }
+}
+
 void check_batch(const Parameters& params, const LweBatch& batch, const std::string& context) {
   EXPECTS(batch.lwe_dimension() == params.lwe_dimension,
           context + ": batch has lwe_dimension=" + std::to_string(batch.lwe_dimension()) +
@@ -651,9 +661,11 @@ Parameters read_parameters(std::istream& in) { return read_parameters_impl(in, "
 SecretKey read_secret_key(std::istream& in) { return read_secret_key_impl(in, "read_secret_key"); }
 CloudKey read_cloud_key(std::istream& in) { return read_cloud_key_impl(in, "read_cloud_key"); }
 LweBatch read_ciphertexts(std::istream& in, const Parameters& expected) {
+  check_expected_valid(expected, "read_ciphertexts");
   return read_ciphertexts_impl(in, "read_ciphertexts", &expected, nullptr);
 }
 IntegerArrayCiphertext read_integer_array(std::istream& in, const Parameters& expected) {
+  check_expected_valid(expected, "read_integer_array");
   return read_integer_array_impl(in, "read_integer_array", &expected, nullptr);
 }
 
@@ -702,12 +714,14 @@ CloudKey load_cloud_key(const fs::path& path) {
   return load_file(path, "load_cloud_key", ObjectType::CloudKey, read_cloud_key_impl);
 }
 LweBatch load_ciphertexts(const fs::path& path, const Parameters& expected) {
+  check_expected_valid(expected, "load_ciphertexts");
   return load_file(path, "load_ciphertexts", ObjectType::CiphertextBatch,
                    [&](std::istream& in, const std::string& ctx) {
                      return read_ciphertexts_impl(in, ctx, &expected, nullptr);
                    });
 }
 IntegerArrayCiphertext load_integer_array(const fs::path& path, const Parameters& expected) {
+  check_expected_valid(expected, "load_integer_array");
   return load_file(path, "load_integer_array", ObjectType::IntegerArray,
                    [&](std::istream& in, const std::string& ctx) {
                      return read_integer_array_impl(in, ctx, &expected, nullptr);

@@ -337,3 +337,95 @@ TEST_CASE("validation: describe_file reports a bad header as a FormatError namin
                       Contains("describe_file: '") && Contains("junk.tg'") &&
                           Contains("bad magic"));
 }
+
+// ---- audit of issue 7: every public entry point validates sizes and parameters -------------
+
+// BUG (found by this audit, fixed): count * (n+1) wrapped in std::size_t, so LweBatch(2^32-1,
+// 2^32) made an empty data array under a count of 2^32 samples; sample(0) then read outside it.
+TEST_CASE("validation: LweBatch refuses a count whose size wraps", "[validation]") {
+  REQUIRE_INVALID_ARGUMENT(LweBatch(0xFFFFFFFFu, std::size_t{1} << 32),
+                           "LweBatch: 4294967296 samples of n+1=4294967296 words do not fit");
+  REQUIRE_INVALID_ARGUMENT(LweBatch(630, std::numeric_limits<std::size_t>::max() / 8),
+                           "LweBatch: ");
+  CHECK(LweBatch(630, 0).data().empty());
+  CHECK(LweBatch(630, 3).data().size() == 3 * 631);
+}
+
+TEST_CASE("validation: KeySwitchingKey::size validates the parameters before shifting by them",
+          "[validation]") {
+  Parameters p = toy_insecure();
+  p.ks_base_log = 64;  // 1 << 64 would be undefined
+  REQUIRE_INVALID_ARGUMENT(KeySwitchingKey::size(p), "ks_base_log=64");
+  REQUIRE_INVALID_ARGUMENT(KeySwitchingKey::size(Parameters{}), "empty name");
+  CHECK(KeySwitchingKey::size(toy_insecure()) == 256u * 5 * 7 * 65);
+}
+
+TEST_CASE("validation: client functions refuse an empty (default) secret key", "[validation]") {
+  const SecretKey empty;
+  Csprng rng = seeded_rng(0xe3);
+  const std::vector<std::uint8_t> bits{1, 0};
+  REQUIRE_INVALID_ARGUMENT(encrypt_bits(empty, bits, rng),
+                           "encrypt_bits: the secret key is empty (default-constructed)");
+  const LweBatch batch(64, 2);
+  REQUIRE_INVALID_ARGUMENT(decrypt_bits(empty, batch), "decrypt_bits: the secret key is empty");
+  REQUIRE_INVALID_ARGUMENT(batch_phases(empty, batch), "batch_phases: the secret key is empty");
+  // A batch of another dimension is still named as such.
+  REQUIRE_INVALID_ARGUMENT(decrypt_bits(keys_for(toy_insecure()).secret, LweBatch(65, 1)),
+                           "batch has n=65 but the key has n=64");
+}
+
+TEST_CASE("validation: GlweKey::polynomial checks its index", "[validation]") {
+  Csprng rng = seeded_rng(0x91);
+  const GlweKey key(2, 16, rng);
+  CHECK(key.polynomial(1).size() == 16);
+  CHECK(key.polynomial(1).data() == key.coefficients().data() + 16);
+  REQUIRE_INVALID_ARGUMENT(key.polynomial(2), "GlweKey::polynomial: index 2 but the key has k=2");
+  REQUIRE_INVALID_ARGUMENT(GlweKey().polynomial(0), "index 0 but the key has k=0");
+}
+
+TEST_CASE("validation: negacyclic_multiply_add_binary refuses a non-binary key polynomial",
+          "[validation]") {
+  std::vector<std::int32_t> s = {0, 1, 1, 0};
+  const std::vector<Torus32> b = {1, 2, 3, 4};
+  std::vector<Torus32> out(4, 0);
+  negacyclic_multiply_add_binary(s, b, out);
+  // X + X^2 times (1 + 2X + 3X^2 + 4X^3) mod X^4 + 1.
+  CHECK(out == std::vector<Torus32>{Torus32(0) - 7, Torus32(0) - 3, 3, 5});
+  s[2] = 2;  // used to be treated as 1: a silently wrong product
+  REQUIRE_INVALID_ARGUMENT(negacyclic_multiply_add_binary(s, b, out),
+                           "negacyclic_multiply_add_binary: coefficient 2 of s is 2");
+  s[2] = -1;
+  REQUIRE_INVALID_ARGUMENT(negacyclic_multiply_add_binary(s, b, out), "is -1 but expected 0 or 1");
+}
+
+// The `expected` parameters are the caller's argument: invalid ones used to come back as a
+// FormatError blaming the file ("the ciphertexts are for 'toy_INSECURE' but expected ''").
+TEST_CASE("validation: readers refuse invalid expected parameters as InvalidArgument",
+          "[validation]") {
+  const std::string bytes =
+      bytes_of([](std::ostream& o) { write_ciphertexts(o, toy_insecure(), LweBatch(64, 1)); });
+  Parameters bad = toy_insecure();
+  bad.glwe_dimension = 0;
+  // Each call reads a fresh stream (the macros evaluate their expression twice).
+  const auto read_batch = [&](const Parameters& expected) {
+    std::istringstream in(bytes, std::ios::binary);
+    return read_ciphertexts(in, expected);
+  };
+  const auto read_array = [&](const Parameters& expected) {
+    std::istringstream in(bytes, std::ios::binary);
+    return read_integer_array(in, expected);
+  };
+  REQUIRE_INVALID_ARGUMENT(read_batch(Parameters{}),
+                           "read_ciphertexts: the expected parameters are invalid");
+  REQUIRE_INVALID_ARGUMENT(read_array(bad),
+                           "read_integer_array: the expected parameters are invalid: "
+                           "Parameters::validate: set 'toy_INSECURE' has glwe_dimension=0");
+  TempDir dir;
+  write_file(dir / "c.tg", bytes);
+  REQUIRE_INVALID_ARGUMENT(load_ciphertexts(dir / "c.tg", bad), "load_ciphertexts: the expected");
+  REQUIRE_INVALID_ARGUMENT(load_integer_array(dir / "c.tg", bad), "load_integer_array: the expected");
+  // Valid but different expected parameters stay a FormatError about the file.
+  REQUIRE_THROWS_TYPE_WITH(read_batch(tfhe_lib_128()), FormatError,
+                           "expected parameter set 'tfhe_lib_128'");
+  CHECK(read_batch(toy_insecure()).count() == 1);
+}

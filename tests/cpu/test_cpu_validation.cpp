@@ -116,3 +116,26 @@ TEMPLATE_TEST_CASE("validation: download rejects spans whose end wraps around",
   const BitSpan<S> wrapped{&buffer.storage(), 1, size_max};
   REQUIRE_INVALID_ARGUMENT(f.be.download(wrapped), "download");
 }
+
+// The audit of issue 7: a client key of another parameter set than the backend's cloud key.
+// toy_k2_INSECURE has the same n = 64 as toy_INSECURE, so its samples used to upload and
+// bootstrap without complaint, to garbage.
+TEMPLATE_TEST_CASE("validation: encrypt and decrypt refuse a key of another parameter set",
+                   "[validation]", CpuFx<SequentialBackend>, CpuFx<OpenMpBackend>) {
+  TestType f;
+  Csprng rng = seeded_rng(0x0a7);
+  const std::vector<std::uint8_t> bits{1, 0, 1};
+  const SecretKey other(toy_k2_insecure(), rng);
+  REQUIRE_INVALID_ARGUMENT(encrypt(f.be, other, bits, rng),
+                           "encrypt: the client key is for parameter set 'toy_k2_INSECURE' but "
+                           "the backend's cloud key is for 'toy_INSECURE'");
+  const auto buffer = encrypt(f.be, f.key, bits, rng);
+  REQUIRE_INVALID_ARGUMENT(decrypt(f.be, other, buffer.bits()),
+                           "decrypt: the client key is for parameter set 'toy_k2_INSECURE'");
+  // Same name, other values: named as such.
+  Parameters renoised = toy_insecure();
+  renoised.lwe_noise_stddev *= 2;
+  const SecretKey twin(renoised, rng);
+  REQUIRE_INVALID_ARGUMENT(encrypt(f.be, twin, bits, rng), "(same name, different values)");
+  CHECK(decrypt(f.be, f.key, buffer.bits()) == bits);
+}

@@ -124,16 +124,36 @@ using BufferOf = BitBuffer<typename B::Storage>;
 template <class B>
 using GateOpOf = GateOp<typename B::Storage>;
 
+namespace detail {
+// When both the backend and the client key name their parameters (the ciphertext backends),
+// they must be the same set: a secret key of another set with the same n would otherwise
+// encrypt samples the backend's cloud key silently bootstraps to garbage.
+template <class B, class Key>
+void check_client_key(const B& be, const Key& key, const char* fn) {
+  if constexpr (requires { be.parameters() == key.parameters(); }) {
+    EXPECTS(be.parameters() == key.parameters(),
+            std::string(fn) + ": the client key is for parameter set '" + key.parameters().name +
+                "' but the backend's cloud key is for '" + be.parameters().name + "'" +
+                (key.parameters().name == be.parameters().name
+                     ? " (same name, different values)"
+                     : ""));
+  }
+}
+}  // namespace detail
+
 // Client-side helpers: encrypt bits with the client key and move them to the backend, and
 // back. encrypt_bits/decrypt_bits are found by argument-dependent lookup on the key type.
+// Throws InvalidArgument when the key and the backend are for different parameter sets.
 template <Backend B>
 BufferOf<B> encrypt(B& be, const typename B::ClientKey& key, std::span<const std::uint8_t> plain,
                     Csprng& rng) {
+  detail::check_client_key(be, key, "encrypt");
   return be.upload(encrypt_bits(key, plain, rng));
 }
 
 template <Backend B>
 std::vector<std::uint8_t> decrypt(B& be, const typename B::ClientKey& key, BitsOf<B> bits) {
+  detail::check_client_key(be, key, "decrypt");
   return decrypt_bits(key, be.download(bits));
 }
 

@@ -40,9 +40,8 @@ class GlweKey {
 
   std::uint32_t glwe_dimension() const { return k_; }     // k
   std::uint32_t polynomial_size() const { return N_; }    // N
-  std::span<const std::int32_t> polynomial(std::uint32_t j) const {
-    return std::span<const std::int32_t>(s_).subspan(std::size_t{j} * N_, N_);
-  }
+  // Polynomial j < k; throws InvalidArgument otherwise.
+  std::span<const std::int32_t> polynomial(std::uint32_t j) const;
   std::span<const std::int32_t> coefficients() const { return s_; }
   // The LWE key of dimension k*N under which sample_extract's output decrypts.
   LweKey extracted_lwe_key() const { return LweKey(s_); }

@@ -103,7 +103,8 @@ Parameters read_parameters(std::istream& in);
 SecretKey read_secret_key(std::istream& in);
 CloudKey read_cloud_key(std::istream& in);
 // Throws FormatError naming both parameter sets when the file's parameters are not exactly
-// `expected` (every field, name included).
+// `expected` (every field, name included); InvalidArgument when `expected` itself does not
+// validate.
 LweBatch read_ciphertexts(std::istream& in, const Parameters& expected);
 IntegerArrayCiphertext read_integer_array(std::istream& in, const Parameters& expected);
 
