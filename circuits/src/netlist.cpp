@@ -337,6 +337,40 @@ std::string node_key(const std::vector<Piece>& pieces) {
   return key;
 }
 
+// Throws InvalidArgument unless every segment of `plane` (input `i` of a gate) reads bits that
+// exist in `circuit`: an expression recorded in another circuit names inputs and gates by
+// their ids there, which here are other objects or none at all.
+void check_plane_in(const Circuit& circuit, const Plane& plane, std::size_t i, GateKind kind) {
+  // Messages are built only on failure: gate() runs for every recorded plane operation.
+  const auto where = [&] {
+    return "Circuit::gate(" + std::string(gate_kind_name(kind)) + "): input " + std::to_string(i);
+  };
+  for (const Segment& s : plane.segments()) {
+    if (s.kind == SourceKind::Constant || s.count == 0) continue;
+    const std::size_t last = s.offset + (s.stride ? s.count - 1 : 0);
+    if (s.kind == SourceKind::Input) {
+      EXPECTS(s.id < circuit.inputs().size() && last < circuit.inputs()[s.id].bits(),
+              where() + " reads bit " + std::to_string(last) + " of input " + std::to_string(s.id) +
+                  " but the circuit has " + std::to_string(circuit.inputs().size()) +
+                  " inputs" +
+                  (s.id < circuit.inputs().size()
+                       ? " and that one has " + std::to_string(circuit.inputs()[s.id].bits()) +
+                             " bits"
+                       : std::string()) +
+                  " (an expression of another circuit?)");
+    } else {
+      EXPECTS(s.id < circuit.nodes().size() && last < circuit.nodes()[s.id].lanes,
+              where() + " reads lane " + std::to_string(last) + " of gate " + std::to_string(s.id) +
+                  " but the circuit has " + std::to_string(circuit.nodes().size()) + " gates" +
+                  (s.id < circuit.nodes().size()
+                       ? " and that one has " + std::to_string(circuit.nodes()[s.id].lanes) +
+                             " lanes"
+                       : std::string()) +
+                  " (an expression of another circuit?)");
+    }
+  }
+}
+
 }  // namespace
 
 // ----------------------------------------------------------------------------- circuit
@@ -418,6 +452,8 @@ Plane Circuit::gate(const GateSpec& spec, const Plane& a, const Plane& b, const 
             "Circuit::gate(" + std::string(gate_kind_name(spec.kind)) + "): input " +
                 std::to_string(i) + " has " + std::to_string(in[i]->lanes()) +
                 " lanes but input 0 has " + std::to_string(lanes));
+  for (std::size_t i = 0; i < arity; ++i)
+    check_plane_in(*this, *in[i], i, spec.kind);
 
   // Walk the inputs' segments together; each stretch where every input stays inside one
   // segment is one piece.

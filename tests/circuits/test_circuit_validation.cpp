@@ -1,0 +1,70 @@
+// Validation audit of circuits/ (part of issue 7): an expression recorded in one circuit and
+// used in a gate of another is rejected when the gate is recorded (it used to index the other
+// circuit's gates out of range: a crash), and encrypted arrays refuse a client key of another
+// parameter set than the backend's.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "backend_fixtures.hpp"
+#include "test_support.hpp"
+#include "torusgate/circuits/circuits.hpp"
+
+using namespace torusgate;
+using namespace torusgate::circuits;
+using torusgate::test::seeded_rng;
+
+namespace {
+constexpr IntType u8{8, false};
+}  // namespace
+
+// BUG (found by this audit, fixed): Circuit::gate read nodes_[id] for the level of every
+// input segment without checking the id, so a gate output of a larger circuit used in a
+// smaller one read past the end of the smaller one's gates (ASan: SEGV in Circuit::commit).
+TEST_CASE("validation: Circuit::gate rejects an expression of another circuit",
+          "[circuits][validation]") {
+  Circuit big;
+  const Expr bx = big.input(u8, 1, 2), by = big.input(u8, 1, 2);
+  const Expr sum = add(big, bx, by);  // gates of `big`
+  REQUIRE(big.nodes().size() > 2);
+
+  Circuit small;
+  const Expr a = small.input(u8, 1, 2);
+  // A gate output of `big`: its gate id does not exist in `small`.
+  REQUIRE_INVALID_ARGUMENT(bit_and(small, a, sum), "reads lane");
+  REQUIRE_INVALID_ARGUMENT(bit_and(small, a, sum), "(an expression of another circuit?)");
+  REQUIRE_INVALID_ARGUMENT(small.gate(GateSpec::of(GateKind::Xor), a.bit(0), sum.bit(3)),
+                           "Circuit::gate(XOR): input 1 reads lane");
+  // An input of `big` that `small` does not have (input 1).
+  REQUIRE_INVALID_ARGUMENT(bit_or(small, a, by), "Circuit::gate(OR): input 1 reads bit");
+  REQUIRE_INVALID_ARGUMENT(bit_or(small, by, a), "but the circuit has 1 inputs");
+  // An input id that exists but is smaller: reading past its bits.
+  Circuit narrow;
+  const Expr n1 = narrow.input(IntType{2, false}, 1, 2);
+  REQUIRE_INVALID_ARGUMENT(narrow.majority(n1.bit(0), n1.bit(1), bx.bit(7)),
+                           "input 2 reads bit 15 of input 0 but the circuit has 1 inputs and "
+                           "that one has 4 bits");
+  // Nothing was recorded by the refused gates; the circuit still works.
+  CHECK(small.nodes().empty());
+  const Expr ok = bit_and(small, a, a);
+  CHECK(ok.width() == 8);
+  // Copy, NOT and constants record nothing and stay free.
+  CHECK(small.gate(GateSpec::of(GateKind::Not), sum.bit(0)).lanes() == 2);
+}
+
+TEST_CASE("validation: encrypted arrays refuse a client key of another parameter set",
+          "[circuits][validation]") {
+  test::SequentialFixture f;  // toy_INSECURE
+  Csprng rng = seeded_rng(0x6b2);
+  // Same n = 64 as toy_INSECURE: without the check the samples would upload and bootstrap to
+  // garbage under the toy cloud key.
+  const SecretKey other(toy_k2_insecure(), rng);
+  const std::vector<std::uint64_t> values{1, 2, 3};
+  REQUIRE_INVALID_ARGUMENT(IntArray<SequentialBackend>::encrypt(f.be, other, values, u8, rng),
+                           "encrypt: the client key is for parameter set 'toy_k2_INSECURE' but "
+                           "the backend's cloud key is for 'toy_INSECURE'");
+  const auto x = IntArray<SequentialBackend>::encrypt(f.be, f.key, values, u8, rng);
+  REQUIRE_INVALID_ARGUMENT(x.decrypt(f.be, other), "decrypt: the client key is for parameter set");
+  CHECK(x.decrypt(f.be, f.key) == values);
+}
