@@ -64,7 +64,9 @@ void StreamingFft::build() {
 
   auto add_permutation = [&](const std::vector<std::size_t>& target, std::size_t feeds) {
     if (target == arrangement) return;
-    Permutation perm;
+    StreamingUnit perm;
+    perm.kind = StreamingUnit::Kind::Permutation;
+    perm.stage = feeds;
     perm.source.resize(M);
     for (std::size_t i = 0; i < M; ++i) perm.source[target[i]] = arrangement[i];
     // Delay: 0 when every word stays in its cycle (wires), else one cycle more than the
@@ -77,30 +79,25 @@ void StreamingFft::build() {
       wires = wires && in_cycle == out_cycle;
       ahead = std::max(ahead, in_cycle - out_cycle);
     }
-    perm.delay = wires ? 0 : static_cast<std::uint64_t>(ahead) + 1;
+    perm.latency = wires ? 0 : static_cast<std::uint64_t>(ahead) + 1;
     // Memory: words written and not yet read at the end of a cycle, at the peak of
     // continuous streaming (two transforms overlap at most).
-    std::vector<std::int64_t> change(3 * cycles + perm.delay + 2, 0);
+    std::vector<std::int64_t> change(3 * cycles + perm.latency + 2, 0);
     if (!wires) {
       for (std::uint64_t k = 0; k < 2; ++k) {
         for (std::size_t q = 0; q < M; ++q) {
           change[k * cycles + perm.source[q] / w] += 1;               // written
-          change[k * cycles + q / w + perm.delay] -= 1;               // read
+          change[k * cycles + q / w + perm.latency] -= 1;             // read
         }
       }
     }
     std::int64_t held = 0, peak = 0;
     for (const std::int64_t c : change) peak = std::max(peak, held += c);
-    StreamingUnit unit;
-    unit.kind = StreamingUnit::Kind::Permutation;
-    unit.stage = feeds;
-    unit.latency = perm.delay;
-    unit.memory_words = static_cast<std::uint64_t>(peak);
-    unit.description = wires ? "lane wiring (no memory)"
-                             : "stride permutation, delay " + std::to_string(perm.delay) +
+    perm.memory_words = static_cast<std::uint64_t>(peak);
+    perm.description = wires ? "lane wiring (no memory)"
+                             : "stride permutation, delay " + std::to_string(perm.latency) +
                                    " cycles, " + std::to_string(peak) + " words";
-    units_.push_back(unit);
-    permutations_.push_back(std::move(perm));
+    units_.push_back(std::move(perm));
     arrangement = target;
   };
 
@@ -199,10 +196,14 @@ std::vector<std::vector<CWord>> StreamingFft::run(std::span<const std::vector<CW
   struct StageState {
     std::deque<Slot> pipe;  // `latency` registers
   };
-  std::vector<PermState> perms(permutations_.size());
+  std::vector<PermState> perms;
   std::vector<StageState> stages;
   for (const auto& u : units_) {
-    if (u.kind == StreamingUnit::Kind::Stage) stages.push_back({std::deque<Slot>(u.latency)});
+    if (u.kind == StreamingUnit::Kind::Stage) {
+      stages.push_back({std::deque<Slot>(u.latency)});
+    } else {
+      perms.emplace_back();
+    }
   }
   std::vector<std::uint64_t> stage_overflows(fft_.stages(), 0);
 
@@ -225,9 +226,9 @@ std::vector<std::vector<CWord>> StreamingFft::run(std::span<const std::vector<CW
     std::size_t p = 0, st = 0;
     for (const auto& unit : units_) {
       if (unit.kind == StreamingUnit::Kind::Permutation) {
-        const Permutation& perm = permutations_[p];
+        const StreamingUnit& perm = unit;
         PermState& state = perms[p++];
-        if (perm.delay == 0) {  // wires within the cycle
+        if (perm.latency == 0) {  // wires within the cycle
           if (wire.valid) {
             Vec out(w);
             const std::size_t base = (wire.block % per) * w;
@@ -242,7 +243,7 @@ std::vector<std::vector<CWord>> StreamingFft::run(std::span<const std::vector<CW
         }
         state.pending.push_back({wire.valid, wire.block, {}});
         Slot out;
-        if (state.pending.size() > perm.delay) {
+        if (state.pending.size() > perm.latency) {
           const Slot due = state.pending.front();
           state.pending.pop_front();
           if (due.valid) {

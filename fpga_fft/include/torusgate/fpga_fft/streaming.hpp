@@ -39,6 +39,8 @@ struct StreamingUnit {
   std::uint64_t multipliers = 0;  // real multipliers (4 per complex multiplier)
   std::uint64_t adders = 0;       // real adders/subtractors (2 per complex multiplier, 4 per
                                   // radix-2 butterfly)
+  std::vector<std::size_t> source;  // Permutation: output position q carries input position
+                                    // source[q] (positions within one transform)
   std::string description;
 };
 
@@ -86,17 +88,12 @@ class StreamingFft {
                                       StreamingReport* report = nullptr) const;
 
  private:
-  struct Permutation {
-    std::vector<std::size_t> source;  // output position q reads input position source[q]
-    std::uint64_t delay = 0;
-  };
   void build();
 
   FixedFft fft_;  // a copy: the model owns its datapath
   StreamingConfig config_;
   Direction direction_;
   std::vector<StreamingUnit> units_;
-  std::vector<Permutation> permutations_;  // one per Permutation unit, in order
 };
 
 }  // namespace torusgate::fpga_fft
