@@ -256,7 +256,8 @@ NoiseStudyOptions parse_noise_study_options(int argc, char** argv) {
 }
 
 GateFigures gate_figures(const GateMeasurement& m, const NoiseModel& model,
-                         double measured_input_variance) {
+                         const SampleStats& inputs, std::size_t key_weight,
+                         std::uint32_t polynomial_size) {
   const GateSpec& spec = m.gate.spec;
   GateFigures f;
   f.model_output = model.gate_output(spec);
@@ -266,7 +267,10 @@ GateFigures gate_figures(const GateMeasurement& m, const NoiseModel& model,
   f.combination_ratio = ratio(m.combination.variance(), f.model_combination);
   f.decision_ratio = ratio(m.decision.variance(), f.model_decision);
   const int factor = spec.kind == GateKind::Mux ? 2 : spec.variance_factor();
-  f.decision_from_inputs = factor * measured_input_variance + model.modulus_switching;
+  const double mean_square = inputs.variance() + inputs.mean() * inputs.mean();
+  const double two_n = 2.0 * polynomial_size;
+  f.decision_from_inputs =
+      factor * mean_square + (1.0 + static_cast<double>(key_weight)) / (12.0 * two_n * two_n);
   f.decision_from_inputs_ratio = ratio(m.decision.variance(), f.decision_from_inputs);
   f.margin = spec.ideal_margin();
   f.log2_p_model = log2_gaussian_tail(f.margin, f.model_decision);
@@ -299,13 +303,13 @@ std::string noise_study_json(const NoiseStudyOptions& o, const std::vector<SetRe
     const SetReport& set = sets[si];
     const NoiseModel& m = set.model;
     const double v_out = m.blind_rotation + m.key_switching;
-    const double v_in = set.result.bootstrapped_inputs.variance();
     os << (si ? ",\n" : "\n") << "    {\n"
        << "      \"parameters\": " << parameters_json(set.params, "        ") << ",\n"
        << "      \"model\": {\"fresh\": " << json_number(m.fresh)
        << ", \"blind_rotation\": " << json_number(m.blind_rotation)
        << ", \"key_switching\": " << json_number(m.key_switching)
        << ", \"modulus_switching\": " << json_number(m.modulus_switching)
+       << ", \"key_switching_bias\": " << json_number(m.key_switching_bias)
        << ", \"bootstrapped_output\": " << json_number(v_out) << "},\n"
        << "      \"lwe_key_weight\": " << set.result.key_weight << ",\n"
        << "      \"modulus_switching_for_this_key\": "
@@ -323,7 +327,8 @@ std::string noise_study_json(const NoiseStudyOptions& o, const std::vector<SetRe
        << "      \"gates\": [";
     for (std::size_t gi = 0; gi < set.result.gates.size(); ++gi) {
       const GateMeasurement& g = set.result.gates[gi];
-      const GateFigures f = gate_figures(g, m, v_in);
+      const GateFigures f = gate_figures(g, m, set.result.bootstrapped_inputs,
+                                         set.result.key_weight, set.params.polynomial_size);
       os << (gi ? ",\n" : "\n") << "        {\"label\": " << json_string(g.gate.label)
          << ", \"kind\": " << json_string(std::string(gate_kind_name(g.gate.spec.kind)))
          << ", \"offset_eighths\": " << int{g.gate.spec.offset_eighths} << ", \"weights\": [";
@@ -357,14 +362,15 @@ std::string noise_study_json(const NoiseStudyOptions& o, const std::vector<SetRe
 
 std::string noise_study_table(const SetReport& set) {
   const NoiseModel& m = set.model;
-  const double v_in = set.result.bootstrapped_inputs.variance();
   std::ostringstream os;
   os << "| gate | sum w^2 | margin | gates | output var / model | decision var / model "
-        "| excess kurtosis | max abs error (model sd) | log2 P model | log2 P measured "
-        "| expected failures (model / measured) | counted failures |\n"
-     << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+        "| decision var / measured inputs | excess kurtosis | max abs error (model sd) "
+        "| log2 P model | log2 P measured | expected failures (model / measured) "
+        "| counted failures |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const GateMeasurement& g : set.result.gates) {
-    const GateFigures f = gate_figures(g, m, v_in);
+    const GateFigures f = gate_figures(g, m, set.result.bootstrapped_inputs,
+                                       set.result.key_weight, set.params.polynomial_size);
     std::string counted = std::to_string(g.decision_failures);
     if (g.output_failures != g.decision_failures) counted += " (outputs " + std::to_string(g.output_failures) + ")";
     if (g.unexplained) counted += ", " + std::to_string(g.unexplained) + " UNEXPLAINED";
@@ -373,6 +379,7 @@ std::string noise_study_table(const SetReport& set) {
        << (f.margin == 0.25 ? "1/4" : "1/8") << " | " << g.gates
        << (g.decisions != g.gates ? " (" + std::to_string(g.decisions) + " bootstraps)" : "")
        << " | " << fmt("%.3f", f.output_ratio) << " | " << fmt("%.3f", f.decision_ratio) << " | "
+       << fmt("%.3f", f.decision_from_inputs_ratio) << " | "
        << fmt("%.2f", g.decision.excess_kurtosis()) << " | "
        << fmt("%.1f", f.max_abs_decision_sigmas) << " | " << fmt("%.1f", f.log2_p_model) << " | "
        << fmt("%.1f", f.log2_p_measured) << " | " << fmt_expected(f.expected_model) << " / "
@@ -402,7 +409,8 @@ std::string noise_study_markdown(const NoiseStudyOptions& o, const std::vector<S
         "*output* = output phase minus the +-1/8 its bootstrap(s) produced; *decision* = the "
         "phase in Z_2N that the blind rotation rotates by (after the modulus switch) minus the "
         "noiseless phase. The model is core/noise.hpp (decision variance = sum w^2 x (V_BR + "
-        "V_KS) + V_MS). *log2 P* = log2 erfc(margin / sqrt(2 V)) per bootstrap at the gate's "
+        "V_KS) + V_MS). *Decision var / measured inputs*: the measured decision variance over "
+        "sum w^2 x the inputs' measured mean square + this key's V_MS. *log2 P* = log2 erfc(margin / sqrt(2 V)) per bootstrap at the gate's "
         "worst input, with the model's or the measured decision variance V. *Expected "
         "failures* = the run's bootstraps x the per-bootstrap probability averaged over the "
         "inputs (one-sided tails at both boundaries). *Counted failures* = bootstraps that "
@@ -425,7 +433,14 @@ std::string noise_study_markdown(const NoiseStudyOptions& o, const std::vector<S
        << "); bootstrapped output sd = 2^"
        << fmt("%.2f", 0.5 * std::log2(v_out)) << ". Measured output variance of the "
        << set.result.bootstrapped_inputs.count() << " single-bootstrap outputs: "
-       << fmt("%.3e", v_in) << " (" << fmt("%.3f", v_in / v_out) << " x the model). "
+       << fmt("%.3e", v_in) << " (" << fmt("%.3f", v_in / v_out) << " x the model; "
+       << fmt("%.3f", (v_out - m.key_switching_bias) / v_out)
+       << " x is expected for one key, whose key-switching noise has a fixed mean of standard "
+          "deviation sqrt(B) = "
+       << fmt("%.2e", std::sqrt(m.key_switching_bias)) << " over keys); their mean: "
+       << fmt("%.2e", set.result.bootstrapped_inputs.mean()) << " ("
+       << fmt("%.2f", set.result.bootstrapped_inputs.mean() / std::sqrt(v_out))
+       << " model sd). "
        << set.result.bootstraps << " bootstraps in " << fmt("%.0f", set.result.seconds) << " s ("
        << fmt("%.0f", set.result.bootstraps / set.result.seconds) << " per second); keys made in "
        << fmt("%.1f", set.keygen_s) << " s.\n\n"

@@ -49,7 +49,9 @@ std::vector<std::string> select_parameter_sets(const std::string& list);
 struct GateFigures {
   double model_output = 0, model_combination = 0, model_decision = 0;
   double output_ratio = 0, combination_ratio = 0, decision_ratio = 0;
-  // Decision variance predicted from the measured input noise: factor * V_in + V_MS.
+  // Decision variance predicted for this key from the measured input noise: factor x the
+  // inputs' mean square (their per-key mean counts: inputs are negated at random) + the
+  // modulus-switch variance of this key, (1 + |s|) / (12 (2N)^2).
   double decision_from_inputs = 0, decision_from_inputs_ratio = 0;
   double margin = 0;
   // log2 of erfc(margin / sqrt(2 V)), V the model's or the measured decision variance.
@@ -61,8 +63,11 @@ struct GateFigures {
   double max_abs_decision_sigmas = 0;  // largest |decision error| in model standard deviations
 };
 
+// `inputs`: the measured noise of the pool the inputs were drawn from; `key_weight`: |s|,
+// `polynomial_size`: N.
 GateFigures gate_figures(const GateMeasurement& m, const NoiseModel& model,
-                         double measured_input_variance);
+                         const SampleStats& inputs, std::size_t key_weight,
+                         std::uint32_t polynomial_size);
 
 // One parameter set's run.
 struct SetReport {

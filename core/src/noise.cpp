@@ -38,6 +38,8 @@ NoiseModel noise_model(const Parameters& p) {
   m.key_switching = k * N * t * (1 - 1 / base) * p.lwe_noise_stddev * p.lwe_noise_stddev +
                     (k * N / 2) * pr * pr / 12.0;
   m.modulus_switching = (1 + n / 2) / (12.0 * (2 * N) * (2 * N));
+  m.key_switching_bias = k * N * t * (base - 1) / (base * base) * p.lwe_noise_stddev *
+                         p.lwe_noise_stddev;
   return m;
 }
 

@@ -65,7 +65,7 @@ TEST_CASE("noise_study: every gate kind's noise agrees with the model on toy par
     CHECK(g.decisions == g.gates * g.gate.spec.bootstraps());
     CHECK(g.output.count() == g.gates);
     CHECK(g.decision.count() == g.decisions);
-    const GateFigures f = gate_figures(g, model, r.bootstrapped_inputs.variance());
+    const GateFigures f = gate_figures(g, model, r.bootstrapped_inputs, r.key_weight, 256);
     // 200 samples: the variance estimate is within about 10% (a standard deviation) of the
     // truth, so the factor of 2 fails only if the model or the measurement is wrong.
     CHECK(f.output_ratio > 0.5);
@@ -74,6 +74,8 @@ TEST_CASE("noise_study: every gate kind's noise agrees with the model on toy par
     CHECK(f.combination_ratio < 2.0);
     CHECK(f.decision_ratio > 0.5);
     CHECK(f.decision_ratio < 2.0);
+    CHECK(f.decision_from_inputs_ratio > 0.6);
+    CHECK(f.decision_from_inputs_ratio < 1.6);
     CHECK(std::fabs(g.decision.mean()) < 0.5 * std::sqrt(f.model_decision));
     // Toy parameters are ~20 standard deviations from a wrong decision, even the stress gates.
     CHECK(g.decision_failures == 0);
@@ -110,8 +112,9 @@ TEST_CASE("noise_study: counted failures follow the Gaussian tail when the modul
   model.modulus_switching = (1 + weight) / (12.0 * 64 * 64);
   for (const GateMeasurement& g : r.gates) {
     INFO("gate " << g.gate.label << ": " << g.decision_failures << " failures");
-    const GateFigures f = gate_figures(g, model, r.bootstrapped_inputs.variance());
+    const GateFigures f = gate_figures(g, model, r.bootstrapped_inputs, r.key_weight, 32);
     CHECK(f.decision_ratio > 0.85);
+    CHECK(f.decision_from_inputs_ratio == Approx(f.decision_ratio).epsilon(0.01));
     CHECK(f.decision_ratio < 1.15);
     CHECK(g.unexplained == 0);
     // Bootstrapping noise is tiny here: an output is wrong exactly when its decision was.

@@ -136,6 +136,9 @@ TEST_CASE("the model's failure probability in log2 agrees with erfc and stays fi
         Approx(2 * (model.blind_rotation + model.key_switching)));
   CHECK(model.decision(nand) == Approx(model.combination(nand) + model.modulus_switching));
   CHECK(model.combination(GateSpec::of(GateKind::Mux)) == Approx(model.combination(nand)));
+  // The per-key mean of the key-switching noise: kN t (base-1)/base^2 sigma^2, 1/base of its
+  // noise term kN t (1 - 1/base) sigma^2 (base 4 here).
+  CHECK(model.key_switching_bias == Approx(1024.0 * 8 * 3 / 16 * std::ldexp(1.0, -30)));
   const GateSpec prefix = GateSpec::of(GateKind::PrefixGenerate);
   CHECK(model.log2_failure_probability(prefix) ==
         Approx(std::log2(model.failure_probability(prefix))).epsilon(1e-9));

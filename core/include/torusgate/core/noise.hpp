@@ -7,6 +7,12 @@
 // key switching (algorithm 1): V_KS = kN t (1 - 1/base) sigma_lwe^2 + (kN/2) p^2 / 12,
 //   p = 2^-(basebit t);
 // modulus switch to Z_2N of a gate input: V_MS = (1 + n/2) / (12 (2N)^2).
+// These are variances over keys and randomness together. For one fixed key, the key-switching
+// noise is not centred: each digit value v of level j of coefficient i selects its own
+// key-switching sample, whose noise e_ijv is fixed, so averaged over the (uniform, unsigned)
+// digits the noise has the per-key mean -(1/base) sum_ijv e_ijv, the same for every gate output
+// under that key, with variance over keys B = kN t (base-1) / base^2 sigma_lwe^2 (the
+// `key_switching_bias`); around it the outputs of one key vary by V_BR + V_KS - B.
 #pragma once
 
 #include "torusgate/core/gates.hpp"
@@ -19,6 +25,7 @@ struct NoiseModel {
   double blind_rotation = 0;    // V_BR: one blind rotation + sample extraction
   double key_switching = 0;     // V_KS
   double modulus_switching = 0; // V_MS
+  double key_switching_bias = 0;  // B: variance over keys of the per-key mean of V_KS's noise
   // Variance of a bootstrapped gate output: V_BR + V_KS (MUX: 2 V_BR + V_KS).
   double gate_output(const GateSpec& gate) const;
   // Variance of the linear combination offset + sum_i w_i in_i that a bootstrap of `gate`
