@@ -1,0 +1,158 @@
+// fpga_fft: the command line of the FPGA FFT datapath models (docs/fpga_fft.md).
+//   fpga_fft simulate [datapath]           cycle model vs functional model, latency, resources
+//   fpga_fft verilog  [datapath] --out DIR  RTL, testbench, input.hex, expected.txt
+//   fpga_fft cosim    [datapath] --workdir DIR   the same, built and run with an HDL simulator
+//   fpga_fft study    [--frac-bits ...]    precision table of the negacyclic product and bootstrapping
+// Exit codes: 0 ok, 1 a check failed, 2 bad command line or input, 77 cosim without simulator.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <string>
+
+#include "app_support.hpp"
+#include "commands.hpp"
+#include "torusgate/core/error.hpp"
+
+using namespace torusgate;
+using namespace torusgate::fpga_fft_app;
+
+namespace {
+
+struct DatapathFlags {
+  std::string rounding = "nearest", direction = "forward";
+};
+
+void add_datapath(CLI::App* app, DatapathOptions& d, DatapathFlags& flags, bool streaming) {
+  app->add_option("--size", d.fft.size, "complex points M (a power of two, 2..65536; M = N/2)")
+      ->capture_default_str();
+  app->add_option("--radix", d.fft.radix, "radix r = 2^j, log2 r dividing log2 M (512: 2, 8, 512)")
+      ->capture_default_str();
+  app->add_option("--word-bits", d.fft.word_bits, "signed word width W (8..64)")->capture_default_str();
+  app->add_option("--frac-bits", d.fft.frac_bits, "fractional bits F of data words (0..W-2)")
+      ->capture_default_str();
+  app->add_option("--twiddle-bits", d.fft.twiddle_bits,
+                  "signed twiddle width T, T-2 fractional bits (4..62; 0: F+2)")
+      ->capture_default_str();
+  app->add_option("--rounding", flags.rounding, "rounding at every multiplier: nearest or truncate")
+      ->capture_default_str();
+  app->add_flag("--merged-twist", d.fft.merged_twist, "evaluate at the roots of X^M - i");
+  app->add_option("--direction", flags.direction, "forward or inverse")->capture_default_str();
+  if (streaming) {
+    app->add_option("--width", d.stream.width, "complex words per cycle w (a power of two, r..256)")
+        ->capture_default_str();
+    app->add_option("--mul-latency", d.stream.multiplier_latency,
+                    "pipeline registers of a complex multiplier (0..64)")
+        ->capture_default_str();
+    app->add_option("--add-latency", d.stream.adder_latency,
+                    "pipeline registers of an adder layer (0..64)")
+        ->capture_default_str();
+  }
+}
+
+void resolve(DatapathOptions& d, const DatapathFlags& flags) {
+  d.fft.rounding = fpga_fft::parse_rounding(flags.rounding);
+  if (flags.direction == "forward") {
+    d.direction = fpga_fft::Direction::Forward;
+  } else if (flags.direction == "inverse") {
+    d.direction = fpga_fft::Direction::Inverse;
+  } else {
+    throw InvalidArgument("--direction '" + flags.direction + "' is not known; expected forward or inverse");
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"fpga_fft: models of a streaming fixed-point FFT datapath for TFHE bootstrapping "
+               "(docs/fpga_fft.md)"};
+  app.require_subcommand(1);
+
+  SimulateOptions simulate;
+  DatapathFlags simulate_flags;
+  CLI::App* sim = app.add_subcommand("simulate", "run the cycle-level model against the functional model");
+  add_datapath(sim, simulate.datapath, simulate_flags, true);
+  sim->add_option("--transforms", simulate.transforms, "transforms streamed back to back (1..1024)")
+      ->capture_default_str();
+  sim->add_option("--input-bits", simulate.input_bits, "bits of the random input words (0: no overflow)")
+      ->capture_default_str();
+  sim->add_option("--seed", simulate.seed, "seed of the random inputs")->capture_default_str();
+  sim->add_option("--json", simulate.json, "write a JSON report to this path");
+
+  VerilogOptions verilog;
+  DatapathFlags verilog_flags;
+  CLI::App* ver = app.add_subcommand("verilog", "generate the RTL, a testbench and test vectors (radix 2)");
+  add_datapath(ver, verilog.datapath, verilog_flags, true);
+  ver->add_option("--out", verilog.out_dir, "output directory")->required();
+  ver->add_option("--name", verilog.name, "top module name")->capture_default_str();
+  ver->add_option("--transforms", verilog.transforms, "transforms in the vectors (1..64)")->capture_default_str();
+  ver->add_option("--input-bits", verilog.input_bits, "bits of the random input words (0: no overflow)")
+      ->capture_default_str();
+  ver->add_option("--seed", verilog.seed, "seed of the random inputs")->capture_default_str();
+  ver->add_flag("--force", verilog.force, "overwrite existing files");
+
+  CosimOptions cosim;
+  DatapathFlags cosim_flags;
+  CLI::App* co = app.add_subcommand("cosim", "generate, simulate with Verilator or Icarus, compare with the model");
+  add_datapath(co, cosim.verilog.datapath, cosim_flags, true);
+  co->add_option("--workdir", cosim.verilog.out_dir, "work directory (files are overwritten)")->required();
+  co->add_option("--name", cosim.verilog.name, "top module name")->capture_default_str();
+  co->add_option("--transforms", cosim.verilog.transforms, "transforms simulated (1..64)")->capture_default_str();
+  co->add_option("--input-bits", cosim.verilog.input_bits, "bits of the random input words (0: no overflow)")
+      ->capture_default_str();
+  co->add_option("--seed", cosim.verilog.seed, "seed of the random inputs")->capture_default_str();
+  co->add_option("--simulator", cosim.simulator, "auto, verilator or iverilog")->capture_default_str();
+
+  StudyOptions study;
+  std::vector<std::string> roundings;
+  std::uint64_t study_seed = 0;
+  CLI::App* st = app.add_subcommand("study", "precision of the negacyclic product and of bootstrapping vs F");
+  st->add_option("--params", study.params, "parameter set")->capture_default_str();
+  st->add_option("--frac-bits", study.frac_bits, "fractional bits to study (default 14..34)")->delimiter(',');
+  st->add_option("--rounding", roundings, "nearest and/or truncate (default both)")->delimiter(',');
+  st->add_option("--radix", study.radix, "FFT radix")->capture_default_str();
+  st->add_option("--word-bits", study.word_bits, "word width W")->capture_default_str();
+  st->add_option("--twiddle-bits", study.twiddle_bits, "twiddle width T (0: F+2)")->capture_default_str();
+  st->add_flag("--merged-twist", study.merged_twist, "merge the twist into the FFT");
+  st->add_flag("--key-in-double", study.key_in_double, "precompute the key spectrum in double");
+  st->add_option("--products", study.products, "external-product columns per configuration")->capture_default_str();
+  st->add_option("--gates", study.gates, "bootstrapped NAND gates per configuration (0: none)")->capture_default_str();
+  st->add_option("--threads", study.threads, "OpenMP threads (0: default)")->capture_default_str();
+  CLI::Option* seed_option = st->add_option("--seed", study_seed, "reproducible keys and inputs (INSECURE: study only)");
+  st->add_option("--json", study.json, "write the JSON results here");
+  st->add_option("--markdown", study.markdown, "write the markdown table here");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? exit_ok : exit_usage;
+  }
+  try {
+    if (sim->parsed()) {
+      resolve(simulate.datapath, simulate_flags);
+      return run_simulate(simulate, std::cout);
+    }
+    if (ver->parsed()) {
+      resolve(verilog.datapath, verilog_flags);
+      return run_verilog(verilog, std::cout);
+    }
+    if (co->parsed()) {
+      resolve(cosim.verilog.datapath, cosim_flags);
+      return run_cosim(cosim, std::cout);
+    }
+    if (!roundings.empty()) {
+      study.roundings.clear();
+      for (const auto& r : roundings) study.roundings.push_back(fpga_fft::parse_rounding(r));
+    }
+    if (seed_option->count() > 0) study.seed = study_seed;
+    return run_study(study, std::cout);
+  } catch (const InvalidArgument& e) {
+    std::cerr << "fpga_fft: " << e.what() << "\n";
+    return exit_usage;
+  } catch (const FormatError& e) {
+    std::cerr << "fpga_fft: " << e.what() << "\n";
+    return exit_usage;
+  } catch (const std::exception& e) {
+    std::cerr << "fpga_fft: " << e.what() << "\n";
+    return exit_mismatch;
+  }
+}

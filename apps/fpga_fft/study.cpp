@@ -1,0 +1,282 @@
+// fpga_fft study: for each number of fractional bits F and rounding mode, the error of the
+// fixed-point negacyclic product against the exact schoolbook product (sums of (k+1)l products
+// of gadget digits by torus polynomials, as one column of an external product), and gate
+// bootstrapping with the fixed-point engine: wrong decryptions over a fixed number of gates and
+// the output phase error, next to the double-precision engine on the same inputs.
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <memory>
+#include <sstream>
+
+#include "app_support.hpp"
+#include "commands.hpp"
+#include "torusgate/core/error.hpp"
+#include "torusgate/core/glwe.hpp"
+#include "torusgate/core/keys.hpp"
+#include "torusgate/cpu/cpu_backend.hpp"
+#include "torusgate/fpga_fft/negacyclic.hpp"
+
+namespace torusgate::fpga_fft_app {
+
+using namespace torusgate::fpga_fft;
+
+namespace {
+
+struct ProductStats {
+  double rms_lsb = 0, max_lsb = 0;
+};
+
+// `columns` sums of (k+1)l products of Bg digits by uniform torus polynomials.
+ProductStats product_error(const NegacyclicFft& engine, const Parameters& p, std::uint32_t columns,
+                           Csprng& rng) {
+  const std::size_t N = p.polynomial_size, rows = p.ggsw_row_count();
+  const std::int64_t half = std::int64_t{1} << (p.bk_base_log - 1);
+  std::vector<double> sa(N), sb(N), acc(N);
+  std::vector<std::int32_t> a(N);
+  std::vector<Torus32> b(N), exact(N), product(N), got(N);
+  double sum = 0, worst = 0;
+  for (std::uint32_t c = 0; c < columns; ++c) {
+    std::fill(acc.begin(), acc.end(), 0.0);
+    std::fill(exact.begin(), exact.end(), Torus32{0});
+    for (std::size_t q = 0; q < rows; ++q) {
+      for (auto& v : a) v = static_cast<std::int32_t>(static_cast<std::int64_t>(rng.uniform_below(2 * half)) - half);
+      for (auto& v : b) v = rng.uniform_torus();
+      engine.forward(std::span<const std::int32_t>(a), sa);
+      engine.forward(std::span<const Torus32>(b), sb);
+      engine.multiply_add(sa, sb, acc);
+      negacyclic_multiply_exact(a, b, product);
+      for (std::size_t j = 0; j < N; ++j) exact[j] += product[j];
+    }
+    engine.inverse(acc, got);
+    for (std::size_t j = 0; j < N; ++j) {
+      const double d = static_cast<std::int32_t>(got[j] - exact[j]);
+      sum += d * d;
+      worst = std::max(worst, std::fabs(d));
+    }
+  }
+  return {std::sqrt(sum / (static_cast<double>(columns) * static_cast<double>(N))), worst};
+}
+
+struct GateStats {
+  std::size_t wrong = 0;
+  double rms = 0, max = 0;  // output phase error around +-1/8 (torus fraction)
+  double seconds = 0;
+};
+
+struct GateInputs {
+  std::vector<std::uint8_t> a, b;
+  LweBatch ca, cb;
+};
+
+GateStats run_gates(std::shared_ptr<const CpuKeyContext> ctx, const SecretKey& secret,
+                    const GateInputs& in, int threads) {
+  CpuOptions options;
+  options.threads = threads;
+  OpenMpBackend be(std::move(ctx), options);
+  const auto start = std::chrono::steady_clock::now();
+  auto A = be.upload(in.ca);
+  auto B = be.upload(in.cb);
+  auto out = be.allocate(in.a.size());
+  be.evaluate({gate::nand(A.bits(), B.bits(), out.bits())});
+  const LweBatch result = be.download(out.bits());
+  GateStats s;
+  s.seconds = apps::seconds_since(start);
+  double sum = 0;
+  for (std::size_t i = 0; i < in.a.size(); ++i) {
+    const bool want = !(in.a[i] && in.b[i]);
+    const Torus32 phase = lwe_phase(result.sample(i), secret.lwe_key());
+    const double e = torus_to_double(phase - torus_from_fraction(want ? 1 : -1, 8));
+    sum += e * e;
+    s.max = std::max(s.max, std::fabs(e));
+    if (decode_bit(phase) != want) ++s.wrong;
+  }
+  s.rms = in.a.empty() ? 0 : std::sqrt(sum / static_cast<double>(in.a.size()));
+  return s;
+}
+
+// log2 of P(|e| > 1/8) for a centred Gaussian of standard deviation rms: the chance that an
+// output with this error decrypts wrong.
+double log2_tail(double rms) {
+  if (rms <= 0) return -INFINITY;
+  const double z = 0.125 / (rms * std::sqrt(2.0));
+  const double p = std::erfc(z);
+  if (p > 0) return std::log2(p);
+  // erfc underflows: log erfc(z) ~ -z^2 - log(z sqrt(pi)).
+  return (-z * z - std::log(z * std::sqrt(std::numbers::pi))) / std::log(2.0);
+}
+
+struct Row {
+  std::uint32_t F = 0;
+  Rounding rounding = Rounding::Nearest;
+  ProductStats product;
+  GateStats gates;
+  std::uint64_t overflows = 0;
+  std::string engine;
+};
+
+std::string fmt(double v, int precision = 3) {
+  std::ostringstream s;
+  s << std::setprecision(precision) << v;
+  return s.str();
+}
+
+}  // namespace
+
+int run_study(const StudyOptions& o, std::ostream& out) {
+  const Parameters params = parameters_by_name(o.params);
+  std::vector<std::uint32_t> frac_bits = o.frac_bits;
+  if (frac_bits.empty()) {
+    for (std::uint32_t F = 14; F <= 34; ++F) frac_bits.push_back(F);
+  }
+  EXPECTS(!o.roundings.empty(), "--rounding: at least one mode is required");
+  EXPECTS(o.products >= 1 && o.products <= 100000,
+          "--products=" + std::to_string(o.products) + " but expected 1..100000");
+  EXPECTS(o.gates <= 1000000, "--gates=" + std::to_string(o.gates) + " but expected 0..1000000");
+  // Every configuration is checked before the keys are made.
+  auto config_for = [&](std::uint32_t F, Rounding mode) {
+    NegacyclicConfig c;
+    c.fft.radix = o.radix;
+    c.fft.word_bits = o.word_bits;
+    c.fft.frac_bits = F;
+    c.fft.twiddle_bits = o.twiddle_bits;
+    c.fft.rounding = mode;
+    c.fft.merged_twist = o.merged_twist;
+    c.key_in_double = o.key_in_double;
+    return c;
+  };
+  for (const auto F : frac_bits) {
+    for (const auto mode : o.roundings) FixedPointNegacyclicFft(params.polynomial_size, config_for(F, mode));
+  }
+
+  Csprng rng = o.seed ? Csprng::deterministic(*o.seed, testing::insecure_deterministic) : Csprng();
+  out << "fpga_fft study: " << params.name << " (N=" << params.polynomial_size
+      << "), radix " << o.radix << ", W=" << o.word_bits
+      << (o.merged_twist ? ", merged twist" : ", separate twist")
+      << (o.key_in_double ? ", key spectrum in double" : "") << "; " << o.products
+      << " external-product columns and " << o.gates << " NAND gates per configuration\n";
+  const auto keys_start = std::chrono::steady_clock::now();
+  const SecretKey secret(params, rng);
+  auto cloud = std::make_shared<const CloudKey>(CloudKey::generate(secret, rng));
+  GateInputs inputs;
+  for (std::uint32_t i = 0; i < o.gates; ++i) {
+    inputs.a.push_back(static_cast<std::uint8_t>(rng.uniform_bit()));
+    inputs.b.push_back(static_cast<std::uint8_t>(rng.uniform_bit()));
+  }
+  inputs.ca = encrypt_bits(secret, inputs.a, rng);
+  inputs.cb = encrypt_bits(secret, inputs.b, rng);
+  out << "  keys and " << 2 * o.gates << " encryptions: " << fmt(apps::seconds_since(keys_start), 2)
+      << " s\n";
+
+  // The double-precision engine on the same inputs: the reference noise.
+  GateStats baseline;
+  ProductStats baseline_product;
+  {
+    auto ctx = std::make_shared<const CpuKeyContext>(cloud, FftEngineKind::Auto);
+    baseline_product = product_error(ctx->fft(), params, o.products, rng);
+    if (o.gates > 0) baseline = run_gates(ctx, secret, inputs, o.threads);
+    out << "  double engine (" << ctx->fft().name() << "): product error rms "
+        << fmt(baseline_product.rms_lsb) << " LSB, max " << fmt(baseline_product.max_lsb)
+        << "; gates: " << baseline.wrong << " wrong, output error rms " << fmt(baseline.rms)
+        << " max " << fmt(baseline.max) << "\n\n";
+  }
+  out << "   F  rounding  product rms (LSB)  product max (LSB)  wrong/gates  out rms    out max   "
+         "log2 P(out fails)  overflows  seconds\n";
+  std::vector<Row> rows;
+  for (const auto F : frac_bits) {
+    for (const auto mode : o.roundings) {
+      Row row;
+      row.F = F;
+      row.rounding = mode;
+      auto engine = std::make_shared<const FixedPointNegacyclicFft>(params.polynomial_size, config_for(F, mode));
+      row.engine = engine->name();
+      row.product = product_error(*engine, params, o.products, rng);
+      if (o.gates > 0) {
+        auto ctx = std::make_shared<const CpuKeyContext>(cloud, engine);
+        row.gates = run_gates(ctx, secret, inputs, o.threads);
+      }
+      row.overflows = engine->overflows().total();
+      out << std::setw(4) << F << "  " << std::left << std::setw(9) << to_string(mode) << std::right
+          << std::setw(18) << fmt(row.product.rms_lsb) << std::setw(19) << fmt(row.product.max_lsb)
+          << std::setw(8) << row.gates.wrong << "/" << std::left << std::setw(5) << o.gates
+          << std::right << std::setw(9) << fmt(row.gates.rms) << std::setw(11) << fmt(row.gates.max)
+          << std::setw(19) << (o.gates > 0 ? fmt(log2_tail(row.gates.rms), 4) : "-")
+          << std::setw(11) << row.overflows << std::setw(9) << fmt(row.gates.seconds, 3) << "\n"
+          << std::flush;
+      rows.push_back(row);
+    }
+  }
+
+  if (!o.markdown.empty()) {
+    std::ostringstream md;
+    md << "# Precision study of the fixed-point negacyclic FFT datapath\n\n"
+       << "Made by `build/apps/fpga_fft/fpga_fft study` on " << apps::utc_timestamp()
+       << ", commit " << apps::build_commit() << ", " << apps::machine_description() << ".\n\n"
+       << "Parameters `" << params.name << "` (N = " << params.polynomial_size << ", Bg = 2^"
+       << params.bk_base_log << ", l = " << params.bk_level_count << ", k = "
+       << params.glwe_dimension << "); datapath: radix " << o.radix << ", W = " << o.word_bits
+       << " bits, twiddles of " << (o.twiddle_bits == 0 ? std::string("F + 2") : std::to_string(o.twiddle_bits))
+       << " bits, " << (o.merged_twist ? "merged" : "separate") << " twist, key spectrum "
+       << (o.key_in_double ? "computed in double and rounded to F bits" : "through the fixed-point FFT")
+       << ".\n\n"
+       << "- Product error: " << o.products << " sums of (k+1)l = " << params.ggsw_row_count()
+       << " products of random digits by uniform torus polynomials (one column of an external "
+       << "product) against the exact schoolbook sum, in LSB of Torus32 (2^-32).\n"
+       << "- Gates: " << o.gates << " NAND gates on fresh encryptions of random bits, the whole "
+       << "bootstrapping (blind rotation with this engine, key switching) on the OpenMP backend; "
+       << "wrong decryptions, and the output phase error around +-1/8 measured with the secret key "
+       << "(torus fraction; the margin is 1/8). `log2 P(out fails)`: the Gaussian tail beyond 1/8 "
+       << "for that rms, i.e. the chance that one output decrypts wrong.\n"
+       << "- Reference: the double-precision engine (" << "simd" << ") on the same inputs: product "
+       << "error rms " << fmt(baseline_product.rms_lsb) << " LSB (max " << fmt(baseline_product.max_lsb)
+       << "), gates " << baseline.wrong << "/" << o.gates << " wrong, output error rms "
+       << fmt(baseline.rms) << ".\n\n"
+       << "| F | rounding | product rms (LSB) | product max (LSB) | wrong / gates | output rms | "
+          "output max | log2 P(output fails) | overflows |\n"
+       << "|---:|---|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const Row& r : rows) {
+      md << "| " << r.F << " | " << to_string(r.rounding) << " | " << fmt(r.product.rms_lsb) << " | "
+         << fmt(r.product.max_lsb) << " | " << r.gates.wrong << " / " << o.gates << " | "
+         << fmt(r.gates.rms) << " | " << fmt(r.gates.max) << " | "
+         << (o.gates > 0 ? fmt(log2_tail(r.gates.rms), 4) : "-") << " | " << r.overflows << " |\n";
+    }
+    std::ofstream f(o.markdown);
+    f << md.str();
+    if (!f) throw SystemError("cannot write " + o.markdown);
+  }
+  if (!o.json.empty()) {
+    std::ostringstream j;
+    j << apps::json_report_opening("program", "fpga_fft study", "openmp", o.threads)
+      << "  \"parameters\": " << apps::parameters_json(params, "    ") << ",\n"
+      << "  \"radix\": " << o.radix << ",\n  \"word_bits\": " << o.word_bits << ",\n"
+      << "  \"twiddle_bits\": " << o.twiddle_bits << ",\n"
+      << "  \"merged_twist\": " << (o.merged_twist ? "true" : "false") << ",\n"
+      << "  \"key_in_double\": " << (o.key_in_double ? "true" : "false") << ",\n"
+      << "  \"products\": " << o.products << ",\n  \"gates\": " << o.gates << ",\n"
+      << "  \"seeded\": " << (o.seed ? "true" : "false") << ",\n"
+      << "  \"baseline\": {\"product_rms_lsb\": " << apps::json_number(baseline_product.rms_lsb)
+      << ", \"product_max_lsb\": " << apps::json_number(baseline_product.max_lsb)
+      << ", \"wrong\": " << baseline.wrong << ", \"output_rms\": " << apps::json_number(baseline.rms)
+      << ", \"output_max\": " << apps::json_number(baseline.max) << "},\n  \"rows\": [\n";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      j << "    {\"frac_bits\": " << r.F << ", \"rounding\": " << apps::json_string(to_string(r.rounding))
+        << ", \"engine\": " << apps::json_string(r.engine)
+        << ", \"product_rms_lsb\": " << apps::json_number(r.product.rms_lsb)
+        << ", \"product_max_lsb\": " << apps::json_number(r.product.max_lsb)
+        << ", \"wrong\": " << r.gates.wrong << ", \"output_rms\": " << apps::json_number(r.gates.rms)
+        << ", \"output_max\": " << apps::json_number(r.gates.max)
+        << ", \"log2_output_failure\": " << apps::json_number(o.gates > 0 ? log2_tail(r.gates.rms) : NAN)
+        << ", \"overflows\": " << r.overflows << ", \"seconds\": " << apps::json_number(r.gates.seconds)
+        << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
+    }
+    j << "  ]\n}\n";
+    std::ofstream f(o.json);
+    f << j.str();
+    if (!f) throw SystemError("cannot write " + o.json);
+  }
+  return exit_ok;
+}
+
+}  // namespace torusgate::fpga_fft_app

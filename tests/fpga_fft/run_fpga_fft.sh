@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# End-to-end checks of the fpga_fft program as a user runs it: simulate (cycle model == functional
+# model, latency formula) for several datapaths, the JSON report, verilog's files and its refusal to
+# overwrite, the precision study on toy parameters, every bad option's exit code and message.
+#   run_fpga_fft.sh BINARY
+set -uo pipefail
+program="$1"
+# shellcheck source=../script_support.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../script_support.sh"
+
+expect 0 "identical to the functional model, bit for bit" simulate --size 512 --width 16
+expect 0 "latency: simulated 127 cycles, formula 127" simulate --size 512 --width 8 --mul-latency 2
+expect 0 "identical to the functional model" simulate --size 512 --radix 8 --width 32 \
+  --rounding truncate --merged-twist --direction inverse
+expect 0 "identical to the functional model" simulate --size 64 --radix 64 --width 64 --frac-bits 10
+expect 0 "one transform every 4 cycles (M/w = 4)" simulate --size 16 --width 4 --transforms 3 \
+  --json "$tmp/sim.json"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['identical'] and \
+r['latency_simulated']==r['latency_formula'] and r['transform_interval']==4" "$tmp/sim.json" \
+  || fail "the simulate JSON report does not parse or has the wrong content"
+# Overflow is counted, and the outputs still match (both wrap like registers).
+expect 0 "identical to the functional model" simulate --size 64 --word-bits 16 --frac-bits 4 \
+  --input-bits 16 --width 8
+
+expect 0 "wrote $tmp/rtl/fft_stream.v" verilog --size 32 --width 4 --out "$tmp/rtl"
+for f in fft_stream.v tb_fft_stream.v input.hex expected.txt; do
+  [[ -s "$tmp/rtl/$f" ]] || fail "verilog did not write $f"
+done
+[[ $(wc -l <"$tmp/rtl/expected.txt") -eq 128 ]] || fail "expected.txt should hold 4 x 32 words"
+expect 2 "exists; pass --force to overwrite it" verilog --size 32 --width 4 --out "$tmp/rtl"
+expect 0 "wrote" verilog --size 32 --width 4 --out "$tmp/rtl" --force --name my_fft
+expect 2 "radix=8 but the generator emits radix-2 datapaths only" verilog --size 64 --radix 8 \
+  --width 8 --out "$tmp/r8"
+expect 2 "module name '9x' is not a Verilog identifier" verilog --out "$tmp/x" --name 9x
+
+expect 0 "0/4" study --params toy_INSECURE --frac-bits 30 --rounding nearest --gates 4 \
+  --products 2 --seed 1 --markdown "$tmp/study.md" --json "$tmp/study.json"
+grep -q "^| 30 | nearest |" "$tmp/study.md" || fail "the study table lacks the F=30 row"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['rows'][0]['wrong']==0" \
+  "$tmp/study.json" || fail "the study JSON does not parse or has the wrong content"
+
+expect 2 "allowed radices: 2, 8, 512" simulate --radix 4
+expect 2 "width=3" simulate --width 3
+expect 2 "frac_bits=70" simulate --frac-bits 70
+expect 2 "--direction 'sideways' is not known" simulate --direction sideways
+expect 2 "rounding 'up' is not known" simulate --rounding up
+expect 2 "--transforms=0" simulate --transforms 0
+expect 2 "--simulator 'modelsim' is not known" cosim --workdir "$tmp/c" --simulator modelsim
+expect 2 "parameter set" study --params nonsense --gates 0
+expect 2 "--out is required" verilog
+expect 2 "A subcommand is required" 
+expect 0 "simulate" --help
+finish "fpga_fft end to end"
