@@ -64,6 +64,7 @@ struct StudyOptions {
   std::uint32_t twiddle_bits = 0;  // 0: F + 2
   bool merged_twist = false;
   bool key_in_double = false;
+  bool full_length = false;     // N-point FFT without folding, for comparison
   std::uint32_t products = 16;  // external-product columns for the product error
   std::uint32_t gates = 64;     // bootstrapped NAND gates per configuration (0: products only)
   int threads = 0;              // OpenMP threads for the gates; 0: default

@@ -114,6 +114,7 @@ int main(int argc, char** argv) {
   st->add_option("--twiddle-bits", study.twiddle_bits, "twiddle width T (0: F+2)")->capture_default_str();
   st->add_flag("--merged-twist", study.merged_twist, "merge the twist into the FFT");
   st->add_flag("--key-in-double", study.key_in_double, "precompute the key spectrum in double");
+  st->add_flag("--full-length", study.full_length, "an N-point FFT without folding (comparison)");
   st->add_option("--products", study.products, "external-product columns per configuration")->capture_default_str();
   st->add_option("--gates", study.gates, "bootstrapped NAND gates per configuration (0: none)")->capture_default_str();
   st->add_option("--threads", study.threads, "OpenMP threads (0: default)")->capture_default_str();

@@ -144,6 +144,7 @@ int run_study(const StudyOptions& o, std::ostream& out) {
     c.fft.rounding = mode;
     c.fft.merged_twist = o.merged_twist;
     c.key_in_double = o.key_in_double;
+    c.full_length = o.full_length;
     return c;
   };
   for (const auto F : frac_bits) {
@@ -154,6 +155,7 @@ int run_study(const StudyOptions& o, std::ostream& out) {
   out << "fpga_fft study: " << params.name << " (N=" << params.polynomial_size
       << "), radix " << o.radix << ", W=" << o.word_bits
       << (o.merged_twist ? ", merged twist" : ", separate twist")
+      << (o.full_length ? ", full length (M = N)" : ", half length (M = N/2)")
       << (o.key_in_double ? ", key spectrum in double" : "") << "; " << o.products
       << " external-product columns and " << o.gates << " NAND gates per configuration\n";
   const auto keys_start = std::chrono::steady_clock::now();
@@ -217,7 +219,9 @@ int run_study(const StudyOptions& o, std::ostream& out) {
        << params.bk_base_log << ", l = " << params.bk_level_count << ", k = "
        << params.glwe_dimension << "); datapath: radix " << o.radix << ", W = " << o.word_bits
        << " bits, twiddles of " << (o.twiddle_bits == 0 ? std::string("F + 2") : std::to_string(o.twiddle_bits))
-       << " bits, " << (o.merged_twist ? "merged" : "separate") << " twist, key spectrum "
+       << " bits, " << (o.merged_twist ? "merged" : "separate") << " twist, "
+       << (o.full_length ? "full length (M = N, no folding)" : "half length (M = N/2)")
+       << ", key spectrum "
        << (o.key_in_double ? "computed in double and rounded to F bits" : "through the fixed-point FFT")
        << ".\n\n"
        << "- Product error: " << o.products << " sums of (k+1)l = " << params.ggsw_row_count()
@@ -253,6 +257,7 @@ int run_study(const StudyOptions& o, std::ostream& out) {
       << "  \"twiddle_bits\": " << o.twiddle_bits << ",\n"
       << "  \"merged_twist\": " << (o.merged_twist ? "true" : "false") << ",\n"
       << "  \"key_in_double\": " << (o.key_in_double ? "true" : "false") << ",\n"
+      << "  \"full_length\": " << (o.full_length ? "true" : "false") << ",\n"
       << "  \"products\": " << o.products << ",\n  \"gates\": " << o.gates << ",\n"
       << "  \"seeded\": " << (o.seed ? "true" : "false") << ",\n"
       << "  \"baseline\": {\"product_rms_lsb\": " << apps::json_number(baseline_product.rms_lsb)

@@ -14,11 +14,14 @@ namespace {
 
 FixedFftConfig sized(const NegacyclicConfig& c, std::uint32_t polynomial_size) {
   FixedFftConfig f = c.fft;
-  EXPECTS(f.size == 0 || f.size == polynomial_size / 2,
+  const std::uint32_t M = c.full_length ? polynomial_size : polynomial_size / 2;
+  EXPECTS(f.size == 0 || f.size == M,
           "FixedPointNegacyclicFft: the datapath has size=" + std::to_string(f.size) +
-              " points but N=" + std::to_string(polynomial_size) + " needs M=N/2=" +
-              std::to_string(polynomial_size / 2) + " (or 0)");
-  f.size = polynomial_size / 2;
+              " points but N=" + std::to_string(polynomial_size) + " needs " +
+              (c.full_length ? "N=" : "M=N/2=") + std::to_string(M) + " (or 0)");
+  EXPECTS(!(c.full_length && f.merged_twist),
+          "FixedPointNegacyclicFft: full_length supports the separate twist only");
+  f.size = M;
   return f;
 }
 
@@ -38,11 +41,64 @@ FixedPointNegacyclicFft::FixedPointNegacyclicFft(std::uint32_t polynomial_size,
     : NegacyclicFft(polynomial_size), config_(config), fft_(sized(config, polynomial_size)),
       overflows_(std::make_unique<OverflowCounters>(site_names(fft_.stages()))) {
   config_.fft = fft_.config();
+  if (config_.full_length) {
+    // Output p evaluates the twisted polynomial at the root of X^N - 1 of angle point_angle(p)
+    // (units of 2 pi / (4N)), that is the polynomial itself at angle point_angle(p) + 2 (zeta):
+    // a root of X^N + 1, never real, whose conjugate has angle 4N minus it. Keep those in the
+    // upper half plane (0 < angle < 2N) and remember where each one's conjugate lands.
+    const std::uint32_t N = this->polynomial_size(), full = 4 * N;
+    std::vector<std::uint32_t> position_of(full, 0);
+    auto root = [&](std::size_t p) { return (fft_.point_angle(p) + 2) % full; };
+    for (std::size_t p = 0; p < N; ++p) position_of[root(p)] = static_cast<std::uint32_t>(p);
+    for (std::size_t p = 0; p < N; ++p) {
+      const std::uint32_t a = root(p);
+      if (a < 2 * N) {
+        kept_.push_back(static_cast<std::uint32_t>(p));
+        partner_.push_back(position_of[full - a]);
+      }
+    }
+  }
 }
 
 std::string FixedPointNegacyclicFft::name() const {
-  return "fixed(" + fft_.config().describe() + (config_.key_in_double ? " key-in-double" : "") +
-         ")";
+  return "fixed(" + fft_.config().describe() + (config_.full_length ? " full-length" : "") +
+         (config_.key_in_double ? " key-in-double" : "") + ")";
+}
+
+void FixedPointNegacyclicFft::twist(std::vector<CWord>& words, bool inverse, std::size_t site) const {
+  // zeta^j = exp(i pi j / N): angle j in units of 2 pi / (4M) with M = N/2, 2j with M = N.
+  const FixedFftConfig& c = fft_.config();
+  const std::int64_t step = config_.full_length ? 2 : 1;
+  const unsigned tf = c.twiddle_frac_bits();
+  std::uint64_t count = 0;
+  for (std::size_t j = 1; j < words.size(); ++j) {
+    const std::int64_t angle = step * static_cast<std::int64_t>(j);
+    const CWord w = fft_.twiddle(inverse ? -angle : angle);
+    const CWord x = words[j];
+    words[j] = {to_register(round_shift(Wide{x.re} * w.re - Wide{x.im} * w.im, tf, c.rounding),
+                            c.word_bits, count),
+                to_register(round_shift(Wide{x.re} * w.im + Wide{x.im} * w.re, tf, c.rounding),
+                            c.word_bits, count)};
+  }
+  overflows_->add(site, count);
+}
+
+void FixedPointNegacyclicFft::keep_upper_half(const std::vector<CWord>& values, double* spectrum) const {
+  std::vector<CWord> kept(kept_.size());
+  for (std::size_t k = 0; k < kept_.size(); ++k) kept[k] = values[kept_[k]];
+  store(kept, spectrum);
+}
+
+std::vector<CWord> FixedPointNegacyclicFft::restore_conjugates(const double* spectrum) const {
+  const std::vector<CWord> kept = load(spectrum, kept_.size());
+  std::vector<CWord> values(fft_.size());
+  const unsigned W = fft_.config().word_bits;
+  for (std::size_t k = 0; k < kept_.size(); ++k) {
+    values[kept_[k]] = kept[k];
+    // -(-2^(W-1)) wraps to itself, as a W-bit negation does.
+    values[partner_[k]] = {kept[k].re, wrap(-Wide{kept[k].im}, W)};
+  }
+  return values;
 }
 
 void FixedPointNegacyclicFft::store(const std::vector<CWord>& words, double* spectrum) {
@@ -64,26 +120,16 @@ std::vector<CWord> FixedPointNegacyclicFft::load(const double* spectrum, std::si
 
 void FixedPointNegacyclicFft::forward_words(std::vector<CWord>& words, double* spectrum) const {
   const FixedFftConfig& c = fft_.config();
-  const std::size_t M = c.size;
-  if (!c.merged_twist) {
-    // b_j = c_j * zeta^j, zeta = exp(i pi / N): angle j in units of 2 pi / (4M).
-    std::uint64_t count = 0;
-    const unsigned tf = c.twiddle_frac_bits();
-    for (std::size_t j = 1; j < M; ++j) {
-      const CWord w = fft_.twiddle(static_cast<std::int64_t>(j));
-      const CWord x = words[j];
-      words[j] = {to_register(round_shift(Wide{x.re} * w.re - Wide{x.im} * w.im, tf, c.rounding),
-                              c.word_bits, count),
-                  to_register(round_shift(Wide{x.re} * w.im + Wide{x.im} * w.re, tf, c.rounding),
-                              c.word_bits, count)};
-    }
-    overflows_->add(twist_site, count);
-  }
+  if (!c.merged_twist) twist(words, false, twist_site);
   thread_local std::vector<std::uint64_t> stage_counts;
   stage_counts.assign(fft_.stages(), 0);
   fft_.forward(words, words, stage_counts);
   for (std::size_t s = 0; s < fft_.stages(); ++s) overflows_->add(2 + s, stage_counts[s]);
-  store(words, spectrum);
+  if (config_.full_length) {
+    keep_upper_half(words, spectrum);
+  } else {
+    store(words, spectrum);
+  }
 }
 
 void FixedPointNegacyclicFft::forward_integers(const std::int32_t* poly, double* spectrum) const {
@@ -93,8 +139,9 @@ void FixedPointNegacyclicFft::forward_integers(const std::int32_t* poly, double*
   words.resize(M);
   std::uint64_t count = 0;
   for (std::size_t j = 0; j < M; ++j) {
+    // Fold (a_j + i a_(j+M)), or the real coefficient alone at full length.
     words[j] = {to_register(Wide{poly[j]} << c.frac_bits, c.word_bits, count),
-                to_register(Wide{poly[j + M]} << c.frac_bits, c.word_bits, count)};
+                config_.full_length ? 0 : to_register(Wide{poly[j + M]} << c.frac_bits, c.word_bits, count)};
   }
   overflows_->add(input_site, count);
   forward_words(words, spectrum);
@@ -111,9 +158,11 @@ void FixedPointNegacyclicFft::forward_torus(const Torus32* poly, double* spectru
     // datapath's point order, rounded to nearest at F fractional bits.
     std::vector<std::complex<double>> folded(M), spectrum_d(M);
     const double pi = std::numbers::pi;
+    const double N = static_cast<double>(polynomial_size());
     for (std::size_t j = 0; j < M; ++j) {
-      std::complex<double> v(torus_to_double(poly[j]), torus_to_double(poly[j + M]));
-      if (!c.merged_twist) v *= std::polar(1.0, pi * static_cast<double>(j) / (2.0 * M));
+      std::complex<double> v(torus_to_double(poly[j]),
+                             config_.full_length ? 0.0 : torus_to_double(poly[j + M]));
+      if (!c.merged_twist) v *= std::polar(1.0, pi * static_cast<double>(j) / N);
       folded[j] = v;
     }
     fft_.forward_double(folded, spectrum_d);
@@ -125,7 +174,11 @@ void FixedPointNegacyclicFft::forward_torus(const Torus32* poly, double* spectru
                               c.word_bits, count)};
     }
     overflows_->add(input_site, count);
-    store(words, spectrum);
+    if (config_.full_length) {
+      keep_upper_half(words, spectrum);
+    } else {
+      store(words, spectrum);
+    }
     return;
   }
   // t / 2^32 at F fractional bits.
@@ -135,7 +188,7 @@ void FixedPointNegacyclicFft::forward_torus(const Torus32* poly, double* spectru
   };
   for (std::size_t j = 0; j < M; ++j) {
     words[j] = {to_register(scale(poly[j]), c.word_bits, count),
-                to_register(scale(poly[j + M]), c.word_bits, count)};
+                config_.full_length ? 0 : to_register(scale(poly[j + M]), c.word_bits, count)};
   }
   overflows_->add(input_site, count);
   forward_words(words, spectrum);
@@ -155,7 +208,7 @@ void FixedPointNegacyclicFft::forward_digits(const Torus32* poly, const GadgetDe
 void FixedPointNegacyclicFft::multiply_add_spectra(const double* a, const double* b,
                                                    double* acc) const {
   const FixedFftConfig& c = fft_.config();
-  const std::size_t M = c.size;
+  const std::size_t M = polynomial_size() / 2;  // spectrum points (the kept half at full length)
   const unsigned W = c.word_bits, F = c.frac_bits;
   std::uint64_t count = 0;
   for (std::size_t j = 0; j < M; ++j) {
@@ -180,41 +233,27 @@ void FixedPointNegacyclicFft::multiply_add_spectra(const double* a, const double
 void FixedPointNegacyclicFft::inverse_to_torus(const double* spectrum, Torus32* poly,
                                                bool add) const {
   const FixedFftConfig& c = fft_.config();
-  const std::size_t M = c.size, S = fft_.stages();
+  const std::size_t S = fft_.stages(), half = polynomial_size() / 2;
   thread_local std::vector<CWord> words;
-  words = load(spectrum, M);
+  words = config_.full_length ? restore_conjugates(spectrum) : load(spectrum, half);
   thread_local std::vector<std::uint64_t> stage_counts;
   stage_counts.assign(S, 0);
   fft_.inverse(words, words, stage_counts);
   for (std::size_t s = 0; s < S; ++s) overflows_->add(3 + S + s, stage_counts[s]);
-  if (!c.merged_twist) {
-    std::uint64_t count = 0;
-    const unsigned tf = c.twiddle_frac_bits();
-    for (std::size_t j = 1; j < M; ++j) {
-      const CWord w = fft_.twiddle(-static_cast<std::int64_t>(j));  // zeta^-j
-      const CWord x = words[j];
-      words[j] = {to_register(round_shift(Wide{x.re} * w.re - Wide{x.im} * w.im, tf, c.rounding),
-                              c.word_bits, count),
-                  to_register(round_shift(Wide{x.re} * w.im + Wide{x.im} * w.re, tf, c.rounding),
-                              c.word_bits, count)};
-    }
-    overflows_->add(untwist_site(), count);
-  }
+  if (!c.merged_twist) twist(words, true, untwist_site());
   // x * 2^32 modulo 2^32.
   auto to_torus = [&](std::int64_t x) -> Torus32 {
     const Wide v = c.frac_bits <= 32 ? Wide{x} << (32 - c.frac_bits)
                                      : round_shift(x, c.frac_bits - 32, c.rounding);
     return static_cast<Torus32>(static_cast<std::uint64_t>(v));
   };
-  for (std::size_t j = 0; j < M; ++j) {
-    const Torus32 lo = to_torus(words[j].re), hi = to_torus(words[j].im);
-    if (add) {
-      poly[j] += lo;
-      poly[j + M] += hi;
-    } else {
-      poly[j] = lo;
-      poly[j + M] = hi;
-    }
+  const std::size_t N = polynomial_size();
+  for (std::size_t j = 0; j < N; ++j) {
+    // Unfold: a_j = Re, a_(j+M) = Im; at full length the real parts are the coefficients.
+    const Torus32 v = config_.full_length ? to_torus(words[j].re)
+                      : j < half          ? to_torus(words[j].re)
+                                          : to_torus(words[j - half].im);
+    poly[j] = add ? poly[j] + v : v;
   }
 }
 

@@ -109,6 +109,23 @@ TEST_CASE("fpga_fft negacyclic: every variant computes the product (radix, twist
   // Small N too (the toy parameter sets): N = 256, M = 128 points.
   const FixedPointNegacyclicFft small(256, config_with(30));
   CHECK(sum_error(small, rng, 4).largest < 65536);
+  // Full length (M = N, no folding), for comparison: the same products.
+  for (const bool in_double : {false, true}) {
+    for (const std::uint32_t radix : {2u, 4u}) {  // log2 1024 = 10: radices 2, 4, 32, 1024
+      NegacyclicConfig c = config_with(32, Rounding::Nearest, false, in_double);
+      c.full_length = true;
+      c.fft.radix = radix;
+      const FixedPointNegacyclicFft full(1024, c);
+      INFO(full.name());
+      CHECK(full.transform().size() == 1024);
+      CHECK(full.name().find("full-length") != std::string::npos);
+      CHECK(sum_error(full, rng).largest < 65536);
+    }
+  }
+  NegacyclicConfig merged_full = config_with(30, Rounding::Nearest, true);
+  merged_full.full_length = true;
+  REQUIRE_INVALID_ARGUMENT(FixedPointNegacyclicFft(1024, merged_full),
+                           "full_length supports the separate twist only");
 }
 
 TEST_CASE("fpga_fft negacyclic: name, spectrum words, overflow sites, validation", "[fpga_fft]") {

@@ -10,6 +10,12 @@
 // returns round(x * 2^32) mod 2^32. So this engine computes integer x torus products (the only
 // kind bootstrapping makes); the scaling of other products is not the core's integer one.
 //
+// Full length (for comparison, full_length): the folding is skipped; the N real coefficients,
+// twisted by zeta^j, go through an N-point FFT (the roots of X^N + 1), and since the
+// coefficients are real the values come in conjugate pairs: the N/2 points in the upper half
+// plane are kept (the spectrum has the same size), the inverse restores the others by
+// conjugation, and the real parts of the untwisted result are the coefficients.
+//
 // Spectra: the 2M slots of a spectrum hold the M real then the M imaginary W-bit words as
 // int64 bit patterns (custom_arithmetic()); multiply_add() rounds each product by F bits and
 // accumulates in a W-bit register. With key_in_double, torus polynomials are transformed in
@@ -27,9 +33,11 @@
 namespace torusgate::fpga_fft {
 
 struct NegacyclicConfig {
-  // The datapath; its size is M = N/2 (0, the default here: set by the engine; or N/2).
+  // The datapath; its size is M = N/2 (N with full_length) (0, the default here: set by the
+  // engine; or that size).
   FixedFftConfig fft = FixedFftConfig{.size = 0};
   bool key_in_double = false;  // torus operands: spectrum computed in double, then quantised
+  bool full_length = false;    // an N-point FFT without folding (separate twist only)
 };
 
 class FixedPointNegacyclicFft final : public NegacyclicFft {
@@ -65,12 +73,19 @@ class FixedPointNegacyclicFft final : public NegacyclicFft {
  private:
   // Folded words (already scaled) -> twist -> forward FFT -> spectrum slots.
   void forward_words(std::vector<CWord>& words, double* spectrum) const;
+  // Twist (j = 1.. of the transform's input; angle step 1 half length, 2 full length).
+  void twist(std::vector<CWord>& words, bool inverse, std::size_t site) const;
+  // Full length: the spectrum's M words <-> the N-point transform's values.
+  void keep_upper_half(const std::vector<CWord>& values, double* spectrum) const;
+  std::vector<CWord> restore_conjugates(const double* spectrum) const;
   std::size_t mac_site() const { return 2 + fft_.stages(); }
   std::size_t untwist_site() const { return 3 + 2 * fft_.stages(); }
 
   NegacyclicConfig config_;
   FixedFft fft_;
   std::unique_ptr<OverflowCounters> overflows_;
+  std::vector<std::uint32_t> kept_;     // full length: the transform positions kept (M)
+  std::vector<std::uint32_t> partner_;  // full length: position of the conjugate point of kept_[k]
 };
 
 }  // namespace torusgate::fpga_fft
