@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Regenerates the fpga_fft results of docs/results/fpga_fft/ (docs/fpga_fft.md):
+#   streaming_M512.{json,md}   the cycle model of a 512-point datapath for radix 2 and 8 and every
+#                              streaming width: simulated latency (= the formula), cycles per
+#                              transform, multipliers, adders, memory words (seconds)
+#   precision_tfhe_lib_128.{json,md}
+#                              fpga_fft study: F = 14..34, both roundings, 64 NAND gates and 16
+#                              product columns per row (about half an hour on 2 cores)
+#   scripts/fpga_fft_results.sh [streaming|precision|all]   (default all)
+# Extra arguments after the first go to the study (e.g. --gates 256).
+set -euo pipefail
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+what="${1:-all}"
+shift || true
+case "$what" in streaming|precision|all) ;; *)
+  echo "usage: scripts/fpga_fft_results.sh [streaming|precision|all] [study options]" >&2
+  exit 2 ;;
+esac
+tool="$(built_binary apps/fpga_fft/fpga_fft)"
+out="${OUT_DIR:-docs/results/fpga_fft}"
+mkdir -p "$out"
+
+if [[ "$what" != precision ]]; then
+  rows=()
+  for radix in 2 8; do
+    for width in 2 4 8 16 32 64 128 256; do
+      ((width < radix)) && continue
+      "$tool" simulate --size 512 --radix "$radix" --width "$width" --transforms 2 \
+        --json "$out/.simulate.json" >/dev/null
+      rows+=("$(cat "$out/.simulate.json")")
+    done
+  done
+  rm -f "$out/.simulate.json"
+  printf '%s\n' "${rows[@]}" | python3 -c '
+import json, sys
+text = sys.stdin.read()
+decoder, reports, i = json.JSONDecoder(), [], 0
+while i < len(text):
+    while i < len(text) and text[i].isspace(): i += 1
+    if i >= len(text): break
+    obj, i = decoder.raw_decode(text, i)
+    reports.append(obj)
+out = sys.argv[1]
+json.dump({"program": "fpga_fft simulate", "reports": reports}, open(out + "/streaming_M512.json", "w"), indent=1)
+with open(out + "/streaming_M512.md", "w") as md:
+    r0 = reports[0]
+    md.write("# Streaming datapath of a 512-point FFT (cycle model)\n\n")
+    md.write("Made by `scripts/fpga_fft_results.sh streaming` on %s, commit %s. W = 64, F = 30, "
+             "T = 32, multiplier latency 3, adder latency 1, separate twist, forward. The simulated "
+             "latency equals the formula of docs/fpga_fft.md in every row, and every output equals "
+             "the functional model bit for bit.\n\n" % (r0["date"], r0["commit"]))
+    md.write("| radix | w | latency (cycles) | cycles per transform | real multipliers | real adders | memory words |\n")
+    md.write("|---:|---:|---:|---:|---:|---:|---:|\n")
+    for r in reports:
+        d = r["datapath"]
+        radix = d.split(" r=")[1].split(" ")[0]
+        w = d.split("w=")[1].split(",")[0]
+        assert r["identical"] and r["latency_simulated"] == r["latency_formula"]
+        md.write("| %s | %s | %d | %d | %d | %d | %d |\n" % (radix, w, r["latency_simulated"],
+                 r["transform_interval"], r["multipliers"], r["adders"], r["memory_words"]))
+' "$out"
+  echo "fpga_fft_results: wrote $out/streaming_M512.{json,md}"
+fi
+if [[ "$what" != streaming ]]; then
+  "$tool" study --params tfhe_lib_128 --gates 64 --products 16 \
+    --json "$out/precision_tfhe_lib_128.json" --markdown "$out/precision_tfhe_lib_128.md" "$@"
+  echo "fpga_fft_results: wrote $out/precision_tfhe_lib_128.{json,md}"
+fi
