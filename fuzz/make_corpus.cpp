@@ -62,9 +62,12 @@ std::uint8_t candidate_index(const Parameters& p) {
   throw InvalidArgument("make_fuzz_corpus: " + p.name + " is not a candidate set");
 }
 
-// Control byte of the native harnesses: candidate set in bits 1..7, `reseal` in bit 0.
-std::string native(const Parameters& expected, bool reseal, const std::string& file) {
-  const auto control = static_cast<char>((candidate_index(expected) << 1) | (reseal ? 1 : 0));
+// Control byte of the native harnesses: `reseal` in bit 0, the candidate set in bits 1..6,
+// a stream that cannot seek in bit 7.
+std::string native(const Parameters& expected, bool reseal, const std::string& file,
+                   bool seekable = true) {
+  const auto control = static_cast<char>((candidate_index(expected) << 1) | (reseal ? 1 : 0) |
+                                         (seekable ? 0 : 128));
   return std::string(1, control) + file;
 }
 
@@ -120,6 +123,7 @@ void native_seeds(const SecretKey& tiny_key, const CloudKey& tiny_cloud, const S
   put("native_secret_key", "valid_tiny", native(tiny, false, tiny_sk));
   put("native_secret_key", "valid_toy", native(tiny, false, toy_sk));
   put("native_secret_key", "truncated_toy", native(tiny, false, truncated(toy_sk, 700)));
+  put("native_secret_key", "valid_toy_unseekable", native(tiny, false, toy_sk, false));
   {
     std::string s = tiny_sk;
     put_u32(s, body_offset(tiny) + 8, 2);  // LWE coefficient 0
@@ -137,6 +141,9 @@ void native_seeds(const SecretKey& tiny_key, const CloudKey& tiny_cloud, const S
   const std::string toy_ck = bytes_of([&](std::ostream& o) { write_cloud_key(o, toy_cloud); });
   put("native_cloud_key", "valid_tiny", native(tiny, false, tiny_ck));
   put("native_cloud_key", "truncated_toy", native(tiny, false, truncated(toy_ck, 2048)));
+  put("native_cloud_key", "valid_tiny_unseekable", native(tiny, false, tiny_ck, false));
+  put("native_cloud_key", "truncated_toy_unseekable",
+      native(tiny, false, truncated(toy_ck, 2048), false));
   {
     std::string s = tiny_ck;
     put_u64(s, body_offset(tiny), std::uint64_t{1} << 62);
@@ -158,6 +165,7 @@ void native_seeds(const SecretKey& tiny_key, const CloudKey& tiny_cloud, const S
   const std::string toy_ct = bytes_of([&](std::ostream& o) { write_ciphertexts(o, toy, toy_batch); });
   put("native_ciphertexts", "valid_tiny", native(tiny, false, tiny_ct));
   put("native_ciphertexts", "valid_toy", native(toy, false, toy_ct));
+  put("native_ciphertexts", "valid_toy_unseekable", native(toy, false, toy_ct, false));
   put("native_ciphertexts", "valid_empty",
       native(tiny, false, bytes_of([&](std::ostream& o) { write_ciphertexts(o, tiny, LweBatch(tiny.lwe_dimension, 0)); })));
   put("native_ciphertexts", "toy_expected_tiny", native(tiny, false, toy_ct));
@@ -165,6 +173,7 @@ void native_seeds(const SecretKey& tiny_key, const CloudKey& tiny_cloud, const S
     std::string s = tiny_ct;
     put_u64(s, body_offset(tiny), std::uint64_t{1} << 40);
     put("native_ciphertexts", "count_2p40", native(tiny, true, s));
+    put("native_ciphertexts", "count_2p40_unseekable", native(tiny, true, s, false));
     s = tiny_ct;
     put_u64(s, body_offset(tiny), ~std::uint64_t{0});
     put("native_ciphertexts", "count_max", native(tiny, true, s));
@@ -188,6 +197,7 @@ void native_seeds(const SecretKey& tiny_key, const CloudKey& tiny_cloud, const S
   };
   const std::string tiny_arr = array_bytes(tiny_key, 8, true, 1, 3);
   put("native_integer_array", "valid_tiny_s8_1x3", native(tiny, false, tiny_arr));
+  put("native_integer_array", "valid_tiny_s8_1x3_unseekable", native(tiny, false, tiny_arr, false));
   put("native_integer_array", "valid_tiny_u3_2x2",
       native(tiny, false, array_bytes(tiny_key, 3, false, 2, 2)));
   put("native_integer_array", "valid_toy_u2_1x2",

@@ -3,13 +3,15 @@
 // the format has one encoding per object).
 //
 // Input: byte 0 is a control byte (bit 0: recompute the checksum over the file before
-// reading; bits 1..7: which candidate parameter set a reader that needs one expects), the
-// rest is the file.
+// reading; bits 1..6: which candidate parameter set a reader that needs one expects; bit 7:
+// read through a stream that cannot seek, so the reader cannot learn the input's size and
+// grows its buffers as bytes arrive), the rest is the file.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
+#include <streambuf>
 #include <string>
 
 #include "fuzz_support.hpp"
@@ -19,6 +21,7 @@ namespace torusgate::fuzz {
 struct NativeInput {
   std::string file;
   Parameters expected;
+  bool seekable = true;
 };
 
 inline NativeInput native_input(const std::uint8_t* data, std::size_t size) {
@@ -28,9 +31,19 @@ inline NativeInput native_input(const std::uint8_t* data, std::size_t size) {
   in.file = as_string(data + 1, size - 1);
   if (control & 1) reseal(in.file);
   const auto sets = candidate_parameter_sets();
-  in.expected = sets[(control >> 1) % sets.size()];
+  in.expected = sets[((control >> 1) & 63) % sets.size()];
+  in.seekable = (control & 128) == 0;
   return in;
 }
+
+// A read-only stream buffer over bytes that refuses to seek (like a pipe or a socket).
+class NonSeekableBuf : public std::streambuf {
+ public:
+  explicit NonSeekableBuf(std::string& bytes) {
+    setg(bytes.data(), bytes.data(), bytes.data() + bytes.size());
+  }
+  std::size_t consumed() const { return static_cast<std::size_t>(gptr() - eback()); }
+};
 
 // Reads one object with `read(stream)`; on success writes it back with `write(ostream, obj)`
 // and requires the bytes to equal those the read consumed.
@@ -39,16 +52,27 @@ void native_round_trip(const char* harness, const std::uint8_t* data, std::size_
                        ReadFn&& read, WriteFn&& write) {
   if (size == 0) return;
   const NativeInput input = native_input(data, size);
+  std::string bytes = input.file;
   expect_only<FormatError>(harness, [&] {
-    std::istringstream in = as_stream(input.file);
-    const auto object = read(in, input.expected);
-    const std::streamoff consumed = in.tellg();
-    require(consumed >= 0 && static_cast<std::size_t>(consumed) <= input.file.size(),
-            std::string(harness) + ": the stream position after a successful read is " +
-                std::to_string(consumed));
+    std::size_t consumed = 0;
     std::ostringstream out(std::ios::out | std::ios::binary);
-    write(out, object, input.expected);
-    require(out.str() == input.file.substr(0, static_cast<std::size_t>(consumed)),
+    if (input.seekable) {
+      std::istringstream in = as_stream(bytes);
+      const auto object = read(in, input.expected);
+      const std::streamoff position = in.tellg();
+      require(position >= 0 && static_cast<std::size_t>(position) <= bytes.size(),
+              std::string(harness) + ": the stream position after a successful read is " +
+                  std::to_string(position));
+      consumed = static_cast<std::size_t>(position);
+      write(out, object, input.expected);
+    } else {
+      NonSeekableBuf buffer(bytes);
+      std::istream in(&buffer);
+      const auto object = read(in, input.expected);
+      consumed = buffer.consumed();
+      write(out, object, input.expected);
+    }
+    require(out.str() == input.file.substr(0, consumed),
             std::string(harness) + ": the object read back does not write the " +
                 std::to_string(consumed) + " bytes it was read from (" +
                 std::to_string(out.str().size()) + " bytes written)");
