@@ -122,6 +122,26 @@ std::string quoted(const fs::path& p) {
   return s + "'";
 }
 
+// Random inputs of `input_bits` (0: the default) and the functional model's outputs for them.
+struct Vectors {
+  std::uint32_t bits = 0;
+  std::vector<std::vector<CWord>> inputs, outputs;
+  std::vector<std::uint64_t> overflows;  // per stage, over all transforms
+};
+
+Vectors make_vectors(const FixedFft& fft, const DatapathOptions& d, std::uint32_t transforms,
+                     std::uint32_t input_bits, std::uint64_t seed) {
+  Vectors v;
+  v.bits = input_bits != 0 ? input_bits : default_input_bits(d);
+  EXPECTS(v.bits <= d.fft.word_bits, "--input-bits=" + std::to_string(v.bits) +
+                                         " but the words have " + std::to_string(d.fft.word_bits) +
+                                         " bits");
+  v.inputs = random_inputs(transforms, fft.size(), v.bits, seed);
+  v.overflows.assign(fft.stages(), 0);
+  v.outputs = reference(fft, d.direction, v.inputs, v.overflows);
+  return v;
+}
+
 }  // namespace
 
 int run_simulate(const SimulateOptions& o, std::ostream& out) {
@@ -129,16 +149,11 @@ int run_simulate(const SimulateOptions& o, std::ostream& out) {
   const StreamingFft model(fft, o.datapath.stream, o.datapath.direction);
   EXPECTS(o.transforms >= 1 && o.transforms <= 1024,
           "--transforms=" + std::to_string(o.transforms) + " but expected 1..1024");
-  const std::uint32_t bits = o.input_bits != 0 ? o.input_bits : default_input_bits(o.datapath);
-  EXPECTS(bits <= o.datapath.fft.word_bits, "--input-bits=" + std::to_string(bits) +
-                                                " but the words have " +
-                                                std::to_string(o.datapath.fft.word_bits) + " bits");
-  const auto inputs = random_inputs(o.transforms, fft.size(), bits, o.seed);
-  std::vector<std::uint64_t> overflows(fft.stages(), 0);
-  const auto want = reference(fft, o.datapath.direction, inputs, overflows);
+  const Vectors v = make_vectors(fft, o.datapath, o.transforms, o.input_bits, o.seed);
+  const std::uint32_t bits = v.bits;
   StreamingReport report;
-  const auto got = model.run(inputs, &report);
-  const bool equal = got == want;
+  const auto got = model.run(v.inputs, &report);
+  const bool equal = got == v.outputs;
   const bool timing = report.latency == model.latency_formula() &&
                       (o.transforms < 2 || report.transform_interval == model.transform_interval());
 
@@ -161,7 +176,7 @@ int run_simulate(const SimulateOptions& o, std::ostream& out) {
       << " cycles (M/w = " << model.transform_interval() << ")\n"
       << "  resources: " << model.multipliers() << " real multipliers, " << model.adders()
       << " real adders, " << model.memory_words() << " memory words\n"
-      << "  overflows: " << sum(report.overflows) << " (functional model " << sum(overflows) << ")\n"
+      << "  overflows: " << sum(report.overflows) << " (functional model " << sum(v.overflows) << ")\n"
       << "  outputs: " << (equal ? "identical to the functional model, bit for bit"
                                  : "DIFFER from the functional model")
       << "\n";
@@ -199,20 +214,14 @@ int run_verilog(const VerilogOptions& o, std::ostream& out) {
   const FixedFft fft(o.datapath.fft);
   const StreamingFft model(fft, o.datapath.stream, o.datapath.direction);
   const VerilogDesign design = generate_verilog(model, o.name);
-  const std::uint32_t bits = o.input_bits != 0 ? o.input_bits : default_input_bits(o.datapath);
-  EXPECTS(bits <= o.datapath.fft.word_bits, "--input-bits=" + std::to_string(bits) +
-                                                " but the words have " +
-                                                std::to_string(o.datapath.fft.word_bits) + " bits");
-  const auto inputs = random_inputs(o.transforms, fft.size(), bits, o.seed);
-  std::vector<std::uint64_t> overflows(fft.stages(), 0);
-  const auto outputs = reference(fft, o.datapath.direction, inputs, overflows);
+  const Vectors v = make_vectors(fft, o.datapath, o.transforms, o.input_bits, o.seed);
 
   const fs::path dir(o.out_dir);
   const std::vector<std::pair<fs::path, std::string>> files = {
       {dir / (o.name + ".v"), design.rtl},
       {dir / ("tb_" + o.name + ".v"), design.testbench},
-      {dir / "input.hex", format_vectors(inputs, o.datapath.fft.word_bits)},
-      {dir / "expected.txt", expected_output(model, outputs)}};
+      {dir / "input.hex", format_vectors(v.inputs, o.datapath.fft.word_bits)},
+      {dir / "expected.txt", expected_output(model, v.outputs)}};
   if (!o.force) {
     for (const auto& [path, text] : files) {
       if (fs::exists(path)) {

@@ -49,6 +49,15 @@ void add_datapath(CLI::App* app, DatapathOptions& d, DatapathFlags& flags, bool 
   }
 }
 
+// The options of the generated files (verilog and cosim).
+void add_vector_options(CLI::App* app, VerilogOptions& v) {
+  app->add_option("--name", v.name, "top module name")->capture_default_str();
+  app->add_option("--transforms", v.transforms, "transforms in the vectors (1..64)")->capture_default_str();
+  app->add_option("--input-bits", v.input_bits, "bits of the random input words (0: no overflow)")
+      ->capture_default_str();
+  app->add_option("--seed", v.seed, "seed of the random inputs")->capture_default_str();
+}
+
 void resolve(DatapathOptions& d, const DatapathFlags& flags) {
   d.fft.rounding = fpga_fft::parse_rounding(flags.rounding);
   if (flags.direction == "forward") {
@@ -83,11 +92,7 @@ int main(int argc, char** argv) {
   CLI::App* ver = app.add_subcommand("verilog", "generate the RTL, a testbench and test vectors (radix 2)");
   add_datapath(ver, verilog.datapath, verilog_flags, true);
   ver->add_option("--out", verilog.out_dir, "output directory")->required();
-  ver->add_option("--name", verilog.name, "top module name")->capture_default_str();
-  ver->add_option("--transforms", verilog.transforms, "transforms in the vectors (1..64)")->capture_default_str();
-  ver->add_option("--input-bits", verilog.input_bits, "bits of the random input words (0: no overflow)")
-      ->capture_default_str();
-  ver->add_option("--seed", verilog.seed, "seed of the random inputs")->capture_default_str();
+  add_vector_options(ver, verilog);
   ver->add_flag("--force", verilog.force, "overwrite existing files");
 
   CosimOptions cosim;
@@ -95,11 +100,7 @@ int main(int argc, char** argv) {
   CLI::App* co = app.add_subcommand("cosim", "generate, simulate with Verilator or Icarus, compare with the model");
   add_datapath(co, cosim.verilog.datapath, cosim_flags, true);
   co->add_option("--workdir", cosim.verilog.out_dir, "work directory (files are overwritten)")->required();
-  co->add_option("--name", cosim.verilog.name, "top module name")->capture_default_str();
-  co->add_option("--transforms", cosim.verilog.transforms, "transforms simulated (1..64)")->capture_default_str();
-  co->add_option("--input-bits", cosim.verilog.input_bits, "bits of the random input words (0: no overflow)")
-      ->capture_default_str();
-  co->add_option("--seed", cosim.verilog.seed, "seed of the random inputs")->capture_default_str();
+  add_vector_options(co, cosim.verilog);
   co->add_option("--simulator", cosim.simulator, "auto, verilator or iverilog")->capture_default_str();
 
   StudyOptions study;

@@ -13,51 +13,16 @@
 #include "app_support.hpp"
 #include "commands.hpp"
 #include "torusgate/core/error.hpp"
-#include "torusgate/core/glwe.hpp"
 #include "torusgate/core/keys.hpp"
 #include "torusgate/cpu/cpu_backend.hpp"
 #include "torusgate/fpga_fft/negacyclic.hpp"
+#include "torusgate/fpga_fft/precision.hpp"
 
 namespace torusgate::fpga_fft_app {
 
 using namespace torusgate::fpga_fft;
 
 namespace {
-
-struct ProductStats {
-  double rms_lsb = 0, max_lsb = 0;
-};
-
-// `columns` sums of (k+1)l products of Bg digits by uniform torus polynomials.
-ProductStats product_error(const NegacyclicFft& engine, const Parameters& p, std::uint32_t columns,
-                           Csprng& rng) {
-  const std::size_t N = p.polynomial_size, rows = p.ggsw_row_count();
-  const std::int64_t half = std::int64_t{1} << (p.bk_base_log - 1);
-  std::vector<double> sa(N), sb(N), acc(N);
-  std::vector<std::int32_t> a(N);
-  std::vector<Torus32> b(N), exact(N), product(N), got(N);
-  double sum = 0, worst = 0;
-  for (std::uint32_t c = 0; c < columns; ++c) {
-    std::fill(acc.begin(), acc.end(), 0.0);
-    std::fill(exact.begin(), exact.end(), Torus32{0});
-    for (std::size_t q = 0; q < rows; ++q) {
-      for (auto& v : a) v = static_cast<std::int32_t>(static_cast<std::int64_t>(rng.uniform_below(2 * half)) - half);
-      for (auto& v : b) v = rng.uniform_torus();
-      engine.forward(std::span<const std::int32_t>(a), sa);
-      engine.forward(std::span<const Torus32>(b), sb);
-      engine.multiply_add(sa, sb, acc);
-      negacyclic_multiply_exact(a, b, product);
-      for (std::size_t j = 0; j < N; ++j) exact[j] += product[j];
-    }
-    engine.inverse(acc, got);
-    for (std::size_t j = 0; j < N; ++j) {
-      const double d = static_cast<std::int32_t>(got[j] - exact[j]);
-      sum += d * d;
-      worst = std::max(worst, std::fabs(d));
-    }
-  }
-  return {std::sqrt(sum / (static_cast<double>(columns) * static_cast<double>(N))), worst};
-}
 
 struct GateStats {
   std::size_t wrong = 0;
@@ -110,7 +75,7 @@ double log2_tail(double rms) {
 struct Row {
   std::uint32_t F = 0;
   Rounding rounding = Rounding::Nearest;
-  ProductStats product;
+  ProductError product;
   GateStats gates;
   std::uint64_t overflows = 0;
   std::string engine;
@@ -173,10 +138,10 @@ int run_study(const StudyOptions& o, std::ostream& out) {
 
   // The double-precision engine on the same inputs: the reference noise.
   GateStats baseline;
-  ProductStats baseline_product;
+  ProductError baseline_product;
   {
     auto ctx = std::make_shared<const CpuKeyContext>(cloud, FftEngineKind::Auto);
-    baseline_product = product_error(ctx->fft(), params, o.products, rng);
+    baseline_product = external_product_error(ctx->fft(), params, o.products, rng);
     if (o.gates > 0) baseline = run_gates(ctx, secret, inputs, o.threads);
     out << "  double engine (" << ctx->fft().name() << "): product error rms "
         << fmt(baseline_product.rms_lsb) << " LSB, max " << fmt(baseline_product.max_lsb)
@@ -193,7 +158,7 @@ int run_study(const StudyOptions& o, std::ostream& out) {
       row.rounding = mode;
       auto engine = std::make_shared<const FixedPointNegacyclicFft>(params.polynomial_size, config_for(F, mode));
       row.engine = engine->name();
-      row.product = product_error(*engine, params, o.products, rng);
+      row.product = external_product_error(*engine, params, o.products, rng);
       if (o.gates > 0) {
         auto ctx = std::make_shared<const CpuKeyContext>(cloud, engine);
         row.gates = run_gates(ctx, secret, inputs, o.threads);

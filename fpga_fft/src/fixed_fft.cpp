@@ -246,65 +246,30 @@ void check_transform_args(const FixedFftConfig& c, std::size_t stages, std::span
 
 }  // namespace
 
-void FixedFft::forward(std::span<const CWord> in, std::span<CWord> out,
-                       std::span<std::uint64_t> overflows) const {
-  check_transform_args(config_, stages_, in, out, overflows, "forward");
-  const std::size_t M = config_.size, r = config_.radix;
+void FixedFft::run_stage(std::size_t s, Direction direction, CWord* data,
+                         std::uint64_t& count) const {
+  const std::size_t M = config_.size, r = config_.radix, L = block_length(s), sub = L / r;
   const unsigned W = config_.word_bits;
-  if (out.data() != in.data()) std::copy(in.begin(), in.end(), out.begin());
+  const Rounding mode = config_.rounding;
+  const bool forward = direction == Direction::Forward;
   thread_local std::vector<CWord> group;
   group.resize(r);
-  for (std::size_t s = 0; s < stages_; ++s) {
-    const std::size_t L = block_length(s), sub = L / r;
-    std::uint64_t count = 0;
-    for (std::size_t b = 0; b < M / L; ++b) {
-      if (r == 2) {
-        // The radix-2 butterfly of forward_butterfly, inlined (same operations, same order).
-        const std::int64_t rho = rho_angle_[s][b];
-        const bool wire = rho % static_cast<std::int64_t>(4 * M) == 0;
-        const CWord w = twiddle(rho);
-        CWord* x0 = out.data() + b * L;
-        CWord* x1 = x0 + sub;
-        for (std::size_t j = 0; j < sub; ++j) {
+  for (std::size_t b = 0; b < M / L; ++b) {
+    if (r == 2) {
+      // The radix-2 butterflies of forward_butterfly / inverse_butterfly, inlined (the same
+      // operations in the same order).
+      const std::int64_t rho = rho_angle_[s][b];
+      const bool wire = rho % static_cast<std::int64_t>(4 * M) == 0;
+      const CWord w = twiddle(forward ? rho : -rho);
+      CWord* x0 = data + b * L;
+      CWord* x1 = x0 + sub;
+      for (std::size_t j = 0; j < sub; ++j) {
+        if (forward) {
           const CWord u1 = wire ? x1[j] : multiply(x1[j], w, count);
           const CWord u0 = x0[j];
           x0[j] = {to_register(Wide{u0.re} + u1.re, W, count), to_register(Wide{u0.im} + u1.im, W, count)};
           x1[j] = {to_register(Wide{u0.re} - u1.re, W, count), to_register(Wide{u0.im} - u1.im, W, count)};
-        }
-        continue;
-      }
-      for (std::size_t j = 0; j < sub; ++j) {
-        CWord* base = out.data() + b * L + j;
-        for (std::size_t t = 0; t < r; ++t) group[t] = base[t * sub];
-        forward_butterfly(s, b, group.data(), group.data(), count);
-        for (std::size_t t = 0; t < r; ++t) base[t * sub] = group[t];
-      }
-    }
-    if (!overflows.empty()) overflows[s] += count;
-  }
-}
-
-void FixedFft::inverse(std::span<const CWord> in, std::span<CWord> out,
-                       std::span<std::uint64_t> overflows) const {
-  check_transform_args(config_, stages_, in, out, overflows, "inverse");
-  const std::size_t M = config_.size, r = config_.radix;
-  const unsigned W = config_.word_bits;
-  const Rounding mode = config_.rounding;
-  if (out.data() != in.data()) std::copy(in.begin(), in.end(), out.begin());
-  thread_local std::vector<CWord> group;
-  group.resize(r);
-  for (std::size_t s = stages_; s-- > 0;) {
-    const std::size_t L = block_length(s), sub = L / r;
-    std::uint64_t count = 0;
-    for (std::size_t b = 0; b < M / L; ++b) {
-      if (r == 2) {
-        // The radix-2 butterfly of inverse_butterfly, inlined (same operations, same order).
-        const std::int64_t rho = rho_angle_[s][b];
-        const bool wire = rho % static_cast<std::int64_t>(4 * M) == 0;
-        const CWord w = twiddle(-rho);
-        CWord* x0 = out.data() + b * L;
-        CWord* x1 = x0 + sub;
-        for (std::size_t j = 0; j < sub; ++j) {
+        } else {
           const CWord y0 = x0[j], y1 = x1[j];
           x0[j] = {to_register(round_shift(Wide{y0.re} + y1.re, 1, mode), W, count),
                    to_register(round_shift(Wide{y0.im} + y1.im, 1, mode), W, count)};
@@ -312,17 +277,42 @@ void FixedFft::inverse(std::span<const CWord> in, std::span<CWord> out,
                             to_register(round_shift(Wide{y0.im} - y1.im, 1, mode), W, count)};
           x1[j] = wire ? v1 : multiply(v1, w, count);
         }
-        continue;
       }
-      for (std::size_t j = 0; j < sub; ++j) {
-        CWord* base = out.data() + b * L + j;
-        for (std::size_t t = 0; t < r; ++t) group[t] = base[t * sub];
-        inverse_butterfly(s, b, group.data(), group.data(), count);
-        for (std::size_t t = 0; t < r; ++t) base[t * sub] = group[t];
-      }
+      continue;
     }
+    for (std::size_t j = 0; j < sub; ++j) {
+      CWord* base = data + b * L + j;
+      for (std::size_t t = 0; t < r; ++t) group[t] = base[t * sub];
+      if (forward) {
+        forward_butterfly(s, b, group.data(), group.data(), count);
+      } else {
+        inverse_butterfly(s, b, group.data(), group.data(), count);
+      }
+      for (std::size_t t = 0; t < r; ++t) base[t * sub] = group[t];
+    }
+  }
+}
+
+void FixedFft::transform(Direction direction, std::span<const CWord> in, std::span<CWord> out,
+                         std::span<std::uint64_t> overflows) const {
+  check_transform_args(config_, stages_, in, out, overflows, to_string(direction).c_str());
+  if (out.data() != in.data()) std::copy(in.begin(), in.end(), out.begin());
+  for (std::size_t k = 0; k < stages_; ++k) {
+    const std::size_t s = direction == Direction::Forward ? k : stages_ - 1 - k;
+    std::uint64_t count = 0;
+    run_stage(s, direction, out.data(), count);
     if (!overflows.empty()) overflows[s] += count;
   }
+}
+
+void FixedFft::forward(std::span<const CWord> in, std::span<CWord> out,
+                       std::span<std::uint64_t> overflows) const {
+  transform(Direction::Forward, in, out, overflows);
+}
+
+void FixedFft::inverse(std::span<const CWord> in, std::span<CWord> out,
+                       std::span<std::uint64_t> overflows) const {
+  transform(Direction::Inverse, in, out, overflows);
 }
 
 void FixedFft::forward_double(std::span<const std::complex<double>> in,

@@ -14,6 +14,7 @@
 #include "torusgate/core/glwe.hpp"
 #include "torusgate/cpu/cpu_backend.hpp"
 #include "torusgate/fpga_fft/negacyclic.hpp"
+#include "torusgate/fpga_fft/precision.hpp"
 
 using namespace torusgate;
 using namespace torusgate::fpga_fft;
@@ -23,37 +24,11 @@ using torusgate::test::seeded_rng;
 
 namespace {
 
-struct ProductError {
-  double rms = 0;      // in LSB of Torus32
-  double largest = 0;  // in LSB of Torus32
-};
-
-// sum_q a_q * b_q through the engine (l = 3 levels of Bg = 2^7 digits, (k+1) = 2: 6 rows, as
-// one column of an external product of tfhe_lib_128) against the exact sum.
-ProductError sum_error(const NegacyclicFft& engine, Csprng& rng, std::size_t rows = 6) {
-  const std::size_t N = engine.polynomial_size();
-  std::vector<double> sa(N), sb(N), acc(N, 0.0);
-  std::vector<Torus32> exact(N, 0), product(N), got(N);
-  for (std::size_t q = 0; q < rows; ++q) {
-    std::vector<std::int32_t> a(N);
-    std::vector<Torus32> b(N);
-    for (auto& v : a) v = static_cast<std::int32_t>(rng.uniform_below(128)) - 64;
-    for (auto& v : b) v = rng.uniform_torus();
-    engine.forward(std::span<const std::int32_t>(a), sa);
-    engine.forward(std::span<const Torus32>(b), sb);
-    engine.multiply_add(sa, sb, acc);
-    negacyclic_multiply_exact(a, b, product);
-    for (std::size_t j = 0; j < N; ++j) exact[j] += product[j];
-  }
-  engine.inverse(acc, got);
-  ProductError e;
-  for (std::size_t j = 0; j < N; ++j) {
-    const double d = static_cast<std::int32_t>(got[j] - exact[j]);
-    e.rms += d * d;
-    e.largest = std::max(e.largest, std::fabs(d));
-  }
-  e.rms = std::sqrt(e.rms / static_cast<double>(N));
-  return e;
+// Sums of (k+1)l = 6 products of Bg = 2^7 digits by torus values (one column of an external
+// product of tfhe_lib_128), or of the toy set's 4 products for N = 256.
+ProductError sum_error(const NegacyclicFft& engine, Csprng& rng) {
+  const Parameters p = engine.polynomial_size() == 1024 ? tfhe_lib_128() : toy_insecure();
+  return external_product_error(engine, p, 1, rng);
 }
 
 NegacyclicConfig config_with(std::uint32_t F, Rounding mode = Rounding::Nearest,
@@ -76,15 +51,15 @@ TEST_CASE("fpga_fft negacyclic: products within a few LSB at F = 34, error ~ 2^-
   for (const std::uint32_t F : {20u, 26u, 30u, 34u}) {
     const FixedPointNegacyclicFft engine(1024, config_with(F));
     const ProductError e = sum_error(engine, rng);
-    INFO("F=" << F << " rms " << e.rms << " max " << e.largest);
+    INFO("F=" << F << " rms " << e.rms_lsb << " max " << e.max_lsb);
     // Each 4 bits of F cut the error by about 16.
-    CHECK(e.rms < previous / 8);
-    previous = e.rms;
+    CHECK(e.rms_lsb < previous / 8);
+    previous = e.rms_lsb;
     CHECK(engine.overflows().total() == 0);
   }
   // F = 34: the error of a 6-row sum stays below 2^-20 of the torus (4096 LSB).
   const FixedPointNegacyclicFft fine(1024, config_with(34));
-  CHECK(sum_error(fine, rng).largest < 4096);
+  CHECK(sum_error(fine, rng).max_lsb < 4096);
 }
 
 TEST_CASE("fpga_fft negacyclic: every variant computes the product (radix, twist, rounding, key)",
@@ -101,14 +76,14 @@ TEST_CASE("fpga_fft negacyclic: every variant computes the product (radix, twist
           const FixedPointNegacyclicFft engine(1024, c);
           INFO(engine.name());
           // 2^-16 of the torus: far below the noise of bootstrapping, far above a wrong product.
-          CHECK(sum_error(engine, rng).largest < 65536);
+          CHECK(sum_error(engine, rng).max_lsb < 65536);
         }
       }
     }
   }
   // Small N too (the toy parameter sets): N = 256, M = 128 points.
   const FixedPointNegacyclicFft small(256, config_with(30));
-  CHECK(sum_error(small, rng, 4).largest < 65536);
+  CHECK(sum_error(small, rng).max_lsb < 65536);
   // Full length (M = N, no folding), for comparison: the same products.
   for (const bool in_double : {false, true}) {
     for (const std::uint32_t radix : {2u, 4u}) {  // log2 1024 = 10: radices 2, 4, 32, 1024
@@ -119,7 +94,7 @@ TEST_CASE("fpga_fft negacyclic: every variant computes the product (radix, twist
       INFO(full.name());
       CHECK(full.transform().size() == 1024);
       CHECK(full.name().find("full-length") != std::string::npos);
-      CHECK(sum_error(full, rng).largest < 65536);
+      CHECK(sum_error(full, rng).max_lsb < 65536);
     }
   }
   NegacyclicConfig merged_full = config_with(30, Rounding::Nearest, true);
@@ -154,6 +129,14 @@ TEST_CASE("fpga_fft negacyclic: name, spectrum words, overflow sites, validation
   CHECK(forward_stages > 0);  // the digit spectrum outgrows 11 integer bits
   small.reset_overflows();
   CHECK(small.overflows().total() == 0);
+
+  Csprng other = seeded_rng(12);
+  REQUIRE_INVALID_ARGUMENT(external_product_error(engine, toy_insecure(), 1, other),
+                           "is for N=1024 but parameter set 'toy_INSECURE' has N=256");
+  REQUIRE_INVALID_ARGUMENT(external_product_error(engine, tfhe_lib_128(), 0, other), "columns=0");
+  // The double engines are exact: the same measurement gives 0.
+  const PortableFft exact_engine(1024);
+  CHECK(external_product_error(exact_engine, tfhe_lib_128(), 2, other).max_lsb == 0);
 
   NegacyclicConfig sized = config_with(30);
   sized.fft.size = 256;

@@ -113,6 +113,10 @@ class FixedFft {
 
  private:
   CWord multiply(const CWord& x, const CWord& w, std::uint64_t& overflows) const;
+  void transform(Direction direction, std::span<const CWord> in, std::span<CWord> out,
+                 std::span<std::uint64_t> overflows) const;
+  // Every butterfly of stage s on data (M words, in place).
+  void run_stage(std::size_t s, Direction direction, CWord* data, std::uint64_t& count) const;
 
   FixedFftConfig config_;
   std::size_t stages_ = 0;
