@@ -3,6 +3,8 @@
 #include "noise_measure.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <numeric>

@@ -83,7 +83,7 @@ void noise_study_usage(std::ostream& os) {
         "  --gates N         gates per parameter set, split evenly over the gate kinds, the\n"
         "                    remainder to the first kinds; MUX counts one gate for its two\n"
         "                    bootstraps (default 100000)\n"
-        "  --round R         gates per evaluate() call, 16..1048576 (default 2048)\n"
+        "  --round R         gates per evaluate() call, 16..65536 (default 2048)\n"
         "  --kinds LIST      gate kinds, comma-separated labels (AND, NAND, ..., MUX, MAJORITY,\n"
         "                    XOR3, PREFIX_GENERATE, T(0;1), ...) or groups: all (default),\n"
         "                    fixed, threshold, stress\n"
@@ -217,7 +217,7 @@ NoiseStudyOptions parse_noise_study_options(int argc, char** argv) {
     } else if (arg == "--gates") {
       o.gates = parse_count(arg, cl.value(), 1, 1000000000);
     } else if (arg == "--round") {
-      o.round_size = parse_count(arg, cl.value(), 16, 1u << 20);
+      o.round_size = parse_count(arg, cl.value(), 16, 65536);
     } else if (arg == "--kinds") {
       o.kinds = select_study_gates(cl.value());
     } else if (arg == "--threshold") {
