@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "torusgate/core/error.hpp"
 #include "torusgate/core/keys.hpp"
+#include "torusgate/core/noise.hpp"
 #include "torusgate/cpu/cpu_backend.hpp"
 #include "torusgate/fpga_fft/negacyclic.hpp"
 #include "torusgate/fpga_fft/precision.hpp"
@@ -61,15 +62,13 @@ GateStats run_gates(std::shared_ptr<const CpuKeyContext> ctx, const SecretKey& s
   return s;
 }
 
-// log2 of P(|e| > 1/8) for a centred Gaussian of standard deviation rms: the chance that an
-// output with this error decrypts wrong.
-double log2_tail(double rms) {
-  if (rms <= 0) return -INFINITY;
-  const double z = 0.125 / (rms * std::sqrt(2.0));
-  const double p = std::erfc(z);
-  if (p > 0) return std::log2(p);
-  // erfc underflows: log erfc(z) ~ -z^2 - log(z sqrt(pi)).
-  return (-z * z - std::log(z * std::sqrt(std::numbers::pi))) / std::log(2.0);
+// log2 of the probability that a NAND whose two inputs are outputs with this mean-square
+// error decides wrongly (Gaussian, averaged over its inputs): decision variance 2 rms^2 plus
+// the modulus switch's V_MS (core/noise.hpp).
+double log2_next_gate_failure(double rms, const NoiseModel& model) {
+  if (!(rms > 0)) return -INFINITY;
+  return log2_decision_failure_probability(GateSpec::of(GateKind::Nand),
+                                           2 * rms * rms + model.modulus_switching);
 }
 
 struct Row {
@@ -116,6 +115,7 @@ int run_study(const StudyOptions& o, std::ostream& out) {
     for (const auto mode : o.roundings) FixedPointNegacyclicFft(params.polynomial_size, config_for(F, mode));
   }
 
+  const NoiseModel model = noise_model(params);
   Csprng rng = o.seed ? Csprng::deterministic(*o.seed, testing::insecure_deterministic) : Csprng();
   out << "fpga_fft study: " << params.name << " (N=" << params.polynomial_size
       << "), radix " << o.radix << ", W=" << o.word_bits
@@ -149,7 +149,7 @@ int run_study(const StudyOptions& o, std::ostream& out) {
         << " max " << fmt(baseline.max) << "\n\n";
   }
   out << "   F  rounding  product rms (LSB)  product max (LSB)  wrong/gates  out rms    out max   "
-         "log2 P(out fails)  overflows  seconds\n";
+         "log2 P(next fails)  overflows  seconds\n";
   std::vector<Row> rows;
   for (const auto F : frac_bits) {
     for (const auto mode : o.roundings) {
@@ -168,7 +168,7 @@ int run_study(const StudyOptions& o, std::ostream& out) {
           << std::setw(18) << fmt(row.product.rms_lsb) << std::setw(19) << fmt(row.product.max_lsb)
           << std::setw(8) << row.gates.wrong << "/" << std::left << std::setw(5) << o.gates
           << std::right << std::setw(9) << fmt(row.gates.rms) << std::setw(11) << fmt(row.gates.max)
-          << std::setw(19) << (o.gates > 0 ? fmt(log2_tail(row.gates.rms), 4) : "-")
+          << std::setw(19) << (o.gates > 0 ? fmt(log2_next_gate_failure(row.gates.rms, model), 4) : "-")
           << std::setw(11) << row.overflows << std::setw(9) << fmt(row.gates.seconds, 3) << "\n"
           << std::flush;
       rows.push_back(row);
@@ -195,20 +195,22 @@ int run_study(const StudyOptions& o, std::ostream& out) {
        << "- Gates: " << o.gates << " NAND gates on fresh encryptions of random bits, the whole "
        << "bootstrapping (blind rotation with this engine, key switching) on the OpenMP backend; "
        << "wrong decryptions, and the output phase error around +-1/8 measured with the secret key "
-       << "(torus fraction; the margin is 1/8). `log2 P(out fails)`: the Gaussian tail beyond 1/8 "
-       << "for that rms, i.e. the chance that one output decrypts wrong.\n"
+       << "(torus fraction; the margin is 1/8). `log2 P(next gate fails)`: the probability that a NAND "
+       << "fed by two such outputs decides wrongly, for Gaussian noise of that mean square "
+       << "(decision variance 2 rms^2 + V_MS, core/noise.hpp); the double engine's outputs give "
+       << fmt(log2_next_gate_failure(baseline.rms, model), 4) << ".\n"
        << "- Reference: the double-precision engine (" << "simd" << ") on the same inputs: product "
        << "error rms " << fmt(baseline_product.rms_lsb) << " LSB (max " << fmt(baseline_product.max_lsb)
        << "), gates " << baseline.wrong << "/" << o.gates << " wrong, output error rms "
        << fmt(baseline.rms) << ".\n\n"
        << "| F | rounding | product rms (LSB) | product max (LSB) | wrong / gates | output rms | "
-          "output max | log2 P(output fails) | overflows |\n"
+          "output max | log2 P(next gate fails) | overflows |\n"
        << "|---:|---|---:|---:|---:|---:|---:|---:|---:|\n";
     for (const Row& r : rows) {
       md << "| " << r.F << " | " << to_string(r.rounding) << " | " << fmt(r.product.rms_lsb) << " | "
          << fmt(r.product.max_lsb) << " | " << r.gates.wrong << " / " << o.gates << " | "
          << fmt(r.gates.rms) << " | " << fmt(r.gates.max) << " | "
-         << (o.gates > 0 ? fmt(log2_tail(r.gates.rms), 4) : "-") << " | " << r.overflows << " |\n";
+         << (o.gates > 0 ? fmt(log2_next_gate_failure(r.gates.rms, model), 4) : "-") << " | " << r.overflows << " |\n";
     }
     std::ofstream f(o.markdown);
     f << md.str();
@@ -237,7 +239,7 @@ int run_study(const StudyOptions& o, std::ostream& out) {
         << ", \"product_max_lsb\": " << apps::json_number(r.product.max_lsb)
         << ", \"wrong\": " << r.gates.wrong << ", \"output_rms\": " << apps::json_number(r.gates.rms)
         << ", \"output_max\": " << apps::json_number(r.gates.max)
-        << ", \"log2_output_failure\": " << apps::json_number(o.gates > 0 ? log2_tail(r.gates.rms) : NAN)
+        << ", \"log2_next_gate_failure\": " << apps::json_number(o.gates > 0 ? log2_next_gate_failure(r.gates.rms, model) : NAN)
         << ", \"overflows\": " << r.overflows << ", \"seconds\": " << apps::json_number(r.gates.seconds)
         << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
     }
