@@ -1,0 +1,96 @@
+// The CUDA backend: the backend contract (core/backend.hpp) on one GPU, with bit-coalesced
+// LWE batches resident in device memory and the cuFFT-batched blind rotation of DESIGN.md
+// section 6. Plain host C++ (pimpl, no CUDA types), so programs compiled by the host
+// compiler include it; in a build without CUDA it still compiles and links, and
+// constructing a CudaBackend throws SystemError (gpu::devices() says whether a GPU exists).
+//
+// Bytes cross PCIe only in upload() (the client's encryptions), download() and the small op
+// descriptors of each evaluate(); one circuit level to the next stays on the device.
+// Threads: one thread at a time per backend (as the CPU backends); one backend per GPU and
+// thread for concurrency.
+#pragma once
+
+#include <cstddef>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "torusgate/core/backend.hpp"
+#include "torusgate/core/keys.hpp"
+#include "torusgate/gpu/cuda_options.hpp"
+#include "torusgate/gpu/device.hpp"
+
+namespace torusgate {
+
+class CudaBackend;
+
+namespace gpu::detail {
+class CudaEngine;
+}
+
+// A buffer of `count` LWE samples in device memory: [count][n+1] Torus32, contiguous.
+struct CudaStorage {
+  const CudaBackend* owner = nullptr;
+  std::size_t count = 0;
+  // The device allocation (null when count is 0); released on the backend's stream when
+  // the storage goes, even after the backend itself.
+  std::shared_ptr<void> memory;
+  std::size_t size() const { return count; }
+  // Device pointer to sample 0 (not dereferenceable on the host).
+  Torus32* device_data() const { return static_cast<Torus32*>(memory.get()); }
+};
+
+class CudaBackend {
+ public:
+  using Storage = CudaStorage;
+  using HostBatch = LweBatch;
+  using ClientKey = SecretKey;
+
+  // Uploads the cloud key to the device once: the bootstrapping key is transformed to the
+  // Fourier domain there (N/2 complex doubles per polynomial), the key-switching key is
+  // copied as it is. Throws InvalidArgument for a null key or bad options, SystemError when
+  // the build has no CUDA, no device is usable, or a CUDA call fails (out of memory too).
+  explicit CudaBackend(std::shared_ptr<const CloudKey> key, CudaOptions options = {});
+  ~CudaBackend();
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  // "gpu(<device name>)".
+  std::string name() const;
+  const Parameters& parameters() const { return key_->parameters(); }
+  const CudaOptions& options() const { return options_; }
+  const gpu::DeviceInfo& device() const;
+  // Device bytes of the keys (Fourier bootstrapping key, key-switching key, tables).
+  std::size_t device_key_bytes() const;
+  // Device bytes of scratch one blind rotation of a batch needs (the memory budget unit).
+  std::size_t bytes_per_rotation() const;
+
+  BitBuffer<Storage> allocate(std::size_t count);  // trivial encryptions of 0
+  BitBuffer<Storage> upload(const LweBatch& batch);
+  LweBatch download(BitSpan<Storage> bits) const;
+  void evaluate(std::span<const GateOp<Storage>> batch);
+  void evaluate(std::initializer_list<GateOp<Storage>> batch) {
+    evaluate(std::span<const GateOp<Storage>>(batch.begin(), batch.size()));
+  }
+
+  const BackendStats& stats() const { return stats_; }
+  void reset_stats() { stats_ = {}; }
+  // Device times of the last upload(), download() and evaluate().
+  const CudaPhaseTimes& last_times() const;
+
+ private:
+  bool owns(const Storage* s) const { return s != nullptr && s->owner == this; }
+
+  std::shared_ptr<const CloudKey> key_;
+  CudaOptions options_;
+  std::unique_ptr<gpu::detail::CudaEngine> engine_;
+  BackendStats stats_;
+};
+
+// Throws InvalidArgument naming the bad field unless the options are usable (device >= 0,
+// max_cached_workspaces in 1..64, a memory budget of 0 or at least two blind rotations of
+// `params`). The constructor calls it first, before any CUDA call.
+void validate_cuda_options(const CudaOptions& options, const Parameters& params);
+
+}  // namespace torusgate

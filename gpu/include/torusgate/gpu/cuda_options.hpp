@@ -1,0 +1,44 @@
+// Options and per-phase timings of the CUDA backend. Plain host C++ with standard headers
+// only, so both the public backend header and the CUDA sources include it.
+#pragma once
+
+#include <cstddef>
+
+namespace torusgate {
+
+struct CudaOptions {
+  // The CUDA device (index as gpu::devices() lists them). One backend per device and
+  // thread; a process may hold one backend per GPU.
+  int device = 0;
+  // Device memory one batch may use for its scratch (linear combinations, accumulators,
+  // digit and product spectra, cuFFT work area, extracted samples). 0: automatic, the free
+  // device memory at evaluate() time minus a reserve. Batches needing more run in chunks.
+  // Set it small to force chunking (tests). Must hold at least two blind rotations.
+  std::size_t memory_budget_bytes = 0;
+  // Capture each batch size's step loop in a CUDA graph (launched once per chunk); false
+  // launches the same kernels and transforms one by one (for debugging and comparison).
+  bool use_cuda_graphs = true;
+  // Per-batch-size workspaces (cuFFT plans, scratch, graph) kept for reuse, least recently
+  // used dropped first; 1..64.
+  std::size_t max_cached_workspaces = 4;
+};
+
+// Milliseconds on the device, measured with CUDA events on the backend's stream. Transfers
+// are those of the last upload() / download() call; the others, of the last evaluate()
+// (summed over its chunks).
+struct CudaPhaseTimes {
+  double upload_ms = 0;              // last upload(): host to device
+  double download_ms = 0;            // last download(): device to host
+  double tables_ms = 0;              // evaluate(): the batch's op descriptors, host to device
+  double linear_combination_ms = 0;  // free gates (NOT, COPY, CONSTANT) and gate inputs
+  double blind_rotation_ms = 0;      // modulus switch, test vector and every CMUX step
+  double sample_extraction_ms = 0;   // extraction (and MUX sums)
+  double key_switching_ms = 0;
+  double output_ms = 0;              // results written to the output spans
+  double evaluate_ms = 0;            // first to last event of the last evaluate()
+  double setup_ms = 0;               // host time making workspaces (plans, graphs) in it
+  std::size_t chunks = 0;            // chunks the last evaluate() ran in
+  std::size_t chunk_capacity = 0;    // blind rotations the largest chunk's workspace holds
+};
+
+}  // namespace torusgate

@@ -1,0 +1,122 @@
+// CudaBackend: the backend contract on the device engine (cuda_engine.hpp). Host C++ only,
+// built with or without CUDA: validation, storage, transfers, the batch plan and statistics
+// live here; the device work is the engine's.
+#include "torusgate/gpu/cuda_backend.hpp"
+
+#include <cstdint>
+#include <string>
+
+#include "batch_builder.hpp"
+#include "cuda_engine.hpp"
+
+namespace torusgate {
+namespace {
+
+gpu::detail::Shape shape_of(const Parameters& p) {
+  return gpu::detail::Shape{p.lwe_dimension,  p.glwe_dimension, p.polynomial_size,
+                            p.bk_base_log,    p.bk_level_count, p.ks_base_log,
+                            p.ks_level_count};
+}
+
+}  // namespace
+
+void validate_cuda_options(const CudaOptions& o, const Parameters& p) {
+  EXPECTS(o.device >= 0, "CudaOptions: device=" + std::to_string(o.device) +
+                             " but expected 0 or more (an index of gpu::devices())");
+  EXPECTS(o.max_cached_workspaces >= 1 && o.max_cached_workspaces <= 64,
+          "CudaOptions: max_cached_workspaces=" + std::to_string(o.max_cached_workspaces) +
+              " but expected 1..64");
+  if (o.memory_budget_bytes != 0) {
+    const std::size_t per_rotation = gpu::detail::bytes_per_rotation(shape_of(p));
+    EXPECTS(o.memory_budget_bytes >= 2 * per_rotation,
+            "CudaOptions: memory_budget_bytes=" + std::to_string(o.memory_budget_bytes) +
+                " but parameter set '" + p.name + "' needs at least " +
+                std::to_string(2 * per_rotation) + " (two blind rotations of " +
+                std::to_string(per_rotation) + " bytes each); 0 chooses automatically");
+  }
+}
+
+CudaBackend::CudaBackend(std::shared_ptr<const CloudKey> key, CudaOptions options)
+    : key_(std::move(key)), options_(options) {
+  EXPECTS(key_ != nullptr, "CudaBackend: the cloud key is null");
+  const Parameters& p = key_->parameters();
+  p.validate();
+  validate_cuda_options(options_, p);
+  const gpu::detail::Shape shape = shape_of(p);
+  const auto bk = key_->bootstrapping_key().data();
+  const auto ksk = key_->key_switching_key().data();
+  EXPECTS(bk.size() == shape.bk_words() && ksk.size() == shape.ksk_words(),
+          "CudaBackend: the cloud key holds " + std::to_string(bk.size()) + " + " +
+              std::to_string(ksk.size()) + " words but parameter set '" + p.name +
+              "' needs " + std::to_string(shape.bk_words()) + " + " +
+              std::to_string(shape.ksk_words()));
+  engine_ = std::make_unique<gpu::detail::CudaEngine>(shape, bk.data(), ksk.data(), options_);
+}
+
+CudaBackend::~CudaBackend() = default;
+
+std::string CudaBackend::name() const { return "gpu(" + device().name + ")"; }
+
+const gpu::DeviceInfo& CudaBackend::device() const { return engine_->device(); }
+
+std::size_t CudaBackend::device_key_bytes() const { return engine_->key_bytes(); }
+
+std::size_t CudaBackend::bytes_per_rotation() const {
+  return gpu::detail::bytes_per_rotation(shape_of(parameters()));
+}
+
+const CudaPhaseTimes& CudaBackend::last_times() const { return engine_->times(); }
+
+BitBuffer<CudaStorage> CudaBackend::allocate(std::size_t count) {
+  const std::size_t n1 = std::size_t{parameters().lwe_dimension} + 1;
+  EXPECTS(count <= SIZE_MAX / 4 / n1, "CudaBackend::allocate: count=" + std::to_string(count) +
+                                          " samples of " + std::to_string(n1) +
+                                          " words do not fit in memory");
+  auto s = std::make_unique<Storage>();
+  s->owner = this;
+  s->count = count;
+  s->memory = engine_->allocate(count * n1);
+  return BitBuffer<Storage>(std::move(s), count);
+}
+
+BitBuffer<CudaStorage> CudaBackend::upload(const LweBatch& batch) {
+  EXPECTS(batch.lwe_dimension() == parameters().lwe_dimension,
+          "CudaBackend::upload: batch has n=" + std::to_string(batch.lwe_dimension()) +
+              " but parameter set '" + parameters().name + "' has n=" +
+              std::to_string(parameters().lwe_dimension));
+  BitBuffer<Storage> out = allocate(batch.count());
+  if (batch.count() > 0) {
+    engine_->copy_to_device(out.storage().memory.get(), batch.data().data(), batch.data().size());
+  }
+  return out;
+}
+
+LweBatch CudaBackend::download(BitSpan<Storage> bits) const {
+  EXPECTS(owns(bits.storage), "CudaBackend::download: the span belongs to another backend");
+  EXPECTS(span_in_bounds(bits), "CudaBackend::download: " + span_bounds_error(bits));
+  const std::size_t n1 = std::size_t{parameters().lwe_dimension} + 1;
+  LweBatch out(parameters().lwe_dimension, bits.count);
+  if (bits.count > 0) {
+    engine_->copy_to_host(out.data().data(), bits.storage->device_data() + bits.offset * n1,
+                          bits.count * n1);
+  }
+  return out;
+}
+
+void CudaBackend::evaluate(std::span<const GateOp<Storage>> batch) {
+  validate_batch<Storage>(batch, [this](const Storage* s) { return owns(s); },
+                          "CudaBackend::evaluate");
+  const std::size_t n1 = std::size_t{parameters().lwe_dimension} + 1;
+  const gpu::detail::BatchPlan plan = gpu::detail::build_batch_plan<Storage>(
+      batch, n1, [](const Storage* s) { return s->device_data(); });
+  engine_->evaluate(plan);
+  for (const auto& op : batch) {
+    stats_.gates_by_kind[static_cast<std::size_t>(op.spec.kind)] += op.out.count;
+  }
+  stats_.batches += 1;
+  stats_.gates += plan.results;
+  stats_.bootstraps += plan.rotations;
+  if (plan.rotations > 0) stats_.bootstrap_batches += 1;
+}
+
+}  // namespace torusgate

@@ -1,0 +1,515 @@
+// The CUDA side of the backend: device and stream, the keys on the device (bootstrapping key
+// transformed to the Fourier domain there), stream-ordered memory, transfers, and the
+// cuFFT-batched blind-rotation engine of DESIGN.md section 6.1 (TFHE, J. Cryptology 2020,
+// algorithm 3; external products as in core/bootstrap.cpp):
+//   per chunk of a batch: linear combinations -> [CUDA graph of the bucket size: accumulator
+//   init, then per CMUX step i < n: rotate+decompose+twist kernel, one batched cuFFT Z2Z
+//   forward over capacity*(k+1)*l polynomials, multiply-accumulate kernel against GGSW i,
+//   one batched inverse over capacity*(k+1), untwist/round/accumulate kernel] -> sample
+//   extraction -> key switching into the batch's results; then the results to the outputs.
+// Workspaces (scratch, cuFFT plans and work area, graph) are made once per bucket size and
+// kept (least recently used dropped first); chunks follow the memory budget.
+#include "cuda_engine.hpp"
+
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cuda_kernels.cuh"
+#include "cuda_resources.cuh"
+
+namespace torusgate::gpu::detail {
+
+// ---- errors -----------------------------------------------------------------------------
+
+namespace {
+
+std::string source_place(const char* file, int line) {
+  std::string f(file);
+  const auto pos = f.rfind("gpu/src/");
+  if (pos != std::string::npos) f = f.substr(pos);
+  return f + ":" + std::to_string(line);
+}
+
+}  // namespace
+
+std::string format_bytes(std::size_t bytes) {
+  char buf[64];
+  const double b = static_cast<double>(bytes);
+  if (bytes >= (std::size_t{1} << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1 << 30));
+  else if (bytes >= (std::size_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1 << 20));
+  else if (bytes >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
+  else std::snprintf(buf, sizeof buf, "%zu bytes", bytes);
+  return buf;
+}
+
+void throw_cuda_error(cudaError_t error, const char* call, const char* file, int line) {
+  const std::string msg = "CudaBackend: " + std::string(call) + " failed (" +
+                          source_place(file, line) + "): " + cudaGetErrorName(error) + ": " +
+                          cudaGetErrorString(error);
+  if (error == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    throw DeviceOutOfMemory(msg);
+  }
+  throw SystemError(msg);
+}
+
+const char* cufft_result_name(cufftResult result) {
+  switch (result) {
+    case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
+    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
+    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED (out of memory)";
+    case CUFFT_INVALID_TYPE: return "CUFFT_INVALID_TYPE";
+    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
+    case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
+    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
+    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
+    case CUFFT_UNALIGNED_DATA: return "CUFFT_UNALIGNED_DATA";
+    case CUFFT_INVALID_DEVICE: return "CUFFT_INVALID_DEVICE";
+    case CUFFT_NO_WORKSPACE: return "CUFFT_NO_WORKSPACE";
+    case CUFFT_NOT_IMPLEMENTED: return "CUFFT_NOT_IMPLEMENTED";
+    case CUFFT_NOT_SUPPORTED: return "CUFFT_NOT_SUPPORTED";
+    default: return "unknown cufftResult";
+  }
+}
+
+void throw_cufft_error(cufftResult result, const char* call, const char* file, int line) {
+  const std::string msg = "CudaBackend: " + std::string(call) + " failed (" +
+                          source_place(file, line) + "): " + cufft_result_name(result) +
+                          " (cufftResult " + std::to_string(static_cast<int>(result)) + ")";
+  if (result == CUFFT_ALLOC_FAILED) throw DeviceOutOfMemory(msg);
+  throw SystemError(msg);
+}
+
+// ---- the engine -------------------------------------------------------------------------
+
+namespace {
+
+// Device memory an automatic budget leaves to everything else.
+std::size_t reserve_bytes(std::size_t total) {
+  return std::max<std::size_t>(std::size_t{256} << 20, total / 20);
+}
+
+cufftDoubleComplex* as_cufft(Complex* p) { return reinterpret_cast<cufftDoubleComplex*>(p); }
+
+static_assert(sizeof(Complex) == sizeof(cufftDoubleComplex) &&
+              alignof(Complex) == alignof(cufftDoubleComplex));
+
+// Scratch, plans and graph for chunks of up to `capacity` blind rotations.
+struct Workspace {
+  std::uint64_t capacity = 0;
+  DeviceBuffer<std::uint32_t> pre, powers, acc, extracted;
+  DeviceBuffer<Complex> digits, product;
+  DeviceBuffer<std::uint64_t> result_index;
+  DeviceBuffer<unsigned char> fft_work;
+  CufftPlan forward, inverse;
+  GraphExec graph;
+  std::size_t bytes = 0;
+  std::uint64_t last_use = 0;
+};
+
+}  // namespace
+
+struct CudaEngine::Impl {
+  Impl(const Shape& shape, const std::uint32_t* bk, const std::uint32_t* ksk_words,
+       const CudaOptions& options);
+  ~Impl();
+
+  cudaStream_t st() const { return stream->get(); }
+  Event& record_event();
+  template <class T>
+  void ensure(DeviceBuffer<T>& buffer, std::size_t count, const char* what);
+  std::size_t cached_bytes() const;
+  std::size_t budget();
+  std::unique_ptr<Workspace> make_workspace(std::uint64_t capacity);
+  Workspace& workspace_for(std::uint64_t capacity, std::size_t budget_bytes);
+  void record_rotation(Workspace& ws);
+  void run_rotation(Workspace& ws);
+  void evaluate(const BatchPlan& plan);
+
+  Shape shape;
+  CudaOptions options;
+  DeviceInfo info;
+  std::shared_ptr<Stream> stream;  // first: destroyed after every buffer below
+  kernel::GadgetConstants gadget;
+  kernel::KeySwitchConstants ks;
+  DeviceBuffer<Complex> twist, untwist, bk_fourier;
+  DeviceBuffer<std::uint32_t> ksk;
+  DeviceBuffer<OpDesc> ops;
+  DeviceBuffer<BootOpDesc> boot_ops;
+  DeviceBuffer<std::uint32_t> results;
+  std::vector<std::unique_ptr<Workspace>> workspaces;
+  std::uint64_t use_clock = 0;
+  std::deque<Event> events;  // reused across calls; references stay valid as it grows
+  std::size_t next_event = 0;
+  std::unique_ptr<Event> transfer_start, transfer_end;  // made on the device
+  CudaPhaseTimes times;
+};
+
+CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint32_t* ksk_words,
+                       const CudaOptions& o)
+    : shape(s), options(o) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    throw SystemError(std::string("CudaBackend: no CUDA device is available (cudaGetDeviceCount: ") +
+                      cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + ")");
+  }
+  if (count == 0) {
+    throw SystemError("CudaBackend: no CUDA device is available (the driver reports 0 devices)");
+  }
+  EXPECTS(o.device < count, "CudaBackend: CudaOptions::device=" + std::to_string(o.device) +
+                                " but this machine has " + std::to_string(count) +
+                                " CUDA device(s), numbered from 0");
+  DeviceGuard guard(o.device);
+  cudaDeviceProp prop{};
+  CUDA_TRY(cudaGetDeviceProperties(&prop, o.device));
+  info = DeviceInfo{o.device, prop.name, prop.totalGlobalMem, prop.major, prop.minor};
+  int pools = 0;
+  CUDA_TRY(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, o.device));
+  if (pools == 0) {
+    throw SystemError("CudaBackend: device " + std::to_string(o.device) + " (" + info.name +
+                      ") has no stream-ordered allocator (cudaMallocAsync), which this "
+                      "backend needs");
+  }
+  stream = std::make_shared<Stream>(o.device);
+  transfer_start = std::make_unique<Event>();
+  transfer_end = std::make_unique<Event>();
+  gadget = kernel::make_gadget(s.bk_base_log, s.bk_level_count);
+  ks = kernel::make_key_switch(s.ks_base_log, s.ks_level_count, s.n, s.extracted_dimension());
+
+  const std::size_t M = s.M();
+  const std::vector<Complex> tw = kernel::twist_factors(s.N), utw = kernel::untwist_factors(s.N);
+  twist = DeviceBuffer<Complex>(M, st(), "the twist table");
+  untwist = DeviceBuffer<Complex>(M, st(), "the untwist table");
+  CUDA_TRY(cudaMemcpyAsync(twist.data(), tw.data(), twist.bytes(), cudaMemcpyHostToDevice, st()));
+  CUDA_TRY(cudaMemcpyAsync(untwist.data(), utw.data(), untwist.bytes(), cudaMemcpyHostToDevice,
+                           st()));
+  ksk = DeviceBuffer<std::uint32_t>(s.ksk_words(), st(), "the key-switching key");
+  CUDA_TRY(cudaMemcpyAsync(ksk.data(), ksk_words, ksk.bytes(), cudaMemcpyHostToDevice, st()));
+
+  // The bootstrapping key: coefficients to the device, fold and twist, then one batched
+  // forward transform of every polynomial, in place (the same cuFFT transform as the
+  // digits', so both spectra share cuFFT's point order).
+  const std::size_t polys = std::size_t{s.n} * s.rows() * s.k1();
+  EXPECTS(polys <= static_cast<std::size_t>(INT_MAX),
+          "CudaBackend: the bootstrapping key has " + std::to_string(polys) +
+              " polynomials; cuFFT batches hold at most 2^31-1");
+  {
+    DeviceBuffer<std::uint32_t> coefficients(s.bk_words(), st(),
+                                             "the bootstrapping key in coefficient form");
+    CUDA_TRY(cudaMemcpyAsync(coefficients.data(), bk, coefficients.bytes(),
+                             cudaMemcpyHostToDevice, st()));
+    bk_fourier = DeviceBuffer<Complex>(polys * M, st(), "the Fourier bootstrapping key");
+    launch_bk_fold_twist(coefficients.data(), polys, s.N, twist.data(), bk_fourier.data(), st());
+    CufftPlan plan;
+    int m = static_cast<int>(M);
+    std::size_t work = 0;
+    CUFFT_TRY(cufftMakePlanMany(plan.get(), 1, &m, nullptr, 1, m, nullptr, 1, m, CUFFT_Z2Z,
+                                static_cast<int>(polys), &work));
+    CUFFT_TRY(cufftSetStream(plan.get(), st()));
+    CUFFT_TRY(cufftExecZ2Z(plan.get(), as_cufft(bk_fourier.data()), as_cufft(bk_fourier.data()),
+                           CUFFT_FORWARD));
+    CUDA_TRY(cudaStreamSynchronize(st()));
+  }
+  CUDA_TRY(cudaStreamSynchronize(st()));  // the host tables above are read by now
+}
+
+CudaEngine::Impl::~Impl() {
+  // Members are freed on this device's stream after this body; wait for queued work first.
+  cudaSetDevice(info.index);
+  if (stream) cudaStreamSynchronize(stream->get());
+}
+
+Event& CudaEngine::Impl::record_event() {
+  if (next_event == events.size()) events.emplace_back();
+  Event& e = events[next_event++];
+  e.record(st());
+  return e;
+}
+
+template <class T>
+void CudaEngine::Impl::ensure(DeviceBuffer<T>& buffer, std::size_t count, const char* what) {
+  if (buffer.size() >= count) return;
+  buffer = DeviceBuffer<T>();  // free first, then take the larger size
+  buffer = DeviceBuffer<T>(count + count / 4, st(), what);
+}
+
+std::size_t CudaEngine::Impl::cached_bytes() const {
+  std::size_t b = 0;
+  for (const auto& w : workspaces) b += w->bytes;
+  return b;
+}
+
+std::size_t CudaEngine::Impl::budget() {
+  if (options.memory_budget_bytes != 0) return options.memory_budget_bytes;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const std::size_t available = free_bytes + cached_bytes();
+  const std::size_t reserve = reserve_bytes(total_bytes);
+  return available > reserve ? available - reserve : 0;
+}
+
+std::unique_ptr<Workspace> CudaEngine::Impl::make_workspace(std::uint64_t capacity) {
+  const Shape& s = shape;
+  auto ws = std::make_unique<Workspace>();
+  ws->capacity = capacity;
+  const std::size_t C = capacity;
+  ws->pre = DeviceBuffer<std::uint32_t>(C * s.n1(), st(), "the linear combinations of a chunk");
+  CUDA_TRY(cudaMemsetAsync(ws->pre.data(), 0, ws->pre.bytes(), st()));
+  ws->powers = DeviceBuffer<std::uint32_t>(C * s.n, st(), "the switched masks of a chunk");
+  ws->acc = DeviceBuffer<std::uint32_t>(C * s.k1() * s.N, st(), "the accumulators of a chunk");
+  ws->digits = DeviceBuffer<Complex>(C * s.rows() * s.M(), st(), "the digit spectra of a chunk");
+  ws->product = DeviceBuffer<Complex>(C * s.k1() * s.M(), st(), "the product spectra of a chunk");
+  ws->extracted = DeviceBuffer<std::uint32_t>(C * (std::size_t{s.extracted_dimension()} + 1),
+                                              st(), "the extracted samples of a chunk");
+  ws->result_index = DeviceBuffer<std::uint64_t>(C, st(), "the result indices of a chunk");
+
+  // Plans without their own work area: one shared area, stream-ordered like the rest.
+  int m = static_cast<int>(s.M());
+  std::size_t work_forward = 0, work_inverse = 0;
+  CUFFT_TRY(cufftSetAutoAllocation(ws->forward.get(), 0));
+  CUFFT_TRY(cufftSetAutoAllocation(ws->inverse.get(), 0));
+  CUFFT_TRY(cufftMakePlanMany(ws->forward.get(), 1, &m, nullptr, 1, m, nullptr, 1, m, CUFFT_Z2Z,
+                              static_cast<int>(C * s.rows()), &work_forward));
+  CUFFT_TRY(cufftMakePlanMany(ws->inverse.get(), 1, &m, nullptr, 1, m, nullptr, 1, m, CUFFT_Z2Z,
+                              static_cast<int>(C * s.k1()), &work_inverse));
+  ws->fft_work = DeviceBuffer<unsigned char>(std::max(work_forward, work_inverse), st(),
+                                             "the cuFFT work area of a chunk");
+  if (ws->fft_work.data() != nullptr) {
+    CUFFT_TRY(cufftSetWorkArea(ws->forward.get(), ws->fft_work.data()));
+    CUFFT_TRY(cufftSetWorkArea(ws->inverse.get(), ws->fft_work.data()));
+  }
+  CUFFT_TRY(cufftSetStream(ws->forward.get(), st()));
+  CUFFT_TRY(cufftSetStream(ws->inverse.get(), st()));
+  ws->bytes = ws->pre.bytes() + ws->powers.bytes() + ws->acc.bytes() + ws->digits.bytes() +
+              ws->product.bytes() + ws->extracted.bytes() + ws->result_index.bytes() +
+              ws->fft_work.bytes();
+  if (options.use_cuda_graphs) {
+    // The allocations above are ordered on the stream before the capture starts.
+    ws->graph = capture_graph(st(), [&] { record_rotation(*ws); });
+  }
+  return ws;
+}
+
+Workspace& CudaEngine::Impl::workspace_for(std::uint64_t capacity, std::size_t budget_bytes) {
+  for (auto& w : workspaces) {
+    if (w->capacity == capacity) {
+      w->last_use = ++use_clock;
+      return *w;
+    }
+  }
+  const std::size_t need = capacity * bytes_per_rotation(shape);
+  auto evict_one = [&] {
+    CUDA_TRY(cudaStreamSynchronize(st()));  // nothing queued still uses it
+    auto lru = std::min_element(workspaces.begin(), workspaces.end(),
+                                [](const auto& a, const auto& b) { return a->last_use < b->last_use; });
+    workspaces.erase(lru);
+  };
+  while (!workspaces.empty() && (workspaces.size() >= options.max_cached_workspaces ||
+                                 cached_bytes() + need > budget_bytes)) {
+    evict_one();
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<Workspace> w;
+  try {
+    w = make_workspace(capacity);
+  } catch (const DeviceOutOfMemory&) {
+    if (workspaces.empty()) throw;
+    while (!workspaces.empty()) evict_one();
+    w = make_workspace(capacity);
+  }
+  times.setup_ms +=
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  w->last_use = ++use_clock;
+  workspaces.push_back(std::move(w));
+  return *workspaces.back();
+}
+
+void CudaEngine::Impl::record_rotation(Workspace& ws) {
+  const Shape& s = shape;
+  const std::uint64_t C = ws.capacity;
+  const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
+  launch_accumulator_init(ws.pre.data(), C, s, ws.powers.data(), ws.acc.data(), st());
+  for (std::uint32_t i = 0; i < s.n; ++i) {
+    launch_rotate_decompose(ws.acc.data(), ws.powers.data(), i, C, s, gadget, twist.data(),
+                            ws.digits.data(), st());
+    CUFFT_TRY(cufftExecZ2Z(ws.forward.get(), as_cufft(ws.digits.data()),
+                           as_cufft(ws.digits.data()), CUFFT_FORWARD));
+    launch_multiply_accumulate(ws.digits.data(), bk_fourier.data() + i * key_step, C, s,
+                               ws.product.data(), st());
+    CUFFT_TRY(cufftExecZ2Z(ws.inverse.get(), as_cufft(ws.product.data()),
+                           as_cufft(ws.product.data()), CUFFT_INVERSE));
+    launch_untwist_round_add(ws.product.data(), untwist.data(), C, s, ws.acc.data(), st());
+  }
+}
+
+void CudaEngine::Impl::run_rotation(Workspace& ws) {
+  if (ws.graph) {
+    CUDA_TRY(cudaGraphLaunch(ws.graph.get(), st()));
+  } else {
+    record_rotation(ws);
+  }
+}
+
+void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
+  DeviceGuard guard(info.index);
+  const double upload_ms = times.upload_ms, download_ms = times.download_ms;
+  times = CudaPhaseTimes{};
+  times.upload_ms = upload_ms;
+  times.download_ms = download_ms;
+  if (plan.results == 0) return;
+  EXPECTS(plan.ops.size() <= UINT32_MAX && plan.boot_ops.size() <= UINT32_MAX,
+          "CudaBackend::evaluate: a batch of " + std::to_string(plan.ops.size()) +
+              " ops; at most 2^32-1");
+  const Shape& s = shape;
+  const cudaStream_t stream_now = st();
+  const auto op_count = static_cast<std::uint32_t>(plan.ops.size());
+  const auto boot_count = static_cast<std::uint32_t>(plan.boot_ops.size());
+  std::vector<std::tuple<double CudaPhaseTimes::*, const Event*, const Event*>> phases;
+  next_event = 0;
+
+  const Event& start = record_event();
+  ensure(ops, plan.ops.size(), "the batch's op descriptors");
+  ensure(boot_ops, std::max<std::size_t>(plan.boot_ops.size(), 1), "the batch's op descriptors");
+  CUDA_TRY(cudaMemcpyAsync(ops.data(), plan.ops.data(), plan.ops.size() * sizeof(OpDesc),
+                           cudaMemcpyHostToDevice, stream_now));
+  if (boot_count > 0) {
+    CUDA_TRY(cudaMemcpyAsync(boot_ops.data(), plan.boot_ops.data(),
+                             plan.boot_ops.size() * sizeof(BootOpDesc), cudaMemcpyHostToDevice,
+                             stream_now));
+  }
+  ensure(results, plan.results * s.n1(), "the batch's results");
+  const Event& tables_done = record_event();
+  phases.emplace_back(&CudaPhaseTimes::tables_ms, &start, &tables_done);
+  if (plan.has_free_gates) {
+    launch_free_gates(ops.data(), op_count, plan.results, s.n, results.data(), stream_now);
+    phases.emplace_back(&CudaPhaseTimes::linear_combination_ms, &tables_done, &record_event());
+  }
+
+  if (plan.rotations > 0) {
+    const std::size_t budget_bytes = budget();
+    const std::size_t per_rotation = bytes_per_rotation(s);
+    const std::uint64_t limit =
+        std::min<std::uint64_t>(std::uint64_t{1} << 20, INT_MAX / s.rows());
+    std::uint64_t capacity = chunk_capacity(budget_bytes, per_rotation, limit);
+    if (capacity < 2) {
+      throw DeviceOutOfMemory(
+          "CudaBackend::evaluate: a memory budget of " + format_bytes(budget_bytes) +
+          " holds " + std::to_string(capacity) + " blind rotation(s) of " +
+          format_bytes(per_rotation) + " but a chunk needs at least 2" +
+          (options.memory_budget_bytes != 0 ? " (CudaOptions::memory_budget_bytes)"
+                                            : " (free device memory is too low)"));
+    }
+    std::uint64_t job = 0;
+    while (job < plan.jobs) {
+      const Chunk chunk = next_chunk(plan, job, capacity);
+      Workspace* ws = nullptr;
+      try {
+        ws = &workspace_for(bucket_capacity(chunk.rotations()), budget_bytes);
+      } catch (const DeviceOutOfMemory&) {
+        if (capacity <= 2) throw;
+        capacity = largest_bucket_at_most(capacity / 2);  // smaller chunks, then retry
+        continue;
+      }
+      times.chunk_capacity = std::max<std::size_t>(times.chunk_capacity, ws->capacity);
+      const Event& a = record_event();
+      launch_linear_combination(boot_ops.data(), boot_count, chunk.rotation_begin,
+                                chunk.rotations(), s.n, ws->pre.data(), stream_now);
+      const Event& b = record_event();
+      run_rotation(*ws);
+      const Event& c = record_event();
+      launch_sample_extract(boot_ops.data(), boot_count, chunk, ws->acc.data(), s,
+                            ws->extracted.data(), ws->result_index.data(), stream_now);
+      const Event& d = record_event();
+      launch_key_switch(ws->extracted.data(), chunk.jobs(), ws->result_index.data(), ksk.data(),
+                        ks, results.data(), stream_now);
+      const Event& e = record_event();
+      phases.emplace_back(&CudaPhaseTimes::linear_combination_ms, &a, &b);
+      phases.emplace_back(&CudaPhaseTimes::blind_rotation_ms, &b, &c);
+      phases.emplace_back(&CudaPhaseTimes::sample_extraction_ms, &c, &d);
+      phases.emplace_back(&CudaPhaseTimes::key_switching_ms, &d, &e);
+      ++times.chunks;
+      job = chunk.job_end;
+    }
+  }
+
+  const Event& outputs_start = record_event();
+  launch_write_outputs(ops.data(), op_count, plan.results, s.n, results.data(), stream_now);
+  const Event& end = record_event();
+  phases.emplace_back(&CudaPhaseTimes::output_ms, &outputs_start, &end);
+  CUDA_TRY(cudaStreamSynchronize(stream_now));
+  for (const auto& [field, from, to] : phases) times.*field += to->since(*from);
+  times.evaluate_ms = end.since(start);
+}
+
+// ---- CudaEngine -------------------------------------------------------------------------
+
+CudaEngine::CudaEngine(const Shape& shape, const std::uint32_t* bk, const std::uint32_t* ksk,
+                       const CudaOptions& options)
+    : impl_(std::make_unique<Impl>(shape, bk, ksk, options)) {}
+
+CudaEngine::~CudaEngine() = default;
+
+const DeviceInfo& CudaEngine::device() const { return impl_->info; }
+
+std::size_t CudaEngine::key_bytes() const {
+  return impl_->bk_fourier.bytes() + impl_->ksk.bytes() + impl_->twist.bytes() +
+         impl_->untwist.bytes();
+}
+
+std::shared_ptr<void> CudaEngine::allocate(std::size_t words) {
+  if (words == 0) return nullptr;
+  DeviceGuard guard(impl_->info.index);
+  DeviceBuffer<std::uint32_t> buffer(words, impl_->st(), "a buffer of ciphertexts");
+  CUDA_TRY(cudaMemsetAsync(buffer.data(), 0, buffer.bytes(), impl_->st()));
+  std::shared_ptr<Stream> keep = impl_->stream;
+  return std::shared_ptr<void>(buffer.release_ownership(), [keep](void* p) {
+    int previous = -1;
+    cudaGetDevice(&previous);
+    cudaSetDevice(keep->device());
+    cudaFreeAsync(p, keep->get());
+    if (previous >= 0) cudaSetDevice(previous);
+  });
+}
+
+void CudaEngine::copy_to_device(void* dst, const std::uint32_t* src, std::size_t words) {
+  DeviceGuard guard(impl_->info.index);
+  Impl& m = *impl_;
+  m.transfer_start->record(m.st());
+  if (words > 0) {
+    CUDA_TRY(cudaMemcpyAsync(dst, src, words * 4, cudaMemcpyHostToDevice, m.st()));
+  }
+  m.transfer_end->record(m.st());
+  CUDA_TRY(cudaStreamSynchronize(m.st()));
+  m.times.upload_ms = m.transfer_end->since(*m.transfer_start);
+}
+
+void CudaEngine::copy_to_host(std::uint32_t* dst, const void* src, std::size_t words) {
+  DeviceGuard guard(impl_->info.index);
+  Impl& m = *impl_;
+  m.transfer_start->record(m.st());
+  if (words > 0) {
+    CUDA_TRY(cudaMemcpyAsync(dst, src, words * 4, cudaMemcpyDeviceToHost, m.st()));
+  }
+  m.transfer_end->record(m.st());
+  CUDA_TRY(cudaStreamSynchronize(m.st()));
+  m.times.download_ms = m.transfer_end->since(*m.transfer_start);
+}
+
+void CudaEngine::evaluate(const BatchPlan& plan) { impl_->evaluate(plan); }
+
+const CudaPhaseTimes& CudaEngine::times() const { return impl_->times; }
+
+}  // namespace torusgate::gpu::detail

@@ -1,0 +1,51 @@
+// The boundary between the backend (host C++, cuda_backend.cpp) and the CUDA code
+// (cuda_engine.cu): a device, its stream, the keys on it, device memory, transfers and the
+// evaluation of a planned batch. No CUDA types here; without CUDA, cuda_engine_stub.cpp
+// implements it by refusing to construct.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "batch_plan.hpp"
+#include "torusgate/gpu/cuda_options.hpp"
+#include "torusgate/gpu/device.hpp"
+
+namespace torusgate::gpu::detail {
+
+class CudaEngine {
+ public:
+  // Opens options.device, makes a stream, uploads the keys: `bk` (shape.bk_words() words,
+  // coefficient form, core's BootstrappingKey layout) is transformed to the Fourier domain
+  // on the device; `ksk` (shape.ksk_words()) is copied. Throws SystemError (no CUDA in this
+  // build, no device, a failed CUDA or cuFFT call), InvalidArgument (device index).
+  CudaEngine(const Shape& shape, const std::uint32_t* bk, const std::uint32_t* ksk,
+             const CudaOptions& options);
+  ~CudaEngine();
+  CudaEngine(const CudaEngine&) = delete;
+  CudaEngine& operator=(const CudaEngine&) = delete;
+
+  const DeviceInfo& device() const;
+  std::size_t key_bytes() const;
+
+  // Zeroed device memory of `words` 32-bit words (null for 0), freed on this engine's stream
+  // when the last copy of the pointer goes (it keeps the stream alive).
+  std::shared_ptr<void> allocate(std::size_t words);
+  // Host to device and back, synchronous for the caller; timed into times().
+  void copy_to_device(void* dst, const std::uint32_t* src, std::size_t words);
+  void copy_to_host(std::uint32_t* dst, const void* src, std::size_t words);
+
+  // Runs a planned batch (device pointers) to completion: free gates, chunks of linear
+  // combinations, blind rotations, extraction and key switching into a result buffer, then
+  // every result to its output. Throws SystemError when a CUDA call fails.
+  void evaluate(const BatchPlan& plan);
+
+  const CudaPhaseTimes& times() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace torusgate::gpu::detail

@@ -1,0 +1,377 @@
+// The per-element math of the CUDA kernels, compiled by nvcc for the device and by the host
+// compiler for the CPU tests (tests/gpu/test_gpu_host.cpp checks every function against
+// core/ and runs the kernels' whole data flow on the host). Standard headers only.
+//
+// Each kernel of cuda_kernels.cu computes its indices and calls one of the "body" functions
+// below; the host mirror calls the same bodies for every index. Layouts (all contiguous,
+// row-major, M = N/2, k1 = k+1, rows = (k+1)l):
+//   LWE samples            [count][n+1] Torus32
+//   accumulators           [rotation][k1][N] Torus32 (GLWE: k masks, then the body)
+//   digit spectra          [rotation][rows][M] Complex, row q = c*l + (p-1) as GGSW rows
+//   product spectra        [rotation][k1][M] Complex
+//   Fourier bootstrapping  [i < n][rows][k1][M] Complex: the coefficient key's polynomial
+//   key                    order, each polynomial folded, twisted and transformed
+//   key-switching key      [kN][t][base-1][n+1] Torus32 as core's KeySwitchingKey
+// The transforms between them are cuFFT Z2Z (natural order, forward exp(-2 pi i/M), both
+// directions unscaled); the 1/M is in the untwist factors, as in core/fft.hpp.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <numbers>
+#include <vector>
+
+#if defined(__CUDACC__)
+#define TG_HD __host__ __device__ __forceinline__
+#else
+#define TG_HD inline
+#endif
+
+namespace torusgate::gpu::kernel {
+
+using Torus32 = std::uint32_t;
+
+// Layout-compatible with cufftDoubleComplex (double2: 16 bytes, 16-byte aligned).
+struct alignas(16) Complex {
+  double re;
+  double im;
+};
+
+// ---- torus and modulus switching --------------------------------------------------------
+
+// e/8 of the torus (e may be negative).
+TG_HD Torus32 eighths(std::int32_t e) { return static_cast<Torus32>(e) * (Torus32{1} << 29); }
+
+// Round x to the nearest multiple of 1/2N and return its index in [0, 2N), 2N = 2^log2_2n
+// (core's mod_switch_from_torus).
+TG_HD std::uint32_t mod_switch(Torus32 x, std::uint32_t log2_2n) {
+  const std::uint64_t interval = (std::uint64_t{1} << 32) >> log2_2n;
+  const std::uint64_t rounded = (static_cast<std::uint64_t>(x) + interval / 2) >> (32 - log2_2n);
+  return static_cast<std::uint32_t>(rounded & ((std::uint64_t{1} << log2_2n) - 1));
+}
+
+// Round-to-nearest of v (|v| < 2^51) modulo 2^32: the 1.5 * 2^52 shift trick of core's
+// round_to_torus, with the bits read the device's way or the host's.
+TG_HD Torus32 round_to_torus32(double v) {
+  const double shifted = v + 6755399441055744.0;
+#if defined(__CUDA_ARCH__)
+  return static_cast<Torus32>(static_cast<unsigned long long>(__double_as_longlong(shifted)));
+#else
+  std::uint64_t bits;
+  std::memcpy(&bits, &shifted, sizeof bits);
+  return static_cast<Torus32>(bits);
+#endif
+}
+
+// ---- signed gadget decomposition (core's GadgetDecomposition) ---------------------------
+
+struct GadgetConstants {
+  Torus32 offset = 0;  // Bg/2 at every level plus half of the last level's unit
+  Torus32 mask = 0;    // Bg - 1
+  std::int32_t half = 0;
+  std::uint32_t base_log = 0;
+  std::uint32_t level_count = 0;
+};
+
+inline GadgetConstants make_gadget(std::uint32_t base_log, std::uint32_t level_count) {
+  GadgetConstants g;
+  const std::uint32_t base = 1u << base_log;
+  g.base_log = base_log;
+  g.level_count = level_count;
+  g.half = static_cast<std::int32_t>(base / 2);
+  g.mask = base - 1;
+  for (std::uint32_t p = 1; p <= level_count; ++p) g.offset += Torus32(base / 2) << (32 - p * base_log);
+  const std::uint32_t precision = base_log * level_count;
+  if (precision < 32) g.offset += Torus32{1} << (32 - precision - 1);
+  return g;
+}
+
+// Digit of level p (1-based) of x, in [-Bg/2, Bg/2).
+TG_HD std::int32_t gadget_digit(const GadgetConstants& g, Torus32 x, std::uint32_t p) {
+  const Torus32 shifted = (x + g.offset) >> (32 - p * g.base_log);
+  return static_cast<std::int32_t>(shifted & g.mask) - g.half;
+}
+
+// ---- fold, twist, untwist (core/fft.hpp's ComplexNegacyclicFft) --------------------------
+
+// zeta^j = exp(i pi j/N) for j < M: the twist table (made on the host, uploaded once).
+inline std::vector<Complex> twist_factors(std::uint32_t polynomial_size) {
+  const std::size_t N = polynomial_size, M = N / 2;
+  std::vector<Complex> t(M);
+  for (std::size_t j = 0; j < M; ++j) {
+    const double angle = std::numbers::pi * static_cast<double>(j) / static_cast<double>(N);
+    t[j] = Complex{std::cos(angle), std::sin(angle)};
+  }
+  return t;
+}
+
+// zeta^-j / M for j < M: the untwist table, with the inverse transform's 1/M.
+inline std::vector<Complex> untwist_factors(std::uint32_t polynomial_size) {
+  const std::size_t N = polynomial_size, M = N / 2;
+  std::vector<Complex> t(M);
+  for (std::size_t j = 0; j < M; ++j) {
+    const double angle = std::numbers::pi * static_cast<double>(j) / static_cast<double>(N);
+    t[j] = Complex{std::cos(angle) / static_cast<double>(M),
+                   -std::sin(angle) / static_cast<double>(M)};
+  }
+  return t;
+}
+
+// (x + i y) * twist: the fold c_j = a_j + i a_{j+M} and its twist by zeta^j.
+TG_HD Complex fold_twist(double x, double y, Complex twist) {
+  return Complex{x * twist.re - y * twist.im, x * twist.im + y * twist.re};
+}
+
+// v * untwist, rounded to Torus32: coefficient j (real part) and j+M (imaginary part).
+TG_HD void untwist_round(Complex v, Complex untwist, Torus32& lo, Torus32& hi) {
+  const double re = v.re * untwist.re - v.im * untwist.im;
+  const double im = v.re * untwist.im + v.im * untwist.re;
+  lo = round_to_torus32(re);
+  hi = round_to_torus32(im);
+}
+
+// ---- layout index functions -------------------------------------------------------------
+
+// Complex index of point j of polynomial (q, c) of GGSW i in the Fourier bootstrapping key.
+TG_HD std::size_t bk_spectrum_index(std::size_t i, std::size_t q, std::size_t c, std::size_t j,
+                                    std::size_t rows, std::size_t k1, std::size_t M) {
+  return ((i * rows + q) * k1 + c) * M + j;
+}
+// Complex index of point j of digit row q of rotation r.
+TG_HD std::size_t digit_index(std::size_t r, std::size_t q, std::size_t j, std::size_t rows,
+                              std::size_t M) {
+  return (r * rows + q) * M + j;
+}
+// Complex index of point j of product column c of rotation r.
+TG_HD std::size_t product_index(std::size_t r, std::size_t c, std::size_t j, std::size_t k1,
+                                std::size_t M) {
+  return (r * k1 + c) * M + j;
+}
+// Word index of coefficient j of polynomial c of accumulator r.
+TG_HD std::size_t accumulator_index(std::size_t r, std::size_t c, std::size_t j, std::size_t k1,
+                                    std::size_t N) {
+  return (r * k1 + c) * N + j;
+}
+// Word index of the key-switching key sample (i, level, digit), digit in 1..base-1.
+TG_HD std::size_t ksk_sample_index(std::size_t i, std::size_t level, std::size_t digit,
+                                   std::size_t levels, std::size_t base, std::size_t n1) {
+  return ((i * levels + level) * (base - 1) + (digit - 1)) * n1;
+}
+
+// ---- batch descriptors ------------------------------------------------------------------
+
+// Kinds of OpDesc: a bootstrapped gate (its results come from the blind rotations) or a
+// free one computed directly.
+enum class OpKind : std::uint32_t { Bootstrapped = 0, Constant = 1, Copy = 2, Not = 3 };
+
+// One op of a batch with at least one output bit: its results are [first_result,
+// first_result + count) of the batch's result buffer; element e of it is written to
+// out + e*(n+1) at the end.
+struct OpDesc {
+  const Torus32* in = nullptr;  // Copy/Not: element 0 of the input span
+  Torus32* out = nullptr;       // element 0 of the output span
+  std::uint64_t first_result = 0;
+  std::uint32_t count = 0;
+  OpKind kind = OpKind::Bootstrapped;
+  Torus32 constant = 0;  // Constant: the body (+-1/8)
+};
+
+// One bootstrapped op. Element e is job first_job + e and takes `bootstraps` rotations from
+// first_rotation + e*bootstraps; rotation `which` (0 or 1) of it bootstraps
+// offset_eighths[which]/8 + sum_j weights[which][j] * in[j][e].
+struct BootOpDesc {
+  const Torus32* in[3] = {nullptr, nullptr, nullptr};
+  std::uint64_t first_job = 0;
+  std::uint64_t first_rotation = 0;
+  std::uint64_t first_result = 0;
+  std::uint32_t count = 0;
+  std::uint32_t bootstraps = 1;  // 1, or 2 for MUX
+  std::int32_t weights[2][3] = {{0, 0, 0}, {0, 0, 0}};
+  std::int32_t offset_eighths[2] = {0, 0};
+};
+
+// The last item whose `first` field is <= index, among `count` items sorted by it (the
+// items' ranges tile [items[0].*first, ...)). Binary search; count >= 1.
+template <class T>
+TG_HD std::uint32_t find_item(const T* items, std::uint32_t count, std::uint64_t T::*first,
+                              std::uint64_t index) {
+  std::uint32_t lo = 0, hi = count;  // answer in [lo, hi)
+  while (hi - lo > 1) {
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    if (items[mid].*first <= index) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// ---- kernel bodies ----------------------------------------------------------------------
+
+// Word w of the result of free op `op`, element e (Constant, Copy, Not).
+TG_HD Torus32 free_gate_word(const OpDesc& op, std::uint64_t e, std::uint32_t w, std::uint32_t n) {
+  switch (op.kind) {
+    case OpKind::Constant: return w == n ? op.constant : Torus32{0};
+    case OpKind::Copy: return op.in[e * (n + 1) + w];
+    case OpKind::Not: return Torus32{0} - op.in[e * (n + 1) + w];
+    default: return 0;
+  }
+}
+
+// Word w of the linear combination that rotation `rotation` (a global index) of op
+// bootstraps: offset/8 on the body plus the weighted inputs (core's CPU backend).
+TG_HD Torus32 linear_combination_word(const BootOpDesc& op, std::uint64_t rotation,
+                                      std::uint32_t w, std::uint32_t n) {
+  const std::uint64_t local = rotation - op.first_rotation;
+  const std::uint64_t e = local / op.bootstraps;
+  const std::uint32_t which = static_cast<std::uint32_t>(local % op.bootstraps);
+  Torus32 v = w == n ? eighths(op.offset_eighths[which]) : Torus32{0};
+  for (int j = 0; j < 3; ++j) {
+    const std::int32_t weight = op.weights[which][j];
+    if (weight != 0) v += static_cast<Torus32>(weight) * op.in[j][e * (n + 1) + w];
+  }
+  return v;
+}
+
+// Coefficient j of X^{-b} * (mu, ..., mu) mod X^N + 1, b in [0, 2N): the test vector's
+// rotation by the switched body.
+TG_HD Torus32 test_vector_coefficient(std::uint32_t b, std::uint32_t j, std::uint32_t N,
+                                      Torus32 mu) {
+  const std::uint32_t shift = b % N;
+  const Torus32 sign = b >= N ? Torus32(0) - 1 : Torus32{1};
+  return (j + shift < N ? sign : Torus32{0} - sign) * mu;
+}
+
+// Word w < (k+1)N of a fresh accumulator for the LWE sample `sample` (n+1 words): masks 0,
+// body X^{-b~} mu.
+TG_HD Torus32 accumulator_init_word(const Torus32* sample, std::uint32_t w, std::uint32_t n,
+                                    std::uint32_t k, std::uint32_t N, std::uint32_t log2_2n,
+                                    Torus32 mu) {
+  if (w < k * N) return 0;
+  return test_vector_coefficient(mod_switch(sample[n], log2_2n), w - k * N, N, mu);
+}
+
+// Coefficient j of (X^power - 1) * a for one polynomial a of N words, power in [0, 2N).
+TG_HD Torus32 rotate_minus_one(const Torus32* a, std::uint32_t power, std::uint32_t j,
+                               std::uint32_t N) {
+  const bool negate = power >= N;
+  const std::uint32_t s = negate ? power - N : power;
+  const Torus32 sign_hi = negate ? Torus32(0) - 1 : Torus32{1};
+  if (j < s) return Torus32{0} - sign_hi * a[j + N - s] - a[j];
+  return sign_hi * a[j - s] - a[j];
+}
+
+// For point j < M of polynomial `a` of an accumulator: the coefficients j and j+M of
+// (X^power - 1) a, decomposed into l signed digits, folded and twisted: level p's value goes
+// to out[(p-1) * level_stride] (digit rows c*l + p-1 of one rotation, stride M).
+TG_HD void rotate_decompose_twist(const Torus32* a, std::uint32_t power, std::uint32_t j,
+                                  std::uint32_t N, const GadgetConstants& g, Complex twist,
+                                  Complex* out, std::size_t level_stride) {
+  const std::uint32_t M = N / 2;
+  const Torus32 lo = rotate_minus_one(a, power, j, N);
+  const Torus32 hi = rotate_minus_one(a, power, j + M, N);
+  for (std::uint32_t p = 1; p <= g.level_count; ++p) {
+    out[(p - 1) * level_stride] = fold_twist(static_cast<double>(gadget_digit(g, lo, p)),
+                                             static_cast<double>(gadget_digit(g, hi, p)), twist);
+  }
+}
+
+// Point j of the external product in the Fourier domain for one rotation:
+// product[c] = sum_q digits[q] * key[q][c] for c < k1 (digits: rows spectra of stride M;
+// key: one GGSW, rows x k1 spectra; product: k1 spectra).
+TG_HD void multiply_accumulate_point(const Complex* digits, const Complex* key, Complex* product,
+                                     std::uint32_t j, std::uint32_t rows, std::uint32_t k1,
+                                     std::uint32_t M) {
+  for (std::uint32_t c = 0; c < k1; ++c) {
+    double re = 0, im = 0;
+    for (std::uint32_t q = 0; q < rows; ++q) {
+      const Complex d = digits[std::size_t{q} * M + j];
+      const Complex b = key[(std::size_t{q} * k1 + c) * M + j];
+      re += d.re * b.re - d.im * b.im;
+      im += d.re * b.im + d.im * b.re;
+    }
+    product[std::size_t{c} * M + j] = Complex{re, im};
+  }
+}
+
+// Point j < M of an inverse-transformed product polynomial: untwist, round and add into the
+// accumulator polynomial a (coefficients j and j+M).
+TG_HD void untwist_round_add(Complex v, Complex untwist, Torus32* a, std::uint32_t j,
+                             std::uint32_t M) {
+  Torus32 lo, hi;
+  untwist_round(v, untwist, lo, hi);
+  a[j] += lo;
+  a[j + M] += hi;
+}
+
+// Word w <= kN of the LWE sample extracted (coefficient 0) from the accumulator acc
+// ((k+1)N words): core's sample_extract.
+TG_HD Torus32 sample_extract_word(const Torus32* acc, std::uint32_t w, std::uint32_t k,
+                                  std::uint32_t N) {
+  if (w == k * N) return acc[k * N];
+  const std::uint32_t c = w / N, j = w % N;
+  const Torus32* a = acc + std::size_t{c} * N;
+  return j == 0 ? a[0] : Torus32{0} - a[N - j];
+}
+
+// Word w of a gate's key-switching input: its extracted sample, or for a MUX the sum of its
+// two plus 1/8 on the body (`acc` points to the gate's first accumulator).
+TG_HD Torus32 gate_extract_word(const Torus32* acc, std::uint32_t bootstraps, std::uint32_t w,
+                                std::uint32_t k, std::uint32_t N) {
+  Torus32 v = sample_extract_word(acc, w, k, N);
+  if (bootstraps == 2) {
+    v += sample_extract_word(acc + std::size_t{k + 1} * N, w, k, N);
+    if (w == k * N) v += eighths(1);
+  }
+  return v;
+}
+
+// ---- key switching (core's key_switch) ---------------------------------------------------
+
+struct KeySwitchConstants {
+  Torus32 round_offset = 0;  // half of the last level's unit
+  Torus32 mask = 0;          // base - 1
+  std::uint32_t base_log = 0;
+  std::uint32_t level_count = 0;
+  std::uint32_t n = 0;       // output dimension
+  std::uint32_t input_dimension = 0;  // kN
+};
+
+inline KeySwitchConstants make_key_switch(std::uint32_t base_log, std::uint32_t level_count,
+                                          std::uint32_t n, std::uint32_t input_dimension) {
+  KeySwitchConstants ks;
+  ks.base_log = base_log;
+  ks.level_count = level_count;
+  ks.mask = (Torus32{1} << base_log) - 1;
+  const std::uint32_t precision = base_log * level_count;
+  ks.round_offset = precision < 32 ? Torus32{1} << (32 - precision - 1) : 0;
+  ks.n = n;
+  ks.input_dimension = input_dimension;
+  return ks;
+}
+
+// Unsigned digit of level j (0-based) of an input coefficient that already has the rounding
+// offset added; 0 selects no key sample (the row that is not stored).
+TG_HD std::uint32_t key_switch_digit(const KeySwitchConstants& ks, Torus32 rounded,
+                                     std::uint32_t level) {
+  return (rounded >> (32 - (level + 1) * ks.base_log)) & ks.mask;
+}
+
+// acc (word w of one output) minus the key samples that input coefficient i selects; a is
+// the coefficient plus ks.round_offset, key_i the key's samples of coefficient i.
+TG_HD Torus32 key_switch_step(Torus32 acc, Torus32 rounded, const Torus32* key_i,
+                              std::uint32_t w, const KeySwitchConstants& ks) {
+  const std::size_t n1 = ks.n + 1, base = std::size_t{1} << ks.base_log;
+  for (std::uint32_t level = 0; level < ks.level_count; ++level) {
+    const std::uint32_t digit = key_switch_digit(ks, rounded, level);
+    if (digit != 0) acc -= key_i[ksk_sample_index(0, level, digit, ks.level_count, base, n1) + w];
+  }
+  return acc;
+}
+
+// Words of the key-switching key's samples for one input coefficient: t * (base-1) * (n+1).
+TG_HD std::size_t ksk_coefficient_words(const KeySwitchConstants& ks) {
+  return std::size_t{ks.level_count} * ((std::size_t{1} << ks.base_log) - 1) * (ks.n + 1);
+}
+
+}  // namespace torusgate::gpu::kernel
