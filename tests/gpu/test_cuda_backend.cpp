@@ -1,0 +1,490 @@
+// GPU tests of the CUDA backend (executable tests_gpu, ctest label gpu; its main skips with
+// exit 77 where no CUDA device exists): every gate kind and random mixed batches of 1 to
+// 100k gates decrypt as on the CPU backend, ciphertexts equal word for word, chunked and
+// unchunked runs and graph and direct launches agree, aliasing, bad inputs, circuits run
+// unchanged, several backends at once, timings and workspace reuse; [slow]: 10^6
+// tfhe_lib_128 gates with zero errors.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend_fixtures.hpp"
+#include "test_support.hpp"
+#include "torusgate/circuits/circuits.hpp"
+#include "torusgate/core/backend.hpp"
+#include "torusgate/core/keys.hpp"
+#include "torusgate/cpu/cpu_backend.hpp"
+#include "torusgate/gpu/cuda_backend.hpp"
+#include "torusgate/gpu/device.hpp"
+
+using namespace torusgate;
+using torusgate::test::catch_seed;
+using torusgate::test::keys_for;
+using torusgate::test::seeded_rng;
+
+static_assert(Backend<CudaBackend>);
+
+namespace {
+
+// One backend per parameter set for the executable: the key goes up once. Never destroyed
+// (left to the process exit), so no CUDA call runs while the CUDA runtime shuts down.
+CudaBackend& gpu_for(const Parameters& p) {
+  static auto* cache = new std::map<std::string, std::unique_ptr<CudaBackend>>;
+  auto& be = (*cache)[p.name];
+  if (!be) be = std::make_unique<CudaBackend>(keys_for(p).cloud);
+  return *be;
+}
+
+OpenMpBackend& cpu_for(const Parameters& p) {
+  static std::map<std::string, std::unique_ptr<OpenMpBackend>> cache;
+  auto& be = cache[p.name];
+  if (!be) be = std::make_unique<OpenMpBackend>(test::cpu_context_for(p));
+  return *be;
+}
+
+std::vector<GateSpec> all_specs() {
+  std::vector<GateSpec> s = {GateSpec::constant(false), GateSpec::constant(true)};
+  for (GateKind k : {GateKind::Copy, GateKind::Not, GateKind::And, GateKind::Nand, GateKind::Or,
+                     GateKind::Nor, GateKind::Xor, GateKind::Xnor, GateKind::AndNY,
+                     GateKind::AndYN, GateKind::OrNY, GateKind::OrYN, GateKind::Mux,
+                     GateKind::Majority, GateKind::Xor3, GateKind::PrefixGenerate}) {
+    s.push_back(GateSpec::of(k));
+  }
+  s.push_back(GateSpec::threshold(1, {3, -1, 2}));
+  s.push_back(GateSpec::threshold(2, {1, 2}));
+  return s;
+}
+
+std::vector<std::uint8_t> random_bits(Csprng& rng, std::size_t count) {
+  std::vector<std::uint8_t> b(count);
+  for (auto& x : b) x = static_cast<std::uint8_t>(rng.uniform_bit());
+  return b;
+}
+
+// A batch described independently of the backend: ops over an input register and one
+// output buffer, so the same batch runs on the CPU and the GPU backend.
+struct OpPlan {
+  GateSpec spec;
+  std::array<std::size_t, 3> in{};
+  std::size_t out = 0, count = 0;
+};
+struct BatchPlan {
+  std::vector<std::uint8_t> inputs;  // the input register's plaintext
+  std::vector<OpPlan> ops;
+  std::size_t outputs = 0;
+  std::vector<std::uint8_t> expected() const {
+    std::vector<std::uint8_t> e(outputs);
+    for (const OpPlan& op : ops) {
+      for (std::size_t i = 0; i < op.count; ++i) {
+        e[op.out + i] = op.spec.evaluate(inputs[op.in[0] + i], inputs[op.in[1] + i],
+                                         inputs[op.in[2] + i]);
+      }
+    }
+    return e;
+  }
+};
+
+// `gates` output bits in runs of 1 to 64 of random gate kinds (every kind, MUX included)
+// reading random runs of a register of inputs.
+BatchPlan random_plan(Csprng& rng, std::size_t gates, std::size_t register_bits) {
+  const auto specs = all_specs();
+  BatchPlan plan;
+  plan.inputs = random_bits(rng, register_bits);
+  while (plan.outputs < gates) {
+    OpPlan op;
+    op.spec = specs[rng.uniform_below(specs.size())];
+    op.count = std::min<std::size_t>(1 + rng.uniform_below(64), gates - plan.outputs);
+    for (auto& in : op.in) in = rng.uniform_below(register_bits - op.count + 1);
+    op.out = plan.outputs;
+    plan.outputs += op.count;
+    plan.ops.push_back(op);
+  }
+  return plan;
+}
+
+template <class B>
+std::vector<GateOpOf<B>> make_ops(const BatchPlan& plan, const BufferOf<B>& in,
+                                  const BufferOf<B>& out) {
+  std::vector<GateOpOf<B>> ops;
+  for (const OpPlan& op : plan.ops) {
+    const auto span = [&](std::size_t j) {
+      return j < op.spec.arity ? in.bits(op.in[j], op.count) : BitsOf<B>{};
+    };
+    ops.push_back(gate::make(op.spec, span(0), span(1), span(2), out.bits(op.out, op.count)));
+  }
+  return ops;
+}
+
+// Runs `plan` on backend `be` with the encrypted inputs `encrypted`; returns the output words.
+template <class B>
+LweBatch run_plan(B& be, const BatchPlan& plan, const LweBatch& encrypted) {
+  const auto in = be.upload(encrypted);
+  const auto out = be.allocate(plan.outputs);
+  be.evaluate(make_ops<B>(plan, in, out));
+  return be.download(out.bits());
+}
+
+std::uint64_t bootstraps_of(const BatchPlan& plan) {
+  std::uint64_t b = 0;
+  for (const OpPlan& op : plan.ops) b += std::uint64_t{op.count} * op.spec.bootstraps();
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("every gate kind on every input combination, one mixed batch, every parameter set",
+          "[gpu]") {
+  using S = CudaStorage;
+  for (const Parameters& p : all_parameter_sets()) {
+    INFO("parameter set " << p.name);
+    const std::uint64_t seed = catch_seed(0x9a7e);
+    INFO("seed " << seed);
+    Csprng rng = seeded_rng(seed);
+    CudaBackend& be = gpu_for(p);
+    const SecretKey& key = keys_for(p).secret;
+    std::vector<std::uint8_t> a(8), b(8), c(8);
+    for (int x = 0; x < 8; ++x) {
+      a[x] = x & 1;
+      b[x] = (x >> 1) & 1;
+      c[x] = (x >> 2) & 1;
+    }
+    auto A = encrypt(be, key, a, rng), B = encrypt(be, key, b, rng), C = encrypt(be, key, c, rng);
+    const auto specs = all_specs();
+    auto out = be.allocate(8 * specs.size());
+    std::vector<GateOp<S>> batch;
+    std::uint64_t bootstraps = 0;
+    for (std::size_t g = 0; g < specs.size(); ++g) {
+      batch.push_back(gate::make<S>(specs[g], A.bits(), B.bits(), C.bits(), out.bits(8 * g, 8)));
+      bootstraps += 8 * static_cast<std::uint64_t>(specs[g].bootstraps());
+    }
+    be.reset_stats();
+    be.evaluate(batch);
+    const auto got = decrypt(be, key, out.bits());
+    for (std::size_t g = 0; g < specs.size(); ++g) {
+      for (int x = 0; x < 8; ++x) {
+        INFO("gate " << gate_kind_name(specs[g].kind) << " #" << g << " inputs " << x);
+        CHECK(got[8 * g + x] == specs[g].evaluate(a[x], b[x], c[x]));
+      }
+    }
+    const BackendStats st = be.stats();
+    CHECK(st.batches == 1);
+    CHECK(st.gates == 8 * specs.size());
+    CHECK(st.bootstraps == bootstraps);
+    CHECK(st.bootstrap_batches == 1);
+    CHECK(st.gates_by_kind[static_cast<std::size_t>(GateKind::Mux)] == 8);
+    CHECK(decrypt(be, key, A.bits()) == a);  // inputs unchanged
+    CHECK(decrypt(be, key, C.bits()) == c);
+  }
+}
+
+TEST_CASE("random mixed batches of 1 to 100k gates decrypt as on the CPU backend", "[gpu]") {
+  struct Case {
+    Parameters params;
+    std::size_t gates;
+  };
+  const std::vector<Case> cases = {
+      {toy_insecure(), 1},      {toy_insecure(), 2},       {toy_insecure(), 3},
+      {toy_insecure(), 17},     {toy_insecure(), 100},     {toy_insecure(), 1000},
+      {toy_insecure(), 10000},  {toy_insecure(), 100000},  {toy_k2_insecure(), 777},
+      {tfhe_lib_128(), 1},      {tfhe_lib_128(), 5},       {tfhe_lib_128(), 64},
+      {tfhe_lib_128(), 1000},   {tfhe_lib_80(), 300},      {default_128(), 300}};
+  for (const Case& c : cases) {
+    const std::uint64_t seed = catch_seed(0x51 + c.gates);
+    INFO("parameter set " << c.params.name << ", " << c.gates << " gates, seed " << seed);
+    Csprng rng = seeded_rng(seed);
+    const BatchPlan plan = random_plan(rng, c.gates, std::max<std::size_t>(c.gates, 128));
+    const SecretKey& key = keys_for(c.params).secret;
+    const LweBatch encrypted = encrypt_bits(key, plan.inputs, rng);
+    CudaBackend& gpu = gpu_for(c.params);
+    gpu.reset_stats();
+    const LweBatch from_gpu = run_plan(gpu, plan, encrypted);
+    const LweBatch from_cpu = run_plan(cpu_for(c.params), plan, encrypted);
+    const auto gpu_bits = decrypt_bits(key, from_gpu);
+    CHECK(gpu_bits == decrypt_bits(key, from_cpu));
+    CHECK(gpu_bits == plan.expected());
+    CHECK(gpu.stats().bootstraps == bootstraps_of(plan));
+  }
+}
+
+TEST_CASE("GPU ciphertexts equal the CPU backend's word for word (exact FFT rounding)", "[gpu]") {
+  // Both round every external product to the exact integer result, so the words agree; a
+  // difference means a transform error above 1/2 somewhere (or a bug), even where the
+  // decryptions still agree.
+  for (const Parameters& p : {toy_insecure(), toy_k2_insecure(), tfhe_lib_128(), default_128()}) {
+    const std::uint64_t seed = catch_seed(0xe4ac7);
+    INFO("parameter set " << p.name << ", seed " << seed);
+    Csprng rng = seeded_rng(seed);
+    const BatchPlan plan = random_plan(rng, 500, 500);
+    const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
+    const LweBatch from_gpu = run_plan(gpu_for(p), plan, encrypted);
+    const LweBatch from_cpu = run_plan(cpu_for(p), plan, encrypted);
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < plan.outputs; ++i) {
+      differing += !std::equal(from_gpu.sample(i).begin(), from_gpu.sample(i).end(),
+                               from_cpu.sample(i).begin());
+    }
+    INFO(differing << " of " << plan.outputs << " output samples differ");
+    CHECK(differing == 0);
+  }
+}
+
+TEST_CASE("chunked and unchunked runs give identical ciphertexts", "[gpu]") {
+  for (const Parameters& p : {toy_insecure(), tfhe_lib_128()}) {
+    const std::uint64_t seed = catch_seed(0xc4c);
+    INFO("parameter set " << p.name << ", seed " << seed);
+    Csprng rng = seeded_rng(seed);
+    CudaBackend& whole = gpu_for(p);
+    CudaOptions small;
+    // Room for about 40 rotations: chunks of 32 (the largest bucket that fits).
+    small.memory_budget_bytes = 40 * whole.bytes_per_rotation();
+    CudaBackend chunked(keys_for(p).cloud, small);
+    const BatchPlan plan = random_plan(rng, p.insecure ? 3000 : 300, 400);
+    const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
+    const LweBatch a = run_plan(whole, plan, encrypted);
+    CHECK(whole.last_times().chunks == 1);
+    const LweBatch b = run_plan(chunked, plan, encrypted);
+    CHECK(chunked.last_times().chunks >= bootstraps_of(plan) / 32);
+    CHECK(chunked.last_times().chunk_capacity <= 32);
+    CHECK(a == b);
+    CHECK(decrypt_bits(keys_for(p).secret, b) == plan.expected());
+  }
+}
+
+TEST_CASE("CUDA graphs and direct launches compute the same ciphertexts", "[gpu]") {
+  const Parameters p = toy_k2_insecure();
+  const std::uint64_t seed = catch_seed(0x96);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  CudaOptions direct;
+  direct.use_cuda_graphs = false;
+  CudaBackend plain(keys_for(p).cloud, direct);
+  const BatchPlan plan = random_plan(rng, 700, 300);
+  const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
+  CHECK(run_plan(plain, plan, encrypted) == run_plan(gpu_for(p), plan, encrypted));
+}
+
+TEST_CASE("outputs may alias inputs on the GPU: every input is read before any write", "[gpu]") {
+  using S = CudaStorage;
+  const Parameters p = toy_insecure();
+  CudaBackend& be = gpu_for(p);
+  const SecretKey& key = keys_for(p).secret;
+  Csprng rng = seeded_rng(catch_seed(0xa11a5));
+  const std::vector<std::uint8_t> a = {0, 1, 0, 1}, b = {0, 0, 1, 1};
+  auto A = encrypt(be, key, a, rng), B = encrypt(be, key, b, rng);
+  be.evaluate({gate::not_<S>(A.bits(), A.bits())});
+  CHECK(decrypt(be, key, A.bits()) == std::vector<std::uint8_t>{1, 0, 1, 0});
+  be.evaluate({gate::not_<S>(A.bits(), A.bits())});
+  be.evaluate({gate::and_<S>(A.bits(), B.bits(), A.bits())});
+  CHECK(decrypt(be, key, A.bits()) == std::vector<std::uint8_t>{0, 0, 0, 1});
+  auto P = encrypt(be, key, std::vector<std::uint8_t>{1, 1, 0, 0}, rng);
+  auto Q = encrypt(be, key, std::vector<std::uint8_t>{0, 1, 0, 1}, rng);
+  be.evaluate({gate::copy<S>(P.bits(), Q.bits()), gate::copy<S>(Q.bits(), P.bits())});
+  CHECK(decrypt(be, key, P.bits()) == std::vector<std::uint8_t>{0, 1, 0, 1});
+  CHECK(decrypt(be, key, Q.bits()) == std::vector<std::uint8_t>{1, 1, 0, 0});
+  auto X = encrypt(be, key, a, rng), Y = encrypt(be, key, b, rng);
+  be.evaluate({gate::xor_<S>(X.bits(), Y.bits(), Y.bits()), gate::and_<S>(X.bits(), Y.bits(), X.bits())});
+  CHECK(decrypt(be, key, Y.bits()) == std::vector<std::uint8_t>{0, 1, 1, 0});
+  CHECK(decrypt(be, key, X.bits()) == std::vector<std::uint8_t>{0, 0, 0, 1});
+  auto Sel = encrypt(be, key, std::vector<std::uint8_t>{0, 1, 1, 0}, rng);
+  auto T = encrypt(be, key, std::vector<std::uint8_t>{1, 1, 1, 1}, rng);
+  auto E = encrypt(be, key, std::vector<std::uint8_t>{0, 0, 0, 0}, rng);
+  be.evaluate({gate::mux<S>(Sel.bits(), T.bits(), E.bits(), Sel.bits())});
+  CHECK(decrypt(be, key, Sel.bits()) == std::vector<std::uint8_t>{0, 1, 1, 0});
+  auto R = encrypt(be, key, std::vector<std::uint8_t>{1, 0, 0, 1, 1, 0}, rng);
+  be.evaluate({gate::nand<S>(R.bits(0, 4), R.bits(1, 4), R.bits(2, 4))});
+  CHECK(decrypt(be, key, R.bits()) == std::vector<std::uint8_t>{1, 0, 1, 1, 1, 0});
+  // Empty batches and batches of free gates only.
+  be.reset_stats();
+  be.evaluate(std::span<const GateOp<S>>{});
+  be.evaluate({gate::constant<S>(true, R.bits(0, 2)), gate::not_<S>(R.bits(2, 2), R.bits(4, 2))});
+  CHECK(decrypt(be, key, R.bits()) == std::vector<std::uint8_t>{1, 1, 1, 1, 0, 0});
+  CHECK(be.stats().batches == 2);
+  CHECK(be.stats().bootstraps == 0);
+  CHECK(be.stats().bootstrap_batches == 0);
+}
+
+TEST_CASE("bad inputs to the GPU backend throw clear exceptions", "[gpu]") {
+  using S = CudaStorage;
+  const Parameters p = toy_insecure();
+  CudaBackend& be = gpu_for(p);
+  CudaBackend& other_set = gpu_for(toy_k2_insecure());
+  CudaBackend same_set(keys_for(p).cloud);
+  const SecretKey& key = keys_for(p).secret;
+  Csprng rng = seeded_rng(11);
+  auto A = encrypt(be, key, std::vector<std::uint8_t>{0, 1, 0, 1, 1, 1, 0, 0}, rng);
+  auto out = be.allocate(8);
+  auto foreign = encrypt(same_set, key, std::vector<std::uint8_t>(8, 1), rng);
+  auto k2 = encrypt(other_set, keys_for(toy_k2_insecure()).secret, std::vector<std::uint8_t>(8, 1), rng);
+  const BackendStats before = be.stats();
+
+  // Samples of another dimension, a client key of another parameter set.
+  REQUIRE_INVALID_ARGUMENT(be.upload(LweBatch(p.lwe_dimension + 1, 3)), "has n=65");
+  REQUIRE_INVALID_ARGUMENT(encrypt(be, keys_for(tfhe_lib_128()).secret, std::vector<std::uint8_t>{1}, rng),
+                           "the client key is for parameter set 'tfhe_lib_128'");
+  REQUIRE_INVALID_ARGUMENT(decrypt(be, keys_for(toy_k2_insecure()).secret, A.bits()),
+                           "the client key is for parameter set 'toy_k2_INSECURE'");
+  // Spans of another backend: same parameter set, or another set's cloud key.
+  REQUIRE_INVALID_ARGUMENT(be.evaluate({gate::and_<S>(A.bits(), foreign.bits(), out.bits())}),
+                           "another backend");
+  REQUIRE_INVALID_ARGUMENT(be.evaluate({gate::not_<S>(k2.bits(), out.bits())}), "another backend");
+  REQUIRE_INVALID_ARGUMENT(be.download(foreign.bits()), "another backend");
+  REQUIRE_INVALID_ARGUMENT(other_set.download(A.bits()), "another backend");
+  // Bounds, lengths, overlaps.
+  const BitSpan<S> past{&A.storage(), 6, 4};
+  REQUIRE_INVALID_ARGUMENT(be.download(past), "ends at bit 10");
+  REQUIRE_INVALID_ARGUMENT(be.evaluate({gate::and_<S>(A.bits(0, 4), A.bits(0, 3), out.bits(0, 4))}),
+                           "input 1 has 3 bits");
+  REQUIRE_INVALID_ARGUMENT(be.evaluate({gate::not_<S>(A.bits(0, 4), out.bits(0, 4)),
+                                        gate::copy<S>(A.bits(4, 4), out.bits(2, 4))}),
+                           "overlap");
+  CHECK(be.stats().batches == before.batches);  // nothing evaluated or counted
+  CHECK(decrypt(same_set, key, foreign.bits()) == std::vector<std::uint8_t>(8, 1));
+  // Options: a device that does not exist, a budget below two rotations.
+  CudaOptions o;
+  o.device = static_cast<int>(gpu::devices().size());
+  REQUIRE_INVALID_ARGUMENT(CudaBackend(keys_for(p).cloud, o), "CUDA device(s)");
+  o = CudaOptions{};
+  o.memory_budget_bytes = be.bytes_per_rotation();
+  REQUIRE_INVALID_ARGUMENT(CudaBackend(keys_for(p).cloud, o), "memory_budget_bytes");
+}
+
+TEST_CASE("circuits run on the GPU backend unchanged", "[gpu]") {
+  using namespace torusgate::circuits;
+  const Parameters p = toy_insecure();
+  CudaBackend& be = gpu_for(p);
+  const SecretKey& key = keys_for(p).secret;
+  Csprng rng = seeded_rng(catch_seed(0xc1));
+  using Array = IntArray<CudaBackend>;
+  const IntType type{8, true};
+  const std::vector<std::int64_t> xs = {3, -7, 12, -1, 100, -128}, ys = {5, 6, -4, -1, 27, 1};
+  const Array x = Array::encrypt_signed(be, key, xs, type, rng);
+  const Array y = Array::encrypt_signed(be, key, ys, type, rng);
+  Program<CudaBackend> prog(be);
+  Circuit& c = prog.circuit();
+  const Expr ex = prog.input(x), ey = prog.input(y);
+  const auto out = prog.run({add(c, ex, ey), multiply(c, ex, ey), max(c, ex, ey)});
+  auto wrap = [](std::int64_t v) { return static_cast<std::int64_t>(static_cast<std::int8_t>(v)); };
+  std::vector<std::int64_t> sum, product, mx;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    sum.push_back(wrap(xs[i] + ys[i]));
+    product.push_back(wrap(xs[i] * ys[i]));
+    mx.push_back(std::max(xs[i], ys[i]));
+  }
+  CHECK(out[0].decrypt_signed(be, key) == sum);
+  CHECK(out[1].decrypt_signed(be, key) == product);
+  CHECK(out[2].decrypt_signed(be, key) == mx);
+}
+
+TEST_CASE("several GPU backends at once: two parameter sets, and one per device", "[gpu]") {
+  const std::uint64_t seed = catch_seed(0x2b);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  const BatchPlan plan = random_plan(rng, 200, 200);
+  const LweBatch in1 = encrypt_bits(keys_for(toy_insecure()).secret, plan.inputs, rng);
+  const LweBatch in2 = encrypt_bits(keys_for(toy_k2_insecure()).secret, plan.inputs, rng);
+  CudaBackend& one = gpu_for(toy_insecure());
+  CudaBackend& two = gpu_for(toy_k2_insecure());
+  auto i1 = one.upload(in1);
+  auto i2 = two.upload(in2);
+  auto o1 = one.allocate(plan.outputs);
+  auto o2 = two.allocate(plan.outputs);
+  one.evaluate(make_ops<CudaBackend>(plan, i1, o1));
+  two.evaluate(make_ops<CudaBackend>(plan, i2, o2));
+  CHECK(decrypt(one, keys_for(toy_insecure()).secret, o1.bits()) == plan.expected());
+  CHECK(decrypt(two, keys_for(toy_k2_insecure()).secret, o2.bits()) == plan.expected());
+  for (const auto& d : gpu::devices()) {
+    INFO("device " << d.index << " " << d.name);
+    CudaOptions o;
+    o.device = d.index;
+    CudaBackend be(keys_for(toy_insecure()).cloud, o);
+    CHECK(be.device().index == d.index);
+    CHECK(decrypt_bits(keys_for(toy_insecure()).secret, run_plan(be, plan, in1)) == plan.expected());
+  }
+}
+
+TEST_CASE("phase timings are measured and workspaces are made once per batch size", "[gpu]") {
+  const Parameters p = toy_insecure();
+  CudaOptions o;
+  o.max_cached_workspaces = 2;
+  CudaBackend be(keys_for(p).cloud, o);
+  const SecretKey& key = keys_for(p).secret;
+  Csprng rng = seeded_rng(catch_seed(0x7e));
+  const BatchPlan plan = random_plan(rng, 300, 300);
+  const LweBatch encrypted = encrypt_bits(key, plan.inputs, rng);
+  auto in = be.upload(encrypted);
+  CHECK(be.last_times().upload_ms > 0);
+  auto out = be.allocate(plan.outputs);
+  const auto ops = make_ops<CudaBackend>(plan, in, out);
+  be.evaluate(ops);
+  const CudaPhaseTimes first = be.last_times();
+  CHECK(first.setup_ms > 0);  // a new workspace (plans, graph)
+  CHECK(first.blind_rotation_ms > 0);
+  CHECK(first.key_switching_ms > 0);
+  CHECK(first.sample_extraction_ms > 0);
+  CHECK(first.linear_combination_ms > 0);
+  CHECK(first.output_ms > 0);
+  CHECK(first.evaluate_ms >= first.blind_rotation_ms + first.key_switching_ms);
+  CHECK(first.chunks == 1);
+  be.evaluate(ops);
+  CHECK(be.last_times().setup_ms == 0);  // the same size: the workspace is reused
+  CHECK(decrypt(be, key, out.bits()) == plan.expected());
+  CHECK(be.last_times().download_ms > 0);
+  CHECK(be.device_key_bytes() > 0);
+}
+
+TEST_CASE("one million tfhe_lib_128 gates on the GPU with zero errors", "[gpu][slow]") {
+  const Parameters p = tfhe_lib_128();
+  CudaBackend& be = gpu_for(p);
+  const SecretKey& key = keys_for(p).secret;
+  const std::uint64_t seed = catch_seed(0x1e6);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  const std::size_t per_batch = 65536, batches = 16;  // 1,048,576 gates
+  std::size_t errors = 0, gates = 0;
+  double seconds = 0;
+  std::uint64_t bootstraps = 0;
+  for (std::size_t i = 0; i < batches; ++i) {
+    const BatchPlan plan = random_plan(rng, per_batch, per_batch);
+    const LweBatch encrypted = encrypt_bits(key, plan.inputs, rng);
+    auto in = be.upload(encrypted);
+    auto out = be.allocate(plan.outputs);
+    const auto ops = make_ops<CudaBackend>(plan, in, out);
+    const auto t0 = std::chrono::steady_clock::now();
+    be.evaluate(ops);
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    bootstraps += bootstraps_of(plan);
+    const auto got = decrypt(be, key, out.bits());
+    const auto want = plan.expected();
+    for (std::size_t g = 0; g < got.size(); ++g) errors += got[g] != want[g];
+    gates += got.size();
+  }
+  std::printf("tfhe_lib_128 on the GPU: %zu gates (%llu bootstraps) in %.2f s of evaluate(), "
+              "%.0f bootstraps/s, %zu errors\n",
+              gates, static_cast<unsigned long long>(bootstraps), seconds,
+              static_cast<double>(bootstraps) / seconds, errors);
+  CHECK(gates >= 1000000);
+  CHECK(errors == 0);
+}
+
+TEST_CASE("100k-gate tfhe_lib_128 batches decrypt as the plaintext evaluation", "[gpu][slow]") {
+  const Parameters p = tfhe_lib_128();
+  const std::uint64_t seed = catch_seed(0x100c);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  const BatchPlan plan = random_plan(rng, 100000, 100000);
+  const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
+  CHECK(decrypt_bits(keys_for(p).secret, run_plan(gpu_for(p), plan, encrypted)) == plan.expected());
+  // And 10k of them against the CPU backend itself.
+  const BatchPlan small = random_plan(rng, 10000, 10000);
+  const LweBatch enc_small = encrypt_bits(keys_for(p).secret, small.inputs, rng);
+  CHECK(decrypt_bits(keys_for(p).secret, run_plan(gpu_for(p), small, enc_small)) ==
+        decrypt_bits(keys_for(p).secret, run_plan(cpu_for(p), small, enc_small)));
+}

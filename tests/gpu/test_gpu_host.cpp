@@ -1,0 +1,553 @@
+// CPU tests of the CUDA backend's host side, run everywhere (no GPU needed): the kernels'
+// per-element math (gpu/src/kernel_math.hpp) against core/, the batch plan and chunking,
+// the natural-order FFT that stands in for cuFFT, one CMUX step computed the kernels' way
+// against core's exact external product, the kernels' whole data flow (host mirror) against
+// the CPU backend word for word, chunked and not, and the backend's option checks and its
+// clear refusal where no device (or no CUDA) exists.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include "backend_fixtures.hpp"
+#include "batch_builder.hpp"
+#include "batch_plan.hpp"
+#include "host_mirror.hpp"
+#include "kernel_math.hpp"
+#include "test_support.hpp"
+#include "torusgate/core/bootstrap.hpp"
+#include "torusgate/core/fft.hpp"
+#include "torusgate/core/glwe.hpp"
+#include "torusgate/cpu/cpu_backend.hpp"
+#include "torusgate/gpu/cuda_backend.hpp"
+#include "torusgate/gpu/device.hpp"
+
+using namespace torusgate;
+using torusgate::test::catch_seed;
+using torusgate::test::keys_for;
+using torusgate::test::seeded_rng;
+namespace k = torusgate::gpu::kernel;
+namespace gd = torusgate::gpu::detail;
+using torusgate::gpu::test::HostEngine;
+using torusgate::gpu::test::NaturalFft;
+
+static_assert(Backend<CudaBackend>);
+
+namespace {
+
+std::vector<Parameters> every_set() {
+  return {toy_insecure(), toy_k2_insecure(), tfhe_lib_128(), tfhe_lib_80(), default_128()};
+}
+
+std::vector<Torus32> random_torus(Csprng& rng, std::size_t count) {
+  std::vector<Torus32> v(count);
+  for (auto& x : v) x = rng.uniform_torus();
+  return v;
+}
+
+// Torus values that stress carries and boundaries, then random ones.
+std::vector<Torus32> torus_samples(Csprng& rng) {
+  std::vector<Torus32> v = {0u,          1u,          0x7fffffffu, 0x80000000u, 0x80000001u,
+                            0xffffffffu, 0x20000000u, 0xe0000000u, 0x00400000u, 0xffc00000u};
+  for (std::uint32_t b = 0; b < 32; ++b) {
+    v.push_back(Torus32{1} << b);
+    v.push_back((Torus32{1} << b) - 1);
+    v.push_back(Torus32{0} - (Torus32{1} << b));
+  }
+  const auto r = random_torus(rng, 20000);
+  v.insert(v.end(), r.begin(), r.end());
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("kernel math: torus encoding, modulus switch and rounding equal core's",
+          "[gpu-host]") {
+  const std::uint64_t seed = catch_seed(0x61);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  CHECK(k::eighths(1) == encode_bit(true));
+  CHECK(k::eighths(-1) == encode_bit(false));
+  CHECK(k::eighths(4) == Torus32{0x80000000u});
+  CHECK(k::eighths(-3) == Torus32{0} - 3 * (Torus32{1} << 29));
+  for (const Torus32 x : torus_samples(rng)) {
+    for (std::uint32_t log2 = 5; log2 <= 15; ++log2) {
+      REQUIRE(k::mod_switch(x, log2) == mod_switch_from_torus(x, 1u << log2));
+    }
+  }
+  // Rounding: exact halves (ties away from the even rule differ), large and negative values.
+  std::vector<double> values = {0.0, 0.5, -0.5, 1.5, -1.5, 2.5, 0.49999999999, -0.49999999999,
+                                4294967295.5, -4294967296.0, 1e15, -1e15, 0x1p50, -0x1p50};
+  for (int i = 0; i < 20000; ++i) {
+    const double mag = std::ldexp(rng.uniform_open_unit(), static_cast<int>(rng.uniform_below(51)));
+    values.push_back(rng.uniform_bit() ? mag : -mag);
+  }
+  for (const double v : values) {
+    INFO("v = " << v);
+    REQUIRE(k::round_to_torus32(v) == round_to_torus(v));
+  }
+}
+
+TEST_CASE("kernel math: gadget digits equal core's GadgetDecomposition for every set",
+          "[gpu-host]") {
+  const std::uint64_t seed = catch_seed(0x62);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  const auto xs = torus_samples(rng);
+  for (const Parameters& p : every_set()) {
+    INFO("parameter set " << p.name);
+    const GadgetDecomposition ref(p.bk_base_log, p.bk_level_count);
+    const k::GadgetConstants g = k::make_gadget(p.bk_base_log, p.bk_level_count);
+    CHECK(g.level_count == p.bk_level_count);
+    for (const Torus32 x : xs) {
+      for (std::uint32_t level = 1; level <= p.bk_level_count; ++level) {
+        REQUIRE(k::gadget_digit(g, x, level) == ref.digit(x, level));
+      }
+    }
+  }
+  // Extreme gadgets: precision 32 (no rounding bit) and base 2.
+  for (const auto& [base_log, levels] : {std::pair{8u, 4u}, std::pair{1u, 5u}, std::pair{16u, 2u}}) {
+    const GadgetDecomposition ref(base_log, levels);
+    const k::GadgetConstants g = k::make_gadget(base_log, levels);
+    for (const Torus32 x : xs) {
+      for (std::uint32_t level = 1; level <= levels; ++level) {
+        REQUIRE(k::gadget_digit(g, x, level) == ref.digit(x, level));
+      }
+    }
+  }
+}
+
+TEST_CASE("kernel math: test vector, rotation and sample extraction equal core's",
+          "[gpu-host]") {
+  const std::uint64_t seed = catch_seed(0x63);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  for (const std::uint32_t N : {16u, 256u, 1024u}) {
+    INFO("N = " << N);
+    const Torus32 mu = k::eighths(1);
+    const std::vector<Torus32> flat(N, mu);
+    std::vector<Torus32> want(N);
+    for (std::uint32_t b = 0; b < 2 * N; b += (N >= 1024 ? 7 : 1)) {
+      multiply_by_monomial(flat, (2 * N - b) % (2 * N), want);  // X^{-b} mu
+      for (std::uint32_t j = 0; j < N; ++j) REQUIRE(k::test_vector_coefficient(b, j, N, mu) == want[j]);
+    }
+    const auto a = random_torus(rng, N);
+    std::vector<Torus32> rotated(N);
+    for (std::uint32_t power = 0; power < 2 * N; power += (N >= 1024 ? 5 : 1)) {
+      multiply_by_monomial(a, power, rotated);
+      for (std::uint32_t j = 0; j < N; ++j) {
+        REQUIRE(k::rotate_minus_one(a.data(), power, j, N) == rotated[j] - a[j]);
+      }
+    }
+  }
+  for (const Parameters& p : {toy_insecure(), toy_k2_insecure(), default_128()}) {
+    INFO("parameter set " << p.name);
+    const std::uint32_t N = p.polynomial_size, kk = p.glwe_dimension, n = p.lwe_dimension;
+    const auto glwe = random_torus(rng, glwe_size(p));
+    const auto glwe2 = random_torus(rng, glwe_size(p));
+    std::vector<Torus32> want(kk * N + 1), want2(kk * N + 1);
+    sample_extract(glwe, kk, N, want);
+    sample_extract(glwe2, kk, N, want2);
+    std::vector<Torus32> both = glwe;
+    both.insert(both.end(), glwe2.begin(), glwe2.end());
+    for (std::uint32_t w = 0; w <= kk * N; ++w) {
+      REQUIRE(k::sample_extract_word(glwe.data(), w, kk, N) == want[w]);
+      REQUIRE(k::gate_extract_word(both.data(), 1, w, kk, N) == want[w]);
+      const Torus32 mux = want[w] + want2[w] + (w == kk * N ? k::eighths(1) : 0);
+      REQUIRE(k::gate_extract_word(both.data(), 2, w, kk, N) == mux);
+    }
+    // A fresh accumulator: zero masks, the test vector rotated by the switched body.
+    auto sample = random_torus(rng, n + 1);
+    const std::uint32_t log2_2n = gd::Shape{n, kk, N, 1, 1, 1, 1}.log2_2n();
+    CHECK((1u << log2_2n) == 2 * N);
+    const std::uint32_t b = mod_switch_from_torus(sample[n], 2 * N);
+    for (std::uint32_t w = 0; w < (kk + 1) * N; ++w) {
+      const Torus32 want_w = w < kk * N ? 0 : k::test_vector_coefficient(b, w - kk * N, N, k::eighths(1));
+      REQUIRE(k::accumulator_init_word(sample.data(), w, n, kk, N, log2_2n, k::eighths(1)) == want_w);
+    }
+  }
+}
+
+TEST_CASE("kernel math: key switching with the kernel's digits and layout equals core's",
+          "[gpu-host]") {
+  const std::uint64_t seed = catch_seed(0x64);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  for (const Parameters& p : {toy_insecure(), toy_k2_insecure(), tfhe_lib_128()}) {
+    INFO("parameter set " << p.name);
+    const CloudKey& cloud = *keys_for(p).cloud;
+    const KeySwitchingKey& ksk = cloud.key_switching_key();
+    const std::uint32_t n1 = p.lwe_dimension + 1, kN = p.extracted_lwe_dimension();
+    const std::size_t base = std::size_t{1} << p.ks_base_log;
+    const k::KeySwitchConstants ks =
+        k::make_key_switch(p.ks_base_log, p.ks_level_count, p.lwe_dimension, kN);
+    CHECK(k::ksk_coefficient_words(ks) * kN == ksk.data().size());
+    for (std::size_t i : {std::size_t{0}, std::size_t{1}, std::size_t{kN - 1}}) {
+      for (std::size_t level = 0; level < p.ks_level_count; ++level) {
+        for (std::size_t digit = 1; digit < base; ++digit) {
+          REQUIRE(k::ksk_sample_index(i, level, digit, p.ks_level_count, base, n1) ==
+                  static_cast<std::size_t>(ksk.level(i, level) + (digit - 1) * n1 - ksk.data().data()));
+        }
+      }
+    }
+    const std::size_t count = 3;
+    const auto inputs = random_torus(rng, count * (kN + 1));
+    std::vector<Torus32> want(count * n1);
+    key_switch(ksk, inputs, count, want);
+    gpu::test::HostEngine engine(cloud);
+    std::vector<Torus32> got(count * n1);
+    engine.key_switch(inputs, {0, 1, 2}, got);
+    CHECK(got == want);
+  }
+}
+
+TEST_CASE("kernel math: layouts of the Fourier key, spectra and accumulators",
+          "[gpu-host]") {
+  const Parameters p = default_128();
+  const std::size_t n = p.lwe_dimension, N = p.polynomial_size, M = N / 2;
+  const std::size_t k1 = p.glwe_dimension + 1, rows = p.ggsw_row_count();
+  // Fourier-key polynomial (i, q, c) starts where coefficient polynomial (i, q, c) of
+  // BootstrappingKey::ggsw(i) row q, column c starts, scaled from N words to M points.
+  for (std::size_t i : {std::size_t{0}, std::size_t{5}, n - 1}) {
+    for (std::size_t q = 0; q < rows; ++q) {
+      for (std::size_t c = 0; c < k1; ++c) {
+        const std::size_t coefficient_start = i * ggsw_size(p) + (q * k1 + c) * N;
+        REQUIRE(k::bk_spectrum_index(i, q, c, 0, rows, k1, M) == coefficient_start / N * M);
+      }
+    }
+  }
+  // Rows of rotation r follow each other with stride M; rotations with stride rows*M.
+  CHECK(k::digit_index(2, 3, 7, rows, M) == (2 * rows + 3) * M + 7);
+  CHECK(k::digit_index(1, 0, 0, rows, M) == k::digit_index(0, rows - 1, M - 1, rows, M) + 1);
+  CHECK(k::product_index(1, 0, 0, k1, M) == k::product_index(0, k1 - 1, M - 1, k1, M) + 1);
+  CHECK(k::accumulator_index(1, 0, 0, k1, N) == glwe_size(p));
+  // The twist tables: zeta^j and zeta^-j / M.
+  const auto tw = k::twist_factors(p.polynomial_size), utw = k::untwist_factors(p.polynomial_size);
+  REQUIRE(tw.size() == M);
+  for (std::size_t j = 0; j < M; ++j) {
+    const double re = tw[j].re * utw[j].re - tw[j].im * utw[j].im;
+    const double im = tw[j].re * utw[j].im + tw[j].im * utw[j].re;
+    REQUIRE(std::abs(re - 1.0 / M) < 1e-15);
+    REQUIRE(std::abs(im) < 1e-15);
+  }
+  CHECK(tw[M / 2].re == Approx(std::cos(std::numbers::pi / 4)));
+}
+
+TEST_CASE("the host stand-in for cuFFT is the DFT in natural order", "[gpu-host]") {
+  const std::uint64_t seed = catch_seed(0x65);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  for (std::size_t M = 1; M <= 512; M *= 2) {
+    INFO("M = " << M);
+    std::vector<k::Complex> x(M);
+    for (auto& v : x) v = k::Complex{rng.standard_normal(), rng.standard_normal()};
+    const NaturalFft fft(M);
+    for (const int sign : {-1, 1}) {
+      std::vector<k::Complex> got = x;
+      if (sign < 0) fft.forward(got.data());
+      else fft.inverse(got.data());
+      const auto want = gpu::test::direct_dft(x, sign);
+      for (std::size_t i = 0; i < M; ++i) {
+        REQUIRE(std::abs(got[i].re - want[i].re) < 1e-9);
+        REQUIRE(std::abs(got[i].im - want[i].im) < 1e-9);
+      }
+    }
+    // Unscaled both ways: inverse(forward(x)) = M x.
+    std::vector<k::Complex> y = x;
+    fft.forward(y.data());
+    fft.inverse(y.data());
+    for (std::size_t i = 0; i < M; ++i) REQUIRE(std::abs(y[i].re - M * x[i].re) < 1e-9);
+  }
+}
+
+TEST_CASE("one CMUX step the kernels' way equals core's exact external product",
+          "[gpu-host]") {
+  const std::uint64_t seed = catch_seed(0x66);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  for (const Parameters& p : every_set()) {
+    INFO("parameter set " << p.name);
+    const CloudKey& cloud = *keys_for(p).cloud;
+    HostEngine engine(cloud);
+    const std::size_t N = p.polynomial_size, n = p.lwe_dimension, words = glwe_size(p);
+    const std::size_t capacity = 3;
+    auto acc = random_torus(rng, capacity * words);
+    std::vector<std::uint32_t> powers(capacity * n);
+    for (auto& v : powers) v = static_cast<std::uint32_t>(rng.uniform_below(2 * N));
+    const auto step = static_cast<std::uint32_t>(rng.uniform_below(n));
+    powers[1 * n + step] = 0;  // X^0 - 1 = 0: nothing may change
+    powers[2 * n + step] = static_cast<std::uint32_t>(N + rng.uniform_below(N));  // a sign flip
+    const auto before = acc;
+    engine.cmux_step(step, capacity, powers, acc);
+    for (std::size_t r = 0; r < capacity; ++r) {
+      INFO("rotation " << r << ", power " << powers[r * n + step] << ", step " << step);
+      std::vector<Torus32> rotated(words), product(words), want(words);
+      for (std::size_t c = 0; c <= p.glwe_dimension; ++c) {
+        const std::span<const Torus32> a(before.data() + r * words + c * N, N);
+        multiply_by_monomial(a, powers[r * n + step], std::span<Torus32>(rotated).subspan(c * N, N));
+        for (std::size_t j = 0; j < N; ++j) rotated[c * N + j] -= a[j];
+      }
+      external_product_exact(cloud.bootstrapping_key().ggsw(step), rotated, p, product);
+      for (std::size_t w = 0; w < words; ++w) want[w] = before[r * words + w] + product[w];
+      const std::vector<Torus32> got(acc.begin() + r * words, acc.begin() + (r + 1) * words);
+      REQUIRE(got == want);
+    }
+  }
+}
+
+TEST_CASE("batch plan: buckets, chunk capacity and scratch per rotation", "[gpu-host]") {
+  const std::vector<std::uint64_t> buckets = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
+  for (std::uint64_t r = 1; r <= 64; ++r) {
+    const std::uint64_t b = gd::bucket_capacity(r);
+    INFO("r = " << r);
+    REQUIRE(b >= r);
+    REQUIRE(std::find(buckets.begin(), buckets.end(), b) != buckets.end());
+    REQUIRE(b == *std::lower_bound(buckets.begin(), buckets.end(), r));  // the smallest
+    REQUIRE(2 * b <= 3 * r);  // less than a third of a workspace unused
+    REQUIRE(gd::largest_bucket_at_most(r) <= r);
+    REQUIRE(gd::bucket_capacity(gd::largest_bucket_at_most(r)) == gd::largest_bucket_at_most(r));
+  }
+  CHECK(gd::bucket_capacity(1000) == 1024);
+  CHECK(gd::bucket_capacity(1025) == 1536);
+  CHECK(gd::bucket_capacity(65536) == 65536);
+  CHECK(gd::largest_bucket_at_most(0) == 0);
+  CHECK(gd::largest_bucket_at_most(100) == 96);
+  // tfhe_lib_128: n+1 + n words, 2N words of accumulator, 6 digit spectra and 2 product
+  // spectra of 512 points, a work area as large as the digits, kN+1 words and an index.
+  const gd::Shape s = gpu::test::shape_of(tfhe_lib_128());
+  CHECK(gd::bytes_per_rotation(s) ==
+        631 * 4 + 630 * 4 + 2 * 1024 * 4 + 6 * 512 * 16 + 2 * 512 * 16 + 6 * 512 * 16 + 1025 * 4 + 8);
+  const std::size_t per = gd::bytes_per_rotation(s);
+  CHECK(gd::chunk_capacity(100 * per, per, 1 << 20) == 96);
+  CHECK(gd::chunk_capacity(100 * per, per, 50) == 48);
+  CHECK(gd::chunk_capacity(per - 1, per, 1 << 20) == 0);
+  CHECK(s.bk_words() == tfhe_lib_128().lwe_dimension * ggsw_size(tfhe_lib_128()));
+  CHECK(s.ksk_words() == KeySwitchingKey::size(tfhe_lib_128()));
+}
+
+TEST_CASE("batch plan: descriptors of a mixed batch and its chunks", "[gpu-host]") {
+  using S = CpuStorage;
+  test::SequentialFixture f(toy_insecure());
+  Csprng rng = seeded_rng(catch_seed(0x67));
+  auto A = encrypt(f.be, f.key, std::vector<std::uint8_t>(10, 1), rng);
+  auto out = f.be.allocate(40);
+  const std::vector<GateOp<S>> batch = {
+      gate::nand<S>(A.bits(0, 3), A.bits(3, 3), out.bits(0, 3)),
+      gate::not_<S>(A.bits(0, 2), out.bits(3, 2)),
+      gate::mux<S>(A.bits(0, 4), A.bits(1, 4), A.bits(2, 4), out.bits(5, 4)),
+      gate::constant<S>(true, out.bits(9, 0)),  // empty: left out of the plan
+      gate::xor3<S>(A.bits(0, 5), A.bits(1, 5), A.bits(2, 5), out.bits(10, 5)),
+      gate::constant<S>(false, out.bits(15, 1)),
+  };
+  const std::size_t n1 = toy_insecure().lwe_dimension + 1;
+  Torus32* base_a = const_cast<Torus32*>(A.storage().batch.data().data());
+  Torus32* base_out = const_cast<Torus32*>(out.storage().batch.data().data());
+  const gd::BatchPlan plan = gd::build_batch_plan<S>(batch, n1, [](const S* s) {
+    return const_cast<Torus32*>(s->batch.data().data());
+  });
+  REQUIRE(plan.ops.size() == 5);
+  REQUIRE(plan.boot_ops.size() == 3);
+  CHECK(plan.results == 3 + 2 + 4 + 5 + 1);
+  CHECK(plan.jobs == 3 + 4 + 5);
+  CHECK(plan.rotations == 3 + 8 + 5);
+  CHECK(plan.has_free_gates);
+  CHECK(plan.ops[1].kind == k::OpKind::Not);
+  CHECK(plan.ops[1].in == base_a);
+  CHECK(plan.ops[1].out == base_out + 3 * n1);
+  CHECK(plan.ops[4].kind == k::OpKind::Constant);
+  CHECK(plan.ops[4].constant == encode_bit(false));
+  CHECK(plan.ops[4].first_result == 14);
+  const k::BootOpDesc& mux = plan.boot_ops[1];
+  CHECK(mux.bootstraps == 2);
+  CHECK(mux.first_job == 3);
+  CHECK(mux.first_rotation == 3);
+  CHECK(mux.first_result == 5);
+  CHECK(mux.in[2] == base_a + 2 * n1);
+  CHECK(mux.weights[0][0] == 1);
+  CHECK(mux.weights[1][0] == -1);
+  CHECK(mux.weights[1][2] == 1);
+  CHECK(mux.offset_eighths[1] == -1);
+  const k::BootOpDesc& x3 = plan.boot_ops[2];
+  CHECK(x3.first_rotation == 11);
+  CHECK(x3.weights[0][2] == -2);
+  // Chunks tile the jobs, never split a MUX, and stay within the capacity.
+  for (std::uint64_t capacity : {2u, 3u, 4u, 6u, 16u, 1024u}) {
+    INFO("capacity " << capacity);
+    std::uint64_t job = 0, rotation = 0, chunks = 0;
+    while (job < plan.jobs) {
+      const gd::Chunk c = gd::next_chunk(plan, job, capacity);
+      REQUIRE(c.job_begin == job);
+      REQUIRE(c.rotation_begin == rotation);
+      REQUIRE(c.jobs() >= 1);
+      REQUIRE(c.rotations() <= capacity);
+      REQUIRE(gd::bucket_capacity(c.rotations()) <= std::max<std::uint64_t>(capacity, 2));
+      job = c.job_end;
+      rotation = c.rotation_end;
+      ++chunks;
+    }
+    CHECK(rotation == plan.rotations);
+    if (capacity >= plan.rotations) CHECK(chunks == 1);
+    if (capacity == 2) CHECK(chunks == 2 + 4 + 3);  // NANDs 2+1, one MUX each, XOR3s 2+2+1
+  }
+  // An op of more than 2^32-1 bits cannot be described.
+  const BitSpan<S> huge{&out.storage(), 0, std::size_t{1} << 32};
+  const std::vector<GateOp<S>> too_big = {gate::not_<S>(huge, huge)};
+  REQUIRE_INVALID_ARGUMENT(
+      gd::build_batch_plan<S>(too_big, n1, [](const S* s) { return const_cast<Torus32*>(s->batch.data().data()); }),
+      "at most 2^32-1");
+}
+
+namespace {
+
+std::vector<GateSpec> every_gate() {
+  std::vector<GateSpec> s = {GateSpec::constant(false), GateSpec::constant(true)};
+  for (GateKind g : {GateKind::Copy, GateKind::Not, GateKind::And, GateKind::Nand, GateKind::Or,
+                     GateKind::Nor, GateKind::Xor, GateKind::Xnor, GateKind::AndNY,
+                     GateKind::AndYN, GateKind::OrNY, GateKind::OrYN, GateKind::Mux,
+                     GateKind::Majority, GateKind::Xor3, GateKind::PrefixGenerate}) {
+    s.push_back(GateSpec::of(g));
+  }
+  s.push_back(GateSpec::threshold(1, {3, -1, 2}));
+  return s;
+}
+
+// Runs `batch_of(out)` on the CPU backend and through the host mirror (into a second output
+// buffer, chunks of `capacity` rotations); returns both outputs' words.
+template <class MakeBatch>
+std::pair<LweBatch, LweBatch> cpu_and_mirror(test::SequentialFixture& f, HostEngine& engine,
+                                             std::size_t out_bits, std::uint64_t capacity,
+                                             MakeBatch&& batch_of) {
+  using S = CpuStorage;
+  auto out_cpu = f.be.allocate(out_bits);
+  auto out_mirror = f.be.allocate(out_bits);
+  f.be.evaluate(batch_of(out_cpu));
+  const std::vector<GateOp<S>> batch = batch_of(out_mirror);
+  const std::size_t n1 = f.be.parameters().lwe_dimension + 1;
+  const gd::BatchPlan plan = gd::build_batch_plan<S>(batch, n1, [](const S* s) {
+    return const_cast<Torus32*>(s->batch.data().data());
+  });
+  engine.evaluate(plan, capacity);
+  return {f.be.download(out_cpu.bits()), f.be.download(out_mirror.bits())};
+}
+
+}  // namespace
+
+TEST_CASE("the kernels' whole data flow on the host equals the CPU backend word for word",
+          "[gpu-host]") {
+  using S = CpuStorage;
+  const std::uint64_t seed = catch_seed(0x68);
+  INFO("seed " << seed);
+  for (const Parameters& p : {toy_insecure(), toy_k2_insecure()}) {
+    INFO("parameter set " << p.name);
+    Csprng rng = seeded_rng(seed);
+    test::SequentialFixture f(p);
+    HostEngine engine(*keys_for(p).cloud);
+    // Every gate kind on every input combination, one mixed batch.
+    std::vector<std::uint8_t> a(8), b(8), c(8);
+    for (int x = 0; x < 8; ++x) {
+      a[x] = x & 1;
+      b[x] = (x >> 1) & 1;
+      c[x] = (x >> 2) & 1;
+    }
+    auto A = encrypt(f.be, f.key, a, rng), B = encrypt(f.be, f.key, b, rng),
+         C = encrypt(f.be, f.key, c, rng);
+    const auto specs = every_gate();
+    auto batch_of = [&](const BitBuffer<S>& out) {
+      std::vector<GateOp<S>> batch;
+      for (std::size_t g = 0; g < specs.size(); ++g) {
+        batch.push_back(gate::make<S>(specs[g], A.bits(), B.bits(), C.bits(), out.bits(8 * g, 8)));
+      }
+      return batch;
+    };
+    const std::size_t bits = 8 * specs.size();
+    const auto [cpu, whole] = cpu_and_mirror(f, engine, bits, 1 << 20, batch_of);
+    CHECK(engine.chunks_run == 1);
+    CHECK(whole == cpu);
+    const auto plain = decrypt_bits(f.key, whole);
+    for (std::size_t g = 0; g < specs.size(); ++g) {
+      for (int x = 0; x < 8; ++x) {
+        INFO("gate " << gate_kind_name(specs[g].kind) << " inputs " << x);
+        CHECK(plain[8 * g + x] == specs[g].evaluate(a[x], b[x], c[x]));
+      }
+    }
+    // Chunked: chunks of 2, 3 and 6 rotations give the same words.
+    for (std::uint64_t capacity : {2u, 3u, 6u}) {
+      INFO("capacity " << capacity);
+      engine.chunks_run = 0;
+      const auto [cpu2, chunked] = cpu_and_mirror(f, engine, bits, capacity, batch_of);
+      CHECK(chunked == whole);
+      CHECK(cpu2 == cpu);
+      CHECK(engine.chunks_run > 1);
+    }
+  }
+}
+
+TEST_CASE("the kernels' data flow equals the CPU backend on the real parameter sets",
+          "[gpu-host]") {
+  using S = CpuStorage;
+  const std::uint64_t seed = catch_seed(0x69);
+  INFO("seed " << seed);
+  for (const Parameters& p : {tfhe_lib_128(), default_128()}) {
+    INFO("parameter set " << p.name);
+    Csprng rng = seeded_rng(seed);
+    test::SequentialFixture f(p);
+    HostEngine engine(*keys_for(p).cloud);
+    auto A = encrypt(f.be, f.key, std::vector<std::uint8_t>{0, 1}, rng);
+    auto B = encrypt(f.be, f.key, std::vector<std::uint8_t>{1, 1}, rng);
+    auto C = encrypt(f.be, f.key, std::vector<std::uint8_t>{0, 0}, rng);
+    auto batch_of = [&](const BitBuffer<S>& out) {
+      return std::vector<GateOp<S>>{gate::nand<S>(A.bits(), B.bits(), out.bits(0, 2)),
+                                    gate::mux<S>(A.bits(0, 1), B.bits(0, 1), C.bits(0, 1), out.bits(2, 1)),
+                                    gate::xor3<S>(A.bits(1, 1), B.bits(1, 1), C.bits(1, 1), out.bits(3, 1))};
+    };
+    const auto [cpu, mirror] = cpu_and_mirror(f, engine, 4, 4, batch_of);
+    CHECK(engine.chunks_run == 2);
+    CHECK(mirror == cpu);
+    CHECK(decrypt_bits(f.key, mirror) == std::vector<std::uint8_t>{1, 0, 0, 0});
+  }
+}
+
+TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") {
+  const Parameters p = tfhe_lib_128();
+  CHECK_NOTHROW(validate_cuda_options(CudaOptions{}, p));
+  CudaOptions o;
+  o.device = -1;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p), "device=-1");
+  o = CudaOptions{};
+  o.max_cached_workspaces = 0;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p), "max_cached_workspaces=0");
+  o.max_cached_workspaces = 65;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p), "1..64");
+  o = CudaOptions{};
+  const std::size_t per = gd::bytes_per_rotation(gpu::test::shape_of(p));
+  o.memory_budget_bytes = 2 * per - 1;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p), "two blind rotations");
+  o.memory_budget_bytes = 2 * per;
+  CHECK_NOTHROW(validate_cuda_options(o, p));
+  // The constructor checks its arguments first, with or without CUDA and a device.
+  REQUIRE_INVALID_ARGUMENT(CudaBackend(nullptr), "the cloud key is null");
+  o.device = -3;
+  REQUIRE_INVALID_ARGUMENT(CudaBackend(keys_for(toy_insecure()).cloud, o), "device=-3");
+}
+
+TEST_CASE("CudaBackend where no GPU can be used: a clear SystemError, never an abort",
+          "[gpu-host]") {
+  const auto cloud = keys_for(toy_insecure()).cloud;
+  if (gpu::devices().empty()) {
+    REQUIRE_THROWS_AS(CudaBackend(cloud), SystemError);
+    const std::string why = gpu::built_with_cuda() ? "no CUDA device is available"
+                                                   : "built without CUDA";
+    REQUIRE_THROWS_WITH(CudaBackend(cloud), Catch::Matchers::Contains(why));
+  } else {
+    // A device exists (a GPU machine): the backend opens it; tests_gpu checks the rest.
+    CudaBackend be(cloud);
+    CHECK(be.name().rfind("gpu(", 0) == 0);
+    CHECK(be.device_key_bytes() > 0);
+  }
+}
