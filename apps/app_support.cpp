@@ -69,7 +69,7 @@ std::string resolve_backend(const std::string& name) {
                             "was found at configure time)");
     }
     if (!gpu_available) throw InvalidArgument("--backend gpu: no CUDA device is available");
-    throw InvalidArgument("--backend gpu: the CUDA gate backend is not implemented yet");
+    return "gpu";
   }
   throw InvalidArgument("--backend: unknown backend '" + name +
                         "'; expected best, sequential, openmp or gpu");
@@ -77,7 +77,10 @@ std::string resolve_backend(const std::string& name) {
 
 std::string resolve_cpu_backend(const std::string& name) {
   const std::string resolved = resolve_backend(name);
-  return resolved == "gpu" ? "openmp" : resolved;
+  if (resolved != "gpu") return resolved;
+  if (name == "best") return "openmp";
+  throw InvalidArgument("--backend gpu: this program runs on the CPU backends only (sequential "
+                        "or openmp); the GPU backend runs in bench_gates (docs/gpu.md)");
 }
 
 std::unique_ptr<CpuBackend> make_cpu_backend(const std::string& name,
@@ -168,6 +171,21 @@ bool parse_cpu_option(CommandLine& cl, CpuOptions& cpu) {
   else if (arg == "--task-size") cpu.task_size = parse_count(arg, cl.value(), 2, 4096);
   else if (arg == "--fft") cpu.fft = parse_fft_engine(cl.value());
   else return false;
+  return true;
+}
+
+bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu) {
+  const std::string& arg = cl.arg();
+  if (arg == "--device") {
+    gpu.device = static_cast<int>(parse_count(arg, cl.value(), 0, 1023));
+  } else if (arg == "--memory-budget-mb") {
+    gpu.memory_budget_bytes =
+        static_cast<std::size_t>(parse_count(arg, cl.value(), 0, std::uint64_t{1} << 24)) << 20;
+  } else if (arg == "--no-cuda-graphs") {
+    gpu.use_cuda_graphs = false;
+  } else {
+    return false;
+  }
   return true;
 }
 

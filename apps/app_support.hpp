@@ -10,6 +10,7 @@
 
 #include "torusgate/core/params.hpp"
 #include "torusgate/cpu/cpu_backend.hpp"
+#include "torusgate/gpu/cuda_options.hpp"
 
 namespace torusgate::apps {
 
@@ -21,12 +22,15 @@ std::string machine_description();
 std::string utc_timestamp();
 
 // Backend names accepted by --backend: "sequential", "openmp", "gpu" and "best" (the best
-// backend this machine has: gpu if built and a device exists, else openmp).
+// backend this machine has: gpu if built with CUDA and a device exists, else openmp).
 std::vector<std::string> backend_names();
-// Resolves "best"; throws InvalidArgument for unknown names or an unavailable GPU.
+// Resolves "best"; returns "sequential", "openmp" or "gpu" (the CUDA backend, for programs
+// that can run it: bench_gates). Throws InvalidArgument for unknown names, and for "gpu" in a
+// build without CUDA or on a machine without a usable CUDA device, saying which.
 std::string resolve_backend(const std::string& name);
-// resolve_backend for the programs that run on a CPU backend: "sequential" or "openmp" (there
-// is no GPU gate backend yet, so "best" on a GPU machine runs on OpenMP).
+// resolve_backend for the programs that run on a CPU backend only: "sequential" or "openmp".
+// "best" on a GPU machine runs on OpenMP; an explicit "gpu" throws InvalidArgument naming
+// the reason (no CUDA, no device, or a program without a GPU path).
 std::string resolve_cpu_backend(const std::string& name);
 
 // The CPU backend of a resolved name ("sequential", else OpenMP), holding only the cloud key
@@ -86,6 +90,12 @@ class CommandLine {
 // (2..4096) and --fft ENGINE. Takes the current argument of `cl` into `cpu` when it is one of
 // them and returns true; returns false for any other argument.
 bool parse_cpu_option(CommandLine& cl, CpuOptions& cpu);
+
+// The GPU run options: --device D (0..1023), --memory-budget-mb MB (0..2^24 MiB of scratch
+// one batch may use; 0, the default: automatic) and --no-cuda-graphs. Takes the current
+// argument of `cl` into `gpu` when it is one of them and returns true; returns false for any
+// other argument.
+bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu);
 
 // The items of a comma-separated command-line list ("8,16,32" -> {"8", "16", "32"}).
 std::vector<std::string> split_list(const std::string& text);

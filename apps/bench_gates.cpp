@@ -1,21 +1,28 @@
 // Gate-bootstrapping benchmark: latency (batch 1) and throughput (bootstraps per second) of
-// batches of bootstrapped NAND gates on a CPU backend, with median/min/max over repetitions,
-// key sizes in memory, and an optional JSON report (machine, commit, backend, parameters).
-// The outputs of the timed batches are decrypted and checked afterwards.
+// batches of bootstrapped NAND gates on a CPU backend or the CUDA backend, with
+// median/min/max over repetitions, key sizes in memory, and an optional JSON report
+// (machine, device, commit, backend, parameters). On the GPU it also reports each phase
+// (linear combination, blind rotation, sample extraction, key switching, output, op tables)
+// and the transfers of the inputs and outputs, measured with CUDA events. The outputs of the
+// timed batches are decrypted and checked afterwards.
 //   bench_gates [--backend B] [--params NAME] [--batch N[,N...]]... [--reps R] [--warmup W]
-//               [--threads T] [--fft auto|fftw|simd|portable] [--task-size S] [--json PATH]
+//               [--threads T] [--fft auto|fftw|simd|portable] [--task-size S]
+//               [--device D] [--memory-budget-mb MB] [--no-cuda-graphs] [--json PATH]
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "app_support.hpp"
 #include "torusgate/core/keys.hpp"
 #include "torusgate/cpu/cpu_backend.hpp"
+#include "torusgate/gpu/cuda_backend.hpp"
 
 using namespace torusgate;
 
@@ -23,16 +30,24 @@ namespace {
 
 void usage(std::ostream& os) {
   os << "usage: bench_gates [options]\n"
-        "  --backend B       sequential | openmp | best (default best; gpu: not implemented yet)\n"
+        "  --backend B       best (default: gpu when a CUDA device is usable, else openmp) |\n"
+        "                    sequential | openmp | gpu\n"
         "  --params NAME     tfhe_lib_128 (default), tfhe_lib_80, default_128, toy_INSECURE,\n"
         "                    toy_k2_INSECURE\n"
-        "  --batch N[,N...]  gates per evaluate() call; repeatable (default 1,16,64)\n"
+        "  --batch N[,N...]  gates per evaluate() call; repeatable (default 1,16,64 on a CPU\n"
+        "                    backend, 1,64,1024,16384,65536 on the GPU)\n"
         "  --reps R          timed repetitions per batch size (default 5)\n"
         "  --warmup W        untimed repetitions before them (default 1)\n"
+        "CPU backends:\n"
         "  --threads T       OpenMP threads (default: the OpenMP default)\n"
         "  --fft E           auto (default: simd for N >= 128, else fftw) | fftw | simd | portable\n"
         "  --task-size S     blind rotations per task, 2..4096 (default "
      << CpuOptions{}.task_size << ")\n"
+        "GPU backend:\n"
+        "  --device D        CUDA device index (default 0)\n"
+        "  --memory-budget-mb MB  device scratch one batch may use; larger batches run in\n"
+        "                    chunks (default 0: automatic, from the free device memory)\n"
+        "  --no-cuda-graphs  launch the CMUX steps one by one instead of a CUDA graph\n"
         "  --json PATH       also write the results as JSON to PATH\n"
         "  --help            this text\n"
         "Each repetition is one evaluate() of a batch of N bootstrapped NAND gates on fresh\n"
@@ -46,6 +61,8 @@ struct Options {
   std::size_t reps = 5;
   std::size_t warmup = 1;
   CpuOptions cpu;  // --threads (0: OpenMP default), --task-size, --fft
+  CudaOptions gpu;  // --device, --memory-budget-mb, --no-cuda-graphs
+  bool cpu_option_given = false, gpu_option_given = false;
   std::string json_path;
 };
 
@@ -70,18 +87,26 @@ bool parse(int argc, char** argv, Options& o) {
     } else if (arg == "--warmup") {
       o.warmup = apps::parse_count(arg, cl.value(), 0, 1000000);
     } else if (apps::parse_cpu_option(cl, o.cpu)) {
+      o.cpu_option_given = true;
+    } else if (apps::parse_gpu_option(cl, o.gpu)) {
+      o.gpu_option_given = true;
     } else if (arg == "--json") {
       o.json_path = cl.value();
     } else {
       cl.reject();
     }
   }
-  if (o.batches.empty()) o.batches = {1, 16, 64};
   o.backend = apps::resolve_backend(o.backend);
-  if (o.backend == "gpu") {
-    // "best" found a GPU, but the CUDA gate backend does not exist yet.
-    std::cerr << "bench_gates: note: the GPU gate backend is not implemented yet; using openmp\n";
-    o.backend = "openmp";
+  if (o.batches.empty()) {
+    o.batches = o.backend == "gpu" ? std::vector<std::size_t>{1, 64, 1024, 16384, 65536}
+                                   : std::vector<std::size_t>{1, 16, 64};
+  }
+  if (o.backend == "gpu" && o.cpu_option_given) {
+    throw InvalidArgument("--threads, --task-size and --fft apply to the CPU backends, not to gpu");
+  }
+  if (o.backend != "gpu" && o.gpu_option_given) {
+    throw InvalidArgument("--device, --memory-budget-mb and --no-cuda-graphs apply to the gpu "
+                          "backend, not to " + o.backend);
   }
   if (o.cpu.threads != 0 && o.backend == "sequential") {
     throw InvalidArgument("--threads applies to the openmp backend, not to sequential");
@@ -89,14 +114,33 @@ bool parse(int argc, char** argv, Options& o) {
   return true;
 }
 
+// Medians over the timed repetitions of the GPU's per-phase times, and the transfers.
+struct GpuPhases {
+  double tables_ms = 0, linear_combination_ms = 0, blind_rotation_ms = 0,
+         sample_extraction_ms = 0, key_switching_ms = 0, output_ms = 0, evaluate_ms = 0;
+  double upload_inputs_ms = 0;     // both input batches, host to device
+  double download_outputs_ms = 0;  // the outputs, device to host
+  double setup_ms = 0;             // workspace creation, in the first (warmup) evaluate
+  std::size_t chunks = 0, chunk_capacity = 0;
+};
+
 struct BatchResult {
   std::size_t batch = 0;
   std::vector<double> seconds;  // one per timed repetition
   apps::Summary summary;
   std::size_t errors = 0;
+  GpuPhases gpu;
 };
 
-BatchResult run_batch(CpuBackend& be, const SecretKey& secret, Csprng& rng, std::size_t batch,
+// The backend's device timings after each call; nothing for a CPU backend.
+template <class B>
+const CudaPhaseTimes* device_times(const B& be) {
+  if constexpr (std::is_same_v<B, CudaBackend>) return &be.last_times();
+  else return nullptr;
+}
+
+template <class B>
+BatchResult run_batch(B& be, const SecretKey& secret, Csprng& rng, std::size_t batch,
                       const Options& o) {
   BatchResult r;
   r.batch = batch;
@@ -105,17 +149,25 @@ BatchResult run_batch(CpuBackend& be, const SecretKey& secret, Csprng& rng, std:
     a[i] = static_cast<std::uint8_t>(rng.uniform_bit());
     b[i] = static_cast<std::uint8_t>(rng.uniform_bit());
   }
-  const auto A = be.upload(encrypt_bits(secret, a, rng));
-  const auto B = be.upload(encrypt_bits(secret, b, rng));
+  const LweBatch ea = encrypt_bits(secret, a, rng), eb = encrypt_bits(secret, b, rng);
+  const auto A = be.upload(ea);
+  if (const CudaPhaseTimes* t = device_times(be)) r.gpu.upload_inputs_ms += t->upload_ms;
+  const auto B_ = be.upload(eb);
+  if (const CudaPhaseTimes* t = device_times(be)) r.gpu.upload_inputs_ms += t->upload_ms;
   const auto out = be.allocate(batch);
-  const std::vector<GateOp<CpuStorage>> ops = {gate::nand(A.bits(), B.bits(), out.bits())};
+  const std::vector<GateOpOf<B>> ops = {gate::nand(A.bits(), B_.bits(), out.bits())};
 
-  for (std::size_t w = 0; w < o.warmup; ++w) be.evaluate(ops);
+  for (std::size_t w = 0; w < o.warmup; ++w) {
+    be.evaluate(ops);
+    if (const CudaPhaseTimes* t = device_times(be); t && w == 0) r.gpu.setup_ms = t->setup_ms;
+  }
   be.reset_stats();
+  std::vector<CudaPhaseTimes> phases;
   for (std::size_t rep = 0; rep < o.reps; ++rep) {
     const auto t0 = std::chrono::steady_clock::now();
     be.evaluate(ops);
     r.seconds.push_back(apps::seconds_since(t0));
+    if (const CudaPhaseTimes* t = device_times(be)) phases.push_back(*t);
   }
   const std::uint64_t expected_bootstraps = std::uint64_t{batch} * o.reps;
   if (be.stats().bootstraps != expected_bootstraps) {
@@ -124,34 +176,59 @@ BatchResult run_batch(CpuBackend& be, const SecretKey& secret, Csprng& rng, std:
                 std::to_string(expected_bootstraps));
   }
   r.summary = apps::summarize(r.seconds);
+  if (!phases.empty()) {
+    auto median = [&](double CudaPhaseTimes::*field) {
+      std::vector<double> v;
+      for (const auto& t : phases) v.push_back(t.*field);
+      return apps::summarize(v).median;
+    };
+    r.gpu.tables_ms = median(&CudaPhaseTimes::tables_ms);
+    r.gpu.linear_combination_ms = median(&CudaPhaseTimes::linear_combination_ms);
+    r.gpu.blind_rotation_ms = median(&CudaPhaseTimes::blind_rotation_ms);
+    r.gpu.sample_extraction_ms = median(&CudaPhaseTimes::sample_extraction_ms);
+    r.gpu.key_switching_ms = median(&CudaPhaseTimes::key_switching_ms);
+    r.gpu.output_ms = median(&CudaPhaseTimes::output_ms);
+    r.gpu.evaluate_ms = median(&CudaPhaseTimes::evaluate_ms);
+    r.gpu.chunks = phases.back().chunks;
+    r.gpu.chunk_capacity = phases.back().chunk_capacity;
+  }
 
   // The outputs of the last timed repetition, checked against NAND of the inputs.
-  const auto bits = decrypt_bits(secret, be.download(out.bits()));
+  const LweBatch result = be.download(out.bits());
+  if (const CudaPhaseTimes* t = device_times(be)) r.gpu.download_outputs_ms = t->download_ms;
+  const auto bits = decrypt_bits(secret, result);
   for (std::size_t i = 0; i < batch; ++i) r.errors += bits[i] != static_cast<int>(!(a[i] && b[i]));
   return r;
 }
 
-void write_json(std::ostream& os, const Options& o, const Parameters& p, const CpuBackend& be,
-                const CloudKey& cloud, const CpuKeyContext& ctx, double keygen_s,
-                double fourier_s, const std::vector<BatchResult>& results) {
+// What the report says about the backend beyond its name.
+struct BackendReport {
+  std::string name;
+  int threads = 1;
+  std::string json_fields;  // extra top-level JSON lines, each ending with ",\n"
+  std::string key_bytes_json;  // the backend's own entries of "key_bytes", each ",\n"-led
+};
+
+void write_json(std::ostream& os, const Options& o, const Parameters& p,
+                const BackendReport& backend, const CloudKey& cloud, double keygen_s,
+                double backend_key_s, const std::vector<BatchResult>& results) {
   using apps::json_number;
   using apps::json_string;
   const std::size_t bk_bytes = cloud.bootstrapping_key().data().size_bytes();
   const std::size_t ksk_bytes = cloud.key_switching_key().data().size_bytes();
-  os << apps::json_report_opening("benchmark", "bench_gates", o.backend, be.threads())
-     << "  \"fft\": " << json_string(ctx.fft().name()) << ",\n"
-     << "  \"task_size\": " << o.cpu.task_size << ",\n"
+  const bool gpu = o.backend == "gpu";
+  os << apps::json_report_opening("benchmark", "bench_gates", o.backend, backend.threads)
+     << backend.json_fields
      << "  \"warmup\": " << o.warmup << ",\n"
      << "  \"gate\": \"NAND\",\n"
      << "  \"parameters\": " << apps::parameters_json(p, "    ") << ",\n"
      << "  \"key_generation_s\": " << json_number(keygen_s) << ",\n"
-     << "  \"fourier_key_s\": " << json_number(fourier_s) << ",\n"
+     << "  " << (gpu ? "\"device_key_upload_s\"" : "\"fourier_key_s\"") << ": "
+     << json_number(backend_key_s) << ",\n"
      << "  \"key_bytes\": {\n"
      << "    \"bootstrapping_key\": " << bk_bytes << ",\n"
      << "    \"key_switching_key\": " << ksk_bytes << ",\n"
-     << "    \"cloud_key\": " << cloud.memory_bytes() << ",\n"
-     << "    \"fourier_bootstrapping_key\": " << ctx.fourier_key().memory_bytes() << ",\n"
-     << "    \"backend_key_context\": " << ctx.memory_bytes() << "\n"
+     << "    \"cloud_key\": " << cloud.memory_bytes() << backend.key_bytes_json << "\n"
      << "  },\n"
      << "  \"results\": [";
   for (std::size_t i = 0; i < results.size(); ++i) {
@@ -169,10 +246,85 @@ void write_json(std::ostream& os, const Options& o, const Parameters& p, const C
        << "     \"bootstraps_per_s_median\": " << json_number(bs / r.summary.median)
        << ", \"bootstraps_per_s_min\": " << json_number(bs / r.summary.max)
        << ", \"bootstraps_per_s_max\": " << json_number(bs / r.summary.min) << ",\n"
-       << "     \"ms_per_bootstrap_median\": " << json_number(1e3 * r.summary.median / bs)
-       << ", \"errors\": " << r.errors << "}";
+       << "     \"ms_per_bootstrap_median\": " << json_number(1e3 * r.summary.median / bs);
+    if (gpu) {
+      const GpuPhases& g = r.gpu;
+      os << ",\n     \"phases_ms_median\": {\"tables\": " << json_number(g.tables_ms)
+         << ", \"linear_combination\": " << json_number(g.linear_combination_ms)
+         << ", \"blind_rotation\": " << json_number(g.blind_rotation_ms)
+         << ", \"sample_extraction\": " << json_number(g.sample_extraction_ms)
+         << ", \"key_switching\": " << json_number(g.key_switching_ms)
+         << ", \"output\": " << json_number(g.output_ms)
+         << ", \"evaluate_total\": " << json_number(g.evaluate_ms) << "},\n"
+         << "     \"transfers_ms\": {\"upload_inputs\": " << json_number(g.upload_inputs_ms)
+         << ", \"download_outputs\": " << json_number(g.download_outputs_ms) << "},\n"
+         << "     \"first_evaluate_setup_ms\": " << json_number(g.setup_ms)
+         << ", \"chunks\": " << g.chunks << ", \"chunk_capacity\": " << g.chunk_capacity;
+    }
+    os << ", \"errors\": " << r.errors << "}";
   }
   os << "\n  ]\n}\n";
+}
+
+void print_header(const Parameters& params, const std::string& backend_line, double keygen_s,
+                  const std::string& key_line, const CloudKey& cloud,
+                  const std::string& memory_tail, const Options& o) {
+  std::printf("bench_gates  commit %s, %s UTC\n", apps::build_commit().c_str(),
+              apps::utc_timestamp().c_str());
+  std::printf("machine      %s\n", apps::machine_description().c_str());
+  std::printf("parameters   %s (n=%u, k=%u, N=%u, bk %u/%u, ks %u/%u)%s\n", params.name.c_str(),
+              params.lwe_dimension, params.glwe_dimension, params.polynomial_size,
+              params.bk_base_log, params.bk_level_count, params.ks_base_log,
+              params.ks_level_count, params.insecure ? "  -- INSECURE, for tests only" : "");
+  std::printf("backend      %s\n", backend_line.c_str());
+  std::printf("key gen      %.2f s; %s\n", keygen_s, key_line.c_str());
+  std::printf("key memory   cloud key %.1f MB (bootstrapping %.1f MB + key switching %.1f MB); %s\n",
+              cloud.memory_bytes() / 1e6, cloud.bootstrapping_key().data().size_bytes() / 1e6,
+              cloud.key_switching_key().data().size_bytes() / 1e6, memory_tail.c_str());
+  std::printf("timing       %zu timed repetitions (after %zu warmup) of one evaluate() of a "
+              "batch of NAND gates\n\n",
+              o.reps, o.warmup);
+  std::printf("%7s  %12s  %12s  %12s  %14s  %23s  %9s  %s\n", "batch", "median ms", "min ms",
+              "max ms", "bootstraps/s", "(min..max)", "ms/boot", "check");
+  std::fflush(stdout);
+}
+
+// Runs every batch size; prints a line per size (and the GPU's phases after them).
+template <class B>
+std::vector<BatchResult> run_all(B& be, const SecretKey& secret, Csprng& rng, const Options& o,
+                                 std::size_t& errors) {
+  std::vector<BatchResult> results;
+  for (const std::size_t batch : o.batches) {
+    BatchResult r = run_batch(be, secret, rng, batch, o);
+    const double bs = static_cast<double>(batch);
+    char spread[64], check[32];
+    std::snprintf(spread, sizeof spread, "(%.1f..%.1f)", bs / r.summary.max, bs / r.summary.min);
+    if (r.errors == 0) std::snprintf(check, sizeof check, "ok");
+    else std::snprintf(check, sizeof check, "%zu WRONG", r.errors);
+    std::printf("%7zu  %12.3f  %12.3f  %12.3f  %14.1f  %23s  %9.3f  %s\n", batch,
+                1e3 * r.summary.median, 1e3 * r.summary.min, 1e3 * r.summary.max,
+                bs / r.summary.median, spread, 1e3 * r.summary.median / bs, check);
+    std::fflush(stdout);
+    errors += r.errors;
+    results.push_back(std::move(r));
+  }
+  if constexpr (std::is_same_v<B, CudaBackend>) {
+    std::printf("\nGPU phases, medians in ms (CUDA events): lincomb = free gates and gate inputs, "
+                "extract = sample extraction,\nup = both input batches to the device, down = the "
+                "outputs back; setup = plans and graph, first evaluate only\n");
+    std::printf("%7s  %9s  %10s  %9s  %9s  %9s  %9s  %10s  %9s  %9s  %9s  %6s\n", "batch",
+                "tables", "lincomb", "blindrot", "extract", "keyswitch", "output", "evaluate",
+                "up", "down", "setup", "chunks");
+    for (const BatchResult& r : results) {
+      const GpuPhases& g = r.gpu;
+      std::printf("%7zu  %9.3f  %10.3f  %9.3f  %9.3f  %9.3f  %9.3f  %10.3f  %9.3f  %9.3f  %9.1f  %6zu\n",
+                  r.batch, g.tables_ms, g.linear_combination_ms, g.blind_rotation_ms,
+                  g.sample_extraction_ms, g.key_switching_ms, g.output_ms, g.evaluate_ms,
+                  g.upload_inputs_ms, g.download_outputs_ms, g.setup_ms, g.chunks);
+    }
+    std::fflush(stdout);
+  }
+  return results;
 }
 
 }  // namespace
@@ -195,53 +347,71 @@ int main(int argc, char** argv) try {
   auto cloud = std::make_shared<const CloudKey>(CloudKey::generate(secret, rng));
   const double keygen_s = apps::seconds_since(t0);
 
-  // Server: the Fourier-domain key, made once, and the backend.
-  t0 = std::chrono::steady_clock::now();
-  auto ctx = std::make_shared<const CpuKeyContext>(cloud, o.cpu.fft);
-  const double fourier_s = apps::seconds_since(t0);
-  const std::unique_ptr<CpuBackend> be = apps::make_cpu_backend(o.backend, ctx, o.cpu);
-
-  std::printf("bench_gates  commit %s, %s UTC\n", apps::build_commit().c_str(),
-              apps::utc_timestamp().c_str());
-  std::printf("machine      %s\n", apps::machine_description().c_str());
-  std::printf("parameters   %s (n=%u, k=%u, N=%u, bk %u/%u, ks %u/%u)%s\n", params.name.c_str(),
-              params.lwe_dimension, params.glwe_dimension, params.polynomial_size,
-              params.bk_base_log, params.bk_level_count, params.ks_base_log,
-              params.ks_level_count, params.insecure ? "  -- INSECURE, for tests only" : "");
-  std::printf("backend      %s, fft %s, task size %zu\n", be->name().c_str(),
-              ctx->fft().name().c_str(), o.cpu.task_size);
-  std::printf("key gen      %.2f s; Fourier key %.2f s\n", keygen_s, fourier_s);
-  std::printf("key memory   cloud key %.1f MB (bootstrapping %.1f MB + key switching %.1f MB); "
-              "with Fourier BK %.1f MB\n",
-              cloud->memory_bytes() / 1e6,
-              cloud->bootstrapping_key().data().size_bytes() / 1e6,
-              cloud->key_switching_key().data().size_bytes() / 1e6, ctx->memory_bytes() / 1e6);
-  std::printf("timing       %zu timed repetitions (after %zu warmup) of one evaluate() of a "
-              "batch of NAND gates\n\n",
-              o.reps, o.warmup);
-  std::printf("%7s  %12s  %12s  %12s  %14s  %23s  %9s  %s\n", "batch", "median ms", "min ms",
-              "max ms", "bootstraps/s", "(min..max)", "ms/boot", "check");
-  std::fflush(stdout);
-
   std::vector<BatchResult> results;
   std::size_t errors = 0;
-  for (const std::size_t batch : o.batches) {
-    BatchResult r = run_batch(*be, secret, rng, batch, o);
-    const double bs = static_cast<double>(batch);
-    char spread[64], check[32];
-    std::snprintf(spread, sizeof spread, "(%.1f..%.1f)", bs / r.summary.max, bs / r.summary.min);
-    if (r.errors == 0) std::snprintf(check, sizeof check, "ok");
-    else std::snprintf(check, sizeof check, "%zu WRONG", r.errors);
-    std::printf("%7zu  %12.3f  %12.3f  %12.3f  %14.1f  %23s  %9.3f  %s\n", batch,
-                1e3 * r.summary.median, 1e3 * r.summary.min, 1e3 * r.summary.max,
-                bs / r.summary.median, spread, 1e3 * r.summary.median / bs, check);
-    std::fflush(stdout);
-    errors += r.errors;
-    results.push_back(std::move(r));
+  BackendReport report;
+  double backend_key_s = 0;
+  if (o.backend == "gpu") {
+    // Server: the key goes to the device once (Fourier BK made there).
+    t0 = std::chrono::steady_clock::now();
+    CudaBackend be(cloud, o.gpu);
+    backend_key_s = apps::seconds_since(t0);
+    const gpu::DeviceInfo& d = be.device();
+    char device_line[256];
+    std::snprintf(device_line, sizeof device_line,
+                  "%s, device %d (%s, %.1f GiB, compute capability %d.%d), CUDA graphs %s, "
+                  "memory budget %s",
+                  be.name().c_str(), d.index, d.name.c_str(),
+                  static_cast<double>(d.total_memory_bytes) / (1 << 30),
+                  d.compute_capability_major, d.compute_capability_minor,
+                  o.gpu.use_cuda_graphs ? "on" : "off",
+                  o.gpu.memory_budget_bytes == 0
+                      ? "automatic"
+                      : (std::to_string(o.gpu.memory_budget_bytes >> 20) + " MiB").c_str());
+    char key_line[128], memory_tail[128];
+    std::snprintf(key_line, sizeof key_line, "key upload and device Fourier key %.2f s",
+                  backend_key_s);
+    std::snprintf(memory_tail, sizeof memory_tail, "on the device %.1f MB",
+                  be.device_key_bytes() / 1e6);
+    print_header(params, device_line, keygen_s, key_line, *cloud, memory_tail, o);
+    std::ostringstream fields;
+    fields << "  \"device\": {\"index\": " << d.index << ", \"name\": " << apps::json_string(d.name)
+           << ", \"total_memory_bytes\": " << d.total_memory_bytes
+           << ", \"compute_capability\": \"" << d.compute_capability_major << "."
+           << d.compute_capability_minor << "\"},\n"
+           << "  \"engine\": \"cufft_batched\",\n"
+           << "  \"cuda_graphs\": " << (o.gpu.use_cuda_graphs ? "true" : "false") << ",\n"
+           << "  \"memory_budget_bytes\": " << o.gpu.memory_budget_bytes << ",\n";
+    report = BackendReport{be.name(), 1, fields.str(),
+                           ",\n    \"device_keys\": " + std::to_string(be.device_key_bytes())};
+    results = run_all(be, secret, rng, o, errors);
+  } else {
+    // Server: the Fourier-domain key, made once, and the backend.
+    t0 = std::chrono::steady_clock::now();
+    auto ctx = std::make_shared<const CpuKeyContext>(cloud, o.cpu.fft);
+    backend_key_s = apps::seconds_since(t0);
+    const std::unique_ptr<CpuBackend> be = apps::make_cpu_backend(o.backend, ctx, o.cpu);
+    char key_line[64], memory_tail[64];
+    std::snprintf(key_line, sizeof key_line, "Fourier key %.2f s", backend_key_s);
+    std::snprintf(memory_tail, sizeof memory_tail, "with Fourier BK %.1f MB",
+                  ctx->memory_bytes() / 1e6);
+    print_header(params,
+                 be->name() + ", fft " + ctx->fft().name() + ", task size " +
+                     std::to_string(o.cpu.task_size),
+                 keygen_s, key_line, *cloud, memory_tail, o);
+    std::ostringstream fields;
+    fields << "  \"fft\": " << apps::json_string(ctx->fft().name()) << ",\n"
+           << "  \"task_size\": " << o.cpu.task_size << ",\n";
+    report = BackendReport{be->name(), be->threads(), fields.str(),
+                           ",\n    \"fourier_bootstrapping_key\": " +
+                               std::to_string(ctx->fourier_key().memory_bytes()) +
+                               ",\n    \"backend_key_context\": " +
+                               std::to_string(ctx->memory_bytes())};
+    results = run_all(*be, secret, rng, o, errors);
   }
 
   if (!o.json_path.empty()) {
-    write_json(json, o, params, *be, *cloud, *ctx, keygen_s, fourier_s, results);
+    write_json(json, o, params, report, *cloud, keygen_s, backend_key_s, results);
     json.close();
     if (!json) throw SystemError("writing --json file '" + o.json_path + "' failed");
     std::printf("\nJSON written to %s\n", o.json_path.c_str());
