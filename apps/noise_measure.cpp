@@ -8,9 +8,11 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <type_traits>
 
 #include "torusgate/core/backend.hpp"
 #include "torusgate/core/error.hpp"
+#include "torusgate/gpu/cuda_backend.hpp"
 
 namespace torusgate::apps {
 namespace {
@@ -143,9 +145,14 @@ std::vector<std::uint64_t> SampleStats::histogram(double bin_width, double range
   return counts;
 }
 
-StudyResult run_noise_study(CpuBackend& be, const SecretKey& secret, Csprng& rng,
-                            const StudyConfig& config,
-                            const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+namespace {
+
+template <class B>
+StudyResult run_study(B& be, const SecretKey& secret, Csprng& rng, const StudyConfig& config,
+                      const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+  static_assert(Backend<B> && std::is_same_v<typename B::HostBatch, LweBatch> &&
+                std::is_same_v<typename B::ClientKey, SecretKey>);
+  using S = typename B::Storage;
   const Parameters& p = secret.parameters();
   EXPECTS(p == be.parameters(), "run_noise_study: the secret key is for parameters '" + p.name +
                                     "' but the backend holds a key for '" +
@@ -192,8 +199,7 @@ StudyResult run_noise_study(CpuBackend& be, const SecretKey& secret, Csprng& rng
     for (auto& b : bits) b = static_cast<std::uint8_t>(rng.uniform_bit());
     const auto fresh = be.upload(encrypt_bits(secret, bits, rng));
     const auto out = be.allocate(R);
-    be.evaluate({gate::make<CpuStorage>(GateSpec::threshold(0, {1}), fresh.bits(), {}, {},
-                                        out.bits())});
+    be.evaluate({gate::make<S>(GateSpec::threshold(0, {1}), fresh.bits(), {}, {}, out.bits())});
     pool = be.download(out.bits());
     for (std::size_t i = 0; i < R; ++i) {
       const Torus32 ph = lwe_phase(pool.sample(i), key);
@@ -229,16 +235,16 @@ StudyResult run_noise_study(CpuBackend& be, const SecretKey& secret, Csprng& rng
         if (rng.uniform_bit()) negate(dst);
       }
     }
-    const auto A = be.upload(in[0]), B = be.upload(in[1]), C = be.upload(in[2]);
+    const auto in_a = be.upload(in[0]), in_b = be.upload(in[1]), in_c = be.upload(in[2]);
     const auto out = be.allocate(m);
-    std::vector<GateOp<CpuStorage>> ops;
+    std::vector<GateOp<S>> ops;
     std::vector<std::size_t> first(K, 0);
     for (std::size_t k = 0, at = 0; k < K; at += per_kind[k], ++k) {
       first[k] = at;
       if (per_kind[k] == 0) continue;
-      ops.push_back(gate::make<CpuStorage>(config.gates[k].spec, A.bits(at, per_kind[k]),
-                                           B.bits(at, per_kind[k]), C.bits(at, per_kind[k]),
-                                           out.bits(at, per_kind[k])));
+      ops.push_back(gate::make<S>(config.gates[k].spec, in_a.bits(at, per_kind[k]),
+                                  in_b.bits(at, per_kind[k]), in_c.bits(at, per_kind[k]),
+                                  out.bits(at, per_kind[k])));
     }
     be.evaluate(ops);
     const LweBatch outputs = be.download(out.bits());
@@ -309,6 +315,20 @@ StudyResult run_noise_study(CpuBackend& be, const SecretKey& secret, Csprng& rng
   result.bootstraps = be.stats().bootstraps - before;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
+}
+
+}  // namespace
+
+StudyResult run_noise_study(CpuBackend& be, const SecretKey& secret, Csprng& rng,
+                            const StudyConfig& config,
+                            const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+  return run_study(be, secret, rng, config, progress);
+}
+
+StudyResult run_noise_study(CudaBackend& be, const SecretKey& secret, Csprng& rng,
+                            const StudyConfig& config,
+                            const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+  return run_study(be, secret, rng, config, progress);
 }
 
 }  // namespace torusgate::apps

@@ -16,6 +16,10 @@
 #include "torusgate/core/noise.hpp"
 #include "torusgate/cpu/cpu_backend.hpp"
 
+namespace torusgate {
+class CudaBackend;  // torusgate/gpu/cuda_backend.hpp
+}
+
 namespace torusgate::apps {
 
 // One gate kind of the study: a label for tables ("NAND", "T(0;1,1,-1)"), its spec, and
@@ -92,7 +96,9 @@ struct StudyResult {
   double seconds = 0;
 };
 
-// Runs the study on `be` (holding only the cloud key of `secret`): a pool of fresh
+// Runs the study on `be` (any backend of the contract whose client side is LweBatch and
+// SecretKey: the CPU backends and the CUDA backend; it holds only the cloud key of
+// `secret`): a pool of fresh
 // encryptions is refreshed by one bootstrap each; then every round draws each gate's inputs
 // from the pool (a random permutation per input position, each input negated with
 // probability 1/2, a free NOT, so that input bits are uniform), evaluates one batch mixing
@@ -101,6 +107,9 @@ struct StudyResult {
 // Throws InvalidArgument for an empty gate list, a gate without a bootstrap, a key that does
 // not match the backend, total_gates 0 or round_size 0.
 StudyResult run_noise_study(CpuBackend& be, const SecretKey& secret, Csprng& rng,
+                            const StudyConfig& config,
+                            const std::function<void(std::uint64_t, std::uint64_t)>& progress = {});
+StudyResult run_noise_study(CudaBackend& be, const SecretKey& secret, Csprng& rng,
                             const StudyConfig& config,
                             const std::function<void(std::uint64_t, std::uint64_t)>& progress = {});
 

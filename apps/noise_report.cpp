@@ -82,17 +82,20 @@ void noise_study_usage(std::ostream& os) {
         "                    toy_k2_INSECURE), all\n"
         "  --gates N         gates per parameter set, split evenly over the gate kinds, the\n"
         "                    remainder to the first kinds; MUX counts one gate for its two\n"
-        "                    bootstraps (default 100000)\n"
-        "  --round R         gates per evaluate() call, 16..65536 (default 2048)\n"
+        "                    bootstraps (default 100000 on the CPU, 1000000 on the GPU)\n"
+        "  --round R         gates per evaluate() call, 16..65536 (default 2048 on the CPU,\n"
+        "                    65536 on the GPU)\n"
         "  --kinds LIST      gate kinds, comma-separated labels (AND, NAND, ..., MUX, MAJORITY,\n"
         "                    XOR3, PREFIX_GENERATE, T(0;1), ...) or groups: all (default),\n"
         "                    fixed, threshold, stress\n"
         "  --threshold O:W1[:W2[:W3]]  add the threshold gate bootstrap(O/8 + sum Wi in_i);\n"
         "                    repeatable\n"
-        "  --backend B       sequential | openmp | best (default best: openmp here)\n"
+        "  --backend B       best (default: gpu when a CUDA device is usable, else openmp) |\n"
+        "                    sequential | openmp | gpu\n"
         "  --threads T       OpenMP threads (default: the OpenMP default)\n"
-        "  --fft E           auto | fftw | simd | portable\n"
-        "  --task-size S     blind rotations per task, 2..4096\n"
+        "  --fft E           auto | fftw | simd | portable (CPU backends)\n"
+        "  --task-size S     blind rotations per task, 2..4096 (CPU backends)\n"
+        "  --device D        CUDA device (gpu); --memory-budget-mb M, --no-cuda-graphs\n"
         "  --seed S          INSECURE deterministic keys and noise, for reproducible tests\n"
         "  --json PATH       write the full report (statistics, quantiles, histograms) as JSON\n"
         "  --markdown PATH   write the tables as markdown\n"
@@ -207,6 +210,8 @@ std::vector<std::string> select_parameter_sets(const std::string& list) {
 NoiseStudyOptions parse_noise_study_options(int argc, char** argv) {
   NoiseStudyOptions o;
   std::vector<StudyGate> extra;
+  bool gates_given = false, round_given = false, cpu_option_given = false,
+       gpu_option_given = false;
   for (CommandLine cl(argc, argv); cl.next();) {
     const std::string& arg = cl.arg();
     if (cl.is_help()) {
@@ -216,8 +221,10 @@ NoiseStudyOptions parse_noise_study_options(int argc, char** argv) {
       o.params = select_parameter_sets(cl.value());
     } else if (arg == "--gates") {
       o.gates = parse_count(arg, cl.value(), 1, 1000000000);
+      gates_given = true;
     } else if (arg == "--round") {
       o.round_size = parse_count(arg, cl.value(), 16, 65536);
+      round_given = true;
     } else if (arg == "--kinds") {
       o.kinds = select_study_gates(cl.value());
     } else if (arg == "--threshold") {
@@ -225,6 +232,9 @@ NoiseStudyOptions parse_noise_study_options(int argc, char** argv) {
     } else if (arg == "--backend") {
       o.backend = cl.value();
     } else if (parse_cpu_option(cl, o.cpu)) {
+      cpu_option_given = true;
+    } else if (parse_gpu_option(cl, o.gpu)) {
+      gpu_option_given = true;
     } else if (arg == "--seed") {
       o.seed = parse_count(arg, cl.value(), 0, UINT64_MAX);
     } else if (arg == "--json") {
@@ -243,13 +253,23 @@ NoiseStudyOptions parse_noise_study_options(int argc, char** argv) {
       throw InvalidArgument("--threshold: gate " + g.label + " is already in the list");
     o.kinds.push_back(g);
   }
+  o.backend = resolve_backend(o.backend);
+  if (o.backend == "gpu") {
+    if (!gates_given) o.gates = 1000000;
+    if (!round_given) o.round_size = 65536;
+  }
   if (o.kinds.empty()) throw InvalidArgument("--kinds: no gate kind selected");
   if (o.gates < o.kinds.size()) {
     throw InvalidArgument("--gates " + std::to_string(o.gates) + " is fewer than the " +
                           std::to_string(o.kinds.size()) + " gate kinds; expected at least " +
                           std::to_string(o.kinds.size()));
   }
-  o.backend = resolve_cpu_backend(o.backend);
+  if (o.backend == "gpu" && cpu_option_given)
+    throw InvalidArgument("--threads, --task-size and --fft apply to the CPU backends, not to gpu");
+  if (o.backend != "gpu" && gpu_option_given) {
+    throw InvalidArgument("--device, --memory-budget-mb and --no-cuda-graphs apply to the gpu "
+                          "backend, not to " + o.backend);
+  }
   if (o.cpu.threads != 0 && o.backend == "sequential")
     throw InvalidArgument("--threads applies to the openmp backend, not to sequential");
   return o;

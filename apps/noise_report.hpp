@@ -13,16 +13,19 @@
 #include "noise_measure.hpp"
 #include "torusgate/core/noise.hpp"
 #include "torusgate/cpu/cpu_backend.hpp"
+#include "torusgate/gpu/cuda_options.hpp"
 
 namespace torusgate::apps {
 
 struct NoiseStudyOptions {
   std::vector<std::string> params = {"tfhe_lib_128", "tfhe_lib_80", "default_128"};
-  std::uint64_t gates = 100000;  // per parameter set
-  std::size_t round_size = 2048;
+  // Per parameter set; default 10^5 on the CPU backends, 10^6 on the GPU.
+  std::uint64_t gates = 100000;
+  std::size_t round_size = 2048;  // default 2048 on the CPU backends, 65536 on the GPU
   std::vector<StudyGate> kinds = default_study_gates();
-  std::string backend = "best";  // resolved to sequential or openmp by the parser
+  std::string backend = "best";  // resolved to sequential, openmp or gpu by the parser
   CpuOptions cpu;
+  CudaOptions gpu;  // --device, --memory-budget-mb, --no-cuda-graphs
   std::optional<std::uint64_t> seed;  // deterministic, INSECURE randomness (tests)
   std::string json_path, markdown_path;
   bool progress = true;

@@ -16,6 +16,7 @@
 #include "progress.hpp"
 #include "torusgate/core/error.hpp"
 #include "torusgate/core/keys.hpp"
+#include "torusgate/gpu/cuda_backend.hpp"
 
 using namespace torusgate;
 using namespace torusgate::apps;
@@ -27,6 +28,29 @@ std::ofstream open_output(const std::string& flag, const std::string& path) {
   std::ofstream out(path);
   if (!out) throw InvalidArgument(flag + ": cannot write to '" + path + "'");
   return out;
+}
+
+// Measures on `be` (holding only the cloud key) and fills `set`.
+template <class B>
+void measure(const NoiseStudyOptions& o, B& be, const SecretKey& secret, Csprng& rng,
+             SetReport& set) {
+  set.backend = be.name();
+  const Parameters& params = set.params;
+  std::printf("\n%s%s: n=%u k=%u N=%u, keys in %.1f s; %llu gates over %zu kinds on %s "
+              "(%d thread%s, fft %s)\n",
+              params.name.c_str(), params.insecure ? " (INSECURE, tests only)" : "",
+              params.lwe_dimension, params.glwe_dimension, params.polynomial_size, set.keygen_s,
+              static_cast<unsigned long long>(o.gates), o.kinds.size(), set.backend.c_str(),
+              set.threads, set.threads == 1 ? "" : "s", set.fft.c_str());
+  std::fflush(stdout);
+  StudyConfig config;
+  config.gates = o.kinds;
+  config.total_gates = o.gates;
+  config.round_size = o.round_size;
+  ProgressBar bar(params.name, "gates", o.progress);
+  set.result = run_noise_study(be, secret, rng, config,
+                               [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); });
+  bar.finish();
 }
 
 SetReport run_set(const NoiseStudyOptions& o, const Parameters& params) {
@@ -41,28 +65,20 @@ SetReport run_set(const NoiseStudyOptions& o, const Parameters& params) {
   const SecretKey secret(params, rng);
   auto cloud = std::make_shared<const CloudKey>(CloudKey::generate(secret, rng));
   // Server: the backend holds only the cloud key.
-  auto ctx = std::make_shared<const CpuKeyContext>(cloud, o.cpu.fft);
-  set.keygen_s = seconds_since(t0);
-  const std::unique_ptr<CpuBackend> be = make_cpu_backend(o.backend, ctx, o.cpu);
-  set.backend = be->name();
-  set.threads = be->threads();
-  set.fft = ctx->fft().name();
-  std::printf("\n%s%s: n=%u k=%u N=%u, keys in %.1f s; %llu gates over %zu kinds on %s "
-              "(%d thread%s, fft %s)\n",
-              params.name.c_str(), params.insecure ? " (INSECURE, tests only)" : "",
-              params.lwe_dimension, params.glwe_dimension, params.polynomial_size, set.keygen_s,
-              static_cast<unsigned long long>(o.gates), o.kinds.size(), set.backend.c_str(),
-              set.threads, set.threads == 1 ? "" : "s", set.fft.c_str());
-  std::fflush(stdout);
-
-  StudyConfig config;
-  config.gates = o.kinds;
-  config.total_gates = o.gates;
-  config.round_size = o.round_size;
-  ProgressBar bar(params.name, "gates", o.progress);
-  set.result = run_noise_study(*be, secret, rng, config,
-                               [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); });
-  bar.finish();
+  if (o.backend == "gpu") {
+    CudaBackend be(cloud, o.gpu);
+    set.keygen_s = seconds_since(t0);
+    set.threads = 1;
+    set.fft = "cuFFT";
+    measure(o, be, secret, rng, set);
+  } else {
+    auto ctx = std::make_shared<const CpuKeyContext>(cloud, o.cpu.fft);
+    set.keygen_s = seconds_since(t0);
+    const std::unique_ptr<CpuBackend> be = make_cpu_backend(o.backend, ctx, o.cpu);
+    set.threads = be->threads();
+    set.fft = ctx->fft().name();
+    measure(o, *be, secret, rng, set);
+  }
   return set;
 }
 

@@ -183,9 +183,16 @@ TEST_CASE("noise_study: sample statistics", "[noise_study]") {
 TEST_CASE("noise_study: options, and every bad one refused with its reason", "[noise_study]") {
   const NoiseStudyOptions d = parse({});
   CHECK(d.params == std::vector<std::string>{"tfhe_lib_128", "tfhe_lib_80", "default_128"});
-  CHECK(d.gates == 100000);
   CHECK(d.kinds.size() == 21);
-  CHECK((d.backend == "openmp" || d.backend == "sequential"));
+  // best: the GPU where this build has CUDA and a device, else OpenMP; 10^6 gates on the GPU.
+  if (d.backend == "gpu") {
+    CHECK(d.gates == 1000000);
+    CHECK(d.round_size == 65536);
+  } else {
+    CHECK(d.backend == "openmp");
+    CHECK(d.gates == 100000);
+    CHECK(d.round_size == 2048);
+  }
   const NoiseStudyOptions o = parse({"--params", "toy", "--gates", "420", "--kinds",
                                      "nand,Xor,stress", "--threshold", "1:2:2", "--seed", "7",
                                      "--backend", "sequential", "--round", "64"});
@@ -222,6 +229,8 @@ TEST_CASE("noise_study: options, and every bad one refused with its reason", "[n
   REQUIRE_INVALID_ARGUMENT(parse({"--backend", "sequential", "--threads", "2"}),
                            "--threads applies to the openmp backend");
   REQUIRE_INVALID_ARGUMENT(parse({"--seed", "-1"}), "--seed: '-1' is not a number");
+  REQUIRE_INVALID_ARGUMENT(parse({"--backend", "openmp", "--device", "0"}),
+                           "apply to the gpu backend, not to openmp");
   REQUIRE_INVALID_ARGUMENT(parse({"--json"}), "--json needs a value");
   REQUIRE_INVALID_ARGUMENT(parse({"--frobnicate"}), "unknown argument '--frobnicate'");
 }
