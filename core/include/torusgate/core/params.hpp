@@ -39,8 +39,9 @@ struct Parameters {
 };
 
 // The TFHE library's default (v1.1): n=630, k=1, N=1024, Bg=2^7 l=3, ks 2^2 t=8.
-// Rated 129 bits by its authors in 2020; the lattice estimator now gives about 120 bits.
-// Failure probability per gate about 2^-40 or smaller (TFHE library documentation).
+// Rated 128 bits in its README and 129 in its source (2020); tfhe-rs now says "currently
+// around 120 bits". The library states no failure probability; our noise model and the
+// measured noise (docs/security.md) put every gate kind far below 2^-100.
 Parameters tfhe_lib_128();
 
 // The TFHE library's older default, used by the published GPU TFHE tables (cuFHE, ...):
