@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdlib>
 #include <cstdio>
 #include <deque>
 #include <memory>
@@ -53,9 +54,21 @@ std::string format_bytes(std::size_t bytes) {
 }
 
 void throw_cuda_error(cudaError_t error, const char* call, const char* file, int line) {
-  const std::string msg = "CudaBackend: " + std::string(call) + " failed (" +
-                          source_place(file, line) + "): " + cudaGetErrorName(error) + ": " +
-                          cudaGetErrorString(error);
+  std::string msg = "CudaBackend: " + std::string(call) + " failed (" +
+                    source_place(file, line) + "): " + cudaGetErrorName(error) + ": " +
+                    cudaGetErrorString(error);
+  switch (error) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorHardwareStackError:
+    case cudaErrorAssert:
+      msg += " (a kernel fault: the CUDA context of this process is now unusable; "
+             "TORUSGATE_CUDA_DEBUG=1 names the faulting launch, compute-sanitizer the access)";
+      break;
+    default: break;
+  }
   if (error == cudaErrorMemoryAllocation) {
     cudaGetLastError();
     throw DeviceOutOfMemory(msg);
@@ -81,6 +94,25 @@ const char* cufft_result_name(cufftResult result) {
     case CUFFT_NOT_SUPPORTED: return "CUFFT_NOT_SUPPORTED";
     default: return "unknown cufftResult";
   }
+}
+
+bool cuda_debug_mode() {
+  static const bool on = [] {
+    const char* v = std::getenv("TORUSGATE_CUDA_DEBUG");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return on;
+}
+
+void check_launch(const char* kernel_name, cudaStream_t stream, const char* file, int line) {
+  const std::string what = std::string("the launch of ") + kernel_name;
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess && cuda_debug_mode()) {
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    e = cudaStreamIsCapturing(stream, &capture);
+    if (e == cudaSuccess && capture == cudaStreamCaptureStatusNone) e = cudaStreamSynchronize(stream);
+  }
+  if (e != cudaSuccess) throw_cuda_error(e, what.c_str(), file, line);
 }
 
 void throw_cufft_error(cufftResult result, const char* call, const char* file, int line) {
@@ -159,6 +191,7 @@ struct CudaEngine::Impl {
 CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint32_t* ksk_words,
                        const CudaOptions& o)
     : shape(s), options(o) {
+  if (cuda_debug_mode()) options.use_cuda_graphs = false;  // launches checked one by one
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
@@ -212,7 +245,7 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
     CUDA_TRY(cudaMemcpyAsync(coefficients.data(), bk, coefficients.bytes(),
                              cudaMemcpyHostToDevice, st()));
     bk_fourier = DeviceBuffer<Complex>(polys * M, st(), "the Fourier bootstrapping key");
-    launch_bk_fold_twist(coefficients.data(), polys, s.N, twist.data(), bk_fourier.data(), st());
+    launch_bk_fold_twist(coefficients.data(), polys, s, twist.data(), bk_fourier.data(), st());
     CufftPlan plan;
     int m = static_cast<int>(M);
     std::size_t work = 0;
@@ -394,7 +427,7 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
   const Event& tables_done = record_event();
   phases.emplace_back(&CudaPhaseTimes::tables_ms, &start, &tables_done);
   if (plan.has_free_gates) {
-    launch_free_gates(ops.data(), op_count, plan.results, s.n, results.data(), stream_now);
+    launch_free_gates(ops.data(), op_count, plan.results, s, results.data(), stream_now);
     phases.emplace_back(&CudaPhaseTimes::linear_combination_ms, &tables_done, &record_event());
   }
 
@@ -426,7 +459,7 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
       times.chunk_capacity = std::max<std::size_t>(times.chunk_capacity, ws->capacity);
       const Event& a = record_event();
       launch_linear_combination(boot_ops.data(), boot_count, chunk.rotation_begin,
-                                chunk.rotations(), s.n, ws->pre.data(), stream_now);
+                                chunk.rotations(), s, ws->pre.data(), stream_now);
       const Event& b = record_event();
       run_rotation(*ws);
       const Event& c = record_event();
@@ -446,7 +479,7 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
   }
 
   const Event& outputs_start = record_event();
-  launch_write_outputs(ops.data(), op_count, plan.results, s.n, results.data(), stream_now);
+  launch_write_outputs(ops.data(), op_count, plan.results, s, results.data(), stream_now);
   const Event& end = record_event();
   phases.emplace_back(&CudaPhaseTimes::output_ms, &outputs_start, &end);
   CUDA_TRY(cudaStreamSynchronize(stream_now));

@@ -1,6 +1,6 @@
 // Launchers of the CUDA backend's kernels (cuda_kernels.cu). Each computes its grid, launches
-// on `stream` and checks the launch; a launch over zero elements does nothing. The math of
-// every kernel is a body function of kernel_math.hpp.
+// on `stream` and checks the launch; a launch over zero elements does nothing. The work of
+// every index is a function of kernel_grid.hpp.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -19,18 +19,18 @@ using kernel::KeySwitchConstants;
 
 // Fourier bootstrapping key, step 1: fold and twist each of `polys` coefficient polynomials
 // (N words) into M complex points (then a batched forward transform).
-void launch_bk_fold_twist(const std::uint32_t* bk, std::size_t polys, std::uint32_t N,
+void launch_bk_fold_twist(const std::uint32_t* bk, std::size_t polys, const Shape& shape,
                           const Complex* twist, Complex* out, cudaStream_t stream);
 
 // Free gates: results of Constant/Copy/Not ops (bootstrapped ops' results are left alone).
 void launch_free_gates(const OpDesc* ops, std::uint32_t op_count, std::uint64_t results,
-                       std::uint32_t n, std::uint32_t* result_words, cudaStream_t stream);
+                       const Shape& shape, std::uint32_t* result_words, cudaStream_t stream);
 
 // Linear combinations of rotations [rotation_begin, rotation_begin + rotations) into `pre`
 // ([rotations][n+1]).
 void launch_linear_combination(const BootOpDesc* ops, std::uint32_t op_count,
                                std::uint64_t rotation_begin, std::uint64_t rotations,
-                               std::uint32_t n, std::uint32_t* pre, cudaStream_t stream);
+                               const Shape& shape, std::uint32_t* pre, cudaStream_t stream);
 
 // Blind rotation, start: switched powers [capacity][n] and fresh accumulators from `pre`.
 void launch_accumulator_init(const std::uint32_t* pre, std::uint64_t capacity, const Shape& shape,
@@ -68,7 +68,7 @@ void launch_key_switch(const std::uint32_t* extracted, std::uint64_t jobs,
 
 // Every result to its op's output span.
 void launch_write_outputs(const OpDesc* ops, std::uint32_t op_count, std::uint64_t results,
-                          std::uint32_t n, const std::uint32_t* result_words,
+                          const Shape& shape, const std::uint32_t* result_words,
                           cudaStream_t stream);
 
 }  // namespace torusgate::gpu::detail

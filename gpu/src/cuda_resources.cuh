@@ -44,8 +44,15 @@ std::string format_bytes(std::size_t bytes);
       ::torusgate::gpu::detail::throw_cufft_error(tg_cufft_result_, #call, __FILE__, __LINE__); \
   } while (false)
 
-// After every kernel launch: a bad configuration or an earlier asynchronous fault.
-#define CUDA_CHECK_LAUNCH(kernel_name) CUDA_TRY(cudaGetLastError() /* launch of kernel_name */)
+// After every kernel launch: a bad configuration or an earlier asynchronous fault. With the
+// environment variable TORUSGATE_CUDA_DEBUG=1 it also waits for the kernel (outside graph
+// capture), so a fault is reported at the launch that caused it.
+void check_launch(const char* kernel_name, cudaStream_t stream, const char* file, int line);
+#define CUDA_CHECK_LAUNCH(kernel_name, stream) \
+  ::torusgate::gpu::detail::check_launch(#kernel_name, (stream), __FILE__, __LINE__)
+
+// True when TORUSGATE_CUDA_DEBUG=1: no CUDA graphs, and a wait after every launch.
+bool cuda_debug_mode();
 
 // Makes `device` current for a scope and restores the previous one (one backend per GPU in
 // one process: every public entry point selects its device).

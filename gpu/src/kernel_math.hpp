@@ -25,8 +25,10 @@
 
 #if defined(__CUDACC__)
 #define TG_HD __host__ __device__ __forceinline__
+#define TG_UNROLL _Pragma("unroll")
 #else
 #define TG_HD inline
+#define TG_UNROLL
 #endif
 
 namespace torusgate::gpu::kernel {

@@ -1,11 +1,13 @@
 // A host mirror of the CUDA backend's data flow, for CPU tests: the same batch plan, chunks
-// and bucket sizes, the same kernel bodies (gpu/src/kernel_math.hpp) called for every index
-// of every kernel's grid, and the same buffer layouts; only cuFFT's batched Z2Z transforms
-// are replaced by a natural-order unnormalised FFT on the host (NaturalFft, itself checked
-// against a direct DFT). What this cannot show is anything about the device itself: the
+// and bucket sizes, each kernel's own per-index function (gpu/src/kernel_grid.hpp, which
+// calls the math of gpu/src/kernel_math.hpp) called for every index of its grid, key
+// switching block by block as the kernel tiles it, and the same buffer layouts; only cuFFT's
+// batched Z2Z transforms are replaced by a natural-order unnormalised FFT on the host
+// (NaturalFft, itself checked against a direct DFT). What this cannot show is anything about the device itself: the
 // launches, cuFFT, graphs, memory and timing.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "batch_plan.hpp"
+#include "kernel_grid.hpp"
 #include "kernel_math.hpp"
 #include "torusgate/core/keys.hpp"
 
@@ -89,7 +92,9 @@ inline detail::Shape shape_of(const Parameters& p) {
                        p.bk_level_count, p.ks_base_log,    p.ks_level_count};
 }
 
-// The device engine's work, on the host.
+// The device engine's work, on the host: each kernel is a loop over its grid's indices
+// calling the kernel's own per-index function (gpu/src/kernel_grid.hpp); each batched cuFFT
+// call is a loop of NaturalFft transforms over the same buffer.
 class HostEngine {
  public:
   explicit HostEngine(const CloudKey& key)
@@ -103,135 +108,114 @@ class HostEngine {
     // bk_fold_twist_kernel, then the batched forward transform of every polynomial.
     const std::size_t polys = std::size_t{s_.n} * s_.rows() * s_.k1(), M = s_.M();
     bk_fourier_.resize(polys * M);
-    for (std::size_t poly = 0; poly < polys; ++poly) {
-      const Torus32* p = bk.data() + poly * s_.N;
-      for (std::size_t j = 0; j < M; ++j) {
-        bk_fourier_[poly * M + j] =
-            kernel::fold_twist(static_cast<double>(static_cast<std::int32_t>(p[j])),
-                               static_cast<double>(static_cast<std::int32_t>(p[j + M])), twist_[j]);
-      }
-      fft_.forward(bk_fourier_.data() + poly * M);
+    for (std::uint64_t idx = 0; idx < detail::grid::bk_fold_twist_size(polys, s_); ++idx) {
+      detail::grid::bk_fold_twist_at(idx, bk.data(), s_, twist_.data(), bk_fourier_.data());
     }
+    for (std::size_t poly = 0; poly < polys; ++poly) fft_.forward(bk_fourier_.data() + poly * M);
   }
 
   const detail::Shape& shape() const { return s_; }
 
   // One CMUX step for `capacity` accumulators ([capacity][k1][N]) with switched masks
   // `powers` ([capacity][n]): the three kernels and the two batched transforms.
-  void cmux_step(std::uint32_t step, std::size_t capacity, const std::vector<std::uint32_t>& powers,
+  void cmux_step(std::uint32_t step, std::uint64_t capacity, const std::vector<std::uint32_t>& powers,
                  std::vector<Torus32>& acc) {
-    const std::uint32_t M = s_.M(), k1 = s_.k1(), rows = s_.rows(), N = s_.N;
+    namespace grid = detail::grid;
+    const std::uint32_t M = s_.M(), k1 = s_.k1(), rows = s_.rows();
     digits_.resize(capacity * rows * M);
     product_.resize(capacity * k1 * M);
-    for (std::size_t r = 0; r < capacity; ++r) {  // rotate_decompose_kernel
-      for (std::uint32_t c = 0; c < k1; ++c) {
-        for (std::uint32_t j = 0; j < M; ++j) {
-          kernel::rotate_decompose_twist(
-              acc.data() + kernel::accumulator_index(r, c, 0, k1, N), powers[r * s_.n + step], j,
-              N, gadget_, twist_[j],
-              digits_.data() + kernel::digit_index(r, c * gadget_.level_count, j, rows, M), M);
-        }
-      }
+    for (std::uint64_t idx = 0; idx < grid::polynomial_points_size(capacity, s_); ++idx) {
+      grid::rotate_decompose_at(idx, acc.data(), powers.data(), step, s_, gadget_, twist_.data(),
+                                digits_.data());
     }
     for (std::size_t poly = 0; poly < capacity * rows; ++poly) fft_.forward(digits_.data() + poly * M);
     const Complex* key_step = bk_fourier_.data() + kernel::bk_spectrum_index(step, 0, 0, 0, rows, k1, M);
-    for (std::size_t r = 0; r < capacity; ++r) {  // multiply_accumulate_kernel
-      for (std::uint32_t j = 0; j < M; ++j) {
-        kernel::multiply_accumulate_point(digits_.data() + kernel::digit_index(r, 0, 0, rows, M),
-                                          key_step,
-                                          product_.data() + kernel::product_index(r, 0, 0, k1, M),
-                                          j, rows, k1, M);
-      }
+    for (std::uint64_t idx = 0; idx < grid::rotation_points_size(capacity, s_); ++idx) {
+      grid::multiply_accumulate_at(idx, digits_.data(), key_step, s_, product_.data());
     }
     for (std::size_t poly = 0; poly < capacity * k1; ++poly) fft_.inverse(product_.data() + poly * M);
-    for (std::size_t poly = 0; poly < capacity * k1; ++poly) {  // untwist_round_add_kernel
-      for (std::uint32_t j = 0; j < M; ++j) {
-        kernel::untwist_round_add(product_[poly * M + j], untwist_[j], acc.data() + poly * N, j, M);
-      }
+    for (std::uint64_t idx = 0; idx < grid::polynomial_points_size(capacity, s_); ++idx) {
+      grid::untwist_round_add_at(idx, product_.data(), untwist_.data(), s_, acc.data());
     }
   }
 
   // The engine's evaluate(): plan pointers are host pointers; chunks of at most `capacity`
   // rotations (a bucket size >= 2), each run at its bucket size as the device does.
   void evaluate(const detail::BatchPlan& plan, std::uint64_t capacity) {
-    const std::uint32_t n = s_.n, n1 = s_.n1(), kN = s_.extracted_dimension(), N = s_.N;
-    const std::uint32_t acc_words = s_.k1() * N;
+    namespace grid = detail::grid;
+    const std::uint32_t n1 = s_.n1(), kN = s_.extracted_dimension();
     std::vector<Torus32> results(plan.results * n1);
     const auto op_count = static_cast<std::uint32_t>(plan.ops.size());
     const auto boot_count = static_cast<std::uint32_t>(plan.boot_ops.size());
-    if (plan.has_free_gates) {  // free_gates_kernel
-      for (std::uint64_t idx = 0; idx < plan.results * n1; ++idx) {
-        const std::uint64_t result = idx / n1;
-        const auto w = static_cast<std::uint32_t>(idx % n1);
-        const auto& op = plan.ops[kernel::find_item(plan.ops.data(), op_count,
-                                                    &kernel::OpDesc::first_result, result)];
-        if (op.kind != kernel::OpKind::Bootstrapped) {
-          results[idx] = kernel::free_gate_word(op, result - op.first_result, w, n);
-        }
+    if (plan.has_free_gates) {
+      for (std::uint64_t idx = 0; idx < grid::sample_words_size(plan.results, s_); ++idx) {
+        grid::free_gates_at(idx, plan.ops.data(), op_count, s_, results.data());
       }
     }
     for (std::uint64_t job = 0; job < plan.jobs;) {
       const detail::Chunk chunk = detail::next_chunk(plan, job, capacity);
       const std::uint64_t C = detail::bucket_capacity(chunk.rotations());
       chunks_run += 1;
-      std::vector<Torus32> pre(C * n1, 0), acc(C * acc_words);
-      std::vector<std::uint32_t> powers(C * n);
-      for (std::uint64_t idx = 0; idx < chunk.rotations() * n1; ++idx) {  // linear_combination
-        const std::uint64_t rotation = chunk.rotation_begin + idx / n1;
-        const auto& op = plan.boot_ops[kernel::find_item(plan.boot_ops.data(), boot_count,
-                                                         &kernel::BootOpDesc::first_rotation,
-                                                         rotation)];
-        pre[idx] = kernel::linear_combination_word(op, rotation, static_cast<std::uint32_t>(idx % n1), n);
+      std::vector<Torus32> pre(C * n1, 0), acc(C * s_.k1() * s_.N);
+      std::vector<std::uint32_t> powers(C * s_.n);
+      for (std::uint64_t idx = 0; idx < grid::sample_words_size(chunk.rotations(), s_); ++idx) {
+        grid::linear_combination_at(idx, plan.boot_ops.data(), boot_count, chunk.rotation_begin,
+                                    s_, pre.data());
       }
-      for (std::uint64_t r = 0; r < C; ++r) {  // accumulator_init_kernel
-        for (std::uint32_t w = 0; w < acc_words; ++w) {
-          acc[r * acc_words + w] = kernel::accumulator_init_word(
-              pre.data() + r * n1, w, n, s_.k, N, s_.log2_2n(), kernel::eighths(1));
-        }
-        for (std::uint32_t i = 0; i < n; ++i) {
-          powers[r * n + i] = kernel::mod_switch(pre[r * n1 + i], s_.log2_2n());
-        }
+      for (std::uint64_t idx = 0; idx < grid::accumulator_init_size(C, s_); ++idx) {
+        grid::accumulator_init_at(idx, pre.data(), C, s_, powers.data(), acc.data());
       }
-      for (std::uint32_t i = 0; i < n; ++i) cmux_step(i, C, powers, acc);
+      for (std::uint32_t i = 0; i < s_.n; ++i) cmux_step(i, C, powers, acc);
       std::vector<Torus32> extracted(chunk.jobs() * (kN + 1));
       std::vector<std::uint64_t> result_index(chunk.jobs());
-      for (std::uint64_t idx = 0; idx < extracted.size(); ++idx) {  // sample_extract_kernel
-        const std::uint64_t g = idx / (kN + 1);
-        const auto w = static_cast<std::uint32_t>(idx % (kN + 1));
-        const std::uint64_t job_g = chunk.job_begin + g;
-        const auto& op = plan.boot_ops[kernel::find_item(plan.boot_ops.data(), boot_count,
-                                                         &kernel::BootOpDesc::first_job, job_g)];
-        const std::uint64_t local = job_g - op.first_job;
-        const std::uint64_t rotation = op.first_rotation + local * op.bootstraps - chunk.rotation_begin;
-        extracted[idx] = kernel::gate_extract_word(acc.data() + rotation * acc_words,
-                                                   op.bootstraps, w, s_.k, N);
-        if (w == 0) result_index[g] = op.first_result + local;
+      for (std::uint64_t idx = 0; idx < grid::extract_size(chunk, s_); ++idx) {
+        grid::sample_extract_at(idx, plan.boot_ops.data(), boot_count, chunk, acc.data(), s_,
+                                extracted.data(), result_index.data());
       }
       key_switch(extracted, result_index, results);
       job = chunk.job_end;
     }
-    for (std::uint64_t idx = 0; idx < plan.results * n1; ++idx) {  // write_outputs_kernel
-      const std::uint64_t result = idx / n1;
-      const auto& op = plan.ops[kernel::find_item(plan.ops.data(), op_count,
-                                                  &kernel::OpDesc::first_result, result)];
-      op.out[(result - op.first_result) * n1 + idx % n1] = results[idx];
+    for (std::uint64_t idx = 0; idx < grid::sample_words_size(plan.results, s_); ++idx) {
+      grid::write_output_at(idx, plan.ops.data(), op_count, s_, results.data());
     }
   }
 
-  // key_switch_kernel: every output word of every gate, coefficient by coefficient.
+  // key_switch_kernel, block by block and thread by thread: blocks of G gates and T output
+  // words, the tile loaded by every thread before any accumulates (the barrier).
   void key_switch(const std::vector<Torus32>& extracted, const std::vector<std::uint64_t>& result_index,
                   std::vector<Torus32>& results) const {
+    namespace grid = detail::grid;
+    constexpr unsigned G = grid::key_switch_gates_per_block, tile = grid::key_switch_tile,
+                       T = grid::key_switch_threads;
+    const std::uint64_t jobs = result_index.size();
     const std::uint32_t n1 = s_.n1(), kN = s_.extracted_dimension();
-    const std::size_t coefficient_words = kernel::ksk_coefficient_words(ks_);
-    for (std::size_t g = 0; g < result_index.size(); ++g) {
-      const Torus32* in = extracted.data() + g * (kN + 1);
-      for (std::uint32_t w = 0; w < n1; ++w) {
-        Torus32 acc = w == s_.n ? in[kN] : Torus32{0};
-        for (std::uint32_t i = 0; i < kN; ++i) {
-          acc = kernel::key_switch_step(acc, in[i] + ks_.round_offset,
-                                        ksk_.data() + i * coefficient_words, w, ks_);
+    const std::uint32_t word_blocks = (n1 + T - 1) / T;
+    std::vector<Torus32> tile_words(G * tile);
+    for (std::uint64_t g0 = 0; g0 < jobs; g0 += G) {
+      const auto gates = static_cast<std::uint32_t>(std::min<std::uint64_t>(G, jobs - g0));
+      for (std::uint32_t by = 0; by < word_blocks; ++by) {
+        struct Accumulators {
+          Torus32 v[G];
+        };
+        std::vector<Accumulators> acc(T);  // each thread's registers
+        auto acc_of = [&](unsigned t) -> Torus32(&)[G] { return acc[t].v; };
+        for (unsigned t = 0; t < T; ++t) {
+          grid::key_switch_start<G>(by * T + t, g0, gates, extracted.data(), ks_, acc_of(t));
         }
-        results[result_index[g] * n1 + w] = acc;
+        for (std::uint32_t i0 = 0; i0 < kN; i0 += tile) {
+          for (unsigned t = 0; t < T; ++t) {
+            grid::key_switch_load_tile(t, T, g0, gates, i0, G, tile, extracted.data(), ks_,
+                                       tile_words.data());
+          }
+          for (unsigned t = 0; t < T; ++t) {
+            grid::key_switch_accumulate_tile<G>(by * T + t, gates, i0, tile, tile_words.data(),
+                                                ksk_.data(), ks_, acc_of(t));
+          }
+        }
+        for (unsigned t = 0; t < T; ++t) {
+          grid::key_switch_store<G>(by * T + t, g0, gates, result_index.data(), ks_, acc_of(t),
+                                    results.data());
+        }
       }
     }
   }

@@ -1,0 +1,207 @@
+// The work of one grid index of each CUDA kernel (cuda_kernels.cu): the index decomposed
+// into (rotation, polynomial, point) or (sample, word), the buffers addressed, and the
+// kernel_math.hpp body called. A kernel is a grid-stride loop over these functions; the host
+// mirror of the CPU tests (tests/gpu/host_mirror.hpp) calls the same functions for every
+// index, so the kernels' indexing is tested on the CPU too. Standard headers only.
+#pragma once
+
+#include <cstdint>
+
+#include "batch_plan.hpp"
+#include "kernel_math.hpp"
+
+namespace torusgate::gpu::detail::grid {
+
+using kernel::Complex;
+using kernel::Torus32;
+
+// Index count of each kernel's grid.
+TG_HD std::uint64_t bk_fold_twist_size(std::uint64_t polys, const Shape& s) { return polys * s.M(); }
+TG_HD std::uint64_t sample_words_size(std::uint64_t samples, const Shape& s) { return samples * s.n1(); }
+TG_HD std::uint64_t accumulator_init_size(std::uint64_t capacity, const Shape& s) {
+  return capacity * (std::uint64_t{s.k1()} * s.N + s.n);
+}
+TG_HD std::uint64_t polynomial_points_size(std::uint64_t capacity, const Shape& s) {
+  return capacity * s.k1() * s.M();
+}
+TG_HD std::uint64_t rotation_points_size(std::uint64_t capacity, const Shape& s) {
+  return capacity * s.M();
+}
+TG_HD std::uint64_t extract_size(const Chunk& chunk, const Shape& s) {
+  return chunk.jobs() * (std::uint64_t{s.extracted_dimension()} + 1);
+}
+
+// Fourier key, step 1: point j of coefficient polynomial `poly`, folded and twisted.
+TG_HD void bk_fold_twist_at(std::uint64_t idx, const std::uint32_t* bk, const Shape& s,
+                            const Complex* twist, Complex* out) {
+  const std::uint32_t M = s.M();
+  const std::uint64_t poly = idx / M;
+  const auto j = static_cast<std::uint32_t>(idx % M);
+  const std::uint32_t* p = bk + poly * s.N;
+  out[idx] = kernel::fold_twist(static_cast<double>(static_cast<std::int32_t>(p[j])),
+                                static_cast<double>(static_cast<std::int32_t>(p[j + M])), twist[j]);
+}
+
+// Word idx % (n+1) of result idx / (n+1), when its op is a free gate.
+TG_HD void free_gates_at(std::uint64_t idx, const OpDesc* ops, std::uint32_t op_count,
+                         const Shape& s, std::uint32_t* result_words) {
+  const std::uint32_t n1 = s.n1();
+  const std::uint64_t result = idx / n1;
+  const auto w = static_cast<std::uint32_t>(idx % n1);
+  const OpDesc& op = ops[kernel::find_item(ops, op_count, &OpDesc::first_result, result)];
+  if (op.kind == kernel::OpKind::Bootstrapped) return;
+  result_words[idx] = kernel::free_gate_word(op, result - op.first_result, w, s.n);
+}
+
+// Word of the linear combination of the chunk's rotation idx / (n+1) (rotations counted from
+// rotation_begin), into pre[idx].
+TG_HD void linear_combination_at(std::uint64_t idx, const BootOpDesc* ops, std::uint32_t op_count,
+                                 std::uint64_t rotation_begin, const Shape& s, std::uint32_t* pre) {
+  const std::uint32_t n1 = s.n1();
+  const std::uint64_t rotation = rotation_begin + idx / n1;
+  const auto w = static_cast<std::uint32_t>(idx % n1);
+  const BootOpDesc& op = ops[kernel::find_item(ops, op_count, &BootOpDesc::first_rotation, rotation)];
+  pre[idx] = kernel::linear_combination_word(op, rotation, w, s.n);
+}
+
+// The first capacity*(k+1)N indices: accumulator words; the next capacity*n: switched masks.
+TG_HD void accumulator_init_at(std::uint64_t idx, const std::uint32_t* pre, std::uint64_t capacity,
+                               const Shape& s, std::uint32_t* powers, std::uint32_t* acc) {
+  const std::uint32_t acc_words = s.k1() * s.N, n1 = s.n1(), log2_2n = s.log2_2n();
+  const std::uint64_t acc_total = capacity * acc_words;
+  if (idx < acc_total) {
+    const std::uint64_t r = idx / acc_words;
+    const auto w = static_cast<std::uint32_t>(idx % acc_words);
+    acc[idx] = kernel::accumulator_init_word(pre + r * n1, w, s.n, s.k, s.N, log2_2n,
+                                             kernel::eighths(1));
+  } else {
+    const std::uint64_t p = idx - acc_total;
+    const std::uint64_t r = p / s.n;
+    const auto i = static_cast<std::uint32_t>(p % s.n);
+    powers[p] = kernel::mod_switch(pre[r * n1 + i], log2_2n);
+  }
+}
+
+// CMUX step `step`: point j of polynomial c of accumulator r, rotated, decomposed, twisted.
+TG_HD void rotate_decompose_at(std::uint64_t idx, const std::uint32_t* acc,
+                               const std::uint32_t* powers, std::uint32_t step, const Shape& s,
+                               const kernel::GadgetConstants& g, const Complex* twist,
+                               Complex* digits) {
+  const std::uint32_t M = s.M(), k1 = s.k1(), rows = s.rows();
+  const std::uint64_t r = idx / (std::uint64_t{k1} * M);
+  const auto c = static_cast<std::uint32_t>((idx / M) % k1);
+  const auto j = static_cast<std::uint32_t>(idx % M);
+  kernel::rotate_decompose_twist(acc + kernel::accumulator_index(r, c, 0, k1, s.N),
+                                 powers[r * s.n + step], j, s.N, g, twist[j],
+                                 digits + kernel::digit_index(r, c * g.level_count, j, rows, M), M);
+}
+
+// CMUX step: point j of every product column of rotation r.
+TG_HD void multiply_accumulate_at(std::uint64_t idx, const Complex* digits, const Complex* key_step,
+                                  const Shape& s, Complex* product) {
+  const std::uint32_t M = s.M(), k1 = s.k1(), rows = s.rows();
+  const std::uint64_t r = idx / M;
+  const auto j = static_cast<std::uint32_t>(idx % M);
+  kernel::multiply_accumulate_point(digits + kernel::digit_index(r, 0, 0, rows, M), key_step,
+                                    product + kernel::product_index(r, 0, 0, k1, M), j, rows, k1, M);
+}
+
+// CMUX step, after the inverse transform: point j of product polynomial idx / M.
+TG_HD void untwist_round_add_at(std::uint64_t idx, const Complex* product, const Complex* untwist,
+                                const Shape& s, std::uint32_t* acc) {
+  const std::uint32_t M = s.M();
+  const std::uint64_t poly = idx / M;  // r * (k+1) + c
+  const auto j = static_cast<std::uint32_t>(idx % M);
+  kernel::untwist_round_add(product[idx], untwist[j], acc + poly * s.N, j, M);
+}
+
+// Word idx % (kN+1) of the key-switching input of the chunk's job idx / (kN+1).
+TG_HD void sample_extract_at(std::uint64_t idx, const BootOpDesc* ops, std::uint32_t op_count,
+                             const Chunk& chunk, const std::uint32_t* acc, const Shape& s,
+                             std::uint32_t* extracted, std::uint64_t* result_index) {
+  const std::uint32_t words = s.extracted_dimension() + 1, acc_words = s.k1() * s.N;
+  const std::uint64_t g = idx / words;
+  const auto w = static_cast<std::uint32_t>(idx % words);
+  const std::uint64_t job = chunk.job_begin + g;
+  const BootOpDesc& op = ops[kernel::find_item(ops, op_count, &BootOpDesc::first_job, job)];
+  const std::uint64_t local = job - op.first_job;
+  const std::uint64_t rotation = op.first_rotation + local * op.bootstraps - chunk.rotation_begin;
+  extracted[idx] = kernel::gate_extract_word(acc + rotation * acc_words, op.bootstraps, w, s.k, s.N);
+  if (w == 0) result_index[g] = op.first_result + local;
+}
+
+// Word idx % (n+1) of result idx / (n+1), to its op's output span.
+TG_HD void write_output_at(std::uint64_t idx, const OpDesc* ops, std::uint32_t op_count,
+                           const Shape& s, const std::uint32_t* result_words) {
+  const std::uint32_t n1 = s.n1();
+  const std::uint64_t result = idx / n1;
+  const OpDesc& op = ops[kernel::find_item(ops, op_count, &OpDesc::first_result, result)];
+  op.out[(result - op.first_result) * n1 + idx % n1] = result_words[idx];
+}
+
+// Key switching's block shape: gates per block, input coefficients per tile, threads (output
+// words) per block.
+inline constexpr unsigned key_switch_gates_per_block = 8;
+inline constexpr unsigned key_switch_tile = 32;
+inline constexpr unsigned key_switch_threads = 128;
+
+// Key switching, as the kernel tiles it: a block takes G gates from gate g0 (`gates` of them
+// exist) and one output word w per thread; the gates' input coefficients pass through a tile
+// of `tile` coefficients per gate (shared memory on the device). A thread starts its G
+// accumulators, then per tile loads its share of the tile and (after a barrier)
+// accumulates, then stores.
+template <unsigned G>
+TG_HD void key_switch_start(std::uint32_t w, std::uint64_t g0, std::uint32_t gates,
+                            const std::uint32_t* extracted, const kernel::KeySwitchConstants& ks,
+                            Torus32 (&acc)[G]) {
+  const std::uint32_t kN = ks.input_dimension;
+TG_UNROLL
+  for (unsigned g = 0; g < G; ++g) {
+    acc[g] = (w == ks.n && g < gates) ? extracted[(g0 + g) * (kN + 1) + kN] : Torus32{0};
+  }
+}
+
+TG_HD void key_switch_load_tile(unsigned thread, unsigned threads, std::uint64_t g0,
+                                std::uint32_t gates, std::uint32_t i0, unsigned gates_per_block,
+                                unsigned tile, const std::uint32_t* extracted,
+                                const kernel::KeySwitchConstants& ks, Torus32* tile_words) {
+  const std::uint32_t kN = ks.input_dimension, in_words = kN + 1;
+  for (unsigned t = thread; t < gates_per_block * tile; t += threads) {
+    const unsigned g = t / tile, c = t % tile;
+    tile_words[t] = (g < gates && i0 + c < kN)
+                        ? extracted[(g0 + g) * in_words + i0 + c] + ks.round_offset
+                        : Torus32{0};
+  }
+}
+
+template <unsigned G>
+TG_HD void key_switch_accumulate_tile(std::uint32_t w, std::uint32_t gates, std::uint32_t i0,
+                                      unsigned tile, const Torus32* tile_words,
+                                      const std::uint32_t* ksk,
+                                      const kernel::KeySwitchConstants& ks, Torus32 (&acc)[G]) {
+  const std::uint32_t kN = ks.input_dimension;
+  if (w > ks.n) return;
+  const std::size_t coefficient_words = kernel::ksk_coefficient_words(ks);
+  const std::uint32_t tile_end = kN - i0 < tile ? kN - i0 : tile;
+  for (std::uint32_t c = 0; c < tile_end; ++c) {
+    const Torus32* key_i = ksk + std::size_t{i0 + c} * coefficient_words;
+TG_UNROLL
+    for (unsigned g = 0; g < G; ++g) {
+      if (g < gates) acc[g] = kernel::key_switch_step(acc[g], tile_words[g * tile + c], key_i, w, ks);
+    }
+  }
+}
+
+template <unsigned G>
+TG_HD void key_switch_store(std::uint32_t w, std::uint64_t g0, std::uint32_t gates,
+                            const std::uint64_t* result_index,
+                            const kernel::KeySwitchConstants& ks, const Torus32 (&acc)[G],
+                            std::uint32_t* result_words) {
+  if (w > ks.n) return;
+TG_UNROLL
+  for (unsigned g = 0; g < G; ++g) {
+    if (g < gates) result_words[result_index[g0 + g] * (ks.n + 1) + w] = acc[g];
+  }
+}
+
+}  // namespace torusgate::gpu::detail::grid
