@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backend_fixtures.hpp"
+#include "gpu_test_sets.hpp"
 #include "test_support.hpp"
 #include "torusgate/circuits/circuits.hpp"
 #include "torusgate/core/backend.hpp"
@@ -143,7 +144,8 @@ std::uint64_t bootstraps_of(const BatchPlan& plan) {
 TEST_CASE("every gate kind on every input combination, one mixed batch, every parameter set",
           "[gpu]") {
   using S = CudaStorage;
-  for (const Parameters& p : all_parameter_sets()) {
+  // The named sets, and N = 512 (k = 1) and N = 2048 (k = 2).
+  for (const Parameters& p : gpu::test::every_test_set()) {
     INFO("parameter set " << p.name);
     const std::uint64_t seed = catch_seed(0x9a7e);
     INFO("seed " << seed);
@@ -195,7 +197,8 @@ TEST_CASE("random mixed batches of 1 to 100k gates decrypt as on the CPU backend
       {toy_insecure(), 17},     {toy_insecure(), 100},     {toy_insecure(), 1000},
       {toy_insecure(), 10000},  {toy_insecure(), 100000},  {toy_k2_insecure(), 777},
       {tfhe_lib_128(), 1},      {tfhe_lib_128(), 5},       {tfhe_lib_128(), 64},
-      {tfhe_lib_128(), 1000},   {tfhe_lib_80(), 300},      {default_128(), 300}};
+      {tfhe_lib_128(), 1000},   {tfhe_lib_80(), 300},      {default_128(), 300},
+      {gpu::test::sized_insecure(512, 1), 500}, {gpu::test::sized_insecure(2048, 2), 500}};
   for (const Case& c : cases) {
     const std::uint64_t seed = catch_seed(0x51 + c.gates);
     INFO("parameter set " << c.params.name << ", " << c.gates << " gates, seed " << seed);

@@ -18,6 +18,7 @@
 #include "backend_fixtures.hpp"
 #include "batch_builder.hpp"
 #include "batch_plan.hpp"
+#include "gpu_test_sets.hpp"
 #include "host_mirror.hpp"
 #include "kernel_math.hpp"
 #include "test_support.hpp"
@@ -41,9 +42,9 @@ static_assert(Backend<CudaBackend>);
 
 namespace {
 
-std::vector<Parameters> every_set() {
-  return {toy_insecure(), toy_k2_insecure(), tfhe_lib_128(), tfhe_lib_80(), default_128()};
-}
+using torusgate::gpu::test::sized_insecure;
+
+std::vector<Parameters> every_set() { return torusgate::gpu::test::every_test_set(); }
 
 std::vector<Torus32> random_torus(Csprng& rng, std::size_t count) {
   std::vector<Torus32> v(count);
@@ -443,7 +444,8 @@ TEST_CASE("the kernels' whole data flow on the host equals the CPU backend word 
   using S = CpuStorage;
   const std::uint64_t seed = catch_seed(0x68);
   INFO("seed " << seed);
-  for (const Parameters& p : {toy_insecure(), toy_k2_insecure()}) {
+  for (const Parameters& p : {toy_insecure(), toy_k2_insecure(), sized_insecure(512, 1),
+                              sized_insecure(2048, 2)}) {
     INFO("parameter set " << p.name);
     Csprng rng = seeded_rng(seed);
     test::SequentialFixture f(p);
