@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# The GPU run of the CUDA backend (docs/gpu.md), one command on a machine with an NVIDIA GPU:
+# configure and build with CUDA, run the host-side tests, the GPU tests (tests_gpu, the slow
+# 10^6-gate run included) and bench_gates on the GPU with the issue's batch sizes, writing
+# every log and docs-ready JSON into OUT_DIR (gpu_run.log: what ran, and which step failed).
+#   scripts/gpu_run.sh OUT_DIR [STEP...]
+# STEPs (default: all of them, in this order):
+#   env     nvidia-smi, nvcc, cmake versions          -> environment.txt
+#   build   configure (CUDA required) and build       -> build.log
+#   host    tests_gpu_host (CPU side of the backend)  -> tests_gpu_host.log
+#   test    tests_gpu without [slow]                  -> tests_gpu.log
+#   slow    tests_gpu [slow] (10^6 tfhe_lib_128 gates) -> tests_gpu_slow.log
+#   bench   bench_gates --backend gpu                  -> bench_gates_gpu_*.json/.log
+# Each command it runs is limited by STEP_TIMEOUT seconds (default 540) and a failing step
+# does not stop the others; the exit status is 1 if any step failed. Steps may run in
+# separate calls (the build directory and unpacked libraries are reused): where one call may
+# take at most 10 minutes, run `env build host`, then `test`, then `slow`, then `bench`.
+# Environment:
+#   BUILD_DIR   build directory (default build-gpu-run)
+#   CUDA_ARCH   CMAKE_CUDA_ARCHITECTURES (default native: the GPU present at configure time)
+#   JOBS        parallel build jobs (default: all cores)
+#   DEPS_DIR    folder of .deb files to unpack when FFTW, libsodium, Catch2, CLI11 or
+#               pkg-config are missing (default .deps; scripts/gpu_deps.sh fills it)
+#   DEPS_ROOT   where to unpack them (default /opt/deps, else .deps/root when not writable)
+#   BENCH_REPS  timed repetitions per batch size (default 5)
+set -uo pipefail
+
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
+if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
+  usage
+  exit 2
+fi
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+mkdir -p "$1" || exit 2
+out="$(cd "$1" && pwd)"
+shift
+steps=("$@")
+[[ ${#steps[@]} -eq 0 ]] && steps=(env build host test slow bench)
+for s in "${steps[@]}"; do
+  case "$s" in env|build|host|test|slow|bench) ;; *) echo "gpu_run: unknown step '$s'" >&2; usage; exit 2;; esac
+done
+cd "$repo_root"
+build="${BUILD_DIR:-build-gpu-run}"
+jobs="${JOBS:-$(nproc)}"
+arch="${CUDA_ARCH:-native}"
+step_timeout="${STEP_TIMEOUT:-540}"
+reps="${BENCH_REPS:-5}"
+failed=()
+
+log() { echo "[gpu_run $(date -u +%H:%M:%S)] $*" | tee -a "$out/gpu_run.log"; }
+
+# Runs a command with the step time limit, output to a log file (and its tail to stdout).
+run_logged() {  # log_name, command...
+  local name="$1"
+  shift
+  log "$name: $*"
+  timeout --signal=TERM --kill-after=10 "$step_timeout" "$@" > "$out/$name.log" 2>&1
+  local rc=$?
+  tail -n 25 "$out/$name.log"
+  if [[ $rc -ne 0 ]]; then
+    log "$name: FAILED (exit $rc$([[ $rc -eq 124 ]] && echo ", timed out after ${step_timeout}s"))"
+    failed+=("$name")
+  else
+    log "$name: ok"
+  fi
+  return $rc
+}
+
+# Libraries from .deb files when the machine lacks them (no internet, no apt there).
+have_deps() {
+  command -v pkg-config >/dev/null && pkg-config --exists fftw3 libsodium &&
+    { [[ -f /usr/include/catch2/catch.hpp ]] || [[ -f /usr/local/include/catch2/catch.hpp ]]; } &&
+    { [[ -f /usr/include/CLI/CLI.hpp ]] || [[ -f /usr/local/include/CLI/CLI.hpp ]]; }
+}
+setup_deps() {
+  have_deps && return 0
+  local debs="${DEPS_DIR:-$repo_root/.deps}"
+  if ! ls "$debs"/*.deb >/dev/null 2>&1; then
+    log "deps: FFTW, libsodium, Catch2, CLI11 or pkg-config missing and no .deb files in $debs"
+    log "deps: run scripts/gpu_deps.sh on a Debian 12 machine and carry .deps"
+    return 1
+  fi
+  local root="${DEPS_ROOT:-/opt/deps}"
+  if ! mkdir -p "$root" 2>/dev/null || [[ ! -w "$root" ]]; then root="$repo_root/.deps/root"; fi
+  mkdir -p "$root"
+  if [[ ! -f "$root/.torusgate_unpacked" ]]; then
+    for deb in "$debs"/*.deb; do dpkg -x "$deb" "$root" || return 1; done
+    # The packages' pkg-config files name /usr: point them at the unpacked tree.
+    find "$root" -name '*.pc' -exec sed -i "s|=/usr|=$root/usr|g" {} +
+    touch "$root/.torusgate_unpacked"
+    log "deps: unpacked $(ls "$debs"/*.deb | wc -l) packages from $debs into $root"
+  fi
+  local multiarch
+  multiarch="$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)"
+  export PATH="$root/usr/bin:$PATH"
+  export LD_LIBRARY_PATH="$root/usr/lib/$multiarch:$root/usr/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export PKG_CONFIG_PATH="$root/usr/lib/$multiarch/pkgconfig:$root/usr/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+  export CMAKE_PREFIX_PATH="$root/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+  export CPATH="$root/usr/include${CPATH:+:$CPATH}"
+  # pkgconf's binary is pkgconf; pkg-config is a link in the pkgconf package.
+  [[ -x "$root/usr/bin/pkg-config" ]] || ln -sf "$root/usr/bin/pkgconf" "$root/usr/bin/pkg-config"
+  pkg-config --exists fftw3 libsodium
+}
+
+nvcc_path() {
+  if command -v nvcc >/dev/null; then command -v nvcc
+  elif [[ -x /usr/local/cuda/bin/nvcc ]]; then echo /usr/local/cuda/bin/nvcc
+  fi
+}
+
+step_env() {
+  {
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "commit: $(git rev-parse --short=12 HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo -dirty)"
+    echo "host: $(uname -a)"
+    echo "cores: $(nproc)"
+    echo "--- nvidia-smi"
+    nvidia-smi 2>&1 || echo "nvidia-smi failed"
+    echo "--- nvcc"
+    "$(nvcc_path)" --version 2>&1 || echo "no nvcc"
+    echo "--- cmake"
+    cmake --version 2>&1 | head -1
+    echo "--- g++"
+    g++ --version 2>&1 | head -1
+  } > "$out/environment.txt"
+  log "env: written to environment.txt"
+  grep -E "NVIDIA-SMI|H100|H200|A100|MiB" "$out/environment.txt" | head -5
+}
+
+step_build() {
+  if ! setup_deps; then
+    failed+=(deps)
+    return 1
+  fi
+  local nvcc
+  nvcc="$(nvcc_path)"
+  if [[ -z "$nvcc" ]]; then
+    log "build: no nvcc on PATH or at /usr/local/cuda/bin"
+    failed+=(build)
+    return 1
+  fi
+  # native needs a GPU at configure time; fall back to Hopper (sm_90) where none is seen.
+  if [[ "$arch" == native ]] && ! nvidia-smi -L >/dev/null 2>&1; then arch=90; fi
+  run_logged configure cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch" -DTORUSGATE_ENABLE_CUDA=ON ||
+    return 1
+  if ! grep -q "torusgate: CUDA backend ON" "$out/configure.log"; then
+    log "build: CMake did not enable the CUDA backend (see configure.log)"
+    failed+=(cuda-not-enabled)
+    return 1
+  fi
+  run_logged build cmake --build "$build" -j "$jobs" --target tests_gpu tests_gpu_host bench_gates
+}
+
+# A Catch2 executable with its console log (durations of every test case).
+run_catch() {  # name, executable, test spec
+  local name="$1" exe="$2" spec="$3"
+  if [[ ! -x "$exe" ]]; then
+    log "$name: $exe not built (run the build step)"
+    failed+=("$name")
+    return 1
+  fi
+  # Exit 77 would mean "no CUDA device: skipped": a failure on the GPU machine.
+  run_logged "$name" "$exe" "$spec" --durations yes --order rand --rng-seed time
+}
+
+step_host() { run_catch tests_gpu_host "$build/tests/gpu/tests_gpu_host" "~[slow]"; }
+step_test() { run_catch tests_gpu "$build/tests/gpu/tests_gpu" "~[slow]"; }
+step_slow() { run_catch tests_gpu_slow "$build/tests/gpu/tests_gpu" "[slow]"; }
+
+step_bench() {
+  local bench="$build/apps/bench_gates"
+  if [[ ! -x "$bench" ]]; then
+    log "bench: $bench not built (run the build step)"
+    failed+=(bench)
+    return 1
+  fi
+  # The issue's batch sizes on tfhe_lib_128; latency is batch 1.
+  run_logged bench_gates_gpu_tfhe_lib_128 "$bench" --backend gpu --params tfhe_lib_128 \
+    --batch 1,64,1024,16384,65536 --reps "$reps" --json "$out/bench_gates_gpu_tfhe_lib_128.json"
+  # The same without CUDA graphs (launch overhead), small batches only.
+  run_logged bench_gates_gpu_tfhe_lib_128_nographs "$bench" --backend gpu --params tfhe_lib_128 \
+    --no-cuda-graphs --batch 1,64,1024 --reps "$reps" \
+    --json "$out/bench_gates_gpu_tfhe_lib_128_nographs.json"
+  # The other real sets, and chunking forced by a small budget.
+  for params in tfhe_lib_80 default_128; do
+    run_logged "bench_gates_gpu_$params" "$bench" --backend gpu --params "$params" \
+      --batch 1,1024,16384 --reps 3 --json "$out/bench_gates_gpu_$params.json"
+  done
+  run_logged bench_gates_gpu_tfhe_lib_128_budget256mb "$bench" --backend gpu --params tfhe_lib_128 \
+    --memory-budget-mb 256 --batch 16384 --reps 3 \
+    --json "$out/bench_gates_gpu_tfhe_lib_128_budget256mb.json"
+}
+
+log "gpu_run: steps ${steps[*]}; output in $out; build directory $build"
+# Libraries unpacked by an earlier call are found again (the tests and benchmark need them too).
+setup_deps >/dev/null 2>&1 || true
+for s in "${steps[@]}"; do
+  "step_$s"
+done
+if [[ ${#failed[@]} -gt 0 ]]; then
+  log "gpu_run: FAILED steps: ${failed[*]}"
+  exit 1
+fi
+log "gpu_run: every step passed"
