@@ -3,8 +3,6 @@
 // included) and peek_object_type on a stream, which must leave the stream where it was.
 #include <unistd.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -23,10 +21,6 @@ const fs::path& scratch_file() {
     const fs::path dir = fs::is_directory("/dev/shm", ec) ? fs::path("/dev/shm")
                                                           : fs::temp_directory_path();
     fs::path p = dir / ("torusgate_fuzz_native_file_" + std::to_string(::getpid()) + ".tgbin");
-    std::atexit([] {
-      std::error_code ec;
-      fs::remove(scratch_file(), ec);
-    });
     return p;
   }();
   return path;
@@ -58,5 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::require(in.good() && in.tellg() == 0,
                   "native_file: peek_object_type did not put the stream back at offset 0");
   });
+  std::error_code ec;  // libFuzzer may exit without running atexit handlers
+  fs::remove(scratch_file(), ec);
   return 0;
 }

@@ -3,7 +3,6 @@
 // whose n the file's size fits first), each rejecting trailing bytes.
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -19,10 +18,6 @@ const fs::path& scratch_file() {
     std::error_code ec;
     const fs::path dir = fs::is_directory("/dev/shm", ec) ? fs::path("/dev/shm")
                                                           : fs::temp_directory_path();
-    std::atexit([] {
-      std::error_code ignored;
-      fs::remove(scratch_file(), ignored);
-    });
     return dir / ("torusgate_fuzz_tfhe_lib_file_" + std::to_string(::getpid()) + ".bin");
   }();
   return path;
@@ -59,5 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case tl::FileKind::SecretKeySet: tl::load_secret_keyset(scratch_file()); break;
     }
   });
+  std::error_code ec;  // libFuzzer may exit without running atexit handlers
+  fs::remove(scratch_file(), ec);
   return 0;
 }
