@@ -1035,3 +1035,24 @@ TEST_CASE("tfhe_lib: keyset stream readers consume one object", "[tfhe_lib]") {
   CHECK(tl::read_parameter_set(in) == tfhe_lib_128());
   CHECK(in.peek() == std::char_traits<char>::eof());
 }
+
+// The saved fuzzing regression inputs of the keyset reader (fuzz/regressions/): a 572-byte file
+// whose text blocks name tfhe_lib_128 or default_128 and whose key bytes stop after 72. The
+// reader must say "truncated" without first allocating the whole 62 MB / 240 MB key (the
+// fuzzer replays them under a 32 MB allocation limit; here: the error itself).
+TEST_CASE("tfhe_lib: keyset inputs that name a large set but hold no key are refused",
+          "[tfhe_lib][fuzz]") {
+  const std::filesystem::path dir =
+      std::filesystem::path(TORUSGATE_FUZZ_REGRESSIONS) / "tfhe_lib_cloud_keyset";
+  std::size_t seen = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    INFO(entry.path().string());
+    const std::string bytes = read_file(entry.path());
+    std::istringstream in(bytes);
+    CHECK_THROWS_AS(tl::read_cloud_keyset(in), FormatError);
+    std::istringstream again(bytes);
+    CHECK_THROWS_WITH(tl::read_cloud_keyset(again), Contains("truncated"));
+    ++seen;
+  }
+  CHECK(seen == 2);
+}
