@@ -5,6 +5,7 @@
 #include "commands.hpp"
 
 #include <cerrno>
+#include <cstdint>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -188,10 +189,14 @@ int run_encrypt(const EncryptOptions& o, Console& console) {
   }
   ValueTable table = read_values(o, type);
   if (shape) {
-    if (shape->rows * shape->cols != table.values.size()) {
-      throw UsageError(
-          "--shape " + std::to_string(shape->rows) + "," + std::to_string(shape->cols) + " holds " +
-          std::to_string(shape->rows * shape->cols) + " values but " + given(table.values.size()));
+    // rows and cols have up to 12 digits each: their product may not fit 64 bits.
+    const unsigned __int128 holds = static_cast<unsigned __int128>(shape->rows) * shape->cols;
+    if (holds != table.values.size()) {
+      throw UsageError("--shape " + std::to_string(shape->rows) + "," +
+                       std::to_string(shape->cols) + " holds " +
+                       (holds > UINT64_MAX ? std::string("more than 2^64")
+                                           : std::to_string(static_cast<std::uint64_t>(holds))) +
+                       " values but " + given(table.values.size()));
     }
     table.shape = *shape;
   }

@@ -90,8 +90,9 @@ CpuBackend::CpuBackend(std::shared_ptr<const CpuKeyContext> context, Threading t
   EXPECTS(options_.task_size >= 2 && options_.task_size <= 4096,
           "CpuBackend: task_size=" + std::to_string(options_.task_size) +
               " but expected 2..4096 (a MUX needs two rotations in one task)");
-  EXPECTS(options_.threads >= 0, "CpuBackend: threads=" + std::to_string(options_.threads) +
-                                     " but expected 0 (OpenMP default) or more");
+  EXPECTS(options_.threads >= 0 && options_.threads <= 4096,
+          "CpuBackend: threads=" + std::to_string(options_.threads) +
+              " but expected 0 (the OpenMP default) to 4096 (each thread gets a workspace)");
   threads_ = threading_ == Threading::Sequential ? 1
              : options_.threads > 0              ? options_.threads
                                                  : omp_get_max_threads();

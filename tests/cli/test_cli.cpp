@@ -381,6 +381,11 @@ TEST_CASE("cli: values that do not fit or do not parse", "[cli]") {
   fails(exit_usage,
         {"encrypt", "-k", s.sk, "--width", "8", "--values", "1,2,3", "--shape", "2,2", "-o", out},
         "--shape 2,2 holds 4 values but 3 were given");
+  // 467443687 * 39463029637 = 2^64 + 3: a 64-bit product would wrap to the 3 values given.
+  fails(exit_usage,
+        {"encrypt", "-k", s.sk, "--width", "8", "--values", "1,2,3", "--shape",
+         "467443687,39463029637", "-o", out},
+        "--shape 467443687,39463029637 holds more than 2^64 values but 3 were given");
   // In a file: a failure of the data (exit 1) naming the file and line.
   write_file(s.path("bad.txt"), "1 2\n3 999\n");
   fails(exit_failure,

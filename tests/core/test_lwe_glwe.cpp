@@ -287,6 +287,9 @@ TEST_CASE("gadget decomposition reconstructs x to its precision with digits in r
     for (std::uint32_t p = 1; p <= levels; ++p) {
       CHECK(g.gadget_value(p) == Torus32{1} << (32 - p * base_log));
     }
+    // Levels are 1-based: 0 and l+1 would shift by 32 or more.
+    REQUIRE_INVALID_ARGUMENT(g.gadget_value(0), "gadget_value: p=0 but the levels are 1..");
+    REQUIRE_INVALID_ARGUMENT(g.gadget_value(levels + 1), "p=" + std::to_string(levels + 1));
     std::vector<Torus32> xs = {0u, 1u, 0x7fffffffu, 0x80000000u, 0x80000001u, 0xffffffffu,
                                static_cast<Torus32>(bound), static_cast<Torus32>(bound - 1),
                                static_cast<Torus32>(bound + 1),

@@ -576,6 +576,9 @@ TEST_CASE("CPU backend options and construction are validated", "[backend][cpu]"
                            "task_size=5000");
   REQUIRE_INVALID_ARGUMENT(OpenMpBackend(ctx, CpuOptions{FftEngineKind::Fftw, 8, -1}),
                            "threads=-1");
+  // One workspace per thread: a huge count would exhaust memory before anything runs.
+  REQUIRE_INVALID_ARGUMENT(OpenMpBackend(ctx, CpuOptions{FftEngineKind::Fftw, 8, 1000000}),
+                           "threads=1000000 but expected 0 (the OpenMP default) to 4096");
   REQUIRE_INVALID_ARGUMENT(SequentialBackend(std::shared_ptr<const CpuKeyContext>{}), "null");
   REQUIRE_INVALID_ARGUMENT(CpuKeyContext(std::shared_ptr<const CloudKey>{}), "null");
   const SequentialBackend seq(ctx);

@@ -5,7 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 
+#include "torusgate/core/error.hpp"
 #include "torusgate/core/torus.hpp"
 
 namespace torusgate {
@@ -18,8 +20,13 @@ class GadgetDecomposition {
   GadgetDecomposition(std::uint32_t base_log, std::uint32_t level_count);
   std::uint32_t base_log() const { return base_log_; }
   std::uint32_t level_count() const { return level_count_; }
-  // The torus value 2^(32 - p*base_log) of level p (1-based).
-  Torus32 gadget_value(std::uint32_t p) const { return Torus32{1} << (32 - p * base_log_); }
+  // The torus value 2^(32 - p*base_log) of level p (1-based); InvalidArgument outside 1..l.
+  Torus32 gadget_value(std::uint32_t p) const {
+    EXPECTS(p >= 1 && p <= level_count_, "GadgetDecomposition::gadget_value: p=" +
+                                             std::to_string(p) + " but the levels are 1.." +
+                                             std::to_string(level_count_));
+    return Torus32{1} << (32 - p * base_log_);
+  }
 
   // Digit of level p (1-based) of x.
   std::int32_t digit(Torus32 x, std::uint32_t p) const {
