@@ -6,12 +6,27 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "test_support.hpp"
 #include "torusgate/core/plaintext_backend.hpp"
 #include "torusgate/cpu/cpu_backend.hpp"
 
 namespace torusgate::test {
+
+// Every gate of the contract, two custom threshold gates included.
+inline std::vector<GateSpec> all_specs() {
+  std::vector<GateSpec> s = {GateSpec::constant(false), GateSpec::constant(true)};
+  for (GateKind k : {GateKind::Copy, GateKind::Not, GateKind::And, GateKind::Nand, GateKind::Or,
+                     GateKind::Nor, GateKind::Xor, GateKind::Xnor, GateKind::AndNY,
+                     GateKind::AndYN, GateKind::OrNY, GateKind::OrYN, GateKind::Mux,
+                     GateKind::Majority, GateKind::Xor3, GateKind::PrefixGenerate}) {
+    s.push_back(GateSpec::of(k));
+  }
+  s.push_back(GateSpec::threshold(1, {3, -1, 2}));
+  s.push_back(GateSpec::threshold(2, {1, 2}));
+  return s;
+}
 
 // One CpuKeyContext (default FFT engine, Fourier-domain key) per parameter set.
 inline std::shared_ptr<const CpuKeyContext> cpu_context_for(const Parameters& params) {

@@ -22,6 +22,7 @@
 #include "torusgate/cpu/cpu_backend.hpp"
 
 using namespace torusgate;
+using torusgate::test::all_specs;
 using torusgate::test::catch_seed;
 using torusgate::test::keys_for;
 using torusgate::test::seeded_rng;
@@ -57,20 +58,6 @@ std::vector<std::uint8_t> random_bits(Csprng& rng, std::size_t count) {
   std::vector<std::uint8_t> b(count);
   for (auto& x : b) x = static_cast<std::uint8_t>(rng.uniform_bit());
   return b;
-}
-
-// Every gate of the contract, two custom threshold gates included.
-std::vector<GateSpec> all_specs() {
-  std::vector<GateSpec> s = {GateSpec::constant(false), GateSpec::constant(true)};
-  for (GateKind k : {GateKind::Copy, GateKind::Not, GateKind::And, GateKind::Nand, GateKind::Or,
-                     GateKind::Nor, GateKind::Xor, GateKind::Xnor, GateKind::AndNY,
-                     GateKind::AndYN, GateKind::OrNY, GateKind::OrYN, GateKind::Mux,
-                     GateKind::Majority, GateKind::Xor3, GateKind::PrefixGenerate}) {
-    s.push_back(GateSpec::of(k));
-  }
-  s.push_back(GateSpec::threshold(1, {3, -1, 2}));
-  s.push_back(GateSpec::threshold(2, {1, 2}));
-  return s;
 }
 
 std::vector<GateSpec> bootstrapped_specs() {

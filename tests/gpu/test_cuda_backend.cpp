@@ -27,6 +27,7 @@
 #include "torusgate/gpu/device.hpp"
 
 using namespace torusgate;
+using torusgate::test::all_specs;
 using torusgate::test::catch_seed;
 using torusgate::test::keys_for;
 using torusgate::test::seeded_rng;
@@ -49,19 +50,6 @@ OpenMpBackend& cpu_for(const Parameters& p) {
   auto& be = cache[p.name];
   if (!be) be = std::make_unique<OpenMpBackend>(test::cpu_context_for(p));
   return *be;
-}
-
-std::vector<GateSpec> all_specs() {
-  std::vector<GateSpec> s = {GateSpec::constant(false), GateSpec::constant(true)};
-  for (GateKind k : {GateKind::Copy, GateKind::Not, GateKind::And, GateKind::Nand, GateKind::Or,
-                     GateKind::Nor, GateKind::Xor, GateKind::Xnor, GateKind::AndNY,
-                     GateKind::AndYN, GateKind::OrNY, GateKind::OrYN, GateKind::Mux,
-                     GateKind::Majority, GateKind::Xor3, GateKind::PrefixGenerate}) {
-    s.push_back(GateSpec::of(k));
-  }
-  s.push_back(GateSpec::threshold(1, {3, -1, 2}));
-  s.push_back(GateSpec::threshold(2, {1, 2}));
-  return s;
 }
 
 std::vector<std::uint8_t> random_bits(Csprng& rng, std::size_t count) {

@@ -406,18 +406,6 @@ TEST_CASE("batch plan: descriptors of a mixed batch and its chunks", "[gpu-host]
 
 namespace {
 
-std::vector<GateSpec> every_gate() {
-  std::vector<GateSpec> s = {GateSpec::constant(false), GateSpec::constant(true)};
-  for (GateKind g : {GateKind::Copy, GateKind::Not, GateKind::And, GateKind::Nand, GateKind::Or,
-                     GateKind::Nor, GateKind::Xor, GateKind::Xnor, GateKind::AndNY,
-                     GateKind::AndYN, GateKind::OrNY, GateKind::OrYN, GateKind::Mux,
-                     GateKind::Majority, GateKind::Xor3, GateKind::PrefixGenerate}) {
-    s.push_back(GateSpec::of(g));
-  }
-  s.push_back(GateSpec::threshold(1, {3, -1, 2}));
-  return s;
-}
-
 // Runs `batch_of(out)` on the CPU backend and through the host mirror (into a second output
 // buffer, chunks of `capacity` rotations); returns both outputs' words.
 template <class MakeBatch>
@@ -459,7 +447,7 @@ TEST_CASE("the kernels' whole data flow on the host equals the CPU backend word 
     }
     auto A = encrypt(f.be, f.key, a, rng), B = encrypt(f.be, f.key, b, rng),
          C = encrypt(f.be, f.key, c, rng);
-    const auto specs = every_gate();
+    const auto specs = torusgate::test::all_specs();
     auto batch_of = [&](const BitBuffer<S>& out) {
       std::vector<GateOp<S>> batch;
       for (std::size_t g = 0; g < specs.size(); ++g) {
