@@ -27,6 +27,7 @@
 #include "torusgate/core/keys.hpp"
 #include "torusgate/core/plaintext_backend.hpp"
 #include "torusgate/cpu/cpu_backend.hpp"
+#include "torusgate/gpu/cuda_backend.hpp"
 
 using namespace torusgate;
 using namespace torusgate::circuits;
@@ -52,8 +53,8 @@ std::string joined(const std::vector<std::string>& items) {
 
 void usage(std::ostream& os) {
   os << "usage: bench_circuits [options]\n"
-        "  --backend B         sequential | openmp | plaintext | best (default best;\n"
-        "                      gpu: not implemented yet)\n"
+        "  --backend B         sequential | openmp | gpu | plaintext | best (default best:\n"
+        "                      gpu when a CUDA device is usable, else openmp)\n"
         "  --params NAME       tfhe_lib_128 (default), tfhe_lib_80, default_128, toy_INSECURE,\n"
         "                      toy_k2_INSECURE (unused by the plaintext backend)\n"
         "  --ops OP[,OP...]    catalog operations; repeatable (default "
@@ -141,12 +142,6 @@ bool parse(int argc, char** argv, Options& o) {
       throw InvalidArgument("--backend: unknown backend '" + o.backend +
                             "'; expected best, sequential, openmp, plaintext or gpu");
     o.backend = apps::resolve_backend(o.backend);
-    if (o.backend == "gpu") {
-      // "best" found a GPU, but the CUDA gate backend does not exist yet.
-      std::cerr << "bench_circuits: note: the GPU gate backend is not implemented yet; "
-                   "using openmp\n";
-      o.backend = "openmp";
-    }
   }
   if (o.cpu.threads != 0 && o.backend != "openmp") {
     throw InvalidArgument("--threads applies to the openmp backend, not to " + o.backend);
@@ -424,18 +419,29 @@ int main(int argc, char** argv) try {
     const SecretKey secret(params, rng);
     auto cloud = std::make_shared<const CloudKey>(CloudKey::generate(secret, rng));
     info.keygen_s = apps::seconds_since(t0);
-    // Server: the Fourier-domain key, made once, and the backend.
-    t0 = std::chrono::steady_clock::now();
-    auto ctx = std::make_shared<const CpuKeyContext>(cloud, o.cpu.fft);
-    info.fourier_s = apps::seconds_since(t0);
-    const std::unique_ptr<CpuBackend> be = apps::make_cpu_backend(o.backend, ctx, o.cpu);
     info.params = params;
-    info.threads = be->threads();
-    info.fft = ctx->fft().name();
-    std::ostringstream line;
-    line << be->name() << ", fft " << info.fft << ", task size " << o.cpu.task_size;
-    print_header(o, info, line.str());
-    results = run_all(*be, secret, rng, o);
+    if (o.backend == "gpu") {
+      // Server: the cloud key to the device once (the Fourier key is made there).
+      t0 = std::chrono::steady_clock::now();
+      CudaBackend be(cloud);
+      info.fourier_s = apps::seconds_since(t0);
+      info.threads = 1;
+      info.fft = "cufft";
+      print_header(o, info, be.name() + ", cuFFT-batched blind rotation");
+      results = run_all(be, secret, rng, o);
+    } else {
+      // Server: the Fourier-domain key, made once, and the backend.
+      t0 = std::chrono::steady_clock::now();
+      auto ctx = std::make_shared<const CpuKeyContext>(cloud, o.cpu.fft);
+      info.fourier_s = apps::seconds_since(t0);
+      const std::unique_ptr<CpuBackend> be = apps::make_cpu_backend(o.backend, ctx, o.cpu);
+      info.threads = be->threads();
+      info.fft = ctx->fft().name();
+      std::ostringstream line;
+      line << be->name() << ", fft " << info.fft << ", task size " << o.cpu.task_size;
+      print_header(o, info, line.str());
+      results = run_all(*be, secret, rng, o);
+    }
   }
 
   if (!o.json_path.empty()) {

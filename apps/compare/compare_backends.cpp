@@ -28,6 +28,7 @@
 #include "torusgate/core/keys.hpp"
 #include "torusgate/core/plaintext_backend.hpp"
 #include "torusgate/cpu/cpu_backend.hpp"
+#include "torusgate/gpu/cuda_backend.hpp"
 #include "workloads.hpp"
 
 using namespace torusgate;
@@ -199,19 +200,21 @@ std::unique_ptr<BackendRunner> make_runner(const std::string& name, KeySet& keys
     return std::make_unique<Runner<CpuBackend>>(name, description, std::move(be), *keys.secret,
                                                 threads, calibration_bits);
   }
-  // "gpu": the CUDA gate backend is later work. resolve_backend() says why it cannot run (no
-  // CUDA in this build, no device, or not implemented yet). Once it exists, make it here:
-  //   auto be = std::make_unique<GpuBackend>(keys.cloud, ...);
-  //   return std::make_unique<Runner<GpuBackend>>("gpu", <device and engine>, std::move(be),
-  //                                               *keys.secret, 1, <a large batch, 1 << 14>);
+  std::string reason;  // why backend `name` cannot run here ("" when it can)
   try {
-    resolve_backend(name);
-    why_not = "this program has no runner for backend '" + name + "' yet";
+    resolve_backend(name);  // no CUDA in this build, or no device
   } catch (const InvalidArgument& e) {
-    why_not = e.what();
+    reason = e.what();
     const std::string prefix = "--backend " + name + ": ";
-    if (why_not.rfind(prefix, 0) == 0) why_not.erase(0, prefix.size());
+    if (reason.rfind(prefix, 0) == 0) reason.erase(0, prefix.size());
   }
+  if (name == "gpu" && reason.empty()) {
+    auto be = std::make_unique<CudaBackend>(keys.cloud);
+    const std::string description = be->name() + ", cuFFT-batched blind rotation";
+    return std::make_unique<Runner<CudaBackend>>("gpu", description, std::move(be), *keys.secret,
+                                                 1, std::size_t{1} << 14);
+  }
+  why_not = reason.empty() ? "this program has no runner for backend '" + name + "' yet" : reason;
   return nullptr;
 }
 
