@@ -218,3 +218,36 @@ TEST_CASE("fpga_fft negacyclic: bootstrapping tfhe_lib_128 with F = 30 decrypts,
   CHECK(bad.wrong > 0);
   CHECK(bad.rms_error > 0.1);  // the output phase is close to uniform: no information left
 }
+
+TEST_CASE("fpga_fft negacyclic: every datapath variant bootstraps tfhe_lib_128 correctly",
+          "[fpga_fft][bootstrap][slow]") {
+  const auto& keys = keys_for(tfhe_lib_128());
+  const std::size_t N = keys.params.polynomial_size;
+  struct Variant {
+    const char* what;
+    NegacyclicConfig config;
+  };
+  std::vector<Variant> variants;
+  NegacyclicConfig c = config_with(30);
+  c.fft.radix = 8;
+  variants.push_back({"radix 8", c});
+  variants.push_back({"merged twist", config_with(30, Rounding::Nearest, true)});
+  variants.push_back({"truncation at F = 32", config_with(32, Rounding::Truncate)});
+  variants.push_back({"key spectrum in double", config_with(30, Rounding::Nearest, false, true)});
+  c = config_with(30);
+  c.full_length = true;
+  variants.push_back({"full length", c});
+  c = config_with(28);
+  c.fft.word_bits = 48;  // 19 integer bits: enough for these values at F = 28
+  variants.push_back({"48-bit words", c});
+  std::uint64_t seed = 201;
+  for (const Variant& v : variants) {
+    auto engine = std::make_shared<const FixedPointNegacyclicFft>(N, v.config);
+    const GateRun run = run_nand(keys, engine, 8, seed++);
+    INFO(v.what << ": " << engine->name() << ", " << run.wrong << " wrong, rms phase error "
+                << run.rms_error << ", " << engine->overflows().total() << " overflows");
+    CHECK(run.wrong == 0);
+    CHECK(run.rms_error < 1.0 / 32);
+    CHECK(engine->overflows().total() == 0);
+  }
+}
