@@ -4,11 +4,14 @@
 // outcomes; anything else is a finding and aborts with its message).
 #pragma once
 
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <typeinfo>
@@ -30,6 +33,19 @@ inline std::vector<Parameters> candidate_parameter_sets() {
   std::vector<Parameters> sets{tiny_insecure()};
   for (auto& p : all_parameter_sets()) sets.push_back(std::move(p));
   return sets;
+}
+
+// The file a file-reading harness writes each input to: in memory where the system has it
+// (/dev/shm), one per process and harness (`name` is part of the file name).
+inline const std::filesystem::path& scratch_file(const std::string& name) {
+  static const std::filesystem::path path = [&] {
+    std::error_code ec;
+    const std::filesystem::path dir = std::filesystem::is_directory("/dev/shm", ec)
+                                          ? std::filesystem::path("/dev/shm")
+                                          : std::filesystem::temp_directory_path();
+    return dir / ("torusgate_fuzz_" + name + "_" + std::to_string(::getpid()) + ".bin");
+  }();
+  return path;
 }
 
 inline std::string as_string(const std::uint8_t* data, std::size_t size) {

@@ -14,17 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path& scratch_file() {
-  static const fs::path path = [] {
-    // In memory where the system has it: every input is written to a file and read back.
-    std::error_code ec;
-    const fs::path dir = fs::is_directory("/dev/shm", ec) ? fs::path("/dev/shm")
-                                                          : fs::temp_directory_path();
-    fs::path p = dir / ("torusgate_fuzz_native_file_" + std::to_string(::getpid()) + ".tgbin");
-    return p;
-  }();
-  return path;
-}
+const fs::path& scratch_file() { return torusgate::fuzz::scratch_file("native_file"); }
 
 }  // namespace
 

@@ -13,15 +13,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path& scratch_file() {
-  static const fs::path path = [] {
-    std::error_code ec;
-    const fs::path dir = fs::is_directory("/dev/shm", ec) ? fs::path("/dev/shm")
-                                                          : fs::temp_directory_path();
-    return dir / ("torusgate_fuzz_tfhe_lib_file_" + std::to_string(::getpid()) + ".bin");
-  }();
-  return path;
-}
+const fs::path& scratch_file() { return torusgate::fuzz::scratch_file("tfhe_lib_file"); }
 
 }  // namespace
 
