@@ -62,6 +62,26 @@ GateOp<CpuStorage> library_gate(const std::string& name, Bits a, Bits b, Bits c,
   return {};
 }
 
+// Every gate of plain.txt on the library's a, b and c ciphertexts, in one mixed batch on
+// `be`: 64 outputs per gate, gate g at bits [64 g, 64 g + 64) of the returned buffer.
+BitBuffer<CpuStorage> library_gates_on_vectors(OpenMpBackend& be, const Parameters& p,
+                                               const PlainBits& plain) {
+  const auto a = be.upload(tl::load_gate_ciphertexts(data_dir / "a.ctxt", p));
+  const auto b = be.upload(tl::load_gate_ciphertexts(data_dir / "b.ctxt", p));
+  const auto c = be.upload(tl::load_gate_ciphertexts(data_dir / "c.ctxt", p));
+  REQUIRE(a.size() == 64);
+  REQUIRE(b.size() == 64);
+  REQUIRE(c.size() == 64);
+  auto out = be.allocate(plain.outputs.size() * 64);
+  std::vector<GateOp<CpuStorage>> batch;
+  for (std::size_t g = 0; g < plain.outputs.size(); ++g) {
+    batch.push_back(
+        library_gate(plain.outputs[g], a.bits(), b.bits(), c.bits(), out.bits(g * 64, 64)));
+  }
+  be.evaluate(batch);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -81,21 +101,8 @@ TEST_CASE(
   auto cloud = std::make_shared<const CloudKey>(CloudKey::generate(sk, rng));
   OpenMpBackend be(cloud);
 
-  const auto a = be.upload(tl::load_gate_ciphertexts(data_dir / "a.ctxt", p));
-  const auto b = be.upload(tl::load_gate_ciphertexts(data_dir / "b.ctxt", p));
-  const auto c = be.upload(tl::load_gate_ciphertexts(data_dir / "c.ctxt", p));
-  REQUIRE(a.size() == 64);
-  REQUIRE(b.size() == 64);
-  REQUIRE(c.size() == 64);
-  auto out = be.allocate(plain.outputs.size() * 64);
-
   // Every library gate in one mixed batch.
-  std::vector<GateOp<CpuStorage>> batch;
-  for (std::size_t g = 0; g < plain.outputs.size(); ++g) {
-    batch.push_back(
-        library_gate(plain.outputs[g], a.bits(), b.bits(), c.bits(), out.bits(g * 64, 64)));
-  }
-  be.evaluate(batch);
+  const auto out = library_gates_on_vectors(be, p, plain);
   CHECK(be.stats().batches == 1);
   CHECK(be.stats().gates == 12 * 64);
 
@@ -143,16 +150,7 @@ TEST_CASE(
   auto cloud = std::make_shared<const CloudKey>(std::move(file.key));
   OpenMpBackend be(cloud);
 
-  const auto a = be.upload(tl::load_gate_ciphertexts(data_dir / "a.ctxt", p));
-  const auto b = be.upload(tl::load_gate_ciphertexts(data_dir / "b.ctxt", p));
-  const auto c = be.upload(tl::load_gate_ciphertexts(data_dir / "c.ctxt", p));
-  auto out = be.allocate(plain.outputs.size() * 64);
-  std::vector<GateOp<CpuStorage>> batch;
-  for (std::size_t g = 0; g < plain.outputs.size(); ++g) {
-    batch.push_back(
-        library_gate(plain.outputs[g], a.bits(), b.bits(), c.bits(), out.bits(g * 64, 64)));
-  }
-  be.evaluate(batch);
+  const auto out = library_gates_on_vectors(be, p, plain);
   for (std::size_t g = 0; g < plain.outputs.size(); ++g) {
     INFO("gate " << plain.outputs[g]);
     CHECK(decrypt_bits(sk, be.download(out.bits(g * 64, 64))) ==
