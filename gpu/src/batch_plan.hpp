@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernel_math.hpp"
+#include "torusgate/gpu/cuda_options.hpp"
 
 namespace torusgate::gpu::detail {
 
@@ -46,15 +47,18 @@ struct Shape {
 };
 
 // Device scratch of one blind rotation in a chunk: linear combination, switched powers,
-// accumulator, digit spectra, product spectra, a cuFFT work area as large as the digit
-// spectra (an upper bound, checked against cuFFT's own figure when plans are made), the
-// extracted sample and its result index.
-inline std::size_t bytes_per_rotation(const Shape& s) {
+// accumulator, extracted sample and its result index; the cuFFT engine adds the digit spectra,
+// the product spectra and a cuFFT work area as large as the digit spectra (an upper bound,
+// checked against cuFFT's own figure when plans are made). The fused engine keeps those in
+// shared memory.
+inline std::size_t bytes_per_rotation(const Shape& s, GpuEngine engine = GpuEngine::cufft) {
   const std::size_t complex_bytes = 16;
+  const std::size_t common = std::size_t{s.n1()} * 4 + std::size_t{s.n} * 4 +
+                             std::size_t{s.k1()} * s.N * 4 +
+                             (std::size_t{s.extracted_dimension()} + 1) * 4 + 8;
+  if (engine == GpuEngine::fused) return common;
   const std::size_t digits = std::size_t{s.rows()} * s.M() * complex_bytes;
-  return std::size_t{s.n1()} * 4 + std::size_t{s.n} * 4 + std::size_t{s.k1()} * s.N * 4 +
-         digits + std::size_t{s.k1()} * s.M() * complex_bytes + digits +
-         (std::size_t{s.extracted_dimension()} + 1) * 4 + 8;
+  return common + digits + std::size_t{s.k1()} * s.M() * complex_bytes + digits;
 }
 
 // A batch flattened: every op with at least one output bit (for the free gates and the

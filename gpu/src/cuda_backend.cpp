@@ -8,6 +8,8 @@
 
 #include "batch_builder.hpp"
 #include "cuda_engine.hpp"
+#include "fused_rotation.hpp"
+#include "ks_gemm.hpp"
 
 namespace torusgate {
 namespace {
@@ -20,14 +22,55 @@ gpu::detail::Shape shape_of(const Parameters& p) {
 
 }  // namespace
 
+const char* gpu_engine_name(GpuEngine engine) {
+  switch (engine) {
+    case GpuEngine::cufft: return "cufft";
+    case GpuEngine::fused: return "fused";
+  }
+  return "unknown";
+}
+
+const char* gpu_key_switching_name(GpuKeySwitching key_switching) {
+  switch (key_switching) {
+    case GpuKeySwitching::gather: return "gather";
+    case GpuKeySwitching::tensor_core: return "tensor_core";
+  }
+  return "unknown";
+}
+
 void validate_cuda_options(const CudaOptions& o, const Parameters& p) {
   EXPECTS(o.device >= 0, "CudaOptions: device=" + std::to_string(o.device) +
                              " but expected 0 or more (an index of gpu::devices())");
   EXPECTS(o.max_cached_workspaces >= 1 && o.max_cached_workspaces <= 64,
           "CudaOptions: max_cached_workspaces=" + std::to_string(o.max_cached_workspaces) +
               " but expected 1..64");
+  EXPECTS(o.engine == GpuEngine::cufft || o.engine == GpuEngine::fused,
+          "CudaOptions: engine=" + std::to_string(static_cast<int>(o.engine)) +
+              " but expected GpuEngine::cufft or GpuEngine::fused");
+  EXPECTS(o.key_switching == GpuKeySwitching::gather ||
+              o.key_switching == GpuKeySwitching::tensor_core,
+          "CudaOptions: key_switching=" + std::to_string(static_cast<int>(o.key_switching)) +
+              " but expected GpuKeySwitching::gather or GpuKeySwitching::tensor_core");
+  const gpu::detail::Shape shape = shape_of(p);
+  if (o.engine == GpuEngine::fused) {
+    const char* why = gpu::kernel::fused::unsupported_reason(shape);
+    EXPECTS(why == nullptr, "CudaOptions: engine=fused cannot run parameter set '" + p.name +
+                                "' (k=" + std::to_string(p.glwe_dimension) + ", N=" +
+                                std::to_string(p.polynomial_size) + "): " +
+                                (why ? why : "") + "; use GpuEngine::cufft");
+  }
+  if (o.key_switching == GpuKeySwitching::tensor_core) {
+    // Refuses shapes whose int32 plane products could overflow (never a valid set).
+    gpu::kernel::ks_gemm::make_layout(gpu::kernel::make_key_switch(
+        shape.ks_base_log, shape.ks_level_count, shape.n, shape.extracted_dimension()));
+  }
+  EXPECTS(o.fused_groups == 0 || gpu::kernel::fused::valid_groups(o.fused_groups, shape),
+          "CudaOptions: fused_groups=" + std::to_string(o.fused_groups) +
+              " but parameter set '" + p.name + "' takes 0 (automatic), 1, " +
+              std::to_string(shape.k1()) + " (k+1) or " + std::to_string(shape.rows()) +
+              " ((k+1)l)");
   if (o.memory_budget_bytes != 0) {
-    const std::size_t per_rotation = gpu::detail::bytes_per_rotation(shape_of(p));
+    const std::size_t per_rotation = gpu::detail::bytes_per_rotation(shape, o.engine);
     EXPECTS(o.memory_budget_bytes >= 2 * per_rotation,
             "CudaOptions: memory_budget_bytes=" + std::to_string(o.memory_budget_bytes) +
                 " but parameter set '" + p.name + "' needs at least " +
@@ -62,7 +105,7 @@ const gpu::DeviceInfo& CudaBackend::device() const { return engine_->device(); }
 std::size_t CudaBackend::device_key_bytes() const { return engine_->key_bytes(); }
 
 std::size_t CudaBackend::bytes_per_rotation() const {
-  return gpu::detail::bytes_per_rotation(shape_of(parameters()));
+  return gpu::detail::bytes_per_rotation(shape_of(parameters()), options_.engine);
 }
 
 const CudaPhaseTimes& CudaBackend::last_times() const { return engine_->times(); }

@@ -9,6 +9,9 @@
 //   extraction -> key switching into the batch's results; then the results to the outputs.
 // Workspaces (scratch, cuFFT plans and work area, graph) are made once per bucket size and
 // kept (least recently used dropped first); chunks follow the memory budget.
+// With CudaOptions::engine = fused, the blind rotation of a chunk is instead one kernel
+// (fused_kernels.cu: a block per rotation, accumulator in shared memory, its own FFT) against
+// a Fourier key in that FFT's order, made on the device by the same FFT.
 #include "cuda_engine.hpp"
 
 #include <cuda_runtime.h>
@@ -27,6 +30,11 @@
 
 #include "cuda_kernels.cuh"
 #include "cuda_resources.cuh"
+#include "fused_fft.hpp"
+#include "fused_kernels.cuh"
+#include "fused_rotation.hpp"
+#include "ks_gemm.cuh"
+#include "ks_gemm.hpp"
 
 namespace torusgate::gpu::detail {
 
@@ -166,6 +174,8 @@ struct CudaEngine::Impl {
   std::unique_ptr<Workspace> make_workspace(std::uint64_t capacity);
   Workspace& workspace_for(std::uint64_t capacity, std::size_t budget_bytes);
   void record_rotation(Workspace& ws);
+  std::uint32_t fused_groups_for(std::uint64_t capacity) const;
+  bool fused() const { return options.engine == GpuEngine::fused; }
   void run_rotation(Workspace& ws);
   void evaluate(const BatchPlan& plan);
 
@@ -176,7 +186,11 @@ struct CudaEngine::Impl {
   kernel::GadgetConstants gadget;
   kernel::KeySwitchConstants ks;
   DeviceBuffer<Complex> twist, untwist, bk_fourier;
-  DeviceBuffer<std::uint32_t> ksk;
+  DeviceBuffer<Complex> twiddles;  // fused engine: its FFT's W^e, e < M/2
+  FusedLimits limits;              // fused engine: the rotation kernel on this device
+  std::uint64_t resident_threads = 0;
+  DeviceBuffer<std::uint32_t> ksk;         // gather key switching: core's layout
+  DeviceBuffer<std::uint8_t> ks_matrix;    // tensor-core key switching: byte planes
   DeviceBuffer<OpDesc> ops;
   DeviceBuffer<BootOpDesc> boot_ops;
   DeviceBuffer<std::uint32_t> results;
@@ -206,9 +220,15 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
                                 " but this machine has " + std::to_string(count) +
                                 " CUDA device(s), numbered from 0");
   DeviceGuard guard(o.device);
-  cudaDeviceProp prop{};
-  CUDA_TRY(cudaGetDeviceProperties(&prop, o.device));
-  info = DeviceInfo{o.device, prop.name, prop.totalGlobalMem, prop.major, prop.minor};
+  if (!query_device(o.device, info)) {
+    throw SystemError("CudaBackend: the CUDA runtime cannot read the properties of device " +
+                      std::to_string(o.device));
+  }
+  int threads_per_multiprocessor = 0;
+  CUDA_TRY(cudaDeviceGetAttribute(&threads_per_multiprocessor,
+                                  cudaDevAttrMaxThreadsPerMultiProcessor, o.device));
+  resident_threads = std::uint64_t{static_cast<unsigned>(info.multiprocessors)} *
+                     static_cast<unsigned>(threads_per_multiprocessor);
   int pools = 0;
   CUDA_TRY(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, o.device));
   if (pools == 0) {
@@ -229,22 +249,52 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
   CUDA_TRY(cudaMemcpyAsync(twist.data(), tw.data(), twist.bytes(), cudaMemcpyHostToDevice, st()));
   CUDA_TRY(cudaMemcpyAsync(untwist.data(), utw.data(), untwist.bytes(), cudaMemcpyHostToDevice,
                            st()));
-  ksk = DeviceBuffer<std::uint32_t>(s.ksk_words(), st(), "the key-switching key");
-  CUDA_TRY(cudaMemcpyAsync(ksk.data(), ksk_words, ksk.bytes(), cudaMemcpyHostToDevice, st()));
-
-  // The bootstrapping key: coefficients to the device, fold and twist, then one batched
-  // forward transform of every polynomial, in place (the same cuFFT transform as the
-  // digits', so both spectra share cuFFT's point order).
-  const std::size_t polys = std::size_t{s.n} * s.rows() * s.k1();
-  EXPECTS(polys <= static_cast<std::size_t>(INT_MAX),
-          "CudaBackend: the bootstrapping key has " + std::to_string(polys) +
-              " polynomials; cuFFT batches hold at most 2^31-1");
-  {
-    DeviceBuffer<std::uint32_t> coefficients(s.bk_words(), st(),
-                                             "the bootstrapping key in coefficient form");
-    CUDA_TRY(cudaMemcpyAsync(coefficients.data(), bk, coefficients.bytes(),
+  std::vector<std::uint8_t> matrix;  // alive until the synchronisation at the end
+  if (o.key_switching == GpuKeySwitching::tensor_core) {
+    const kernel::ks_gemm::Layout layout = kernel::ks_gemm::make_layout(ks);
+    matrix = kernel::ks_gemm::build_matrix(ksk_words, s.ksk_words(), layout);
+    ks_matrix = DeviceBuffer<std::uint8_t>(matrix.size(), st(),
+                                           "the key-switching key as byte planes");
+    CUDA_TRY(cudaMemcpyAsync(ks_matrix.data(), matrix.data(), matrix.size(),
                              cudaMemcpyHostToDevice, st()));
-    bk_fourier = DeviceBuffer<Complex>(polys * M, st(), "the Fourier bootstrapping key");
+  } else {
+    ksk = DeviceBuffer<std::uint32_t>(s.ksk_words(), st(), "the key-switching key");
+    CUDA_TRY(cudaMemcpyAsync(ksk.data(), ksk_words, ksk.bytes(), cudaMemcpyHostToDevice, st()));
+  }
+
+  // The bootstrapping key: coefficients to the device, then to the engine's Fourier form.
+  const std::size_t polys = std::size_t{s.n} * s.rows() * s.k1();
+  DeviceBuffer<std::uint32_t> coefficients(s.bk_words(), st(),
+                                           "the bootstrapping key in coefficient form");
+  CUDA_TRY(cudaMemcpyAsync(coefficients.data(), bk, coefficients.bytes(), cudaMemcpyHostToDevice,
+                           st()));
+  bk_fourier = DeviceBuffer<Complex>(polys * M, st(), "the Fourier bootstrapping key");
+  std::vector<Complex> w;
+  if (fused()) {
+    // The fused engine's own transform of every polynomial (point order of its FFT).
+    limits = fused_limits(s, o.device);
+    const std::size_t need = kernel::fused::block_shared_bytes(1, s);
+    if (limits.max_threads < kernel::fused::block_threads(1, s) || limits.max_shared_bytes < need) {
+      throw SystemError("CudaBackend: the fused engine needs blocks of " +
+                        std::to_string(kernel::fused::block_threads(1, s)) + " threads and " +
+                        format_bytes(need) + " of shared memory for parameter set N=" +
+                        std::to_string(s.N) + ", k=" + std::to_string(s.k) + "; device " +
+                        info.name + " allows " + std::to_string(limits.max_threads) +
+                        " threads and " + format_bytes(limits.max_shared_bytes) +
+                        " for its kernel; use GpuEngine::cufft");
+    }
+    w = kernel::fused::twiddles(static_cast<std::uint32_t>(M));
+    twiddles = DeviceBuffer<Complex>(w.size(), st(), "the fused engine's twiddle table");
+    CUDA_TRY(cudaMemcpyAsync(twiddles.data(), w.data(), twiddles.bytes(), cudaMemcpyHostToDevice,
+                             st()));
+    launch_fused_key(coefficients.data(), polys, s, twist.data(), twiddles.data(),
+                     bk_fourier.data(), st());
+  } else {
+    // Fold and twist, then one batched forward transform of every polynomial, in place (the
+    // same cuFFT transform as the digits', so both spectra share cuFFT's point order).
+    EXPECTS(polys <= static_cast<std::size_t>(INT_MAX),
+            "CudaBackend: the bootstrapping key has " + std::to_string(polys) +
+                " polynomials; cuFFT batches hold at most 2^31-1");
     launch_bk_fold_twist(coefficients.data(), polys, s, twist.data(), bk_fourier.data(), st());
     CufftPlan plan;
     int m = static_cast<int>(M);
@@ -254,7 +304,7 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
     CUFFT_TRY(cufftSetStream(plan.get(), st()));
     CUFFT_TRY(cufftExecZ2Z(plan.get(), as_cufft(bk_fourier.data()), as_cufft(bk_fourier.data()),
                            CUFFT_FORWARD));
-    CUDA_TRY(cudaStreamSynchronize(st()));
+    CUDA_TRY(cudaStreamSynchronize(st()));  // before the plan goes
   }
   CUDA_TRY(cudaStreamSynchronize(st()));  // the host tables above are read by now
 }
@@ -303,11 +353,14 @@ std::unique_ptr<Workspace> CudaEngine::Impl::make_workspace(std::uint64_t capaci
   CUDA_TRY(cudaMemsetAsync(ws->pre.data(), 0, ws->pre.bytes(), st()));
   ws->powers = DeviceBuffer<std::uint32_t>(C * s.n, st(), "the switched masks of a chunk");
   ws->acc = DeviceBuffer<std::uint32_t>(C * s.k1() * s.N, st(), "the accumulators of a chunk");
-  ws->digits = DeviceBuffer<Complex>(C * s.rows() * s.M(), st(), "the digit spectra of a chunk");
-  ws->product = DeviceBuffer<Complex>(C * s.k1() * s.M(), st(), "the product spectra of a chunk");
   ws->extracted = DeviceBuffer<std::uint32_t>(C * (std::size_t{s.extracted_dimension()} + 1),
                                               st(), "the extracted samples of a chunk");
   ws->result_index = DeviceBuffer<std::uint64_t>(C, st(), "the result indices of a chunk");
+  ws->bytes = ws->pre.bytes() + ws->powers.bytes() + ws->acc.bytes() + ws->extracted.bytes() +
+              ws->result_index.bytes();
+  if (fused()) return ws;  // no spectra, plans or graph: the rotation is one kernel
+  ws->digits = DeviceBuffer<Complex>(C * s.rows() * s.M(), st(), "the digit spectra of a chunk");
+  ws->product = DeviceBuffer<Complex>(C * s.k1() * s.M(), st(), "the product spectra of a chunk");
 
   // Plans without their own work area: one shared area, stream-ordered like the rest.
   int m = static_cast<int>(s.M());
@@ -326,10 +379,8 @@ std::unique_ptr<Workspace> CudaEngine::Impl::make_workspace(std::uint64_t capaci
   }
   CUFFT_TRY(cufftSetStream(ws->forward.get(), st()));
   CUFFT_TRY(cufftSetStream(ws->inverse.get(), st()));
-  ws->bytes = ws->pre.bytes() + ws->powers.bytes() + ws->acc.bytes() + ws->digits.bytes() +
-              ws->product.bytes() + ws->extracted.bytes() + ws->result_index.bytes() +
-              ws->fft_work.bytes();
-  if (options.use_cuda_graphs) {
+  ws->bytes += ws->digits.bytes() + ws->product.bytes() + ws->fft_work.bytes();
+  if (options.use_cuda_graphs) {  // cuFFT engine only (the fused one is two launches)
     // The allocations above are ordered on the stream before the capture starts.
     ws->graph = capture_graph(st(), [&] { record_rotation(*ws); });
   }
@@ -343,7 +394,7 @@ Workspace& CudaEngine::Impl::workspace_for(std::uint64_t capacity, std::size_t b
       return *w;
     }
   }
-  const std::size_t need = capacity * bytes_per_rotation(shape);
+  const std::size_t need = capacity * bytes_per_rotation(shape, options.engine);
   auto evict_one = [&] {
     CUDA_TRY(cudaStreamSynchronize(st()));  // nothing queued still uses it
     auto lru = std::min_element(workspaces.begin(), workspaces.end(),
@@ -370,11 +421,34 @@ Workspace& CudaEngine::Impl::workspace_for(std::uint64_t capacity, std::size_t b
   return *workspaces.back();
 }
 
+std::uint32_t CudaEngine::Impl::fused_groups_for(std::uint64_t capacity) const {
+  if (options.fused_groups != 0) return options.fused_groups;
+  return kernel::fused::choose_groups(shape, capacity, limits.max_threads, limits.max_shared_bytes,
+                                      resident_threads);
+}
+
 void CudaEngine::Impl::record_rotation(Workspace& ws) {
   const Shape& s = shape;
   const std::uint64_t C = ws.capacity;
   const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
   launch_accumulator_init(ws.pre.data(), C, s, ws.powers.data(), ws.acc.data(), st());
+  if (fused()) {
+    const std::uint32_t groups = fused_groups_for(C);
+    const std::size_t shared = kernel::fused::block_shared_bytes(groups, s);
+    const std::uint32_t threads = kernel::fused::block_threads(groups, s);
+    if (threads > limits.max_threads || shared > limits.max_shared_bytes) {
+      throw SystemError("CudaBackend: CudaOptions::fused_groups=" + std::to_string(groups) +
+                        " needs blocks of " + std::to_string(threads) + " threads and " +
+                        format_bytes(shared) + " of shared memory; device " + info.name +
+                        " allows " + std::to_string(limits.max_threads) + " threads and " +
+                        format_bytes(limits.max_shared_bytes) +
+                        " for the fused kernel (0 chooses a shape that fits)");
+    }
+    times.fused_groups = groups;
+    launch_fused_blind_rotation(ws.acc.data(), ws.powers.data(), C, s, groups, bk_fourier.data(),
+                                twist.data(), untwist.data(), twiddles.data(), gadget, st());
+    return;
+  }
   for (std::uint32_t i = 0; i < s.n; ++i) {
     launch_rotate_decompose(ws.acc.data(), ws.powers.data(), i, C, s, gadget, twist.data(),
                             ws.digits.data(), st());
@@ -433,9 +507,9 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
 
   if (plan.rotations > 0) {
     const std::size_t budget_bytes = budget();
-    const std::size_t per_rotation = bytes_per_rotation(s);
-    const std::uint64_t limit =
-        std::min<std::uint64_t>(std::uint64_t{1} << 20, INT_MAX / s.rows());
+    const std::size_t per_rotation = bytes_per_rotation(s, options.engine);
+    const std::uint64_t limit = std::min<std::uint64_t>(
+        std::uint64_t{1} << 20, fused() ? std::uint64_t{1} << 30 : INT_MAX / s.rows());
     std::uint64_t capacity = chunk_capacity(budget_bytes, per_rotation, limit);
     if (capacity < 2) {
       throw DeviceOutOfMemory(
@@ -466,8 +540,13 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
       launch_sample_extract(boot_ops.data(), boot_count, chunk, ws->acc.data(), s,
                             ws->extracted.data(), ws->result_index.data(), stream_now);
       const Event& d = record_event();
-      launch_key_switch(ws->extracted.data(), chunk.jobs(), ws->result_index.data(), ksk.data(),
-                        ks, results.data(), stream_now);
+      if (options.key_switching == GpuKeySwitching::tensor_core) {
+        launch_key_switch_gemm(ws->extracted.data(), chunk.jobs(), ws->result_index.data(),
+                               ks_matrix.data(), ks, results.data(), stream_now);
+      } else {
+        launch_key_switch(ws->extracted.data(), chunk.jobs(), ws->result_index.data(),
+                          ksk.data(), ks, results.data(), stream_now);
+      }
       const Event& e = record_event();
       phases.emplace_back(&CudaPhaseTimes::linear_combination_ms, &a, &b);
       phases.emplace_back(&CudaPhaseTimes::blind_rotation_ms, &b, &c);
@@ -499,7 +578,7 @@ const DeviceInfo& CudaEngine::device() const { return impl_->info; }
 
 std::size_t CudaEngine::key_bytes() const {
   return impl_->bk_fourier.bytes() + impl_->ksk.bytes() + impl_->twist.bytes() +
-         impl_->untwist.bytes();
+         impl_->untwist.bytes() + impl_->twiddles.bytes() + impl_->ks_matrix.bytes();
 }
 
 std::shared_ptr<void> CudaEngine::allocate(std::size_t words) {

@@ -14,6 +14,10 @@
 
 namespace torusgate::gpu::detail {
 
+// Fills `info` for CUDA device `index` (name, memory, compute capability, multiprocessors,
+// clocks, bus width); false when the runtime cannot describe it (device.cu).
+bool query_device(int index, DeviceInfo& info);
+
 class CudaEngine {
  public:
   // Opens options.device, makes a stream, uploads the keys: `bk` (shape.bk_words() words,

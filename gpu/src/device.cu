@@ -5,6 +5,25 @@
 
 namespace torusgate::gpu {
 
+namespace detail {
+
+bool query_device(int index, DeviceInfo& info) {
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, index) != cudaSuccess) return false;
+  info = DeviceInfo{index, prop.name, prop.totalGlobalMem, prop.major, prop.minor};
+  info.multiprocessors = prop.multiProcessorCount;
+  info.memory_bus_bits = prop.memoryBusWidth;
+  if (cudaDeviceGetAttribute(&info.clock_khz, cudaDevAttrClockRate, index) != cudaSuccess ||
+      cudaDeviceGetAttribute(&info.memory_clock_khz, cudaDevAttrMemoryClockRate, index) !=
+          cudaSuccess) {
+    cudaGetLastError();
+    info.clock_khz = info.memory_clock_khz = 0;  // unknown: no peak figures
+  }
+  return true;
+}
+
+}  // namespace detail
+
 bool built_with_cuda() { return true; }
 
 std::vector<DeviceInfo> devices() {
@@ -15,9 +34,9 @@ std::vector<DeviceInfo> devices() {
     return out;
   }
   for (int i = 0; i < count; ++i) {
-    cudaDeviceProp prop{};
-    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
-    out.push_back(DeviceInfo{i, prop.name, prop.totalGlobalMem, prop.major, prop.minor});
+    DeviceInfo info;
+    if (detail::query_device(i, info)) out.push_back(info);
+    else cudaGetLastError();
   }
   return out;
 }

@@ -3,8 +3,31 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace torusgate {
+
+// The blind-rotation engines of the CUDA backend (docs/gpu.md).
+enum class GpuEngine {
+  // Per CMUX step: rotate/decompose kernel, batched cuFFT forward, multiply-accumulate
+  // kernel, batched cuFFT inverse, untwist/round/add kernel, captured in a CUDA graph.
+  cufft,
+  // One kernel for the whole blind rotation: a block per rotation keeps its accumulator in
+  // shared memory and runs its own FFT; only the key is read from device memory.
+  fused,
+};
+
+// Key switching's formulations (both give the same words).
+enum class GpuKeySwitching {
+  // Per input coefficient and level, subtract the key sample the digit selects (int32).
+  gather,
+  // One matrix product (one-hot digits x key-switching matrix as 4 byte planes) on the int8
+  // tensor cores, recombined exactly mod 2^32.
+  tensor_core,
+};
+
+const char* gpu_engine_name(GpuEngine engine);
+const char* gpu_key_switching_name(GpuKeySwitching key_switching);
 
 struct CudaOptions {
   // The CUDA device (index as gpu::devices() lists them). One backend per device and
@@ -21,6 +44,13 @@ struct CudaOptions {
   // Per-batch-size workspaces (cuFFT plans, scratch, graph) kept for reuse, least recently
   // used dropped first; 1..64.
   std::size_t max_cached_workspaces = 4;
+  // The blind-rotation engine. The fused one needs k = 1 or 2 and N = 16..4096.
+  GpuEngine engine = GpuEngine::cufft;
+  // Fused engine: thread groups of N/16 threads per rotation, 1, k+1 or (k+1)l; 0 chooses
+  // per chunk (the most that keep a small batch's rotations on the device at once, 1 for
+  // batches that fill it). Every choice gives the same words.
+  std::uint32_t fused_groups = 0;
+  GpuKeySwitching key_switching = GpuKeySwitching::gather;
 };
 
 // Milliseconds on the device, measured with CUDA events on the backend's stream. Transfers
@@ -39,6 +69,7 @@ struct CudaPhaseTimes {
   double setup_ms = 0;               // host time making workspaces (plans, graphs) in it
   std::size_t chunks = 0;            // chunks the last evaluate() ran in
   std::size_t chunk_capacity = 0;    // blind rotations the largest chunk's workspace holds
+  std::uint32_t fused_groups = 0;    // fused engine: thread groups per rotation of the last chunk
 };
 
 }  // namespace torusgate

@@ -1,0 +1,246 @@
+// The fused engine's own FFT (DESIGN.md section 6.1, item 2): a length-M complex transform in
+// double, M = N/2 = 2^m (m >= 3), run by one group of M/8 threads of a block, each holding 8
+// points in registers, with the points exchanged through shared memory between passes.
+// Compiled by nvcc for the kernels (fused_kernels.cu) and by the host compiler for the CPU
+// tests, which run the same code thread by thread (HostBlock below) against the exact DFT.
+//
+// The transform is the radix-2 decimation in frequency of Gentleman and Sande (1966): the
+// stage on bit b (half-span h = 2^b) maps (x_i, x_{i+h}) for i with bit b clear to
+//   (x_i + x_{i+h}, (x_i - x_{i+h}) W^{(i mod h) 2^(m-1-b)}),   W = exp(-2 pi i / M),
+// for b = m-1 down to 0. Its output is X_k = sum_j x_j W^{jk} in bit-reversed order: point
+// p holds X_{bitrev_m(p)}. The inverse undoes each stage in reverse order (b = 0 up to m-1):
+// (u, v) -> (u + v conj(w), u - v conj(w)), so inverse(forward(x)) = M x, unscaled, without any
+// bit reversal; the 1/M is in the untwist factors (kernel_math.hpp), as for cuFFT. A product
+// of spectra pointwise in this order is a cyclic convolution, whatever the order.
+//
+// Passes: the m stages go in passes of up to 3. In a pass whose top bit is `top`, thread t of
+// the group owns the 8 points whose bits top, top-1, top-2 are the register index r (bits 2,
+// 1, 0) and whose other bits are t's (point_of), so the pass's stages pair registers only.
+// The first pass (top m-1) takes m mod 3 stages (3 when m is a multiple of 3), the others 3;
+// the last forward pass has top 2, so after the forward transform thread t holds spectrum
+// points 8t .. 8t+7, which is also what the first inverse pass needs: the pointwise products
+// between them stay in registers.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernel_math.hpp"
+
+namespace torusgate::gpu::kernel::fused {
+
+inline constexpr unsigned points_per_thread = 8;
+
+// Smallest and largest transform lengths of the engine (N = 16 .. 4096).
+inline constexpr std::uint32_t min_transform_log2 = 3;
+inline constexpr std::uint32_t max_transform_log2 = 11;
+
+// log2 of a power of two.
+TG_HD unsigned log2_exact(std::uint32_t x) {
+  unsigned l = 0;
+  while ((std::uint32_t{1} << l) < x) ++l;
+  return l;
+}
+
+// Threads of one transform of M points.
+TG_HD std::uint32_t fft_threads(std::uint32_t M) { return M / points_per_thread; }
+
+// One pass: the owned bits are top, top-1, top-2; the forward stages are those of bits top
+// down to top - stages + 1.
+struct Pass {
+  unsigned top = 0;
+  unsigned stages = 0;
+};
+
+TG_HD unsigned pass_count(unsigned m) { return (m + 2) / 3; }
+
+// Forward pass p < pass_count(m) (the inverse runs them from the last to the first).
+TG_HD Pass forward_pass(unsigned m, unsigned p) {
+  const unsigned first = m % 3 == 0 ? 3 : m % 3;
+  if (p == 0) return Pass{m - 1, first};
+  return Pass{m - 1 - first - 3 * (p - 1), 3};
+}
+
+// The point that register r of thread t holds in a pass with top bit `top` (top >= 2).
+TG_HD std::uint32_t point_of(std::uint32_t t, unsigned r, unsigned top) {
+  const unsigned low_bits = top - 2;
+  const std::uint32_t low = t & ((std::uint32_t{1} << low_bits) - 1);
+  const std::uint32_t high = t >> low_bits;
+  return (high << (top + 1)) | (static_cast<std::uint32_t>(r) << low_bits) | low;
+}
+
+// Shared-memory slot of point p: one complex of padding after every 8, so that the strided
+// accesses of the passes spread over the banks.
+TG_HD std::uint32_t padded(std::uint32_t p) { return p + (p >> 3); }
+TG_HD std::uint32_t buffer_points(std::uint32_t M) { return M + M / 8; }
+
+// W^e = exp(-2 pi i e/M) for e < M/2, each from its own angle in long double (made on the
+// host, uploaded once).
+inline std::vector<Complex> twiddles(std::uint32_t M) {
+  std::vector<Complex> w(M / 2);
+  const long double pi = 3.141592653589793238462643383279502884L;
+  for (std::uint32_t e = 0; e < M / 2; ++e) {
+    const long double a = -2.0L * pi * static_cast<long double>(e) / static_cast<long double>(M);
+    w[e] = Complex{static_cast<double>(std::cos(a)), static_cast<double>(std::sin(a))};
+  }
+  return w;
+}
+
+// Twiddle exponent of the stage on bit b for the lower point i of a pair.
+TG_HD std::uint32_t twiddle_exponent(std::uint32_t i, unsigned b, unsigned m) {
+  return (i & ((std::uint32_t{1} << b) - 1)) << (m - 1 - b);
+}
+
+// (u, v) -> (u + v, (u - v) w).
+TG_HD void dif_butterfly(Complex& u, Complex& v, Complex w) {
+  const double dr = u.re - v.re, di = u.im - v.im;
+  u = Complex{u.re + v.re, u.im + v.im};
+  v = Complex{dr * w.re - di * w.im, dr * w.im + di * w.re};
+}
+
+// (u, v) -> (u + v conj(w), u - v conj(w)): the DIF butterfly undone, times 2.
+TG_HD void dit_butterfly(Complex& u, Complex& v, Complex w) {
+  const double br = v.re * w.re + v.im * w.im, bi = v.im * w.re - v.re * w.im;
+  v = Complex{u.re - br, u.im - bi};
+  u = Complex{u.re + br, u.im + bi};
+}
+
+// The forward stages of one pass on thread t's registers. The loops unroll completely, so
+// every register index is a constant on the device.
+TG_HD void forward_pass_registers(Complex (&v)[points_per_thread], std::uint32_t t, Pass pass,
+                                  unsigned m, const Complex* W) {
+TG_UNROLL
+  for (unsigned s = 0; s < 3; ++s) {
+    if (s >= pass.stages) break;
+    const unsigned reg_bit = 2 - s, b = pass.top - s;
+TG_UNROLL
+    for (unsigned r = 0; r < points_per_thread; ++r) {
+      if (r & (1u << reg_bit)) continue;
+      const std::uint32_t i = point_of(t, r, pass.top);
+      dif_butterfly(v[r], v[r | (1u << reg_bit)], W[twiddle_exponent(i, b, m)]);
+    }
+  }
+}
+
+// The inverse of forward_pass_registers (times 2 per stage).
+TG_HD void inverse_pass_registers(Complex (&v)[points_per_thread], std::uint32_t t, Pass pass,
+                                  unsigned m, const Complex* W) {
+TG_UNROLL
+  for (unsigned k = 0; k < 3; ++k) {
+    const unsigned s = 2 - k;
+    if (s >= pass.stages) continue;
+    const unsigned reg_bit = 2 - s, b = pass.top - s;
+TG_UNROLL
+    for (unsigned r = 0; r < points_per_thread; ++r) {
+      if (r & (1u << reg_bit)) continue;
+      const std::uint32_t i = point_of(t, r, pass.top);
+      dit_butterfly(v[r], v[r | (1u << reg_bit)], W[twiddle_exponent(i, b, m)]);
+    }
+  }
+}
+
+// ---- blocks: the same code on the device and, thread by thread, on the host -------------
+//
+// The block-level functions below are sequences of phases separated by barriers. A Block
+// runs a phase as `blk.each(f)`: f(tid, regs) for the calling thread on the device, for every
+// thread in turn on the host; `blk.sync()` is __syncthreads() on the device and nothing on
+// the host (each phase has already run for every thread). Regs is the per-thread register
+// state (it has a member `Complex v[8]`).
+
+template <class Regs>
+struct DeviceBlock {
+  Regs& regs;
+  unsigned tid;
+  template <class F>
+  TG_HD void each(F&& f) {
+    f(tid, regs);
+  }
+  TG_HD void sync() {
+#if defined(__CUDA_ARCH__)
+    __syncthreads();
+#endif
+  }
+};
+
+template <class Regs>
+struct HostBlock {
+  std::vector<Regs> regs;
+  explicit HostBlock(std::size_t threads) : regs(threads) {}
+  template <class F>
+  void each(F&& f) {
+    for (std::size_t t = 0; t < regs.size(); ++t) f(static_cast<unsigned>(t), regs[t]);
+  }
+  void sync() {}
+};
+
+// Where the threads of a block are: `groups` groups of T = M/8 threads; group g exchanges
+// through buffers + g * buffer_points(M).
+struct FftGroups {
+  std::uint32_t M = 0;
+  unsigned m = 0;
+  std::uint32_t T = 0;
+  Complex* buffers = nullptr;
+  const Complex* W = nullptr;
+
+  TG_HD std::uint32_t group(unsigned tid) const { return tid / T; }
+  TG_HD std::uint32_t thread(unsigned tid) const { return tid % T; }
+  TG_HD Complex* buffer(unsigned tid) const {
+    return buffers + std::size_t{group(tid)} * buffer_points(M);
+  }
+};
+
+TG_HD FftGroups make_groups(std::uint32_t M, Complex* buffers, const Complex* W) {
+  return FftGroups{M, log2_exact(M), fft_threads(M), buffers, W};
+}
+
+// Every thread's registers from the layout of the pass with top bit `from` to that of `to`,
+// through its group's buffer.
+template <class Block>
+TG_HD void exchange(Block& blk, const FftGroups& f, unsigned from, unsigned to) {
+  blk.each([&](unsigned tid, auto& R) {
+    Complex* b = f.buffer(tid);
+    const std::uint32_t t = f.thread(tid);
+TG_UNROLL
+    for (unsigned r = 0; r < points_per_thread; ++r) b[padded(point_of(t, r, from))] = R.v[r];
+  });
+  blk.sync();
+  blk.each([&](unsigned tid, auto& R) {
+    const Complex* b = f.buffer(tid);
+    const std::uint32_t t = f.thread(tid);
+TG_UNROLL
+    for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = b[padded(point_of(t, r, to))];
+  });
+  blk.sync();
+}
+
+// Forward transform of every group's points: on entry register r of thread t holds point
+// point_of(t, r, m-1) of its group's input; on exit spectrum point 8t + r (bit-reversed order).
+template <class Block>
+TG_HD void forward_transform(Block& blk, const FftGroups& f) {
+  const unsigned passes = pass_count(f.m);
+  for (unsigned p = 0; p < passes; ++p) {
+    const Pass pass = forward_pass(f.m, p);
+    if (p > 0) exchange(blk, f, forward_pass(f.m, p - 1).top, pass.top);
+    blk.each([&](unsigned tid, auto& R) {
+      forward_pass_registers(R.v, f.thread(tid), pass, f.m, f.W);
+    });
+  }
+}
+
+// Inverse transform, times M: on entry register r of thread t holds spectrum point 8t + r; on
+// exit point point_of(t, r, m-1) of the result.
+template <class Block>
+TG_HD void inverse_transform(Block& blk, const FftGroups& f) {
+  const unsigned passes = pass_count(f.m);
+  for (unsigned k = 0; k < passes; ++k) {
+    const Pass pass = forward_pass(f.m, passes - 1 - k);
+    if (k > 0) exchange(blk, f, forward_pass(f.m, passes - k).top, pass.top);
+    blk.each([&](unsigned tid, auto& R) {
+      inverse_pass_registers(R.v, f.thread(tid), pass, f.m, f.W);
+    });
+  }
+}
+
+}  // namespace torusgate::gpu::kernel::fused

@@ -1,0 +1,120 @@
+// The fused engine's kernels: each block runs the block program of fused_rotation.hpp (the
+// same code the CPU tests run thread by thread) with DeviceBlock, its barriers __syncthreads.
+#include "fused_kernels.cuh"
+
+#include <algorithm>
+#include <string>
+
+#include "cuda_resources.cuh"
+#include "fused_rotation.hpp"
+
+namespace torusgate::gpu::detail {
+namespace {
+
+using kernel::Complex;
+using kernel::Torus32;
+namespace fused = kernel::fused;
+
+__global__ void fused_key_kernel(const std::uint32_t* bk, std::size_t polys, Shape s,
+                                 const Complex* twist, const Complex* twiddles, Complex* out) {
+  extern __shared__ __align__(16) unsigned char shared[];
+  Complex* buffer = reinterpret_cast<Complex*>(shared);
+  fused::TransformRegs regs;
+  fused::DeviceBlock<fused::TransformRegs> blk{regs, threadIdx.x};
+  for (std::size_t poly = blockIdx.x; poly < polys; poly += gridDim.x) {
+    fused::transform_key_polynomial(blk, bk + poly * s.N, s.N, twist, twiddles, buffer,
+                                    out + poly * s.M());
+    __syncthreads();  // the buffer is free for the next polynomial
+  }
+}
+
+template <unsigned K1>
+__global__ void fused_blind_rotation_kernel(std::uint32_t* acc_global, const std::uint32_t* powers,
+                                            std::uint64_t capacity, Shape s, std::uint32_t groups,
+                                            const Complex* key, fused::StepInputs in) {
+  extern __shared__ __align__(16) unsigned char shared[];
+  Complex* buffers = reinterpret_cast<Complex*>(shared);
+  Torus32* acc = reinterpret_cast<Torus32*>(shared + fused::block_buffer_bytes(groups, s));
+  const std::uint32_t words = K1 * s.N;
+  fused::RotationRegs<K1> regs;
+  fused::DeviceBlock<fused::RotationRegs<K1>> blk{regs, threadIdx.x};
+  for (std::uint64_t r = blockIdx.x; r < capacity; r += gridDim.x) {
+    std::uint32_t* global = acc_global + r * words;
+    for (std::uint32_t w = threadIdx.x; w < words; w += blockDim.x) acc[w] = global[w];
+    fused::blind_rotate<K1>(blk, s, groups, acc, buffers, powers + r * s.n, key, in);
+    __syncthreads();
+    for (std::uint32_t w = threadIdx.x; w < words; w += blockDim.x) global[w] = acc[w];
+    __syncthreads();
+  }
+}
+
+template <class Kernel>
+void allow_shared(Kernel kernel, std::size_t bytes) {
+  if (bytes > 48 * 1024) {
+    CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(bytes)));
+  }
+}
+
+constexpr std::uint64_t max_blocks = std::uint64_t{1} << 30;
+
+}  // namespace
+
+FusedLimits fused_limits(const Shape& shape, int device) {
+  cudaFuncAttributes attributes{};
+  if (shape.k1() == 2) {
+    CUDA_TRY(cudaFuncGetAttributes(&attributes, fused_blind_rotation_kernel<2>));
+  } else {
+    CUDA_TRY(cudaFuncGetAttributes(&attributes, fused_blind_rotation_kernel<3>));
+  }
+  int optin = 0;
+  CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  const std::size_t shared_limit = static_cast<std::size_t>(optin) > attributes.sharedSizeBytes
+                                       ? static_cast<std::size_t>(optin) - attributes.sharedSizeBytes
+                                       : 0;
+  return FusedLimits{static_cast<std::uint32_t>(attributes.maxThreadsPerBlock), shared_limit};
+}
+
+void launch_fused_key(const std::uint32_t* bk, std::size_t polys, const Shape& shape,
+                      const Complex* twist, const Complex* twiddles, Complex* out,
+                      cudaStream_t stream) {
+  if (polys == 0) return;
+  const std::size_t shared = fused::buffer_points(shape.M()) * sizeof(Complex);
+  allow_shared(fused_key_kernel, shared);
+  const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>(polys, max_blocks));
+  fused_key_kernel<<<blocks, fused::fft_threads(shape.M()), shared, stream>>>(bk, polys, shape,
+                                                                              twist, twiddles, out);
+  CUDA_CHECK_LAUNCH(fused_key_kernel, stream);
+}
+
+void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers,
+                                 std::uint64_t capacity, const Shape& shape,
+                                 std::uint32_t groups, const Complex* key, const Complex* twist,
+                                 const Complex* untwist, const Complex* twiddles,
+                                 const kernel::GadgetConstants& gadget, cudaStream_t stream) {
+  if (capacity == 0) return;
+  EXPECTS(fused::valid_groups(groups, shape) && shape.k1() >= 2 && shape.k1() <= 3,
+          "launch_fused_blind_rotation: groups=" + std::to_string(groups) + " with k+1=" +
+              std::to_string(shape.k1()));
+  const std::size_t shared = fused::block_shared_bytes(groups, shape);
+  const unsigned threads = fused::block_threads(groups, shape);
+  const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>(capacity, max_blocks));
+  fused::StepInputs in;
+  in.twist = twist;
+  in.untwist = untwist;
+  in.W = twiddles;
+  in.gadget = gadget;
+  if (shape.k1() == 2) {
+    allow_shared(fused_blind_rotation_kernel<2>, shared);
+    fused_blind_rotation_kernel<2><<<blocks, threads, shared, stream>>>(acc, powers, capacity,
+                                                                        shape, groups, key, in);
+    CUDA_CHECK_LAUNCH(fused_blind_rotation_kernel, stream);
+  } else {
+    allow_shared(fused_blind_rotation_kernel<3>, shared);
+    fused_blind_rotation_kernel<3><<<blocks, threads, shared, stream>>>(acc, powers, capacity,
+                                                                        shape, groups, key, in);
+    CUDA_CHECK_LAUNCH(fused_blind_rotation_kernel, stream);
+  }
+}
+
+}  // namespace torusgate::gpu::detail

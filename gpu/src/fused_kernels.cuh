@@ -1,0 +1,39 @@
+// Launchers of the fused blind-rotation engine's kernels (fused_kernels.cu): the fused Fourier
+// key made on the device, and the whole blind rotation of a chunk in one kernel (one block per
+// rotation, fused_rotation.hpp). Each checks its launch and throws on failure.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "batch_plan.hpp"
+#include "kernel_math.hpp"
+
+namespace torusgate::gpu::detail {
+
+// What the engine needs to know about the rotation kernel of k+1 = shape.k1() columns on the
+// current device: its thread limit for its registers and the shared memory a block may use.
+struct FusedLimits {
+  std::uint32_t max_threads = 0;
+  std::size_t max_shared_bytes = 0;
+};
+FusedLimits fused_limits(const Shape& shape, int device);
+
+// Every key polynomial (`polys` of N coefficients, core's BootstrappingKey order) to its
+// fused spectrum (fused_rotation.hpp: fold, twist, the engine's own FFT, key_slot order).
+void launch_fused_key(const std::uint32_t* bk, std::size_t polys, const Shape& shape,
+                      const kernel::Complex* twist, const kernel::Complex* twiddles,
+                      kernel::Complex* out, cudaStream_t stream);
+
+// The n CMUX steps of `capacity` accumulators ([capacity][k1][N], switched masks
+// [capacity][n]) with `groups` thread groups per rotation.
+void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers,
+                                 std::uint64_t capacity, const Shape& shape,
+                                 std::uint32_t groups, const kernel::Complex* key,
+                                 const kernel::Complex* twist, const kernel::Complex* untwist,
+                                 const kernel::Complex* twiddles,
+                                 const kernel::GadgetConstants& gadget, cudaStream_t stream);
+
+}  // namespace torusgate::gpu::detail
