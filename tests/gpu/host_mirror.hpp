@@ -3,8 +3,10 @@
 // calls the math of gpu/src/kernel_math.hpp) called for every index of its grid, key
 // switching block by block as the kernel tiles it, and the same buffer layouts; only cuFFT's
 // batched Z2Z transforms are replaced by a natural-order unnormalised FFT on the host
-// (NaturalFft, itself checked against a direct DFT). What this cannot show is anything about the device itself: the
-// launches, cuFFT, graphs, memory and timing.
+// (NaturalFft, itself checked against a direct DFT). With fused_groups > 0 the blind rotation
+// is the fused engine's instead: its block program (gpu/src/fused_rotation.hpp) run thread by
+// thread for each rotation, with its own FFT and Fourier key. What this cannot show is
+// anything about the device itself: the launches, cuFFT, graphs, memory and timing.
 #pragma once
 
 #include <algorithm>
@@ -15,7 +17,10 @@
 #include <utility>
 #include <vector>
 
+#include "backend_fixtures.hpp"
+#include "batch_builder.hpp"
 #include "batch_plan.hpp"
+#include "fused_rotation.hpp"
 #include "kernel_grid.hpp"
 #include "kernel_math.hpp"
 #include "torusgate/core/keys.hpp"
@@ -97,8 +102,10 @@ inline detail::Shape shape_of(const Parameters& p) {
 // call is a loop of NaturalFft transforms over the same buffer.
 class HostEngine {
  public:
-  explicit HostEngine(const CloudKey& key)
-      : s_(shape_of(key.parameters())), fft_(s_.M()),
+  // fused_groups: 0 for the cuFFT engine's kernels, else the fused engine with that many
+  // thread groups per rotation (1, k+1 or (k+1)l).
+  explicit HostEngine(const CloudKey& key, std::uint32_t fused_groups = 0)
+      : s_(shape_of(key.parameters())), fft_(s_.M()), fused_groups_(fused_groups),
         gadget_(kernel::make_gadget(s_.bk_base_log, s_.bk_level_count)),
         ks_(kernel::make_key_switch(s_.ks_base_log, s_.ks_level_count, s_.n,
                                     s_.extracted_dimension())),
@@ -112,6 +119,31 @@ class HostEngine {
       detail::grid::bk_fold_twist_at(idx, bk.data(), s_, twist_.data(), bk_fourier_.data());
     }
     for (std::size_t poly = 0; poly < polys; ++poly) fft_.forward(bk_fourier_.data() + poly * M);
+    if (fused_groups_ != 0) {
+      // fused_key_kernel: one block of T threads per polynomial.
+      namespace fused = kernel::fused;
+      twiddles_ = fused::twiddles(s_.M());
+      fused_key_.resize(polys * M);
+      fused::HostBlock<fused::TransformRegs> blk(fused::fft_threads(s_.M()));
+      std::vector<Complex> buffer(fused::buffer_points(s_.M()));
+      for (std::size_t poly = 0; poly < polys; ++poly) {
+        fused::transform_key_polynomial(blk, bk.data() + poly * s_.N, s_.N, twist_.data(),
+                                        twiddles_.data(), buffer.data(),
+                                        fused_key_.data() + poly * M);
+      }
+    }
+  }
+
+  // Another launch shape of the fused engine (the engine was made with fused_groups > 0).
+  void set_fused_groups(std::uint32_t groups) { fused_groups_ = groups; }
+
+  // fused_blind_rotation_kernel for `capacity` accumulators: from `first_step`, `steps` CMUX
+  // steps (all n by default) of each rotation's block program, thread by thread.
+  void fused_rotation(std::uint64_t capacity, const std::vector<std::uint32_t>& powers,
+                      std::vector<Torus32>& acc, std::uint32_t first_step = 0,
+                      std::uint32_t steps = UINT32_MAX) {
+    if (s_.k1() == 2) fused_rotation_k<2>(capacity, powers, acc, first_step, steps);
+    else fused_rotation_k<3>(capacity, powers, acc, first_step, steps);
   }
 
   const detail::Shape& shape() const { return s_; }
@@ -165,7 +197,8 @@ class HostEngine {
       for (std::uint64_t idx = 0; idx < grid::accumulator_init_size(C, s_); ++idx) {
         grid::accumulator_init_at(idx, pre.data(), C, s_, powers.data(), acc.data());
       }
-      for (std::uint32_t i = 0; i < s_.n; ++i) cmux_step(i, C, powers, acc);
+      if (fused_groups_ != 0) fused_rotation(C, powers, acc);
+      else for (std::uint32_t i = 0; i < s_.n; ++i) cmux_step(i, C, powers, acc);
       std::vector<Torus32> extracted(chunk.jobs() * (kN + 1));
       std::vector<std::uint64_t> result_index(chunk.jobs());
       for (std::uint64_t idx = 0; idx < grid::extract_size(chunk, s_); ++idx) {
@@ -223,13 +256,65 @@ class HostEngine {
   std::size_t chunks_run = 0;
 
  private:
+  template <unsigned K1>
+  void fused_rotation_k(std::uint64_t capacity, const std::vector<std::uint32_t>& powers,
+                        std::vector<Torus32>& acc, std::uint32_t first_step, std::uint32_t steps) {
+    namespace fused = kernel::fused;
+    const std::uint32_t words = K1 * s_.N;
+    const std::uint32_t last = steps > s_.n - first_step ? s_.n : first_step + steps;
+    fused::HostBlock<fused::RotationRegs<K1>> blk(fused::block_threads(fused_groups_, s_));
+    std::vector<Complex> buffers(fused_groups_ * fused::buffer_points(s_.M()));
+    std::vector<Torus32> shared_acc(words);
+    fused::StepInputs in;
+    in.twist = twist_.data();
+    in.untwist = untwist_.data();
+    in.W = twiddles_.data();
+    in.gadget = gadget_;
+    const std::size_t key_step = std::size_t{s_.rows()} * s_.k1() * s_.M();
+    for (std::uint64_t r = 0; r < capacity; ++r) {
+      std::copy_n(acc.begin() + r * words, words, shared_acc.begin());
+      if (first_step == 0 && last == s_.n) {  // the kernel's own loop
+        fused::blind_rotate<K1>(blk, s_, fused_groups_, shared_acc.data(), buffers.data(),
+                                powers.data() + r * s_.n, fused_key_.data(), in);
+      } else {
+        for (std::uint32_t i = first_step; i < last; ++i) {
+          in.key_step = fused_key_.data() + i * key_step;
+          fused::cmux_step<K1>(blk, s_, fused_groups_, shared_acc.data(), buffers.data(),
+                               powers[r * s_.n + i], in);
+        }
+      }
+      std::copy_n(shared_acc.begin(), words, acc.begin() + r * words);
+    }
+  }
+
   detail::Shape s_;
   NaturalFft fft_;
+  std::uint32_t fused_groups_ = 0;
+  std::vector<Complex> twiddles_, fused_key_;
   kernel::GadgetConstants gadget_;
   kernel::KeySwitchConstants ks_;
   std::vector<Complex> twist_, untwist_, bk_fourier_;
   std::vector<Torus32> ksk_;
   std::vector<Complex> digits_, product_;
 };
+
+// Runs `batch_of(out)` on the CPU backend and through the host mirror (into a second output
+// buffer, chunks of `capacity` rotations); returns both outputs' words.
+template <class MakeBatch>
+std::pair<LweBatch, LweBatch> cpu_and_mirror(torusgate::test::SequentialFixture& f,
+                                             HostEngine& engine, std::size_t out_bits,
+                                             std::uint64_t capacity, MakeBatch&& batch_of) {
+  using S = CpuStorage;
+  auto out_cpu = f.be.allocate(out_bits);
+  auto out_mirror = f.be.allocate(out_bits);
+  f.be.evaluate(batch_of(out_cpu));
+  const std::vector<GateOp<S>> batch = batch_of(out_mirror);
+  const std::size_t n1 = f.be.parameters().lwe_dimension + 1;
+  const detail::BatchPlan plan = detail::build_batch_plan<S>(batch, n1, [](const S* s) {
+    return const_cast<Torus32*>(s->batch.data().data());
+  });
+  engine.evaluate(plan, capacity);
+  return {f.be.download(out_cpu.bits()), f.be.download(out_mirror.bits())};
+}
 
 }  // namespace torusgate::gpu::test

@@ -2,8 +2,9 @@
 // exit 77 where no CUDA device exists): every gate kind and random mixed batches of 1 to
 // 100k gates decrypt as on the CPU backend, ciphertexts equal word for word, chunked and
 // unchunked runs and graph and direct launches agree, aliasing, bad inputs, circuits run
-// unchanged, several backends at once, timings and workspace reuse; [slow]: 10^6
-// tfhe_lib_128 gates with zero errors.
+// unchanged, several backends at once, timings and workspace reuse; the fused engine and the
+// tensor-core key switching against the cuFFT engine and the CPU backend, word for word, for
+// every launch shape; [slow]: 10^6 tfhe_lib_128 gates with zero errors on each engine.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -43,6 +44,27 @@ CudaBackend& gpu_for(const Parameters& p) {
   auto& be = (*cache)[p.name];
   if (!be) be = std::make_unique<CudaBackend>(keys_for(p).cloud);
   return *be;
+}
+
+// One backend per parameter set and options (engine, launch shape, key switching).
+CudaBackend& gpu_with(const Parameters& p, const CudaOptions& o) {
+  static auto* cache = new std::map<std::string, std::unique_ptr<CudaBackend>>;
+  const std::string id = p.name + "/" + gpu_engine_name(o.engine) + "/" +
+                         std::to_string(o.fused_groups) + "/" +
+                         gpu_key_switching_name(o.key_switching) + "/" +
+                         std::to_string(o.memory_budget_bytes);
+  auto& be = (*cache)[id];
+  if (!be) be = std::make_unique<CudaBackend>(keys_for(p).cloud, o);
+  return *be;
+}
+
+CudaOptions fused_options(std::uint32_t groups = 0,
+                          GpuKeySwitching ks = GpuKeySwitching::gather) {
+  CudaOptions o;
+  o.engine = GpuEngine::fused;
+  o.fused_groups = groups;
+  o.key_switching = ks;
+  return o;
 }
 
 OpenMpBackend& cpu_for(const Parameters& p) {
@@ -478,4 +500,197 @@ TEST_CASE("100k-gate tfhe_lib_128 batches decrypt as the plaintext evaluation", 
   const LweBatch enc_small = encrypt_bits(keys_for(p).secret, small.inputs, rng);
   CHECK(decrypt_bits(keys_for(p).secret, run_plan(gpu_for(p), small, enc_small)) ==
         decrypt_bits(keys_for(p).secret, run_plan(cpu_for(p), small, enc_small)));
+}
+
+// ---- the fused engine and the tensor-core key switching (issue 5) -----------------------
+
+TEST_CASE("fused engine: ciphertexts equal the cuFFT engine's and the CPU backend's word for "
+          "word, every parameter set and launch shape",
+          "[gpu][fused]") {
+  for (const Parameters& p : gpu::test::every_test_set()) {
+    const std::uint64_t seed = catch_seed(0xf05e);
+    INFO("parameter set " << p.name << ", seed " << seed);
+    Csprng rng = seeded_rng(seed);
+    const BatchPlan plan = random_plan(rng, p.insecure ? 500 : 200, 300);
+    const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
+    const LweBatch from_cufft = run_plan(gpu_for(p), plan, encrypted);
+    const LweBatch from_cpu = run_plan(cpu_for(p), plan, encrypted);
+    CHECK(from_cufft == from_cpu);
+    const std::uint32_t k1 = p.glwe_dimension + 1, rows = k1 * p.bk_level_count;
+    for (const std::uint32_t groups : {0u, 1u, k1, rows}) {
+      INFO("fused_groups " << groups);
+      CudaBackend& fused = gpu_with(p, fused_options(groups));
+      const LweBatch from_fused = run_plan(fused, plan, encrypted);
+      CHECK(from_fused == from_cpu);
+      CHECK(decrypt_bits(keys_for(p).secret, from_fused) == plan.expected());
+      if (groups != 0) CHECK(fused.last_times().fused_groups == groups);
+    }
+  }
+}
+
+TEST_CASE("fused engine: every gate kind on every input combination and random batches of 1 "
+          "to 100k gates",
+          "[gpu][fused]") {
+  using S = CudaStorage;
+  for (const Parameters& p : {toy_insecure(), tfhe_lib_128()}) {
+    INFO("parameter set " << p.name);
+    Csprng rng = seeded_rng(catch_seed(0xf0a1));
+    CudaBackend& be = gpu_with(p, fused_options());
+    const SecretKey& key = keys_for(p).secret;
+    std::vector<std::uint8_t> a(8), b(8), c(8);
+    for (int x = 0; x < 8; ++x) {
+      a[x] = x & 1;
+      b[x] = (x >> 1) & 1;
+      c[x] = (x >> 2) & 1;
+    }
+    auto A = encrypt(be, key, a, rng), B = encrypt(be, key, b, rng), C = encrypt(be, key, c, rng);
+    const auto specs = all_specs();
+    auto out = be.allocate(8 * specs.size());
+    std::vector<GateOp<S>> batch;
+    for (std::size_t g = 0; g < specs.size(); ++g) {
+      batch.push_back(gate::make<S>(specs[g], A.bits(), B.bits(), C.bits(), out.bits(8 * g, 8)));
+    }
+    be.evaluate(batch);
+    const auto got = decrypt(be, key, out.bits());
+    for (std::size_t g = 0; g < specs.size(); ++g) {
+      for (int x = 0; x < 8; ++x) {
+        INFO("gate " << gate_kind_name(specs[g].kind) << " inputs " << x);
+        CHECK(got[8 * g + x] == specs[g].evaluate(a[x], b[x], c[x]));
+      }
+    }
+  }
+  for (const std::size_t gates : {1u, 2u, 63u, 1000u, 10000u, 100000u}) {
+    const Parameters p = toy_insecure();
+    const std::uint64_t seed = catch_seed(0xf0b + gates);
+    INFO(gates << " gates, seed " << seed);
+    Csprng rng = seeded_rng(seed);
+    const BatchPlan plan = random_plan(rng, gates, std::max<std::size_t>(gates, 128));
+    const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
+    const LweBatch from_fused = run_plan(gpu_with(p, fused_options()), plan, encrypted);
+    CHECK(decrypt_bits(keys_for(p).secret, from_fused) == plan.expected());
+    CHECK(from_fused == run_plan(gpu_for(p), plan, encrypted));
+  }
+}
+
+TEST_CASE("tensor-core key switching gives the gather kernel's words on both engines",
+          "[gpu][fused]") {
+  for (const Parameters& p : {toy_insecure(), toy_k2_insecure(), tfhe_lib_128(), default_128()}) {
+    const std::uint64_t seed = catch_seed(0x7c);
+    INFO("parameter set " << p.name << ", seed " << seed);
+    Csprng rng = seeded_rng(seed);
+    const BatchPlan plan = random_plan(rng, 333, 300);
+    const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
+    const LweBatch gather = run_plan(gpu_for(p), plan, encrypted);
+    CudaOptions tc;
+    tc.key_switching = GpuKeySwitching::tensor_core;
+    CHECK(run_plan(gpu_with(p, tc), plan, encrypted) == gather);
+    CHECK(run_plan(gpu_with(p, fused_options(0, GpuKeySwitching::tensor_core)), plan, encrypted) ==
+          gather);
+  }
+}
+
+TEST_CASE("fused engine: chunked and unchunked runs give identical ciphertexts", "[gpu][fused]") {
+  const Parameters p = tfhe_lib_128();
+  Csprng rng = seeded_rng(catch_seed(0xf0c));
+  CudaBackend& whole = gpu_with(p, fused_options());
+  CudaOptions small = fused_options();
+  small.memory_budget_bytes = 40 * whole.bytes_per_rotation();
+  CudaBackend& chunked = gpu_with(p, small);
+  CHECK(whole.bytes_per_rotation() < gpu_for(p).bytes_per_rotation());  // no spectra
+  const BatchPlan plan = random_plan(rng, 300, 400);
+  const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
+  const LweBatch a = run_plan(whole, plan, encrypted);
+  const LweBatch b = run_plan(chunked, plan, encrypted);
+  CHECK(chunked.last_times().chunks >= bootstraps_of(plan) / 32);
+  CHECK(a == b);
+  CHECK(decrypt_bits(keys_for(p).secret, b) == plan.expected());
+}
+
+TEST_CASE("fused engine: circuits run unchanged and timings are measured", "[gpu][fused]") {
+  using namespace torusgate::circuits;
+  const Parameters p = toy_insecure();
+  CudaBackend& be = gpu_with(p, fused_options());
+  const SecretKey& key = keys_for(p).secret;
+  Csprng rng = seeded_rng(catch_seed(0xf0d));
+  using Array = IntArray<CudaBackend>;
+  const IntType type{8, true};
+  const std::vector<std::int64_t> xs = {3, -7, 12, -1, 100, -128}, ys = {5, 6, -4, -1, 27, 1};
+  const Array x = Array::encrypt_signed(be, key, xs, type, rng);
+  const Array y = Array::encrypt_signed(be, key, ys, type, rng);
+  Program<CudaBackend> prog(be);
+  Circuit& c = prog.circuit();
+  const Expr ex = prog.input(x), ey = prog.input(y);
+  const auto out = prog.run({add(c, ex, ey), multiply(c, ex, ey)});
+  auto wrap = [](std::int64_t v) { return static_cast<std::int64_t>(static_cast<std::int8_t>(v)); };
+  std::vector<std::int64_t> sum, product;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    sum.push_back(wrap(xs[i] + ys[i]));
+    product.push_back(wrap(xs[i] * ys[i]));
+  }
+  CHECK(out[0].decrypt_signed(be, key) == sum);
+  CHECK(out[1].decrypt_signed(be, key) == product);
+  const CudaPhaseTimes t = be.last_times();
+  CHECK(t.blind_rotation_ms > 0);
+  CHECK(t.key_switching_ms > 0);
+  CHECK(t.fused_groups >= 1);
+}
+
+TEST_CASE("a small batch on every engine and key switching (the compute-sanitizer case)",
+          "[gpu][fused][sanitize]") {
+  // scripts/gpu_run.sh's sanitize step runs this case under memcheck and racecheck.
+  for (const Parameters& p : {toy_insecure(), toy_k2_insecure()}) {
+    const std::uint64_t seed = catch_seed(0x5a);
+    INFO("parameter set " << p.name << ", seed " << seed);
+    Csprng rng = seeded_rng(seed);
+    const BatchPlan plan = random_plan(rng, 40, 64);
+    const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
+    const LweBatch want = run_plan(cpu_for(p), plan, encrypted);
+    const std::uint32_t rows = (p.glwe_dimension + 1) * p.bk_level_count;
+    for (const GpuEngine engine : {GpuEngine::cufft, GpuEngine::fused}) {
+      for (const GpuKeySwitching ks : {GpuKeySwitching::gather, GpuKeySwitching::tensor_core}) {
+        for (const std::uint32_t groups : {1u, rows}) {
+          if (engine == GpuEngine::cufft && groups != 1) continue;
+          INFO(gpu_engine_name(engine) << ", " << gpu_key_switching_name(ks) << ", groups " << groups);
+          CudaOptions o = fused_options(engine == GpuEngine::fused ? groups : 0, ks);
+          o.engine = engine;
+          CHECK(run_plan(gpu_with(p, o), plan, encrypted) == want);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("one million tfhe_lib_128 gates on the fused engine with zero errors",
+          "[gpu][fused][slow]") {
+  const Parameters p = tfhe_lib_128();
+  CudaBackend& be = gpu_with(p, fused_options(0, GpuKeySwitching::tensor_core));
+  const SecretKey& key = keys_for(p).secret;
+  const std::uint64_t seed = catch_seed(0xf1e6);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  const std::size_t per_batch = 65536, batches = 16;
+  std::size_t errors = 0, gates = 0;
+  double seconds = 0;
+  std::uint64_t bootstraps = 0;
+  for (std::size_t i = 0; i < batches; ++i) {
+    const BatchPlan plan = random_plan(rng, per_batch, per_batch);
+    const LweBatch encrypted = encrypt_bits(key, plan.inputs, rng);
+    auto in = be.upload(encrypted);
+    auto out = be.allocate(plan.outputs);
+    const auto ops = make_ops<CudaBackend>(plan, in, out);
+    const auto t0 = std::chrono::steady_clock::now();
+    be.evaluate(ops);
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    bootstraps += bootstraps_of(plan);
+    const auto got = decrypt(be, key, out.bits());
+    const auto want = plan.expected();
+    for (std::size_t g = 0; g < got.size(); ++g) errors += got[g] != want[g];
+    gates += got.size();
+  }
+  std::printf("tfhe_lib_128 on the fused engine: %zu gates (%llu bootstraps) in %.2f s of "
+              "evaluate(), %.0f bootstraps/s, %zu errors\n",
+              gates, static_cast<unsigned long long>(bootstraps), seconds,
+              static_cast<double>(bootstraps) / seconds, errors);
+  CHECK(gates >= 1000000);
+  CHECK(errors == 0);
 }

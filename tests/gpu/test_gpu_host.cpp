@@ -324,6 +324,8 @@ TEST_CASE("batch plan: buckets, chunk capacity and scratch per rotation", "[gpu-
   const gd::Shape s = gpu::test::shape_of(tfhe_lib_128());
   CHECK(gd::bytes_per_rotation(s) ==
         631 * 4 + 630 * 4 + 2 * 1024 * 4 + 6 * 512 * 16 + 2 * 512 * 16 + 6 * 512 * 16 + 1025 * 4 + 8);
+  // The fused engine keeps the spectra in shared memory.
+  CHECK(gd::bytes_per_rotation(s, GpuEngine::fused) == 631 * 4 + 630 * 4 + 2 * 1024 * 4 + 1025 * 4 + 8);
   const std::size_t per = gd::bytes_per_rotation(s);
   CHECK(gd::chunk_capacity(100 * per, per, 1 << 20) == 96);
   CHECK(gd::chunk_capacity(100 * per, per, 50) == 48);
@@ -404,28 +406,7 @@ TEST_CASE("batch plan: descriptors of a mixed batch and its chunks", "[gpu-host]
       "at most 2^32-1");
 }
 
-namespace {
-
-// Runs `batch_of(out)` on the CPU backend and through the host mirror (into a second output
-// buffer, chunks of `capacity` rotations); returns both outputs' words.
-template <class MakeBatch>
-std::pair<LweBatch, LweBatch> cpu_and_mirror(test::SequentialFixture& f, HostEngine& engine,
-                                             std::size_t out_bits, std::uint64_t capacity,
-                                             MakeBatch&& batch_of) {
-  using S = CpuStorage;
-  auto out_cpu = f.be.allocate(out_bits);
-  auto out_mirror = f.be.allocate(out_bits);
-  f.be.evaluate(batch_of(out_cpu));
-  const std::vector<GateOp<S>> batch = batch_of(out_mirror);
-  const std::size_t n1 = f.be.parameters().lwe_dimension + 1;
-  const gd::BatchPlan plan = gd::build_batch_plan<S>(batch, n1, [](const S* s) {
-    return const_cast<Torus32*>(s->batch.data().data());
-  });
-  engine.evaluate(plan, capacity);
-  return {f.be.download(out_cpu.bits()), f.be.download(out_mirror.bits())};
-}
-
-}  // namespace
+using torusgate::gpu::test::cpu_and_mirror;
 
 TEST_CASE("the kernels' whole data flow on the host equals the CPU backend word for word",
           "[gpu-host]") {
@@ -520,6 +501,33 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
   REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p), "two blind rotations");
   o.memory_budget_bytes = 2 * per;
   CHECK_NOTHROW(validate_cuda_options(o, p));
+  // The fused engine: its launch shapes, the sets it runs, its own budget per rotation.
+  o = CudaOptions{};
+  o.engine = GpuEngine::fused;
+  for (const std::uint32_t groups : {0u, 1u, 2u, 6u}) {
+    o.fused_groups = groups;
+    CHECK_NOTHROW(validate_cuda_options(o, p));
+  }
+  o.fused_groups = 3;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),
+                           "fused_groups=3 but parameter set 'tfhe_lib_128' takes 0 (automatic), 1, 2 (k+1) or 6");
+  o.fused_groups = 0;
+  o.memory_budget_bytes = 2 * gd::bytes_per_rotation(gpu::test::shape_of(p), GpuEngine::fused);
+  CHECK_NOTHROW(validate_cuda_options(o, p));
+  Parameters wide = sized_insecure(1024, 3);
+  wide.name = "test_k3_INSECURE";
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, wide),
+                           "engine=fused cannot run parameter set 'test_k3_INSECURE' (k=3, N=1024)");
+  o.engine = GpuEngine::cufft;
+  CHECK_NOTHROW(validate_cuda_options(CudaOptions{}, wide));
+  o.engine = static_cast<GpuEngine>(7);
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p), "engine=7");
+  o = CudaOptions{};
+  o.key_switching = static_cast<GpuKeySwitching>(9);
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p), "key_switching=9");
+  CHECK(std::string(gpu_engine_name(GpuEngine::fused)) == "fused");
+  CHECK(std::string(gpu_key_switching_name(GpuKeySwitching::tensor_core)) == "tensor_core");
+  o = CudaOptions{};
   // The constructor checks its arguments first, with or without CUDA and a device.
   REQUIRE_INVALID_ARGUMENT(CudaBackend(nullptr), "the cloud key is null");
   o.device = -3;

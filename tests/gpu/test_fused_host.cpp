@@ -1,0 +1,465 @@
+// CPU tests of the fused blind-rotation engine (gpu/src/fused_fft.hpp, fused_rotation.hpp):
+// its FFT's pass structure, the block program run thread by thread against a scalar radix-2
+// schedule (bit for bit) and the exact DFT, exact negacyclic products, one CMUX step against
+// core's exact external product, the whole data flow against the CPU backend word for word
+// for every launch shape, its Fourier key against the cuFFT engine's, and the launch-shape
+// rules. The device runs the same block program (fused_kernels.cu); what these cannot show is
+// the device itself: barriers, shared-memory races, registers, launches, timing.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backend_fixtures.hpp"
+#include "fused_fft.hpp"
+#include "fused_rotation.hpp"
+#include "gpu_test_sets.hpp"
+#include "host_mirror.hpp"
+#include "test_support.hpp"
+#include "torusgate/core/bootstrap.hpp"
+#include "torusgate/core/glwe.hpp"
+#include "torusgate/cpu/cpu_backend.hpp"
+
+using namespace torusgate;
+using torusgate::test::catch_seed;
+using torusgate::test::keys_for;
+using torusgate::test::seeded_rng;
+namespace k = torusgate::gpu::kernel;
+namespace fz = torusgate::gpu::kernel::fused;
+namespace gd = torusgate::gpu::detail;
+using torusgate::gpu::test::cpu_and_mirror;
+using torusgate::gpu::test::HostEngine;
+using torusgate::gpu::test::NaturalFft;
+using torusgate::gpu::test::shape_of;
+using torusgate::gpu::test::sized_insecure;
+
+namespace {
+
+constexpr double eps = 0x1p-53;
+
+std::uint32_t bit_reverse(std::uint32_t x, unsigned bits) {
+  std::uint32_t y = 0;
+  for (unsigned b = 0; b < bits; ++b) y |= ((x >> b) & 1u) << (bits - 1 - b);
+  return y;
+}
+
+// The scalar schedule: every DIF stage from bit m-1 down to 0 over the whole array, with the
+// engine's twiddles and butterflies; the inverse, every DIT stage from bit 0 up.
+void scalar_forward(std::vector<k::Complex>& x, const std::vector<k::Complex>& W) {
+  const auto M = static_cast<std::uint32_t>(x.size());
+  const unsigned m = fz::log2_exact(M);
+  for (unsigned b = m; b-- > 0;) {
+    const std::uint32_t h = 1u << b;
+    for (std::uint32_t i = 0; i < M; ++i) {
+      if (i & h) continue;
+      fz::dif_butterfly(x[i], x[i + h], W[fz::twiddle_exponent(i, b, m)]);
+    }
+  }
+}
+void scalar_inverse(std::vector<k::Complex>& x, const std::vector<k::Complex>& W) {
+  const auto M = static_cast<std::uint32_t>(x.size());
+  const unsigned m = fz::log2_exact(M);
+  for (unsigned b = 0; b < m; ++b) {
+    const std::uint32_t h = 1u << b;
+    for (std::uint32_t i = 0; i < M; ++i) {
+      if (i & h) continue;
+      fz::dit_butterfly(x[i], x[i + h], W[fz::twiddle_exponent(i, b, m)]);
+    }
+  }
+}
+
+// The block program's transforms of `groups` inputs at once (group g transforms inputs[g]),
+// thread by thread: in natural order out in bit-reversed order (forward), or back.
+std::vector<std::vector<k::Complex>> block_transform(const std::vector<std::vector<k::Complex>>& inputs,
+                                                     const std::vector<k::Complex>& W, bool forward) {
+  const auto M = static_cast<std::uint32_t>(inputs[0].size());
+  const auto groups = static_cast<std::uint32_t>(inputs.size());
+  std::vector<k::Complex> buffers(groups * fz::buffer_points(M), k::Complex{NAN, NAN});
+  const fz::FftGroups f = fz::make_groups(M, buffers.data(), W.data());
+  fz::HostBlock<fz::TransformRegs> blk(groups * f.T);
+  blk.each([&](unsigned tid, auto& R) {
+    for (unsigned r = 0; r < 8; ++r) {
+      const std::uint32_t p = forward ? fz::point_of(f.thread(tid), r, f.m - 1)
+                                      : f.thread(tid) * 8 + r;
+      R.v[r] = inputs[f.group(tid)][p];
+    }
+  });
+  if (forward) fz::forward_transform(blk, f);
+  else fz::inverse_transform(blk, f);
+  std::vector<std::vector<k::Complex>> out(groups, std::vector<k::Complex>(M));
+  blk.each([&](unsigned tid, auto& R) {
+    for (unsigned r = 0; r < 8; ++r) {
+      const std::uint32_t p = forward ? f.thread(tid) * 8 + r
+                                      : fz::point_of(f.thread(tid), r, f.m - 1);
+      out[f.group(tid)][p] = R.v[r];
+    }
+  });
+  return out;
+}
+
+bool same_bits(const std::vector<k::Complex>& a, const std::vector<k::Complex>& b) {
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].re != b[i].re || a[i].im != b[i].im) return false;
+  }
+  return a.size() == b.size();
+}
+
+// ||got - want|| / ||want|| in the L2 norm, want in long double.
+double relative_error(const std::vector<k::Complex>& got, const std::vector<long double>& want_re,
+                      const std::vector<long double>& want_im) {
+  long double err = 0, norm = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const long double dr = got[i].re - want_re[i], di = got[i].im - want_im[i];
+    err += dr * dr + di * di;
+    norm += want_re[i] * want_re[i] + want_im[i] * want_im[i];
+  }
+  return static_cast<double>(std::sqrt(err / norm));
+}
+
+std::vector<Torus32> negacyclic_exact(const std::vector<std::int32_t>& d, const std::vector<Torus32>& b) {
+  const std::size_t N = d.size();
+  std::vector<Torus32> out(N, 0);
+  for (std::size_t i = 0; i < N; ++i) {
+    for (std::size_t j = 0; j < N; ++j) {
+      const Torus32 t = static_cast<Torus32>(d[i]) * b[j];
+      if (i + j < N) out[i + j] += t;
+      else out[i + j - N] -= t;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("fused FFT: the passes take every stage once and each pass's points are a bijection",
+          "[gpu-host][fused]") {
+  for (unsigned m = fz::min_transform_log2; m <= fz::max_transform_log2; ++m) {
+    INFO("M = 2^" << m);
+    const std::uint32_t M = 1u << m, T = fz::fft_threads(M);
+    const unsigned passes = fz::pass_count(m);
+    std::vector<unsigned> stage_bits;
+    for (unsigned p = 0; p < passes; ++p) {
+      const fz::Pass pass = fz::forward_pass(m, p);
+      REQUIRE(pass.stages >= 1);
+      REQUIRE(pass.stages <= 3);
+      REQUIRE(pass.top >= 2);
+      for (unsigned s = 0; s < pass.stages; ++s) stage_bits.push_back(pass.top - s);
+      std::vector<int> seen(M, 0);
+      for (std::uint32_t t = 0; t < T; ++t) {
+        for (unsigned r = 0; r < 8; ++r) {
+          const std::uint32_t point = fz::point_of(t, r, pass.top);
+          REQUIRE(point < M);
+          ++seen[point];
+          // The register index is the owned bits top..top-2.
+          REQUIRE(((point >> (pass.top - 2)) & 7u) == r);
+        }
+      }
+      REQUIRE(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }));
+    }
+    // Bits m-1 down to 0, each once, in DIF order.
+    REQUIRE(stage_bits.size() == m);
+    for (unsigned s = 0; s < m; ++s) REQUIRE(stage_bits[s] == m - 1 - s);
+    // The last forward pass (and first inverse one) holds points 8t + r; the first, t + rM/8.
+    const fz::Pass last = fz::forward_pass(m, passes - 1);
+    REQUIRE(last.top == 2);
+    for (std::uint32_t t = 0; t < T; ++t) {
+      for (unsigned r = 0; r < 8; ++r) {
+        REQUIRE(fz::point_of(t, r, last.top) == 8 * t + r);
+        REQUIRE(fz::point_of(t, r, m - 1) == t + r * T);
+      }
+    }
+    // Padded slots are distinct and within the buffer.
+    std::vector<int> slots(fz::buffer_points(M), 0);
+    for (std::uint32_t p = 0; p < M; ++p) ++slots[fz::padded(p)];
+    REQUIRE(std::count(slots.begin(), slots.end(), 1) == static_cast<long>(M));
+  }
+}
+
+TEST_CASE("fused FFT: the block program equals the scalar radix-2 schedule bit for bit and the "
+          "exact DFT in bit-reversed order",
+          "[gpu-host][fused]") {
+  const std::uint64_t seed = catch_seed(0x6a);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  for (unsigned m = fz::min_transform_log2; m <= fz::max_transform_log2; ++m) {
+    INFO("M = 2^" << m);
+    const std::uint32_t M = 1u << m;
+    const auto W = fz::twiddles(M);
+    REQUIRE(W.size() == M / 2);
+    // Three groups at once, each its own input.
+    std::vector<std::vector<k::Complex>> inputs(3, std::vector<k::Complex>(M));
+    for (auto& in : inputs) {
+      for (auto& v : in) v = k::Complex{rng.standard_normal(), rng.standard_normal()};
+    }
+    const auto spectra = block_transform(inputs, W, true);
+    const auto back = block_transform(spectra, W, false);
+    for (std::size_t g = 0; g < inputs.size(); ++g) {
+      INFO("group " << g);
+      std::vector<k::Complex> scalar = inputs[g];
+      scalar_forward(scalar, W);
+      REQUIRE(same_bits(spectra[g], scalar));
+      scalar_inverse(scalar, W);
+      REQUIRE(same_bits(back[g], scalar));
+      if (g > 0) continue;  // the exact DFT (quadratic) for the first group
+      // Forward: X_k = sum_j x_j exp(-2 pi i jk/M) at point bitrev(k), exactly in long double.
+      const long double pi = 3.141592653589793238462643383279502884L;
+      std::vector<long double> want_re(M), want_im(M), orig_re(M), orig_im(M);
+      for (std::uint32_t kk = 0; kk < M; ++kk) {
+        long double re = 0, im = 0;
+        for (std::uint32_t j = 0; j < M; ++j) {
+          const long double a = -2.0L * pi * static_cast<long double>((std::uint64_t{j} * kk) % M) / M;
+          re += inputs[g][j].re * std::cos(a) - inputs[g][j].im * std::sin(a);
+          im += inputs[g][j].re * std::sin(a) + inputs[g][j].im * std::cos(a);
+        }
+        want_re[bit_reverse(kk, m)] = re;
+        want_im[bit_reverse(kk, m)] = im;
+        orig_re[kk] = static_cast<long double>(inputs[g][kk].re) * M;
+        orig_im[kk] = static_cast<long double>(inputs[g][kk].im) * M;
+      }
+      // A radix-2 transform with accurate twiddles errs by O(log M) eps (relative, L2).
+      const double forward_error = relative_error(spectra[g], want_re, want_im);
+      const double round_trip_error = relative_error(back[g], orig_re, orig_im);
+      INFO("forward error " << forward_error << ", round trip " << round_trip_error);
+      REQUIRE(forward_error < 2.0 * m * eps);
+      REQUIRE(round_trip_error < 4.0 * m * eps);
+    }
+  }
+}
+
+TEST_CASE("fused FFT: negacyclic products through fold, twist, transform and untwist are exact",
+          "[gpu-host][fused]") {
+  const std::uint64_t seed = catch_seed(0x6b);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  for (std::uint32_t N = 16; N <= 4096; N *= 2) {
+    INFO("N = " << N);
+    const std::uint32_t M = N / 2, T = fz::fft_threads(M);
+    const auto W = fz::twiddles(M);
+    const auto twist = k::twist_factors(N), untwist = k::untwist_factors(N);
+    // Digits of the largest gadget base we use (2^10, signed), times a uniform torus polynomial.
+    std::vector<std::int32_t> d(N);
+    std::vector<Torus32> d_words(N), b(N);
+    for (std::uint32_t j = 0; j < N; ++j) {
+      d[j] = static_cast<std::int32_t>(rng.uniform_below(1024)) - 512;
+      d_words[j] = static_cast<Torus32>(d[j]);
+      b[j] = rng.uniform_torus();
+    }
+    std::vector<k::Complex> buffer(fz::buffer_points(M)), spectrum_d(M), spectrum_b(M);
+    fz::HostBlock<fz::TransformRegs> blk(T);
+    fz::transform_key_polynomial(blk, d_words.data(), N, twist.data(), W.data(), buffer.data(),
+                                 spectrum_d.data());
+    fz::transform_key_polynomial(blk, b.data(), N, twist.data(), W.data(), buffer.data(),
+                                 spectrum_b.data());
+    std::vector<Torus32> got(N, 0);
+    const fz::FftGroups f = fz::make_groups(M, buffer.data(), W.data());
+    blk.each([&](unsigned tid, auto& R) {
+      for (unsigned r = 0; r < 8; ++r) {
+        const std::uint32_t slot = r * T + f.thread(tid);
+        const k::Complex x = spectrum_d[slot], y = spectrum_b[slot];
+        R.v[r] = k::Complex{x.re * y.re - x.im * y.im, x.re * y.im + x.im * y.re};
+      }
+    });
+    fz::inverse_transform(blk, f);
+    blk.each([&](unsigned tid, auto& R) {
+      for (unsigned r = 0; r < 8; ++r) {
+        const std::uint32_t j = fz::point_of(f.thread(tid), r, f.m - 1);
+        k::untwist_round_add(R.v[r], untwist[j], got.data(), j, M);
+      }
+    });
+    REQUIRE(got == negacyclic_exact(d, b));
+  }
+}
+
+TEST_CASE("fused engine: its Fourier key is the cuFFT engine's spectrum in bit-reversed order",
+          "[gpu-host][fused]") {
+  const Parameters p = toy_k2_insecure();
+  const CloudKey& cloud = *keys_for(p).cloud;
+  const gd::Shape s = shape_of(p);
+  const std::uint32_t M = s.M(), m = fz::log2_exact(M);
+  const auto twist = k::twist_factors(s.N);
+  const auto W = fz::twiddles(M);
+  const NaturalFft fft(M);
+  std::vector<k::Complex> buffer(fz::buffer_points(M)), fused(M), natural(M);
+  fz::HostBlock<fz::TransformRegs> blk(fz::fft_threads(M));
+  const auto bk = cloud.bootstrapping_key().data();
+  const std::size_t polys = std::size_t{s.n} * s.rows() * s.k1();
+  for (std::size_t poly = 0; poly < polys; poly += 37) {
+    INFO("polynomial " << poly);
+    const Torus32* coefficients = bk.data() + poly * s.N;
+    fz::transform_key_polynomial(blk, coefficients, s.N, twist.data(), W.data(), buffer.data(),
+                                 fused.data());
+    for (std::uint64_t idx = 0; idx < M; ++idx) {
+      gd::grid::bk_fold_twist_at(idx, coefficients, s, twist.data(), natural.data());
+    }
+    fft.forward(natural.data());
+    double scale = 0, worst = 0;
+    for (std::uint32_t pt = 0; pt < M; ++pt) {
+      const k::Complex a = fused[fz::key_slot(pt, fz::fft_threads(M))];
+      const k::Complex b = natural[bit_reverse(pt, m)];
+      worst = std::max(worst, std::hypot(a.re - b.re, a.im - b.im));
+      scale = std::max(scale, std::hypot(b.re, b.im));
+    }
+    REQUIRE(worst < 64 * m * eps * scale);
+    // The full-key index agrees with the slot order.
+    const std::size_t i = poly / (std::size_t{s.rows()} * s.k1());
+    const std::size_t q = poly / s.k1() % s.rows(), c = poly % s.k1();
+    REQUIRE(fz::key_index(i, q, c, 5, s.rows(), s.k1(), M) == poly * M + fz::key_slot(5, fz::fft_threads(M)));
+  }
+}
+
+TEST_CASE("fused engine: one CMUX step of the block program equals core's exact external "
+          "product, for every launch shape",
+          "[gpu-host][fused]") {
+  const std::uint64_t seed = catch_seed(0x6c);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  for (const Parameters& p : gpu::test::every_test_set()) {
+    INFO("parameter set " << p.name);
+    const CloudKey& cloud = *keys_for(p).cloud;
+    const gd::Shape s = shape_of(p);
+    const std::size_t N = p.polynomial_size, n = p.lwe_dimension, words = glwe_size(p);
+    const std::size_t capacity = 3;
+    const auto step = static_cast<std::uint32_t>(rng.uniform_below(n));
+    std::vector<Torus32> start(capacity * words);
+    for (auto& v : start) v = rng.uniform_torus();
+    std::vector<std::uint32_t> powers(capacity * n);
+    for (auto& v : powers) v = static_cast<std::uint32_t>(rng.uniform_below(2 * N));
+    powers[1 * n + step] = 0;                                                    // X^0 - 1 = 0
+    powers[2 * n + step] = static_cast<std::uint32_t>(N + rng.uniform_below(N));  // a sign flip
+    std::vector<std::vector<Torus32>> want(capacity, std::vector<Torus32>(words));
+    for (std::size_t r = 0; r < capacity; ++r) {
+      std::vector<Torus32> rotated(words), product(words);
+      for (std::size_t c = 0; c <= p.glwe_dimension; ++c) {
+        const std::span<const Torus32> a(start.data() + r * words + c * N, N);
+        multiply_by_monomial(a, powers[r * n + step], std::span<Torus32>(rotated).subspan(c * N, N));
+        for (std::size_t j = 0; j < N; ++j) rotated[c * N + j] -= a[j];
+      }
+      external_product_exact(cloud.bootstrapping_key().ggsw(step), rotated, p, product);
+      for (std::size_t w = 0; w < words; ++w) want[r][w] = start[r * words + w] + product[w];
+    }
+    HostEngine engine(cloud, 1);
+    for (const std::uint32_t groups : {1u, s.k1(), s.rows()}) {
+      INFO("groups " << groups);
+      engine.set_fused_groups(groups);
+      std::vector<Torus32> acc = start;
+      engine.fused_rotation(capacity, powers, acc, step, 1);
+      for (std::size_t r = 0; r < capacity; ++r) {
+        INFO("rotation " << r << ", power " << powers[r * n + step] << ", step " << step);
+        const std::vector<Torus32> got(acc.begin() + r * words, acc.begin() + (r + 1) * words);
+        REQUIRE(got == want[r]);
+      }
+    }
+  }
+}
+
+TEST_CASE("fused engine: the whole data flow equals the CPU backend word for word",
+          "[gpu-host][fused]") {
+  using S = CpuStorage;
+  const std::uint64_t seed = catch_seed(0x6d);
+  INFO("seed " << seed);
+  struct Case {
+    Parameters p;
+    std::vector<std::uint32_t> groups;
+  };
+  const std::vector<Case> cases = {{toy_insecure(), {1, 2, 4}},
+                                   {toy_k2_insecure(), {1, 6}},
+                                   {sized_insecure(512, 1), {2}},
+                                   {sized_insecure(2048, 2), {3}}};
+  for (const Case& cs : cases) {
+    const Parameters& p = cs.p;
+    INFO("parameter set " << p.name);
+    Csprng rng = seeded_rng(seed);
+    test::SequentialFixture f(p);
+    std::vector<std::uint8_t> a(8), b(8), c(8);
+    for (int x = 0; x < 8; ++x) {
+      a[x] = x & 1;
+      b[x] = (x >> 1) & 1;
+      c[x] = (x >> 2) & 1;
+    }
+    auto A = encrypt(f.be, f.key, a, rng), B = encrypt(f.be, f.key, b, rng),
+         C = encrypt(f.be, f.key, c, rng);
+    const auto specs = torusgate::test::all_specs();
+    auto batch_of = [&](const BitBuffer<S>& out) {
+      std::vector<GateOp<S>> batch;
+      for (std::size_t g = 0; g < specs.size(); ++g) {
+        batch.push_back(gate::make<S>(specs[g], A.bits(), B.bits(), C.bits(), out.bits(8 * g, 8)));
+      }
+      return batch;
+    };
+    HostEngine engine(*keys_for(p).cloud, cs.groups.front());
+    for (const std::uint32_t groups : cs.groups) {
+      INFO("groups " << groups);
+      engine.set_fused_groups(groups);
+      engine.chunks_run = 0;
+      const auto [cpu, fused] = cpu_and_mirror(f, engine, 8 * specs.size(), 6, batch_of);
+      CHECK(engine.chunks_run > 1);
+      REQUIRE(fused == cpu);
+      const auto plain = decrypt_bits(f.key, fused);
+      for (std::size_t g = 0; g < specs.size(); ++g) {
+        for (int x = 0; x < 8; ++x) {
+          INFO("gate " << gate_kind_name(specs[g].kind) << " inputs " << x);
+          CHECK(plain[8 * g + x] == specs[g].evaluate(a[x], b[x], c[x]));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("fused engine: the data flow equals the CPU backend on tfhe_lib_128", "[gpu-host][fused]") {
+  using S = CpuStorage;
+  const std::uint64_t seed = catch_seed(0x6e);
+  INFO("seed " << seed);
+  const Parameters p = tfhe_lib_128();
+  Csprng rng = seeded_rng(seed);
+  test::SequentialFixture f(p);
+  HostEngine engine(*keys_for(p).cloud, 1);
+  auto A = encrypt(f.be, f.key, std::vector<std::uint8_t>{0, 1}, rng);
+  auto B = encrypt(f.be, f.key, std::vector<std::uint8_t>{1, 1}, rng);
+  auto C = encrypt(f.be, f.key, std::vector<std::uint8_t>{0, 0}, rng);
+  auto batch_of = [&](const BitBuffer<S>& out) {
+    return std::vector<GateOp<S>>{gate::nand<S>(A.bits(), B.bits(), out.bits(0, 2)),
+                                  gate::mux<S>(A.bits(0, 1), B.bits(0, 1), C.bits(0, 1), out.bits(2, 1))};
+  };
+  const auto [cpu, fused] = cpu_and_mirror(f, engine, 3, 4, batch_of);
+  REQUIRE(fused == cpu);
+  CHECK(decrypt_bits(f.key, fused) == std::vector<std::uint8_t>{1, 0, 0});
+}
+
+TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", "[gpu-host][fused]") {
+  const gd::Shape tfhe = shape_of(tfhe_lib_128());  // k = 1, N = 1024, l = 3
+  CHECK(fz::valid_groups(1, tfhe));
+  CHECK(fz::valid_groups(2, tfhe));
+  CHECK(fz::valid_groups(6, tfhe));
+  CHECK_FALSE(fz::valid_groups(3, tfhe));
+  CHECK_FALSE(fz::valid_groups(0, tfhe));
+  CHECK(fz::block_threads(1, tfhe) == 64);
+  CHECK(fz::block_threads(6, tfhe) == 384);
+  // Buffers of 576 complex, then 2 x 1024 words.
+  CHECK(fz::block_buffer_bytes(2, tfhe) == 2 * 576 * 16);
+  CHECK(fz::block_shared_bytes(2, tfhe) == 2 * 576 * 16 + 2 * 1024 * 4);
+  CHECK(fz::unsupported_reason(tfhe) == nullptr);
+  CHECK(fz::unsupported_reason(shape_of(default_128())) == nullptr);
+  CHECK(fz::unsupported_reason(shape_of(toy_insecure())) == nullptr);
+  gd::Shape wide = tfhe;
+  wide.k = 3;
+  CHECK(std::string(fz::unsupported_reason(wide)).find("k+1 = 2 or 3") != std::string::npos);
+  gd::Shape big = tfhe;
+  big.N = 8192;
+  CHECK(std::string(fz::unsupported_reason(big)).find("N = 16 .. 4096") != std::string::npos);
+
+  // Small batches take the most threads per rotation, full devices one group.
+  const std::uint64_t resident = 132 * 1024;
+  CHECK(fz::choose_groups(tfhe, 1, 1024, 227 * 1024, resident) == 6);
+  CHECK(fz::choose_groups(tfhe, 352, 1024, 227 * 1024, resident) == 6);
+  CHECK(fz::choose_groups(tfhe, 353, 1024, 227 * 1024, resident) == 2);
+  CHECK(fz::choose_groups(tfhe, 1056, 1024, 227 * 1024, resident) == 2);
+  CHECK(fz::choose_groups(tfhe, 1057, 1024, 227 * 1024, resident) == 1);
+  CHECK(fz::choose_groups(tfhe, 1 << 16, 1024, 227 * 1024, resident) == 1);
+  // The kernel's register limit and the shared memory rule shapes out.
+  CHECK(fz::choose_groups(tfhe, 1, 256, 227 * 1024, resident) == 2);
+  CHECK(fz::choose_groups(tfhe, 1, 1024, 30 * 1024, resident) == 2);  // G = 6 needs 62 KB
+  CHECK(fz::choose_groups(tfhe, 1, 1024, 20 * 1024, resident) == 1);  // G = 2 needs 26 KB
+}
