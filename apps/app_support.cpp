@@ -183,10 +183,35 @@ bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu) {
         static_cast<std::size_t>(parse_count(arg, cl.value(), 0, std::uint64_t{1} << 24)) << 20;
   } else if (arg == "--no-cuda-graphs") {
     gpu.use_cuda_graphs = false;
+  } else if (arg == "--gpu-engine") {
+    gpu.engine = parse_gpu_engine(arg, cl.value());
+  } else if (arg == "--fused-groups") {
+    gpu.fused_groups = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 1024));
+  } else if (arg == "--key-switching") {
+    gpu.key_switching = parse_gpu_key_switching(arg, cl.value());
   } else {
     return false;
   }
   return true;
+}
+
+InvalidArgument gpu_options_not_for(const std::string& backend) {
+  return InvalidArgument("--device, --memory-budget-mb, --no-cuda-graphs, --gpu-engine, "
+                         "--fused-groups and --key-switching apply to the gpu backend, not to " +
+                         backend);
+}
+
+GpuEngine parse_gpu_engine(const std::string& option, const std::string& text) {
+  if (text == "cufft") return GpuEngine::cufft;
+  if (text == "fused") return GpuEngine::fused;
+  throw InvalidArgument(option + ": unknown GPU engine '" + text + "'; expected cufft or fused");
+}
+
+GpuKeySwitching parse_gpu_key_switching(const std::string& option, const std::string& text) {
+  if (text == "gather") return GpuKeySwitching::gather;
+  if (text == "tensor_core") return GpuKeySwitching::tensor_core;
+  throw InvalidArgument(option + ": unknown key switching '" + text +
+                        "'; expected gather or tensor_core");
 }
 
 std::vector<std::string> split_list(const std::string& text) {

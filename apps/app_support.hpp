@@ -92,10 +92,18 @@ class CommandLine {
 bool parse_cpu_option(CommandLine& cl, CpuOptions& cpu);
 
 // The GPU run options: --device D (0..1023), --memory-budget-mb MB (0..2^24 MiB of scratch
-// one batch may use; 0, the default: automatic) and --no-cuda-graphs. Takes the current
-// argument of `cl` into `gpu` when it is one of them and returns true; returns false for any
-// other argument.
+// one batch may use; 0, the default: automatic), --no-cuda-graphs, --gpu-engine cufft|fused,
+// --fused-groups G (0..1024; 0 automatic) and --key-switching gather|tensor_core. Takes the
+// current argument of `cl` into `gpu` when it is one of them and returns true; returns false
+// for any other argument.
 bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu);
+
+// The InvalidArgument for GPU options given with a CPU backend.
+InvalidArgument gpu_options_not_for(const std::string& backend);
+
+// "cufft" / "fused" and "gather" / "tensor_core"; InvalidArgument naming `option` otherwise.
+GpuEngine parse_gpu_engine(const std::string& option, const std::string& text);
+GpuKeySwitching parse_gpu_key_switching(const std::string& option, const std::string& text);
 
 // The items of a comma-separated command-line list ("8,16,32" -> {"8", "16", "32"}).
 std::vector<std::string> split_list(const std::string& text);

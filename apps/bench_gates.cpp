@@ -3,12 +3,16 @@
 // median/min/max over repetitions, key sizes in memory, and an optional JSON report
 // (machine, device, commit, backend, parameters). On the GPU it also reports each phase
 // (linear combination, blind rotation, sample extraction, key switching, output, op tables)
-// and the transfers of the inputs and outputs, measured with CUDA events. The outputs of the
-// timed batches are decrypted and checked afterwards.
+// and the transfers of the inputs and outputs, measured with CUDA events, for each engine
+// and key switching asked for in one run (default: the cuFFT and the fused engine), with the
+// nominal FP64 work per bootstrap against the device's peak. The outputs of the timed
+// batches are decrypted and checked afterwards.
 //   bench_gates [--backend B] [--params NAME] [--batch N[,N...]]... [--reps R] [--warmup W]
 //               [--threads T] [--fft auto|fftw|simd|portable] [--task-size S]
-//               [--device D] [--memory-budget-mb MB] [--no-cuda-graphs] [--json PATH]
+//               [--device D] [--memory-budget-mb MB] [--no-cuda-graphs]
+//               [--gpu-engine E[,E]] [--key-switching K[,K]] [--fused-groups G] [--json PATH]
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -48,6 +52,12 @@ void usage(std::ostream& os) {
         "  --memory-budget-mb MB  device scratch one batch may use; larger batches run in\n"
         "                    chunks (default 0: automatic, from the free device memory)\n"
         "  --no-cuda-graphs  launch the CMUX steps one by one instead of a CUDA graph\n"
+        "  --gpu-engine E[,E]     blind-rotation engines to run one after the other: cufft,\n"
+        "                    fused (default: both)\n"
+        "  --key-switching K[,K]  gather, tensor_core (default: gather); every engine runs\n"
+        "                    with every key switching listed\n"
+        "  --fused-groups G  fused engine: thread groups per rotation, 1, k+1 or (k+1)l\n"
+        "                    (default 0: chosen per batch size)\n"
         "  --json PATH       also write the results as JSON to PATH\n"
         "  --help            this text\n"
         "Each repetition is one evaluate() of a batch of N bootstrapped NAND gates on fresh\n"
@@ -61,7 +71,9 @@ struct Options {
   std::size_t reps = 5;
   std::size_t warmup = 1;
   CpuOptions cpu;  // --threads (0: OpenMP default), --task-size, --fft
-  CudaOptions gpu;  // --device, --memory-budget-mb, --no-cuda-graphs
+  CudaOptions gpu;  // --device, --memory-budget-mb, --no-cuda-graphs, --fused-groups
+  std::vector<GpuEngine> engines;                // --gpu-engine
+  std::vector<GpuKeySwitching> key_switchings;  // --key-switching
   bool cpu_option_given = false, gpu_option_given = false;
   std::string json_path;
 };
@@ -88,6 +100,14 @@ bool parse(int argc, char** argv, Options& o) {
       o.warmup = apps::parse_count(arg, cl.value(), 0, 1000000);
     } else if (apps::parse_cpu_option(cl, o.cpu)) {
       o.cpu_option_given = true;
+    } else if (arg == "--gpu-engine") {
+      for (const std::string& item : apps::split_list(cl.value()))
+        o.engines.push_back(apps::parse_gpu_engine(arg, item));
+      o.gpu_option_given = true;
+    } else if (arg == "--key-switching") {
+      for (const std::string& item : apps::split_list(cl.value()))
+        o.key_switchings.push_back(apps::parse_gpu_key_switching(arg, item));
+      o.gpu_option_given = true;
     } else if (apps::parse_gpu_option(cl, o.gpu)) {
       o.gpu_option_given = true;
     } else if (arg == "--json") {
@@ -105,9 +125,10 @@ bool parse(int argc, char** argv, Options& o) {
     throw InvalidArgument("--threads, --task-size and --fft apply to the CPU backends, not to gpu");
   }
   if (o.backend != "gpu" && o.gpu_option_given) {
-    throw InvalidArgument("--device, --memory-budget-mb and --no-cuda-graphs apply to the gpu "
-                          "backend, not to " + o.backend);
+    throw apps::gpu_options_not_for(o.backend);
   }
+  if (o.engines.empty()) o.engines = {GpuEngine::cufft, GpuEngine::fused};
+  if (o.key_switchings.empty()) o.key_switchings = {GpuKeySwitching::gather};
   if (o.cpu.threads != 0 && o.backend == "sequential") {
     throw InvalidArgument("--threads applies to the openmp backend, not to sequential");
   }
@@ -122,6 +143,7 @@ struct GpuPhases {
   double download_outputs_ms = 0;  // the outputs, device to host
   double setup_ms = 0;             // workspace creation, in the first (warmup) evaluate
   std::size_t chunks = 0, chunk_capacity = 0;
+  std::uint32_t fused_groups = 0;
 };
 
 struct BatchResult {
@@ -191,6 +213,7 @@ BatchResult run_batch(B& be, const SecretKey& secret, Csprng& rng, std::size_t b
     r.gpu.evaluate_ms = median(&CudaPhaseTimes::evaluate_ms);
     r.gpu.chunks = phases.back().chunks;
     r.gpu.chunk_capacity = phases.back().chunk_capacity;
+    r.gpu.fused_groups = phases.back().fused_groups;
   }
 
   // The outputs of the last timed repetition, checked against NAND of the inputs.
@@ -209,9 +232,86 @@ struct BackendReport {
   std::string key_bytes_json;  // the backend's own entries of "key_bytes", each ",\n"-led
 };
 
+// One engine configuration's run on the GPU.
+struct GpuRun {
+  CudaOptions options;
+  double key_upload_s = 0;
+  std::size_t device_key_bytes = 0;
+  std::vector<BatchResult> results;
+};
+
+// The work of one bootstrap, counted the same way for every engine (nominal, not measured):
+// per CMUX step (k+1)l forward and k+1 inverse complex FFTs of M = N/2 points at 5 M log2 M
+// flops each, (k+1)l(k+1)M complex multiply-adds at 8, and (k+1)(l+1)M twists and untwists at
+// 6; and the bytes of Fourier key one bootstrap reads (from L2 or device memory).
+double nominal_fp64_per_bootstrap(const Parameters& p) {
+  const double M = p.polynomial_size / 2.0, k1 = p.glwe_dimension + 1.0;
+  const double rows = k1 * p.bk_level_count;
+  const double fft = 5.0 * M * std::log2(M);
+  const double step = (rows + k1) * fft + rows * k1 * M * 8.0 + (rows + k1) * M * 6.0;
+  return step * p.lwe_dimension;
+}
+double fourier_key_bytes_per_bootstrap(const Parameters& p) {
+  const double k1 = p.glwe_dimension + 1.0;
+  return static_cast<double>(p.lwe_dimension) * k1 * p.bk_level_count * k1 *
+         (p.polynomial_size / 2.0) * 16.0;
+}
+
+// The "results" array: one entry per batch size; on the GPU with its phases and roofline
+// figures (fp64_peak and key bytes as above; 0 peak: unknown).
+void write_results(std::ostream& os, const std::vector<BatchResult>& results, bool gpu,
+                   const Parameters& p, double fp64_peak, const std::string& indent) {
+  using apps::json_number;
+  os << indent << "\"results\": [";
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const BatchResult& r = results[i];
+    const double bs = static_cast<double>(r.batch), rate = bs / r.summary.median;
+    os << (i ? ",\n" : "\n") << indent << "  {\"batch\": " << r.batch
+       << ", \"reps\": " << r.seconds.size() << ", \"seconds\": [";
+    for (std::size_t k = 0; k < r.seconds.size(); ++k) {
+      os << (k ? ", " : "") << json_number(r.seconds[k]);
+    }
+    os << "],\n"
+       << indent << "   \"median_s\": " << json_number(r.summary.median)
+       << ", \"min_s\": " << json_number(r.summary.min)
+       << ", \"max_s\": " << json_number(r.summary.max) << ",\n"
+       << indent << "   \"bootstraps_per_s_median\": " << json_number(rate)
+       << ", \"bootstraps_per_s_min\": " << json_number(bs / r.summary.max)
+       << ", \"bootstraps_per_s_max\": " << json_number(bs / r.summary.min) << ",\n"
+       << indent << "   \"ms_per_bootstrap_median\": " << json_number(1e3 * r.summary.median / bs);
+    if (gpu) {
+      const GpuPhases& g = r.gpu;
+      // The blind rotation's own rate: bootstraps per second of its device time.
+      const double rotation_rate = g.blind_rotation_ms > 0 ? bs / (g.blind_rotation_ms / 1e3) : 0;
+      os << ",\n" << indent << "   \"phases_ms_median\": {\"tables\": " << json_number(g.tables_ms)
+         << ", \"linear_combination\": " << json_number(g.linear_combination_ms)
+         << ", \"blind_rotation\": " << json_number(g.blind_rotation_ms)
+         << ", \"sample_extraction\": " << json_number(g.sample_extraction_ms)
+         << ", \"key_switching\": " << json_number(g.key_switching_ms)
+         << ", \"output\": " << json_number(g.output_ms)
+         << ", \"evaluate_total\": " << json_number(g.evaluate_ms) << "},\n"
+         << indent << "   \"transfers_ms\": {\"upload_inputs\": " << json_number(g.upload_inputs_ms)
+         << ", \"download_outputs\": " << json_number(g.download_outputs_ms) << "},\n"
+         << indent << "   \"first_evaluate_setup_ms\": " << json_number(g.setup_ms)
+         << ", \"chunks\": " << g.chunks << ", \"chunk_capacity\": " << g.chunk_capacity
+         << ", \"fused_groups\": " << g.fused_groups << ",\n"
+         << indent << "   \"nominal_fp64_per_s\": " << json_number(rate * nominal_fp64_per_bootstrap(p))
+         << ", \"fp64_percent_of_peak\": "
+         << json_number(fp64_peak > 0 ? 100.0 * rate * nominal_fp64_per_bootstrap(p) / fp64_peak : 0)
+         << ", \"blind_rotation_fp64_percent_of_peak\": "
+         << json_number(fp64_peak > 0 ? 100.0 * rotation_rate * nominal_fp64_per_bootstrap(p) / fp64_peak : 0)
+         << ", \"fourier_key_read_bytes_per_s\": "
+         << json_number(rate * fourier_key_bytes_per_bootstrap(p));
+    }
+    os << ", \"errors\": " << r.errors << "}";
+  }
+  os << "\n" << indent << "]";
+}
+
 void write_json(std::ostream& os, const Options& o, const Parameters& p,
                 const BackendReport& backend, const CloudKey& cloud, double keygen_s,
-                double backend_key_s, const std::vector<BatchResult>& results) {
+                double backend_key_s, const std::vector<BatchResult>& results,
+                const std::vector<GpuRun>& gpu_runs, double fp64_peak) {
   using apps::json_number;
   using apps::json_string;
   const std::size_t bk_bytes = cloud.bootstrapping_key().data().size_bytes();
@@ -222,46 +322,30 @@ void write_json(std::ostream& os, const Options& o, const Parameters& p,
      << "  \"warmup\": " << o.warmup << ",\n"
      << "  \"gate\": \"NAND\",\n"
      << "  \"parameters\": " << apps::parameters_json(p, "    ") << ",\n"
-     << "  \"key_generation_s\": " << json_number(keygen_s) << ",\n"
-     << "  " << (gpu ? "\"device_key_upload_s\"" : "\"fourier_key_s\"") << ": "
-     << json_number(backend_key_s) << ",\n"
-     << "  \"key_bytes\": {\n"
+     << "  \"key_generation_s\": " << json_number(keygen_s) << ",\n";
+  if (!gpu) os << "  \"fourier_key_s\": " << json_number(backend_key_s) << ",\n";
+  os << "  \"key_bytes\": {\n"
      << "    \"bootstrapping_key\": " << bk_bytes << ",\n"
      << "    \"key_switching_key\": " << ksk_bytes << ",\n"
      << "    \"cloud_key\": " << cloud.memory_bytes() << backend.key_bytes_json << "\n"
-     << "  },\n"
-     << "  \"results\": [";
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const BatchResult& r = results[i];
-    const double bs = static_cast<double>(r.batch);
-    os << (i ? ",\n" : "\n") << "    {\"batch\": " << r.batch << ", \"reps\": " << r.seconds.size()
-       << ", \"seconds\": [";
-    for (std::size_t k = 0; k < r.seconds.size(); ++k) {
-      os << (k ? ", " : "") << json_number(r.seconds[k]);
-    }
-    os << "],\n"
-       << "     \"median_s\": " << json_number(r.summary.median)
-       << ", \"min_s\": " << json_number(r.summary.min)
-       << ", \"max_s\": " << json_number(r.summary.max) << ",\n"
-       << "     \"bootstraps_per_s_median\": " << json_number(bs / r.summary.median)
-       << ", \"bootstraps_per_s_min\": " << json_number(bs / r.summary.max)
-       << ", \"bootstraps_per_s_max\": " << json_number(bs / r.summary.min) << ",\n"
-       << "     \"ms_per_bootstrap_median\": " << json_number(1e3 * r.summary.median / bs);
-    if (gpu) {
-      const GpuPhases& g = r.gpu;
-      os << ",\n     \"phases_ms_median\": {\"tables\": " << json_number(g.tables_ms)
-         << ", \"linear_combination\": " << json_number(g.linear_combination_ms)
-         << ", \"blind_rotation\": " << json_number(g.blind_rotation_ms)
-         << ", \"sample_extraction\": " << json_number(g.sample_extraction_ms)
-         << ", \"key_switching\": " << json_number(g.key_switching_ms)
-         << ", \"output\": " << json_number(g.output_ms)
-         << ", \"evaluate_total\": " << json_number(g.evaluate_ms) << "},\n"
-         << "     \"transfers_ms\": {\"upload_inputs\": " << json_number(g.upload_inputs_ms)
-         << ", \"download_outputs\": " << json_number(g.download_outputs_ms) << "},\n"
-         << "     \"first_evaluate_setup_ms\": " << json_number(g.setup_ms)
-         << ", \"chunks\": " << g.chunks << ", \"chunk_capacity\": " << g.chunk_capacity;
-    }
-    os << ", \"errors\": " << r.errors << "}";
+     << "  },\n";
+  if (!gpu) {
+    write_results(os, results, false, p, 0, "  ");
+    os << "\n}\n";
+    return;
+  }
+  os << "  \"nominal_fp64_per_bootstrap\": " << json_number(nominal_fp64_per_bootstrap(p)) << ",\n"
+     << "  \"fourier_key_bytes_per_bootstrap\": " << json_number(fourier_key_bytes_per_bootstrap(p))
+     << ",\n  \"runs\": [";
+  for (std::size_t i = 0; i < gpu_runs.size(); ++i) {
+    const GpuRun& run = gpu_runs[i];
+    os << (i ? ",\n" : "\n") << "    {\"engine\": " << json_string(gpu_engine_name(run.options.engine))
+       << ", \"key_switching\": " << json_string(gpu_key_switching_name(run.options.key_switching))
+       << ", \"fused_groups_option\": " << run.options.fused_groups
+       << ", \"device_key_upload_s\": " << json_number(run.key_upload_s)
+       << ", \"device_key_bytes\": " << run.device_key_bytes << ",\n";
+    write_results(os, run.results, true, p, fp64_peak, "     ");
+    os << "}";
   }
   os << "\n  ]\n}\n";
 }
@@ -311,16 +395,18 @@ std::vector<BatchResult> run_all(B& be, const SecretKey& secret, Csprng& rng, co
   if constexpr (std::is_same_v<B, CudaBackend>) {
     std::printf("\nGPU phases, medians in ms (CUDA events): lincomb = free gates and gate inputs, "
                 "extract = sample extraction,\nup = both input batches to the device, down = the "
-                "outputs back; setup = plans and graph, first evaluate only\n");
-    std::printf("%7s  %9s  %10s  %9s  %9s  %9s  %9s  %10s  %9s  %9s  %9s  %6s\n", "batch",
+                "outputs back; setup = plans and graph, first evaluate only; groups = fused engine's\n"
+                "thread groups per rotation\n");
+    std::printf("%7s  %9s  %10s  %9s  %9s  %9s  %9s  %10s  %9s  %9s  %9s  %6s  %6s\n", "batch",
                 "tables", "lincomb", "blindrot", "extract", "keyswitch", "output", "evaluate",
-                "up", "down", "setup", "chunks");
+                "up", "down", "setup", "chunks", "groups");
     for (const BatchResult& r : results) {
       const GpuPhases& g = r.gpu;
-      std::printf("%7zu  %9.3f  %10.3f  %9.3f  %9.3f  %9.3f  %9.3f  %10.3f  %9.3f  %9.3f  %9.1f  %6zu\n",
+      std::printf("%7zu  %9.3f  %10.3f  %9.3f  %9.3f  %9.3f  %9.3f  %10.3f  %9.3f  %9.3f  %9.1f  %6zu  %6u\n",
                   r.batch, g.tables_ms, g.linear_combination_ms, g.blind_rotation_ms,
                   g.sample_extraction_ms, g.key_switching_ms, g.output_ms, g.evaluate_ms,
-                  g.upload_inputs_ms, g.download_outputs_ms, g.setup_ms, g.chunks);
+                  g.upload_inputs_ms, g.download_outputs_ms, g.setup_ms, g.chunks,
+                  static_cast<unsigned>(g.fused_groups));
     }
     std::fflush(stdout);
   }
@@ -348,43 +434,84 @@ int main(int argc, char** argv) try {
   const double keygen_s = apps::seconds_since(t0);
 
   std::vector<BatchResult> results;
+  std::vector<GpuRun> gpu_runs;
+  double fp64_peak = 0;
   std::size_t errors = 0;
   BackendReport report;
   double backend_key_s = 0;
   if (o.backend == "gpu") {
-    // Server: the key goes to the device once (Fourier BK made there).
-    t0 = std::chrono::steady_clock::now();
-    CudaBackend be(cloud, o.gpu);
-    backend_key_s = apps::seconds_since(t0);
-    const gpu::DeviceInfo& d = be.device();
-    char device_line[256];
-    std::snprintf(device_line, sizeof device_line,
-                  "%s, device %d (%s, %.1f GiB, compute capability %d.%d), CUDA graphs %s, "
-                  "memory budget %s",
-                  be.name().c_str(), d.index, d.name.c_str(),
-                  static_cast<double>(d.total_memory_bytes) / (1 << 30),
-                  d.compute_capability_major, d.compute_capability_minor,
-                  o.gpu.use_cuda_graphs ? "on" : "off",
-                  o.gpu.memory_budget_bytes == 0
-                      ? "automatic"
-                      : (std::to_string(o.gpu.memory_budget_bytes >> 20) + " MiB").c_str());
-    char key_line[128], memory_tail[128];
-    std::snprintf(key_line, sizeof key_line, "key upload and device Fourier key %.2f s",
-                  backend_key_s);
-    std::snprintf(memory_tail, sizeof memory_tail, "on the device %.1f MB",
-                  be.device_key_bytes() / 1e6);
-    print_header(params, device_line, keygen_s, key_line, *cloud, memory_tail, o);
-    std::ostringstream fields;
-    fields << "  \"device\": {\"index\": " << d.index << ", \"name\": " << apps::json_string(d.name)
-           << ", \"total_memory_bytes\": " << d.total_memory_bytes
-           << ", \"compute_capability\": \"" << d.compute_capability_major << "."
-           << d.compute_capability_minor << "\"},\n"
-           << "  \"engine\": \"cufft_batched\",\n"
-           << "  \"cuda_graphs\": " << (o.gpu.use_cuda_graphs ? "true" : "false") << ",\n"
-           << "  \"memory_budget_bytes\": " << o.gpu.memory_budget_bytes << ",\n";
-    report = BackendReport{be.name(), 1, fields.str(),
-                           ",\n    \"device_keys\": " + std::to_string(be.device_key_bytes())};
-    results = run_all(be, secret, rng, o, errors);
+    // Every engine and key switching asked for, one after the other, on the same keys.
+    for (const GpuEngine engine : o.engines) {
+      for (const GpuKeySwitching key_switching : o.key_switchings) {
+        GpuRun run;
+        run.options = o.gpu;
+        run.options.engine = engine;
+        run.options.key_switching = key_switching;
+        // Server: the key goes to the device once (the engine's Fourier BK made there).
+        t0 = std::chrono::steady_clock::now();
+        CudaBackend be(cloud, run.options);
+        run.key_upload_s = apps::seconds_since(t0);
+        run.device_key_bytes = be.device_key_bytes();
+        const gpu::DeviceInfo& d = be.device();
+        if (gpu_runs.empty()) {
+          fp64_peak = gpu::peak_fp64_flops(d);
+          char device_line[320];
+          std::snprintf(device_line, sizeof device_line,
+                        "%s, device %d (%s, %.1f GiB, compute capability %d.%d, %d SMs, "
+                        "FP64 peak %.1f TFLOP/s, memory %.0f GB/s), CUDA graphs %s, memory "
+                        "budget %s",
+                        be.name().c_str(), d.index, d.name.c_str(),
+                        static_cast<double>(d.total_memory_bytes) / (1 << 30),
+                        d.compute_capability_major, d.compute_capability_minor, d.multiprocessors,
+                        fp64_peak / 1e12, gpu::peak_memory_bytes_per_s(d) / 1e9,
+                        o.gpu.use_cuda_graphs ? "on" : "off",
+                        o.gpu.memory_budget_bytes == 0
+                            ? "automatic"
+                            : (std::to_string(o.gpu.memory_budget_bytes >> 20) + " MiB").c_str());
+          char key_line[128], memory_tail[128];
+          std::snprintf(key_line, sizeof key_line, "key upload and device Fourier key %.2f s",
+                        run.key_upload_s);
+          std::snprintf(memory_tail, sizeof memory_tail, "on the device %.1f MB",
+                        be.device_key_bytes() / 1e6);
+          print_header(params, device_line, keygen_s, key_line, *cloud, memory_tail, o);
+          std::ostringstream fields;
+          fields << "  \"device\": {\"index\": " << d.index
+                 << ", \"name\": " << apps::json_string(d.name)
+                 << ", \"total_memory_bytes\": " << d.total_memory_bytes
+                 << ", \"compute_capability\": \"" << d.compute_capability_major << "."
+                 << d.compute_capability_minor << "\", \"multiprocessors\": " << d.multiprocessors
+                 << ", \"clock_khz\": " << d.clock_khz
+                 << ", \"memory_clock_khz\": " << d.memory_clock_khz
+                 << ", \"memory_bus_bits\": " << d.memory_bus_bits
+                 << ", \"peak_fp64_flops\": " << apps::json_number(fp64_peak)
+                 << ", \"peak_memory_bytes_per_s\": "
+                 << apps::json_number(gpu::peak_memory_bytes_per_s(d)) << "},\n"
+                 << "  \"cuda_graphs\": " << (o.gpu.use_cuda_graphs ? "true" : "false") << ",\n"
+                 << "  \"memory_budget_bytes\": " << o.gpu.memory_budget_bytes << ",\n";
+          report = BackendReport{be.name(), 1, fields.str(), ""};
+        }
+        std::printf("\nengine %s, key switching %s%s: device key %.1f MB, made in %.2f s\n",
+                    gpu_engine_name(engine), gpu_key_switching_name(key_switching),
+                    engine == GpuEngine::fused
+                        ? (", fused groups " + (o.gpu.fused_groups == 0
+                                                    ? std::string("automatic")
+                                                    : std::to_string(o.gpu.fused_groups)))
+                              .c_str()
+                        : "",
+                    be.device_key_bytes() / 1e6, run.key_upload_s);
+        run.results = run_all(be, secret, rng, o, errors);
+        if (fp64_peak > 0) {
+          std::printf("nominal FP64 work %.1f MFLOP per bootstrap: ", nominal_fp64_per_bootstrap(params) / 1e6);
+          for (const BatchResult& r : run.results) {
+            std::printf("%s%zu: %.2f%%", &r == &run.results.front() ? "" : ", ", r.batch,
+                        100.0 * r.batch / r.summary.median * nominal_fp64_per_bootstrap(params) /
+                            fp64_peak);
+          }
+          std::printf(" of the FP64 peak\n");
+        }
+        gpu_runs.push_back(std::move(run));
+      }
+    }
   } else {
     // Server: the Fourier-domain key, made once, and the backend.
     t0 = std::chrono::steady_clock::now();
@@ -411,7 +538,8 @@ int main(int argc, char** argv) try {
   }
 
   if (!o.json_path.empty()) {
-    write_json(json, o, params, report, *cloud, keygen_s, backend_key_s, results);
+    write_json(json, o, params, report, *cloud, keygen_s, backend_key_s, results, gpu_runs,
+               fp64_peak);
     json.close();
     if (!json) throw SystemError("writing --json file '" + o.json_path + "' failed");
     std::printf("\nJSON written to %s\n", o.json_path.c_str());

@@ -95,7 +95,9 @@ void noise_study_usage(std::ostream& os) {
         "  --threads T       OpenMP threads (default: the OpenMP default)\n"
         "  --fft E           auto | fftw | simd | portable (CPU backends)\n"
         "  --task-size S     blind rotations per task, 2..4096 (CPU backends)\n"
-        "  --device D        CUDA device (gpu); --memory-budget-mb M, --no-cuda-graphs\n"
+        "  --device D        CUDA device (gpu); --memory-budget-mb M, --no-cuda-graphs,\n"
+        "                    --gpu-engine cufft|fused, --fused-groups G,\n"
+        "                    --key-switching gather|tensor_core\n"
         "  --seed S          INSECURE deterministic keys and noise, for reproducible tests\n"
         "  --json PATH       write the full report (statistics, quantiles, histograms) as JSON\n"
         "  --markdown PATH   write the tables as markdown\n"
@@ -267,8 +269,7 @@ NoiseStudyOptions parse_noise_study_options(int argc, char** argv) {
   if (o.backend == "gpu" && cpu_option_given)
     throw InvalidArgument("--threads, --task-size and --fft apply to the CPU backends, not to gpu");
   if (o.backend != "gpu" && gpu_option_given) {
-    throw InvalidArgument("--device, --memory-budget-mb and --no-cuda-graphs apply to the gpu "
-                          "backend, not to " + o.backend);
+    throw apps::gpu_options_not_for(o.backend);
   }
   if (o.cpu.threads != 0 && o.backend == "sequential")
     throw InvalidArgument("--threads applies to the openmp backend, not to sequential");

@@ -10,7 +10,12 @@
 #   host    tests_gpu_host (CPU side of the backend)  -> tests_gpu_host.log
 #   test    tests_gpu without [slow]                  -> tests_gpu.log
 #   slow    tests_gpu [slow] (10^6 tfhe_lib_128 gates) -> tests_gpu_slow.log
-#   bench   bench_gates --backend gpu                  -> bench_gates_gpu_*.json/.log
+#   bench   bench_gates --backend gpu, both engines,   -> bench_gates_gpu_*.json/.log
+#           both key switchings
+#   sanitize compute-sanitizer memcheck and racecheck  -> sanitize_*.log
+#           on a small batch of every engine
+#   profile Nsight Compute (ncu) counters of the fused -> profile_*.log
+#           kernel: DRAM and L2 bytes, FP64 instructions (skipped without ncu)
 # Each command it runs is limited by STEP_TIMEOUT seconds (default 540) and a failing step
 # does not stop the others; the exit status is 1 if any step failed. Steps may run in
 # separate calls (the build directory and unpacked libraries are reused): where one call may
@@ -35,9 +40,12 @@ mkdir -p "$1" || exit 2
 out="$(cd "$1" && pwd)"
 shift
 steps=("$@")
-[[ ${#steps[@]} -eq 0 ]] && steps=(env build host test slow bench)
+[[ ${#steps[@]} -eq 0 ]] && steps=(env build host test slow bench sanitize profile)
 for s in "${steps[@]}"; do
-  case "$s" in env|build|host|test|slow|bench) ;; *) echo "gpu_run: unknown step '$s'" >&2; usage; exit 2;; esac
+  case "$s" in
+    env|build|host|test|slow|bench|sanitize|profile) ;;
+    *) echo "gpu_run: unknown step '$s'" >&2; usage; exit 2;;
+  esac
 done
 cd "$repo_root"
 build="${BUILD_DIR:-build-gpu-run}"
@@ -175,12 +183,20 @@ step_bench() {
     failed+=(bench)
     return 1
   fi
-  # The issue's batch sizes on tfhe_lib_128; latency is batch 1.
+  # The issue's batch sizes on tfhe_lib_128, both engines and both key switchings in one
+  # run; latency is batch 1.
   run_logged bench_gates_gpu_tfhe_lib_128 "$bench" --backend gpu --params tfhe_lib_128 \
+    --gpu-engine cufft,fused --key-switching gather,tensor_core \
     --batch 1,64,1024,16384,65536 --reps "$reps" --json "$out/bench_gates_gpu_tfhe_lib_128.json"
-  # The same without CUDA graphs (launch overhead), small batches only.
+  # The fused engine's launch shapes, each forced (0, the default, chooses per batch size).
+  for groups in 1 2 6; do
+    run_logged "bench_gates_gpu_tfhe_lib_128_fused_groups$groups" "$bench" --backend gpu \
+      --params tfhe_lib_128 --gpu-engine fused --fused-groups "$groups" --batch 1,64,1024,16384 \
+      --reps 3 --json "$out/bench_gates_gpu_tfhe_lib_128_fused_groups$groups.json"
+  done
+  # The cuFFT engine without CUDA graphs (launch overhead), small batches only.
   run_logged bench_gates_gpu_tfhe_lib_128_nographs "$bench" --backend gpu --params tfhe_lib_128 \
-    --no-cuda-graphs --batch 1,64,1024 --reps "$reps" \
+    --gpu-engine cufft --no-cuda-graphs --batch 1,64,1024 --reps "$reps" \
     --json "$out/bench_gates_gpu_tfhe_lib_128_nographs.json"
   # The other real sets, and chunking forced by a small budget.
   for params in tfhe_lib_80 default_128; do
@@ -190,6 +206,51 @@ step_bench() {
   run_logged bench_gates_gpu_tfhe_lib_128_budget256mb "$bench" --backend gpu --params tfhe_lib_128 \
     --memory-budget-mb 256 --batch 16384 --reps 3 \
     --json "$out/bench_gates_gpu_tfhe_lib_128_budget256mb.json"
+}
+
+tool_path() {  # name: on PATH or in the CUDA toolkit next to nvcc
+  if command -v "$1" >/dev/null; then command -v "$1"; return; fi
+  local nvcc
+  nvcc="$(nvcc_path)"
+  [[ -n "$nvcc" && -x "$(dirname "$nvcc")/$1" ]] && echo "$(dirname "$nvcc")/$1"
+}
+
+step_sanitize() {
+  local exe="$build/tests/gpu/tests_gpu" sanitizer
+  sanitizer="$(tool_path compute-sanitizer)"
+  if [[ -z "$sanitizer" ]]; then
+    log "sanitize: no compute-sanitizer on PATH or next to nvcc"
+    failed+=(sanitize)
+    return 1
+  fi
+  for tool in memcheck racecheck synccheck; do
+    run_logged "sanitize_$tool" "$sanitizer" --tool "$tool" --error-exitcode 3 "$exe" "[sanitize]"
+  done
+}
+
+step_profile() {
+  local bench="$build/apps/bench_gates" ncu
+  ncu="$(tool_path ncu)"
+  if [[ -z "$ncu" ]]; then
+    log "profile: no ncu (Nsight Compute) on PATH or next to nvcc: skipped"
+    return 0
+  fi
+  local metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum
+  metrics+=,sm__sass_thread_inst_executed_op_dfma_pred_on.sum
+  metrics+=,sm__sass_thread_inst_executed_op_dadd_pred_on.sum
+  metrics+=,sm__sass_thread_inst_executed_op_dmul_pred_on.sum
+  metrics+=,sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active
+  metrics+=,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active
+  for batch in 1 1024 16384; do
+    run_logged "profile_fused_$batch" "$ncu" --metrics "$metrics" \
+      --kernel-name regex:fused_blind_rotation --launch-count 1 \
+      "$bench" --backend gpu --params tfhe_lib_128 --gpu-engine fused --batch "$batch" \
+      --reps 1 --warmup 0
+  done
+  run_logged profile_key_switching "$ncu" --metrics "$metrics" \
+    --kernel-name regex:key_switch --launch-count 2 \
+    "$bench" --backend gpu --params tfhe_lib_128 --gpu-engine fused \
+    --key-switching gather,tensor_core --batch 16384 --reps 1 --warmup 0
 }
 
 log "gpu_run: steps ${steps[*]}; output in $out; build directory $build"
