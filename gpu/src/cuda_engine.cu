@@ -188,7 +188,6 @@ struct CudaEngine::Impl {
   DeviceBuffer<Complex> twist, untwist, bk_fourier;
   DeviceBuffer<Complex> twiddles;  // fused engine: its FFT's W^e, e < M/2
   FusedLimits limits;              // fused engine: the rotation kernel on this device
-  std::uint64_t resident_threads = 0;
   DeviceBuffer<std::uint32_t> ksk;         // gather key switching: core's layout
   DeviceBuffer<std::uint8_t> ks_matrix;    // tensor-core key switching: byte planes
   DeviceBuffer<OpDesc> ops;
@@ -224,11 +223,6 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
     throw SystemError("CudaBackend: the CUDA runtime cannot read the properties of device " +
                       std::to_string(o.device));
   }
-  int threads_per_multiprocessor = 0;
-  CUDA_TRY(cudaDeviceGetAttribute(&threads_per_multiprocessor,
-                                  cudaDevAttrMaxThreadsPerMultiProcessor, o.device));
-  resident_threads = std::uint64_t{static_cast<unsigned>(info.multiprocessors)} *
-                     static_cast<unsigned>(threads_per_multiprocessor);
   int pools = 0;
   CUDA_TRY(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, o.device));
   if (pools == 0) {
@@ -424,7 +418,7 @@ Workspace& CudaEngine::Impl::workspace_for(std::uint64_t capacity, std::size_t b
 std::uint32_t CudaEngine::Impl::fused_groups_for(std::uint64_t capacity) const {
   if (options.fused_groups != 0) return options.fused_groups;
   return kernel::fused::choose_groups(shape, capacity, limits.max_threads, limits.max_shared_bytes,
-                                      resident_threads);
+                                      limits.resident_threads);
 }
 
 void CudaEngine::Impl::record_rotation(Workspace& ws) {

@@ -58,21 +58,34 @@ void allow_shared(Kernel kernel, std::size_t bytes) {
 
 constexpr std::uint64_t max_blocks = std::uint64_t{1} << 30;
 
+template <unsigned K1>
+FusedLimits fused_limits_k(const Shape& shape, int device) {
+  cudaFuncAttributes attributes{};
+  CUDA_TRY(cudaFuncGetAttributes(&attributes, fused_blind_rotation_kernel<K1>));
+  int optin = 0, multiprocessors = 0;
+  CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  CUDA_TRY(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  FusedLimits limits;
+  limits.max_threads = static_cast<std::uint32_t>(attributes.maxThreadsPerBlock);
+  limits.max_shared_bytes = static_cast<std::size_t>(optin) > attributes.sharedSizeBytes
+                                ? static_cast<std::size_t>(optin) - attributes.sharedSizeBytes
+                                : 0;
+  const std::size_t shared = fused::block_shared_bytes(1, shape);
+  const unsigned threads = fused::block_threads(1, shape);
+  if (threads > limits.max_threads || shared > limits.max_shared_bytes) return limits;
+  allow_shared(fused_blind_rotation_kernel<K1>, shared);
+  int blocks = 0;
+  CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &blocks, fused_blind_rotation_kernel<K1>, static_cast<int>(threads), shared));
+  limits.resident_threads = std::uint64_t{static_cast<unsigned>(blocks)} *
+                            static_cast<unsigned>(multiprocessors) * threads;
+  return limits;
+}
+
 }  // namespace
 
 FusedLimits fused_limits(const Shape& shape, int device) {
-  cudaFuncAttributes attributes{};
-  if (shape.k1() == 2) {
-    CUDA_TRY(cudaFuncGetAttributes(&attributes, fused_blind_rotation_kernel<2>));
-  } else {
-    CUDA_TRY(cudaFuncGetAttributes(&attributes, fused_blind_rotation_kernel<3>));
-  }
-  int optin = 0;
-  CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  const std::size_t shared_limit = static_cast<std::size_t>(optin) > attributes.sharedSizeBytes
-                                       ? static_cast<std::size_t>(optin) - attributes.sharedSizeBytes
-                                       : 0;
-  return FusedLimits{static_cast<std::uint32_t>(attributes.maxThreadsPerBlock), shared_limit};
+  return shape.k1() == 2 ? fused_limits_k<2>(shape, device) : fused_limits_k<3>(shape, device);
 }
 
 void launch_fused_key(const std::uint32_t* bk, std::size_t polys, const Shape& shape,

@@ -14,10 +14,12 @@
 namespace torusgate::gpu::detail {
 
 // What the engine needs to know about the rotation kernel of k+1 = shape.k1() columns on the
-// current device: its thread limit for its registers and the shared memory a block may use.
+// current device: its thread limit for its registers, the shared memory a block may use, and
+// the threads of one-group blocks the whole device keeps resident at once (occupancy API).
 struct FusedLimits {
   std::uint32_t max_threads = 0;
   std::size_t max_shared_bytes = 0;
+  std::uint64_t resident_threads = 0;
 };
 FusedLimits fused_limits(const Shape& shape, int device);
 

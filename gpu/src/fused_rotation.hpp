@@ -83,8 +83,9 @@ inline const char* unsupported_reason(const detail::Shape& s) {
 // The launch shape: `requested` groups when not 0 (checked by the caller), else the most
 // threads per rotation (G = (k+1)l, then k+1, then 1) that the device runs in one block
 // (max_threads: the kernel's limit for its registers; max_shared: the opt-in shared memory)
-// while the whole chunk stays within `resident_threads` (about what the device keeps
-// resident at once); batches that fill the device take G = 1, the fewest barriers per step.
+// while the whole chunk stays within `resident_threads` (the threads of one-group blocks the
+// device keeps resident at once); batches that fill the device take G = 1, the fewest
+// barriers and the least shared memory per rotation.
 inline std::uint32_t choose_groups(const detail::Shape& s, std::uint64_t rotations,
                                    std::uint32_t max_threads, std::size_t max_shared,
                                    std::uint64_t resident_threads) {
