@@ -187,6 +187,8 @@ bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu) {
     gpu.engine = parse_gpu_engine(arg, cl.value());
   } else if (arg == "--fused-groups") {
     gpu.fused_groups = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 1024));
+  } else if (arg == "--fused-rotations") {
+    gpu.fused_rotations_per_block = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 8));
   } else if (arg == "--key-switching") {
     gpu.key_switching = parse_gpu_key_switching(arg, cl.value());
   } else {
@@ -197,8 +199,8 @@ bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu) {
 
 InvalidArgument gpu_options_not_for(const std::string& backend) {
   return InvalidArgument("--device, --memory-budget-mb, --no-cuda-graphs, --gpu-engine, "
-                         "--fused-groups and --key-switching apply to the gpu backend, not to " +
-                         backend);
+                         "--fused-groups, --fused-rotations and --key-switching apply to the gpu "
+                         "backend, not to " + backend);
 }
 
 GpuEngine parse_gpu_engine(const std::string& option, const std::string& text) {

@@ -10,7 +10,9 @@
 //   bench_gates [--backend B] [--params NAME] [--batch N[,N...]]... [--reps R] [--warmup W]
 //               [--threads T] [--fft auto|fftw|simd|portable] [--task-size S]
 //               [--device D] [--memory-budget-mb MB] [--no-cuda-graphs]
-//               [--gpu-engine E[,E]] [--key-switching K[,K]] [--fused-groups G] [--json PATH]
+//               [--gpu-engine E[,E]] [--key-switching K[,K]] [--fused-groups G]
+//               [--fused-rotations R] [--json PATH]
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -57,7 +59,8 @@ void usage(std::ostream& os) {
         "  --key-switching K[,K]  gather, tensor_core (default: gather); every engine runs\n"
         "                    with every key switching listed\n"
         "  --fused-groups G  fused engine: thread groups per rotation, 1, k+1 or (k+1)l\n"
-        "                    (default 0: chosen per batch size)\n"
+        "  --fused-rotations R  fused engine: rotations per block, 1..8 (default for both:\n"
+        "                    0, chosen per batch size)\n"
         "  --json PATH       also write the results as JSON to PATH\n"
         "  --help            this text\n"
         "Each repetition is one evaluate() of a batch of N bootstrapped NAND gates on fresh\n"
@@ -143,7 +146,7 @@ struct GpuPhases {
   double download_outputs_ms = 0;  // the outputs, device to host
   double setup_ms = 0;             // workspace creation, in the first (warmup) evaluate
   std::size_t chunks = 0, chunk_capacity = 0;
-  std::uint32_t fused_groups = 0;
+  std::uint32_t fused_groups = 0, fused_rotations = 0;
 };
 
 struct BatchResult {
@@ -214,6 +217,7 @@ BatchResult run_batch(B& be, const SecretKey& secret, Csprng& rng, std::size_t b
     r.gpu.chunks = phases.back().chunks;
     r.gpu.chunk_capacity = phases.back().chunk_capacity;
     r.gpu.fused_groups = phases.back().fused_groups;
+    r.gpu.fused_rotations = phases.back().fused_rotations_per_block;
   }
 
   // The outputs of the last timed repetition, checked against NAND of the inputs.
@@ -294,7 +298,8 @@ void write_results(std::ostream& os, const std::vector<BatchResult>& results, bo
          << ", \"download_outputs\": " << json_number(g.download_outputs_ms) << "},\n"
          << indent << "   \"first_evaluate_setup_ms\": " << json_number(g.setup_ms)
          << ", \"chunks\": " << g.chunks << ", \"chunk_capacity\": " << g.chunk_capacity
-         << ", \"fused_groups\": " << g.fused_groups << ",\n"
+         << ", \"fused_groups\": " << g.fused_groups
+         << ", \"fused_rotations_per_block\": " << g.fused_rotations << ",\n"
          << indent << "   \"nominal_fp64_per_s\": " << json_number(rate * nominal_fp64_per_bootstrap(p))
          << ", \"fp64_percent_of_peak\": "
          << json_number(fp64_peak > 0 ? 100.0 * rate * nominal_fp64_per_bootstrap(p) / fp64_peak : 0)
@@ -342,6 +347,7 @@ void write_json(std::ostream& os, const Options& o, const Parameters& p,
     os << (i ? ",\n" : "\n") << "    {\"engine\": " << json_string(gpu_engine_name(run.options.engine))
        << ", \"key_switching\": " << json_string(gpu_key_switching_name(run.options.key_switching))
        << ", \"fused_groups_option\": " << run.options.fused_groups
+       << ", \"fused_rotations_option\": " << run.options.fused_rotations_per_block
        << ", \"device_key_upload_s\": " << json_number(run.key_upload_s)
        << ", \"device_key_bytes\": " << run.device_key_bytes << ",\n";
     write_results(os, run.results, true, p, fp64_peak, "     ");
@@ -395,18 +401,19 @@ std::vector<BatchResult> run_all(B& be, const SecretKey& secret, Csprng& rng, co
   if constexpr (std::is_same_v<B, CudaBackend>) {
     std::printf("\nGPU phases, medians in ms (CUDA events): lincomb = free gates and gate inputs, "
                 "extract = sample extraction,\nup = both input batches to the device, down = the "
-                "outputs back; setup = plans and graph, first evaluate only; groups = fused engine's\n"
-                "thread groups per rotation\n");
-    std::printf("%7s  %9s  %10s  %9s  %9s  %9s  %9s  %10s  %9s  %9s  %9s  %6s  %6s\n", "batch",
+                "outputs back; setup = plans and graph, first evaluate only; shape = the fused engine's\n"
+                "thread groups per rotation x rotations per block\n");
+    std::printf("%7s  %9s  %10s  %9s  %9s  %9s  %9s  %10s  %9s  %9s  %9s  %6s  %7s\n", "batch",
                 "tables", "lincomb", "blindrot", "extract", "keyswitch", "output", "evaluate",
-                "up", "down", "setup", "chunks", "groups");
+                "up", "down", "setup", "chunks", "shape");
     for (const BatchResult& r : results) {
       const GpuPhases& g = r.gpu;
-      std::printf("%7zu  %9.3f  %10.3f  %9.3f  %9.3f  %9.3f  %9.3f  %10.3f  %9.3f  %9.3f  %9.1f  %6zu  %6u\n",
+      char shape[32] = "-";
+      if (g.fused_groups != 0) std::snprintf(shape, sizeof shape, "%ux%u", g.fused_groups, g.fused_rotations);
+      std::printf("%7zu  %9.3f  %10.3f  %9.3f  %9.3f  %9.3f  %9.3f  %10.3f  %9.3f  %9.3f  %9.1f  %6zu  %7s\n",
                   r.batch, g.tables_ms, g.linear_combination_ms, g.blind_rotation_ms,
                   g.sample_extraction_ms, g.key_switching_ms, g.output_ms, g.evaluate_ms,
-                  g.upload_inputs_ms, g.download_outputs_ms, g.setup_ms, g.chunks,
-                  static_cast<unsigned>(g.fused_groups));
+                  g.upload_inputs_ms, g.download_outputs_ms, g.setup_ms, g.chunks, shape);
     }
     std::fflush(stdout);
   }
@@ -490,15 +497,18 @@ int main(int argc, char** argv) try {
                  << "  \"memory_budget_bytes\": " << o.gpu.memory_budget_bytes << ",\n";
           report = BackendReport{be.name(), 1, fields.str(), ""};
         }
+        std::string shape_text;
+        if (engine == GpuEngine::fused) {
+          shape_text = o.gpu.fused_groups == 0 && o.gpu.fused_rotations_per_block == 0
+                           ? ", launch shape automatic"
+                           : ", launch shape " + std::to_string(std::max(o.gpu.fused_groups, 1u)) +
+                                 " groups x " +
+                                 std::to_string(std::max(o.gpu.fused_rotations_per_block, 1u)) +
+                                 " rotations";
+        }
         std::printf("\nengine %s, key switching %s%s: device key %.1f MB, made in %.2f s\n",
                     gpu_engine_name(engine), gpu_key_switching_name(key_switching),
-                    engine == GpuEngine::fused
-                        ? (", fused groups " + (o.gpu.fused_groups == 0
-                                                    ? std::string("automatic")
-                                                    : std::to_string(o.gpu.fused_groups)))
-                              .c_str()
-                        : "",
-                    be.device_key_bytes() / 1e6, run.key_upload_s);
+                    shape_text.c_str(), be.device_key_bytes() / 1e6, run.key_upload_s);
         run.results = run_all(be, secret, rng, o, errors);
         if (fp64_peak > 0) {
           std::printf("nominal FP64 work %.1f MFLOP per bootstrap: ", nominal_fp64_per_bootstrap(params) / 1e6);

@@ -69,6 +69,10 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p) {
               " but parameter set '" + p.name + "' takes 0 (automatic), 1, " +
               std::to_string(shape.k1()) + " (k+1) or " + std::to_string(shape.rows()) +
               " ((k+1)l)");
+  EXPECTS(o.fused_rotations_per_block <= gpu::kernel::fused::max_rotations_per_block,
+          "CudaOptions: fused_rotations_per_block=" + std::to_string(o.fused_rotations_per_block) +
+              " but expected 0 (automatic) to " +
+              std::to_string(gpu::kernel::fused::max_rotations_per_block));
   if (o.memory_budget_bytes != 0) {
     const std::size_t per_rotation = gpu::detail::bytes_per_rotation(shape, o.engine);
     EXPECTS(o.memory_budget_bytes >= 2 * per_rotation,

@@ -174,7 +174,7 @@ struct CudaEngine::Impl {
   std::unique_ptr<Workspace> make_workspace(std::uint64_t capacity);
   Workspace& workspace_for(std::uint64_t capacity, std::size_t budget_bytes);
   void record_rotation(Workspace& ws);
-  std::uint32_t fused_groups_for(std::uint64_t capacity) const;
+  kernel::fused::LaunchShape fused_shape_for(std::uint64_t capacity) const;
   bool fused() const { return options.engine == GpuEngine::fused; }
   void run_rotation(Workspace& ws);
   void evaluate(const BatchPlan& plan);
@@ -267,10 +267,11 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
   if (fused()) {
     // The fused engine's own transform of every polynomial (point order of its FFT).
     limits = fused_limits(s, o.device);
-    const std::size_t need = kernel::fused::block_shared_bytes(1, s);
-    if (limits.max_threads < kernel::fused::block_threads(1, s) || limits.max_shared_bytes < need) {
+    const kernel::fused::LaunchShape one{1, 1};
+    const std::size_t need = kernel::fused::block_shared_bytes(one, s);
+    if (limits.max_threads < kernel::fused::block_threads(one, s) || limits.max_shared_bytes < need) {
       throw SystemError("CudaBackend: the fused engine needs blocks of " +
-                        std::to_string(kernel::fused::block_threads(1, s)) + " threads and " +
+                        std::to_string(kernel::fused::block_threads(one, s)) + " threads and " +
                         format_bytes(need) + " of shared memory for parameter set N=" +
                         std::to_string(s.N) + ", k=" + std::to_string(s.k) + "; device " +
                         info.name + " allows " + std::to_string(limits.max_threads) +
@@ -415,10 +416,13 @@ Workspace& CudaEngine::Impl::workspace_for(std::uint64_t capacity, std::size_t b
   return *workspaces.back();
 }
 
-std::uint32_t CudaEngine::Impl::fused_groups_for(std::uint64_t capacity) const {
-  if (options.fused_groups != 0) return options.fused_groups;
-  return kernel::fused::choose_groups(shape, capacity, limits.max_threads, limits.max_shared_bytes,
-                                      limits.resident_threads);
+kernel::fused::LaunchShape CudaEngine::Impl::fused_shape_for(std::uint64_t capacity) const {
+  if (options.fused_groups != 0 || options.fused_rotations_per_block != 0) {
+    return kernel::fused::LaunchShape{std::max<std::uint32_t>(options.fused_groups, 1),
+                                      std::max<std::uint32_t>(options.fused_rotations_per_block, 1)};
+  }
+  return kernel::fused::choose_shape(shape, capacity, limits.max_threads, limits.max_shared_bytes,
+                                     limits.resident_threads);
 }
 
 void CudaEngine::Impl::record_rotation(Workspace& ws) {
@@ -427,19 +431,21 @@ void CudaEngine::Impl::record_rotation(Workspace& ws) {
   const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
   launch_accumulator_init(ws.pre.data(), C, s, ws.powers.data(), ws.acc.data(), st());
   if (fused()) {
-    const std::uint32_t groups = fused_groups_for(C);
-    const std::size_t shared = kernel::fused::block_shared_bytes(groups, s);
-    const std::uint32_t threads = kernel::fused::block_threads(groups, s);
+    const kernel::fused::LaunchShape launch = fused_shape_for(C);
+    const std::size_t shared = kernel::fused::block_shared_bytes(launch, s);
+    const std::uint32_t threads = kernel::fused::block_threads(launch, s);
     if (threads > limits.max_threads || shared > limits.max_shared_bytes) {
-      throw SystemError("CudaBackend: CudaOptions::fused_groups=" + std::to_string(groups) +
-                        " needs blocks of " + std::to_string(threads) + " threads and " +
+      throw SystemError("CudaBackend: CudaOptions::fused_groups=" + std::to_string(launch.groups) +
+                        " and fused_rotations_per_block=" + std::to_string(launch.rotations) +
+                        " need blocks of " + std::to_string(threads) + " threads and " +
                         format_bytes(shared) + " of shared memory; device " + info.name +
                         " allows " + std::to_string(limits.max_threads) + " threads and " +
                         format_bytes(limits.max_shared_bytes) +
-                        " for the fused kernel (0 chooses a shape that fits)");
+                        " for the fused kernel (0 and 0 choose a shape that fits)");
     }
-    times.fused_groups = groups;
-    launch_fused_blind_rotation(ws.acc.data(), ws.powers.data(), C, s, groups, bk_fourier.data(),
+    times.fused_groups = launch.groups;
+    times.fused_rotations_per_block = launch.rotations;
+    launch_fused_blind_rotation(ws.acc.data(), ws.powers.data(), C, s, launch, bk_fourier.data(),
                                 twist.data(), untwist.data(), twiddles.data(), gadget, st());
     return;
   }

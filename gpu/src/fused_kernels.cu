@@ -30,20 +30,28 @@ __global__ void fused_key_kernel(const std::uint32_t* bk, std::size_t polys, Sha
 
 template <unsigned K1>
 __global__ void fused_blind_rotation_kernel(std::uint32_t* acc_global, const std::uint32_t* powers,
-                                            std::uint64_t capacity, Shape s, std::uint32_t groups,
-                                            const Complex* key, fused::StepInputs in) {
+                                            std::uint64_t capacity, Shape s,
+                                            fused::LaunchShape shape, const Complex* key,
+                                            fused::StepInputs in) {
   extern __shared__ __align__(16) unsigned char shared[];
-  Complex* buffers = reinterpret_cast<Complex*>(shared);
-  Torus32* acc = reinterpret_cast<Torus32*>(shared + fused::block_buffer_bytes(groups, s));
-  const std::uint32_t words = K1 * s.N;
+  const fused::BlockMemory mem = fused::block_memory(shared, shape, s);
+  const std::uint32_t words = K1 * s.N, all_words = shape.rotations * words;
   fused::RotationRegs<K1> regs;
   fused::DeviceBlock<fused::RotationRegs<K1>> blk{regs, threadIdx.x};
-  for (std::uint64_t r = blockIdx.x; r < capacity; r += gridDim.x) {
-    std::uint32_t* global = acc_global + r * words;
-    for (std::uint32_t w = threadIdx.x; w < words; w += blockDim.x) acc[w] = global[w];
-    fused::blind_rotate<K1>(blk, s, groups, acc, buffers, powers + r * s.n, key, in);
+  for (std::uint64_t first = std::uint64_t{blockIdx.x} * shape.rotations; first < capacity;
+       first += std::uint64_t{gridDim.x} * shape.rotations) {
+    const auto valid = static_cast<std::uint32_t>(
+        capacity - first < shape.rotations ? capacity - first : shape.rotations);
+    // The block's accumulators (a partial block's spare slots copy its last rotation's).
+    for (std::uint32_t w = threadIdx.x; w < all_words; w += blockDim.x) {
+      const std::uint32_t p = w / words < valid ? w / words : valid - 1;
+      mem.acc[w] = acc_global[(first + p) * words + w % words];
+    }
+    fused::blind_rotate<K1>(blk, s, shape, mem, powers + first * s.n, valid, key, in);
     __syncthreads();
-    for (std::uint32_t w = threadIdx.x; w < words; w += blockDim.x) global[w] = acc[w];
+    for (std::uint32_t w = threadIdx.x; w < valid * words; w += blockDim.x) {
+      acc_global[first * words + w] = mem.acc[w];
+    }
     __syncthreads();
   }
 }
@@ -70,8 +78,9 @@ FusedLimits fused_limits_k(const Shape& shape, int device) {
   limits.max_shared_bytes = static_cast<std::size_t>(optin) > attributes.sharedSizeBytes
                                 ? static_cast<std::size_t>(optin) - attributes.sharedSizeBytes
                                 : 0;
-  const std::size_t shared = fused::block_shared_bytes(1, shape);
-  const unsigned threads = fused::block_threads(1, shape);
+  const fused::LaunchShape one{1, 1};
+  const std::size_t shared = fused::block_shared_bytes(one, shape);
+  const unsigned threads = fused::block_threads(one, shape);
   if (threads > limits.max_threads || shared > limits.max_shared_bytes) return limits;
   allow_shared(fused_blind_rotation_kernel<K1>, shared);
   int blocks = 0;
@@ -102,16 +111,19 @@ void launch_fused_key(const std::uint32_t* bk, std::size_t polys, const Shape& s
 
 void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers,
                                  std::uint64_t capacity, const Shape& shape,
-                                 std::uint32_t groups, const Complex* key, const Complex* twist,
-                                 const Complex* untwist, const Complex* twiddles,
-                                 const kernel::GadgetConstants& gadget, cudaStream_t stream) {
+                                 const kernel::fused::LaunchShape& launch, const Complex* key,
+                                 const Complex* twist, const Complex* untwist,
+                                 const Complex* twiddles, const kernel::GadgetConstants& gadget,
+                                 cudaStream_t stream) {
   if (capacity == 0) return;
-  EXPECTS(fused::valid_groups(groups, shape) && shape.k1() >= 2 && shape.k1() <= 3,
-          "launch_fused_blind_rotation: groups=" + std::to_string(groups) + " with k+1=" +
+  EXPECTS(fused::valid_shape(launch, shape) && shape.k1() >= 2 && shape.k1() <= 3,
+          "launch_fused_blind_rotation: groups=" + std::to_string(launch.groups) +
+              ", rotations=" + std::to_string(launch.rotations) + " with k+1=" +
               std::to_string(shape.k1()));
-  const std::size_t shared = fused::block_shared_bytes(groups, shape);
-  const unsigned threads = fused::block_threads(groups, shape);
-  const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>(capacity, max_blocks));
+  const std::size_t shared = fused::block_shared_bytes(launch, shape);
+  const unsigned threads = fused::block_threads(launch, shape);
+  const std::uint64_t needed = (capacity + launch.rotations - 1) / launch.rotations;
+  const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>(needed, max_blocks));
   fused::StepInputs in;
   in.twist = twist;
   in.untwist = untwist;
@@ -120,12 +132,12 @@ void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers
   if (shape.k1() == 2) {
     allow_shared(fused_blind_rotation_kernel<2>, shared);
     fused_blind_rotation_kernel<2><<<blocks, threads, shared, stream>>>(acc, powers, capacity,
-                                                                        shape, groups, key, in);
+                                                                        shape, launch, key, in);
     CUDA_CHECK_LAUNCH(fused_blind_rotation_kernel, stream);
   } else {
     allow_shared(fused_blind_rotation_kernel<3>, shared);
     fused_blind_rotation_kernel<3><<<blocks, threads, shared, stream>>>(acc, powers, capacity,
-                                                                        shape, groups, key, in);
+                                                                        shape, launch, key, in);
     CUDA_CHECK_LAUNCH(fused_blind_rotation_kernel, stream);
   }
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "batch_plan.hpp"
+#include "fused_rotation.hpp"
 #include "kernel_math.hpp"
 
 namespace torusgate::gpu::detail {
@@ -30,10 +31,10 @@ void launch_fused_key(const std::uint32_t* bk, std::size_t polys, const Shape& s
                       kernel::Complex* out, cudaStream_t stream);
 
 // The n CMUX steps of `capacity` accumulators ([capacity][k1][N], switched masks
-// [capacity][n]) with `groups` thread groups per rotation.
+// [capacity][n]) in blocks of the launch shape `launch` (fused_rotation.hpp).
 void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers,
                                  std::uint64_t capacity, const Shape& shape,
-                                 std::uint32_t groups, const kernel::Complex* key,
+                                 const kernel::fused::LaunchShape& launch, const kernel::Complex* key,
                                  const kernel::Complex* twist, const kernel::Complex* untwist,
                                  const kernel::Complex* twiddles,
                                  const kernel::GadgetConstants& gadget, cudaStream_t stream);

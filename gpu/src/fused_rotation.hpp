@@ -6,14 +6,12 @@
 // from L2/HBM) in registers, transforms the k+1 products back, and untwists, rounds and adds
 // them into the accumulator. Nothing of a step goes through device memory but the key.
 //
-// A block has G groups of T = M/8 threads, G in {1, k+1, (k+1)l} (launch shape, not result:
-// every G gives the same words). Group g takes the digit rows q = g, g+G, ...; with G > 1 the
-// groups' partial products are summed in group order through shared memory and group c < k+1
-// transforms product c back. Standard headers only: the host tests run this program thread by
-// thread (HostBlock) and compare it with core.
-//
-// Shared memory of a block: G exchange buffers of buffer_points(M) complex (with G > 1,
-// buffer c < k+1 also holds product c), then the accumulator, (k+1)N Torus32.
+// A block runs R rotations with G groups of T = M/8 threads each (LaunchShape; the shape
+// changes speed, not results). Group g of a rotation takes the digit rows q = g, g+G, ...;
+// with G > 1 the groups' partial products are summed in group order through shared memory and
+// group c < k+1 transforms product c back; with R > 1 the rows' key spectra are staged in
+// shared memory once for the block's R rotations. Standard headers only: the host tests run
+// this program thread by thread (HostBlock) and compare it with core.
 // The Fourier key of the fused engine: per GGSW i, row q, column c, the M spectrum points of
 // the folded and twisted key polynomial in this FFT's (bit-reversed) order, point 8t + r at
 // slot r*T + t, so that a warp's loads of one register are contiguous.
@@ -54,20 +52,43 @@ TG_HD std::size_t key_index(std::size_t i, std::size_t q, std::size_t c, std::ui
   return ((i * rows + q) * k1 + c) * M + key_slot(p, fft_threads(M));
 }
 
-// A launch shape: thread groups per rotation.
+// A launch shape: G thread groups of T = M/8 threads per rotation (G in {1, k+1, (k+1)l};
+// more threads per rotation for small batches) and R rotations per block (R > 1: the block's
+// rotations share each step's key rows, staged once in shared memory, so the key is read from
+// L2/HBM once per R rotations). Every shape gives the same words.
+struct LaunchShape {
+  std::uint32_t groups = 1;
+  std::uint32_t rotations = 1;
+};
+
+// Largest R.
+inline constexpr std::uint32_t max_rotations_per_block = 8;
+
 TG_HD bool valid_groups(std::uint32_t groups, const detail::Shape& s) {
   return groups == 1 || groups == s.k1() || groups == s.rows();
 }
+TG_HD bool valid_shape(const LaunchShape& b, const detail::Shape& s) {
+  return valid_groups(b.groups, s) && b.rotations >= 1 && b.rotations <= max_rotations_per_block;
+}
 
-// Threads and shared-memory bytes of one block.
-TG_HD std::uint32_t block_threads(std::uint32_t groups, const detail::Shape& s) {
-  return groups * fft_threads(s.M());
+// Threads of one block, and its shared memory: R*G exchange buffers of buffer_points(M)
+// complex (with G > 1, buffer c < k+1 of a rotation also holds its product c), with R > 1 the
+// staged key rows (G rows x (k+1) spectra), then R accumulators of (k+1)N Torus32.
+TG_HD std::uint32_t block_threads(const LaunchShape& b, const detail::Shape& s) {
+  return b.rotations * b.groups * fft_threads(s.M());
 }
-TG_HD std::size_t block_buffer_bytes(std::uint32_t groups, const detail::Shape& s) {
-  return std::size_t{groups} * buffer_points(s.M()) * sizeof(Complex);
+TG_HD std::size_t block_buffer_bytes(const LaunchShape& b, const detail::Shape& s) {
+  return std::size_t{b.rotations} * b.groups * buffer_points(s.M()) * sizeof(Complex);
 }
-TG_HD std::size_t block_shared_bytes(std::uint32_t groups, const detail::Shape& s) {
-  return block_buffer_bytes(groups, s) + std::size_t{s.k1()} * s.N * sizeof(Torus32);
+TG_HD std::size_t block_stage_bytes(const LaunchShape& b, const detail::Shape& s) {
+  return b.rotations > 1 ? std::size_t{b.groups} * s.k1() * s.M() * sizeof(Complex) : 0;
+}
+TG_HD std::size_t block_accumulator_offset(const LaunchShape& b, const detail::Shape& s) {
+  return block_buffer_bytes(b, s) + block_stage_bytes(b, s);
+}
+TG_HD std::size_t block_shared_bytes(const LaunchShape& b, const detail::Shape& s) {
+  return block_accumulator_offset(b, s) +
+         std::size_t{b.rotations} * s.k1() * s.N * sizeof(Torus32);
 }
 
 // Why the fused engine cannot run parameter set shape s, or null: k + 1 <= 3 columns of
@@ -80,22 +101,27 @@ inline const char* unsupported_reason(const detail::Shape& s) {
   return nullptr;
 }
 
-// The launch shape: `requested` groups when not 0 (checked by the caller), else the most
-// threads per rotation (G = (k+1)l, then k+1, then 1) that the device runs in one block
-// (max_threads: the kernel's limit for its registers; max_shared: the opt-in shared memory)
-// while the whole chunk stays within `resident_threads` (the threads of one-group blocks the
-// device keeps resident at once); batches that fill the device take G = 1, the fewest
-// barriers and the least shared memory per rotation.
-inline std::uint32_t choose_groups(const detail::Shape& s, std::uint64_t rotations,
-                                   std::uint32_t max_threads, std::size_t max_shared,
-                                   std::uint64_t resident_threads) {
-  const std::uint32_t candidates[] = {s.rows(), s.k1(), 1};
-  for (const std::uint32_t g : candidates) {
-    const std::uint32_t threads = block_threads(g, s);
-    if (threads > max_threads || block_shared_bytes(g, s) > max_shared) continue;
-    if (g == 1 || rotations * threads <= resident_threads) return g;
+// The automatic launch shape for a chunk of `rotations`. A block may have max_threads threads
+// (the kernel's limit for its registers) and max_shared bytes (the opt-in shared memory);
+// resident_threads is what the device keeps resident of one-rotation, one-group blocks. While
+// the whole chunk fits in that many threads with G = (k+1)l, or else k+1, groups per rotation,
+// that G (latency: more threads per rotation); a chunk that fills the device takes G = 1 and
+// the most rotations per block (4, 2, 1) that fit, sharing the key reads.
+inline LaunchShape choose_shape(const detail::Shape& s, std::uint64_t rotations,
+                                std::uint32_t max_threads, std::size_t max_shared,
+                                std::uint64_t resident_threads) {
+  auto fits = [&](const LaunchShape& b) {
+    return block_threads(b, s) <= max_threads && block_shared_bytes(b, s) <= max_shared;
+  };
+  for (const std::uint32_t g : {s.rows(), s.k1()}) {
+    const LaunchShape b{g, 1};
+    if (fits(b) && rotations * block_threads(b, s) <= resident_threads) return b;
   }
-  return 1;
+  for (const std::uint32_t r : {4u, 2u}) {
+    const LaunchShape b{1, r};
+    if (fits(b) && rotations >= r) return b;
+  }
+  return LaunchShape{1, 1};
 }
 
 // One key polynomial (N coefficients) to its fused spectrum, by one group of T threads
@@ -123,7 +149,7 @@ TG_UNROLL
   });
 }
 
-// What one step reads besides the accumulator.
+// What one step reads besides the accumulators.
 struct StepInputs {
   const Complex* key_step = nullptr;  // GGSW i: rows x k1 fused spectra
   const Complex* twist = nullptr;     // zeta^j, j < M
@@ -132,14 +158,37 @@ struct StepInputs {
   GadgetConstants gadget;
 };
 
-// CMUX step: acc += external_product(BK_i, (X^power - 1) acc), for the block's accumulator
-// `acc` ((k+1)N words in shared memory); `buffers` are the G exchange buffers. K1 = k + 1.
+// The block's shared memory, as block_shared_bytes lays it out.
+struct BlockMemory {
+  Complex* buffers = nullptr;  // R*G exchange buffers, rotation-major
+  Complex* stage = nullptr;    // R > 1: the staged key rows
+  Torus32* acc = nullptr;      // R accumulators of (k+1)N words
+};
+
+// The block's rotations in this step: the power of rotation p < `valid` is
+// powers[p * stride]; the block's other rotation slots (a last, partial block) compute with
+// the power of rotation valid-1 on their own accumulators, which are never written back.
+struct StepPowers {
+  const std::uint32_t* powers = nullptr;
+  std::size_t stride = 0;
+  std::uint32_t valid = 1;
+  TG_HD std::uint32_t of(std::uint32_t rotation) const {
+    return powers[std::size_t{rotation < valid ? rotation : valid - 1} * stride];
+  }
+};
+
+// CMUX step: acc += external_product(BK_i, (X^power - 1) acc) for each of the block's R
+// accumulators ((k+1)N words each in shared memory). K1 = k + 1.
 template <unsigned K1, class Block>
-TG_HD void cmux_step(Block& blk, const detail::Shape& s, std::uint32_t groups, Torus32* acc,
-                     Complex* buffers, std::uint32_t power, const StepInputs& in) {
+TG_HD void cmux_step(Block& blk, const detail::Shape& s, LaunchShape shape, const BlockMemory& mem,
+                     const StepPowers& powers, const StepInputs& in) {
   const std::uint32_t N = s.N, M = s.M(), l = s.bk_level_count, rows = s.rows();
-  const FftGroups f = make_groups(M, buffers, in.W);
+  const std::uint32_t groups = shape.groups;
+  const FftGroups f = make_groups(M, mem.buffers, in.W);  // group index: rotation * G + g
   const std::uint32_t buffer_size = buffer_points(M);
+  const std::uint32_t threads = shape.rotations * groups * f.T;
+  auto rotation_of = [&](unsigned tid) { return f.group(tid) / groups; };
+  auto acc_of = [&](unsigned tid) { return mem.acc + std::size_t{rotation_of(tid)} * K1 * N; };
   blk.sync();  // the previous step's additions into acc are done
   blk.each([&](unsigned, auto& R) {
 TG_UNROLL
@@ -149,11 +198,22 @@ TG_UNROLL
     }
   });
   for (std::uint32_t x = 0; x < rows / groups; ++x) {
+    if (shape.rotations > 1) {
+      // Key rows g + G x (g < G), every column, staged for the block's rotations.
+      blk.sync();  // the previous iteration's products have read the stage
+      blk.each([&](unsigned tid, auto&) {
+        const std::uint32_t per_row = K1 * M;
+        for (std::uint32_t e = tid; e < groups * per_row; e += threads) {
+          mem.stage[e] = in.key_step[(std::size_t{e / per_row} + groups * x) * per_row + e % per_row];
+        }
+      });
+      blk.sync();
+    }
     // Digits of row q (column q / l, level q % l + 1) at the first pass's points.
     blk.each([&](unsigned tid, auto& R) {
-      const std::uint32_t q = f.group(tid) + groups * x;
-      const Torus32* a = acc + std::size_t{q / l} * N;
-      const std::uint32_t level = q % l + 1;
+      const std::uint32_t q = f.group(tid) % groups + groups * x;
+      const Torus32* a = acc_of(tid) + std::size_t{q / l} * N;
+      const std::uint32_t level = q % l + 1, power = powers.of(rotation_of(tid));
 TG_UNROLL
       for (unsigned r = 0; r < points_per_thread; ++r) {
         const std::uint32_t j = point_of(f.thread(tid), r, f.m - 1);
@@ -166,10 +226,13 @@ TG_UNROLL
     forward_transform(blk, f);
     // sum_c += digits * BK_i[q][c], pointwise, in registers.
     blk.each([&](unsigned tid, auto& R) {
-      const std::uint32_t q = f.group(tid) + groups * x, t = f.thread(tid);
+      const std::uint32_t g = f.group(tid) % groups, t = f.thread(tid);
+      const Complex* row = shape.rotations > 1
+                               ? mem.stage + std::size_t{g} * K1 * M
+                               : in.key_step + (std::size_t{g} + groups * x) * K1 * M;
 TG_UNROLL
       for (unsigned c = 0; c < K1; ++c) {
-        const Complex* key = in.key_step + (std::size_t{q} * K1 + c) * M;
+        const Complex* key = row + std::size_t{c} * M;
 TG_UNROLL
         for (unsigned r = 0; r < points_per_thread; ++r) {
           const Complex b = key[r * f.T + t];
@@ -194,22 +257,23 @@ TG_UNROLL
 TG_UNROLL
         for (unsigned r = 0; r < points_per_thread; ++r) {
           const std::uint32_t j = point_of(f.thread(tid), r, f.m - 1);
-          untwist_round_add(R.v[r], in.untwist[j], acc + std::size_t{c} * N, j, M);
+          untwist_round_add(R.v[r], in.untwist[j], acc_of(tid) + std::size_t{c} * N, j, M);
         }
       });
     }
     return;
   }
 
-  // The groups' partial products summed in group order into buffers 0..K1-1.
+  // Each rotation's partial products summed in group order into its buffers 0..K1-1.
   blk.sync();
   for (std::uint32_t g = 0; g < groups; ++g) {
     blk.each([&](unsigned tid, auto& R) {
-      if (f.group(tid) != g) return;
+      if (f.group(tid) % groups != g) return;
       const std::uint32_t t = f.thread(tid);
+      Complex* own = mem.buffers + std::size_t{rotation_of(tid)} * groups * buffer_size;
 TG_UNROLL
       for (unsigned c = 0; c < K1; ++c) {
-        Complex* product = buffers + std::size_t{c} * buffer_size;
+        Complex* product = own + std::size_t{c} * buffer_size;
 TG_UNROLL
         for (unsigned r = 0; r < points_per_thread; ++r) {
           Complex& slot = product[padded(t * points_per_thread + r)];
@@ -224,39 +288,51 @@ TG_UNROLL
     });
     blk.sync();
   }
-  // Group c < K1 transforms product c back in its own buffer (the others idle along).
+  // Group c < K1 of each rotation transforms its product c back in its own buffer (the
+  // others idle along).
   blk.each([&](unsigned tid, auto& R) {
     const std::uint32_t t = f.thread(tid);
     const Complex* b = f.buffer(tid);
 TG_UNROLL
     for (unsigned r = 0; r < points_per_thread; ++r) {
-      R.v[r] = f.group(tid) < K1 ? b[padded(t * points_per_thread + r)] : Complex{0, 0};
+      R.v[r] = f.group(tid) % groups < K1 ? b[padded(t * points_per_thread + r)] : Complex{0, 0};
     }
   });
   blk.sync();
   inverse_transform(blk, f);
   blk.each([&](unsigned tid, auto& R) {
-    const std::uint32_t c = f.group(tid);
+    const std::uint32_t c = f.group(tid) % groups;
     if (c >= K1) return;
 TG_UNROLL
     for (unsigned r = 0; r < points_per_thread; ++r) {
       const std::uint32_t j = point_of(f.thread(tid), r, f.m - 1);
-      untwist_round_add(R.v[r], in.untwist[j], acc + std::size_t{c} * N, j, M);
+      untwist_round_add(R.v[r], in.untwist[j], acc_of(tid) + std::size_t{c} * N, j, M);
     }
   });
 }
 
-// The n CMUX steps of one blind rotation on the accumulator in shared memory; powers are the
-// rotation's n switched masks, key the whole fused Fourier key.
+// The n CMUX steps of the block's rotations on their accumulators in shared memory: `powers`
+// points to the first rotation's n switched masks (rotation p's at powers + p*n, p < valid),
+// key is the whole fused Fourier key.
 template <unsigned K1, class Block>
-TG_HD void blind_rotate(Block& blk, const detail::Shape& s, std::uint32_t groups, Torus32* acc,
-                        Complex* buffers, const std::uint32_t* powers, const Complex* key,
-                        StepInputs in) {
+TG_HD void blind_rotate(Block& blk, const detail::Shape& s, LaunchShape shape,
+                        const BlockMemory& mem, const std::uint32_t* powers, std::uint32_t valid,
+                        const Complex* key, StepInputs in) {
   const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
   for (std::uint32_t i = 0; i < s.n; ++i) {
     in.key_step = key + i * key_step;
-    cmux_step<K1>(blk, s, groups, acc, buffers, powers[i], in);
+    cmux_step<K1>(blk, s, shape, mem, StepPowers{powers + i, s.n, valid}, in);
   }
+}
+
+// The block's shared memory at `base` (16-byte aligned) for a launch shape.
+TG_HD BlockMemory block_memory(unsigned char* base, const LaunchShape& shape,
+                               const detail::Shape& s) {
+  BlockMemory mem;
+  mem.buffers = reinterpret_cast<Complex*>(base);
+  mem.stage = reinterpret_cast<Complex*>(base + block_buffer_bytes(shape, s));
+  mem.acc = reinterpret_cast<Torus32*>(base + block_accumulator_offset(shape, s));
+  return mem;
 }
 
 }  // namespace torusgate::gpu::kernel::fused

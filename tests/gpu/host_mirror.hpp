@@ -105,7 +105,7 @@ class HostEngine {
   // fused_groups: 0 for the cuFFT engine's kernels, else the fused engine with that many
   // thread groups per rotation (1, k+1 or (k+1)l).
   explicit HostEngine(const CloudKey& key, std::uint32_t fused_groups = 0)
-      : s_(shape_of(key.parameters())), fft_(s_.M()), fused_groups_(fused_groups),
+      : s_(shape_of(key.parameters())), fft_(s_.M()), fused_{fused_groups, 1},
         gadget_(kernel::make_gadget(s_.bk_base_log, s_.bk_level_count)),
         ks_(kernel::make_key_switch(s_.ks_base_log, s_.ks_level_count, s_.n,
                                     s_.extracted_dimension())),
@@ -119,7 +119,7 @@ class HostEngine {
       detail::grid::bk_fold_twist_at(idx, bk.data(), s_, twist_.data(), bk_fourier_.data());
     }
     for (std::size_t poly = 0; poly < polys; ++poly) fft_.forward(bk_fourier_.data() + poly * M);
-    if (fused_groups_ != 0) {
+    if (fused_.groups != 0) {
       // fused_key_kernel: one block of T threads per polynomial.
       namespace fused = kernel::fused;
       twiddles_ = fused::twiddles(s_.M());
@@ -135,7 +135,7 @@ class HostEngine {
   }
 
   // Another launch shape of the fused engine (the engine was made with fused_groups > 0).
-  void set_fused_groups(std::uint32_t groups) { fused_groups_ = groups; }
+  void set_fused_shape(kernel::fused::LaunchShape shape) { fused_ = shape; }
 
   // fused_blind_rotation_kernel for `capacity` accumulators: from `first_step`, `steps` CMUX
   // steps (all n by default) of each rotation's block program, thread by thread.
@@ -197,7 +197,7 @@ class HostEngine {
       for (std::uint64_t idx = 0; idx < grid::accumulator_init_size(C, s_); ++idx) {
         grid::accumulator_init_at(idx, pre.data(), C, s_, powers.data(), acc.data());
       }
-      if (fused_groups_ != 0) fused_rotation(C, powers, acc);
+      if (fused_.groups != 0) fused_rotation(C, powers, acc);
       else for (std::uint32_t i = 0; i < s_.n; ++i) cmux_step(i, C, powers, acc);
       std::vector<Torus32> extracted(chunk.jobs() * (kN + 1));
       std::vector<std::uint64_t> result_index(chunk.jobs());
@@ -256,40 +256,48 @@ class HostEngine {
   std::size_t chunks_run = 0;
 
  private:
+  // fused_blind_rotation_kernel's blocks of R rotations, one after the other.
   template <unsigned K1>
   void fused_rotation_k(std::uint64_t capacity, const std::vector<std::uint32_t>& powers,
                         std::vector<Torus32>& acc, std::uint32_t first_step, std::uint32_t steps) {
     namespace fused = kernel::fused;
-    const std::uint32_t words = K1 * s_.N;
+    const std::uint32_t words = K1 * s_.N, R = fused_.rotations;
     const std::uint32_t last = steps > s_.n - first_step ? s_.n : first_step + steps;
-    fused::HostBlock<fused::RotationRegs<K1>> blk(fused::block_threads(fused_groups_, s_));
-    std::vector<Complex> buffers(fused_groups_ * fused::buffer_points(s_.M()));
-    std::vector<Torus32> shared_acc(words);
+    fused::HostBlock<fused::RotationRegs<K1>> blk(fused::block_threads(fused_, s_));
+    // Shared memory as the kernel lays it out, NaN-filled so that a read before a write shows.
+    std::vector<Complex> shared((fused::block_shared_bytes(fused_, s_) + 15) / 16,
+                                Complex{NAN, NAN});
+    const fused::BlockMemory mem =
+        fused::block_memory(reinterpret_cast<unsigned char*>(shared.data()), fused_, s_);
     fused::StepInputs in;
     in.twist = twist_.data();
     in.untwist = untwist_.data();
     in.W = twiddles_.data();
     in.gadget = gadget_;
     const std::size_t key_step = std::size_t{s_.rows()} * s_.k1() * s_.M();
-    for (std::uint64_t r = 0; r < capacity; ++r) {
-      std::copy_n(acc.begin() + r * words, words, shared_acc.begin());
+    for (std::uint64_t first = 0; first < capacity; first += R) {
+      const auto valid = static_cast<std::uint32_t>(std::min<std::uint64_t>(R, capacity - first));
+      for (std::uint32_t w = 0; w < R * words; ++w) {
+        const std::uint32_t p = std::min(w / words, valid - 1);
+        mem.acc[w] = acc[(first + p) * words + w % words];
+      }
+      const std::uint32_t* block_powers = powers.data() + first * s_.n;
       if (first_step == 0 && last == s_.n) {  // the kernel's own loop
-        fused::blind_rotate<K1>(blk, s_, fused_groups_, shared_acc.data(), buffers.data(),
-                                powers.data() + r * s_.n, fused_key_.data(), in);
+        fused::blind_rotate<K1>(blk, s_, fused_, mem, block_powers, valid, fused_key_.data(), in);
       } else {
         for (std::uint32_t i = first_step; i < last; ++i) {
           in.key_step = fused_key_.data() + i * key_step;
-          fused::cmux_step<K1>(blk, s_, fused_groups_, shared_acc.data(), buffers.data(),
-                               powers[r * s_.n + i], in);
+          fused::cmux_step<K1>(blk, s_, fused_, mem, fused::StepPowers{block_powers + i, s_.n, valid},
+                               in);
         }
       }
-      std::copy_n(shared_acc.begin(), words, acc.begin() + r * words);
+      std::copy_n(mem.acc, valid * words, acc.begin() + first * words);
     }
   }
 
   detail::Shape s_;
   NaturalFft fft_;
-  std::uint32_t fused_groups_ = 0;
+  kernel::fused::LaunchShape fused_{0, 1};  // groups 0: the cuFFT engine
   std::vector<Complex> twiddles_, fused_key_;
   kernel::GadgetConstants gadget_;
   kernel::KeySwitchConstants ks_;

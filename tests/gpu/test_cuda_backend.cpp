@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend_fixtures.hpp"
@@ -50,7 +51,8 @@ CudaBackend& gpu_for(const Parameters& p) {
 CudaBackend& gpu_with(const Parameters& p, const CudaOptions& o) {
   static auto* cache = new std::map<std::string, std::unique_ptr<CudaBackend>>;
   const std::string id = p.name + "/" + gpu_engine_name(o.engine) + "/" +
-                         std::to_string(o.fused_groups) + "/" +
+                         std::to_string(o.fused_groups) + "x" +
+                         std::to_string(o.fused_rotations_per_block) + "/" +
                          gpu_key_switching_name(o.key_switching) + "/" +
                          std::to_string(o.memory_budget_bytes);
   auto& be = (*cache)[id];
@@ -59,10 +61,12 @@ CudaBackend& gpu_with(const Parameters& p, const CudaOptions& o) {
 }
 
 CudaOptions fused_options(std::uint32_t groups = 0,
-                          GpuKeySwitching ks = GpuKeySwitching::gather) {
+                          GpuKeySwitching ks = GpuKeySwitching::gather,
+                          std::uint32_t rotations_per_block = 0) {
   CudaOptions o;
   o.engine = GpuEngine::fused;
   o.fused_groups = groups;
+  o.fused_rotations_per_block = rotations_per_block;
   o.key_switching = ks;
   return o;
 }
@@ -517,13 +521,18 @@ TEST_CASE("fused engine: ciphertexts equal the cuFFT engine's and the CPU backen
     const LweBatch from_cpu = run_plan(cpu_for(p), plan, encrypted);
     CHECK(from_cufft == from_cpu);
     const std::uint32_t k1 = p.glwe_dimension + 1, rows = k1 * p.bk_level_count;
-    for (const std::uint32_t groups : {0u, 1u, k1, rows}) {
-      INFO("fused_groups " << groups);
-      CudaBackend& fused = gpu_with(p, fused_options(groups));
+    const std::vector<std::pair<std::uint32_t, std::uint32_t>> shapes = {
+        {0, 0}, {1, 1}, {k1, 1}, {rows, 1}, {1, 2}, {1, 3}, {1, 4}, {k1, 2}};
+    for (const auto& [groups, rotations] : shapes) {
+      INFO("fused_groups " << groups << ", fused_rotations_per_block " << rotations);
+      CudaBackend& fused = gpu_with(p, fused_options(groups, GpuKeySwitching::gather, rotations));
       const LweBatch from_fused = run_plan(fused, plan, encrypted);
       CHECK(from_fused == from_cpu);
       CHECK(decrypt_bits(keys_for(p).secret, from_fused) == plan.expected());
-      if (groups != 0) CHECK(fused.last_times().fused_groups == groups);
+      if (groups != 0) {
+        CHECK(fused.last_times().fused_groups == groups);
+        CHECK(fused.last_times().fused_rotations_per_block == rotations);
+      }
     }
   }
 }
@@ -648,11 +657,14 @@ TEST_CASE("a small batch on every engine and key switching (the compute-sanitize
     const std::uint32_t rows = (p.glwe_dimension + 1) * p.bk_level_count;
     for (const GpuEngine engine : {GpuEngine::cufft, GpuEngine::fused}) {
       for (const GpuKeySwitching ks : {GpuKeySwitching::gather, GpuKeySwitching::tensor_core}) {
-        for (const std::uint32_t groups : {1u, rows}) {
-          if (engine == GpuEngine::cufft && groups != 1) continue;
-          INFO(gpu_engine_name(engine) << ", " << gpu_key_switching_name(ks) << ", groups " << groups);
-          CudaOptions o = fused_options(engine == GpuEngine::fused ? groups : 0, ks);
+        for (const auto& [groups, rotations] :
+             std::vector<std::pair<std::uint32_t, std::uint32_t>>{{1, 1}, {rows, 1}, {1, 3}}) {
+          if (engine == GpuEngine::cufft && groups * rotations != 1) continue;
+          INFO(gpu_engine_name(engine) << ", " << gpu_key_switching_name(ks) << ", groups "
+                                       << groups << ", rotations per block " << rotations);
+          CudaOptions o = fused_options(groups, ks, rotations);
           o.engine = engine;
+          if (engine == GpuEngine::cufft) o.fused_groups = o.fused_rotations_per_block = 0;
           CHECK(run_plan(gpu_with(p, o), plan, encrypted) == want);
         }
       }

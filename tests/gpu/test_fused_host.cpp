@@ -311,7 +311,7 @@ TEST_CASE("fused engine: its Fourier key is the cuFFT engine's spectrum in bit-r
 }
 
 TEST_CASE("fused engine: one CMUX step of the block program equals core's exact external "
-          "product, for every launch shape",
+          "product, for every launch shape (groups per rotation, rotations per block)",
           "[gpu-host][fused]") {
   const std::uint64_t seed = catch_seed(0x6c);
   INFO("seed " << seed);
@@ -341,9 +341,11 @@ TEST_CASE("fused engine: one CMUX step of the block program equals core's exact 
       for (std::size_t w = 0; w < words; ++w) want[r][w] = start[r * words + w] + product[w];
     }
     HostEngine engine(cloud, 1);
-    for (const std::uint32_t groups : {1u, s.k1(), s.rows()}) {
-      INFO("groups " << groups);
-      engine.set_fused_groups(groups);
+    const std::vector<fz::LaunchShape> shapes = {{1, 1}, {s.k1(), 1}, {s.rows(), 1}, {1, 2},
+                                                 {1, 3}, {s.k1(), 2}};
+    for (const fz::LaunchShape shape : shapes) {
+      INFO("groups " << shape.groups << ", rotations per block " << shape.rotations);
+      engine.set_fused_shape(shape);
       std::vector<Torus32> acc = start;
       engine.fused_rotation(capacity, powers, acc, step, 1);
       for (std::size_t r = 0; r < capacity; ++r) {
@@ -362,12 +364,12 @@ TEST_CASE("fused engine: the whole data flow equals the CPU backend word for wor
   INFO("seed " << seed);
   struct Case {
     Parameters p;
-    std::vector<std::uint32_t> groups;
+    std::vector<fz::LaunchShape> shapes;
   };
-  const std::vector<Case> cases = {{toy_insecure(), {1, 2, 4}},
-                                   {toy_k2_insecure(), {1, 6}},
-                                   {sized_insecure(512, 1), {2}},
-                                   {sized_insecure(2048, 2), {3}}};
+  const std::vector<Case> cases = {{toy_insecure(), {{1, 1}, {2, 1}, {4, 1}, {1, 4}}},
+                                   {toy_k2_insecure(), {{1, 1}, {6, 1}, {1, 2}}},
+                                   {sized_insecure(512, 1), {{2, 1}, {1, 3}}},
+                                   {sized_insecure(2048, 2), {{3, 1}, {1, 2}}}};
   for (const Case& cs : cases) {
     const Parameters& p = cs.p;
     INFO("parameter set " << p.name);
@@ -389,10 +391,10 @@ TEST_CASE("fused engine: the whole data flow equals the CPU backend word for wor
       }
       return batch;
     };
-    HostEngine engine(*keys_for(p).cloud, cs.groups.front());
-    for (const std::uint32_t groups : cs.groups) {
-      INFO("groups " << groups);
-      engine.set_fused_groups(groups);
+    HostEngine engine(*keys_for(p).cloud, 1);
+    for (const fz::LaunchShape shape : cs.shapes) {
+      INFO("groups " << shape.groups << ", rotations per block " << shape.rotations);
+      engine.set_fused_shape(shape);
       engine.chunks_run = 0;
       const auto [cpu, fused] = cpu_and_mirror(f, engine, 8 * specs.size(), 6, batch_of);
       CHECK(engine.chunks_run > 1);
@@ -435,11 +437,17 @@ TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", 
   CHECK(fz::valid_groups(6, tfhe));
   CHECK_FALSE(fz::valid_groups(3, tfhe));
   CHECK_FALSE(fz::valid_groups(0, tfhe));
-  CHECK(fz::block_threads(1, tfhe) == 64);
-  CHECK(fz::block_threads(6, tfhe) == 384);
-  // Buffers of 576 complex, then 2 x 1024 words.
-  CHECK(fz::block_buffer_bytes(2, tfhe) == 2 * 576 * 16);
-  CHECK(fz::block_shared_bytes(2, tfhe) == 2 * 576 * 16 + 2 * 1024 * 4);
+  CHECK(fz::valid_shape({1, 8}, tfhe));
+  CHECK_FALSE(fz::valid_shape({1, 9}, tfhe));
+  CHECK_FALSE(fz::valid_shape({1, 0}, tfhe));
+  CHECK(fz::block_threads({1, 1}, tfhe) == 64);
+  CHECK(fz::block_threads({6, 1}, tfhe) == 384);
+  CHECK(fz::block_threads({1, 4}, tfhe) == 256);
+  // Buffers of 576 complex, then (R > 1) G rows x 2 spectra of 512, then R x 2 x 1024 words.
+  CHECK(fz::block_shared_bytes({2, 1}, tfhe) == 2 * 576 * 16 + 2 * 1024 * 4);
+  CHECK(fz::block_stage_bytes({2, 1}, tfhe) == 0);
+  CHECK(fz::block_shared_bytes({1, 4}, tfhe) == 4 * 576 * 16 + 2 * 512 * 16 + 4 * 2 * 1024 * 4);
+  CHECK(fz::block_accumulator_offset({1, 4}, tfhe) == 4 * 576 * 16 + 2 * 512 * 16);
   CHECK(fz::unsupported_reason(tfhe) == nullptr);
   CHECK(fz::unsupported_reason(shape_of(default_128())) == nullptr);
   CHECK(fz::unsupported_reason(shape_of(toy_insecure())) == nullptr);
@@ -450,16 +458,23 @@ TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", 
   big.N = 8192;
   CHECK(std::string(fz::unsupported_reason(big)).find("N = 16 .. 4096") != std::string::npos);
 
-  // Small batches take the most threads per rotation, full devices one group.
-  const std::uint64_t resident = 132 * 1024;
-  CHECK(fz::choose_groups(tfhe, 1, 1024, 227 * 1024, resident) == 6);
-  CHECK(fz::choose_groups(tfhe, 352, 1024, 227 * 1024, resident) == 6);
-  CHECK(fz::choose_groups(tfhe, 353, 1024, 227 * 1024, resident) == 2);
-  CHECK(fz::choose_groups(tfhe, 1056, 1024, 227 * 1024, resident) == 2);
-  CHECK(fz::choose_groups(tfhe, 1057, 1024, 227 * 1024, resident) == 1);
-  CHECK(fz::choose_groups(tfhe, 1 << 16, 1024, 227 * 1024, resident) == 1);
+  // Small batches take the most threads per rotation, full devices one group and several
+  // rotations per block.
+  auto choose = [&](std::uint64_t rotations, std::uint32_t threads, std::size_t shared) {
+    const fz::LaunchShape b = fz::choose_shape(tfhe, rotations, threads, shared, 132 * 1024);
+    return std::pair<std::uint32_t, std::uint32_t>{b.groups, b.rotations};
+  };
+  using P = std::pair<std::uint32_t, std::uint32_t>;
+  CHECK(choose(1, 1024, 227 * 1024) == P{6, 1});
+  CHECK(choose(352, 1024, 227 * 1024) == P{6, 1});   // 352 x 384 threads = 132 x 1024
+  CHECK(choose(353, 1024, 227 * 1024) == P{2, 1});
+  CHECK(choose(1056, 1024, 227 * 1024) == P{2, 1});
+  CHECK(choose(1057, 1024, 227 * 1024) == P{1, 4});
+  CHECK(choose(1 << 16, 1024, 227 * 1024) == P{1, 4});
   // The kernel's register limit and the shared memory rule shapes out.
-  CHECK(fz::choose_groups(tfhe, 1, 256, 227 * 1024, resident) == 2);
-  CHECK(fz::choose_groups(tfhe, 1, 1024, 30 * 1024, resident) == 2);  // G = 6 needs 62 KB
-  CHECK(fz::choose_groups(tfhe, 1, 1024, 20 * 1024, resident) == 1);  // G = 2 needs 26 KB
+  CHECK(choose(1, 256, 227 * 1024) == P{2, 1});
+  CHECK(choose(1, 1024, 30 * 1024) == P{2, 1});  // G = 6 needs 62 KB
+  CHECK(choose(1, 1024, 20 * 1024) == P{1, 1});  // G = 2 needs 26 KB
+  CHECK(choose(1 << 16, 1024, 60 * 1024) == P{1, 2});  // R = 4 needs 84 KB, R = 2 50 KB
+  CHECK(choose(1 << 16, 128, 227 * 1024) == P{1, 2});  // R = 4 needs 256 threads
 }

@@ -512,6 +512,12 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
   REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),
                            "fused_groups=3 but parameter set 'tfhe_lib_128' takes 0 (automatic), 1, 2 (k+1) or 6");
   o.fused_groups = 0;
+  o.fused_rotations_per_block = 8;
+  CHECK_NOTHROW(validate_cuda_options(o, p));
+  o.fused_rotations_per_block = 9;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),
+                           "fused_rotations_per_block=9 but expected 0 (automatic) to 8");
+  o.fused_rotations_per_block = 0;
   o.memory_budget_bytes = 2 * gd::bytes_per_rotation(gpu::test::shape_of(p), GpuEngine::fused);
   CHECK_NOTHROW(validate_cuda_options(o, p));
   Parameters wide = sized_insecure(1024, 3);

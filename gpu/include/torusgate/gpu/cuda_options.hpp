@@ -46,10 +46,13 @@ struct CudaOptions {
   std::size_t max_cached_workspaces = 4;
   // The blind-rotation engine. The fused one needs k = 1 or 2 and N = 16..4096.
   GpuEngine engine = GpuEngine::cufft;
-  // Fused engine: thread groups of N/16 threads per rotation, 1, k+1 or (k+1)l; 0 chooses
-  // per chunk (the most that keep a small batch's rotations on the device at once, 1 for
-  // batches that fill it). Every choice gives the same words.
+  // Fused engine launch shape: thread groups of N/16 threads per rotation (1, k+1 or (k+1)l)
+  // and rotations per block (1..8, sharing each step's key reads). Both 0: chosen per chunk
+  // (small batches: the most groups that keep every rotation on the device at once; batches
+  // that fill it: 1 group, up to 4 rotations per block). One of them 0: that one is 1. Every
+  // shape gives the same words.
   std::uint32_t fused_groups = 0;
+  std::uint32_t fused_rotations_per_block = 0;
   GpuKeySwitching key_switching = GpuKeySwitching::gather;
 };
 
@@ -70,6 +73,7 @@ struct CudaPhaseTimes {
   std::size_t chunks = 0;            // chunks the last evaluate() ran in
   std::size_t chunk_capacity = 0;    // blind rotations the largest chunk's workspace holds
   std::uint32_t fused_groups = 0;    // fused engine: thread groups per rotation of the last chunk
+  std::uint32_t fused_rotations_per_block = 0;  // and its rotations per block
 };
 
 }  // namespace torusgate
