@@ -188,11 +188,13 @@ step_bench() {
   run_logged bench_gates_gpu_tfhe_lib_128 "$bench" --backend gpu --params tfhe_lib_128 \
     --gpu-engine cufft,fused --key-switching gather,tensor_core \
     --batch 1,64,1024,16384,65536 --reps "$reps" --json "$out/bench_gates_gpu_tfhe_lib_128.json"
-  # The fused engine's launch shapes, each forced (0, the default, chooses per batch size).
-  for groups in 1 2 6; do
-    run_logged "bench_gates_gpu_tfhe_lib_128_fused_groups$groups" "$bench" --backend gpu \
-      --params tfhe_lib_128 --gpu-engine fused --fused-groups "$groups" --batch 1,64,1024,16384 \
-      --reps 3 --json "$out/bench_gates_gpu_tfhe_lib_128_fused_groups$groups.json"
+  # The fused engine's launch shapes (groups per rotation x rotations per block), each forced
+  # (both 0, the default, choose per batch size): the data to tune choose_shape with.
+  for shape in 1x1 2x1 6x1 1x2 1x4 1x8; do
+    run_logged "bench_gates_gpu_tfhe_lib_128_fused_$shape" "$bench" --backend gpu \
+      --params tfhe_lib_128 --gpu-engine fused --fused-groups "${shape%x*}" \
+      --fused-rotations "${shape#*x}" --batch 1,64,1024,16384 --reps 3 \
+      --json "$out/bench_gates_gpu_tfhe_lib_128_fused_$shape.json"
   done
   # The cuFFT engine without CUDA graphs (launch overhead), small batches only.
   run_logged bench_gates_gpu_tfhe_lib_128_nographs "$bench" --backend gpu --params tfhe_lib_128 \
