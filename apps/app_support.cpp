@@ -2,6 +2,8 @@
 #include "app_support.hpp"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -195,6 +197,34 @@ bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu) {
     return false;
   }
   return true;
+}
+
+std::string gpu_options_help(std::size_t column) {
+  const std::vector<std::pair<std::string, std::string>> lines = {
+      {"--device D", "CUDA device index (default 0)"},
+      {"--memory-budget-mb MB", "device scratch one batch may use (default 0: automatic)"},
+      {"--no-cuda-graphs", "cuFFT engine: launch the CMUX steps one by one"},
+      {"--gpu-engine E", "cufft (default) | fused"},
+      {"--key-switching K", "gather (default) | tensor_core"},
+      {"--fused-groups G", "fused engine: thread groups per rotation, 1, k+1 or (k+1)l"},
+      {"--fused-rotations R", "fused engine: rotations per block, 1..8 (both 0: automatic)"}};
+  std::string text;
+  for (const auto& [option, help] : lines) {
+    std::string line = "  " + option;
+    line += line.size() + 1 < column ? std::string(column - line.size(), ' ') : std::string(" ");
+    text += line + help + "\n";
+  }
+  return text;
+}
+
+std::string gpu_engine_description(const CudaOptions& gpu) {
+  std::string d = gpu.engine == GpuEngine::fused ? "fused blind rotation" : "cuFFT-batched blind rotation";
+  if (gpu.engine == GpuEngine::fused &&
+      (gpu.fused_groups != 0 || gpu.fused_rotations_per_block != 0)) {
+    d += " (" + std::to_string(std::max(gpu.fused_groups, 1u)) + " groups x " +
+         std::to_string(std::max(gpu.fused_rotations_per_block, 1u)) + " rotations per block)";
+  }
+  return d + ", " + gpu_key_switching_name(gpu.key_switching) + " key switching";
 }
 
 InvalidArgument gpu_options_not_for(const std::string& backend) {

@@ -99,6 +99,13 @@ bool parse_cpu_option(CommandLine& cl, CpuOptions& cpu);
 // for any other argument.
 bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu);
 
+// Help lines for the options parse_gpu_option takes (each line starts with two spaces and
+// the option, its text from column `column`).
+std::string gpu_options_help(std::size_t column);
+
+// "cuFFT-batched blind rotation, gather key switching" and the like, for reports.
+std::string gpu_engine_description(const CudaOptions& gpu);
+
 // The InvalidArgument for GPU options given with a CPU backend.
 InvalidArgument gpu_options_not_for(const std::string& backend);
 

@@ -6,7 +6,7 @@
 // decrypted outputs of the last run are checked against the catalog's reference.
 //   bench_circuits [--backend B] [--params NAME] [--ops OP[,OP...]] [--widths W[,W...]]
 //                  [--signedness u|s] [--lanes L] [--reps R] [--warmup W] [--threads T]
-//                  [--fft E] [--task-size S] [--json PATH]
+//                  [--fft E] [--task-size S] [GPU options] [--json PATH]
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -71,7 +71,9 @@ void usage(std::ostream& os) {
         "  --task-size S       blind rotations per task, 2..4096 (default "
      << CpuOptions{}.task_size
      << ")\n"
-        "  --json PATH         also write the results as JSON to PATH\n"
+     << "GPU backend:\n"
+     << apps::gpu_options_help(22)
+     << "  --json PATH         also write the results as JSON to PATH\n"
         "  --help              this text\n"
         "Each timed run records the operation on L encrypted elements, compiles it (one batch\n"
         "per level) and executes it; 'compile ms' is the record + compile part of it. The\n"
@@ -89,6 +91,8 @@ struct Options {
   std::size_t reps = 3;
   std::size_t warmup = 1;
   CpuOptions cpu;  // --threads (0: OpenMP default), --task-size, --fft
+  CudaOptions gpu;  // --device, --gpu-engine, ... (apps::parse_gpu_option)
+  bool gpu_option_given = false;
   std::string json_path;
 };
 
@@ -120,6 +124,8 @@ bool parse(int argc, char** argv, Options& o) {
     } else if (arg == "--warmup") {
       o.warmup = apps::parse_count(arg, cl.value(), 0, 1000000);
     } else if (apps::parse_cpu_option(cl, o.cpu)) {
+    } else if (apps::parse_gpu_option(cl, o.gpu)) {
+      o.gpu_option_given = true;
     } else if (arg == "--json") {
       o.json_path = cl.value();
     } else {
@@ -146,6 +152,7 @@ bool parse(int argc, char** argv, Options& o) {
   if (o.cpu.threads != 0 && o.backend != "openmp") {
     throw InvalidArgument("--threads applies to the openmp backend, not to " + o.backend);
   }
+  if (o.gpu_option_given && o.backend != "gpu") throw apps::gpu_options_not_for(o.backend);
   return true;
 }
 
@@ -423,11 +430,11 @@ int main(int argc, char** argv) try {
     if (o.backend == "gpu") {
       // Server: the cloud key to the device once (the Fourier key is made there).
       t0 = std::chrono::steady_clock::now();
-      CudaBackend be(cloud);
+      CudaBackend be(cloud, o.gpu);
       info.fourier_s = apps::seconds_since(t0);
       info.threads = 1;
-      info.fft = "cufft";
-      print_header(o, info, be.name() + ", cuFFT-batched blind rotation");
+      info.fft = o.gpu.engine == GpuEngine::fused ? "fused" : "cufft";
+      print_header(o, info, be.name() + ", " + apps::gpu_engine_description(o.gpu));
       results = run_all(be, secret, rng, o);
     } else {
       // Server: the Fourier-domain key, made once, and the backend.

@@ -6,7 +6,8 @@
 //   compare_backends --out DIR [--backends sequential,openmp,gpu] [--params tfhe_lib_80,...]
 //                    [--workloads all|GROUP|WORKLOAD,...] [--quick] [--reps N] [--warmup N]
 //                    [--resume | --overwrite] [--max-seconds-per-item S] [--max-memory-gib G]
-//                    [--threads T] [--fft E] [--task-size S] [--plan] [--no-progress]
+//                    [--threads T] [--fft E] [--task-size S] [GPU options] [--plan]
+//                    [--no-progress]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -48,6 +49,7 @@ struct Options {
   double max_item_seconds = 0;  // 0: no limit
   double max_memory_gib = 0;    // 0: 80% of the memory available at start
   CpuOptions cpu;  // --threads (0: OpenMP default), --task-size, --fft
+  CudaOptions gpu;  // --device, --gpu-engine, ... (parse_gpu_option)
   bool plan = false;
   bool progress = true;
   std::string command_line;
@@ -80,7 +82,8 @@ void usage(std::ostream& os) {
         "  --task-size S             blind rotations per CPU task (default "
      << CpuOptions{}.task_size
      << ")\n"
-        "  --plan                    print every item's exact cost and estimated time per\n"
+     << gpu_options_help(28)
+     << "  --plan                    print every item's exact cost and estimated time per\n"
         "                            backend, run nothing (DIR not needed)\n"
         "  --no-progress             no progress bars on stderr\n"
         "Every output is decrypted and compared with plain arithmetic; a wrong result is\n"
@@ -124,6 +127,7 @@ bool parse(int argc, char** argv, Options& o) {
     } else if (arg == "--max-memory-gib") {
       o.max_memory_gib = static_cast<double>(parse_count(arg, cl.value(), 1, 1000000));
     } else if (parse_cpu_option(cl, o.cpu)) {
+    } else if (parse_gpu_option(cl, o.gpu)) {
     } else if (arg == "--plan") {
       o.plan = true;
     } else if (arg == "--no-progress") {
@@ -209,8 +213,8 @@ std::unique_ptr<BackendRunner> make_runner(const std::string& name, KeySet& keys
     if (reason.rfind(prefix, 0) == 0) reason.erase(0, prefix.size());
   }
   if (name == "gpu" && reason.empty()) {
-    auto be = std::make_unique<CudaBackend>(keys.cloud);
-    const std::string description = be->name() + ", cuFFT-batched blind rotation";
+    auto be = std::make_unique<CudaBackend>(keys.cloud, o.gpu);
+    const std::string description = be->name() + ", " + gpu_engine_description(o.gpu);
     return std::make_unique<Runner<CudaBackend>>("gpu", description, std::move(be), *keys.secret,
                                                  1, std::size_t{1} << 14);
   }
