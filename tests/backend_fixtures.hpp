@@ -28,6 +28,45 @@ inline std::vector<GateSpec> all_specs() {
   return s;
 }
 
+// The three inputs of a truth table: bit x of a, b, c is bit 0, 1, 2 of x (x < 8).
+struct TruthTableInputs {
+  std::vector<std::uint8_t> a, b, c;
+};
+inline TruthTableInputs truth_table_inputs() {
+  TruthTableInputs t{std::vector<std::uint8_t>(8), std::vector<std::uint8_t>(8),
+                     std::vector<std::uint8_t>(8)};
+  for (int x = 0; x < 8; ++x) {
+    t.a[x] = x & 1;
+    t.b[x] = (x >> 1) & 1;
+    t.c[x] = (x >> 2) & 1;
+  }
+  return t;
+}
+
+// Every gate of all_specs() on the 8-bit spans a, b, c, gate g into out bits 8g..8g+7.
+template <class S>
+std::vector<GateOp<S>> every_gate_batch(BitSpan<S> a, BitSpan<S> b, BitSpan<S> c,
+                                        BitSpan<S> out) {
+  const auto specs = all_specs();
+  std::vector<GateOp<S>> batch;
+  for (std::size_t g = 0; g < specs.size(); ++g) {
+    batch.push_back(gate::make<S>(specs[g], a, b, c, out.subspan(8 * g, 8)));
+  }
+  return batch;
+}
+
+// Checks the decrypted outputs of every_gate_batch on the truth-table inputs.
+inline void check_every_gate(const std::vector<std::uint8_t>& got, const TruthTableInputs& t) {
+  const auto specs = all_specs();
+  REQUIRE(got.size() == 8 * specs.size());
+  for (std::size_t g = 0; g < specs.size(); ++g) {
+    for (int x = 0; x < 8; ++x) {
+      INFO("gate " << gate_kind_name(specs[g].kind) << " #" << g << " inputs " << x);
+      CHECK(got[8 * g + x] == specs[g].evaluate(t.a[x], t.b[x], t.c[x]));
+    }
+  }
+}
+
 // One CpuKeyContext (default FFT engine, Fourier-domain key) per parameter set.
 inline std::shared_ptr<const CpuKeyContext> cpu_context_for(const Parameters& params) {
   static std::map<std::string, std::shared_ptr<const CpuKeyContext>> cache;

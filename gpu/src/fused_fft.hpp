@@ -107,36 +107,23 @@ TG_HD void dit_butterfly(Complex& u, Complex& v, Complex w) {
   u = Complex{u.re + br, u.im + bi};
 }
 
-// The forward stages of one pass on thread t's registers. The loops unroll completely, so
-// every register index is a constant on the device.
-TG_HD void forward_pass_registers(Complex (&v)[points_per_thread], std::uint32_t t, Pass pass,
-                                  unsigned m, const Complex* W) {
-TG_UNROLL
-  for (unsigned s = 0; s < 3; ++s) {
-    if (s >= pass.stages) break;
-    const unsigned reg_bit = 2 - s, b = pass.top - s;
-TG_UNROLL
-    for (unsigned r = 0; r < points_per_thread; ++r) {
-      if (r & (1u << reg_bit)) continue;
-      const std::uint32_t i = point_of(t, r, pass.top);
-      dif_butterfly(v[r], v[r | (1u << reg_bit)], W[twiddle_exponent(i, b, m)]);
-    }
-  }
-}
-
-// The inverse of forward_pass_registers (times 2 per stage).
-TG_HD void inverse_pass_registers(Complex (&v)[points_per_thread], std::uint32_t t, Pass pass,
-                                  unsigned m, const Complex* W) {
+// The stages of one pass on thread t's registers: forward (DIF butterflies, bits top down)
+// or inverse (DIT butterflies undoing them, bits bottom up, times 2 per stage). The loops
+// unroll completely, so every register index is a constant on the device.
+template <bool Inverse>
+TG_HD void pass_registers(Complex (&v)[points_per_thread], std::uint32_t t, Pass pass,
+                          unsigned m, const Complex* W) {
 TG_UNROLL
   for (unsigned k = 0; k < 3; ++k) {
-    const unsigned s = 2 - k;
+    const unsigned s = Inverse ? 2 - k : k;
     if (s >= pass.stages) continue;
     const unsigned reg_bit = 2 - s, b = pass.top - s;
 TG_UNROLL
     for (unsigned r = 0; r < points_per_thread; ++r) {
       if (r & (1u << reg_bit)) continue;
       const std::uint32_t i = point_of(t, r, pass.top);
-      dit_butterfly(v[r], v[r | (1u << reg_bit)], W[twiddle_exponent(i, b, m)]);
+      if (Inverse) dit_butterfly(v[r], v[r | (1u << reg_bit)], W[twiddle_exponent(i, b, m)]);
+      else dif_butterfly(v[r], v[r | (1u << reg_bit)], W[twiddle_exponent(i, b, m)]);
     }
   }
 }
@@ -224,7 +211,7 @@ TG_HD void forward_transform(Block& blk, const FftGroups& f) {
     const Pass pass = forward_pass(f.m, p);
     if (p > 0) exchange(blk, f, forward_pass(f.m, p - 1).top, pass.top);
     blk.each([&](unsigned tid, auto& R) {
-      forward_pass_registers(R.v, f.thread(tid), pass, f.m, f.W);
+      pass_registers<false>(R.v, f.thread(tid), pass, f.m, f.W);
     });
   }
 }
@@ -238,7 +225,7 @@ TG_HD void inverse_transform(Block& blk, const FftGroups& f) {
     const Pass pass = forward_pass(f.m, passes - 1 - k);
     if (k > 0) exchange(blk, f, forward_pass(f.m, passes - k).top, pass.top);
     blk.each([&](unsigned tid, auto& R) {
-      inverse_pass_registers(R.v, f.thread(tid), pass, f.m, f.W);
+      pass_registers<true>(R.v, f.thread(tid), pass, f.m, f.W);
     });
   }
 }

@@ -103,12 +103,8 @@ std::vector<std::uint8_t> check_all_gates_one_batch(F& f, std::uint64_t seed) {
   using S = typename F::Backend::Storage;
   INFO("seed " << seed);
   Csprng rng = seeded_rng(seed);
-  std::vector<std::uint8_t> a(8), b(8), c(8);
-  for (int x = 0; x < 8; ++x) {
-    a[x] = x & 1;
-    b[x] = (x >> 1) & 1;
-    c[x] = (x >> 2) & 1;
-  }
+  const test::TruthTableInputs t = test::truth_table_inputs();
+  const std::vector<std::uint8_t>&a = t.a, &b = t.b, &c = t.c;
   auto A = upload_bits(f, a, rng), B = upload_bits(f, b, rng), C = upload_bits(f, c, rng);
   const auto specs = all_specs();
   auto out = f.be.allocate(8 * specs.size());

@@ -166,38 +166,25 @@ TEST_CASE("every gate kind on every input combination, one mixed batch, every pa
     Csprng rng = seeded_rng(seed);
     CudaBackend& be = gpu_for(p);
     const SecretKey& key = keys_for(p).secret;
-    std::vector<std::uint8_t> a(8), b(8), c(8);
-    for (int x = 0; x < 8; ++x) {
-      a[x] = x & 1;
-      b[x] = (x >> 1) & 1;
-      c[x] = (x >> 2) & 1;
-    }
-    auto A = encrypt(be, key, a, rng), B = encrypt(be, key, b, rng), C = encrypt(be, key, c, rng);
+    const test::TruthTableInputs t = test::truth_table_inputs();
+    auto A = encrypt(be, key, t.a, rng), B = encrypt(be, key, t.b, rng),
+         C = encrypt(be, key, t.c, rng);
     const auto specs = all_specs();
     auto out = be.allocate(8 * specs.size());
-    std::vector<GateOp<S>> batch;
+    const std::vector<GateOp<S>> batch = test::every_gate_batch<S>(A.bits(), B.bits(), C.bits(), out.bits());
     std::uint64_t bootstraps = 0;
-    for (std::size_t g = 0; g < specs.size(); ++g) {
-      batch.push_back(gate::make<S>(specs[g], A.bits(), B.bits(), C.bits(), out.bits(8 * g, 8)));
-      bootstraps += 8 * static_cast<std::uint64_t>(specs[g].bootstraps());
-    }
+    for (const GateSpec& spec : specs) bootstraps += 8 * static_cast<std::uint64_t>(spec.bootstraps());
     be.reset_stats();
     be.evaluate(batch);
-    const auto got = decrypt(be, key, out.bits());
-    for (std::size_t g = 0; g < specs.size(); ++g) {
-      for (int x = 0; x < 8; ++x) {
-        INFO("gate " << gate_kind_name(specs[g].kind) << " #" << g << " inputs " << x);
-        CHECK(got[8 * g + x] == specs[g].evaluate(a[x], b[x], c[x]));
-      }
-    }
+    test::check_every_gate(decrypt(be, key, out.bits()), t);
     const BackendStats st = be.stats();
     CHECK(st.batches == 1);
     CHECK(st.gates == 8 * specs.size());
     CHECK(st.bootstraps == bootstraps);
     CHECK(st.bootstrap_batches == 1);
     CHECK(st.gates_by_kind[static_cast<std::size_t>(GateKind::Mux)] == 8);
-    CHECK(decrypt(be, key, A.bits()) == a);  // inputs unchanged
-    CHECK(decrypt(be, key, C.bits()) == c);
+    CHECK(decrypt(be, key, A.bits()) == t.a);  // inputs unchanged
+    CHECK(decrypt(be, key, C.bits()) == t.c);
   }
 }
 
@@ -373,12 +360,14 @@ TEST_CASE("bad inputs to the GPU backend throw clear exceptions", "[gpu]") {
   REQUIRE_INVALID_ARGUMENT(CudaBackend(keys_for(p).cloud, o), "memory_budget_bytes");
 }
 
-TEST_CASE("circuits run on the GPU backend unchanged", "[gpu]") {
+namespace {
+
+// add, multiply and max of signed 8-bit vectors through Program<CudaBackend> on `be`, checked
+// against integer arithmetic.
+void check_circuits(CudaBackend& be, std::uint64_t seed) {
   using namespace torusgate::circuits;
-  const Parameters p = toy_insecure();
-  CudaBackend& be = gpu_for(p);
-  const SecretKey& key = keys_for(p).secret;
-  Csprng rng = seeded_rng(catch_seed(0xc1));
+  const SecretKey& key = keys_for(be.parameters()).secret;
+  Csprng rng = seeded_rng(seed);
   using Array = IntArray<CudaBackend>;
   const IntType type{8, true};
   const std::vector<std::int64_t> xs = {3, -7, 12, -1, 100, -128}, ys = {5, 6, -4, -1, 27, 1};
@@ -398,6 +387,12 @@ TEST_CASE("circuits run on the GPU backend unchanged", "[gpu]") {
   CHECK(out[0].decrypt_signed(be, key) == sum);
   CHECK(out[1].decrypt_signed(be, key) == product);
   CHECK(out[2].decrypt_signed(be, key) == mx);
+}
+
+}  // namespace
+
+TEST_CASE("circuits run on the GPU backend unchanged", "[gpu]") {
+  check_circuits(gpu_for(toy_insecure()), catch_seed(0xc1));
 }
 
 TEST_CASE("several GPU backends at once: two parameter sets, and one per device", "[gpu]") {
@@ -457,12 +452,14 @@ TEST_CASE("phase timings are measured and workspaces are made once per batch siz
   CHECK(be.device_key_bytes() > 0);
 }
 
-TEST_CASE("one million tfhe_lib_128 gates on the GPU with zero errors", "[gpu][slow]") {
-  const Parameters p = tfhe_lib_128();
-  CudaBackend& be = gpu_for(p);
-  const SecretKey& key = keys_for(p).secret;
-  const std::uint64_t seed = catch_seed(0x1e6);
-  INFO("seed " << seed);
+namespace {
+
+// 16 random mixed batches of 65,536 tfhe_lib_128 gates on `be`, every output decrypted and
+// compared with the plaintext evaluation; prints the throughput of evaluate() and returns
+// {gates, errors}.
+std::pair<std::size_t, std::size_t> million_gates(CudaBackend& be, const char* label,
+                                                  std::uint64_t seed) {
+  const SecretKey& key = keys_for(tfhe_lib_128()).secret;
   Csprng rng = seeded_rng(seed);
   const std::size_t per_batch = 65536, batches = 16;  // 1,048,576 gates
   std::size_t errors = 0, gates = 0;
@@ -483,10 +480,19 @@ TEST_CASE("one million tfhe_lib_128 gates on the GPU with zero errors", "[gpu][s
     for (std::size_t g = 0; g < got.size(); ++g) errors += got[g] != want[g];
     gates += got.size();
   }
-  std::printf("tfhe_lib_128 on the GPU: %zu gates (%llu bootstraps) in %.2f s of evaluate(), "
+  std::printf("tfhe_lib_128 on %s: %zu gates (%llu bootstraps) in %.2f s of evaluate(), "
               "%.0f bootstraps/s, %zu errors\n",
-              gates, static_cast<unsigned long long>(bootstraps), seconds,
+              label, gates, static_cast<unsigned long long>(bootstraps), seconds,
               static_cast<double>(bootstraps) / seconds, errors);
+  return {gates, errors};
+}
+
+}  // namespace
+
+TEST_CASE("one million tfhe_lib_128 gates on the GPU with zero errors", "[gpu][slow]") {
+  const std::uint64_t seed = catch_seed(0x1e6);
+  INFO("seed " << seed);
+  const auto [gates, errors] = million_gates(gpu_for(tfhe_lib_128()), "the cuFFT engine", seed);
   CHECK(gates >= 1000000);
   CHECK(errors == 0);
 }
@@ -546,27 +552,12 @@ TEST_CASE("fused engine: every gate kind on every input combination and random b
     Csprng rng = seeded_rng(catch_seed(0xf0a1));
     CudaBackend& be = gpu_with(p, fused_options());
     const SecretKey& key = keys_for(p).secret;
-    std::vector<std::uint8_t> a(8), b(8), c(8);
-    for (int x = 0; x < 8; ++x) {
-      a[x] = x & 1;
-      b[x] = (x >> 1) & 1;
-      c[x] = (x >> 2) & 1;
-    }
-    auto A = encrypt(be, key, a, rng), B = encrypt(be, key, b, rng), C = encrypt(be, key, c, rng);
-    const auto specs = all_specs();
-    auto out = be.allocate(8 * specs.size());
-    std::vector<GateOp<S>> batch;
-    for (std::size_t g = 0; g < specs.size(); ++g) {
-      batch.push_back(gate::make<S>(specs[g], A.bits(), B.bits(), C.bits(), out.bits(8 * g, 8)));
-    }
-    be.evaluate(batch);
-    const auto got = decrypt(be, key, out.bits());
-    for (std::size_t g = 0; g < specs.size(); ++g) {
-      for (int x = 0; x < 8; ++x) {
-        INFO("gate " << gate_kind_name(specs[g].kind) << " inputs " << x);
-        CHECK(got[8 * g + x] == specs[g].evaluate(a[x], b[x], c[x]));
-      }
-    }
+    const test::TruthTableInputs t = test::truth_table_inputs();
+    auto A = encrypt(be, key, t.a, rng), B = encrypt(be, key, t.b, rng),
+         C = encrypt(be, key, t.c, rng);
+    auto out = be.allocate(8 * all_specs().size());
+    be.evaluate(test::every_gate_batch<S>(A.bits(), B.bits(), C.bits(), out.bits()));
+    test::check_every_gate(decrypt(be, key, out.bits()), t);
   }
   for (const std::size_t gates : {1u, 2u, 63u, 1000u, 10000u, 100000u}) {
     const Parameters p = toy_insecure();
@@ -616,32 +607,13 @@ TEST_CASE("fused engine: chunked and unchunked runs give identical ciphertexts",
 }
 
 TEST_CASE("fused engine: circuits run unchanged and timings are measured", "[gpu][fused]") {
-  using namespace torusgate::circuits;
-  const Parameters p = toy_insecure();
-  CudaBackend& be = gpu_with(p, fused_options());
-  const SecretKey& key = keys_for(p).secret;
-  Csprng rng = seeded_rng(catch_seed(0xf0d));
-  using Array = IntArray<CudaBackend>;
-  const IntType type{8, true};
-  const std::vector<std::int64_t> xs = {3, -7, 12, -1, 100, -128}, ys = {5, 6, -4, -1, 27, 1};
-  const Array x = Array::encrypt_signed(be, key, xs, type, rng);
-  const Array y = Array::encrypt_signed(be, key, ys, type, rng);
-  Program<CudaBackend> prog(be);
-  Circuit& c = prog.circuit();
-  const Expr ex = prog.input(x), ey = prog.input(y);
-  const auto out = prog.run({add(c, ex, ey), multiply(c, ex, ey)});
-  auto wrap = [](std::int64_t v) { return static_cast<std::int64_t>(static_cast<std::int8_t>(v)); };
-  std::vector<std::int64_t> sum, product;
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    sum.push_back(wrap(xs[i] + ys[i]));
-    product.push_back(wrap(xs[i] * ys[i]));
-  }
-  CHECK(out[0].decrypt_signed(be, key) == sum);
-  CHECK(out[1].decrypt_signed(be, key) == product);
+  CudaBackend& be = gpu_with(toy_insecure(), fused_options());
+  check_circuits(be, catch_seed(0xf0d));
   const CudaPhaseTimes t = be.last_times();
   CHECK(t.blind_rotation_ms > 0);
   CHECK(t.key_switching_ms > 0);
   CHECK(t.fused_groups >= 1);
+  CHECK(t.fused_rotations_per_block >= 1);
 }
 
 TEST_CASE("a small batch on every engine and key switching (the compute-sanitizer case)",
@@ -674,35 +646,11 @@ TEST_CASE("a small batch on every engine and key switching (the compute-sanitize
 
 TEST_CASE("one million tfhe_lib_128 gates on the fused engine with zero errors",
           "[gpu][fused][slow]") {
-  const Parameters p = tfhe_lib_128();
-  CudaBackend& be = gpu_with(p, fused_options(0, GpuKeySwitching::tensor_core));
-  const SecretKey& key = keys_for(p).secret;
   const std::uint64_t seed = catch_seed(0xf1e6);
   INFO("seed " << seed);
-  Csprng rng = seeded_rng(seed);
-  const std::size_t per_batch = 65536, batches = 16;
-  std::size_t errors = 0, gates = 0;
-  double seconds = 0;
-  std::uint64_t bootstraps = 0;
-  for (std::size_t i = 0; i < batches; ++i) {
-    const BatchPlan plan = random_plan(rng, per_batch, per_batch);
-    const LweBatch encrypted = encrypt_bits(key, plan.inputs, rng);
-    auto in = be.upload(encrypted);
-    auto out = be.allocate(plan.outputs);
-    const auto ops = make_ops<CudaBackend>(plan, in, out);
-    const auto t0 = std::chrono::steady_clock::now();
-    be.evaluate(ops);
-    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    bootstraps += bootstraps_of(plan);
-    const auto got = decrypt(be, key, out.bits());
-    const auto want = plan.expected();
-    for (std::size_t g = 0; g < got.size(); ++g) errors += got[g] != want[g];
-    gates += got.size();
-  }
-  std::printf("tfhe_lib_128 on the fused engine: %zu gates (%llu bootstraps) in %.2f s of "
-              "evaluate(), %.0f bootstraps/s, %zu errors\n",
-              gates, static_cast<unsigned long long>(bootstraps), seconds,
-              static_cast<double>(bootstraps) / seconds, errors);
+  CudaBackend& be = gpu_with(tfhe_lib_128(), fused_options(0, GpuKeySwitching::tensor_core));
+  const auto [gates, errors] =
+      million_gates(be, "the fused engine with tensor-core key switching", seed);
   CHECK(gates >= 1000000);
   CHECK(errors == 0);
 }

@@ -375,37 +375,22 @@ TEST_CASE("fused engine: the whole data flow equals the CPU backend word for wor
     INFO("parameter set " << p.name);
     Csprng rng = seeded_rng(seed);
     test::SequentialFixture f(p);
-    std::vector<std::uint8_t> a(8), b(8), c(8);
-    for (int x = 0; x < 8; ++x) {
-      a[x] = x & 1;
-      b[x] = (x >> 1) & 1;
-      c[x] = (x >> 2) & 1;
-    }
-    auto A = encrypt(f.be, f.key, a, rng), B = encrypt(f.be, f.key, b, rng),
-         C = encrypt(f.be, f.key, c, rng);
-    const auto specs = torusgate::test::all_specs();
+    const test::TruthTableInputs t = test::truth_table_inputs();
+    auto A = encrypt(f.be, f.key, t.a, rng), B = encrypt(f.be, f.key, t.b, rng),
+         C = encrypt(f.be, f.key, t.c, rng);
     auto batch_of = [&](const BitBuffer<S>& out) {
-      std::vector<GateOp<S>> batch;
-      for (std::size_t g = 0; g < specs.size(); ++g) {
-        batch.push_back(gate::make<S>(specs[g], A.bits(), B.bits(), C.bits(), out.bits(8 * g, 8)));
-      }
-      return batch;
+      return test::every_gate_batch<S>(A.bits(), B.bits(), C.bits(), out.bits());
     };
+    const std::size_t bits = 8 * test::all_specs().size();
     HostEngine engine(*keys_for(p).cloud, 1);
     for (const fz::LaunchShape shape : cs.shapes) {
       INFO("groups " << shape.groups << ", rotations per block " << shape.rotations);
       engine.set_fused_shape(shape);
       engine.chunks_run = 0;
-      const auto [cpu, fused] = cpu_and_mirror(f, engine, 8 * specs.size(), 6, batch_of);
+      const auto [cpu, fused] = cpu_and_mirror(f, engine, bits, 6, batch_of);
       CHECK(engine.chunks_run > 1);
       REQUIRE(fused == cpu);
-      const auto plain = decrypt_bits(f.key, fused);
-      for (std::size_t g = 0; g < specs.size(); ++g) {
-        for (int x = 0; x < 8; ++x) {
-          INFO("gate " << gate_kind_name(specs[g].kind) << " inputs " << x);
-          CHECK(plain[8 * g + x] == specs[g].evaluate(a[x], b[x], c[x]));
-        }
-      }
+      test::check_every_gate(decrypt_bits(f.key, fused), t);
     }
   }
 }

@@ -420,33 +420,17 @@ TEST_CASE("the kernels' whole data flow on the host equals the CPU backend word 
     test::SequentialFixture f(p);
     HostEngine engine(*keys_for(p).cloud);
     // Every gate kind on every input combination, one mixed batch.
-    std::vector<std::uint8_t> a(8), b(8), c(8);
-    for (int x = 0; x < 8; ++x) {
-      a[x] = x & 1;
-      b[x] = (x >> 1) & 1;
-      c[x] = (x >> 2) & 1;
-    }
-    auto A = encrypt(f.be, f.key, a, rng), B = encrypt(f.be, f.key, b, rng),
-         C = encrypt(f.be, f.key, c, rng);
-    const auto specs = torusgate::test::all_specs();
+    const test::TruthTableInputs t = test::truth_table_inputs();
+    auto A = encrypt(f.be, f.key, t.a, rng), B = encrypt(f.be, f.key, t.b, rng),
+         C = encrypt(f.be, f.key, t.c, rng);
     auto batch_of = [&](const BitBuffer<S>& out) {
-      std::vector<GateOp<S>> batch;
-      for (std::size_t g = 0; g < specs.size(); ++g) {
-        batch.push_back(gate::make<S>(specs[g], A.bits(), B.bits(), C.bits(), out.bits(8 * g, 8)));
-      }
-      return batch;
+      return test::every_gate_batch<S>(A.bits(), B.bits(), C.bits(), out.bits());
     };
-    const std::size_t bits = 8 * specs.size();
+    const std::size_t bits = 8 * test::all_specs().size();
     const auto [cpu, whole] = cpu_and_mirror(f, engine, bits, 1 << 20, batch_of);
     CHECK(engine.chunks_run == 1);
     CHECK(whole == cpu);
-    const auto plain = decrypt_bits(f.key, whole);
-    for (std::size_t g = 0; g < specs.size(); ++g) {
-      for (int x = 0; x < 8; ++x) {
-        INFO("gate " << gate_kind_name(specs[g].kind) << " inputs " << x);
-        CHECK(plain[8 * g + x] == specs[g].evaluate(a[x], b[x], c[x]));
-      }
-    }
+    test::check_every_gate(decrypt_bits(f.key, whole), t);
     // Chunked: chunks of 2, 3 and 6 rotations give the same words.
     for (std::uint64_t capacity : {2u, 3u, 6u}) {
       INFO("capacity " << capacity);
