@@ -227,6 +227,20 @@ std::string gpu_engine_description(const CudaOptions& gpu) {
   return d + ", " + gpu_key_switching_name(gpu.key_switching) + " key switching";
 }
 
+double nominal_fp64_per_bootstrap(const Parameters& p) {
+  const double M = p.polynomial_size / 2.0, k1 = p.glwe_dimension + 1.0;
+  const double rows = k1 * p.bk_level_count;
+  const double fft = 5.0 * M * std::log2(M);
+  const double step = (rows + k1) * fft + rows * k1 * M * 8.0 + (rows + k1) * M * 6.0;
+  return step * p.lwe_dimension;
+}
+
+double fourier_key_bytes_per_bootstrap(const Parameters& p) {
+  const double k1 = p.glwe_dimension + 1.0;
+  return static_cast<double>(p.lwe_dimension) * k1 * p.bk_level_count * k1 *
+         (p.polynomial_size / 2.0) * 16.0;
+}
+
 InvalidArgument gpu_options_not_for(const std::string& backend) {
   return InvalidArgument("--device, --memory-budget-mb, --no-cuda-graphs, --gpu-engine, "
                          "--fused-groups, --fused-rotations and --key-switching apply to the gpu "

@@ -106,6 +106,14 @@ std::string gpu_options_help(std::size_t column);
 // "cuFFT-batched blind rotation, gather key switching" and the like, for reports.
 std::string gpu_engine_description(const CudaOptions& gpu);
 
+// The work of one bootstrap, counted the same way for every engine (nominal, not measured):
+// per CMUX step (k+1)l forward and k+1 inverse complex FFTs of M = N/2 points at 5 M log2 M
+// flops each, (k+1)l(k+1)M complex multiply-adds at 8 and (k+1)(l+1)M twists and untwists at
+// 6 (tfhe_lib_128: 162,570,240 flops); and the bytes of Fourier key one bootstrap reads (from
+// L2 or device memory), n (k+1)l (k+1) M complex doubles (tfhe_lib_128: 61,931,520).
+double nominal_fp64_per_bootstrap(const Parameters& p);
+double fourier_key_bytes_per_bootstrap(const Parameters& p);
+
 // The InvalidArgument for GPU options given with a CPU backend.
 InvalidArgument gpu_options_not_for(const std::string& backend);
 

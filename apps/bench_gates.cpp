@@ -244,23 +244,6 @@ struct GpuRun {
   std::vector<BatchResult> results;
 };
 
-// The work of one bootstrap, counted the same way for every engine (nominal, not measured):
-// per CMUX step (k+1)l forward and k+1 inverse complex FFTs of M = N/2 points at 5 M log2 M
-// flops each, (k+1)l(k+1)M complex multiply-adds at 8, and (k+1)(l+1)M twists and untwists at
-// 6; and the bytes of Fourier key one bootstrap reads (from L2 or device memory).
-double nominal_fp64_per_bootstrap(const Parameters& p) {
-  const double M = p.polynomial_size / 2.0, k1 = p.glwe_dimension + 1.0;
-  const double rows = k1 * p.bk_level_count;
-  const double fft = 5.0 * M * std::log2(M);
-  const double step = (rows + k1) * fft + rows * k1 * M * 8.0 + (rows + k1) * M * 6.0;
-  return step * p.lwe_dimension;
-}
-double fourier_key_bytes_per_bootstrap(const Parameters& p) {
-  const double k1 = p.glwe_dimension + 1.0;
-  return static_cast<double>(p.lwe_dimension) * k1 * p.bk_level_count * k1 *
-         (p.polynomial_size / 2.0) * 16.0;
-}
-
 // The "results" array: one entry per batch size; on the GPU with its phases and roofline
 // figures (fp64_peak and key bytes as above; 0 peak: unknown).
 void write_results(std::ostream& os, const std::vector<BatchResult>& results, bool gpu,
@@ -300,13 +283,13 @@ void write_results(std::ostream& os, const std::vector<BatchResult>& results, bo
          << ", \"chunks\": " << g.chunks << ", \"chunk_capacity\": " << g.chunk_capacity
          << ", \"fused_groups\": " << g.fused_groups
          << ", \"fused_rotations_per_block\": " << g.fused_rotations << ",\n"
-         << indent << "   \"nominal_fp64_per_s\": " << json_number(rate * nominal_fp64_per_bootstrap(p))
+         << indent << "   \"nominal_fp64_per_s\": " << json_number(rate * apps::nominal_fp64_per_bootstrap(p))
          << ", \"fp64_percent_of_peak\": "
-         << json_number(fp64_peak > 0 ? 100.0 * rate * nominal_fp64_per_bootstrap(p) / fp64_peak : 0)
+         << json_number(fp64_peak > 0 ? 100.0 * rate * apps::nominal_fp64_per_bootstrap(p) / fp64_peak : 0)
          << ", \"blind_rotation_fp64_percent_of_peak\": "
-         << json_number(fp64_peak > 0 ? 100.0 * rotation_rate * nominal_fp64_per_bootstrap(p) / fp64_peak : 0)
+         << json_number(fp64_peak > 0 ? 100.0 * rotation_rate * apps::nominal_fp64_per_bootstrap(p) / fp64_peak : 0)
          << ", \"fourier_key_read_bytes_per_s\": "
-         << json_number(rate * fourier_key_bytes_per_bootstrap(p));
+         << json_number(rate * apps::fourier_key_bytes_per_bootstrap(p));
     }
     os << ", \"errors\": " << r.errors << "}";
   }
@@ -339,8 +322,8 @@ void write_json(std::ostream& os, const Options& o, const Parameters& p,
     os << "\n}\n";
     return;
   }
-  os << "  \"nominal_fp64_per_bootstrap\": " << json_number(nominal_fp64_per_bootstrap(p)) << ",\n"
-     << "  \"fourier_key_bytes_per_bootstrap\": " << json_number(fourier_key_bytes_per_bootstrap(p))
+  os << "  \"nominal_fp64_per_bootstrap\": " << json_number(apps::nominal_fp64_per_bootstrap(p)) << ",\n"
+     << "  \"fourier_key_bytes_per_bootstrap\": " << json_number(apps::fourier_key_bytes_per_bootstrap(p))
      << ",\n  \"runs\": [";
   for (std::size_t i = 0; i < gpu_runs.size(); ++i) {
     const GpuRun& run = gpu_runs[i];
@@ -511,10 +494,10 @@ int main(int argc, char** argv) try {
                     shape_text.c_str(), be.device_key_bytes() / 1e6, run.key_upload_s);
         run.results = run_all(be, secret, rng, o, errors);
         if (fp64_peak > 0) {
-          std::printf("nominal FP64 work %.1f MFLOP per bootstrap: ", nominal_fp64_per_bootstrap(params) / 1e6);
+          std::printf("nominal FP64 work %.1f MFLOP per bootstrap: ", apps::nominal_fp64_per_bootstrap(params) / 1e6);
           for (const BatchResult& r : run.results) {
             std::printf("%s%zu: %.2f%%", &r == &run.results.front() ? "" : ", ", r.batch,
-                        100.0 * r.batch / r.summary.median * nominal_fp64_per_bootstrap(params) /
+                        100.0 * r.batch / r.summary.median * apps::nominal_fp64_per_bootstrap(params) /
                             fp64_peak);
           }
           std::printf(" of the FP64 peak\n");
