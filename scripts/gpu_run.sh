@@ -10,8 +10,8 @@
 #   host    tests_gpu_host (CPU side of the backend)  -> tests_gpu_host.log
 #   test    tests_gpu without [slow]                  -> tests_gpu.log
 #   slow    tests_gpu [slow] (10^6 tfhe_lib_128 gates) -> tests_gpu_slow.log
-#   bench   bench_gates --backend gpu, both engines,   -> bench_gates_gpu_*.json/.log
-#           both key switchings
+#   bench   bench_gates --backend gpu, both engines,   -> bench_gates_gpu_*.json/.log,
+#           both key switchings, every fused shape        summary.md (scripts/gpu_summary.py)
 #   sanitize compute-sanitizer memcheck and racecheck  -> sanitize_*.log
 #           on a small batch of every engine
 #   profile Nsight Compute (ncu) counters of the fused -> profile_*.log
@@ -208,6 +208,8 @@ step_bench() {
   run_logged bench_gates_gpu_tfhe_lib_128_budget256mb "$bench" --backend gpu --params tfhe_lib_128 \
     --memory-budget-mb 256 --batch 16384 --reps 3 \
     --json "$out/bench_gates_gpu_tfhe_lib_128_budget256mb.json"
+  # Every report's tables and the issues' targets, docs-ready.
+  run_logged summary python3 "$repo_root/scripts/gpu_summary.py" "$out" --out "$out/summary.md"
 }
 
 tool_path() {  # name: on PATH or in the CUDA toolkit next to nvcc
