@@ -10,8 +10,10 @@
 // Workspaces (scratch, cuFFT plans and work area, graph) are made once per bucket size and
 // kept (least recently used dropped first); chunks follow the memory budget.
 // With CudaOptions::engine = fused, the blind rotation of a chunk is instead one kernel
-// (fused_kernels.cu: a block per rotation, accumulator in shared memory, its own FFT) against
-// a Fourier key in that FFT's order, made on the device by the same FFT.
+// (fused_kernels.cu: a block per 1 to 8 rotations, accumulators in shared memory, its own FFT)
+// against a Fourier key in that FFT's order, made on the device by the same FFT. Key
+// switching is the gather kernel or, with CudaOptions::key_switching = tensor_core, one
+// matrix product on the tensor cores (ks_gemm.cu) against the key's byte planes.
 #include "cuda_engine.hpp"
 
 #include <cuda_runtime.h>
