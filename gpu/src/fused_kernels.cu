@@ -28,8 +28,13 @@ __global__ void fused_key_kernel(const std::uint32_t* bk, std::size_t polys, Sha
   }
 }
 
+// k = 1: at most 384 threads per block (6 groups of 64, tfhe_lib_128's latency shape), which
+// caps the registers at 168 per thread; k = 2 keeps its registers (at most 256 threads).
 template <unsigned K1>
-__global__ void fused_blind_rotation_kernel(std::uint32_t* acc_global, const std::uint32_t* powers,
+constexpr int rotation_max_threads = K1 == 2 ? 384 : 256;
+
+template <unsigned K1>
+__global__ void __launch_bounds__(rotation_max_threads<K1>) fused_blind_rotation_kernel(std::uint32_t* acc_global, const std::uint32_t* powers,
                                             std::uint64_t capacity, Shape s,
                                             fused::LaunchShape shape, const Complex* key,
                                             fused::StepInputs in) {

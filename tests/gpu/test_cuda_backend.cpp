@@ -532,7 +532,18 @@ TEST_CASE("fused engine: ciphertexts equal the cuFFT engine's and the CPU backen
     for (const auto& [groups, rotations] : shapes) {
       INFO("fused_groups " << groups << ", fused_rotations_per_block " << rotations);
       CudaBackend& fused = gpu_with(p, fused_options(groups, GpuKeySwitching::gather, rotations));
-      const LweBatch from_fused = run_plan(fused, plan, encrypted);
+      LweBatch from_fused;
+      try {
+        from_fused = run_plan(fused, plan, encrypted);
+      } catch (const SystemError& e) {
+        // A forced shape larger than the kernel's registers allow is refused, with the reason;
+        // every kernel runs 256 threads (255 registers at most), so only bigger blocks may be.
+        const std::string what = e.what();
+        INFO(what);
+        CHECK(what.find("0 and 0 choose a shape that fits") != std::string::npos);
+        CHECK(groups * rotations * (p.polynomial_size / 16) > 256);
+        continue;
+      }
       CHECK(from_fused == from_cpu);
       CHECK(decrypt_bits(keys_for(p).secret, from_fused) == plan.expected());
       if (groups != 0) {
