@@ -190,7 +190,7 @@ step_bench() {
     --batch 1,64,1024,16384,65536 --reps "$reps" --json "$out/bench_gates_gpu_tfhe_lib_128.json"
   # The fused engine's launch shapes (groups per rotation x rotations per block), each forced
   # (both 0, the default, choose per batch size): the data to tune choose_shape with.
-  for shape in 1x1 2x1 6x1 1x2 1x4 1x8; do
+  for shape in 1x1 2x1 6x1 1x2 1x4; do
     run_logged "bench_gates_gpu_tfhe_lib_128_fused_$shape" "$bench" --backend gpu \
       --params tfhe_lib_128 --gpu-engine fused --fused-groups "${shape%x*}" \
       --fused-rotations "${shape#*x}" --batch 1,64,1024,16384 --reps 3 \
