@@ -1,6 +1,6 @@
 // The fused blind-rotation engine's block program (DESIGN.md section 6.1, item 2; TFHE,
-// J. Cryptology 2020, algorithm 3, with the external product of core/bootstrap.cpp): one block
-// per blind rotation keeps the accumulator in shared memory for all n CMUX steps; per step it
+// J. Cryptology 2020, algorithm 3, with the external product of core/bootstrap.cpp): a block
+// keeps its rotations' accumulators in shared memory for all n CMUX steps; per step it
 // rotates and decomposes the accumulator, folds and twists the digits, transforms them with
 // its own FFT (fused_fft.hpp), multiplies and accumulates against the step's key slice (read
 // from L2/HBM) in registers, transforms the k+1 products back, and untwists, rounds and adds
@@ -12,6 +12,7 @@
 // group c < k+1 transforms product c back; with R > 1 the rows' key spectra are staged in
 // shared memory once for the block's R rotations. Standard headers only: the host tests run
 // this program thread by thread (HostBlock) and compare it with core.
+//
 // The Fourier key of the fused engine: per GGSW i, row q, column c, the M spectrum points of
 // the folded and twisted key polynomial in this FFT's (bit-reversed) order, point 8t + r at
 // slot r*T + t, so that a warp's loads of one register are contiguous.
