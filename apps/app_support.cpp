@@ -219,10 +219,12 @@ std::string gpu_options_help(std::size_t column) {
 
 std::string gpu_engine_description(const CudaOptions& gpu) {
   std::string d = gpu.engine == GpuEngine::fused ? "fused blind rotation" : "cuFFT-batched blind rotation";
-  if (gpu.engine == GpuEngine::fused &&
-      (gpu.fused_groups != 0 || gpu.fused_rotations_per_block != 0)) {
-    d += " (" + std::to_string(std::max(gpu.fused_groups, 1u)) + " groups x " +
-         std::to_string(std::max(gpu.fused_rotations_per_block, 1u)) + " rotations per block)";
+  if (gpu.engine == GpuEngine::fused) {
+    d += gpu.fused_groups == 0 && gpu.fused_rotations_per_block == 0
+             ? " (launch shape chosen per batch)"
+             : " (" + std::to_string(std::max(gpu.fused_groups, 1u)) + " groups x " +
+                   std::to_string(std::max(gpu.fused_rotations_per_block, 1u)) +
+                   " rotations per block)";
   }
   return d + ", " + gpu_key_switching_name(gpu.key_switching) + " key switching";
 }

@@ -103,7 +103,8 @@ bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu);
 // the option, its text from column `column`).
 std::string gpu_options_help(std::size_t column);
 
-// "cuFFT-batched blind rotation, gather key switching" and the like, for reports.
+// "cuFFT-batched blind rotation, gather key switching", "fused blind rotation (launch shape
+// chosen per batch), tensor_core key switching" and the like, for reports.
 std::string gpu_engine_description(const CudaOptions& gpu);
 
 // The work of one bootstrap, counted the same way for every engine (nominal, not measured):

@@ -480,18 +480,9 @@ int main(int argc, char** argv) try {
                  << "  \"memory_budget_bytes\": " << o.gpu.memory_budget_bytes << ",\n";
           report = BackendReport{be.name(), 1, fields.str(), ""};
         }
-        std::string shape_text;
-        if (engine == GpuEngine::fused) {
-          shape_text = o.gpu.fused_groups == 0 && o.gpu.fused_rotations_per_block == 0
-                           ? ", launch shape automatic"
-                           : ", launch shape " + std::to_string(std::max(o.gpu.fused_groups, 1u)) +
-                                 " groups x " +
-                                 std::to_string(std::max(o.gpu.fused_rotations_per_block, 1u)) +
-                                 " rotations";
-        }
-        std::printf("\nengine %s, key switching %s%s: device key %.1f MB, made in %.2f s\n",
-                    gpu_engine_name(engine), gpu_key_switching_name(key_switching),
-                    shape_text.c_str(), be.device_key_bytes() / 1e6, run.key_upload_s);
+        std::printf("\n%s: device key %.1f MB, made in %.2f s\n",
+                    apps::gpu_engine_description(run.options).c_str(), be.device_key_bytes() / 1e6,
+                    run.key_upload_s);
         run.results = run_all(be, secret, rng, o, errors);
         if (fp64_peak > 0) {
           std::printf("nominal FP64 work %.1f MFLOP per bootstrap: ", apps::nominal_fp64_per_bootstrap(params) / 1e6);
