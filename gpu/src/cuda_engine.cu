@@ -180,6 +180,9 @@ struct CudaEngine::Impl {
   bool fused() const { return options.engine == GpuEngine::fused; }
   void run_rotation(Workspace& ws);
   void evaluate(const BatchPlan& plan);
+  // A synchronous copy of `words` 32-bit words, its device time into times.*field.
+  void timed_copy(void* dst, const void* src, std::size_t words, cudaMemcpyKind kind,
+                  double CudaPhaseTimes::*field);
 
   Shape shape;
   CudaOptions options;
@@ -598,28 +601,22 @@ std::shared_ptr<void> CudaEngine::allocate(std::size_t words) {
   });
 }
 
+void CudaEngine::Impl::timed_copy(void* dst, const void* src, std::size_t words,
+                                  cudaMemcpyKind kind, double CudaPhaseTimes::*field) {
+  DeviceGuard guard(info.index);
+  transfer_start->record(st());
+  if (words > 0) CUDA_TRY(cudaMemcpyAsync(dst, src, words * 4, kind, st()));
+  transfer_end->record(st());
+  CUDA_TRY(cudaStreamSynchronize(st()));
+  times.*field = transfer_end->since(*transfer_start);
+}
+
 void CudaEngine::copy_to_device(void* dst, const std::uint32_t* src, std::size_t words) {
-  DeviceGuard guard(impl_->info.index);
-  Impl& m = *impl_;
-  m.transfer_start->record(m.st());
-  if (words > 0) {
-    CUDA_TRY(cudaMemcpyAsync(dst, src, words * 4, cudaMemcpyHostToDevice, m.st()));
-  }
-  m.transfer_end->record(m.st());
-  CUDA_TRY(cudaStreamSynchronize(m.st()));
-  m.times.upload_ms = m.transfer_end->since(*m.transfer_start);
+  impl_->timed_copy(dst, src, words, cudaMemcpyHostToDevice, &CudaPhaseTimes::upload_ms);
 }
 
 void CudaEngine::copy_to_host(std::uint32_t* dst, const void* src, std::size_t words) {
-  DeviceGuard guard(impl_->info.index);
-  Impl& m = *impl_;
-  m.transfer_start->record(m.st());
-  if (words > 0) {
-    CUDA_TRY(cudaMemcpyAsync(dst, src, words * 4, cudaMemcpyDeviceToHost, m.st()));
-  }
-  m.transfer_end->record(m.st());
-  CUDA_TRY(cudaStreamSynchronize(m.st()));
-  m.times.download_ms = m.transfer_end->since(*m.transfer_start);
+  impl_->timed_copy(dst, src, words, cudaMemcpyDeviceToHost, &CudaPhaseTimes::download_ms);
 }
 
 void CudaEngine::evaluate(const BatchPlan& plan) { impl_->evaluate(plan); }
