@@ -108,12 +108,20 @@ __global__ void __launch_bounds__(ks_threads)
 
 }  // namespace
 
+void load_rotation_kernels() {
+  cudaFuncAttributes a{};
+  CUDA_TRY(cudaFuncGetAttributes(&a, accumulator_init_kernel));
+  CUDA_TRY(cudaFuncGetAttributes(&a, rotate_decompose_kernel));
+  CUDA_TRY(cudaFuncGetAttributes(&a, multiply_accumulate_kernel));
+  CUDA_TRY(cudaFuncGetAttributes(&a, untwist_round_add_kernel));
+}
+
 void launch_bk_fold_twist(const std::uint32_t* bk, std::size_t polys, const Shape& shape,
                           const Complex* twist, Complex* out, cudaStream_t stream) {
   const std::uint64_t total = grid::bk_fold_twist_size(polys, shape);
   if (total == 0) return;
-  bk_fold_twist_kernel<<<blocks_for(total), threads_per_block, 0, stream>>>(total, bk, shape,
-                                                                            twist, out);
+  TG_LAUNCH(bk_fold_twist_kernel, blocks_for(total), threads_per_block, 0, stream)
+  (total, bk, shape, twist, out);
   CUDA_CHECK_LAUNCH(bk_fold_twist_kernel, stream);
 }
 
@@ -121,8 +129,8 @@ void launch_free_gates(const OpDesc* ops, std::uint32_t op_count, std::uint64_t 
                        const Shape& shape, std::uint32_t* result_words, cudaStream_t stream) {
   const std::uint64_t total = grid::sample_words_size(results, shape);
   if (total == 0 || op_count == 0) return;
-  free_gates_kernel<<<blocks_for(total), threads_per_block, 0, stream>>>(total, ops, op_count,
-                                                                         shape, result_words);
+  TG_LAUNCH(free_gates_kernel, blocks_for(total), threads_per_block, 0, stream)
+  (total, ops, op_count, shape, result_words);
   CUDA_CHECK_LAUNCH(free_gates_kernel, stream);
 }
 
@@ -131,8 +139,8 @@ void launch_linear_combination(const BootOpDesc* ops, std::uint32_t op_count,
                                const Shape& shape, std::uint32_t* pre, cudaStream_t stream) {
   const std::uint64_t total = grid::sample_words_size(rotations, shape);
   if (total == 0 || op_count == 0) return;
-  linear_combination_kernel<<<blocks_for(total), threads_per_block, 0, stream>>>(
-      total, ops, op_count, rotation_begin, shape, pre);
+  TG_LAUNCH(linear_combination_kernel, blocks_for(total), threads_per_block, 0, stream)
+  (total, ops, op_count, rotation_begin, shape, pre);
   CUDA_CHECK_LAUNCH(linear_combination_kernel, stream);
 }
 
@@ -140,8 +148,8 @@ void launch_accumulator_init(const std::uint32_t* pre, std::uint64_t capacity, c
                              std::uint32_t* powers, std::uint32_t* acc, cudaStream_t stream) {
   const std::uint64_t total = grid::accumulator_init_size(capacity, shape);
   if (total == 0) return;
-  accumulator_init_kernel<<<blocks_for(total), threads_per_block, 0, stream>>>(
-      total, pre, capacity, shape, powers, acc);
+  TG_LAUNCH(accumulator_init_kernel, blocks_for(total), threads_per_block, 0, stream)
+  (total, pre, capacity, shape, powers, acc);
   CUDA_CHECK_LAUNCH(accumulator_init_kernel, stream);
 }
 
@@ -151,8 +159,8 @@ void launch_rotate_decompose(const std::uint32_t* acc, const std::uint32_t* powe
                              Complex* digits, cudaStream_t stream) {
   const std::uint64_t total = grid::polynomial_points_size(capacity, shape);
   if (total == 0) return;
-  rotate_decompose_kernel<<<blocks_for(total), threads_per_block, 0, stream>>>(
-      total, acc, powers, step, shape, gadget, twist, digits);
+  TG_LAUNCH(rotate_decompose_kernel, blocks_for(total), threads_per_block, 0, stream)
+  (total, acc, powers, step, shape, gadget, twist, digits);
   CUDA_CHECK_LAUNCH(rotate_decompose_kernel, stream);
 }
 
@@ -161,8 +169,8 @@ void launch_multiply_accumulate(const Complex* digits, const Complex* key_step,
                                 cudaStream_t stream) {
   const std::uint64_t total = grid::rotation_points_size(capacity, shape);
   if (total == 0) return;
-  multiply_accumulate_kernel<<<blocks_for(total), threads_per_block, 0, stream>>>(
-      total, digits, key_step, shape, product);
+  TG_LAUNCH(multiply_accumulate_kernel, blocks_for(total), threads_per_block, 0, stream)
+  (total, digits, key_step, shape, product);
   CUDA_CHECK_LAUNCH(multiply_accumulate_kernel, stream);
 }
 
@@ -171,8 +179,8 @@ void launch_untwist_round_add(const Complex* product, const Complex* untwist,
                               cudaStream_t stream) {
   const std::uint64_t total = grid::polynomial_points_size(capacity, shape);
   if (total == 0) return;
-  untwist_round_add_kernel<<<blocks_for(total), threads_per_block, 0, stream>>>(
-      total, product, untwist, shape, acc);
+  TG_LAUNCH(untwist_round_add_kernel, blocks_for(total), threads_per_block, 0, stream)
+  (total, product, untwist, shape, acc);
   CUDA_CHECK_LAUNCH(untwist_round_add_kernel, stream);
 }
 
@@ -182,8 +190,8 @@ void launch_sample_extract(const BootOpDesc* ops, std::uint32_t op_count, const 
                            cudaStream_t stream) {
   const std::uint64_t total = grid::extract_size(chunk, shape);
   if (total == 0 || op_count == 0) return;
-  sample_extract_kernel<<<blocks_for(total), threads_per_block, 0, stream>>>(
-      total, ops, op_count, chunk, acc, shape, extracted, result_index);
+  TG_LAUNCH(sample_extract_kernel, blocks_for(total), threads_per_block, 0, stream)
+  (total, ops, op_count, chunk, acc, shape, extracted, result_index);
   CUDA_CHECK_LAUNCH(sample_extract_kernel, stream);
 }
 
@@ -194,8 +202,8 @@ void launch_key_switch(const std::uint32_t* extracted, std::uint64_t jobs,
   if (jobs == 0) return;
   const dim3 grid_size(static_cast<unsigned>((jobs + ks_gates - 1) / ks_gates),
                        (ks.n + 1 + ks_threads - 1) / ks_threads);
-  key_switch_kernel<<<grid_size, ks_threads, 0, stream>>>(extracted, jobs, result_index, ksk, ks,
-                                                           result_words);
+  TG_LAUNCH(key_switch_kernel, grid_size, ks_threads, 0, stream)
+  (extracted, jobs, result_index, ksk, ks, result_words);
   CUDA_CHECK_LAUNCH(key_switch_kernel, stream);
 }
 
@@ -204,8 +212,8 @@ void launch_write_outputs(const OpDesc* ops, std::uint32_t op_count, std::uint64
                           cudaStream_t stream) {
   const std::uint64_t total = grid::sample_words_size(results, shape);
   if (total == 0 || op_count == 0) return;
-  write_outputs_kernel<<<blocks_for(total), threads_per_block, 0, stream>>>(total, ops, op_count,
-                                                                            shape, result_words);
+  TG_LAUNCH(write_outputs_kernel, blocks_for(total), threads_per_block, 0, stream)
+  (total, ops, op_count, shape, result_words);
   CUDA_CHECK_LAUNCH(write_outputs_kernel, stream);
 }
 

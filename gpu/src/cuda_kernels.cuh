@@ -48,6 +48,10 @@ void launch_multiply_accumulate(const Complex* digits, const Complex* key_step,
                                 std::uint64_t capacity, const Shape& shape, Complex* product,
                                 cudaStream_t stream);
 
+// Loads the kernels of the cuFFT engine's rotation (accumulator init and the three CMUX-step
+// kernels) into the context, so that capturing them into a graph loads nothing.
+void load_rotation_kernels();
+
 // CMUX step, kernel 3 (after the batched inverse transform): untwist, round, add into ACC.
 void launch_untwist_round_add(const Complex* product, const Complex* untwist,
                               std::uint64_t capacity, const Shape& shape, std::uint32_t* acc,

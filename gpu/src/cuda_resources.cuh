@@ -51,6 +51,20 @@ void check_launch(const char* kernel_name, cudaStream_t stream, const char* file
 #define CUDA_CHECK_LAUNCH(kernel_name, stream) \
   ::torusgate::gpu::detail::check_launch(#kernel_name, (stream), __FILE__, __LINE__)
 
+// A kernel launch, TG_LAUNCH(kernel, grid, block, shared_bytes, stream)(arguments...): the
+// triple-chevron launch under nvcc; under the CUDA emulator (gpu/emu), which compiles these
+// sources with the host compiler, the emulator's launcher.
+#if defined(TORUSGATE_CUDA_EMULATION)
+#define TG_LAUNCH(kernel, grid, block, shared_bytes, stream) \
+  ::cuda_emu::launcher(kernel, #kernel, grid, block, shared_bytes, stream)
+// The block's dynamic shared memory as `unsigned char name[]` (16-byte aligned).
+#define TG_DYNAMIC_SHARED(name) unsigned char* name = ::cuda_emu::dynamic_shared_memory()
+#else
+#define TG_LAUNCH(kernel, grid, block, shared_bytes, stream) \
+  kernel<<<grid, block, shared_bytes, stream>>>
+#define TG_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
+#endif
+
 // True when TORUSGATE_CUDA_DEBUG=1: no CUDA graphs, and a wait after every launch.
 bool cuda_debug_mode();
 

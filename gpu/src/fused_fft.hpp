@@ -29,6 +29,10 @@
 
 #include "kernel_math.hpp"
 
+#if defined(TORUSGATE_CUDA_EMULATION)
+#include <cuda_runtime.h>  // __syncthreads of the CUDA emulator (gpu/emu)
+#endif
+
 namespace torusgate::gpu::kernel::fused {
 
 inline constexpr unsigned points_per_thread = 8;
@@ -145,7 +149,7 @@ struct DeviceBlock {
     f(tid, regs);
   }
   TG_HD void sync() {
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) || defined(TORUSGATE_CUDA_EMULATION)
     __syncthreads();
 #endif
   }

@@ -17,7 +17,7 @@ namespace fused = kernel::fused;
 
 __global__ void fused_key_kernel(const std::uint32_t* bk, std::size_t polys, Shape s,
                                  const Complex* twist, const Complex* twiddles, Complex* out) {
-  extern __shared__ __align__(16) unsigned char shared[];
+  TG_DYNAMIC_SHARED(shared);
   Complex* buffer = reinterpret_cast<Complex*>(shared);
   fused::TransformRegs regs;
   fused::DeviceBlock<fused::TransformRegs> blk{regs, threadIdx.x};
@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(rotation_max_threads<K1>) fused_blind_rotation
                                             std::uint64_t capacity, Shape s,
                                             fused::LaunchShape shape, const Complex* key,
                                             fused::StepInputs in) {
-  extern __shared__ __align__(16) unsigned char shared[];
+  TG_DYNAMIC_SHARED(shared);
   const fused::BlockMemory mem = fused::block_memory(shared, shape, s);
   const std::uint32_t words = K1 * s.N, all_words = shape.rotations * words;
   fused::RotationRegs<K1> regs;
@@ -109,8 +109,8 @@ void launch_fused_key(const std::uint32_t* bk, std::size_t polys, const Shape& s
   const std::size_t shared = fused::buffer_points(shape.M()) * sizeof(Complex);
   allow_shared(fused_key_kernel, shared);
   const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>(polys, max_blocks));
-  fused_key_kernel<<<blocks, fused::fft_threads(shape.M()), shared, stream>>>(bk, polys, shape,
-                                                                              twist, twiddles, out);
+  TG_LAUNCH(fused_key_kernel, blocks, fused::fft_threads(shape.M()), shared, stream)
+  (bk, polys, shape, twist, twiddles, out);
   CUDA_CHECK_LAUNCH(fused_key_kernel, stream);
 }
 
@@ -136,13 +136,13 @@ void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers
   in.gadget = gadget;
   if (shape.k1() == 2) {
     allow_shared(fused_blind_rotation_kernel<2>, shared);
-    fused_blind_rotation_kernel<2><<<blocks, threads, shared, stream>>>(acc, powers, capacity,
-                                                                        shape, launch, key, in);
+    TG_LAUNCH(fused_blind_rotation_kernel<2>, blocks, threads, shared, stream)
+    (acc, powers, capacity, shape, launch, key, in);
     CUDA_CHECK_LAUNCH(fused_blind_rotation_kernel, stream);
   } else {
     allow_shared(fused_blind_rotation_kernel<3>, shared);
-    fused_blind_rotation_kernel<3><<<blocks, threads, shared, stream>>>(acc, powers, capacity,
-                                                                        shape, launch, key, in);
+    TG_LAUNCH(fused_blind_rotation_kernel<3>, blocks, threads, shared, stream)
+    (acc, powers, capacity, shape, launch, key, in);
     CUDA_CHECK_LAUNCH(fused_blind_rotation_kernel, stream);
   }
 }

@@ -107,8 +107,8 @@ void launch_key_switch_gemm(const std::uint32_t* extracted, std::uint64_t jobs,
   if (jobs == 0) return;
   const dim3 grid_size(static_cast<unsigned>(std::min(kg::gate_tiles(jobs), max_gate_blocks)),
                        layout.word_tiles());
-  key_switch_gemm_kernel<<<grid_size, kg::threads, 0, stream>>>(extracted, jobs, result_index,
-                                                                 matrix, ks, layout, result_words);
+  TG_LAUNCH(key_switch_gemm_kernel, grid_size, kg::threads, 0, stream)
+  (extracted, jobs, result_index, matrix, ks, layout, result_words);
   CUDA_CHECK_LAUNCH(key_switch_gemm_kernel, stream);
 }
 

@@ -5,6 +5,8 @@
 // unchanged, several backends at once, timings and workspace reuse; the fused engine and the
 // tensor-core key switching against the cuFFT engine and the CPU backend, word for word, for
 // every launch shape; [slow]: 10^6 tfhe_lib_128 gates with zero errors on each engine.
+// The same source builds tests_gpu_emulated: the backend compiled against the CUDA emulator
+// (gpu/emu) on the CPU, every case run with its batches capped (gates_for).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -38,6 +40,18 @@ static_assert(Backend<CudaBackend>);
 
 namespace {
 
+#if defined(TORUSGATE_GPU_TEST_EMULATED)
+constexpr bool emulated = true;
+#else
+constexpr bool emulated = false;
+#endif
+
+// A batch size: `on_gpu` in tests_gpu; at most `on_emulator` in tests_gpu_emulated, where the
+// CUDA emulator (gpu/emu) runs the same code on the CPU, thousands of times slower.
+std::size_t gates_for(std::size_t on_gpu, std::size_t on_emulator) {
+  return emulated ? std::min(on_gpu, on_emulator) : on_gpu;
+}
+
 // One backend per parameter set for the executable: the key goes up once. Never destroyed
 // (left to the process exit), so no CUDA call runs while the CUDA runtime shuts down.
 CudaBackend& gpu_for(const Parameters& p) {
@@ -47,16 +61,26 @@ CudaBackend& gpu_for(const Parameters& p) {
   return *be;
 }
 
-// One backend per parameter set and options (engine, launch shape, key switching).
+// One backend per parameter set and options (engine, launch shape, key switching). On the
+// emulator, whose device memory is the host's, only the 4 most recently made are kept (no
+// test holds more than 3 at once).
 CudaBackend& gpu_with(const Parameters& p, const CudaOptions& o) {
   static auto* cache = new std::map<std::string, std::unique_ptr<CudaBackend>>;
+  static auto* made = new std::vector<std::string>;
   const std::string id = p.name + "/" + gpu_engine_name(o.engine) + "/" +
                          std::to_string(o.fused_groups) + "x" +
                          std::to_string(o.fused_rotations_per_block) + "/" +
                          gpu_key_switching_name(o.key_switching) + "/" +
                          std::to_string(o.memory_budget_bytes);
   auto& be = (*cache)[id];
-  if (!be) be = std::make_unique<CudaBackend>(keys_for(p).cloud, o);
+  if (!be) {
+    if (emulated && made->size() == 4) {
+      cache->erase(made->front());
+      made->erase(made->begin());
+    }
+    be = std::make_unique<CudaBackend>(keys_for(p).cloud, o);
+    made->push_back(id);
+  }
   return *be;
 }
 
@@ -204,7 +228,8 @@ TEST_CASE("random mixed batches of 1 to 100k gates decrypt as on the CPU backend
     const std::uint64_t seed = catch_seed(0x51 + c.gates);
     INFO("parameter set " << c.params.name << ", " << c.gates << " gates, seed " << seed);
     Csprng rng = seeded_rng(seed);
-    const BatchPlan plan = random_plan(rng, c.gates, std::max<std::size_t>(c.gates, 128));
+    const std::size_t gates = gates_for(c.gates, c.params.insecure ? 3000 : 16);
+    const BatchPlan plan = random_plan(rng, gates, std::max<std::size_t>(gates, 128));
     const SecretKey& key = keys_for(c.params).secret;
     const LweBatch encrypted = encrypt_bits(key, plan.inputs, rng);
     CudaBackend& gpu = gpu_for(c.params);
@@ -226,7 +251,7 @@ TEST_CASE("GPU ciphertexts equal the CPU backend's word for word (exact FFT roun
     const std::uint64_t seed = catch_seed(0xe4ac7);
     INFO("parameter set " << p.name << ", seed " << seed);
     Csprng rng = seeded_rng(seed);
-    const BatchPlan plan = random_plan(rng, 500, 500);
+    const BatchPlan plan = random_plan(rng, gates_for(500, p.insecure ? 500 : 16), 500);
     const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
     const LweBatch from_gpu = run_plan(gpu_for(p), plan, encrypted);
     const LweBatch from_cpu = run_plan(cpu_for(p), plan, encrypted);
@@ -250,7 +275,7 @@ TEST_CASE("chunked and unchunked runs give identical ciphertexts", "[gpu]") {
     // Room for about 40 rotations: chunks of 32 (the largest bucket that fits).
     small.memory_budget_bytes = 40 * whole.bytes_per_rotation();
     CudaBackend chunked(keys_for(p).cloud, small);
-    const BatchPlan plan = random_plan(rng, p.insecure ? 3000 : 300, 400);
+    const BatchPlan plan = random_plan(rng, gates_for(p.insecure ? 3000 : 300, p.insecure ? 3000 : 40), 400);
     const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
     const LweBatch a = run_plan(whole, plan, encrypted);
     CHECK(whole.last_times().chunks == 1);
@@ -521,7 +546,7 @@ TEST_CASE("fused engine: ciphertexts equal the cuFFT engine's and the CPU backen
     const std::uint64_t seed = catch_seed(0xf05e);
     INFO("parameter set " << p.name << ", seed " << seed);
     Csprng rng = seeded_rng(seed);
-    const BatchPlan plan = random_plan(rng, p.insecure ? 500 : 200, 300);
+    const BatchPlan plan = random_plan(rng, gates_for(p.insecure ? 500 : 200, p.insecure ? 200 : 6), 300);
     const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
     const LweBatch from_cufft = run_plan(gpu_for(p), plan, encrypted);
     const LweBatch from_cpu = run_plan(cpu_for(p), plan, encrypted);
@@ -570,7 +595,8 @@ TEST_CASE("fused engine: every gate kind on every input combination and random b
     be.evaluate(test::every_gate_batch<S>(A.bits(), B.bits(), C.bits(), out.bits()));
     test::check_every_gate(decrypt(be, key, out.bits()), t);
   }
-  for (const std::size_t gates : {1u, 2u, 63u, 1000u, 10000u, 100000u}) {
+  for (const std::size_t written : {1u, 2u, 63u, 1000u, 10000u, 100000u}) {
+    const std::size_t gates = gates_for(written, 3000);
     const Parameters p = toy_insecure();
     const std::uint64_t seed = catch_seed(0xf0b + gates);
     INFO(gates << " gates, seed " << seed);
@@ -589,7 +615,7 @@ TEST_CASE("tensor-core key switching gives the gather kernel's words on both eng
     const std::uint64_t seed = catch_seed(0x7c);
     INFO("parameter set " << p.name << ", seed " << seed);
     Csprng rng = seeded_rng(seed);
-    const BatchPlan plan = random_plan(rng, 333, 300);
+    const BatchPlan plan = random_plan(rng, gates_for(333, p.insecure ? 333 : 8), 300);
     const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
     const LweBatch gather = run_plan(gpu_for(p), plan, encrypted);
     CudaOptions tc;
@@ -608,7 +634,7 @@ TEST_CASE("fused engine: chunked and unchunked runs give identical ciphertexts",
   small.memory_budget_bytes = 40 * whole.bytes_per_rotation();
   CudaBackend& chunked = gpu_with(p, small);
   CHECK(whole.bytes_per_rotation() < gpu_for(p).bytes_per_rotation());  // no spectra
-  const BatchPlan plan = random_plan(rng, 300, 400);
+  const BatchPlan plan = random_plan(rng, gates_for(300, 48), 400);
   const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
   const LweBatch a = run_plan(whole, plan, encrypted);
   const LweBatch b = run_plan(chunked, plan, encrypted);

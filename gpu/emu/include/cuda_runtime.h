@@ -1,0 +1,269 @@
+// The CUDA runtime API as the CUDA emulator (gpu/emu, docs/gpu.md section 7) provides it: the
+// subset the backend uses, run on the CPU. The backend's .cu sources compile unchanged
+// against this header with the host C++ compiler (target torusgate_gpu_emu), so their host
+// code and their kernels run in the CPU tests. Device memory is host memory tracked by the
+// emulator (every copy and FFT checks its ranges against live allocations); a kernel runs
+// block by block, each block's threads as fibers that meet at __syncthreads; streams run their
+// work when it is enqueued, or record it into a graph while captured. Not emulated: timing,
+// concurrency between streams, warp-synchronous behaviour without a barrier, per-kernel
+// register and __launch_bounds__ limits (docs/gpu.md lists what the emulator checks).
+#pragma once
+
+#ifndef TORUSGATE_CUDA_EMULATION
+#define TORUSGATE_CUDA_EMULATION 1
+#endif
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+// ---- qualifiers and built-in variables ---------------------------------------------------
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+// Block-shared: every thread (fiber) of a block runs on one OS thread, one block at a time.
+#define __shared__ static thread_local
+#define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+#define __restrict__ __restrict
+
+struct uint3 {
+  unsigned x = 0, y = 0, z = 0;
+};
+struct uint4 {
+  unsigned x = 0, y = 0, z = 0, w = 0;
+};
+struct dim3 {
+  unsigned x = 1, y = 1, z = 1;
+  constexpr dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) : x(vx), y(vy), z(vz) {}
+};
+
+// constinit: no dynamic initialisation, so no TLS wrapper call at every use.
+inline constinit thread_local uint3 threadIdx{};
+inline constinit thread_local uint3 blockIdx{};
+inline constinit thread_local dim3 blockDim{};
+inline constinit thread_local dim3 gridDim{};
+
+// ---- errors and handles -------------------------------------------------------------------
+
+enum cudaError_t {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,
+  cudaErrorMemoryAllocation = 2,
+  cudaErrorInitializationError = 3,
+  cudaErrorInvalidConfiguration = 9,
+  cudaErrorInvalidDeviceFunction = 98,
+  cudaErrorNoDevice = 100,
+  cudaErrorInvalidDevice = 101,
+  cudaErrorInvalidResourceHandle = 400,
+  cudaErrorIllegalState = 401,
+  cudaErrorNotReady = 600,
+  cudaErrorIllegalAddress = 700,
+  cudaErrorLaunchOutOfResources = 701,
+  cudaErrorAssert = 710,
+  cudaErrorHardwareStackError = 714,
+  cudaErrorIllegalInstruction = 715,
+  cudaErrorMisalignedAddress = 716,
+  cudaErrorLaunchFailure = 719,
+  cudaErrorStreamCaptureUnsupported = 900,
+  cudaErrorStreamCaptureInvalidated = 901,
+  cudaErrorStreamCaptureUnmatched = 903,
+  cudaErrorStreamCaptureWrongThread = 908,
+};
+using cudaError = cudaError_t;
+
+struct CUstream_st;
+struct CUevent_st;
+struct CUgraph_st;
+struct CUgraphExec_st;
+using cudaStream_t = CUstream_st*;
+using cudaEvent_t = CUevent_st*;
+using cudaGraph_t = CUgraph_st*;
+using cudaGraphExec_t = CUgraphExec_st*;
+
+enum cudaMemcpyKind {
+  cudaMemcpyHostToHost = 0,
+  cudaMemcpyHostToDevice = 1,
+  cudaMemcpyDeviceToHost = 2,
+  cudaMemcpyDeviceToDevice = 3,
+  cudaMemcpyDefault = 4,
+};
+
+enum cudaStreamCaptureMode {
+  cudaStreamCaptureModeGlobal = 0,
+  cudaStreamCaptureModeThreadLocal = 1,
+  cudaStreamCaptureModeRelaxed = 2,
+};
+enum cudaStreamCaptureStatus {
+  cudaStreamCaptureStatusNone = 0,
+  cudaStreamCaptureStatusActive = 1,
+  cudaStreamCaptureStatusInvalidated = 2,
+};
+
+constexpr unsigned cudaStreamDefault = 0;
+constexpr unsigned cudaStreamNonBlocking = 1;
+
+enum cudaDeviceAttr {
+  cudaDevAttrMaxThreadsPerBlock = 1,
+  cudaDevAttrMaxSharedMemoryPerBlock = 8,
+  cudaDevAttrClockRate = 13,
+  cudaDevAttrMultiProcessorCount = 16,
+  cudaDevAttrMemoryClockRate = 36,
+  cudaDevAttrGlobalMemoryBusWidth = 37,
+  cudaDevAttrComputeCapabilityMajor = 75,
+  cudaDevAttrComputeCapabilityMinor = 76,
+  cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
+  cudaDevAttrMemoryPoolsSupported = 115,
+};
+
+enum cudaFuncAttribute {
+  cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+};
+
+struct cudaDeviceProp {
+  char name[256] = {};
+  std::size_t totalGlobalMem = 0;
+  std::size_t sharedMemPerBlock = 0;
+  int maxThreadsPerBlock = 0;
+  int multiProcessorCount = 0;
+  int memoryBusWidth = 0;
+  int major = 0;
+  int minor = 0;
+  std::size_t sharedMemPerBlockOptin = 0;
+};
+
+struct cudaFuncAttributes {
+  std::size_t sharedSizeBytes = 0;
+  std::size_t constSizeBytes = 0;
+  std::size_t localSizeBytes = 0;
+  int maxThreadsPerBlock = 0;
+  int numRegs = 0;
+  int ptxVersion = 0;
+  int binaryVersion = 0;
+  int maxDynamicSharedSizeBytes = 0;
+};
+
+// ---- the runtime API ----------------------------------------------------------------------
+
+const char* cudaGetErrorName(cudaError_t error);
+const char* cudaGetErrorString(cudaError_t error);
+cudaError_t cudaGetLastError();
+cudaError_t cudaPeekAtLastError();
+
+cudaError_t cudaGetDeviceCount(int* count);
+cudaError_t cudaGetDevice(int* device);
+cudaError_t cudaSetDevice(int device);
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device);
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device);
+cudaError_t cudaDeviceSynchronize();
+cudaError_t cudaMemGetInfo(std::size_t* free_bytes, std::size_t* total_bytes);
+
+cudaError_t cudaMalloc(void** ptr, std::size_t bytes);
+cudaError_t cudaFree(void* ptr);
+cudaError_t cudaMallocAsync(void** ptr, std::size_t bytes, cudaStream_t stream);
+cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream);
+cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind);
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t stream = nullptr);
+cudaError_t cudaMemset(void* ptr, int value, std::size_t bytes);
+cudaError_t cudaMemsetAsync(void* ptr, int value, std::size_t bytes, cudaStream_t stream = nullptr);
+
+cudaError_t cudaStreamCreate(cudaStream_t* stream);
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags);
+cudaError_t cudaStreamDestroy(cudaStream_t stream);
+cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph);
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status);
+
+cudaError_t cudaEventCreate(cudaEvent_t* event);
+cudaError_t cudaEventDestroy(cudaEvent_t event);
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = nullptr);
+cudaError_t cudaEventSynchronize(cudaEvent_t event);
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph,
+                                 unsigned long long flags = 0);
+cudaError_t cudaGraphDestroy(cudaGraph_t graph);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream);
+
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, const void* func);
+cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value);
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void* func,
+                                                          int block_size,
+                                                          std::size_t dynamic_shared_bytes);
+
+template <class R, class... P>
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, R (*func)(P...)) {
+  return cudaFuncGetAttributes(attributes, reinterpret_cast<const void*>(func));
+}
+template <class R, class... P>
+cudaError_t cudaFuncSetAttribute(R (*func)(P...), cudaFuncAttribute attr, int value) {
+  return cudaFuncSetAttribute(reinterpret_cast<const void*>(func), attr, value);
+}
+template <class R, class... P>
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, R (*func)(P...),
+                                                          int block_size,
+                                                          std::size_t dynamic_shared_bytes) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      blocks, reinterpret_cast<const void*>(func), block_size, dynamic_shared_bytes);
+}
+
+// ---- device functions ---------------------------------------------------------------------
+
+namespace cuda_emu {
+// The block barrier: the calling fiber waits until every live thread of its block is there.
+void sync_threads();
+// The calling block's dynamic shared memory (the launch's third argument, in bytes).
+unsigned char* dynamic_shared_memory();
+// A device-side fault (an emulated trap): ends the kernel with cudaErrorLaunchFailure.
+[[noreturn]] void device_fault(const char* what);
+}  // namespace cuda_emu
+
+inline void __syncthreads() { cuda_emu::sync_threads(); }
+inline long long __double_as_longlong(double x) { return std::bit_cast<long long>(x); }
+
+// ---- kernel launches ----------------------------------------------------------------------
+
+namespace cuda_emu {
+
+struct LaunchConfig {
+  const void* kernel = nullptr;
+  const char* name = "";
+  dim3 grid, block;
+  std::size_t shared_bytes = 0;
+  cudaStream_t stream = nullptr;
+};
+
+// Validates the configuration (a bad one becomes the last error, as on a device), then runs
+// `thread` for every thread of the grid, or records the launch while the stream is captured.
+void launch(const LaunchConfig& config, std::function<void()> thread);
+
+template <class... P>
+struct Launcher {
+  void (*kernel)(P...);
+  LaunchConfig config;
+  template <class... A>
+  void operator()(A&&... args) const {
+    static_assert(sizeof...(A) == sizeof...(P), "a kernel launch with the wrong argument count");
+    // Arguments are converted and copied at the launch, as the CUDA runtime does.
+    std::tuple<std::decay_t<P>...> copies(static_cast<P>(std::forward<A>(args))...);
+    launch(config, [k = kernel, copies]() { std::apply(k, copies); });
+  }
+};
+
+template <class... P>
+Launcher<P...> launcher(void (*kernel)(P...), const char* name, dim3 grid, dim3 block,
+                        std::size_t shared_bytes, cudaStream_t stream) {
+  return Launcher<P...>{kernel, LaunchConfig{reinterpret_cast<const void*>(kernel), name, grid,
+                                             block, shared_bytes, stream}};
+}
+
+}  // namespace cuda_emu

@@ -1,0 +1,803 @@
+// The CUDA emulator's runtime API (gpu/emu/include/cuda_runtime.h): devices, device memory,
+// streams and their captures, events, graphs, kernel attributes and launches.
+//
+// Environment: TORUSGATE_CUDA_EMU_DEVICES (how many devices, default 2; 0 means none) and
+// TORUSGATE_CUDA_EMU_MEMORY_MIB (each device's memory, default 4096).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "emulator.hpp"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
+struct CUstream_st {
+  int device = 0;
+  bool is_default = false;
+  bool capturing = false;
+  bool invalidated = false;
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
+  std::thread::id capture_thread;
+  std::vector<std::function<void()>> nodes;
+};
+
+struct CUevent_st {
+  int device = 0;
+  bool recorded = false;
+  std::chrono::steady_clock::time_point when;
+};
+
+struct CUgraph_st {
+  std::vector<std::function<void()>> nodes;
+};
+
+struct CUgraphExec_st {
+  std::vector<std::function<void()>> nodes;
+};
+
+namespace cuda_emu {
+namespace {
+
+constexpr int max_threads_per_block = 1024;
+constexpr int default_shared_per_block = 48 * 1024;
+constexpr int optin_shared_per_block = 227 * 1024;
+constexpr int shared_per_multiprocessor = 228 * 1024;
+constexpr int max_threads_per_multiprocessor = 2048;
+constexpr int max_blocks_per_multiprocessor = 32;
+constexpr int multiprocessors = 4;
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const long x = std::strtol(v, &end, 10);
+  if (*end != '\0' || x < 0 || x > (1 << 20)) {
+    std::fprintf(stderr, "cuda emulator: ignoring %s=%s (not a count)\n", name, v);
+    return fallback;
+  }
+  return static_cast<int>(x);
+}
+
+struct Allocation {
+  std::size_t bytes = 0;
+  int device = 0;
+};
+
+struct State {
+  std::mutex mutex;
+  int device_count = env_int("TORUSGATE_CUDA_EMU_DEVICES", 2);
+  std::size_t capacity =
+      std::size_t(env_int("TORUSGATE_CUDA_EMU_MEMORY_MIB", 4096)) * std::size_t{1} << 20;
+  std::vector<std::size_t> used = std::vector<std::size_t>(device_count, 0);
+  std::map<std::uintptr_t, Allocation> allocations;
+  std::set<CUstream_st*> streams;
+  std::vector<std::unique_ptr<CUstream_st>> default_streams;
+  std::set<CUevent_st*> events;
+  std::set<CUgraph_st*> graphs;
+  std::set<CUgraphExec_st*> execs;
+  std::map<const void*, int> max_dynamic_shared;  // per kernel, set by cudaFuncSetAttribute
+  cudaError_t fault = cudaSuccess;
+  std::string fault_message;
+
+  State() {
+    for (int d = 0; d < device_count; ++d) {
+      auto s = std::make_unique<CUstream_st>();
+      s->device = d;
+      s->is_default = true;
+      default_streams.push_back(std::move(s));
+    }
+  }
+};
+
+State& state() {
+  static State* s = new State;  // never destroyed: buffers may be freed at process exit
+  return *s;
+}
+
+thread_local cudaError_t last_error = cudaSuccess;
+thread_local int this_device = 0;
+
+// The allocation that holds p (lock held), or allocations.end().
+std::map<std::uintptr_t, Allocation>::iterator find_allocation(State& s, const void* p) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  auto it = s.allocations.upper_bound(a);
+  if (it == s.allocations.begin()) return s.allocations.end();
+  --it;
+  if (a >= it->first + std::max<std::size_t>(it->second.bytes, 1)) return s.allocations.end();
+  return it;
+}
+
+// The stream a call names (lock held): nullptr is the current device's default stream.
+CUstream_st* resolve(State& s, cudaStream_t stream) {
+  if (stream == nullptr) {
+    if (this_device >= s.device_count) return nullptr;
+    return s.default_streams[this_device].get();
+  }
+  return s.streams.count(stream) != 0 ? stream : nullptr;
+}
+
+cudaError_t check_fault() {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  return s.fault;
+}
+
+#define EMU_ENTRY()                                   \
+  do {                                                \
+    const cudaError_t emu_fault_ = check_fault();     \
+    if (emu_fault_ != cudaSuccess) return fail(emu_fault_); \
+  } while (false)
+
+cudaError_t check_device() {
+  if (state().device_count == 0) return fail(cudaErrorNoDevice);
+  return cudaSuccess;
+}
+
+void copy_bytes(void* dst, const void* src, std::size_t bytes) {
+  if (bytes != 0) std::memmove(dst, src, bytes);
+}
+
+// Validates the ranges of a copy of `kind` (lock not held).
+cudaError_t check_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
+  if (bytes == 0) return cudaSuccess;
+  if (dst == nullptr || src == nullptr) return fail(cudaErrorInvalidValue);
+  const bool dst_device = is_device_pointer(dst), src_device = is_device_pointer(src);
+  bool want_dst = dst_device, want_src = src_device;
+  switch (kind) {
+    case cudaMemcpyHostToHost: want_dst = want_src = false; break;
+    case cudaMemcpyHostToDevice: want_dst = true, want_src = false; break;
+    case cudaMemcpyDeviceToHost: want_dst = false, want_src = true; break;
+    case cudaMemcpyDeviceToDevice: want_dst = want_src = true; break;
+    case cudaMemcpyDefault: break;
+    default: return fail(cudaErrorInvalidValue);
+  }
+  if (dst_device != want_dst || src_device != want_src) return fail(cudaErrorInvalidValue);
+  if (dst_device && !is_device_range(dst, bytes)) return fail(cudaErrorInvalidValue);
+  if (src_device && !is_device_range(src, bytes)) return fail(cudaErrorInvalidValue);
+  return cudaSuccess;
+}
+
+}  // namespace
+
+// ---- internals ----------------------------------------------------------------------------
+
+void set_fault(cudaError_t error, const std::string& message) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (s.fault == cudaSuccess) {
+    s.fault = error;
+    s.fault_message = message;
+  }
+  std::fprintf(stderr, "cuda emulator: %s\n", message.c_str());
+}
+
+cudaError_t fault() { return check_fault(); }
+
+cudaError_t fail(cudaError_t error) {
+  last_error = error;
+  return error;
+}
+
+int current_device() { return this_device; }
+
+bool is_device_pointer(const void* p) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  return find_allocation(s, p) != s.allocations.end();
+}
+
+bool is_device_range(const void* p, std::size_t bytes) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  const auto it = find_allocation(s, p);
+  if (it == s.allocations.end()) return false;
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  return a + bytes <= it->first + it->second.bytes;
+}
+
+cudaError_t allocate(void** p, std::size_t bytes) {
+  if (p == nullptr) return fail(cudaErrorInvalidValue);
+  *p = nullptr;
+  State& s = state();
+  if (this_device >= s.device_count) return fail(cudaErrorInvalidDevice);
+  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 255) / 256 * 256;
+  {
+    std::lock_guard lock(s.mutex);
+    if (s.used[this_device] + rounded > s.capacity) return fail(cudaErrorMemoryAllocation);
+    s.used[this_device] += rounded;
+  }
+  void* mem = std::aligned_alloc(256, rounded);
+  if (mem == nullptr) {
+    std::lock_guard lock(s.mutex);
+    s.used[this_device] -= rounded;
+    return fail(cudaErrorMemoryAllocation);
+  }
+  // Fresh device memory holds garbage, not zeros: a read before any write shows.
+  std::memset(mem, 0xA5, rounded);
+#if defined(__SANITIZE_ADDRESS__)
+  // The rounding is no device memory: AddressSanitizer reports an access to it.
+  ASAN_POISON_MEMORY_REGION(static_cast<char*>(mem) + bytes, rounded - bytes);
+#endif
+  std::lock_guard lock(s.mutex);
+  s.allocations[reinterpret_cast<std::uintptr_t>(mem)] = Allocation{bytes, this_device};
+  *p = mem;
+  return cudaSuccess;
+}
+
+cudaError_t release(void* p) {
+  if (p == nullptr) return cudaSuccess;
+  State& s = state();
+  {
+    std::lock_guard lock(s.mutex);
+    const auto it = s.allocations.find(reinterpret_cast<std::uintptr_t>(p));
+    if (it == s.allocations.end()) return fail(cudaErrorInvalidValue);
+    s.used[it->second.device] -= (std::max<std::size_t>(it->second.bytes, 1) + 255) / 256 * 256;
+    s.allocations.erase(it);
+  }
+  std::free(p);  // AddressSanitizer unpoisons the block when it hands it out again
+  return cudaSuccess;
+}
+
+cudaError_t enqueue(cudaStream_t stream, std::function<void()> work, bool needs_current_device) {
+  State& s = state();
+  {
+    std::lock_guard lock(s.mutex);
+    CUstream_st* st = resolve(s, stream);
+    if (st == nullptr) return fail(cudaErrorInvalidResourceHandle);
+    if (needs_current_device && st->device != this_device) {
+      return fail(cudaErrorInvalidResourceHandle);
+    }
+    if (st->capturing) {
+      st->nodes.push_back(std::move(work));
+      return cudaSuccess;
+    }
+  }
+  work();
+  return cudaSuccess;
+}
+
+bool refuse_during_capture(const char* call) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  bool refused = false;
+  for (CUstream_st* st : s.streams) {
+    if (st->capturing && st->mode != cudaStreamCaptureModeRelaxed &&
+        (st->mode == cudaStreamCaptureModeGlobal ||
+         st->capture_thread == std::this_thread::get_id())) {
+      st->invalidated = true;
+      refused = true;
+    }
+  }
+  if (refused) {
+    std::fprintf(stderr, "cuda emulator: %s during a stream capture invalidates the capture\n",
+                 call);
+  }
+  return refused;
+}
+
+}  // namespace cuda_emu
+
+using namespace cuda_emu;
+
+// ---- errors -------------------------------------------------------------------------------
+
+const char* cudaGetErrorName(cudaError_t error) {
+  switch (error) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    case cudaErrorInitializationError: return "cudaErrorInitializationError";
+    case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
+    case cudaErrorInvalidDeviceFunction: return "cudaErrorInvalidDeviceFunction";
+    case cudaErrorNoDevice: return "cudaErrorNoDevice";
+    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
+    case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
+    case cudaErrorIllegalState: return "cudaErrorIllegalState";
+    case cudaErrorNotReady: return "cudaErrorNotReady";
+    case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
+    case cudaErrorLaunchOutOfResources: return "cudaErrorLaunchOutOfResources";
+    case cudaErrorAssert: return "cudaErrorAssert";
+    case cudaErrorHardwareStackError: return "cudaErrorHardwareStackError";
+    case cudaErrorIllegalInstruction: return "cudaErrorIllegalInstruction";
+    case cudaErrorMisalignedAddress: return "cudaErrorMisalignedAddress";
+    case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+    case cudaErrorStreamCaptureUnsupported: return "cudaErrorStreamCaptureUnsupported";
+    case cudaErrorStreamCaptureInvalidated: return "cudaErrorStreamCaptureInvalidated";
+    case cudaErrorStreamCaptureUnmatched: return "cudaErrorStreamCaptureUnmatched";
+    case cudaErrorStreamCaptureWrongThread: return "cudaErrorStreamCaptureWrongThread";
+  }
+  return "cudaErrorUnknown";
+}
+
+const char* cudaGetErrorString(cudaError_t error) {
+  switch (error) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
+    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
+    case cudaErrorLaunchFailure: return "unspecified launch failure (emulated device fault)";
+    case cudaErrorStreamCaptureUnsupported:
+      return "operation not permitted when stream is capturing";
+    case cudaErrorStreamCaptureInvalidated:
+      return "operation failed due to a previous error during capture";
+    default: return cudaGetErrorName(error);
+  }
+}
+
+cudaError_t cudaGetLastError() {
+  const cudaError_t f = check_fault();
+  if (f != cudaSuccess) return f;
+  const cudaError_t e = last_error;
+  last_error = cudaSuccess;
+  return e;
+}
+
+cudaError_t cudaPeekAtLastError() {
+  const cudaError_t f = check_fault();
+  return f != cudaSuccess ? f : last_error;
+}
+
+// ---- devices ------------------------------------------------------------------------------
+
+cudaError_t cudaGetDeviceCount(int* count) {
+  if (count == nullptr) return fail(cudaErrorInvalidValue);
+  *count = state().device_count;
+  return check_device();
+}
+
+cudaError_t cudaGetDevice(int* device) {
+  if (device == nullptr) return fail(cudaErrorInvalidValue);
+  *device = this_device;
+  return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int device) {
+  if (device < 0 || device >= state().device_count) return fail(cudaErrorInvalidDevice);
+  this_device = device;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
+  if (prop == nullptr) return fail(cudaErrorInvalidValue);
+  if (device < 0 || device >= state().device_count) return fail(cudaErrorInvalidDevice);
+  *prop = cudaDeviceProp{};
+  std::snprintf(prop->name, sizeof prop->name, "torusgate CUDA emulator (CPU)");
+  prop->totalGlobalMem = state().capacity;
+  prop->sharedMemPerBlock = default_shared_per_block;
+  prop->sharedMemPerBlockOptin = optin_shared_per_block;
+  prop->maxThreadsPerBlock = max_threads_per_block;
+  prop->multiProcessorCount = multiprocessors;
+  prop->memoryBusWidth = 64;
+  prop->major = 9;
+  prop->minor = 0;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+  if (value == nullptr) return fail(cudaErrorInvalidValue);
+  if (device < 0 || device >= state().device_count) return fail(cudaErrorInvalidDevice);
+  switch (attr) {
+    case cudaDevAttrMaxThreadsPerBlock: *value = max_threads_per_block; break;
+    case cudaDevAttrMaxSharedMemoryPerBlock: *value = default_shared_per_block; break;
+    case cudaDevAttrClockRate: *value = 1000000; break;
+    case cudaDevAttrMultiProcessorCount: *value = multiprocessors; break;
+    case cudaDevAttrMemoryClockRate: *value = 1000000; break;
+    case cudaDevAttrGlobalMemoryBusWidth: *value = 64; break;
+    case cudaDevAttrComputeCapabilityMajor: *value = 9; break;
+    case cudaDevAttrComputeCapabilityMinor: *value = 0; break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = optin_shared_per_block; break;
+    case cudaDevAttrMemoryPoolsSupported: *value = 1; break;
+    default: return fail(cudaErrorInvalidValue);
+  }
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize() {
+  EMU_ENTRY();
+  if (refuse_during_capture("cudaDeviceSynchronize")) {
+    return fail(cudaErrorStreamCaptureUnsupported);
+  }
+  return check_device();
+}
+
+cudaError_t cudaMemGetInfo(std::size_t* free_bytes, std::size_t* total_bytes) {
+  EMU_ENTRY();
+  if (free_bytes == nullptr || total_bytes == nullptr) return fail(cudaErrorInvalidValue);
+  State& s = state();
+  if (this_device >= s.device_count) return fail(cudaErrorInvalidDevice);
+  std::lock_guard lock(s.mutex);
+  *total_bytes = s.capacity;
+  *free_bytes = s.capacity - s.used[this_device];
+  return cudaSuccess;
+}
+
+// ---- memory -------------------------------------------------------------------------------
+
+cudaError_t cudaMalloc(void** ptr, std::size_t bytes) {
+  EMU_ENTRY();
+  if (refuse_during_capture("cudaMalloc")) return fail(cudaErrorStreamCaptureUnsupported);
+  return allocate(ptr, bytes);
+}
+
+cudaError_t cudaFree(void* ptr) {
+  EMU_ENTRY();
+  if (refuse_during_capture("cudaFree")) return fail(cudaErrorStreamCaptureUnsupported);
+  return release(ptr);
+}
+
+cudaError_t cudaMallocAsync(void** ptr, std::size_t bytes, cudaStream_t stream) {
+  EMU_ENTRY();
+  {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    CUstream_st* st = resolve(s, stream);
+    if (st == nullptr) return fail(cudaErrorInvalidResourceHandle);
+    if (st->capturing) {
+      // A memory node would give its address only at replay; the backend never needs one.
+      std::fprintf(stderr, "cuda emulator: cudaMallocAsync on a capturing stream is not emulated\n");
+      st->invalidated = true;
+      return fail(cudaErrorStreamCaptureUnsupported);
+    }
+  }
+  return allocate(ptr, bytes);
+}
+
+cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream) {
+  EMU_ENTRY();
+  {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    CUstream_st* st = resolve(s, stream);
+    if (st == nullptr) return fail(cudaErrorInvalidResourceHandle);
+    if (st->capturing) {
+      std::fprintf(stderr, "cuda emulator: cudaFreeAsync on a capturing stream is not emulated\n");
+      st->invalidated = true;
+      return fail(cudaErrorStreamCaptureUnsupported);
+    }
+  }
+  return release(ptr);
+}
+
+cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
+  EMU_ENTRY();
+  if (refuse_during_capture("cudaMemcpy")) return fail(cudaErrorStreamCaptureUnsupported);
+  if (const cudaError_t e = check_copy(dst, src, bytes, kind); e != cudaSuccess) return e;
+  copy_bytes(dst, src, bytes);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t stream) {
+  EMU_ENTRY();
+  if (const cudaError_t e = check_copy(dst, src, bytes, kind); e != cudaSuccess) return e;
+  return enqueue(stream, [=] { copy_bytes(dst, src, bytes); }, false);
+}
+
+cudaError_t cudaMemset(void* ptr, int value, std::size_t bytes) {
+  EMU_ENTRY();
+  if (refuse_during_capture("cudaMemset")) return fail(cudaErrorStreamCaptureUnsupported);
+  if (bytes == 0) return cudaSuccess;
+  if (!is_device_range(ptr, bytes)) return fail(cudaErrorInvalidValue);
+  std::memset(ptr, value, bytes);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemsetAsync(void* ptr, int value, std::size_t bytes, cudaStream_t stream) {
+  EMU_ENTRY();
+  if (bytes == 0) return cudaSuccess;
+  if (!is_device_range(ptr, bytes)) return fail(cudaErrorInvalidValue);
+  return enqueue(stream, [=] { std::memset(ptr, value, bytes); }, false);
+}
+
+// ---- streams and captures -----------------------------------------------------------------
+
+cudaError_t cudaStreamCreate(cudaStream_t* stream) {
+  return cudaStreamCreateWithFlags(stream, cudaStreamDefault);
+}
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags) {
+  EMU_ENTRY();
+  if (stream == nullptr || flags > cudaStreamNonBlocking) return fail(cudaErrorInvalidValue);
+  if (const cudaError_t e = check_device(); e != cudaSuccess) return e;
+  auto* s = new CUstream_st;
+  s->device = this_device;
+  State& st = state();
+  std::lock_guard lock(st.mutex);
+  st.streams.insert(s);
+  *stream = s;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (stream == nullptr || s.streams.erase(stream) == 0) {
+    return fail(cudaErrorInvalidResourceHandle);
+  }
+  delete stream;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  EMU_ENTRY();
+  {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (resolve(s, stream) == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  }
+  if (refuse_during_capture("cudaStreamSynchronize")) {
+    return fail(cudaErrorStreamCaptureUnsupported);
+  }
+  return cudaSuccess;  // work runs when it is enqueued
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode) {
+  EMU_ENTRY();
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  CUstream_st* st = resolve(s, stream);
+  if (st == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  if (st->is_default) return fail(cudaErrorStreamCaptureUnsupported);
+  if (st->capturing) return fail(cudaErrorIllegalState);
+  st->capturing = true;
+  st->invalidated = false;
+  st->mode = mode;
+  st->capture_thread = std::this_thread::get_id();
+  st->nodes.clear();
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
+  if (graph == nullptr) return fail(cudaErrorInvalidValue);
+  *graph = nullptr;
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  CUstream_st* st = resolve(s, stream);
+  if (st == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  if (!st->capturing) return fail(cudaErrorIllegalState);
+  if (st->mode != cudaStreamCaptureModeRelaxed &&
+      st->capture_thread != std::this_thread::get_id()) {
+    return fail(cudaErrorStreamCaptureWrongThread);
+  }
+  st->capturing = false;
+  std::vector<std::function<void()>> nodes;
+  nodes.swap(st->nodes);
+  if (st->invalidated) return fail(cudaErrorStreamCaptureInvalidated);
+  auto* g = new CUgraph_st;
+  g->nodes = std::move(nodes);
+  s.graphs.insert(g);
+  *graph = g;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) {
+  if (status == nullptr) return fail(cudaErrorInvalidValue);
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  CUstream_st* st = resolve(s, stream);
+  if (st == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  *status = !st->capturing    ? cudaStreamCaptureStatusNone
+            : st->invalidated ? cudaStreamCaptureStatusInvalidated
+                              : cudaStreamCaptureStatusActive;
+  return cudaSuccess;
+}
+
+// ---- events -------------------------------------------------------------------------------
+
+cudaError_t cudaEventCreate(cudaEvent_t* event) {
+  EMU_ENTRY();
+  if (event == nullptr) return fail(cudaErrorInvalidValue);
+  if (const cudaError_t e = check_device(); e != cudaSuccess) return e;
+  auto* ev = new CUevent_st;
+  ev->device = this_device;
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  s.events.insert(ev);
+  *event = ev;
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (event == nullptr || s.events.erase(event) == 0) return fail(cudaErrorInvalidResourceHandle);
+  delete event;
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  EMU_ENTRY();
+  {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (s.events.count(event) == 0) return fail(cudaErrorInvalidResourceHandle);
+    CUstream_st* st = resolve(s, stream);
+    if (st == nullptr || st->device != event->device) return fail(cudaErrorInvalidResourceHandle);
+  }
+  return enqueue(
+      stream,
+      [event] {
+        event->recorded = true;
+        event->when = std::chrono::steady_clock::now();
+      },
+      false);
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  EMU_ENTRY();
+  if (refuse_during_capture("cudaEventSynchronize")) {
+    return fail(cudaErrorStreamCaptureUnsupported);
+  }
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (s.events.count(event) == 0) return fail(cudaErrorInvalidResourceHandle);
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  EMU_ENTRY();
+  if (ms == nullptr) return fail(cudaErrorInvalidValue);
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (s.events.count(start) == 0 || s.events.count(end) == 0) {
+    return fail(cudaErrorInvalidResourceHandle);
+  }
+  if (!start->recorded || !end->recorded) return fail(cudaErrorInvalidResourceHandle);
+  *ms = std::chrono::duration<float, std::milli>(end->when - start->when).count();
+  return cudaSuccess;
+}
+
+// ---- graphs -------------------------------------------------------------------------------
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long) {
+  EMU_ENTRY();
+  if (exec == nullptr) return fail(cudaErrorInvalidValue);
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (s.graphs.count(graph) == 0) return fail(cudaErrorInvalidResourceHandle);
+  auto* e = new CUgraphExec_st;
+  e->nodes = graph->nodes;
+  s.execs.insert(e);
+  *exec = e;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (s.graphs.erase(graph) == 0) return fail(cudaErrorInvalidResourceHandle);
+  delete graph;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (s.execs.erase(exec) == 0) return fail(cudaErrorInvalidResourceHandle);
+  delete exec;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+  EMU_ENTRY();
+  {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (s.execs.count(exec) == 0) return fail(cudaErrorInvalidResourceHandle);
+  }
+  return enqueue(
+      stream,
+      [exec] {
+        for (const auto& node : exec->nodes) {
+          if (check_fault() != cudaSuccess) return;
+          node();
+        }
+      },
+      true);
+}
+
+// ---- kernels ------------------------------------------------------------------------------
+
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, const void* func) {
+  EMU_ENTRY();
+  if (attributes == nullptr || func == nullptr) return fail(cudaErrorInvalidDeviceFunction);
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  *attributes = cudaFuncAttributes{};
+  attributes->maxThreadsPerBlock = max_threads_per_block;
+  const auto it = s.max_dynamic_shared.find(func);
+  attributes->maxDynamicSharedSizeBytes =
+      it != s.max_dynamic_shared.end() ? it->second : default_shared_per_block;
+  return cudaSuccess;
+}
+
+cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) {
+  EMU_ENTRY();
+  if (func == nullptr) return fail(cudaErrorInvalidDeviceFunction);
+  if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 ||
+      value > optin_shared_per_block) {
+    return fail(cudaErrorInvalidValue);
+  }
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  s.max_dynamic_shared[func] = value;
+  return cudaSuccess;
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void* func,
+                                                          int block_size,
+                                                          std::size_t dynamic_shared_bytes) {
+  EMU_ENTRY();
+  if (blocks == nullptr || func == nullptr || block_size <= 0 ||
+      block_size > max_threads_per_block) {
+    return fail(cudaErrorInvalidValue);
+  }
+  const int by_threads = max_threads_per_multiprocessor / block_size;
+  const int by_shared =
+      static_cast<int>(shared_per_multiprocessor / (dynamic_shared_bytes + 1024));
+  *blocks = std::min({by_threads, by_shared, max_blocks_per_multiprocessor});
+  return cudaSuccess;
+}
+
+namespace cuda_emu {
+
+void launch(const LaunchConfig& config, std::function<void()> thread) {
+  if (const cudaError_t f = check_fault(); f != cudaSuccess) {
+    fail(f);
+    return;
+  }
+  const dim3 g = config.grid, b = config.block;
+  const unsigned long long threads = 1ull * b.x * b.y * b.z;
+  if (g.x == 0 || g.y == 0 || g.z == 0 || g.x > 0x7fffffffu || g.y > 65535 || g.z > 65535 ||
+      threads == 0 || threads > max_threads_per_block || b.x > 1024 || b.y > 1024 || b.z > 64) {
+    std::fprintf(stderr, "cuda emulator: %s: grid (%u, %u, %u) x block (%u, %u, %u) is invalid\n",
+                 config.name, g.x, g.y, g.z, b.x, b.y, b.z);
+    fail(cudaErrorInvalidConfiguration);
+    return;
+  }
+  int shared_limit = default_shared_per_block;
+  {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    const auto it = s.max_dynamic_shared.find(config.kernel);
+    if (it != s.max_dynamic_shared.end()) shared_limit = it->second;
+  }
+  if (config.shared_bytes > static_cast<std::size_t>(shared_limit)) {
+    std::fprintf(stderr,
+                 "cuda emulator: %s: %zu bytes of dynamic shared memory above the kernel's "
+                 "limit of %d (cudaFuncAttributeMaxDynamicSharedMemorySize)\n",
+                 config.name, config.shared_bytes, shared_limit);
+    fail(cudaErrorInvalidValue);
+    return;
+  }
+  const cudaError_t e = enqueue(
+      config.stream,
+      [config, thread = std::move(thread)] {
+        if (check_fault() != cudaSuccess) return;
+        std::string message;
+        if (!run_grid(config, thread, message)) set_fault(cudaErrorLaunchFailure, message);
+      },
+      true);
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "cuda emulator: %s: launched on a stream of another device\n",
+                 config.name);
+  }
+}
+
+}  // namespace cuda_emu

@@ -1,0 +1,465 @@
+// The CUDA emulator's threads. The blocks of a grid run on several OS threads at once
+// (TORUSGATE_CUDA_EMU_THREADS, default: the cores), each with its own fibers, built-in
+// variables and static __shared__ arrays. The threads of a block are fibers (own stacks,
+// switched cooperatively), each run until it returns or reaches __syncthreads; a barrier
+// opens when every thread of the block waits. Threads that wait while others of the block
+// have returned (a barrier in divergent code, undefined behaviour in CUDA) are a device
+// fault, as is an exception thrown by kernel code or a wmma misuse (device_fault). Which
+// __syncthreads a thread waits at is not compared: the host compiler may duplicate a
+// barrier's code into both arms of a branch, which nvcc never does to a barrier (a
+// convergent operation).
+//
+// A kernel whose launch completed without reaching a barrier is remembered, and its later
+// launches run each thread as a plain call (no fiber: several times faster); a barrier there
+// is a fault that names TORUSGATE_CUDA_EMU_FIBERS=always, which keeps every kernel on fibers.
+//
+// The fiber switch is a few instructions of x86-64 assembly (the callee-saved registers and
+// the stack pointer; kernels never change the floating-point control state, which all fibers
+// share); other machines and AddressSanitizer builds use ucontext.
+#include <cuda_runtime.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "emulator.hpp"
+
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define TG_EMU_ASM_SWITCH 1
+#else
+#include <ucontext.h>
+#endif
+
+namespace cuda_emu {
+namespace {
+
+constexpr std::size_t stack_bytes = std::size_t{256} << 10;
+
+struct Fiber;
+[[noreturn]] void fiber_main(Fiber* fiber);
+
+}  // namespace
+}  // namespace cuda_emu
+
+#if defined(TG_EMU_ASM_SWITCH)
+extern "C" {
+// Saves the callee-saved state on the current stack, stores its pointer in *save and
+// continues on the stack `load` (made by tg_emu_switch or by fiber_init below).
+void tg_emu_switch(void** save, void* load);
+// A new fiber's first return address: calls fiber_main(r12).
+void tg_emu_fiber_start();
+[[noreturn]] void tg_emu_fiber_entry(void* fiber) {
+  cuda_emu::fiber_main(static_cast<cuda_emu::Fiber*>(fiber));
+}
+}
+asm(R"(
+  .text
+  .globl tg_emu_switch
+  .type tg_emu_switch, @function
+tg_emu_switch:
+  .cfi_startproc
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .cfi_endproc
+  .size tg_emu_switch, .-tg_emu_switch
+
+  .globl tg_emu_fiber_start
+  .type tg_emu_fiber_start, @function
+tg_emu_fiber_start:
+  movq %r12, %rdi
+  call tg_emu_fiber_entry@PLT
+  ud2
+  .size tg_emu_fiber_start, .-tg_emu_fiber_start
+)");
+#endif
+
+namespace cuda_emu {
+namespace {
+
+enum class FiberState { ready, waiting, done };
+
+struct Stack {
+  unsigned char* base = nullptr;  // the mapping; its lowest page is a guard page
+  std::size_t bytes = 0;
+  Stack() {
+    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    bytes = stack_bytes + page;
+    void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) throw std::runtime_error("cuda emulator: cannot map a fiber stack");
+    base = static_cast<unsigned char*>(m);
+    mprotect(base, page, PROT_NONE);  // an overflow faults instead of corrupting memory
+  }
+  ~Stack() { munmap(base, bytes); }
+  Stack(const Stack&) = delete;
+  Stack& operator=(const Stack&) = delete;
+  unsigned char* top() const { return base + bytes; }
+};
+
+struct Fiber {
+  std::unique_ptr<Stack> stack = std::make_unique<Stack>();
+#if defined(TG_EMU_ASM_SWITCH)
+  void* sp = nullptr;
+#else
+  ucontext_t context{};
+#endif
+  uint3 tid;
+  FiberState state = FiberState::ready;
+};
+
+// One per OS thread: blocks run one at a time on it.
+struct Scheduler {
+#if defined(TG_EMU_ASM_SWITCH)
+  void* main_sp = nullptr;
+#else
+  ucontext_t main_context{};
+#endif
+  std::vector<std::unique_ptr<Fiber>> fibers;  // reused across blocks and launches
+  Fiber* current = nullptr;
+  const std::function<void()>* body = nullptr;
+  unsigned char* dynamic_shared = nullptr;
+  bool direct = false;          // threads run as plain calls (a kernel without barriers)
+  std::uint64_t barriers = 0;   // barriers reached in this grid on this OS thread
+  bool faulted = false;
+  std::string fault;
+};
+
+thread_local Scheduler scheduler;
+
+void to_scheduler(Fiber* f) {
+#if defined(TG_EMU_ASM_SWITCH)
+  tg_emu_switch(&f->sp, scheduler.main_sp);
+#else
+  swapcontext(&f->context, &scheduler.main_context);
+#endif
+}
+
+void to_fiber(Fiber* f) {
+#if defined(TG_EMU_ASM_SWITCH)
+  tg_emu_switch(&scheduler.main_sp, f->sp);
+#else
+  swapcontext(&scheduler.main_context, &f->context);
+#endif
+}
+
+std::string where(const uint3& tid) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "block (%u, %u, %u), thread (%u, %u, %u)", blockIdx.x,
+                blockIdx.y, blockIdx.z, tid.x, tid.y, tid.z);
+  return buf;
+}
+
+void fiber_main(Fiber* f) {
+  try {
+    (*scheduler.body)();
+  } catch (const std::exception& e) {
+    if (!scheduler.faulted) scheduler.fault = where(f->tid) + ": " + e.what();
+    scheduler.faulted = true;
+  } catch (...) {
+    if (!scheduler.faulted) scheduler.fault = where(f->tid) + ": an exception";
+    scheduler.faulted = true;
+  }
+  f->state = FiberState::done;
+  to_scheduler(f);
+  std::abort();  // a finished fiber is never resumed
+}
+
+#if !defined(TG_EMU_ASM_SWITCH)
+void context_entry(unsigned lo, unsigned hi) {
+  fiber_main(reinterpret_cast<Fiber*>((std::uintptr_t{hi} << 32) | lo));
+}
+#endif
+
+void fiber_init(Fiber* f) {
+  f->state = FiberState::ready;
+#if defined(TG_EMU_ASM_SWITCH)
+  // The frame tg_emu_switch pops: r15, r14, r13, r12 (the fiber), rbx, rbp, then the return
+  // address tg_emu_fiber_start; its call then finds the stack 16-aligned.
+  auto* sp = reinterpret_cast<std::uint64_t*>(f->stack->top() - 16);
+  *--sp = reinterpret_cast<std::uint64_t>(&tg_emu_fiber_start);
+  *--sp = 0;                                     // rbp
+  *--sp = 0;                                     // rbx
+  *--sp = reinterpret_cast<std::uint64_t>(f);    // r12
+  *--sp = 0;                                     // r13
+  *--sp = 0;                                     // r14
+  *--sp = 0;                                     // r15
+  f->sp = sp;
+#else
+  getcontext(&f->context);
+  f->context.uc_stack.ss_sp = f->stack->base + static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  f->context.uc_stack.ss_size = stack_bytes;
+  f->context.uc_link = nullptr;
+  const auto p = reinterpret_cast<std::uintptr_t>(f);
+  makecontext(&f->context, reinterpret_cast<void (*)()>(&context_entry), 2,
+              static_cast<unsigned>(p & 0xffffffffu), static_cast<unsigned>(p >> 32));
+#endif
+}
+
+// Runs one block of a kernel known to have no barrier, each thread a plain call; false after
+// a fault.
+bool run_block_direct(unsigned threads, const dim3& block) {
+  Scheduler& s = scheduler;
+  for (unsigned t = 0; t < threads; ++t) {
+    threadIdx = uint3{t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
+    try {
+      (*s.body)();
+    } catch (const std::exception& e) {
+      s.fault = where(threadIdx) + ": " + e.what();
+      s.faulted = true;
+      return false;
+    }
+  }
+  return true;
+}
+
+// Runs one block; false after a fault.
+bool run_block(unsigned threads, const dim3& block) {
+  Scheduler& s = scheduler;
+  while (s.fibers.size() < threads) s.fibers.push_back(std::make_unique<Fiber>());
+  for (unsigned t = 0; t < threads; ++t) {
+    Fiber* f = s.fibers[t].get();
+    f->tid = uint3{t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
+    fiber_init(f);
+  }
+  for (;;) {
+    unsigned waiting = 0, done = 0;
+    for (unsigned t = 0; t < threads; ++t) {
+      Fiber* f = s.fibers[t].get();
+      if (f->state == FiberState::ready) {
+        threadIdx = f->tid;
+        s.current = f;
+        to_fiber(f);
+        s.current = nullptr;
+        if (s.faulted) return false;
+      }
+      if (f->state == FiberState::waiting) ++waiting;
+      else ++done;
+    }
+    if (waiting == 0) return true;
+    if (done != 0) {
+      // A barrier in divergent code: some threads returned, the others wait for them.
+      const Fiber* f = nullptr;
+      for (unsigned t = 0; t < threads && f == nullptr; ++t) {
+        if (s.fibers[t]->state == FiberState::waiting) f = s.fibers[t].get();
+      }
+      s.fault = where(f->tid) + ": __syncthreads in divergent code (" + std::to_string(waiting) +
+                " of " + std::to_string(threads) + " threads wait, " + std::to_string(done) +
+                " have returned)";
+      s.faulted = true;
+      return false;
+    }
+    for (unsigned t = 0; t < threads; ++t) {
+      Fiber* f = s.fibers[t].get();
+      if (f->state == FiberState::waiting) f->state = FiberState::ready;
+    }
+  }
+}
+
+}  // namespace
+
+void sync_threads() {
+  if (scheduler.direct) {
+    device_fault(
+        "__syncthreads in a kernel whose earlier launches reached none, which the emulator "
+        "therefore runs without fibers (TORUSGATE_CUDA_EMU_FIBERS=always runs every kernel on "
+        "fibers)");
+  }
+  Fiber* f = scheduler.current;
+  if (f == nullptr) device_fault("__syncthreads outside a kernel");
+  ++scheduler.barriers;
+  f->state = FiberState::waiting;
+  to_scheduler(f);
+}
+
+unsigned char* dynamic_shared_memory() { return scheduler.dynamic_shared; }
+
+void device_fault(const char* what) {
+  if (scheduler.current == nullptr) throw std::logic_error(what);
+  throw std::runtime_error(what);  // caught by fiber_main: the kernel ends with a fault
+}
+
+namespace {
+
+// Runs blocks of the grid, taking their linear indices from `next`, on this OS thread until
+// none is left or some thread faulted (`stop`); false after a fault of its own.
+bool run_blocks(const LaunchConfig& config, const std::function<void()>& thread, bool direct,
+                std::atomic<std::uint64_t>& next, std::atomic<bool>& stop,
+                std::atomic<std::uint64_t>& barriers, std::string& message) {
+  Scheduler& s = scheduler;
+  const unsigned threads = config.block.x * config.block.y * config.block.z;
+  const dim3 g = config.grid;
+  const std::uint64_t blocks = std::uint64_t{g.x} * g.y * g.z;
+  // Exactly the bytes asked for, so that a sanitizer sees an access beyond them.
+  std::unique_ptr<unsigned char[]> shared(
+      new unsigned char[std::max<std::size_t>(config.shared_bytes, 1)]);
+  s.body = &thread;
+  s.dynamic_shared = shared.get();
+  s.faulted = false;
+  s.fault.clear();
+  s.direct = direct;
+  s.barriers = 0;
+  gridDim = config.grid;
+  blockDim = config.block;
+  bool ok = true;
+  for (std::uint64_t b = next++; b < blocks && !stop.load(); b = next++) {
+    blockIdx = uint3{static_cast<unsigned>(b % g.x), static_cast<unsigned>(b / g.x % g.y),
+                     static_cast<unsigned>(b / (std::uint64_t{g.x} * g.y))};
+    std::memset(shared.get(), 0xC3, config.shared_bytes);  // uninitialised, as on a device
+    if (!(direct ? run_block_direct(threads, config.block) : run_block(threads, config.block))) {
+      ok = false;
+      message = std::string("kernel ") + config.name + ": " + s.fault;
+      s.fibers.clear();  // abandoned fibers are never resumed
+      stop = true;
+      break;
+    }
+  }
+  barriers += s.barriers;
+  s.body = nullptr;
+  s.dynamic_shared = nullptr;
+  s.direct = false;
+  return ok;
+}
+
+// What the emulator knows of a kernel: whether its launches reach __syncthreads. A kernel
+// runs on fibers until one of its launches completed without reaching any; from then on its
+// threads are plain calls (several times faster), unless TORUSGATE_CUDA_EMU_FIBERS=always.
+enum class Barriers { unknown, none, some };
+
+Barriers& barriers_of(const void* kernel, std::unique_lock<std::mutex>& lock) {
+  static std::mutex mutex;
+  static std::map<const void*, Barriers> known;
+  lock = std::unique_lock(mutex);
+  return known[kernel];
+}
+
+bool always_fibers() {
+  static const bool always = [] {
+    const char* v = std::getenv("TORUSGATE_CUDA_EMU_FIBERS");
+    return v != nullptr && std::string(v) == "always";
+  }();
+  return always;
+}
+
+// Worker threads that run blocks beside the launching thread (TORUSGATE_CUDA_EMU_THREADS
+// OS threads in all, default: the machine's cores, at most 16). One grid uses them at a time;
+// a grid launched meanwhile from another host thread runs on its own thread alone.
+class Workers {
+ public:
+  Workers() {
+    unsigned n = std::max(1u, std::thread::hardware_concurrency());
+    if (const char* v = std::getenv("TORUSGATE_CUDA_EMU_THREADS"); v != nullptr && *v != '\0') {
+      n = static_cast<unsigned>(std::max(1L, std::strtol(v, nullptr, 10)));
+    }
+    n = std::min(n, 16u);
+    for (unsigned i = 1; i < n; ++i) threads_.emplace_back([this] { loop(); });
+  }
+  // Runs `job` on every worker and on the caller; returns when all are done. False (and
+  // nothing run) when the workers are busy with another grid.
+  bool run(const std::function<void()>& job) {
+    std::unique_lock busy(busy_, std::try_to_lock);
+    if (!busy.owns_lock()) return false;
+    {
+      std::lock_guard lock(mutex_);
+      job_ = &job;
+      ++generation_;
+      running_ = static_cast<unsigned>(threads_.size());
+    }
+    wake_.notify_all();
+    job();
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [this] { return running_ == 0; });
+    job_ = nullptr;
+    return true;
+  }
+
+ private:
+  void loop() {
+    std::uint64_t seen = 0;
+    for (;;) {
+      const std::function<void()>* job = nullptr;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return generation_ != seen; });
+        seen = generation_;
+        job = job_;
+      }
+      (*job)();
+      std::lock_guard lock(mutex_);
+      if (--running_ == 0) done_.notify_all();
+    }
+  }
+  std::vector<std::thread> threads_;  // detached at exit: never joined (see workers())
+  std::mutex busy_, mutex_;
+  std::condition_variable wake_, done_;
+  const std::function<void()>* job_ = nullptr;
+  std::uint64_t generation_ = 0;
+  unsigned running_ = 0;
+};
+
+Workers& workers() {
+  static Workers* w = new Workers;  // never destroyed: its threads wait for ever
+  return *w;
+}
+
+}  // namespace
+
+bool run_grid(const LaunchConfig& config, const std::function<void()>& thread,
+              std::string& message) {
+  if (scheduler.body != nullptr) {
+    message = std::string(config.name) + ": a kernel launched from inside a kernel";
+    return false;
+  }
+  bool direct = false;
+  {
+    std::unique_lock<std::mutex> lock;
+    direct = barriers_of(config.kernel, lock) == Barriers::none && !always_fibers();
+  }
+  std::atomic<std::uint64_t> next{0}, barriers{0};
+  std::atomic<bool> stop{false};
+  std::mutex message_mutex;
+  bool ok = true;
+  const std::function<void()> job = [&] {
+    std::string mine;
+    if (!run_blocks(config, thread, direct, next, stop, barriers, mine)) {
+      std::lock_guard lock(message_mutex);
+      if (ok) message = mine;
+      ok = false;
+    }
+  };
+  const std::uint64_t blocks = std::uint64_t{config.grid.x} * config.grid.y * config.grid.z;
+  if (blocks == 1 || !workers().run(job)) job();
+  if (ok && !direct) {
+    std::unique_lock<std::mutex> lock;
+    Barriers& b = barriers_of(config.kernel, lock);
+    if (b == Barriers::unknown) b = barriers.load() == 0 ? Barriers::none : Barriers::some;
+  }
+  return ok;
+}
+
+}  // namespace cuda_emu

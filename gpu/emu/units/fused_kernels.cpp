@@ -1,0 +1,2 @@
+// gpu/src/fused_kernels.cu compiled by the host compiler against the CUDA emulator (gpu/emu).
+#include "../../src/fused_kernels.cu"
