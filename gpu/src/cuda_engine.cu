@@ -311,8 +311,12 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
 
 CudaEngine::Impl::~Impl() {
   // Members are freed on this device's stream after this body; wait for queued work first.
+  // The caller's device is restored (each member restores it in turn as it goes).
+  int previous = -1;
+  cudaGetDevice(&previous);
   cudaSetDevice(info.index);
   if (stream) cudaStreamSynchronize(stream->get());
+  if (previous >= 0) cudaSetDevice(previous);
 }
 
 Event& CudaEngine::Impl::record_event() {
@@ -381,7 +385,10 @@ std::unique_ptr<Workspace> CudaEngine::Impl::make_workspace(std::uint64_t capaci
   CUFFT_TRY(cufftSetStream(ws->inverse.get(), st()));
   ws->bytes += ws->digits.bytes() + ws->product.bytes() + ws->fft_work.bytes();
   if (options.use_cuda_graphs) {  // cuFFT engine only (the fused one is two launches)
-    // The allocations above are ordered on the stream before the capture starts.
+    // The allocations above are ordered on the stream before the capture starts; the
+    // captured kernels are loaded before it (with lazy module loading, a first launch inside
+    // a capture needs a driver of CUDA 12.3 or later).
+    load_rotation_kernels();
     ws->graph = capture_graph(st(), [&] { record_rotation(*ws); });
   }
   return ws;
@@ -514,7 +521,8 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
     const std::size_t budget_bytes = budget();
     const std::size_t per_rotation = bytes_per_rotation(s, options.engine);
     const std::uint64_t limit = std::min<std::uint64_t>(
-        std::uint64_t{1} << 20, fused() ? std::uint64_t{1} << 30 : INT_MAX / s.rows());
+        std::uint64_t{1} << 20,
+        fused() ? std::uint64_t{1} << 30 : INT_MAX / (std::uint64_t{s.rows()} * s.M()));
     std::uint64_t capacity = chunk_capacity(budget_bytes, per_rotation, limit);
     if (capacity < 2) {
       throw DeviceOutOfMemory(
