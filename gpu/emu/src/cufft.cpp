@@ -45,9 +45,9 @@ std::shared_ptr<Plan> find_plan(cufftHandle h) {
 // thread-safe, its new-array execution is.
 fftw_plan plan_for(int n, int sign) {
   static std::mutex mutex;
-  static std::map<std::pair<int, int>, fftw_plan> cache;
+  static auto* cache = new std::map<std::pair<int, int>, fftw_plan>;  // kept for the process
   std::lock_guard lock(mutex);
-  fftw_plan& plan = cache[{n, sign}];
+  fftw_plan& plan = (*cache)[{n, sign}];
   if (plan == nullptr) {
     std::vector<fftw_complex> scratch(static_cast<std::size_t>(n));
     plan = fftw_plan_dft_1d(n, scratch.data(), scratch.data(), sign,

@@ -170,6 +170,45 @@ cudaError_t check_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpy
   return cudaSuccess;
 }
 
+// A new stream or event of the current device, registered in `live`.
+template <class H>
+cudaError_t make_handle(H** out, std::set<H*> State::*live) {
+  if (out == nullptr) return fail(cudaErrorInvalidValue);
+  if (const cudaError_t e = check_device(); e != cudaSuccess) return e;
+  auto* h = new H;
+  h->device = this_device;
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  (s.*live).insert(h);
+  *out = h;
+  return cudaSuccess;
+}
+
+template <class H>
+cudaError_t drop_handle(H* h, std::set<H*> State::*live) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (h == nullptr || (s.*live).erase(h) == 0) return fail(cudaErrorInvalidResourceHandle);
+  delete h;
+  return cudaSuccess;
+}
+
+// Stream-ordered allocation on a captured stream would be a memory node whose address exists
+// only at replay; the backend never needs one, so the emulator refuses it (and invalidates
+// the capture, as an illegal call does).
+cudaError_t check_not_capturing(cudaStream_t stream, const char* call) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  CUstream_st* st = resolve(s, stream);
+  if (st == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  if (st->capturing) {
+    std::fprintf(stderr, "cuda emulator: %s on a capturing stream is not emulated\n", call);
+    st->invalidated = true;
+    return fail(cudaErrorStreamCaptureUnsupported);
+  }
+  return cudaSuccess;
+}
+
 }  // namespace
 
 // ---- internals ----------------------------------------------------------------------------
@@ -443,33 +482,16 @@ cudaError_t cudaFree(void* ptr) {
 
 cudaError_t cudaMallocAsync(void** ptr, std::size_t bytes, cudaStream_t stream) {
   EMU_ENTRY();
-  {
-    State& s = state();
-    std::lock_guard lock(s.mutex);
-    CUstream_st* st = resolve(s, stream);
-    if (st == nullptr) return fail(cudaErrorInvalidResourceHandle);
-    if (st->capturing) {
-      // A memory node would give its address only at replay; the backend never needs one.
-      std::fprintf(stderr, "cuda emulator: cudaMallocAsync on a capturing stream is not emulated\n");
-      st->invalidated = true;
-      return fail(cudaErrorStreamCaptureUnsupported);
-    }
+  if (const cudaError_t e = check_not_capturing(stream, "cudaMallocAsync"); e != cudaSuccess) {
+    return e;
   }
   return allocate(ptr, bytes);
 }
 
 cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream) {
   EMU_ENTRY();
-  {
-    State& s = state();
-    std::lock_guard lock(s.mutex);
-    CUstream_st* st = resolve(s, stream);
-    if (st == nullptr) return fail(cudaErrorInvalidResourceHandle);
-    if (st->capturing) {
-      std::fprintf(stderr, "cuda emulator: cudaFreeAsync on a capturing stream is not emulated\n");
-      st->invalidated = true;
-      return fail(cudaErrorStreamCaptureUnsupported);
-    }
+  if (const cudaError_t e = check_not_capturing(stream, "cudaFreeAsync"); e != cudaSuccess) {
+    return e;
   }
   return release(ptr);
 }
@@ -513,26 +535,11 @@ cudaError_t cudaStreamCreate(cudaStream_t* stream) {
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags) {
   EMU_ENTRY();
-  if (stream == nullptr || flags > cudaStreamNonBlocking) return fail(cudaErrorInvalidValue);
-  if (const cudaError_t e = check_device(); e != cudaSuccess) return e;
-  auto* s = new CUstream_st;
-  s->device = this_device;
-  State& st = state();
-  std::lock_guard lock(st.mutex);
-  st.streams.insert(s);
-  *stream = s;
-  return cudaSuccess;
+  if (flags > cudaStreamNonBlocking) return fail(cudaErrorInvalidValue);
+  return make_handle(stream, &State::streams);
 }
 
-cudaError_t cudaStreamDestroy(cudaStream_t stream) {
-  State& s = state();
-  std::lock_guard lock(s.mutex);
-  if (stream == nullptr || s.streams.erase(stream) == 0) {
-    return fail(cudaErrorInvalidResourceHandle);
-  }
-  delete stream;
-  return cudaSuccess;
-}
+cudaError_t cudaStreamDestroy(cudaStream_t stream) { return drop_handle(stream, &State::streams); }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
   EMU_ENTRY();
@@ -602,24 +609,10 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* 
 
 cudaError_t cudaEventCreate(cudaEvent_t* event) {
   EMU_ENTRY();
-  if (event == nullptr) return fail(cudaErrorInvalidValue);
-  if (const cudaError_t e = check_device(); e != cudaSuccess) return e;
-  auto* ev = new CUevent_st;
-  ev->device = this_device;
-  State& s = state();
-  std::lock_guard lock(s.mutex);
-  s.events.insert(ev);
-  *event = ev;
-  return cudaSuccess;
+  return make_handle(event, &State::events);
 }
 
-cudaError_t cudaEventDestroy(cudaEvent_t event) {
-  State& s = state();
-  std::lock_guard lock(s.mutex);
-  if (event == nullptr || s.events.erase(event) == 0) return fail(cudaErrorInvalidResourceHandle);
-  delete event;
-  return cudaSuccess;
-}
+cudaError_t cudaEventDestroy(cudaEvent_t event) { return drop_handle(event, &State::events); }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   EMU_ENTRY();
