@@ -1,12 +1,13 @@
-// The CUDA runtime API as the CUDA emulator (gpu/emu, docs/gpu.md section 7) provides it: the
-// subset the backend uses, run on the CPU. The backend's .cu sources compile unchanged
+// The CUDA runtime API as the CUDA emulator (gpu/emu, docs/gpu.md section 2.1) provides it:
+// the subset the backend uses, run on the CPU. The backend's .cu sources compile unchanged
 // against this header with the host C++ compiler (target torusgate_gpu_emu), so their host
 // code and their kernels run in the CPU tests. Device memory is host memory tracked by the
-// emulator (every copy and FFT checks its ranges against live allocations); a kernel runs
-// block by block, each block's threads as fibers that meet at __syncthreads; streams run their
-// work when it is enqueued, or record it into a graph while captured. Not emulated: timing,
-// concurrency between streams, warp-synchronous behaviour without a barrier, per-kernel
-// register and __launch_bounds__ limits (docs/gpu.md lists what the emulator checks).
+// emulator (every copy and FFT checks its ranges against live allocations); a kernel's
+// blocks run on the CPU's cores, each block's threads as fibers that meet at __syncthreads;
+// streams run their work when it is enqueued, or record it into a graph while captured. Not
+// emulated: timing, concurrency between streams, warp-synchronous behaviour without a
+// barrier, per-kernel register and __launch_bounds__ limits (docs/gpu.md lists what the
+// emulator checks).
 #pragma once
 
 #ifndef TORUSGATE_CUDA_EMULATION
