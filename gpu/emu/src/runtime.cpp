@@ -225,6 +225,13 @@ void set_fault(cudaError_t error, const std::string& message) {
 
 cudaError_t fault() { return check_fault(); }
 
+void clear_fault() {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  s.fault = cudaSuccess;
+  s.fault_message.clear();
+}
+
 cudaError_t fail(cudaError_t error) {
   last_error = error;
   return error;
