@@ -275,7 +275,9 @@ TEST_CASE("chunked and unchunked runs give identical ciphertexts", "[gpu]") {
     // Room for about 40 rotations: chunks of 32 (the largest bucket that fits).
     small.memory_budget_bytes = 40 * whole.bytes_per_rotation();
     CudaBackend chunked(keys_for(p).cloud, small);
-    const BatchPlan plan = random_plan(rng, gates_for(p.insecure ? 3000 : 300, p.insecure ? 3000 : 40), 400);
+    BatchPlan plan = random_plan(rng, gates_for(p.insecure ? 3000 : 300, p.insecure ? 3000 : 40), 400);
+    // A small batch may hold free gates only; a chunk needs a bootstrap.
+    while (bootstraps_of(plan) == 0) plan = random_plan(rng, plan.outputs, 400);
     const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
     const LweBatch a = run_plan(whole, plan, encrypted);
     CHECK(whole.last_times().chunks == 1);
@@ -634,7 +636,8 @@ TEST_CASE("fused engine: chunked and unchunked runs give identical ciphertexts",
   small.memory_budget_bytes = 40 * whole.bytes_per_rotation();
   CudaBackend& chunked = gpu_with(p, small);
   CHECK(whole.bytes_per_rotation() < gpu_for(p).bytes_per_rotation());  // no spectra
-  const BatchPlan plan = random_plan(rng, gates_for(300, 48), 400);
+  BatchPlan plan = random_plan(rng, gates_for(300, 48), 400);
+  while (bootstraps_of(plan) == 0) plan = random_plan(rng, plan.outputs, 400);
   const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
   const LweBatch a = run_plan(whole, plan, encrypted);
   const LweBatch b = run_plan(chunked, plan, encrypted);
