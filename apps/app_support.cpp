@@ -77,12 +77,25 @@ std::string resolve_backend(const std::string& name) {
                         "'; expected best, sequential, openmp or gpu");
 }
 
-std::string resolve_cpu_backend(const std::string& name) {
-  const std::string resolved = resolve_backend(name);
-  if (resolved != "gpu") return resolved;
-  if (name == "best") return "openmp";
-  throw InvalidArgument("--backend gpu: this program runs on the CPU backends only (sequential "
-                        "or openmp); the GPU backend runs in bench_gates (docs/gpu.md)");
+void check_server_options(const std::string& backend, const ServerOptions& options) {
+  if (options.threads_given && backend != "openmp")
+    throw InvalidArgument("--threads applies to the openmp backend, not to " + backend);
+  if (options.gpu_option_given && backend != "gpu") throw gpu_options_not_for(backend);
+  if (backend == "gpu") {
+    // Before the keys are made (seconds to minutes), not when the backend is constructed.
+    const std::size_t count = gpu::devices().size();
+    if (static_cast<std::size_t>(options.gpu.device) >= count) {
+      throw InvalidArgument("--device " + std::to_string(options.gpu.device) + ": this machine has " +
+                            std::to_string(count) + " CUDA device" + (count == 1 ? "" : "s") +
+                            ", numbered from 0");
+    }
+  }
+}
+
+std::string backend_description(const CpuBackend& be) { return be.name(); }
+
+std::string backend_description(const CudaBackend& be) {
+  return be.name() + ", " + gpu_engine_description(be.options());
 }
 
 std::unique_ptr<CpuBackend> make_cpu_backend(const std::string& name,

@@ -10,6 +10,7 @@
 
 #include "torusgate/core/params.hpp"
 #include "torusgate/cpu/cpu_backend.hpp"
+#include "torusgate/gpu/cuda_backend.hpp"
 #include "torusgate/gpu/cuda_options.hpp"
 
 namespace torusgate::apps {
@@ -24,14 +25,22 @@ std::string utc_timestamp();
 // Backend names accepted by --backend: "sequential", "openmp", "gpu" and "best" (the best
 // backend this machine has: gpu if built with CUDA and a device exists, else openmp).
 std::vector<std::string> backend_names();
-// Resolves "best"; returns "sequential", "openmp" or "gpu" (the CUDA backend, for programs
-// that can run it: bench_gates). Throws InvalidArgument for unknown names, and for "gpu" in a
-// build without CUDA or on a machine without a usable CUDA device, saying which.
+// Resolves "best"; returns "sequential", "openmp" or "gpu" (the CUDA backend). Throws
+// InvalidArgument for unknown names, and for "gpu" in a build without CUDA or on a machine
+// without a usable CUDA device, saying which.
 std::string resolve_backend(const std::string& name);
-// resolve_backend for the programs that run on a CPU backend only: "sequential" or "openmp".
-// "best" on a GPU machine runs on OpenMP; an explicit "gpu" throws InvalidArgument naming
-// the reason (no CUDA, no device, or a program without a GPU path).
-std::string resolve_cpu_backend(const std::string& name);
+
+// The options a program that runs on every backend takes beside --backend: the CPU ones
+// (--threads, ...) and the GPU ones (--device, --gpu-engine, ...; parse_gpu_option).
+struct ServerOptions {
+  CpuOptions cpu;
+  CudaOptions gpu;
+  bool threads_given = false, gpu_option_given = false;
+};
+// Throws InvalidArgument when an option does not apply to the resolved `backend` (--threads
+// with sequential or gpu, a GPU option with a CPU backend) or names a device this machine
+// lacks.
+void check_server_options(const std::string& backend, const ServerOptions& options);
 
 // The CPU backend of a resolved name ("sequential", else OpenMP), holding only the cloud key
 // (or a key context made from it).
@@ -41,6 +50,29 @@ std::unique_ptr<CpuBackend> make_cpu_backend(const std::string& name,
 std::unique_ptr<CpuBackend> make_cpu_backend(const std::string& name,
                                              std::shared_ptr<const CpuKeyContext> context,
                                              CpuOptions options = {});
+
+// Calls f(backend) with the server's backend of a resolved name holding only the cloud key:
+// a CudaBackend for "gpu" (the key goes to the device once), else the CPU backend of
+// make_cpu_backend. Returns what f returns.
+template <class F>
+decltype(auto) with_server_backend(const std::string& name, std::shared_ptr<const CloudKey> key,
+                                   const ServerOptions& options, F&& f) {
+  if (name == "gpu") {
+    CudaBackend be(std::move(key), options.gpu);
+    return f(be);
+  }
+  const std::unique_ptr<CpuBackend> be = make_cpu_backend(name, std::move(key), options.cpu);
+  return f(*be);
+}
+
+// One line for reports: the CPU backend's name ("openmp(2)", "sequential"), or the GPU's
+// with its engines ("gpu(NVIDIA H100 80GB HBM3), cuFFT-batched blind rotation, gather key
+// switching").
+std::string backend_description(const CpuBackend& be);
+std::string backend_description(const CudaBackend& be);
+// Threads of a backend for reports (a GPU backend: 1, the host thread that drives it).
+inline int backend_threads(const CpuBackend& be) { return be.threads(); }
+inline int backend_threads(const CudaBackend&) { return 1; }
 
 // Seconds since `start`.
 inline double seconds_since(std::chrono::steady_clock::time_point start) {

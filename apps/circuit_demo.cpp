@@ -2,7 +2,8 @@
 // the server, holding only the cloud key, computes sums, products, comparisons, a dot product
 // and a matrix product in ONE scheduled run (every level of every operation in one batch);
 // the client decrypts and checks each result against plain integer arithmetic.
-//   circuit_demo [--params NAME] [--backend best|sequential|openmp] [--width BITS]
+//   circuit_demo [--params NAME] [--backend best|gpu|sequential|openmp] [--width BITS]
+//                [GPU options]
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -21,10 +22,13 @@ using namespace torusgate::circuits;
 namespace {
 
 void usage() {
-  std::cerr << "usage: circuit_demo [--params NAME] [--backend best|sequential|openmp] "
-               "[--width BITS]\n"
+  std::cerr << "usage: circuit_demo [--params NAME] [--backend best|gpu|sequential|openmp] "
+               "[--width BITS] [GPU options]\n"
                "  NAME: tfhe_lib_128 (default), tfhe_lib_80, default_128, toy_INSECURE\n"
-               "  BITS: integer width, 4..16 (default 8)\n";
+               "  best (default): gpu when a CUDA device is usable, else openmp\n"
+               "  BITS: integer width, 4..16 (default 8)\n"
+               "GPU options (docs/gpu.md):\n"
+            << apps::gpu_options_help(24);
 }
 
 // value modulo 2^width, read as a signed width-bit integer.
@@ -44,45 +48,21 @@ int check(const char* what, const std::vector<std::int64_t>& got,
   return ok ? 0 : 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) try {
-  std::string params_name = "tfhe_lib_128", backend_name = "best";
-  std::size_t width = 8;
-  for (apps::CommandLine cl(argc, argv); cl.next();) {
-    const std::string& arg = cl.arg();
-    if (arg == "--params") params_name = cl.value();
-    else if (arg == "--backend") backend_name = cl.value();
-    else if (arg == "--width") width = apps::parse_count("--width", cl.value(), 4, 16);
-    else if (cl.is_help()) { usage(); return 0; }
-    else cl.reject();
-  }
-  const Parameters params = parameters_by_name(params_name);
-  backend_name = apps::resolve_cpu_backend(backend_name);
-
-  // Client: keys and encrypted inputs.
-  auto t0 = std::chrono::steady_clock::now();
-  Csprng rng;
-  const SecretKey secret(params, rng);
-  auto cloud = std::make_shared<const CloudKey>(CloudKey::generate(secret, rng));
-  std::printf("parameters   %s%s\n", params.name.c_str(),
-              params.insecure ? "  -- INSECURE, for tests only" : "");
-  std::printf("key gen      %.2f s\n", apps::seconds_since(t0));
-
-  const std::unique_ptr<CpuBackend> be = apps::make_cpu_backend(backend_name, cloud);
-  std::printf("backend      %s\n", be->name().c_str());
-
+// Client: encrypt; server (the backend, holding only the cloud key): every operation in one
+// scheduled run; client: decrypt and check against plain integer arithmetic.
+template <Backend Server>
+int demo(Server& be, const SecretKey& secret, Csprng& rng, std::size_t width) {
   const IntType type{width, true};
   const std::vector<std::int64_t> xs = {3, -7, 12, -1}, ys = {5, 6, -4, -1};
   const std::vector<std::int64_t> ms = {1, -2, 3, 4};  // a 2 x 2 matrix, row-major
-  using Array = IntArray<CpuBackend>;
-  const Array x = Array::encrypt_signed(*be, secret, xs, type, rng);
-  const Array y = Array::encrypt_signed(*be, secret, ys, type, rng);
-  const Array m = Array::encrypt_signed(*be, secret, ms, type, rng, 2);
+  using Array = IntArray<Server>;
+  const Array x = Array::encrypt_signed(be, secret, xs, type, rng);
+  const Array y = Array::encrypt_signed(be, secret, ys, type, rng);
+  const Array m = Array::encrypt_signed(be, secret, ms, type, rng, 2);
 
   // Server: record every operation, then run them together.
-  t0 = std::chrono::steady_clock::now();
-  Program<CpuBackend> prog(*be);
+  const auto t0 = std::chrono::steady_clock::now();
+  Program<Server> prog(be);
   Circuit& c = prog.circuit();
   const Expr ex = prog.input(x), ey = prog.input(y), em = prog.input(m);
   const auto out = prog.run({
@@ -113,15 +93,49 @@ int main(int argc, char** argv) try {
   const std::vector<std::int64_t> square = {wrap(1 * 1 + -2 * 3, width), wrap(1 * -2 + -2 * 4, width),
                                             wrap(3 * 1 + 4 * 3, width), wrap(3 * -2 + 4 * 4, width)};
   int wrong = 0;
-  wrong += check("x + y", out[0].decrypt_signed(*be, secret), sum);
-  wrong += check("x * y (mod 2^width)", out[1].decrypt_signed(*be, secret), product);
-  wrong += check("x < y", out[2].decrypt_signed(*be, secret), lt);
-  wrong += check("max(x, y)", out[3].decrypt_signed(*be, secret), mx);
-  wrong += check("dot(x, y), 2*width bits", out[4].decrypt_signed(*be, secret),
+  wrong += check("x + y", out[0].decrypt_signed(be, secret), sum);
+  wrong += check("x * y (mod 2^width)", out[1].decrypt_signed(be, secret), product);
+  wrong += check("x < y", out[2].decrypt_signed(be, secret), lt);
+  wrong += check("max(x, y)", out[3].decrypt_signed(be, secret), mx);
+  wrong += check("dot(x, y), 2*width bits", out[4].decrypt_signed(be, secret),
                  {wrap(dot_value, 2 * width)});
-  wrong += check("M * M", out[5].decrypt_signed(*be, secret), square);
+  wrong += check("M * M", out[5].decrypt_signed(be, secret), square);
   std::printf(wrong ? "%d results WRONG\n" : "all results correct\n", wrong);
   return wrong ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  std::string params_name = "tfhe_lib_128", backend_name = "best";
+  std::size_t width = 8;
+  apps::ServerOptions server;
+  for (apps::CommandLine cl(argc, argv); cl.next();) {
+    const std::string& arg = cl.arg();
+    if (arg == "--params") params_name = cl.value();
+    else if (arg == "--backend") backend_name = cl.value();
+    else if (apps::parse_gpu_option(cl, server.gpu)) server.gpu_option_given = true;
+    else if (arg == "--width") width = apps::parse_count("--width", cl.value(), 4, 16);
+    else if (cl.is_help()) { usage(); return 0; }
+    else cl.reject();
+  }
+  const Parameters params = parameters_by_name(params_name);
+  backend_name = apps::resolve_backend(backend_name);
+  apps::check_server_options(backend_name, server);
+
+  // Client: keys and encrypted inputs.
+  auto t0 = std::chrono::steady_clock::now();
+  Csprng rng;
+  const SecretKey secret(params, rng);
+  auto cloud = std::make_shared<const CloudKey>(CloudKey::generate(secret, rng));
+  std::printf("parameters   %s%s\n", params.name.c_str(),
+              params.insecure ? "  -- INSECURE, for tests only" : "");
+  std::printf("key gen      %.2f s\n", apps::seconds_since(t0));
+
+  return apps::with_server_backend(backend_name, cloud, server, [&](auto& be) {
+    std::printf("backend      %s\n", apps::backend_description(be).c_str());
+    return demo(be, secret, rng, width);
+  });
 } catch (const std::exception& e) {
   std::cerr << "circuit_demo: " << e.what() << "\n";
   return 2;

@@ -57,13 +57,16 @@ void usage() {
       "                        (default encrypted); none: no prediction step\n"
       "  --beta-width BITS     width of the quantized coefficients, 2..32 (default 8)\n"
       "run:\n"
-      "  --backend NAME        best (default), openmp, sequential, or plaintext (no\n"
+      "  --backend NAME        best (default: gpu when a CUDA device is usable, else\n"
+      "                        openmp), gpu, openmp, sequential, or plaintext (no\n"
       "                        encryption: exact gate counts in seconds)\n"
       "  --params NAME         tfhe_lib_128 (default), tfhe_lib_80, default_128,\n"
       "                        toy_INSECURE (tests only)\n"
       "  --threads T           OpenMP threads (default: all cores)\n"
       "  --json FILE           write the whole report as JSON\n"
-      "  --no-progress         no progress bar on stderr\n";
+      "  --no-progress         no progress bar on stderr\n"
+      "gpu backend (docs/gpu.md):\n"
+     << apps::gpu_options_help(24);
 }
 
 struct Options {
@@ -78,7 +81,7 @@ struct Options {
   std::string beta = "encrypted";
   std::size_t beta_width = 8;
   std::string backend = "best", params = "tfhe_lib_128";
-  int threads = 0;
+  apps::ServerOptions server;  // --threads; --device, --gpu-engine, ... (the gpu backend)
   std::optional<std::string> json;
   bool progress = true;
 };
@@ -108,7 +111,10 @@ Options parse_options(int argc, char** argv, bool& help) {
     } else if (arg == "--beta-width") o.beta_width = apps::parse_count(arg, cl.value(), 2, 32);
     else if (arg == "--backend") o.backend = cl.value();
     else if (arg == "--params") o.params = cl.value();
-    else if (arg == "--threads") o.threads = static_cast<int>(apps::parse_count(arg, cl.value(), 1, 4096));
+    else if (arg == "--threads") {
+      o.server.cpu.threads = static_cast<int>(apps::parse_count(arg, cl.value(), 1, 4096));
+      o.server.threads_given = true;
+    } else if (apps::parse_gpu_option(cl, o.server.gpu)) o.server.gpu_option_given = true;
     else if (arg == "--json") o.json = cl.value();
     else if (arg == "--no-progress") o.progress = false;
     else if (cl.is_help()) {
@@ -126,9 +132,8 @@ Options parse_options(int argc, char** argv, bool& help) {
     throw InvalidArgument("--frac-bits " + std::to_string(*o.frac_bits) + " leaves no integer "
                           "bit in a " + std::to_string(o.width) + "-bit width (at most " +
                           std::to_string(o.width - 1) + ")");
-  if (o.backend != "plaintext") o.backend = apps::resolve_cpu_backend(o.backend);
-  if (o.threads != 0 && o.backend != "openmp")
-    throw InvalidArgument("--threads applies to the openmp backend, not to " + o.backend);
+  if (o.backend != "plaintext") o.backend = apps::resolve_backend(o.backend);
+  apps::check_server_options(o.backend, o.server);
   return o;
 }
 
@@ -143,7 +148,7 @@ struct Step {
 };
 
 struct Report {
-  std::string data_description, backend, params;
+  std::string data_description, backend, backend_description, params;
   int threads = 1;
   apps::QuantizedData q;
   double keygen_s = 0, fourier_s = 0, encrypt_s = 0;
@@ -364,6 +369,7 @@ void write_json(std::ostream& os, const Options& o, const Report& r) {
   using apps::json_string;
   const apps::QuantizedData& q = r.q;
   os << apps::json_report_opening("program", "linear_regression", r.backend, r.threads)
+     << "  \"backend_description\": " << json_string(r.backend_description) << ",\n"
      << "  \"parameters\": " << json_string(r.params) << ",\n"
      << "  \"data\": " << json_string(r.data_description) << ",\n"
      << "  \"rows\": " << q.rows << ",\n"
@@ -458,7 +464,7 @@ int main(int argc, char** argv) try {
 
   int status = 0;
   if (o.backend == "plaintext") {
-    r.backend = "plaintext";
+    r.backend = r.backend_description = "plaintext";
     r.params = "none (no encryption)";
     std::printf("backend      plaintext: no encryption, exact gate counts\n");
     PlaintextBackend be;
@@ -473,17 +479,17 @@ int main(int argc, char** argv) try {
     r.keygen_s = apps::seconds_since(t0);
     std::printf("parameters   %s%s; keys made in %.2f s\n", params.name.c_str(),
                 params.insecure ? "  -- INSECURE, for tests only" : "", r.keygen_s);
-    // The server's backend holds only the cloud key.
+    // The server's backend holds only the cloud key (on a GPU: uploaded to the device once).
     t0 = std::chrono::steady_clock::now();
-    CpuOptions cpu;
-    cpu.threads = o.threads;
-    const std::unique_ptr<CpuBackend> be = apps::make_cpu_backend(o.backend, cloud, cpu);
-    r.fourier_s = apps::seconds_since(t0);
-    r.backend = be->name();
-    r.threads = be->threads();
-    std::printf("backend      %s, %d thread%s\n", r.backend.c_str(), r.threads,
-                r.threads == 1 ? "" : "s");
-    run(*be, secret, o, data, scaling, r);
+    apps::with_server_backend(o.backend, cloud, o.server, [&](auto& be) {
+      r.fourier_s = apps::seconds_since(t0);
+      r.backend = be.name();
+      r.backend_description = apps::backend_description(be);
+      r.threads = apps::backend_threads(be);
+      std::printf("backend      %s; server key ready in %.2f s\n",
+                  r.backend_description.c_str(), r.fourier_s);
+      run(be, secret, o, data, scaling, r);
+    });
   }
   print_model(r, o.beta_width);
   print_summary(r);

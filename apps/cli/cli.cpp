@@ -243,11 +243,19 @@ std::unique_ptr<CLI::App> make_app(Options& o) {
                    "Result width of sum, dot and matmul, 1 to 128 (default: the operands')")
       ->type_name("BITS");
   eval->add_option("--backend", o.eval.backend,
-                   "best (default), sequential or openmp; best is openmp until a GPU backend "
-                   "exists")
+                   "best (default: gpu when a CUDA device is usable, else openmp), gpu, "
+                   "sequential or openmp")
       ->type_name("NAME");
   eval->add_option("--threads", o.eval.threads, "OpenMP threads (default: OpenMP's choice)")
       ->type_name("N");
+  eval->add_option("--device", o.eval.device, "gpu: the CUDA device index (default 0)")
+      ->type_name("D");
+  eval->add_option("--gpu-engine", o.eval.gpu_engine,
+                   "gpu: the blind rotation, cufft (default) or fused")
+      ->type_name("E");
+  eval->add_option("--key-switching", o.eval.key_switching,
+                   "gpu: the key switching, gather (default) or tensor_core")
+      ->type_name("K");
   eval->add_flag("-f,--force", o.eval.force, "Replace an existing output file");
 
   CLI::App* decrypt = app->add_subcommand(

@@ -68,10 +68,29 @@ ValueTable read_values(const EncryptOptions& o, IntType type) {
   }
 }
 
-// apps::resolve_cpu_backend, with a bad name as a command-line error.
-std::string resolve_cpu_backend(const std::string& name) {
+// The backend of eval and its options, with a bad name or an option that does not apply as
+// a command-line error.
+std::string resolve_backend(const EvalOptions& o, apps::ServerOptions& server) {
   try {
-    return apps::resolve_cpu_backend(name);
+    const std::string backend = apps::resolve_backend(o.backend);
+    if (!o.threads.empty()) {
+      server.threads_given = true;
+      server.cpu.threads = static_cast<int>(parse_number("--threads", o.threads, 1, 4096));
+    }
+    if (!o.device.empty()) {
+      server.gpu_option_given = true;
+      server.gpu.device = static_cast<int>(parse_number("--device", o.device, 0, 1023));
+    }
+    if (!o.gpu_engine.empty()) {
+      server.gpu_option_given = true;
+      server.gpu.engine = apps::parse_gpu_engine("--gpu-engine", o.gpu_engine);
+    }
+    if (!o.key_switching.empty()) {
+      server.gpu_option_given = true;
+      server.gpu.key_switching = apps::parse_gpu_key_switching("--key-switching", o.key_switching);
+    }
+    apps::check_server_options(backend, server);
+    return backend;
   } catch (const InvalidArgument& e) {
     throw UsageError(e.what());
   }
@@ -241,14 +260,8 @@ int run_eval(const EvalOptions& o, Console& console) {
     }
     width = parse_number("--width", o.width, 1, max_integer_width);
   }
-  const std::string backend_name = resolve_cpu_backend(o.backend);
-  CpuOptions cpu;
-  if (!o.threads.empty()) {
-    if (backend_name != "openmp") {
-      throw UsageError("--threads applies to the openmp backend, not " + backend_name);
-    }
-    cpu.threads = static_cast<int>(parse_number("--threads", o.threads, 1, 4096));
-  }
+  apps::ServerOptions server;
+  const std::string backend_name = resolve_backend(o, server);
   OutputFile out_file(o.output, o.force);
 
   // Headers first: what each file holds and its parameter set, before anything is loaded.
@@ -272,43 +285,47 @@ int run_eval(const EvalOptions& o, Console& console) {
   check_operands(op, operands);
 
   // The server's side: the cloud key only.
-  auto start = Clock::now();
+  const auto start = Clock::now();
   const auto cloud =
       std::make_shared<const CloudKey>(loading([&] { return load_cloud_key(o.cloud_key); }));
-  const std::unique_ptr<CpuBackend> be = apps::make_cpu_backend(backend_name, cloud, cpu);
-  const double setup_seconds = apps::seconds_since(start);
-
-  using Array = circuits::IntArray<CpuBackend>;
-  std::vector<Array> inputs;
-  for (const IntegerArrayCiphertext& a : arrays) {
-    inputs.emplace_back(be->upload(a.samples), type_of(a), a.rows, a.cols);
-  }
-  circuits::Program<CpuBackend> prog(*be);
-  std::vector<circuits::Expr> exprs;
-  for (const Array& a : inputs) exprs.push_back(prog.input(a));
-  const circuits::Expr expr = op.record(prog.circuit(), exprs, width);
-  apps::ProgressBar bar("eval " + name, "bootstraps", !console.quiet);
-  prog.on_progress([&](const circuits::RunProgress& p) {
-    if (p.bootstraps_total >= progress_min_bootstraps) {
-      bar.update(p.bootstraps_done, p.bootstraps_total);
-    }
-  });
-  start = Clock::now();
-  const Array result = prog.run(expr);
-  const double seconds = apps::seconds_since(start);
-  bar.finish();
-
+  double setup_seconds = 0, seconds = 0;
+  std::string backend_description;
+  circuits::ScheduleCost cost;
   IntegerArrayCiphertext out;
-  out.width = static_cast<std::uint32_t>(result.width());
-  out.is_signed = result.is_signed();
-  out.rows = result.rows();
-  out.cols = result.cols();
-  out.samples = be->download(result.buffer().bits());
+  apps::with_server_backend(backend_name, cloud, server, [&](auto& be) {
+    using Server = std::decay_t<decltype(be)>;
+    setup_seconds = apps::seconds_since(start);
+    backend_description = apps::backend_description(be);
+    using Array = circuits::IntArray<Server>;
+    std::vector<Array> inputs;
+    for (const IntegerArrayCiphertext& a : arrays) {
+      inputs.emplace_back(be.upload(a.samples), type_of(a), a.rows, a.cols);
+    }
+    circuits::Program<Server> prog(be);
+    std::vector<circuits::Expr> exprs;
+    for (const Array& a : inputs) exprs.push_back(prog.input(a));
+    const circuits::Expr expr = op.record(prog.circuit(), exprs, width);
+    apps::ProgressBar bar("eval " + name, "bootstraps", !console.quiet);
+    prog.on_progress([&](const circuits::RunProgress& p) {
+      if (p.bootstraps_total >= progress_min_bootstraps) {
+        bar.update(p.bootstraps_done, p.bootstraps_total);
+      }
+    });
+    const auto run_start = Clock::now();
+    const Array result = prog.run(expr);
+    seconds = apps::seconds_since(run_start);
+    bar.finish();
+    cost = prog.last_schedule().cost;
+    out.width = static_cast<std::uint32_t>(result.width());
+    out.is_signed = result.is_signed();
+    out.rows = result.rows();
+    out.cols = result.cols();
+    out.samples = be.download(result.buffer().bits());
+  });
   out_file.write([&](const fs::path& path) { save_integer_array(path, key_header.params, out); });
   out_file.commit();
 
   if (!console.quiet) {
-    const circuits::ScheduleCost& cost = prog.last_schedule().cost;
     console.out << name << ":";
     for (std::size_t i = 0; i < arrays.size(); ++i) {
       console.out << (i > 0 ? "," : "") << " " << in_quotes(o.inputs[i]) << " ("
@@ -318,7 +335,7 @@ int run_eval(const EvalOptions& o, Console& console) {
                 << byte_size(out_file.size()) << ")\n"
                 << "  " << count_text(cost.bootstraps, "bootstrap") << " in "
                 << count_text(cost.batches, "batch", "es") << " (depth " << cost.depth << ") in "
-                << seconds_text(seconds) << " on " << be->name() << "; cloud key loaded in "
+                << seconds_text(seconds) << " on " << backend_description << "; cloud key loaded in "
                 << seconds_text(setup_seconds) << "\n";
   }
   return exit_success;

@@ -37,6 +37,7 @@ struct EncryptOptions {
 
 struct EvalOptions {
   std::string cloud_key, op, output, width, threads;
+  std::string device, gpu_engine, key_switching;  // the gpu backend's options (as given)
   std::string backend = "best";
   std::vector<std::string> inputs;
   bool force = false;

@@ -356,6 +356,20 @@ TEST_CASE("cli: help, version, and bad command lines", "[cli]") {
         "--threads applies to the openmp backend");
   fails(exit_usage, {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--threads", "zero"},
         "--threads: 'zero' is not a number");
+  fails(exit_usage,
+        {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--backend", "sequential",
+         "--gpu-engine", "fused"},
+        "apply to the gpu backend, not to sequential");
+  fails(exit_usage,
+        {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--backend", "openmp", "--device", "0"},
+        "apply to the gpu backend, not to openmp");
+  fails(exit_usage, {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--gpu-engine", "cuda"},
+        "--gpu-engine: unknown GPU engine 'cuda'; expected cufft or fused");
+  fails(exit_usage,
+        {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--key-switching", "dense"},
+        "--key-switching: unknown key switching 'dense'");
+  fails(exit_usage, {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--device", "-1"},
+        "--device");
   fails(exit_usage, {"decrypt", "-k", s.sk}, "give the file to decrypt");
   fails(exit_usage, {"decrypt", "-k", s.sk, "a.tgct", "b.tgct"}, "unexpected argument 'b.tgct'");
   fails(exit_usage, {"info"}, "give one or more files");

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The programs' GPU path as a user runs it, on the CUDA emulator (gpu/emu; docs/gpu.md
+# section 2.1): linear_regression (the README's main job), gate_demo and circuit_demo built
+# as *_emulated, so `--backend best` finds a CUDA device and the CudaBackend runs its real
+# host code and kernels on the CPU. Checks that best picks the GPU, that both engines and both
+# key switchings give exact results, that GPU options are refused with a CPU backend and
+# --threads with the GPU, and that without a device best falls back to OpenMP while an
+# explicit gpu is refused. Toy parameters; about a minute on 2 cores.
+#   run_gpu_emulated.sh LINEAR_REGRESSION_EMULATED GATE_DEMO_EMULATED CIRCUIT_DEMO_EMULATED
+set -uo pipefail
+regression="$1"
+gate_demo="$2"
+circuit_demo="$3"
+# shellcheck source=../script_support.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../script_support.sh"
+
+program="$regression"
+expect 0 "backend      gpu(torusgate CUDA emulator (CPU)), cuFFT-batched blind rotation" \
+  --params toy_INSECURE --dataset 8x2 --no-progress --json "$tmp/report.json"
+grep -q "all encrypted results are exact" "$tmp/out" || fail "best: results not exact"
+python3 - "$tmp/report.json" <<'PY' || fail "the JSON report of the GPU run is wrong"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["backend"].startswith("gpu("), r["backend"]
+assert "cuFFT-batched" in r["backend_description"], r["backend_description"]
+assert r["all_exact"] is True and r["threads"] == 1
+PY
+expect 0 "all encrypted results are exact" --backend gpu --gpu-engine fused \
+  --key-switching tensor_core --params toy_INSECURE --dataset 6x2 --kind binary --beta plain \
+  --no-progress
+grep -qF "fused blind rotation" "$tmp/out" || fail "--gpu-engine fused did not run the fused engine"
+expect 2 "apply to the gpu backend, not to openmp" --backend openmp --gpu-engine fused
+expect 2 "apply to the gpu backend, not to plaintext" --backend plaintext --device 1
+expect 2 "--threads applies to the openmp backend, not to gpu" --backend gpu --threads 2
+expect 2 "unknown GPU engine 'cuda'" --gpu-engine cuda
+# Without a device: best is OpenMP, an explicit gpu is refused with the reason.
+export TORUSGATE_CUDA_EMU_DEVICES=0
+expect 0 "backend      openmp(" --params toy_INSECURE --dataset 6x2 --beta none --no-progress
+expect 2 "--backend gpu: no CUDA device is available" --backend gpu
+unset TORUSGATE_CUDA_EMU_DEVICES
+# The second device (the emulator has two), and a device that does not exist.
+expect 0 "all encrypted results are exact" --backend gpu --device 1 --params toy_INSECURE \
+  --dataset 6x2 --beta none --no-progress
+expect 2 "--device 7: this machine has 2 CUDA devices, numbered from 0" --backend gpu --device 7 --params toy_INSECURE --dataset 6x2 --no-progress
+
+program="$gate_demo"
+expect 0 "all gates correct" --params toy_INSECURE
+grep -qF "backend      gpu(" "$tmp/out" || fail "gate_demo: best did not pick the GPU"
+expect 0 "all gates correct" --params toy_k2_INSECURE --backend gpu --gpu-engine fused
+expect 2 "apply to the gpu backend, not to sequential" --backend sequential --key-switching gather
+
+program="$circuit_demo"
+expect 0 "all results correct" --params toy_INSECURE --key-switching tensor_core
+grep -qF "tensor_core key switching" "$tmp/out" || fail "circuit_demo: not the tensor-core key switching"
+
+finish "programs on the emulated GPU"
