@@ -27,6 +27,22 @@ __global__ void neighbour_kernel(std::uint32_t* out) {
   out[threadIdx.x] = stage[(threadIdx.x + 1) % blockDim.x];
 }
 
+// The same without the barrier: a race (thread t may read stage[t + 1] before it is written).
+// `salt` makes each launch's values its own, so a stale value from an earlier launch differs.
+__global__ void racy_neighbour_kernel(std::uint32_t* out, std::uint32_t salt) {
+  __shared__ std::uint32_t stage[64];
+  stage[threadIdx.x] = threadIdx.x + salt;
+  out[threadIdx.x] = stage[(threadIdx.x + 1) % blockDim.x];
+}
+
+// Each block writes its index; block b > 0 then reads block b - 1's output: an ordering
+// between blocks that CUDA never promises.
+__global__ void racy_blocks_kernel(std::uint32_t* out, std::uint32_t salt) {
+  if (threadIdx.x != 0) return;
+  out[blockIdx.x] = blockIdx.x + salt;
+  if (blockIdx.x > 0) out[gridDim.x + blockIdx.x] = out[blockIdx.x - 1];
+}
+
 __global__ void divergent_kernel() {
   if (threadIdx.x == 0) return;
   __syncthreads();
@@ -164,5 +180,55 @@ TEST_CASE("emulator: cuFFT transforms as cuFFT defines them and wants its work a
   CHECK(cufftExecZ2Z(plan, d + 1, d + 1, CUFFT_INVERSE) == CUFFT_INVALID_VALUE);  // past the end
   CHECK(cufftDestroy(plan) == CUFFT_SUCCESS);
   CHECK(cudaFree(area) == cudaSuccess);
+  CHECK(cudaFree(d) == cudaSuccess);
+}
+
+TEST_CASE("emulator: the forward and reverse thread orders expose a missing barrier",
+          "[emulator]") {
+  std::uint32_t* d = nullptr;
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&d), 64 * 4) == cudaSuccess);
+  std::vector<std::uint32_t> h(64);
+  const auto right = [](const std::vector<std::uint32_t>& v, std::uint32_t salt) {
+    std::size_t n = 0;
+    for (std::uint32_t t = 0; t < 64; ++t) n += v[t] == (t + 1) % 64 + salt;
+    return n;
+  };
+  std::uint32_t salt = 1000;
+  for (const char* order : {"forward", "reverse", "shuffle"}) {
+    INFO("order " << order);
+    cuda_emu::set_thread_order(order);
+    // With the barrier: right in every order.
+    cuda_emu::launcher(neighbour_kernel, "neighbour_kernel", dim3(1), dim3(64), 0, nullptr)(d);
+    REQUIRE(cudaMemcpy(h.data(), d, 256, cudaMemcpyDeviceToHost) == cudaSuccess);
+    for (std::uint32_t t = 0; t < 64; ++t) CHECK(h[t] == (t + 1) % 64);
+    // Without it: forward, 63 threads read before their neighbour wrote; reverse, one does.
+    salt += 1000;
+    cuda_emu::launcher(racy_neighbour_kernel, "racy_neighbour_kernel", dim3(1), dim3(64), 0,
+                       nullptr)(d, salt);
+    REQUIRE(cudaGetLastError() == cudaSuccess);
+    REQUIRE(cudaMemcpy(h.data(), d, 256, cudaMemcpyDeviceToHost) == cudaSuccess);
+    const std::size_t correct = right(h, salt);
+    if (std::string(order) == "forward") CHECK(correct == 1);
+    if (std::string(order) == "reverse") CHECK(correct == 63);
+    CHECK(correct < 64);  // shuffled: some thread runs before its neighbour
+  }
+  // Blocks from the last: block b reads block b - 1's output, which (taken later) is not there
+  // yet, but for the blocks another worker thread may run at the same moment.
+  cuda_emu::set_thread_order("reverse");
+  constexpr std::uint32_t nb = 256;
+  std::uint32_t* blocks = nullptr;
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&blocks), 2 * nb * 4) == cudaSuccess);
+  REQUIRE(cudaMemset(blocks, 0, 2 * nb * 4) == cudaSuccess);
+  cuda_emu::launcher(racy_blocks_kernel, "racy_blocks_kernel", dim3(nb), dim3(32), 0, nullptr)(
+      blocks, 7u);
+  std::vector<std::uint32_t> hb(2 * nb);
+  REQUIRE(cudaMemcpy(hb.data(), blocks, 2 * nb * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+  std::size_t stale = 0;
+  for (std::uint32_t b = 1; b < nb; ++b) stale += hb[nb + b] != b - 1 + 7;
+  CHECK(stale > 0);
+  CHECK_THROWS_WITH(cuda_emu::set_thread_order("backwards"),
+                    Catch::Contains("'backwards' is not forward, reverse or shuffle"));
+  cuda_emu::set_thread_order("forward");
+  CHECK(cudaFree(blocks) == cudaSuccess);
   CHECK(cudaFree(d) == cudaSuccess);
 }

@@ -39,6 +39,11 @@ cudaError_t enqueue(cudaStream_t stream, std::function<void()> work, bool needs_
 // capture: true (and every such capture invalidated) when it must fail.
 bool refuse_during_capture(const char* call);
 
+// The order of the threads of a block between two barriers, and of the blocks of a grid:
+// "forward", "reverse" or "shuffle" (TORUSGATE_CUDA_EMU_ORDER; threads.cpp); for the
+// emulator's own tests. Throws std::invalid_argument for another name.
+void set_thread_order(const std::string& name);
+
 // Runs every thread of the grid; false after a fault (then `message` says which).
 bool run_grid(const LaunchConfig& config, const std::function<void()>& thread,
               std::string& message);

@@ -13,6 +13,16 @@
 // launches run each thread as a plain call (no fiber: several times faster); a barrier there
 // is a fault that names TORUSGATE_CUDA_EMU_FIBERS=always, which keeps every kernel on fibers.
 //
+// Between two barriers the threads of a block run one after another, in the order
+// TORUSGATE_CUDA_EMU_ORDER names: `forward` (thread 0 first, the default), `reverse`, or
+// `shuffle` (a new permutation for every phase of every block, from TORUSGATE_CUDA_EMU_SEED);
+// `reverse` and `shuffle` also take the blocks of a grid from the last. A missing barrier
+// between a write and another thread's read of it in the same phase (a race on a device)
+// gives the read the old value in one of the forward and reverse orders, so a result that
+// differs between them shows the race. Stand-in for racecheck, not a replacement: a race
+// whose stale value happens to equal the new one, or one between two phases of different
+// blocks running at once, can pass.
+//
 // The fiber switch is a few instructions of x86-64 assembly (the callee-saved registers and
 // the stack pointer; kernels never change the floating-point control state, which all fibers
 // share); other machines and AddressSanitizer builds use ucontext.
@@ -175,6 +185,71 @@ std::string where(const uint3& tid) {
   return buf;
 }
 
+// The order of the threads within a phase and of the blocks within a grid.
+enum class Order { forward, reverse, shuffle };
+
+bool parse_order(const std::string& name, Order& order) {
+  if (name.empty() || name == "forward") order = Order::forward;
+  else if (name == "reverse") order = Order::reverse;
+  else if (name == "shuffle") order = Order::shuffle;
+  else return false;
+  return true;
+}
+
+std::atomic<Order>& order_setting() {
+  static std::atomic<Order> setting = [] {
+    const char* v = std::getenv("TORUSGATE_CUDA_EMU_ORDER");
+    Order order = Order::forward;
+    if (!parse_order(v == nullptr ? "" : v, order)) {
+      std::fprintf(stderr, "cuda emulator: TORUSGATE_CUDA_EMU_ORDER='%s' is not forward, "
+                   "reverse or shuffle\n", v);
+      std::abort();
+    }
+    return order;
+  }();
+  return setting;
+}
+
+Order thread_order() { return order_setting().load(std::memory_order_relaxed); }
+
+std::uint64_t shuffle_seed() {
+  static const std::uint64_t seed = [] {
+    const char* v = std::getenv("TORUSGATE_CUDA_EMU_SEED");
+    return v == nullptr ? std::uint64_t{1} : std::strtoull(v, nullptr, 10);
+  }();
+  return seed;
+}
+
+std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// `order` becomes the sequence in which the `threads` threads of the current block run their
+// phase number `phase`.
+void phase_order(std::vector<unsigned>& order, unsigned threads, std::uint64_t phase) {
+  order.resize(threads);
+  for (unsigned t = 0; t < threads; ++t) order[t] = t;
+  switch (thread_order()) {
+    case Order::forward:
+      break;
+    case Order::reverse:
+      std::reverse(order.begin(), order.end());
+      break;
+    case Order::shuffle: {
+      std::uint64_t state = shuffle_seed() ^ (std::uint64_t{blockIdx.x} << 40) ^
+                            (std::uint64_t{blockIdx.y} << 20) ^ blockIdx.z ^ (phase << 52) ^
+                            (phase * 0xD1B54A32D192ED03ull);
+      for (unsigned t = threads; t > 1; --t) {
+        std::swap(order[t - 1], order[splitmix64(state) % t]);
+      }
+      break;
+    }
+  }
+}
+
 void fiber_main(Fiber* f) {
   try {
     (*scheduler.body)();
@@ -225,7 +300,9 @@ void fiber_init(Fiber* f) {
 // a fault.
 bool run_block_direct(unsigned threads, const dim3& block) {
   Scheduler& s = scheduler;
-  for (unsigned t = 0; t < threads; ++t) {
+  thread_local std::vector<unsigned> order;
+  phase_order(order, threads, 0);
+  for (const unsigned t : order) {
     threadIdx = uint3{t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
     try {
       (*s.body)();
@@ -247,9 +324,11 @@ bool run_block(unsigned threads, const dim3& block) {
     f->tid = uint3{t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
     fiber_init(f);
   }
-  for (;;) {
+  thread_local std::vector<unsigned> order;
+  for (std::uint64_t phase = 0;; ++phase) {
+    phase_order(order, threads, phase);
     unsigned waiting = 0, done = 0;
-    for (unsigned t = 0; t < threads; ++t) {
+    for (const unsigned t : order) {
       Fiber* f = s.fibers[t].get();
       if (f->state == FiberState::ready) {
         threadIdx = f->tid;
@@ -297,6 +376,15 @@ void sync_threads() {
   to_scheduler(f);
 }
 
+void set_thread_order(const std::string& name) {
+  Order order = Order::forward;
+  if (!parse_order(name, order)) {
+    throw std::invalid_argument("cuda emulator: thread order '" + name +
+                                "' is not forward, reverse or shuffle");
+  }
+  order_setting().store(order);
+}
+
 unsigned char* dynamic_shared_memory() { return scheduler.dynamic_shared; }
 
 void device_fault(const char* what) {
@@ -327,7 +415,9 @@ bool run_blocks(const LaunchConfig& config, const std::function<void()>& thread,
   gridDim = config.grid;
   blockDim = config.block;
   bool ok = true;
-  for (std::uint64_t b = next++; b < blocks && !stop.load(); b = next++) {
+  const bool from_last = thread_order() != Order::forward;
+  for (std::uint64_t taken = next++; taken < blocks && !stop.load(); taken = next++) {
+    const std::uint64_t b = from_last ? blocks - 1 - taken : taken;
     blockIdx = uint3{static_cast<unsigned>(b % g.x), static_cast<unsigned>(b / g.x % g.y),
                      static_cast<unsigned>(b / (std::uint64_t{g.x} * g.y))};
     std::memset(shared.get(), 0xC3, config.shared_bytes);  // uninitialised, as on a device
