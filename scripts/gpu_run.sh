@@ -9,6 +9,9 @@
 #   build   configure (CUDA required) and build       -> build.log
 #   host    tests_gpu_host (CPU side of the backend)  -> tests_gpu_host.log
 #   test    tests_gpu without [slow]                  -> tests_gpu.log
+#   apps    the main job (linear_regression) on the   -> linear_regression_gpu_*.json/.log,
+#           GPU with each engine, gate_demo,              gate_demo_gpu.log, ...
+#           circuit_demo, torusgate eval
 #   slow    tests_gpu [slow] (10^6 tfhe_lib_128 gates) -> tests_gpu_slow.log
 #   bench   bench_gates --backend gpu, both engines,   -> bench_gates_gpu_*.json/.log,
 #           both key switchings, every fused shape        summary.md (scripts/gpu_summary.py)
@@ -40,10 +43,10 @@ mkdir -p "$1" || exit 2
 out="$(cd "$1" && pwd)"
 shift
 steps=("$@")
-[[ ${#steps[@]} -eq 0 ]] && steps=(env build host test slow bench sanitize profile)
+[[ ${#steps[@]} -eq 0 ]] && steps=(env build host test apps slow bench sanitize profile)
 for s in "${steps[@]}"; do
   case "$s" in
-    env|build|host|test|slow|bench|sanitize|profile) ;;
+    env|build|host|test|apps|slow|bench|sanitize|profile) ;;
     *) echo "gpu_run: unknown step '$s'" >&2; usage; exit 2;;
   esac
 done
@@ -157,7 +160,8 @@ step_build() {
     failed+=(cuda-not-enabled)
     return 1
   fi
-  run_logged build cmake --build "$build" -j "$jobs" --target tests_gpu tests_gpu_host bench_gates
+  run_logged build cmake --build "$build" -j "$jobs" --target tests_gpu tests_gpu_host bench_gates \
+    linear_regression gate_demo circuit_demo torusgate
 }
 
 # A Catch2 executable with its console log (durations of every test case).
@@ -175,6 +179,35 @@ run_catch() {  # name, executable, test spec
 step_host() { run_catch tests_gpu_host "$build/tests/gpu/tests_gpu_host" "~[slow]"; }
 step_test() { run_catch tests_gpu "$build/tests/gpu/tests_gpu" "~[slow]"; }
 step_slow() { run_catch tests_gpu_slow "$build/tests/gpu/tests_gpu" "[slow]"; }
+
+# The programs on the GPU as a user runs them: the README's main job with each engine (its
+# exit status says whether every encrypted result was exact), the demos, and the CLI's
+# client/server round trip with eval on the GPU.
+step_apps() {
+  local apps="$build/apps"
+  if [[ ! -x "$apps/linear_regression" || ! -x "$apps/cli/torusgate" ]]; then
+    log "apps: the programs are not built (run the build step)"
+    failed+=(apps)
+    return 1
+  fi
+  for engine in cufft fused; do
+    run_logged "linear_regression_gpu_$engine" "$apps/linear_regression" --backend gpu \
+      --gpu-engine "$engine" --no-progress --json "$out/linear_regression_gpu_$engine.json"
+  done
+  run_logged gate_demo_gpu "$apps/gate_demo" --backend gpu
+  run_logged circuit_demo_gpu "$apps/circuit_demo" --backend gpu --gpu-engine fused \
+    --key-switching tensor_core
+  local keys="$out/cli" tg="$apps/cli/torusgate"
+  mkdir -p "$keys"
+  run_logged cli_gpu bash -c "set -e
+    '$tg' keygen --secret-key '$keys/s.tgsk' --cloud-key '$keys/c.tgck' --force
+    '$tg' encrypt --key '$keys/s.tgsk' --width 8 --signed --values '1,-2;3,4' -o '$keys/a.tgct' --force
+    '$tg' encrypt --key '$keys/s.tgsk' --width 8 --signed --values '5,6;-7,8' -o '$keys/b.tgct' --force
+    '$tg' eval --cloud-key '$keys/c.tgck' --op matmul --width 16 --backend gpu '$keys/a.tgct' '$keys/b.tgct' -o '$keys/ab.tgct' --force
+    '$tg' decrypt --key '$keys/s.tgsk' '$keys/ab.tgct' | tee '$keys/ab.txt'
+    printf ' 19 -10\\n-13  50\\n' | diff - '$keys/ab.txt'"
+  rm -f "$keys"/*.tgsk "$keys"/*.tgck  # keys are not results
+}
 
 step_bench() {
   local bench="$build/apps/bench_gates"
