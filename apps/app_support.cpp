@@ -77,6 +77,32 @@ std::string resolve_backend(const std::string& name) {
                         "'; expected best, sequential, openmp or gpu");
 }
 
+bool parse_server_option(CommandLine& cl, std::string& backend, ServerOptions& server) {
+  const std::string& arg = cl.arg();
+  if (arg == "--backend") {
+    backend = cl.value();
+  } else if (arg == "--threads") {
+    server.cpu.threads = static_cast<int>(parse_count(arg, cl.value(), 1, 4096));
+    server.threads_given = true;
+  } else if (parse_gpu_option(cl, server.gpu)) {
+    server.gpu_option_given = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::string server_options_help(std::size_t column) {
+  std::string text = "  --backend NAME";
+  text += std::string(column > text.size() + 1 ? column - text.size() : 1, ' ');
+  text += "best (default: gpu when a CUDA device is usable, else openmp), gpu,\n";
+  text += std::string(column, ' ') + "openmp or sequential\n";
+  std::string threads = "  --threads T";
+  threads += std::string(column > threads.size() + 1 ? column - threads.size() : 1, ' ');
+  return text + threads + "OpenMP threads (openmp only; default: all cores)\n" +
+         gpu_options_help(column);
+}
+
 void check_server_options(const std::string& backend, const ServerOptions& options) {
   if (options.threads_given && backend != "openmp")
     throw InvalidArgument("--threads applies to the openmp backend, not to " + backend);
@@ -90,6 +116,12 @@ void check_server_options(const std::string& backend, const ServerOptions& optio
                             ", numbered from 0");
     }
   }
+}
+
+std::string resolve_server_backend(const std::string& name, const ServerOptions& options) {
+  const std::string backend = resolve_backend(name);
+  check_server_options(backend, options);
+  return backend;
 }
 
 std::string backend_description(const CpuBackend& be) { return be.name(); }

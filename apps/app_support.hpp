@@ -30,18 +30,6 @@ std::vector<std::string> backend_names();
 // without a usable CUDA device, saying which.
 std::string resolve_backend(const std::string& name);
 
-// The options a program that runs on every backend takes beside --backend: the CPU ones
-// (--threads, ...) and the GPU ones (--device, --gpu-engine, ...; parse_gpu_option).
-struct ServerOptions {
-  CpuOptions cpu;
-  CudaOptions gpu;
-  bool threads_given = false, gpu_option_given = false;
-};
-// Throws InvalidArgument when an option does not apply to the resolved `backend` (--threads
-// with sequential or gpu, a GPU option with a CPU backend) or names a device this machine
-// lacks.
-void check_server_options(const std::string& backend, const ServerOptions& options);
-
 // The CPU backend of a resolved name ("sequential", else OpenMP), holding only the cloud key
 // (or a key context made from it).
 std::unique_ptr<CpuBackend> make_cpu_backend(const std::string& name,
@@ -50,29 +38,6 @@ std::unique_ptr<CpuBackend> make_cpu_backend(const std::string& name,
 std::unique_ptr<CpuBackend> make_cpu_backend(const std::string& name,
                                              std::shared_ptr<const CpuKeyContext> context,
                                              CpuOptions options = {});
-
-// Calls f(backend) with the server's backend of a resolved name holding only the cloud key:
-// a CudaBackend for "gpu" (the key goes to the device once), else the CPU backend of
-// make_cpu_backend. Returns what f returns.
-template <class F>
-decltype(auto) with_server_backend(const std::string& name, std::shared_ptr<const CloudKey> key,
-                                   const ServerOptions& options, F&& f) {
-  if (name == "gpu") {
-    CudaBackend be(std::move(key), options.gpu);
-    return f(be);
-  }
-  const std::unique_ptr<CpuBackend> be = make_cpu_backend(name, std::move(key), options.cpu);
-  return f(*be);
-}
-
-// One line for reports: the CPU backend's name ("openmp(2)", "sequential"), or the GPU's
-// with its engines ("gpu(NVIDIA H100 80GB HBM3), cuFFT-batched blind rotation, gather key
-// switching").
-std::string backend_description(const CpuBackend& be);
-std::string backend_description(const CudaBackend& be);
-// Threads of a backend for reports (a GPU backend: 1, the host thread that drives it).
-inline int backend_threads(const CpuBackend& be) { return be.threads(); }
-inline int backend_threads(const CudaBackend&) { return 1; }
 
 // Seconds since `start`.
 inline double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -134,6 +99,48 @@ bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu);
 // Help lines for the options parse_gpu_option takes (each line starts with two spaces and
 // the option, its text from column `column`).
 std::string gpu_options_help(std::size_t column);
+
+// The options a program that runs on every backend takes beside --backend: the CPU ones
+// (--threads, ...) and the GPU ones (--device, --gpu-engine, ...; parse_gpu_option).
+struct ServerOptions {
+  CpuOptions cpu;
+  CudaOptions gpu;
+  bool threads_given = false, gpu_option_given = false;
+};
+// Takes the current argument of `cl` when it is --backend NAME (into `backend`), --threads T
+// (1..4096) or a GPU option (parse_gpu_option) and returns true; false for any other.
+bool parse_server_option(CommandLine& cl, std::string& backend, ServerOptions& server);
+// Help lines for those options (--backend, --threads and the GPU ones), text from `column`.
+std::string server_options_help(std::size_t column);
+// Throws InvalidArgument when an option does not apply to the resolved `backend` (--threads
+// with sequential or gpu, a GPU option with a CPU backend) or names a device this machine
+// lacks.
+void check_server_options(const std::string& backend, const ServerOptions& options);
+// resolve_backend(name), then check_server_options: the backend a program's server runs on.
+std::string resolve_server_backend(const std::string& name, const ServerOptions& options);
+
+// Calls f(backend) with the server's backend of a resolved name holding only the cloud key:
+// a CudaBackend for "gpu" (the key goes to the device once), else the CPU backend of
+// make_cpu_backend. Returns what f returns.
+template <class F>
+decltype(auto) with_server_backend(const std::string& name, std::shared_ptr<const CloudKey> key,
+                                   const ServerOptions& options, F&& f) {
+  if (name == "gpu") {
+    CudaBackend be(std::move(key), options.gpu);
+    return f(be);
+  }
+  const std::unique_ptr<CpuBackend> be = make_cpu_backend(name, std::move(key), options.cpu);
+  return f(*be);
+}
+
+// One line for reports: the CPU backend's name ("openmp(2)", "sequential"), or the GPU's
+// with its engines ("gpu(NVIDIA H100 80GB HBM3), cuFFT-batched blind rotation, gather key
+// switching").
+std::string backend_description(const CpuBackend& be);
+std::string backend_description(const CudaBackend& be);
+// Threads of a backend for reports (a GPU backend: 1, the host thread that drives it).
+inline int backend_threads(const CpuBackend& be) { return be.threads(); }
+inline int backend_threads(const CudaBackend&) { return 1; }
 
 // "cuFFT-batched blind rotation, gather key switching", "fused blind rotation (launch shape
 // chosen per batch), tensor_core key switching" and the like, for reports.

@@ -2,8 +2,8 @@
 // the server, holding only the cloud key, computes sums, products, comparisons, a dot product
 // and a matrix product in ONE scheduled run (every level of every operation in one batch);
 // the client decrypts and checks each result against plain integer arithmetic.
-//   circuit_demo [--params NAME] [--backend best|gpu|sequential|openmp] [--width BITS]
-//                [GPU options]
+//   circuit_demo [--params NAME] [--width BITS] [--backend best|gpu|sequential|openmp]
+//                [--threads T] [GPU options]
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -22,13 +22,12 @@ using namespace torusgate::circuits;
 namespace {
 
 void usage() {
-  std::cerr << "usage: circuit_demo [--params NAME] [--backend best|gpu|sequential|openmp] "
-               "[--width BITS] [GPU options]\n"
-               "  NAME: tfhe_lib_128 (default), tfhe_lib_80, default_128, toy_INSECURE\n"
-               "  best (default): gpu when a CUDA device is usable, else openmp\n"
-               "  BITS: integer width, 4..16 (default 8)\n"
-               "GPU options (docs/gpu.md):\n"
-            << apps::gpu_options_help(24);
+  std::cerr << "usage: circuit_demo [--params NAME] [--width BITS] [--backend NAME] [--threads T]\n"
+               "                    [GPU options]\n"
+               "  --params NAME         tfhe_lib_128 (default), tfhe_lib_80, default_128,\n"
+               "                        toy_INSECURE\n"
+               "  --width BITS          integer width, 4..16 (default 8)\n"
+            << apps::server_options_help(24);
 }
 
 // value modulo 2^width, read as a signed width-bit integer.
@@ -113,15 +112,13 @@ int main(int argc, char** argv) try {
   for (apps::CommandLine cl(argc, argv); cl.next();) {
     const std::string& arg = cl.arg();
     if (arg == "--params") params_name = cl.value();
-    else if (arg == "--backend") backend_name = cl.value();
-    else if (apps::parse_gpu_option(cl, server.gpu)) server.gpu_option_given = true;
+    else if (apps::parse_server_option(cl, backend_name, server)) continue;
     else if (arg == "--width") width = apps::parse_count("--width", cl.value(), 4, 16);
     else if (cl.is_help()) { usage(); return 0; }
     else cl.reject();
   }
   const Parameters params = parameters_by_name(params_name);
-  backend_name = apps::resolve_backend(backend_name);
-  apps::check_server_options(backend_name, server);
+  backend_name = apps::resolve_server_backend(backend_name, server);
 
   // Client: keys and encrypted inputs.
   auto t0 = std::chrono::steady_clock::now();

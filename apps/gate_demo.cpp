@@ -1,6 +1,6 @@
 // Gate demo: the client makes keys and encrypts a few bits; the server, holding only the
 // cloud key, evaluates every gate kind in one batch; the client decrypts and checks.
-//   gate_demo [--params NAME] [--backend best|gpu|sequential|openmp] [GPU options]
+//   gate_demo [--params NAME] [--backend best|gpu|sequential|openmp] [--threads T] [GPU options]
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -17,13 +17,10 @@ using namespace torusgate;
 namespace {
 
 void usage() {
-  std::cerr << "usage: gate_demo [--params NAME] [--backend best|gpu|sequential|openmp] "
-               "[GPU options]\n"
-               "  NAME: tfhe_lib_128 (default), tfhe_lib_80, default_128, toy_INSECURE, "
-               "toy_k2_INSECURE\n"
-               "  best (default): gpu when a CUDA device is usable, else openmp\n"
-               "GPU options (docs/gpu.md):\n"
-            << apps::gpu_options_help(24);
+  std::cerr << "usage: gate_demo [--params NAME] [--backend NAME] [--threads T] [GPU options]\n"
+               "  --params NAME         tfhe_lib_128 (default), tfhe_lib_80, default_128,\n"
+               "                        toy_INSECURE, toy_k2_INSECURE\n"
+            << apps::server_options_help(24);
 }
 
 // Server (the backend, holding only the cloud key): every gate kind in one batch on every
@@ -91,14 +88,12 @@ int main(int argc, char** argv) try {
   for (apps::CommandLine cl(argc, argv); cl.next();) {
     const std::string& arg = cl.arg();
     if (arg == "--params") params_name = cl.value();
-    else if (arg == "--backend") backend_name = cl.value();
-    else if (apps::parse_gpu_option(cl, server.gpu)) server.gpu_option_given = true;
+    else if (apps::parse_server_option(cl, backend_name, server)) continue;
     else if (cl.is_help()) { usage(); return 0; }
     else cl.reject();
   }
   const Parameters params = parameters_by_name(params_name);
-  backend_name = apps::resolve_backend(backend_name);
-  apps::check_server_options(backend_name, server);
+  backend_name = apps::resolve_server_backend(backend_name, server);
 
   // Client: keys and inputs.
   auto t0 = std::chrono::steady_clock::now();

@@ -109,12 +109,8 @@ Options parse_options(int argc, char** argv, bool& help) {
       if (o.beta != "encrypted" && o.beta != "plain" && o.beta != "none")
         throw InvalidArgument("--beta: '" + o.beta + "' is not encrypted, plain or none");
     } else if (arg == "--beta-width") o.beta_width = apps::parse_count(arg, cl.value(), 2, 32);
-    else if (arg == "--backend") o.backend = cl.value();
     else if (arg == "--params") o.params = cl.value();
-    else if (arg == "--threads") {
-      o.server.cpu.threads = static_cast<int>(apps::parse_count(arg, cl.value(), 1, 4096));
-      o.server.threads_given = true;
-    } else if (apps::parse_gpu_option(cl, o.server.gpu)) o.server.gpu_option_given = true;
+    else if (apps::parse_server_option(cl, o.backend, o.server)) continue;
     else if (arg == "--json") o.json = cl.value();
     else if (arg == "--no-progress") o.progress = false;
     else if (cl.is_help()) {

@@ -215,8 +215,10 @@ std::unique_ptr<BackendRunner> make_runner(const std::string& name, KeySet& keys
   if (name == "gpu" && reason.empty()) {
     auto be = std::make_unique<CudaBackend>(keys.cloud, o.gpu);
     const std::string description = be->name() + ", " + gpu_engine_description(o.gpu);
+    // A batch that fills a GPU; --quick (a smoke test, the quick sizes) a small one.
+    const std::size_t calibration_bits = o.quick ? 1024 : std::size_t{1} << 14;
     return std::make_unique<Runner<CudaBackend>>("gpu", description, std::move(be), *keys.secret,
-                                                 1, std::size_t{1} << 14);
+                                                 1, calibration_bits);
   }
   why_not = reason.empty() ? "this program has no runner for backend '" + name + "' yet" : reason;
   return nullptr;

@@ -3,8 +3,9 @@
 # toy_INSECURE with sequential, openmp and gpu (gpu must be reported unavailable, or run when
 # a GPU backend exists), a --resume that finds everything measured, then the plot script;
 # checks that every output file appears. Exit 77 (ctest: skipped) when no Python interpreter
-# here has matplotlib.
-#   quick_run.sh COMPARE_BACKENDS PLOT_SCRIPT WORK_DIR
+# here has matplotlib. With REQUIRE_GPU=1 the gpu backend must have run (the CUDA emulator's
+# build, compare_backends_emulated), and the plots must compare it with the CPU.
+#   [REQUIRE_GPU=1] quick_run.sh COMPARE_BACKENDS PLOT_SCRIPT WORK_DIR
 set -euo pipefail
 bin="$1" plot="$2" work="$3"
 rm -rf "$work"
@@ -20,6 +21,10 @@ done
 grep -q " ok$" "$work/run.log" || fail "no measured item in the log"
 grep -q ", 0 WRONG$" "$work/run.log" || { cat "$work/run.log"; fail "a result decrypted wrong"; }
 grep -Eq "^gpu +(UNAVAILABLE, skipped: .+|.*bootstraps/s)" "$work/run.log" || fail "the gpu backend is not reported"
+if [[ "${REQUIRE_GPU:-0}" == 1 ]]; then
+  grep -Eq "^gpu +.*bootstraps/s" "$work/run.log" || { cat "$work/run.log"; fail "the gpu backend did not run"; }
+  grep -q ",gpu,toy_INSECURE," "$out/results.csv" || fail "results.csv has no gpu rows"
+fi
 results=$(($(wc -l < "$out/results.csv") - 1))
 [[ "$results" -ge 50 ]] || fail "only $results result rows in results.csv"
 
@@ -29,7 +34,8 @@ if "$bin" --quick --params toy_INSECURE --out "$out" > /dev/null 2>&1; then
 fi
 "$bin" --quick --params toy_INSECURE --backends sequential,openmp --out "$out" --resume \
   --no-progress > "$work/resume.log" 2>&1 || { cat "$work/resume.log"; fail "--resume exited $?"; }
-grep -q "^0 measured, $results already measured" "$work/resume.log" ||
+cpu_results=$(grep -cE ",(sequential|openmp),toy_INSECURE," "$out/results.csv")
+grep -q "^0 measured, $cpu_results already measured" "$work/resume.log" ||
   { cat "$work/resume.log"; fail "--resume measured again"; }
 
 python=""
@@ -50,4 +56,7 @@ for group in gates compound addition vector multiplication matrix regression; do
 done
 [[ -s "$out/speedups.md" ]] || fail "$out/speedups.md is missing"
 grep -q "openmp vs sequential" "$out/speedups.md" || fail "speedups.md has no speedup column"
+if [[ "${REQUIRE_GPU:-0}" == 1 ]]; then
+  grep -q "gpu vs sequential" "$out/speedups.md" || fail "speedups.md does not compare the gpu"
+fi
 echo "compare_quick: ok ($results results, plots by $python)"
