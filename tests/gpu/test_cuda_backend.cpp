@@ -177,6 +177,14 @@ std::uint64_t bootstraps_of(const BatchPlan& plan) {
   return b;
 }
 
+// random_plan, drawn again until it holds a bootstrap: a small (emulated) batch may hold free
+// gates only, which would run no rotation, chunk, launch shape or key switching at all.
+BatchPlan plan_with_bootstrap(Csprng& rng, std::size_t gates, std::size_t max_run) {
+  BatchPlan plan = random_plan(rng, gates, max_run);
+  while (bootstraps_of(plan) == 0) plan = random_plan(rng, gates, max_run);
+  return plan;
+}
+
 }  // namespace
 
 TEST_CASE("every gate kind on every input combination, one mixed batch, every parameter set",
@@ -251,7 +259,7 @@ TEST_CASE("GPU ciphertexts equal the CPU backend's word for word (exact FFT roun
     const std::uint64_t seed = catch_seed(0xe4ac7);
     INFO("parameter set " << p.name << ", seed " << seed);
     Csprng rng = seeded_rng(seed);
-    const BatchPlan plan = random_plan(rng, gates_for(500, p.insecure ? 500 : 16), 500);
+    const BatchPlan plan = plan_with_bootstrap(rng, gates_for(500, p.insecure ? 500 : 16), 500);
     const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
     const LweBatch from_gpu = run_plan(gpu_for(p), plan, encrypted);
     const LweBatch from_cpu = run_plan(cpu_for(p), plan, encrypted);
@@ -275,9 +283,8 @@ TEST_CASE("chunked and unchunked runs give identical ciphertexts", "[gpu]") {
     // Room for about 40 rotations: chunks of 32 (the largest bucket that fits).
     small.memory_budget_bytes = 40 * whole.bytes_per_rotation();
     CudaBackend chunked(keys_for(p).cloud, small);
-    BatchPlan plan = random_plan(rng, gates_for(p.insecure ? 3000 : 300, p.insecure ? 3000 : 40), 400);
-    // A small batch may hold free gates only; a chunk needs a bootstrap.
-    while (bootstraps_of(plan) == 0) plan = random_plan(rng, plan.outputs, 400);
+    const BatchPlan plan =
+        plan_with_bootstrap(rng, gates_for(p.insecure ? 3000 : 300, p.insecure ? 3000 : 40), 400);
     const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
     const LweBatch a = run_plan(whole, plan, encrypted);
     CHECK(whole.last_times().chunks == 1);
@@ -548,9 +555,8 @@ TEST_CASE("fused engine: ciphertexts equal the cuFFT engine's and the CPU backen
     const std::uint64_t seed = catch_seed(0xf05e);
     INFO("parameter set " << p.name << ", seed " << seed);
     Csprng rng = seeded_rng(seed);
-    BatchPlan plan = random_plan(rng, gates_for(p.insecure ? 500 : 200, p.insecure ? 200 : 6), 300);
-    // A small batch may hold free gates only; the launch shape is reported by a rotation.
-    while (bootstraps_of(plan) == 0) plan = random_plan(rng, plan.outputs, 300);
+    const BatchPlan plan =
+        plan_with_bootstrap(rng, gates_for(p.insecure ? 500 : 200, p.insecure ? 200 : 6), 300);
     const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
     const LweBatch from_cufft = run_plan(gpu_for(p), plan, encrypted);
     const LweBatch from_cpu = run_plan(cpu_for(p), plan, encrypted);
@@ -619,7 +625,7 @@ TEST_CASE("tensor-core key switching gives the gather kernel's words on both eng
     const std::uint64_t seed = catch_seed(0x7c);
     INFO("parameter set " << p.name << ", seed " << seed);
     Csprng rng = seeded_rng(seed);
-    const BatchPlan plan = random_plan(rng, gates_for(333, p.insecure ? 333 : 8), 300);
+    const BatchPlan plan = plan_with_bootstrap(rng, gates_for(333, p.insecure ? 333 : 8), 300);
     const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
     const LweBatch gather = run_plan(gpu_for(p), plan, encrypted);
     CudaOptions tc;
@@ -638,8 +644,7 @@ TEST_CASE("fused engine: chunked and unchunked runs give identical ciphertexts",
   small.memory_budget_bytes = 40 * whole.bytes_per_rotation();
   CudaBackend& chunked = gpu_with(p, small);
   CHECK(whole.bytes_per_rotation() < gpu_for(p).bytes_per_rotation());  // no spectra
-  BatchPlan plan = random_plan(rng, gates_for(300, 48), 400);
-  while (bootstraps_of(plan) == 0) plan = random_plan(rng, plan.outputs, 400);
+  const BatchPlan plan = plan_with_bootstrap(rng, gates_for(300, 48), 400);
   const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
   const LweBatch a = run_plan(whole, plan, encrypted);
   const LweBatch b = run_plan(chunked, plan, encrypted);
