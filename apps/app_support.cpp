@@ -274,6 +274,19 @@ std::string gpu_engine_description(const CudaOptions& gpu) {
   return d + ", " + gpu_key_switching_name(gpu.key_switching) + " key switching";
 }
 
+std::string device_json(const gpu::DeviceInfo& d) {
+  std::ostringstream os;
+  os << "{\"index\": " << d.index << ", \"name\": " << json_string(d.name)
+     << ", \"total_memory_bytes\": " << d.total_memory_bytes << ", \"compute_capability\": \""
+     << d.compute_capability_major << "." << d.compute_capability_minor
+     << "\", \"multiprocessors\": " << d.multiprocessors << ", \"clock_khz\": " << d.clock_khz
+     << ", \"memory_clock_khz\": " << d.memory_clock_khz
+     << ", \"memory_bus_bits\": " << d.memory_bus_bits
+     << ", \"peak_fp64_flops\": " << json_number(gpu::peak_fp64_flops(d))
+     << ", \"peak_memory_bytes_per_s\": " << json_number(gpu::peak_memory_bytes_per_s(d)) << "}";
+  return os.str();
+}
+
 double nominal_fp64_per_bootstrap(const Parameters& p) {
   const double M = p.polynomial_size / 2.0, k1 = p.glwe_dimension + 1.0;
   const double rows = k1 * p.bk_level_count;

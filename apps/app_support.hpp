@@ -146,6 +146,11 @@ inline int backend_threads(const CudaBackend&) { return 1; }
 // chosen per batch), tensor_core key switching" and the like, for reports.
 std::string gpu_engine_description(const CudaOptions& gpu);
 
+// The "device" object of the GPU benchmark reports: index, name, memory, compute capability,
+// multiprocessors, clocks, bus width and the peak FP64 and memory figures derived from them
+// (gpu::peak_fp64_flops, gpu::peak_memory_bytes_per_s); one line, no trailing comma.
+std::string device_json(const gpu::DeviceInfo& d);
+
 // The work of one bootstrap, counted the same way for every engine (nominal, not measured):
 // per CMUX step (k+1)l forward and k+1 inverse complex FFTs of M = N/2 points at 5 M log2 M
 // flops each, (k+1)l(k+1)M complex multiply-adds at 8 and (k+1)(l+1)M twists and untwists at

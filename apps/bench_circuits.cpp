@@ -1,9 +1,11 @@
 // Circuit benchmark: wall time of encrypted integer operations of the catalog (adders,
 // comparisons, multipliers, ...) on a backend, per operation and width, with median/min/max
 // over repetitions, the bootstraps and depth of the compiled circuit, and an optional JSON
-// report (machine, commit, backend, parameters). Inputs are encrypted once; each timed run
-// records the operation, compiles it and executes it (what Program::run does), and the
-// decrypted outputs of the last run are checked against the catalog's reference.
+// report (machine, commit, backend, parameters; on the GPU the device and engines). Inputs are
+// encrypted once on the client; each timed run uploads them to the backend, records the
+// operation, compiles it and executes it (what Program::run does) and downloads the result,
+// the transfers timed apart from the run (their share of a circuit run: DESIGN.md section 11),
+// and the decrypted outputs of the last run are checked against the catalog's reference.
 //   bench_circuits [--backend B] [--params NAME] [--ops OP[,OP...]] [--widths W[,W...]]
 //                  [--signedness u|s] [--lanes L] [--reps R] [--warmup W] [--threads T]
 //                  [--fft E] [--task-size S] [GPU options] [--json PATH]
@@ -77,8 +79,10 @@ void usage(std::ostream& os) {
         "  --help              this text\n"
         "Each timed run records the operation on L encrypted elements, compiles it (one batch\n"
         "per level) and executes it; 'compile ms' is the record + compile part of it. The\n"
-        "inputs are random and encrypted once; the outputs of the last run are decrypted and\n"
-        "checked against the plaintext reference (exit status 1 if any is wrong).\n";
+        "inputs are random and encrypted once; each run uploads them to the backend before and\n"
+        "downloads its result after, timed apart ('transfer ms'; 'transfers': their share of\n"
+        "upload + run + download). The outputs of the last run are decrypted and checked\n"
+        "against the plaintext reference (exit status 1 if any is wrong).\n";
 }
 
 struct Options {
@@ -156,6 +160,11 @@ bool parse(int argc, char** argv, Options& o) {
   return true;
 }
 
+// The parts of one timed run, in seconds.
+struct RunTimes {
+  double upload = 0, compile = 0, compute = 0, download = 0;
+};
+
 // One operation at one width.
 struct OpResult {
   const Operation* op = nullptr;
@@ -163,9 +172,12 @@ struct OpResult {
   std::size_t lanes = 0;
   std::size_t result_width = 0;
   ScheduleCost cost;
-  std::vector<double> seconds;          // whole runs
+  std::vector<double> seconds;          // record + compile + execute
   std::vector<double> compile_seconds;  // their record + compile part
-  apps::Summary total, compile;
+  std::vector<double> upload_seconds;   // the inputs to the backend, before each run
+  std::vector<double> download_seconds; // the result back to the client, after it
+  std::vector<double> transfer_shares;  // (upload + download) / (upload + download + run)
+  apps::Summary total, compile, upload, download, transfer_share;
   std::size_t errors = 0;
   std::string first_error;
 };
@@ -215,35 +227,50 @@ OpResult run_op(B& be, const typename B::ClientKey& key, Csprng& rng, const Oper
     xs[e] = random_value(rng, type);
     ys[e] = random_value(rng, type);
   }
-  const IntArray<B> X = IntArray<B>::encrypt(be, key, xs, type, rng);
-  const IntArray<B> Y = IntArray<B>::encrypt(be, key, ys, type, rng);
-  std::vector<const IntArray<B>*> bound = {&X};
-  if (op.arity == 2) bound.push_back(&Y);
+  // The client encrypts once; every run moves the ciphertexts to the backend and the results
+  // back, as a client/server round trip does.
+  using HostBatch = typename B::HostBatch;
+  const HostBatch host_x = encrypt_bits(key, to_bit_planes(xs, type), rng);
+  const HostBatch host_y = encrypt_bits(key, to_bit_planes(ys, type), rng);
+  HostBatch host_out{};
 
-  // One run: record, compile, execute (the steps of Program::run, timed apart).
-  std::optional<IntArray<B>> out;
-  const auto run_once = [&](double* compile_s) {
-    const auto t0 = std::chrono::steady_clock::now();
+  // One run: upload, record, compile, execute (the steps of Program::run), download; the
+  // transfers and the record + compile part timed apart.
+  const auto run_once = [&](RunTimes* t) {
+    auto t0 = std::chrono::steady_clock::now();
+    const IntArray<B> X(be.upload(host_x), type, 1, o.lanes);
+    std::optional<IntArray<B>> Y;
+    if (op.arity == 2) Y.emplace(be.upload(host_y), type, 1, o.lanes);
+    if (t) t->upload = apps::seconds_since(t0);
+    t0 = std::chrono::steady_clock::now();
     Circuit c;
     const Expr x = c.input(type, 1, o.lanes);
     const Expr y = op.arity == 2 ? c.input(type, 1, o.lanes) : x;
     const Expr result = op.record(c, x, y);
     const Schedule schedule = compile(c, std::span<const Expr>(&result, 1));
-    if (compile_s) *compile_s = apps::seconds_since(t0);
+    if (t) t->compile = apps::seconds_since(t0);
+    std::vector<const IntArray<B>*> bound = {&X};
+    if (Y) bound.push_back(&*Y);
     std::vector<IntArray<B>> outs =
         execute(be, schedule, std::span<const IntArray<B>* const>(bound));
-    out.emplace(std::move(outs.front()));
+    if (t) t->compute = apps::seconds_since(t0);
+    t0 = std::chrono::steady_clock::now();
+    host_out = be.download(outs.front().buffer().bits());
+    if (t) t->download = apps::seconds_since(t0);
     r.cost = schedule.cost;
   };
 
   for (std::size_t w = 0; w < o.warmup; ++w) run_once(nullptr);
   be.reset_stats();
   for (std::size_t rep = 0; rep < o.reps; ++rep) {
-    const auto t0 = std::chrono::steady_clock::now();
-    double compile_s = 0;
-    run_once(&compile_s);
-    r.seconds.push_back(apps::seconds_since(t0));
-    r.compile_seconds.push_back(compile_s);
+    RunTimes t;
+    run_once(&t);
+    r.seconds.push_back(t.compute);
+    r.compile_seconds.push_back(t.compile);
+    r.upload_seconds.push_back(t.upload);
+    r.download_seconds.push_back(t.download);
+    const double moved = t.upload + t.download;
+    r.transfer_shares.push_back(moved + t.compute > 0 ? moved / (moved + t.compute) : 0.0);
   }
   const std::uint64_t want_bootstraps = r.cost.bootstraps * o.reps;
   const std::uint64_t want_levels = std::uint64_t{r.cost.depth} * o.reps;
@@ -257,10 +284,13 @@ OpResult run_op(B& be, const typename B::ClientKey& key, Csprng& rng, const Oper
   }
   r.total = apps::summarize(r.seconds);
   r.compile = apps::summarize(r.compile_seconds);
+  r.upload = apps::summarize(r.upload_seconds);
+  r.download = apps::summarize(r.download_seconds);
+  r.transfer_share = apps::summarize(r.transfer_shares);
 
   // The outputs of the last run against the reference, modulo 2^(result width).
   const std::size_t rw = r.result_width;
-  const std::vector<std::uint8_t> bits = out->decrypt_bits(be, key);
+  const std::vector<std::uint8_t> bits = decrypt_bits(key, host_out);
   const unsigned __int128 one = 1;
   const unsigned __int128 mask = rw >= 128 ? ~static_cast<unsigned __int128>(0) : (one << rw) - 1;
   for (std::size_t e = 0; e < o.lanes; ++e) {
@@ -287,11 +317,12 @@ void print_row(const OpResult& r) {
   else std::snprintf(rate, sizeof rate, "%.1f", boots / r.total.median);
   if (r.errors == 0) std::snprintf(check, sizeof check, "ok");
   else std::snprintf(check, sizeof check, "%zu WRONG", r.errors);
-  std::printf("%-22s %4s %6zu %11llu %6u %11.3f %11.3f %11.3f %11.3f %13s  %s\n",
+  std::printf("%-22s %4s %6zu %11llu %6u %11.3f %11.3f %11.3f %11.3f %11.3f %9.1f%% %13s  %s\n",
               r.op->name.c_str(), to_string(r.type).c_str(), r.lanes,
               static_cast<unsigned long long>(r.cost.bootstraps), r.cost.depth,
               1e3 * r.total.median, 1e3 * r.total.min, 1e3 * r.total.max,
-              1e3 * r.compile.median, rate, check);
+              1e3 * r.compile.median, 1e3 * (r.upload.median + r.download.median),
+              100.0 * r.transfer_share.median, rate, check);
   std::fflush(stdout);
 }
 
@@ -302,17 +333,29 @@ struct RunInfo {
   std::optional<Parameters> params;  // none for the plaintext backend
   std::string fft;
   double keygen_s = 0, fourier_s = 0;
+  std::string json_fields;  // the backend's own top-level JSON lines, each ending ",\n"
 };
+
+// A JSON array of numbers on one line.
+std::string json_array(const std::vector<double>& values) {
+  std::string s = "[";
+  for (std::size_t k = 0; k < values.size(); ++k)
+    s += (k ? ", " : "") + apps::json_number(values[k]);
+  return s + "]";
+}
 
 void write_json(std::ostream& os, const Options& o, const RunInfo& info,
                 const std::vector<OpResult>& results) {
   using apps::json_number;
   using apps::json_string;
-  os << apps::json_report_opening("benchmark", "bench_circuits", info.backend, info.threads);
+  os << apps::json_report_opening("benchmark", "bench_circuits", info.backend, info.threads)
+     << info.json_fields;
   if (info.params) {
     const Parameters& p = *info.params;
     os << "  \"fft\": " << json_string(info.fft) << ",\n"
-       << "  \"task_size\": " << o.cpu.task_size << ",\n";
+       << "  \"task_size\": "
+       << (info.backend == "gpu" ? std::string("null") : std::to_string(o.cpu.task_size))
+       << ",\n";
     os << "  \"parameters\": " << apps::parameters_json(p, "    ") << ",\n"
        << "  \"key_generation_s\": " << json_number(info.keygen_s) << ",\n"
        << "  \"fourier_key_s\": " << json_number(info.fourier_s) << ",\n";
@@ -321,7 +364,9 @@ void write_json(std::ostream& os, const Options& o, const RunInfo& info,
   }
   os << "  \"warmup\": " << o.warmup << ",\n"
      << "  \"timing\": \"one run = record + compile + execute of the operation on 'lanes' "
-        "elements; compile_* is the record + compile part\",\n"
+        "elements; compile_* is the record + compile part; upload_* (the inputs to the backend "
+        "before the run) and download_* (the result to the client after it) are timed apart; "
+        "transfer_share = (upload + download) / (upload + download + run), per run\",\n"
      << "  \"results\": [";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const OpResult& r = results[i];
@@ -335,16 +380,20 @@ void write_json(std::ostream& os, const Options& o, const RunInfo& info,
        << ", \"free_gates\": " << r.cost.free_gates << ", \"depth\": " << r.cost.depth
        << ", \"batches\": " << r.cost.batches << ", \"scratch_bits\": " << r.cost.scratch_bits
        << ",\n"
-       << "     \"reps\": " << r.seconds.size() << ", \"seconds\": [";
-    for (std::size_t k = 0; k < r.seconds.size(); ++k)
-      os << (k ? ", " : "") << json_number(r.seconds[k]);
-    os << "],\n"
+       << "     \"reps\": " << r.seconds.size() << ", \"seconds\": " << json_array(r.seconds)
+       << ",\n"
        << "     \"median_s\": " << json_number(r.total.median)
        << ", \"min_s\": " << json_number(r.total.min)
        << ", \"max_s\": " << json_number(r.total.max) << ",\n"
        << "     \"compile_median_s\": " << json_number(r.compile.median)
        << ", \"compile_min_s\": " << json_number(r.compile.min)
        << ", \"compile_max_s\": " << json_number(r.compile.max) << ",\n"
+       << "     \"upload_s\": " << json_array(r.upload_seconds)
+       << ", \"download_s\": " << json_array(r.download_seconds) << ",\n"
+       << "     \"upload_median_s\": " << json_number(r.upload.median)
+       << ", \"download_median_s\": " << json_number(r.download.median)
+       << ", \"transfer_share_median\": " << json_number(r.transfer_share.median)
+       << ", \"transfer_share_max\": " << json_number(r.transfer_share.max) << ",\n"
        << "     \"ms_per_element_median\": " << json_number(1e3 * r.total.median / lanes) << ",\n"
        << "     \"bootstraps_per_s_median\": "
        << (r.cost.bootstraps ? json_number(boots / r.total.median) : "null")
@@ -360,9 +409,9 @@ void write_json(std::ostream& os, const Options& o, const RunInfo& info,
 template <Backend B>
 std::vector<OpResult> run_all(B& be, const typename B::ClientKey& key, Csprng& rng,
                               const Options& o) {
-  std::printf("%-22s %4s %6s %11s %6s %11s %11s %11s %11s %13s  %s\n", "operation", "type",
-              "elems", "bootstraps", "depth", "median ms", "min ms", "max ms", "compile ms",
-              "bootstraps/s", "check");
+  std::printf("%-22s %4s %6s %11s %6s %11s %11s %11s %11s %11s %10s %13s  %s\n", "operation",
+              "type", "elems", "bootstraps", "depth", "median ms", "min ms", "max ms",
+              "compile ms", "transfer ms", "transfers", "bootstraps/s", "check");
   std::fflush(stdout);
   std::vector<OpResult> results;
   for (const std::string& name : o.ops) {
@@ -433,7 +482,13 @@ int main(int argc, char** argv) try {
       CudaBackend be(cloud, o.gpu);
       info.fourier_s = apps::seconds_since(t0);
       info.threads = 1;
-      info.fft = o.gpu.engine == GpuEngine::fused ? "fused" : "cufft";
+      info.fft = gpu_engine_name(o.gpu.engine);
+      info.json_fields = "  \"device\": " + apps::device_json(be.device()) + ",\n" +
+                         "  \"gpu_engine\": " + apps::json_string(gpu_engine_name(o.gpu.engine)) +
+                         ",\n  \"key_switching\": " +
+                         apps::json_string(gpu_key_switching_name(o.gpu.key_switching)) + ",\n" +
+                         "  \"backend_description\": " +
+                         apps::json_string(apps::gpu_engine_description(o.gpu)) + ",\n";
       print_header(o, info, be.name() + ", " + apps::gpu_engine_description(o.gpu));
       results = run_all(be, secret, rng, o);
     } else {

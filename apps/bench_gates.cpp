@@ -465,17 +465,7 @@ int main(int argc, char** argv) try {
                         be.device_key_bytes() / 1e6);
           print_header(params, device_line, keygen_s, key_line, *cloud, memory_tail, o);
           std::ostringstream fields;
-          fields << "  \"device\": {\"index\": " << d.index
-                 << ", \"name\": " << apps::json_string(d.name)
-                 << ", \"total_memory_bytes\": " << d.total_memory_bytes
-                 << ", \"compute_capability\": \"" << d.compute_capability_major << "."
-                 << d.compute_capability_minor << "\", \"multiprocessors\": " << d.multiprocessors
-                 << ", \"clock_khz\": " << d.clock_khz
-                 << ", \"memory_clock_khz\": " << d.memory_clock_khz
-                 << ", \"memory_bus_bits\": " << d.memory_bus_bits
-                 << ", \"peak_fp64_flops\": " << apps::json_number(fp64_peak)
-                 << ", \"peak_memory_bytes_per_s\": "
-                 << apps::json_number(gpu::peak_memory_bytes_per_s(d)) << "},\n"
+          fields << "  \"device\": " << apps::device_json(d) << ",\n"
                  << "  \"cuda_graphs\": " << (o.gpu.use_cuda_graphs ? "true" : "false") << ",\n"
                  << "  \"memory_budget_bytes\": " << o.gpu.memory_budget_bytes << ",\n";
           report = BackendReport{be.name(), 1, fields.str(), ""};
