@@ -13,16 +13,22 @@
 #           GPU with each engine, gate_demo,              gate_demo_gpu.log, ...
 #           circuit_demo, torusgate eval
 #   slow    tests_gpu [slow] (10^6 tfhe_lib_128 gates) -> tests_gpu_slow.log
-#   bench   bench_gates --backend gpu, both engines,   -> bench_gates_gpu_*.json/.log,
-#           both key switchings, every fused shape        summary.md (scripts/gpu_summary.py)
+#   bench   bench_gates --backend gpu, both engines,   -> bench_gates_gpu_*.json/.log
+#           both key switchings, every fused shape
+#   circuits bench_circuits --backend gpu, each engine: -> bench_circuits_gpu_*.json/.log
+#           the default adder, less and multiplier at
+#           8, 16, 32 bits, one element and 64 (DESIGN.md
+#           section 11: 32-bit add, multiply, transfer share)
 #   sanitize compute-sanitizer memcheck and racecheck  -> sanitize_*.log
 #           on a small batch of every engine
 #   profile Nsight Compute (ncu) counters of the fused -> profile_*.log
 #           kernel: DRAM and L2 bytes, FP64 instructions (skipped without ncu)
-# Each command it runs is limited by STEP_TIMEOUT seconds (default 540) and a failing step
-# does not stop the others; the exit status is 1 if any step failed. Steps may run in
-# separate calls (the build directory and unpacked libraries are reused): where one call may
-# take at most 10 minutes, run `env build host`, then `test`, then `slow`, then `bench`.
+# After bench or circuits, summary.md (scripts/gpu_summary.py) has every report's tables and
+# the targets, met or not. Each command it runs is limited by STEP_TIMEOUT seconds (default
+# 540) and a failing step does not stop the others; the exit status is 1 if any step failed.
+# Steps may run in separate calls (the build directory and unpacked libraries are reused):
+# where one call may take at most 10 minutes, run `env build host test`, then `apps slow`,
+# then `bench circuits`, then `sanitize profile`.
 # Environment:
 #   BUILD_DIR   build directory (default build-gpu-run)
 #   CUDA_ARCH   CMAKE_CUDA_ARCHITECTURES (default native: the GPU present at configure time)
@@ -31,6 +37,11 @@
 #               pkg-config are missing (default .deps; scripts/gpu_deps.sh fills it)
 #   DEPS_ROOT   where to unpack them (default /opt/deps, else .deps/root when not writable)
 #   BENCH_REPS  timed repetitions per batch size (default 5)
+#   GPU_RUN_EMULATED=1  a dry run without a GPU, on the CUDA emulator (gpu/emu): the steps use
+#               the *_emulated programs of an existing build (BUILD_DIR, default build), with
+#               toy parameters and small sizes; test runs tests_gpu_emulated; slow, sanitize
+#               and profile need a GPU and are skipped. It checks the script, the programs'
+#               reports and the summary before device time is spent (ctest gpu_run_emulated).
 set -uo pipefail
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
@@ -43,20 +54,42 @@ mkdir -p "$1" || exit 2
 out="$(cd "$1" && pwd)"
 shift
 steps=("$@")
-[[ ${#steps[@]} -eq 0 ]] && steps=(env build host test apps slow bench sanitize profile)
+[[ ${#steps[@]} -eq 0 ]] && steps=(env build host test apps slow bench circuits sanitize profile)
 for s in "${steps[@]}"; do
   case "$s" in
-    env|build|host|test|apps|slow|bench|sanitize|profile) ;;
+    env|build|host|test|apps|slow|bench|circuits|sanitize|profile) ;;
     *) echo "gpu_run: unknown step '$s'" >&2; usage; exit 2;;
   esac
 done
 cd "$repo_root"
-build="${BUILD_DIR:-build-gpu-run}"
+emulated="${GPU_RUN_EMULATED:-0}"
 jobs="${JOBS:-$(nproc)}"
 arch="${CUDA_ARCH:-native}"
 step_timeout="${STEP_TIMEOUT:-540}"
-reps="${BENCH_REPS:-5}"
 failed=()
+# What the steps run: the issues' sizes on a GPU, or a dry run's on the emulator.
+if [[ "$emulated" == 1 ]]; then
+  build="${BUILD_DIR:-build}"
+  exe=_emulated                 # the programs built against the CUDA emulator
+  reps="${BENCH_REPS:-1}"
+  params=toy_INSECURE           # in place of tfhe_lib_128
+  other_params=(toy_k2_INSECURE)  # in place of tfhe_lib_80 and default_128
+  batches=1,16 shape_batches=1,8 small_batches=1,8 other_batches=1,8
+  budget_run=(--memory-budget-mb 1 --batch 512)  # chunked on both engines
+  circuit_widths=8 circuit_lanes=4 circuit_reps=1
+  regression_args=(--dataset 6x2) cli_args=(--insecure-ok)
+else
+  build="${BUILD_DIR:-build-gpu-run}"
+  exe=""
+  reps="${BENCH_REPS:-5}"
+  params=tfhe_lib_128
+  other_params=(tfhe_lib_80 default_128)
+  batches=1,64,1024,16384,65536 shape_batches=1,64,1024,16384 small_batches=1,64,1024
+  other_batches=1,1024,16384
+  budget_run=(--memory-budget-mb 256 --batch 16384)
+  circuit_widths=8,16,32 circuit_lanes=64 circuit_reps="$reps"
+  regression_args=() cli_args=()
+fi
 
 log() { echo "[gpu_run $(date -u +%H:%M:%S)] $*" | tee -a "$out/gpu_run.log"; }
 
@@ -121,6 +154,7 @@ nvcc_path() {
 
 step_env() {
   {
+    [[ "$emulated" == 1 ]] && echo "mode: dry run on the CUDA emulator (GPU_RUN_EMULATED=1), no GPU"
     echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "commit: $(git rev-parse --short=12 HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo -dirty)"
     echo "host: $(uname -a)"
@@ -139,6 +173,14 @@ step_env() {
 }
 
 step_build() {
+  if [[ "$emulated" == 1 ]]; then
+    [[ -f "$build/CMakeCache.txt" ]] ||
+      run_logged configure cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release || return 1
+    run_logged build cmake --build "$build" -j "$jobs" --target tests_gpu_emulated tests_gpu_host \
+      bench_gates_emulated bench_circuits_emulated linear_regression_emulated gate_demo_emulated \
+      circuit_demo_emulated torusgate_emulated
+    return
+  fi
   if ! setup_deps; then
     failed+=(deps)
     return 1
@@ -161,7 +203,13 @@ step_build() {
     return 1
   fi
   run_logged build cmake --build "$build" -j "$jobs" --target tests_gpu tests_gpu_host bench_gates \
-    linear_regression gate_demo circuit_demo torusgate
+    bench_circuits linear_regression gate_demo circuit_demo torusgate
+}
+
+# A step that needs a real GPU, in a dry run: said and skipped.
+needs_gpu() {  # step
+  [[ "$emulated" == 1 ]] || return 1
+  log "$1: needs a GPU: skipped in the emulated dry run"
 }
 
 # A Catch2 executable with its console log (durations of every test case).
@@ -177,30 +225,31 @@ run_catch() {  # name, executable, test spec
 }
 
 step_host() { run_catch tests_gpu_host "$build/tests/gpu/tests_gpu_host" "~[slow]"; }
-step_test() { run_catch tests_gpu "$build/tests/gpu/tests_gpu" "~[slow]"; }
-step_slow() { run_catch tests_gpu_slow "$build/tests/gpu/tests_gpu" "[slow]"; }
+step_test() { run_catch tests_gpu "$build/tests/gpu/tests_gpu$exe" "~[slow]"; }
+step_slow() { needs_gpu slow || run_catch tests_gpu_slow "$build/tests/gpu/tests_gpu" "[slow]"; }
 
 # The programs on the GPU as a user runs them: the README's main job with each engine (its
 # exit status says whether every encrypted result was exact), the demos, and the CLI's
 # client/server round trip with eval on the GPU.
 step_apps() {
   local apps="$build/apps"
-  if [[ ! -x "$apps/linear_regression" || ! -x "$apps/cli/torusgate" ]]; then
+  if [[ ! -x "$apps/linear_regression$exe" || ! -x "$apps/cli/torusgate$exe" ]]; then
     log "apps: the programs are not built (run the build step)"
     failed+=(apps)
     return 1
   fi
   for engine in cufft fused; do
-    run_logged "linear_regression_gpu_$engine" "$apps/linear_regression" --backend gpu \
-      --gpu-engine "$engine" --no-progress --json "$out/linear_regression_gpu_$engine.json"
+    run_logged "linear_regression_gpu_$engine" "$apps/linear_regression$exe" --backend gpu \
+      --params "$params" "${regression_args[@]}" --gpu-engine "$engine" --no-progress \
+      --json "$out/linear_regression_gpu_$engine.json"
   done
-  run_logged gate_demo_gpu "$apps/gate_demo" --backend gpu
-  run_logged circuit_demo_gpu "$apps/circuit_demo" --backend gpu --gpu-engine fused \
-    --key-switching tensor_core
-  local keys="$out/cli" tg="$apps/cli/torusgate"
+  run_logged gate_demo_gpu "$apps/gate_demo$exe" --backend gpu --params "$params"
+  run_logged circuit_demo_gpu "$apps/circuit_demo$exe" --backend gpu --params "$params" \
+    --gpu-engine fused --key-switching tensor_core
+  local keys="$out/cli" tg="$apps/cli/torusgate$exe"
   mkdir -p "$keys"
   run_logged cli_gpu bash -c "set -e
-    '$tg' keygen --secret-key '$keys/s.tgsk' --cloud-key '$keys/c.tgck' --force
+    '$tg' keygen --params '$params' ${cli_args[*]} --secret-key '$keys/s.tgsk' --cloud-key '$keys/c.tgck' --force
     '$tg' encrypt --key '$keys/s.tgsk' --width 8 --signed --values '1,-2;3,4' -o '$keys/a.tgct' --force
     '$tg' encrypt --key '$keys/s.tgsk' --width 8 --signed --values '5,6;-7,8' -o '$keys/b.tgct' --force
     '$tg' eval --cloud-key '$keys/c.tgck' --op matmul --width 16 --backend gpu '$keys/a.tgct' '$keys/b.tgct' -o '$keys/ab.tgct' --force
@@ -210,7 +259,7 @@ step_apps() {
 }
 
 step_bench() {
-  local bench="$build/apps/bench_gates"
+  local bench="$build/apps/bench_gates$exe"
   if [[ ! -x "$bench" ]]; then
     log "bench: $bench not built (run the build step)"
     failed+=(bench)
@@ -218,30 +267,58 @@ step_bench() {
   fi
   # The issue's batch sizes on tfhe_lib_128, both engines and both key switchings in one
   # run; latency is batch 1.
-  run_logged bench_gates_gpu_tfhe_lib_128 "$bench" --backend gpu --params tfhe_lib_128 \
+  run_logged "bench_gates_gpu_$params" "$bench" --backend gpu --params "$params" \
     --gpu-engine cufft,fused --key-switching gather,tensor_core \
-    --batch 1,64,1024,16384,65536 --reps "$reps" --json "$out/bench_gates_gpu_tfhe_lib_128.json"
+    --batch "$batches" --reps "$reps" --json "$out/bench_gates_gpu_$params.json"
   # The fused engine's launch shapes (groups per rotation x rotations per block), each forced
   # (both 0, the default, choose per batch size): the data to tune choose_shape with.
   for shape in 1x1 2x1 6x1 1x2 1x4; do
-    run_logged "bench_gates_gpu_tfhe_lib_128_fused_$shape" "$bench" --backend gpu \
-      --params tfhe_lib_128 --gpu-engine fused --fused-groups "${shape%x*}" \
-      --fused-rotations "${shape#*x}" --batch 1,64,1024,16384 --reps 3 \
-      --json "$out/bench_gates_gpu_tfhe_lib_128_fused_$shape.json"
+    [[ "$params" == toy_INSECURE && "$shape" == 6x1 ]] && shape=4x1  # (k+1)l groups: 4 for toy
+    run_logged "bench_gates_gpu_${params}_fused_$shape" "$bench" --backend gpu \
+      --params "$params" --gpu-engine fused --fused-groups "${shape%x*}" \
+      --fused-rotations "${shape#*x}" --batch "$shape_batches" --reps 3 \
+      --json "$out/bench_gates_gpu_${params}_fused_$shape.json"
   done
   # The cuFFT engine without CUDA graphs (launch overhead), small batches only.
-  run_logged bench_gates_gpu_tfhe_lib_128_nographs "$bench" --backend gpu --params tfhe_lib_128 \
-    --gpu-engine cufft --no-cuda-graphs --batch 1,64,1024 --reps "$reps" \
-    --json "$out/bench_gates_gpu_tfhe_lib_128_nographs.json"
+  run_logged "bench_gates_gpu_${params}_nographs" "$bench" --backend gpu --params "$params" \
+    --gpu-engine cufft --no-cuda-graphs --batch "$small_batches" --reps "$reps" \
+    --json "$out/bench_gates_gpu_${params}_nographs.json"
   # The other real sets, and chunking forced by a small budget.
-  for params in tfhe_lib_80 default_128; do
-    run_logged "bench_gates_gpu_$params" "$bench" --backend gpu --params "$params" \
-      --batch 1,1024,16384 --reps 3 --json "$out/bench_gates_gpu_$params.json"
+  for other in "${other_params[@]}"; do
+    run_logged "bench_gates_gpu_$other" "$bench" --backend gpu --params "$other" \
+      --batch "$other_batches" --reps 3 --json "$out/bench_gates_gpu_$other.json"
   done
-  run_logged bench_gates_gpu_tfhe_lib_128_budget256mb "$bench" --backend gpu --params tfhe_lib_128 \
-    --memory-budget-mb 256 --batch 16384 --reps 3 \
-    --json "$out/bench_gates_gpu_tfhe_lib_128_budget256mb.json"
-  # Every report's tables and the issues' targets, docs-ready.
+  run_logged "bench_gates_gpu_${params}_budget" "$bench" --backend gpu --params "$params" \
+    "${budget_run[@]}" --reps 3 --json "$out/bench_gates_gpu_${params}_budget.json"
+}
+
+# The circuits of DESIGN.md section 11 on the GPU, each engine (the fused one with tensor-core
+# key switching): the default adder, less and the default wrapping multiplier, one element
+# (latency: the 32-bit add and multiply targets) and several at once (throughput), each run's
+# uploads and download timed apart (the transfer share target).
+step_circuits() {
+  local bench="$build/apps/bench_circuits$exe"
+  if [[ ! -x "$bench" ]]; then
+    log "circuits: $bench not built (run the build step)"
+    failed+=(circuits)
+    return 1
+  fi
+  local engine
+  for engine in cufft fused; do
+    local ks=gather
+    [[ "$engine" == fused ]] && ks=tensor_core
+    run_logged "bench_circuits_gpu_${params}_$engine" "$bench" --backend gpu --params "$params" \
+      --gpu-engine "$engine" --key-switching "$ks" --widths "$circuit_widths" \
+      --reps "$circuit_reps" --json "$out/bench_circuits_gpu_${params}_$engine.json"
+    run_logged "bench_circuits_gpu_${params}_${engine}_lanes$circuit_lanes" "$bench" --backend gpu \
+      --params "$params" --gpu-engine "$engine" --key-switching "$ks" \
+      --widths "${circuit_widths##*,}" --lanes "$circuit_lanes" --reps 3 \
+      --json "$out/bench_circuits_gpu_${params}_${engine}_lanes$circuit_lanes.json"
+  done
+}
+
+# Every report's tables and the issues' and DESIGN.md's targets, docs-ready.
+summarize() {
   run_logged summary python3 "$repo_root/scripts/gpu_summary.py" "$out" --out "$out/summary.md"
 }
 
@@ -253,6 +330,7 @@ tool_path() {  # name: on PATH or in the CUDA toolkit next to nvcc
 }
 
 step_sanitize() {
+  needs_gpu sanitize && return 0
   local exe="$build/tests/gpu/tests_gpu" sanitizer
   sanitizer="$(tool_path compute-sanitizer)"
   if [[ -z "$sanitizer" ]]; then
@@ -266,6 +344,7 @@ step_sanitize() {
 }
 
 step_profile() {
+  needs_gpu profile && return 0
   local bench="$build/apps/bench_gates" ncu
   ncu="$(tool_path ncu)"
   if [[ -z "$ncu" ]]; then
@@ -293,9 +372,12 @@ step_profile() {
 log "gpu_run: steps ${steps[*]}; output in $out; build directory $build"
 # Libraries unpacked by an earlier call are found again (the tests and benchmark need them too).
 setup_deps >/dev/null 2>&1 || true
+summary_due=0
 for s in "${steps[@]}"; do
   "step_$s"
+  [[ "$s" == bench || "$s" == circuits ]] && summary_due=1
 done
+[[ $summary_due == 1 ]] && summarize
 if [[ ${#failed[@]} -gt 0 ]]; then
   log "gpu_run: FAILED steps: ${failed[*]}"
   exit 1

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Docs-ready summary of the GPU benchmark reports that scripts/gpu_run.sh writes.
 
-Reads every bench_gates_gpu_*.json in DIR (bench_gates --backend gpu --json) and writes a
-markdown summary: the device, commit and date of each report; per parameter set, engine and
-key switching a table of every batch size (bootstraps per second, ms per bootstrap, the share
-of the blind rotation, the key switching and the transfers, the nominal FP64 work as a share
-of the device's peak, the fused engine's launch shape); and for tfhe_lib_128 the targets of
-issues 3 and 5 with the measured value and whether it is met. Only numbers found in the
-reports are written; a target whose measurement is missing says so.
+Reads every bench_gates_gpu_*.json (bench_gates --backend gpu --json) and every
+bench_circuits_gpu_*.json (bench_circuits --backend gpu --json) in DIR and writes a markdown
+summary: the device, commit and date of each report; per parameter set, engine and key
+switching a table of every batch size (bootstraps per second, ms per bootstrap, the share of
+the blind rotation, the key switching and the transfers, the nominal FP64 work as a share of
+the device's peak, the fused engine's launch shape); for tfhe_lib_128 the targets of issues 3
+and 5 with the measured value and whether it is met; per circuit report a table of every
+operation (bootstraps, depth, time, time per level, transfer share); and for tfhe_lib_128 the
+circuit targets of DESIGN.md section 11 (32-bit add, 32-bit multiply, transfer share). Only
+numbers found in the reports are written; a target whose measurement is missing says so.
 
 usage: gpu_summary.py DIR [--out FILE]
 """
@@ -20,17 +23,19 @@ import sys
 ENGINE_NAMES = {"cufft": "cuFFT-batched", "fused": "fused"}
 
 
-def load_reports(directory):
+def load_reports(directory, pattern, program, keys):
+    """The reports of `program` matching `pattern`, each checked for the top-level `keys`."""
     reports = []
-    for path in sorted(glob.glob(os.path.join(directory, "bench_gates_gpu_*.json"))):
+    for path in sorted(glob.glob(os.path.join(directory, pattern))):
         with open(path, encoding="utf-8") as f:
             try:
                 report = json.load(f)
             except json.JSONDecodeError as e:
                 raise SystemExit(f"gpu_summary: {path} is not valid JSON: {e}")
-        if "runs" not in report or "device" not in report:
-            raise SystemExit(f"gpu_summary: {path} is not a GPU report of bench_gates "
-                             "(no 'runs' or 'device')")
+        if (not isinstance(report, dict) or report.get("benchmark") != program
+                or any(k not in report for k in keys)):
+            raise SystemExit(f"gpu_summary: {path} is not a GPU report of {program} "
+                             f"(no {' or '.join(repr(k) for k in keys)})")
         reports.append((os.path.basename(path), report))
     return reports
 
@@ -108,18 +113,95 @@ def targets(runs):
     return lines
 
 
-def summary(reports):
+def device_text(report):
+    d = report["device"]
+    return (f"Device {d['name']} (compute capability {d.get('compute_capability', '?')}, "
+            f"{d.get('multiprocessors', '?')} multiprocessors, FP64 peak "
+            f"{d.get('peak_fp64_flops', 0) / 1e12:.1f} TFLOP/s, memory "
+            f"{d.get('peak_memory_bytes_per_s', 0) / 1e9:.0f} GB/s); commit "
+            f"{report.get('commit', '?')}, {report.get('date', '?')}")
+
+
+def circuit_table(report):
+    lines = ["| operation | type | elements | bootstraps | depth | median ms | ms per level "
+             "| bootstraps/s | transfers | errors |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in report["results"]:
+        ms = 1e3 * r["median_s"]
+        rate = r.get("bootstraps_per_s_median")
+        share = r.get("transfer_share_median")
+        lines.append(
+            f"| {r['op']} | {r['type']} | {r['lanes']} | {r['bootstraps']:,} | {r['depth']} "
+            f"| {ms:.3f} | {ms / r['depth'] if r['depth'] else 0:.3f} "
+            f"| {'-' if rate is None else f'{rate:,.0f}'} "
+            f"| {'-' if share is None else f'{100.0 * share:.2f}%'} | {r['errors']} |")
+    return lines
+
+
+def circuit_targets(reports):
+    """DESIGN.md section 11's circuit targets over every tfhe_lib_128 circuit report."""
+    lines = ["Circuit targets (DESIGN.md section 11, tfhe_lib_128; add and multiply on one element):", ""]
+    rows = [(report, r) for _, report in reports for r in report["results"]]
+
+    def fastest(prefix):
+        found = [(r["median_s"] * 1e3, r, report) for report, r in rows
+                 if r["op"].startswith(prefix) and r["width"] == 32 and r["lanes"] == 1
+                 and r["errors"] == 0]
+        return min(found, key=lambda x: x[0]) if found else None
+
+    def line(what, best, limit):
+        if best is None:
+            lines.append(f"- {what}: not measured in these reports")
+            return
+        ms, r, report = best
+        lines.append(f"- {what}: {ms:.2f} ms ({r['op']}, depth {r['depth']}, "
+                     f"{report.get('backend_description', report.get('gpu_engine', '?'))}) "
+                     f"({'met' if ms <= limit else 'NOT met'})")
+
+    line("32-bit add at most 10 ms", fastest("add."), 10.0)
+    line("32-bit multiply, 32-bit result, at most 30 ms", fastest("mul.wrapping."), 30.0)
+    shares = [(r.get("transfer_share_median"), r) for _, r in rows
+              if r.get("transfer_share_median") is not None]
+    if not shares:
+        lines.append("- transfers at most 5% of a GPU circuit run: not measured in these reports")
+    else:
+        worst, r = max(shares, key=lambda x: x[0])
+        lines.append(f"- transfers at most 5% of a GPU circuit run: at most {100.0 * worst:.2f}% "
+                     f"over {len(shares)} runs (largest: {r['op']} {r['type']}, {r['lanes']} "
+                     f"element{'s' if r['lanes'] != 1 else ''}) "
+                     f"({'met' if worst <= 0.05 else 'NOT met'})")
+    return lines
+
+
+def circuits_summary(reports):
+    out = []
+    for name, report in reports:
+        p = report["parameters"]
+        first = report["results"][0] if report["results"] else {}
+        out.append(f"## Circuits, {p['name']}: `{name}`")
+        out.append("")
+        out.append(f"{device_text(report)}; engine "
+                   f"{report.get('backend_description', report.get('gpu_engine', '?'))}. Median "
+                   f"of {first.get('reps', '?')} run(s) of record + compile + execute; transfers: "
+                   "the inputs' upload before and the result's download after each run, as a "
+                   "share of upload + run + download.")
+        out.append("")
+        out.extend(circuit_table(report))
+        out.append("")
+    lib128 = [(n, r) for n, r in reports if r["parameters"]["name"] == "tfhe_lib_128"]
+    if lib128:
+        out.extend(circuit_targets(lib128))
+        out.append("")
+    return out
+
+
+def summary(reports, circuit_reports=()):
     out = ["# GPU benchmark summary", ""]
     for name, report in reports:
-        d = report["device"]
         p = report["parameters"]
         out.append(f"## {p['name']}: `{name}`")
         out.append("")
-        out.append(f"Device {d['name']} (compute capability {d.get('compute_capability', '?')}, "
-                   f"{d.get('multiprocessors', '?')} multiprocessors, FP64 peak "
-                   f"{d.get('peak_fp64_flops', 0) / 1e12:.1f} TFLOP/s, memory "
-                   f"{d.get('peak_memory_bytes_per_s', 0) / 1e9:.0f} GB/s); commit "
-                   f"{report.get('commit', '?')}, {report.get('date', '?')}; medians of "
+        out.append(f"{device_text(report)}; medians of "
                    f"{report['runs'][0]['results'][0]['reps'] if report['runs'] and report['runs'][0]['results'] else '?'} "
                    f"repetitions; nominal work {report.get('nominal_fp64_per_bootstrap', 0) / 1e6:.1f} "
                    "MFLOP per bootstrap.")
@@ -134,6 +216,7 @@ def summary(reports):
         if p["name"] == "tfhe_lib_128":
             out.extend(targets(report["runs"]))
             out.append("")
+    out.extend(circuits_summary(circuit_reports))
     return "\n".join(out) + "\n"
 
 
@@ -144,10 +227,13 @@ def main():
     args = parser.parse_args()
     if not os.path.isdir(args.dir):
         raise SystemExit(f"gpu_summary: {args.dir} is not a directory")
-    reports = load_reports(args.dir)
-    if not reports:
-        raise SystemExit(f"gpu_summary: no bench_gates_gpu_*.json in {args.dir}")
-    text = summary(reports)
+    reports = load_reports(args.dir, "bench_gates_gpu_*.json", "bench_gates", ("runs", "device"))
+    circuit_reports = load_reports(args.dir, "bench_circuits_gpu_*.json", "bench_circuits",
+                                   ("results", "device"))
+    if not reports and not circuit_reports:
+        raise SystemExit(f"gpu_summary: no bench_gates_gpu_*.json or bench_circuits_gpu_*.json "
+                         f"in {args.dir}")
+    text = summary(reports, circuit_reports)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             f.write(text)

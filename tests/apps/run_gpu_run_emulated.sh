@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# scripts/gpu_run.sh as the first GPU session will run it, as a dry run on the CUDA emulator
+# (GPU_RUN_EMULATED=1: the *_emulated programs of this build, toy parameters, small sizes): the
+# env, apps, bench and circuits steps pass, the steps that need a GPU say so and are skipped,
+# every report is valid JSON with exact results, the forced launch shapes and the forced chunking
+# happened, and summary.md holds the gate and circuit tables of every report. About a minute
+# on 2 cores.
+#   run_gpu_run_emulated.sh REPO_ROOT BUILD_DIR WORK_DIR
+set -uo pipefail
+repo="$1" build="$2" work="$3"
+command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
+rm -rf "$work" && mkdir -p "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+
+GPU_RUN_EMULATED=1 BUILD_DIR="$build" "$repo/scripts/gpu_run.sh" "$work" \
+  env apps bench circuits slow sanitize profile > "$work/stdout.txt" 2>&1
+rc=$?
+if [[ $rc -ne 0 ]]; then
+  cat "$work/stdout.txt"
+  fail "gpu_run.sh exited with $rc"
+fi
+log="$work/gpu_run.log"
+grep -qF "gpu_run: every step passed" "$log" || fail "no 'every step passed' in gpu_run.log"
+for step in slow sanitize profile; do
+  grep -qF "$step: needs a GPU: skipped in the emulated dry run" "$log" || fail "$step was not skipped"
+done
+grep -qF "mode: dry run on the CUDA emulator" "$work/environment.txt" || fail "environment.txt"
+[[ "$(cat "$work/cli/ab.txt")" == "$(printf ' 19 -10\n-13  50')" ]] || fail "CLI matmul: $(cat "$work/cli/ab.txt")"
+ls "$work"/cli/*.tgsk >/dev/null 2>&1 && fail "the secret key was left in the output folder"
+
+python3 - "$work" <<'PY' || fail "the reports"
+import glob, json, os, sys
+d = sys.argv[1]
+def load(name):
+    with open(os.path.join(d, name)) as f:
+        return json.load(f)
+for engine in ("cufft", "fused"):
+    r = load(f"linear_regression_gpu_{engine}.json")
+    assert r["all_exact"] is True, engine
+gates = load("bench_gates_gpu_toy_INSECURE.json")
+assert gates["device"]["name"] == "torusgate CUDA emulator (CPU)", gates["device"]
+runs = {(run["engine"], run["key_switching"]) for run in gates["runs"]}
+assert runs == {(e, k) for e in ("cufft", "fused") for k in ("gather", "tensor_core")}, runs
+for path in glob.glob(os.path.join(d, "bench_gates_gpu_*.json")):
+    for run in load(os.path.basename(path))["runs"]:
+        for res in run["results"]:
+            assert res["errors"] == 0, (path, res)
+            assert res["phases_ms_median"]["blind_rotation"] > 0, (path, res)
+for shape in ("1x1", "2x1", "4x1", "1x2", "1x4"):
+    run = load(f"bench_gates_gpu_toy_INSECURE_fused_{shape}.json")["runs"][0]
+    got = {f"{r['fused_groups']}x{r['fused_rotations_per_block']}" for r in run["results"]}
+    assert got == {shape}, (shape, got)
+for run in load("bench_gates_gpu_toy_INSECURE_budget.json")["runs"]:
+    assert all(r["chunks"] > 1 for r in run["results"]), ("not chunked", run["engine"])
+assert load("bench_gates_gpu_toy_k2_INSECURE.json")["parameters"]["glwe_dimension"] == 2
+for engine, ks in (("cufft", "gather"), ("fused", "tensor_core")):
+    for suffix in ("", "_lanes4"):
+        r = load(f"bench_circuits_gpu_toy_INSECURE_{engine}{suffix}.json")
+        assert (r["gpu_engine"], r["key_switching"]) == (engine, ks), r["gpu_engine"]
+        assert len(r["results"]) == 3, r["results"]
+        for res in r["results"]:
+            assert res["errors"] == 0 and res["lanes"] == (4 if suffix else 1), res
+            assert len(res["upload_s"]) == res["reps"] and 0 <= res["transfer_share_median"] < 1, res
+PY
+
+s="$work/summary.md"
+for text in "## toy_INSECURE: \`bench_gates_gpu_toy_INSECURE.json\`" \
+    "Engine fused, key switching tensor_core" "## toy_k2_INSECURE: \`bench_gates_gpu_toy_k2_INSECURE.json\`" \
+    "## Circuits, toy_INSECURE: \`bench_circuits_gpu_toy_INSECURE_fused_lanes4.json\`" \
+    "| mul.wrapping.dadda | u8 | 4 | 408 | 9 |"; do
+  grep -qF -- "$text" "$s" || { cat "$s"; fail "summary.md lacks: $text"; }
+done
+echo "gpu_run.sh dry run on the emulator: ok"
