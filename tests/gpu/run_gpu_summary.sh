@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# scripts/gpu_summary.py on a synthetic report (fixtures/: made-up numbers, not a
-# measurement): the tables, the targets met and not met, and its refusals. Skips (77) where
-# no python3 exists.
+# scripts/gpu_summary.py on synthetic reports of bench_gates and bench_circuits (fixtures/:
+# made-up numbers, not a measurement): the tables, the targets met and not met, and its
+# refusals. Skips (77) where no python3 exists.
 #   run_gpu_summary.sh SCRIPT FIXTURE_DIR WORK_DIR
 set -uo pipefail
 script="$1" fixtures="$2" work="$3"
