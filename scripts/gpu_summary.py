@@ -7,7 +7,9 @@ summary: the device, commit and date of each report; per parameter set, engine a
 switching a table of every batch size (bootstraps per second, ms per bootstrap, the share of
 the blind rotation, the key switching and the transfers, the nominal FP64 work as a share of
 the device's peak, the fused engine's launch shape); for tfhe_lib_128 the targets of issues 3
-and 5 with the measured value and whether it is met; per circuit report a table of every
+and 5 with the measured value and whether it is met (the best run over all reports, named);
+per parameter set with forced fused launch shapes, the rotation kernel's own rate of every
+shape beside the one the engine chose; per circuit report a table of every
 operation (bootstraps, depth, time, time per level, transfer share); and for tfhe_lib_128 the
 circuit targets of DESIGN.md section 11 (32-bit add, 32-bit multiply, transfer share). Only
 numbers found in the reports are written; a target whose measurement is missing says so.
@@ -77,40 +79,94 @@ def run_table(run):
     return lines
 
 
-def best(runs, engine, batches, key):
-    """The best value of `key` over the runs of `engine` at the given batch sizes."""
-    values = [r[key] for run in runs if run["engine"] == engine
-              for r in run["results"] if r["batch"] in batches]
-    return max(values) if values else None
+def is_forced(run):
+    return bool(run.get("fused_groups_option") or run.get("fused_rotations_option"))
 
 
-def targets(runs):
-    lines = ["Targets (issues 3 and 5, tfhe_lib_128):", ""]
+def source_text(name, run, r):
+    """Where a figure comes from: the launch shape (forced or chosen) and the report."""
+    shape = ""
+    if run["engine"] == "fused":
+        shape = f"shape {shape_text(r)}, {'forced' if is_forced(run) else 'chosen'}; "
+    return f"{shape}key switching {run['key_switching']}; {name}"
 
-    def line(what, value, text, ok):
-        if value is None:
+
+def targets(entries):
+    """The targets of issues 3 and 5 over (report name, run) pairs of tfhe_lib_128: the best
+    run of each engine, named with its launch shape and report."""
+    lines = ["Targets (issues 3 and 5, tfhe_lib_128; the best run of every report):", ""]
+
+    def pick(engine, batches, value, better):
+        found = [(value(r), name, run, r) for name, run in entries if run["engine"] == engine
+                 for r in run["results"] if r["batch"] in batches and value(r) is not None]
+        return better(found, key=lambda x: x[0]) if found else None
+
+    def line(what, found, text, ok):
+        if found is None:
             lines.append(f"- {what}: not measured in these reports")
         else:
-            lines.append(f"- {what}: {text} ({'met' if ok else 'NOT met'})")
+            v, name, run, r = found
+            lines.append(f"- {what}: {text(v)} (batch {r['batch']}, {source_text(name, run, r)}) "
+                         f"({'met' if ok(v) else 'NOT met'})")
 
-    cufft = best(runs, "cufft", {16384, 65536}, "bootstraps_per_s_median")
-    line("cuFFT engine, large batch, at least 15,000 bootstraps/s", cufft,
-         f"{cufft:,.0f}/s" if cufft else "", cufft is not None and cufft >= 15000)
-    shares = [transfer_share(r) for run in runs if run["engine"] == "cufft"
-              for r in run["results"] if r["batch"] == 16384]
-    shares = [s for s in shares if s is not None]
-    share = min(shares) if shares else None
-    line("transfers at most 5% of a 16,384-gate run (cuFFT engine)", share,
-         f"{100.0 * share:.1f}%" if share is not None else "", share is not None and share <= 0.05)
-    fused = best(runs, "fused", {16384, 65536}, "bootstraps_per_s_median")
-    line("fused engine, large batch, at least 100,000 bootstraps/s", fused,
-         f"{fused:,.0f}/s" if fused else "", fused is not None and fused >= 100000)
-    latencies = [r["median_s"] * 1e3 for run in runs if run["engine"] == "fused"
-                 for r in run["results"] if r["batch"] == 1]
-    latency = min(latencies) if latencies else None
-    line("fused engine, batch 1, at most 1 ms", latency,
-         f"{latency:.3f} ms" if latency is not None else "", latency is not None and latency <= 1.0)
+    rate = lambda r: r["bootstraps_per_s_median"]
+    line("cuFFT engine, large batch, at least 15,000 bootstraps/s",
+         pick("cufft", {16384, 65536}, rate, max), lambda v: f"{v:,.0f}/s", lambda v: v >= 15000)
+    line("transfers at most 5% of a 16,384-gate run (cuFFT engine)",
+         pick("cufft", {16384}, transfer_share, min), lambda v: f"{100.0 * v:.1f}%",
+         lambda v: v <= 0.05)
+    line("fused engine, large batch, at least 100,000 bootstraps/s",
+         pick("fused", {16384, 65536}, rate, max), lambda v: f"{v:,.0f}/s", lambda v: v >= 100000)
+    line("fused engine, batch 1, at most 1 ms",
+         pick("fused", {1}, lambda r: r["median_s"] * 1e3, min), lambda v: f"{v:.3f} ms",
+         lambda v: v <= 1.0)
     return lines
+
+
+def shape_study(reports):
+    """Per parameter set with forced fused launch shapes: the blind rotation's own rate (batch
+    over its device time, so the key switching does not count) of every shape at every batch
+    size, beside the shape the engine chose: the data to tune its choice with."""
+    out = []
+    by_params = {}
+    for _, report in reports:
+        for run in report["runs"]:
+            if run["engine"] != "fused":
+                continue
+            study = by_params.setdefault(report["parameters"]["name"], {"forced": {}, "auto": {}})
+            for r in run["results"]:
+                ms = r.get("phases_ms_median", {}).get("blind_rotation", 0.0)
+                if ms <= 0 or r["errors"] != 0:
+                    continue
+                v = r["batch"] / (ms / 1e3)
+                if is_forced(run):
+                    cell = study["forced"].setdefault(shape_text(r), {})
+                    cell[r["batch"]] = max(cell.get(r["batch"], 0.0), v)
+                elif v > study["auto"].get(r["batch"], (0.0, ""))[0]:
+                    study["auto"][r["batch"]] = (v, shape_text(r))
+    for params, study in by_params.items():
+        if not study["forced"]:
+            continue
+        shapes = sorted(study["forced"], key=lambda t: tuple(int(x) for x in t.split("x")))
+        batches = sorted(set(study["auto"]) | {b for c in study["forced"].values() for b in c})
+        out += [f"## Fused launch shapes, {params}", "",
+                "Blind rotations per second of the rotation kernel's own device time (the key "
+                "switching left out), per forced shape (groups per rotation x rotations per "
+                "block) and the shape the engine chose:", "",
+                "| batch | chosen | " + " | ".join(shapes) + " | fastest |",
+                "|---|---|" + "---|" * len(shapes) + "---|"]
+        for b in batches:
+            cells = [(v, f"{t}, forced") for t in shapes
+                     for v in [study["forced"][t].get(b)] if v is not None]
+            auto = study["auto"].get(b)
+            if auto:
+                cells.append((auto[0], f"{auto[1]}, chosen"))
+            fastest = max(cells)[1] if cells else "-"
+            out.append(f"| {b} | " + (f"{auto[0]:,.0f} ({auto[1]})" if auto else "-") + " | " +
+                       " | ".join(f"{study['forced'][t][b]:,.0f}" if b in study["forced"][t]
+                                  else "-" for t in shapes) + f" | {fastest} |")
+        out.append("")
+    return out
 
 
 def device_text(report):
@@ -213,9 +269,12 @@ def summary(reports, circuit_reports=()):
             out.append("")
             out.extend(run_table(run))
             out.append("")
-        if p["name"] == "tfhe_lib_128":
-            out.extend(targets(report["runs"]))
-            out.append("")
+    entries = [(name, run) for name, report in reports
+               if report["parameters"]["name"] == "tfhe_lib_128" for run in report["runs"]]
+    if entries:
+        out.extend(targets(entries))
+        out.append("")
+    out.extend(shape_study(reports))
     out.extend(circuits_summary(circuit_reports))
     return "\n".join(out) + "\n"
 

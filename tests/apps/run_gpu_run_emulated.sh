@@ -3,8 +3,8 @@
 # (GPU_RUN_EMULATED=1: the *_emulated programs of this build, toy parameters, small sizes): the
 # env, apps, bench and circuits steps pass, the steps that need a GPU say so and are skipped,
 # every report is valid JSON with exact results, the forced launch shapes and the forced chunking
-# happened, and summary.md holds the gate and circuit tables of every report. About a minute
-# on 2 cores.
+# happened, and summary.md holds the gate and circuit tables of every report and the launch-shape
+# study. About a minute on 2 cores.
 #   run_gpu_run_emulated.sh REPO_ROOT BUILD_DIR WORK_DIR
 set -uo pipefail
 repo="$1" build="$2" work="$3"
@@ -67,7 +67,8 @@ s="$work/summary.md"
 for text in "## toy_INSECURE: \`bench_gates_gpu_toy_INSECURE.json\`" \
     "Engine fused, key switching tensor_core" "## toy_k2_INSECURE: \`bench_gates_gpu_toy_k2_INSECURE.json\`" \
     "## Circuits, toy_INSECURE: \`bench_circuits_gpu_toy_INSECURE_fused_lanes4.json\`" \
-    "| mul.wrapping.dadda | u8 | 4 | 408 | 9 |"; do
+    "| mul.wrapping.dadda | u8 | 4 | 408 | 9 |" "## Fused launch shapes, toy_INSECURE" \
+    "| batch | chosen | 1x1 | 1x2 | 1x4 | 2x1 | 4x1 | fastest |"; do
   grep -qF -- "$text" "$s" || { cat "$s"; fail "summary.md lacks: $text"; }
 done
 echo "gpu_run.sh dry run on the emulator: ok"
