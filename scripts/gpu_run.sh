@@ -74,7 +74,7 @@ if [[ "$emulated" == 1 ]]; then
   reps="${BENCH_REPS:-1}"
   params=toy_INSECURE           # in place of tfhe_lib_128
   other_params=(toy_k2_INSECURE)  # in place of tfhe_lib_80 and default_128
-  batches=1,16 shape_batches=1,8 small_batches=1,8 other_batches=1,8
+  batches=1,16 shape_batches=1,16 small_batches=1,8 other_batches=1,8
   budget_run=(--memory-budget-mb 1 --batch 512)  # chunked on both engines
   circuit_widths=8 circuit_lanes=4 circuit_reps=1
   regression_args=(--dataset 6x2) cli_args=(--insecure-ok)
@@ -212,14 +212,18 @@ needs_gpu() {  # step
   log "$1: needs a GPU: skipped in the emulated dry run"
 }
 
+# True when the program exists; else says so and marks the step failed.
+require_built() {  # step, program
+  [[ -x "$2" ]] && return 0
+  log "$1: $2 not built (run the build step)"
+  failed+=("$1")
+  return 1
+}
+
 # A Catch2 executable with its console log (durations of every test case).
 run_catch() {  # name, executable, test spec
   local name="$1" exe="$2" spec="$3"
-  if [[ ! -x "$exe" ]]; then
-    log "$name: $exe not built (run the build step)"
-    failed+=("$name")
-    return 1
-  fi
+  require_built "$name" "$exe" || return 1
   # Exit 77 would mean "no CUDA device: skipped": a failure on the GPU machine.
   run_logged "$name" "$exe" "$spec" --durations yes --order rand --rng-seed time
 }
@@ -233,11 +237,8 @@ step_slow() { needs_gpu slow || run_catch tests_gpu_slow "$build/tests/gpu/tests
 # client/server round trip with eval on the GPU.
 step_apps() {
   local apps="$build/apps"
-  if [[ ! -x "$apps/linear_regression$exe" || ! -x "$apps/cli/torusgate$exe" ]]; then
-    log "apps: the programs are not built (run the build step)"
-    failed+=(apps)
+  require_built apps "$apps/linear_regression$exe" && require_built apps "$apps/cli/torusgate$exe" ||
     return 1
-  fi
   for engine in cufft fused; do
     run_logged "linear_regression_gpu_$engine" "$apps/linear_regression$exe" --backend gpu \
       --params "$params" "${regression_args[@]}" --gpu-engine "$engine" --no-progress \
@@ -260,11 +261,7 @@ step_apps() {
 
 step_bench() {
   local bench="$build/apps/bench_gates$exe"
-  if [[ ! -x "$bench" ]]; then
-    log "bench: $bench not built (run the build step)"
-    failed+=(bench)
-    return 1
-  fi
+  require_built bench "$bench" || return 1
   # The issue's batch sizes on tfhe_lib_128, both engines and both key switchings in one
   # run; latency is batch 1.
   run_logged "bench_gates_gpu_$params" "$bench" --backend gpu --params "$params" \
@@ -298,11 +295,7 @@ step_bench() {
 # uploads and download timed apart (the transfer share target).
 step_circuits() {
   local bench="$build/apps/bench_circuits$exe"
-  if [[ ! -x "$bench" ]]; then
-    log "circuits: $bench not built (run the build step)"
-    failed+=(circuits)
-    return 1
-  fi
+  require_built circuits "$bench" || return 1
   local engine
   for engine in cufft fused; do
     local ks=gather
