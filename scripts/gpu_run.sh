@@ -75,6 +75,7 @@ if [[ "$emulated" == 1 ]]; then
   params=toy_INSECURE           # in place of tfhe_lib_128
   other_params=(toy_k2_INSECURE)  # in place of tfhe_lib_80 and default_128
   batches=1,16 shape_batches=1,16 small_batches=1,8 other_batches=1,8
+  shapes=(1x1 2x1 4x1 1x2 1x4)  # groups: 1, k+1, (k+1)l = 4 for toy
   budget_run=(--memory-budget-mb 1 --batch 512)  # chunked on both engines
   circuit_widths=8 circuit_lanes=4 circuit_reps=1
   regression_args=(--dataset 6x2) cli_args=(--insecure-ok)
@@ -86,6 +87,7 @@ else
   other_params=(tfhe_lib_80 default_128)
   batches=1,64,1024,16384,65536 shape_batches=1,64,1024,16384 small_batches=1,64,1024
   other_batches=1,1024,16384
+  shapes=(1x1 2x1 6x1 1x2 1x4)  # groups: 1, k+1, (k+1)l = 6 for tfhe_lib_128
   budget_run=(--memory-budget-mb 256 --batch 16384)
   circuit_widths=8,16,32 circuit_lanes=64 circuit_reps="$reps"
   regression_args=() cli_args=()
@@ -232,7 +234,10 @@ run_catch() {  # name, executable, test spec
 
 step_host() { run_catch tests_gpu_host "$build/tests/gpu/tests_gpu_host" "~[slow]"; }
 step_test() { run_catch tests_gpu "$build/tests/gpu/tests_gpu$exe" "~[slow]"; }
-step_slow() { needs_gpu slow || run_catch tests_gpu_slow "$build/tests/gpu/tests_gpu" "[slow]"; }
+step_slow() {
+  needs_gpu slow && return 0
+  run_catch tests_gpu_slow "$build/tests/gpu/tests_gpu" "[slow]"
+}
 
 # The programs on the GPU as a user runs them: the README's main job with each engine (its
 # exit status says whether every encrypted result was exact), the demos, and the CLI's
@@ -271,8 +276,7 @@ step_bench() {
     --batch "$batches" --reps "$reps" --json "$out/bench_gates_gpu_$params.json"
   # The fused engine's launch shapes (groups per rotation x rotations per block), each forced
   # (both 0, the default, choose per batch size): the data to tune choose_shape with.
-  for shape in 1x1 2x1 6x1 1x2 1x4; do
-    [[ "$params" == toy_INSECURE && "$shape" == 6x1 ]] && shape=4x1  # (k+1)l groups: 4 for toy
+  for shape in "${shapes[@]}"; do
     run_logged "bench_gates_gpu_${params}_fused_$shape" "$bench" --backend gpu \
       --params "$params" --gpu-engine fused --fused-groups "${shape%x*}" \
       --fused-rotations "${shape#*x}" --batch "$shape_batches" --reps 3 \
