@@ -63,6 +63,10 @@ for s in "${steps[@]}"; do
 done
 cd "$repo_root"
 emulated="${GPU_RUN_EMULATED:-0}"
+if [[ "$emulated" != 0 && "$emulated" != 1 ]]; then
+  echo "gpu_run: GPU_RUN_EMULATED='$emulated'; expected 1 (a dry run on the CUDA emulator) or 0" >&2
+  exit 2
+fi
 jobs="${JOBS:-$(nproc)}"
 arch="${CUDA_ARCH:-native}"
 step_timeout="${STEP_TIMEOUT:-540}"

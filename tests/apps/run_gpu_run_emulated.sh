@@ -12,6 +12,13 @@ command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
 rm -rf "$work" && mkdir -p "$work"
 fail() { echo "FAIL: $*"; exit 1; }
 
+# A mode that is neither 0 nor 1, and an unknown step, are refused before anything runs.
+msg="$(GPU_RUN_EMULATED=yes "$repo/scripts/gpu_run.sh" "$work/refused" env 2>&1)"
+[[ $? -eq 2 && "$msg" == *"GPU_RUN_EMULATED='yes'; expected 1"* ]] || fail "GPU_RUN_EMULATED=yes: $msg"
+msg="$(GPU_RUN_EMULATED=1 "$repo/scripts/gpu_run.sh" "$work/refused" benchmark 2>&1)"
+[[ $? -eq 2 && "$msg" == *"unknown step 'benchmark'"* ]] || fail "unknown step: $msg"
+rm -rf "$work/refused"
+
 GPU_RUN_EMULATED=1 BUILD_DIR="$build" "$repo/scripts/gpu_run.sh" "$work" \
   env apps bench circuits slow sanitize profile > "$work/stdout.txt" 2>&1
 rc=$?
