@@ -6,6 +6,7 @@
 #include <cufft.h>
 #include <mma.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -56,6 +57,7 @@ __global__ void misaligned_wmma_kernel(const unsigned char* tile) {
 
 // Expects the last launch to have faulted, then forgets the fault for the next case.
 void expect_fault() {
+  CHECK(cudaDeviceSynchronize() == cudaErrorLaunchFailure);  // raised when the kernel runs
   CHECK(cudaGetLastError() == cudaErrorLaunchFailure);
   CHECK(cudaMalloc(nullptr, 4) == cudaErrorLaunchFailure);  // sticky, as a broken context
   cuda_emu::clear_fault();
@@ -135,6 +137,9 @@ TEST_CASE("emulator: captures record and replay; unsafe calls invalidate them", 
   cudaGraphExec_t e = nullptr;
   REQUIRE(cudaGraphInstantiate(&e, g, 0) == cudaSuccess);
   REQUIRE(cudaGraphLaunch(e, s) == cudaSuccess);
+  REQUIRE(cudaMemcpy(&first, d, 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+  CHECK(first == 0);  // queued on a non-blocking stream, which cudaMemcpy does not wait for
+  REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
   REQUIRE(cudaMemcpy(&first, d, 4, cudaMemcpyDeviceToHost) == cudaSuccess);
   CHECK(first == 9);
   CHECK(cudaGraphExecDestroy(e) == cudaSuccess);
@@ -230,5 +235,88 @@ TEST_CASE("emulator: the forward and reverse thread orders expose a missing barr
                     Catch::Contains("'backwards' is not forward, reverse or shuffle"));
   cuda_emu::set_thread_order("forward");
   CHECK(cudaFree(blocks) == cudaSuccess);
+  CHECK(cudaFree(d) == cudaSuccess);
+}
+
+TEST_CASE("emulator: streams run their work when the host waits for it, as on a device",
+          "[emulator]") {
+  cudaStream_t s = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+  std::uint32_t* d = nullptr;
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&d), 64 * 4) == cudaSuccess);
+  REQUIRE(cudaMemset(d, 0, 64 * 4) == cudaSuccess);
+  std::uint32_t* pinned = nullptr;
+  REQUIRE(cudaMallocHost(reinterpret_cast<void**>(&pinned), 64 * 4) == cudaSuccess);
+  std::fill(pinned, pinned + 64, 0xffffffffu);
+  const auto fill = [&](std::uint32_t* out, std::uint32_t value) {
+    cuda_emu::launcher(fill_kernel, "fill_kernel", dim3(4), dim3(16), 0, s)(out, value);
+    REQUIRE(cudaGetLastError() == cudaSuccess);
+  };
+
+  // A kernel, a copy into page-locked memory and two records: queued, nothing run yet.
+  cudaEvent_t a = nullptr, b = nullptr;
+  REQUIRE(cudaEventCreate(&a) == cudaSuccess);
+  REQUIRE(cudaEventCreate(&b) == cudaSuccess);
+  fill(d, 5);
+  REQUIRE(cudaMemcpyAsync(pinned, d, 64 * 4, cudaMemcpyDeviceToHost, s) == cudaSuccess);
+  REQUIRE(cudaEventRecord(a, s) == cudaSuccess);
+  fill(d, 6);
+  REQUIRE(cudaEventRecord(b, s) == cudaSuccess);
+  CHECK(pinned[0] == 0xffffffffu);
+  CHECK(d[0] == 0);  // (the emulator's device memory is host memory)
+  float ms = 0;
+  CHECK(cudaEventElapsedTime(&ms, a, b) == cudaErrorNotReady);
+  cudaGetLastError();
+  // Waiting for an event runs the stream up to its record, no further.
+  REQUIRE(cudaEventSynchronize(a) == cudaSuccess);
+  CHECK(pinned[0] == 5);
+  CHECK(pinned[63] == 5);
+  CHECK(d[0] == 5);
+  REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+  CHECK(d[0] == 6);
+  CHECK(cudaEventElapsedTime(&ms, a, b) == cudaSuccess);
+  CHECK(ms >= 0);
+
+  // Pageable host memory: the copy waits for the stream and is done when the call returns.
+  fill(d, 8);
+  std::vector<std::uint32_t> h(64, 0);
+  REQUIRE(cudaMemcpyAsync(h.data(), d, 64 * 4, cudaMemcpyDeviceToHost, s) == cudaSuccess);
+  CHECK(h[0] == 8);
+  std::vector<std::uint32_t> src(64, 3);
+  REQUIRE(cudaMemcpyAsync(d, src.data(), 64 * 4, cudaMemcpyHostToDevice, s) == cudaSuccess);
+  src.assign(64, 4);  // the caller may reuse its buffer at once
+  REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+  CHECK(d[0] == 3);
+  // Page-locked memory is read when the copy runs: a write before the wait shows.
+  std::fill(pinned, pinned + 64, 10u);
+  REQUIRE(cudaMemcpyAsync(d, pinned, 64 * 4, cudaMemcpyHostToDevice, s) == cudaSuccess);
+  pinned[0] = 11;
+  REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+  CHECK(d[0] == 11);
+  CHECK(d[1] == 10);
+
+  // A stream-ordered free waits for the work queued before it.
+  void* scratch = nullptr;
+  REQUIRE(cudaMallocAsync(&scratch, 64 * 4, s) == cudaSuccess);
+  fill(static_cast<std::uint32_t*>(scratch), 1);
+  REQUIRE(cudaFreeAsync(scratch, s) == cudaSuccess);
+  REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);  // the kernel ran, then the free
+  CHECK(cudaFreeAsync(scratch, s) == cudaErrorInvalidValue);  // gone
+  cudaGetLastError();
+
+  // Page-locked memory: freed once, refused above the limit.
+  CHECK(cudaFreeHost(pinned) == cudaSuccess);
+  CHECK(cudaFreeHost(pinned) == cudaErrorInvalidValue);
+  cudaGetLastError();
+  cuda_emu::set_pinned_limit(4096);
+  void* big = nullptr;
+  CHECK(cudaMallocHost(&big, 8192) == cudaErrorMemoryAllocation);
+  CHECK(big == nullptr);
+  cudaGetLastError();
+  cuda_emu::set_pinned_limit(std::size_t{1} << 40);
+
+  CHECK(cudaEventDestroy(a) == cudaSuccess);
+  CHECK(cudaEventDestroy(b) == cudaSuccess);
+  CHECK(cudaStreamDestroy(s) == cudaSuccess);
   CHECK(cudaFree(d) == cudaSuccess);
 }

@@ -4,8 +4,8 @@
 // code and their kernels run in the CPU tests. Device memory is host memory tracked by the
 // emulator (every copy and FFT checks its ranges against live allocations); a kernel's
 // blocks run on the CPU's cores, each block's threads as fibers that meet at __syncthreads;
-// streams run their work when it is enqueued, or record it into a graph while captured. Not
-// emulated: timing, concurrency between streams, warp-synchronous behaviour without a
+// streams queue their work and run it when the host waits for it (so a missing wait shows), or
+// record it into a graph while captured. Not emulated: timing, concurrency between streams, warp-synchronous behaviour without a
 // barrier, per-kernel register and __launch_bounds__ limits (docs/gpu.md lists what the
 // emulator checks).
 #pragma once
@@ -169,6 +169,8 @@ cudaError_t cudaMalloc(void** ptr, std::size_t bytes);
 cudaError_t cudaFree(void* ptr);
 cudaError_t cudaMallocAsync(void** ptr, std::size_t bytes, cudaStream_t stream);
 cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream);
+cudaError_t cudaMallocHost(void** ptr, std::size_t bytes);
+cudaError_t cudaFreeHost(void* ptr);
 cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind);
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
                             cudaStream_t stream = nullptr);

@@ -25,12 +25,15 @@ int current_device();
 // True when [p, p + bytes) lies inside one live device allocation.
 bool is_device_range(const void* p, std::size_t bytes);
 bool is_device_pointer(const void* p);
+// True when p lies in page-locked host memory (cudaMallocHost).
+bool is_pinned(const void* p);
 
 // Device memory of the current device, counted against its capacity.
 cudaError_t allocate(void** p, std::size_t bytes);
 cudaError_t release(void* p);
 
-// Checks `stream` (nullptr: the current device's default stream) and runs `work` now, or
+// Checks `stream` (nullptr: the current device's default stream) and queues `work` on it (it
+// runs when the host waits for the stream; at once with TORUSGATE_CUDA_EMU_SYNC=1), or
 // appends it to the stream's capture. `needs_current_device`: the stream must belong to the
 // current device (kernel launches, event records).
 cudaError_t enqueue(cudaStream_t stream, std::function<void()> work, bool needs_current_device);
@@ -38,6 +41,10 @@ cudaError_t enqueue(cudaStream_t stream, std::function<void()> work, bool needs_
 // For a call that is not allowed while this thread has a stream in a ThreadLocal or Global
 // capture: true (and every such capture invalidated) when it must fail.
 bool refuse_during_capture(const char* call);
+
+// The most page-locked host memory cudaMallocHost hands out (default 1 TiB); for the tests
+// of a refused allocation.
+void set_pinned_limit(std::size_t bytes);
 
 // The order of the threads of a block between two barriers, and of the blocks of a grid:
 // "forward", "reverse" or "shuffle" (TORUSGATE_CUDA_EMU_ORDER; threads.cpp); for the

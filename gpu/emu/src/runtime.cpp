@@ -1,8 +1,17 @@
 // The CUDA emulator's runtime API (gpu/emu/include/cuda_runtime.h): devices, device memory,
 // streams and their captures, events, graphs, kernel attributes and launches.
 //
-// Environment: TORUSGATE_CUDA_EMU_DEVICES (how many devices, default 2; 0 means none) and
-// TORUSGATE_CUDA_EMU_MEMORY_MIB (each device's memory, default 4096).
+// Streams are asynchronous, as on a device: work enqueued on a stream (kernels, copies, memsets,
+// cuFFT transforms, event records, stream-ordered frees, graph launches) waits in the stream's
+// queue and runs, in order, only when the host waits for it: cudaStreamSynchronize,
+// cudaEventSynchronize (up to the event's record), cudaDeviceSynchronize, and the calls that
+// synchronise implicitly (cudaMemcpy and cudaMemset on the legacy default stream, cudaFree). So
+// host code that reads a result, reuses a host buffer or frees memory before it has waited for
+// the work that uses it sees stale or wrong data here, as it may on a device.
+//
+// Environment: TORUSGATE_CUDA_EMU_DEVICES (how many devices, default 2; 0 means none),
+// TORUSGATE_CUDA_EMU_MEMORY_MIB (each device's memory, default 4096) and
+// TORUSGATE_CUDA_EMU_SYNC=1 (run stream work when it is enqueued, for debugging).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -10,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,17 +36,26 @@
 
 struct CUstream_st {
   int device = 0;
+  unsigned flags = 0;  // cudaStreamDefault (blocking) or cudaStreamNonBlocking
   bool is_default = false;
   bool capturing = false;
   bool invalidated = false;
   cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
   std::thread::id capture_thread;
   std::vector<std::function<void()>> nodes;
+  // Work waiting to run, numbered in enqueue order; `completed` is the last number run.
+  std::deque<std::pair<std::uint64_t, std::function<void()>>> pending;
+  std::uint64_t enqueued = 0, completed = 0;
+  std::mutex run_mutex;  // one host thread runs the queue at a time
 };
 
 struct CUevent_st {
   int device = 0;
-  bool recorded = false;
+  std::uint64_t id = 0;              // unique over the process (handles may be reused)
+  std::uint64_t ticket = 0;          // cudaEventRecord calls so far; 0: never recorded
+  bool recorded = false;             // its latest record has run
+  CUstream_st* stream = nullptr;     // where the latest record is queued (null: in a capture)
+  std::uint64_t target = 0;          // and its number there
   std::chrono::steady_clock::time_point when;
 };
 
@@ -45,7 +64,8 @@ struct CUgraph_st {
 };
 
 struct CUgraphExec_st {
-  std::vector<std::function<void()>> nodes;
+  // Shared with launches still queued, so an exec may be destroyed once launched.
+  std::shared_ptr<const std::vector<std::function<void()>>> nodes;
 };
 
 namespace cuda_emu {
@@ -81,6 +101,10 @@ struct State {
   int device_count = env_int("TORUSGATE_CUDA_EMU_DEVICES", 2);
   std::size_t capacity =
       std::size_t(env_int("TORUSGATE_CUDA_EMU_MEMORY_MIB", 4096)) * std::size_t{1} << 20;
+  bool immediate = env_int("TORUSGATE_CUDA_EMU_SYNC", 0) != 0;
+  std::map<std::uintptr_t, std::size_t> pinned;  // page-locked host memory (cudaMallocHost)
+  std::size_t pinned_used = 0, pinned_limit = std::size_t{1} << 40;
+  std::uint64_t next_event_id = 0;
   std::vector<std::size_t> used = std::vector<std::size_t>(device_count, 0);
   std::map<std::uintptr_t, Allocation> allocations;
   std::set<CUstream_st*> streams;
@@ -133,6 +157,19 @@ cudaError_t check_fault() {
   State& s = state();
   std::lock_guard lock(s.mutex);
   return s.fault;
+}
+
+// After waiting for queued work: the sticky fault it raised, if any.
+cudaError_t finish() {
+  const cudaError_t f = check_fault();
+  return f == cudaSuccess ? cudaSuccess : fail(f);
+}
+
+// The stream a call names (takes the lock); nullptr when there is none.
+CUstream_st* resolve_locked(cudaStream_t stream) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  return resolve(s, stream);
 }
 
 #define EMU_ENTRY()                                   \
@@ -209,6 +246,55 @@ cudaError_t check_not_capturing(cudaStream_t stream, const char* call) {
   return cudaSuccess;
 }
 
+// Runs `st`'s queued work, in order, up to number `upto` (lock not held).
+void run_until(CUstream_st* st, std::uint64_t upto) {
+  std::lock_guard run(st->run_mutex);
+  State& s = state();
+  while (true) {
+    std::pair<std::uint64_t, std::function<void()>> next;
+    {
+      std::lock_guard lock(s.mutex);
+      if (st->completed >= upto || st->pending.empty()) return;
+      next = std::move(st->pending.front());
+      st->pending.pop_front();
+    }
+    next.second();
+    std::lock_guard lock(s.mutex);
+    st->completed = next.first;
+  }
+}
+
+// Runs everything queued on `st` so far (lock not held).
+void drain(CUstream_st* st) {
+  std::uint64_t upto = 0;
+  {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    upto = st->enqueued;
+  }
+  run_until(st, upto);
+}
+
+// Which streams of a device a synchronising call waits for.
+enum class Streams { all, legacy };  // legacy: the default stream and the blocking streams
+
+// Runs the queued work of `device`'s streams (lock not held).
+void drain_device(int device, Streams which) {
+  State& s = state();
+  std::vector<CUstream_st*> list;
+  {
+    std::lock_guard lock(s.mutex);
+    if (device >= s.device_count) return;
+    list.push_back(s.default_streams[device].get());
+    for (CUstream_st* st : s.streams) {
+      if (st->device == device && (which == Streams::all || st->flags == cudaStreamDefault)) {
+        list.push_back(st);
+      }
+    }
+  }
+  for (CUstream_st* st : list) drain(st);
+}
+
 }  // namespace
 
 // ---- internals ----------------------------------------------------------------------------
@@ -243,6 +329,17 @@ bool is_device_pointer(const void* p) {
   State& s = state();
   std::lock_guard lock(s.mutex);
   return find_allocation(s, p) != s.allocations.end();
+}
+
+// True when p lies in page-locked host memory from cudaMallocHost.
+bool is_pinned(const void* p) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  auto it = s.pinned.upper_bound(a);
+  if (it == s.pinned.begin()) return false;
+  --it;
+  return a < it->first + it->second;
 }
 
 bool is_device_range(const void* p, std::size_t bytes) {
@@ -299,6 +396,7 @@ cudaError_t release(void* p) {
 
 cudaError_t enqueue(cudaStream_t stream, std::function<void()> work, bool needs_current_device) {
   State& s = state();
+  int device = 0;
   {
     std::lock_guard lock(s.mutex);
     CUstream_st* st = resolve(s, stream);
@@ -310,8 +408,23 @@ cudaError_t enqueue(cudaStream_t stream, std::function<void()> work, bool needs_
       st->nodes.push_back(std::move(work));
       return cudaSuccess;
     }
+    if (!s.immediate && !st->is_default && st->flags == cudaStreamNonBlocking) {
+      st->pending.emplace_back(++st->enqueued, std::move(work));
+      return cudaSuccess;
+    }
+    device = st->device;
   }
-  work();
+  if (s.immediate) {
+    work();
+    return cudaSuccess;
+  }
+  // The legacy default stream and the blocking streams are ordered with one another: work on
+  // one of them waits for the others' (here: theirs runs first), then queues.
+  drain_device(device, Streams::legacy);
+  std::lock_guard lock(s.mutex);
+  CUstream_st* st = resolve(s, stream);
+  if (st == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  st->pending.emplace_back(++st->enqueued, std::move(work));
   return cudaSuccess;
 }
 
@@ -459,7 +572,9 @@ cudaError_t cudaDeviceSynchronize() {
   if (refuse_during_capture("cudaDeviceSynchronize")) {
     return fail(cudaErrorStreamCaptureUnsupported);
   }
-  return check_device();
+  if (const cudaError_t e = check_device(); e != cudaSuccess) return e;
+  drain_device(this_device, Streams::all);
+  return finish();
 }
 
 cudaError_t cudaMemGetInfo(std::size_t* free_bytes, std::size_t* total_bytes) {
@@ -484,6 +599,7 @@ cudaError_t cudaMalloc(void** ptr, std::size_t bytes) {
 cudaError_t cudaFree(void* ptr) {
   EMU_ENTRY();
   if (refuse_during_capture("cudaFree")) return fail(cudaErrorStreamCaptureUnsupported);
+  drain_device(this_device, Streams::all);  // cudaFree waits for the device
   return release(ptr);
 }
 
@@ -492,6 +608,11 @@ cudaError_t cudaMallocAsync(void** ptr, std::size_t bytes, cudaStream_t stream) 
   if (const cudaError_t e = check_not_capturing(stream, "cudaMallocAsync"); e != cudaSuccess) {
     return e;
   }
+  const cudaError_t e = allocate(ptr, bytes);
+  if (e != cudaErrorMemoryAllocation || state().immediate) return e;
+  // The stream-ordered pool reuses what this stream's queued frees give back.
+  drain(resolve_locked(stream));
+  last_error = cudaSuccess;
   return allocate(ptr, bytes);
 }
 
@@ -500,21 +621,106 @@ cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream) {
   if (const cudaError_t e = check_not_capturing(stream, "cudaFreeAsync"); e != cudaSuccess) {
     return e;
   }
-  return release(ptr);
+  if (ptr == nullptr) return cudaSuccess;
+  {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (s.allocations.count(reinterpret_cast<std::uintptr_t>(ptr)) == 0) {
+      return fail(cudaErrorInvalidValue);
+    }
+  }
+  // Freed when the stream reaches it: work queued before may still use the memory.
+  return enqueue(
+      stream,
+      [ptr] {
+        if (release(ptr) != cudaSuccess) {
+          set_fault(cudaErrorIllegalAddress, "cudaFreeAsync: the memory was freed twice");
+        }
+      },
+      false);
 }
+
+// Page-locked host memory: host memory to every check here; counted against a limit that the
+// emulator's tests set (set_pinned_limit) to provoke a refusal.
+cudaError_t cudaMallocHost(void** ptr, std::size_t bytes) {
+  EMU_ENTRY();
+  if (ptr == nullptr) return fail(cudaErrorInvalidValue);
+  *ptr = nullptr;
+  if (refuse_during_capture("cudaMallocHost")) return fail(cudaErrorStreamCaptureUnsupported);
+  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 4095) / 4096 * 4096;
+  State& s = state();
+  {
+    std::lock_guard lock(s.mutex);
+    if (s.pinned_used + rounded > s.pinned_limit) return fail(cudaErrorMemoryAllocation);
+    s.pinned_used += rounded;
+  }
+  void* mem = std::aligned_alloc(4096, rounded);
+  std::lock_guard lock(s.mutex);
+  if (mem == nullptr) {
+    s.pinned_used -= rounded;
+    return fail(cudaErrorMemoryAllocation);
+  }
+  s.pinned[reinterpret_cast<std::uintptr_t>(mem)] = rounded;
+  *ptr = mem;
+  return cudaSuccess;
+}
+
+cudaError_t cudaFreeHost(void* ptr) {
+  EMU_ENTRY();
+  if (ptr == nullptr) return cudaSuccess;
+  State& s = state();
+  {
+    std::lock_guard lock(s.mutex);
+    const auto it = s.pinned.find(reinterpret_cast<std::uintptr_t>(ptr));
+    if (it == s.pinned.end()) return fail(cudaErrorInvalidValue);
+    s.pinned_used -= it->second;
+    s.pinned.erase(it);
+  }
+  std::free(ptr);
+  return cudaSuccess;
+}
+
+namespace cuda_emu {
+void set_pinned_limit(std::size_t bytes) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  s.pinned_limit = bytes;
+}
+}  // namespace cuda_emu
 
 cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
   EMU_ENTRY();
   if (refuse_during_capture("cudaMemcpy")) return fail(cudaErrorStreamCaptureUnsupported);
   if (const cudaError_t e = check_copy(dst, src, bytes, kind); e != cudaSuccess) return e;
+  drain_device(this_device, Streams::legacy);  // on the legacy default stream
   copy_bytes(dst, src, bytes);
-  return cudaSuccess;
+  return finish();
 }
 
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
                             cudaStream_t stream) {
   EMU_ENTRY();
   if (const cudaError_t e = check_copy(dst, src, bytes, kind); e != cudaSuccess) return e;
+  // Pageable host memory is staged by the driver, which waits for the stream and copies before
+  // the call returns (so the caller may reuse its buffer at once); page-locked memory, and
+  // device-to-device copies, run when the stream reaches them.
+  const bool pageable = (!is_device_pointer(src) && !is_pinned(src)) ||
+                        (!is_device_pointer(dst) && !is_pinned(dst));
+  if (bytes != 0 && pageable && !state().immediate) {
+    CUstream_st* st = resolve_locked(stream);
+    if (st == nullptr) return fail(cudaErrorInvalidResourceHandle);
+    bool capturing = false;
+    {
+      State& s = state();
+      std::lock_guard lock(s.mutex);
+      capturing = st->capturing;
+    }
+    if (!capturing) {
+      drain(st);
+      copy_bytes(dst, src, bytes);
+      return finish();
+    }
+  }
   return enqueue(stream, [=] { copy_bytes(dst, src, bytes); }, false);
 }
 
@@ -523,8 +729,9 @@ cudaError_t cudaMemset(void* ptr, int value, std::size_t bytes) {
   if (refuse_during_capture("cudaMemset")) return fail(cudaErrorStreamCaptureUnsupported);
   if (bytes == 0) return cudaSuccess;
   if (!is_device_range(ptr, bytes)) return fail(cudaErrorInvalidValue);
+  drain_device(this_device, Streams::legacy);
   std::memset(ptr, value, bytes);
-  return cudaSuccess;
+  return finish();
 }
 
 cudaError_t cudaMemsetAsync(void* ptr, int value, std::size_t bytes, cudaStream_t stream) {
@@ -543,22 +750,37 @@ cudaError_t cudaStreamCreate(cudaStream_t* stream) {
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags) {
   EMU_ENTRY();
   if (flags > cudaStreamNonBlocking) return fail(cudaErrorInvalidValue);
-  return make_handle(stream, &State::streams);
+  const cudaError_t e = make_handle(stream, &State::streams);
+  if (e == cudaSuccess) (*stream)->flags = flags;
+  return e;
 }
 
-cudaError_t cudaStreamDestroy(cudaStream_t stream) { return drop_handle(stream, &State::streams); }
-
-cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
-  EMU_ENTRY();
+cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   {
     State& s = state();
     std::lock_guard lock(s.mutex);
-    if (resolve(s, stream) == nullptr) return fail(cudaErrorInvalidResourceHandle);
+    if (stream == nullptr || s.streams.count(stream) == 0) {
+      return fail(cudaErrorInvalidResourceHandle);
+    }
+  }
+  drain(stream);  // its queued work still runs, as on a device
+  return drop_handle(stream, &State::streams);
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  EMU_ENTRY();
+  CUstream_st* st = nullptr;
+  {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    st = resolve(s, stream);
+    if (st == nullptr) return fail(cudaErrorInvalidResourceHandle);
   }
   if (refuse_during_capture("cudaStreamSynchronize")) {
     return fail(cudaErrorStreamCaptureUnsupported);
   }
-  return cudaSuccess;  // work runs when it is enqueued
+  drain(st);
+  return finish();
 }
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode) {
@@ -616,27 +838,50 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* 
 
 cudaError_t cudaEventCreate(cudaEvent_t* event) {
   EMU_ENTRY();
-  return make_handle(event, &State::events);
+  const cudaError_t e = make_handle(event, &State::events);
+  if (e == cudaSuccess) {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    (*event)->id = ++s.next_event_id;
+  }
+  return e;
 }
 
 cudaError_t cudaEventDestroy(cudaEvent_t event) { return drop_handle(event, &State::events); }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   EMU_ENTRY();
+  State& s = state();
+  std::uint64_t id = 0, ticket = 0;
   {
-    State& s = state();
     std::lock_guard lock(s.mutex);
     if (s.events.count(event) == 0) return fail(cudaErrorInvalidResourceHandle);
     CUstream_st* st = resolve(s, stream);
     if (st == nullptr || st->device != event->device) return fail(cudaErrorInvalidResourceHandle);
+    id = event->id;
+    ticket = ++event->ticket;
+    event->recorded = false;  // until this record runs
+    event->stream = nullptr;
   }
-  return enqueue(
+  const cudaError_t e = enqueue(
       stream,
-      [event] {
+      [event, id, ticket] {
+        // Only the latest record of a live event counts (a destroyed one's handle may be reused).
+        State& st = state();
+        std::lock_guard lock(st.mutex);
+        if (st.events.count(event) == 0 || event->id != id || event->ticket != ticket) return;
         event->recorded = true;
         event->when = std::chrono::steady_clock::now();
       },
       false);
+  if (e != cudaSuccess) return e;
+  std::lock_guard lock(s.mutex);
+  CUstream_st* st = resolve(s, stream);
+  if (event->ticket == ticket && !event->recorded && st != nullptr && !st->capturing) {
+    event->stream = st;
+    event->target = st->enqueued;
+  }
+  return cudaSuccess;
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
@@ -644,10 +889,16 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   if (refuse_during_capture("cudaEventSynchronize")) {
     return fail(cudaErrorStreamCaptureUnsupported);
   }
-  State& s = state();
-  std::lock_guard lock(s.mutex);
-  if (s.events.count(event) == 0) return fail(cudaErrorInvalidResourceHandle);
-  return cudaSuccess;
+  CUstream_st* st = nullptr;
+  std::uint64_t target = 0;
+  {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (s.events.count(event) == 0) return fail(cudaErrorInvalidResourceHandle);
+    if (!event->recorded) st = event->stream, target = event->target;
+  }
+  if (st != nullptr) run_until(st, target);  // that stream's work up to the record
+  return finish();
 }
 
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
@@ -658,7 +909,8 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
   if (s.events.count(start) == 0 || s.events.count(end) == 0) {
     return fail(cudaErrorInvalidResourceHandle);
   }
-  if (!start->recorded || !end->recorded) return fail(cudaErrorInvalidResourceHandle);
+  if (start->ticket == 0 || end->ticket == 0) return fail(cudaErrorInvalidResourceHandle);
+  if (!start->recorded || !end->recorded) return fail(cudaErrorNotReady);  // not waited for
   *ms = std::chrono::duration<float, std::milli>(end->when - start->when).count();
   return cudaSuccess;
 }
@@ -672,7 +924,7 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsig
   std::lock_guard lock(s.mutex);
   if (s.graphs.count(graph) == 0) return fail(cudaErrorInvalidResourceHandle);
   auto* e = new CUgraphExec_st;
-  e->nodes = graph->nodes;
+  e->nodes = std::make_shared<const std::vector<std::function<void()>>>(graph->nodes);
   s.execs.insert(e);
   *exec = e;
   return cudaSuccess;
@@ -696,15 +948,17 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
   EMU_ENTRY();
+  std::shared_ptr<const std::vector<std::function<void()>>> nodes;
   {
     State& s = state();
     std::lock_guard lock(s.mutex);
     if (s.execs.count(exec) == 0) return fail(cudaErrorInvalidResourceHandle);
+    nodes = exec->nodes;
   }
   return enqueue(
       stream,
-      [exec] {
-        for (const auto& node : exec->nodes) {
+      [nodes] {
+        for (const auto& node : *nodes) {
           if (check_fault() != cudaSuccess) return;
           node();
         }
