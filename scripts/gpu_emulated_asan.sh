@@ -12,6 +12,6 @@ flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recove
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTORUSGATE_ENABLE_CUDA=OFF \
   -DTORUSGATE_BUILD_APPS=OFF -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags"
 cmake --build "$build_dir" --target tests_gpu_emulated
-specs="${*:-[sanitize],outputs may alias*,CUDA graphs*,circuits run*,several GPU*,phase timings*,bad inputs*,fused engine: circuits*,fused engine: chunked*}"
+specs="${*:-[sanitize],outputs may alias*,CUDA graphs*,circuits run*,several GPU*,phase timings*,bad inputs*,fused engine: circuits*,fused engine: chunked*,pinned staged*}"
 ASAN_OPTIONS="${ASAN_OPTIONS:-detect_stack_use_after_return=0}" \
   "$build_dir/tests/gpu/tests_gpu_emulated" "$specs"

@@ -38,6 +38,14 @@ const char* gpu_key_switching_name(GpuKeySwitching key_switching) {
   return "unknown";
 }
 
+const char* gpu_transfer_name(GpuTransfer transfer) {
+  switch (transfer) {
+    case GpuTransfer::direct: return "direct";
+    case GpuTransfer::pinned: return "pinned";
+  }
+  return "unknown";
+}
+
 void validate_cuda_options(const CudaOptions& o, const Parameters& p) {
   EXPECTS(o.device >= 0, "CudaOptions: device=" + std::to_string(o.device) +
                              " but expected 0 or more (an index of gpu::devices())");
@@ -51,6 +59,13 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p) {
               o.key_switching == GpuKeySwitching::tensor_core,
           "CudaOptions: key_switching=" + std::to_string(static_cast<int>(o.key_switching)) +
               " but expected GpuKeySwitching::gather or GpuKeySwitching::tensor_core");
+  EXPECTS(o.transfer == GpuTransfer::direct || o.transfer == GpuTransfer::pinned,
+          "CudaOptions: transfer=" + std::to_string(static_cast<int>(o.transfer)) +
+              " but expected GpuTransfer::direct or GpuTransfer::pinned");
+  EXPECTS(o.staging_bytes >= (std::size_t{64} << 10) &&
+              o.staging_bytes <= (std::size_t{1} << 30) && o.staging_bytes % 4 == 0,
+          "CudaOptions: staging_bytes=" + std::to_string(o.staging_bytes) +
+              " but expected a multiple of 4 from 65536 (64 KiB) to 1073741824 (1 GiB)");
   const gpu::detail::Shape shape = shape_of(p);
   if (o.engine == GpuEngine::fused) {
     const char* why = gpu::kernel::fused::unsupported_reason(shape);

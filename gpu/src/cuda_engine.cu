@@ -35,6 +35,7 @@
 #include "fused_fft.hpp"
 #include "fused_kernels.cuh"
 #include "fused_rotation.hpp"
+#include "host_copy.hpp"
 #include "ks_gemm.cuh"
 #include "ks_gemm.hpp"
 
@@ -180,9 +181,15 @@ struct CudaEngine::Impl {
   bool fused() const { return options.engine == GpuEngine::fused; }
   void run_rotation(Workspace& ws);
   void evaluate(const BatchPlan& plan);
-  // A synchronous copy of `words` 32-bit words, its device time into times.*field.
+  // A synchronous copy of `words` 32-bit words (direct or staged, as options.transfer says),
+  // the caller's wait into times.*field.
   void timed_copy(void* dst, const void* src, std::size_t words, cudaMemcpyKind kind,
                   double CudaPhaseTimes::*field);
+  // GpuTransfer::pinned: the copy in pieces through the two staging buffers, the host copy of
+  // one piece overlapping the DMA of the other.
+  void ensure_staging();
+  void staged_upload(unsigned char* dst, const unsigned char* src, std::size_t bytes);
+  void staged_download(unsigned char* dst, const unsigned char* src, std::size_t bytes);
 
   Shape shape;
   CudaOptions options;
@@ -202,7 +209,8 @@ struct CudaEngine::Impl {
   std::uint64_t use_clock = 0;
   std::deque<Event> events;  // reused across calls; references stay valid as it grows
   std::size_t next_event = 0;
-  std::unique_ptr<Event> transfer_start, transfer_end;  // made on the device
+  PinnedBuffer staging[2];                   // GpuTransfer::pinned, made at the first transfer
+  std::unique_ptr<Event> staged[2];          // the last DMA from or into staging[i] is done
   CudaPhaseTimes times;
 };
 
@@ -236,8 +244,6 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
                       "backend needs");
   }
   stream = std::make_shared<Stream>(o.device);
-  transfer_start = std::make_unique<Event>();
-  transfer_end = std::make_unique<Event>();
   gadget = kernel::make_gadget(s.bk_base_log, s.bk_level_count);
   ks = kernel::make_key_switch(s.ks_base_log, s.ks_level_count, s.n, s.extracted_dimension());
 
@@ -612,11 +618,71 @@ std::shared_ptr<void> CudaEngine::allocate(std::size_t words) {
 void CudaEngine::Impl::timed_copy(void* dst, const void* src, std::size_t words,
                                   cudaMemcpyKind kind, double CudaPhaseTimes::*field) {
   DeviceGuard guard(info.index);
-  transfer_start->record(st());
-  if (words > 0) CUDA_TRY(cudaMemcpyAsync(dst, src, words * 4, kind, st()));
-  transfer_end->record(st());
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::size_t bytes = words * 4;
+  if (bytes > 0 && options.transfer == GpuTransfer::pinned) {
+    if (kind == cudaMemcpyHostToDevice) {
+      staged_upload(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src),
+                    bytes);
+    } else {
+      staged_download(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src),
+                      bytes);
+    }
+  } else if (bytes > 0) {
+    CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, kind, st()));
+  }
   CUDA_TRY(cudaStreamSynchronize(st()));
-  times.*field = transfer_end->since(*transfer_start);
+  times.*field =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void CudaEngine::Impl::ensure_staging() {
+  if (staging[0].data() != nullptr) return;
+  for (int i = 0; i < 2; ++i) {
+    staging[i] = PinnedBuffer(options.staging_bytes, "a staging buffer of transfers");
+    staged[i] = std::make_unique<Event>();
+  }
+}
+
+void CudaEngine::Impl::staged_upload(unsigned char* dst, const unsigned char* src,
+                                     std::size_t bytes) {
+  ensure_staging();
+  // Nothing of an earlier (failed) call may still read the buffers.
+  CUDA_TRY(cudaStreamSynchronize(st()));
+  const std::size_t piece = options.staging_bytes;
+  std::size_t p = 0;
+  for (std::size_t offset = 0; offset < bytes; offset += piece, ++p) {
+    const std::size_t len = std::min(piece, bytes - offset);
+    PinnedBuffer& buffer = staging[p % 2];
+    // The DMA of piece p - 2 read this buffer; the host writes it again once that is done.
+    if (p >= 2) CUDA_TRY(cudaEventSynchronize(staged[p % 2]->get()));
+    host_copy(buffer.data(), src + offset, len);
+    CUDA_TRY(cudaMemcpyAsync(dst + offset, buffer.data(), len, cudaMemcpyHostToDevice, st()));
+    staged[p % 2]->record(st());
+  }
+}
+
+void CudaEngine::Impl::staged_download(unsigned char* dst, const unsigned char* src,
+                                       std::size_t bytes) {
+  ensure_staging();
+  CUDA_TRY(cudaStreamSynchronize(st()));
+  const std::size_t piece = options.staging_bytes;
+  const std::size_t pieces = (bytes + piece - 1) / piece;
+  const auto issue = [&](std::size_t p) {
+    const std::size_t offset = p * piece, len = std::min(piece, bytes - offset);
+    CUDA_TRY(cudaMemcpyAsync(staging[p % 2].data(), src + offset, len, cudaMemcpyDeviceToHost,
+                             st()));
+    staged[p % 2]->record(st());
+  };
+  issue(0);
+  for (std::size_t p = 0; p < pieces; ++p) {
+    // The next piece's DMA goes to the other buffer, whose last piece the host copied out in
+    // the previous round; it runs while the host copies this one out.
+    if (p + 1 < pieces) issue(p + 1);
+    CUDA_TRY(cudaEventSynchronize(staged[p % 2]->get()));
+    const std::size_t offset = p * piece, len = std::min(piece, bytes - offset);
+    host_copy(dst + offset, staging[p % 2].data(), len);
+  }
 }
 
 void CudaEngine::copy_to_device(void* dst, const std::uint32_t* src, std::size_t words) {

@@ -1,8 +1,8 @@
 // RAII for the CUDA resources of the backend (device selection, streams, events,
-// stream-ordered device memory, cuFFT plans, CUDA graphs) and the checks that turn every
-// failed CUDA or cuFFT call and every bad kernel launch into a SystemError naming the call,
-// the place and the error (DeviceOutOfMemory for an allocation that does not fit). Nothing
-// here aborts; destructors never throw.
+// stream-ordered device memory, page-locked host memory, cuFFT plans, CUDA graphs) and the
+// checks that turn every failed CUDA or cuFFT call and every bad kernel launch into a
+// SystemError naming the call, the place and the error (DeviceOutOfMemory for an allocation
+// that does not fit). Nothing here aborts; destructors never throw.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -199,6 +199,45 @@ class DeviceBuffer {
   T* data_ = nullptr;
   std::size_t count_ = 0;
   cudaStream_t stream_ = nullptr;
+};
+
+// Page-locked host memory (cudaMallocHost) for staged transfers. Throws SystemError naming
+// `what` and the size when the system refuses it (locked memory is a limited resource).
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  PinnedBuffer(std::size_t bytes, const char* what) {
+    if (bytes == 0) return;
+    void* p = nullptr;
+    const cudaError_t e = cudaMallocHost(&p, bytes);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      throw SystemError(std::string("CudaBackend: cannot allocate ") + format_bytes(bytes) +
+                        " of page-locked host memory for " + what + ": " +
+                        cudaGetErrorString(e) +
+                        " (GpuTransfer::direct needs none; a smaller staging_bytes needs less)");
+    }
+    data_ = static_cast<unsigned char*>(p);
+    bytes_ = bytes;
+  }
+  ~PinnedBuffer() {
+    if (data_ != nullptr) cudaFreeHost(data_);
+  }
+  PinnedBuffer(PinnedBuffer&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(bytes_, o.bytes_);
+    return *this;
+  }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  unsigned char* data() const { return data_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  unsigned char* data_ = nullptr;
+  std::size_t bytes_ = 0;
 };
 
 // A cuFFT plan handle (made by the owner with cufftMakePlanMany).

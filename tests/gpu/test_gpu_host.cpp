@@ -19,6 +19,7 @@
 #include "batch_builder.hpp"
 #include "batch_plan.hpp"
 #include "gpu_test_sets.hpp"
+#include "host_copy.hpp"
 #include "host_mirror.hpp"
 #include "kernel_math.hpp"
 #include "test_support.hpp"
@@ -518,6 +519,25 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
   CHECK(std::string(gpu_engine_name(GpuEngine::fused)) == "fused");
   CHECK(std::string(gpu_key_switching_name(GpuKeySwitching::tensor_core)) == "tensor_core");
   o = CudaOptions{};
+  o.transfer = static_cast<GpuTransfer>(5);
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),
+                           "transfer=5 but expected GpuTransfer::direct or GpuTransfer::pinned");
+  o = CudaOptions{};
+  o.transfer = GpuTransfer::pinned;
+  for (const std::size_t bad : {std::size_t{0}, std::size_t{65532}, std::size_t{65538},
+                                (std::size_t{1} << 30) + 4}) {
+    o.staging_bytes = bad;
+    REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),
+                             "staging_bytes=" + std::to_string(bad) +
+                                 " but expected a multiple of 4 from 65536 (64 KiB)");
+  }
+  for (const std::size_t good : {std::size_t{65536}, std::size_t{65540}, std::size_t{1} << 30}) {
+    o.staging_bytes = good;
+    CHECK_NOTHROW(validate_cuda_options(o, p));
+  }
+  CHECK(std::string(gpu_transfer_name(GpuTransfer::pinned)) == "pinned");
+  CHECK(std::string(gpu_transfer_name(GpuTransfer::direct)) == "direct");
+  o = CudaOptions{};
   // The constructor checks its arguments first, with or without CUDA and a device.
   REQUIRE_INVALID_ARGUMENT(CudaBackend(nullptr), "the cloud key is null");
   o.device = -3;
@@ -537,5 +557,24 @@ TEST_CASE("CudaBackend where no GPU can be used: a clear SystemError, never an a
     CudaBackend be(cloud);
     CHECK(be.name().rfind("gpu(", 0) == 0);
     CHECK(be.device_key_bytes() > 0);
+  }
+}
+
+TEST_CASE("host_copy (the host side of pinned transfers) copies every byte, split or not",
+          "[gpu-host]") {
+  Csprng rng = seeded_rng(catch_seed(0x40c));
+  // Below, at and above the size it splits from (4 MiB), and odd sizes whose slices do not
+  // divide evenly.
+  for (const std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{4093},
+                                  (std::size_t{4} << 20) - 1, std::size_t{4} << 20,
+                                  (std::size_t{4} << 20) + 3, (std::size_t{9} << 20) + 4097,
+                                  std::size_t{33} << 20}) {
+    INFO("bytes " << bytes);
+    std::vector<unsigned char> src(bytes + 2), dst(bytes + 2, 0x5a);
+    for (auto& b : src) b = static_cast<unsigned char>(rng.uniform_u32());
+    gpu::detail::host_copy(dst.data() + 1, src.data() + 1, bytes);
+    CHECK(std::equal(src.begin() + 1, src.end() - 1, dst.begin() + 1));
+    CHECK(dst.front() == 0x5a);  // nothing outside the range
+    CHECK(dst.back() == 0x5a);
   }
 }

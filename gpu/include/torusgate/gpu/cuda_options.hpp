@@ -26,8 +26,21 @@ enum class GpuKeySwitching {
   tensor_core,
 };
 
+// How upload() and download() move ciphertexts between the caller's memory and the device
+// (both give the same words).
+enum class GpuTransfer {
+  // One cudaMemcpyAsync from or to the caller's memory; for pageable memory the driver
+  // stages it through its own page-locked buffers.
+  direct,
+  // Through two page-locked staging buffers of CudaOptions::staging_bytes each, allocated
+  // once per backend: the host copy of one piece (split over the host's threads) overlaps
+  // the DMA of the other.
+  pinned,
+};
+
 const char* gpu_engine_name(GpuEngine engine);
 const char* gpu_key_switching_name(GpuKeySwitching key_switching);
+const char* gpu_transfer_name(GpuTransfer transfer);
 
 struct CudaOptions {
   // The CUDA device (index as gpu::devices() lists them). One backend per device and
@@ -54,11 +67,15 @@ struct CudaOptions {
   std::uint32_t fused_groups = 0;
   std::uint32_t fused_rotations_per_block = 0;
   GpuKeySwitching key_switching = GpuKeySwitching::gather;
+  // Host-device transfers of upload() and download(); pinned uses two page-locked buffers
+  // of staging_bytes (64 KiB..1 GiB, a multiple of 4), made at the first transfer.
+  GpuTransfer transfer = GpuTransfer::direct;
+  std::size_t staging_bytes = std::size_t{8} << 20;
 };
 
-// Milliseconds on the device, measured with CUDA events on the backend's stream. Transfers
-// are those of the last upload() / download() call; the others, of the last evaluate()
-// (summed over its chunks).
+// Milliseconds. Transfers: the caller's wait in the last upload() / download() call (host
+// clock, whichever CudaOptions::transfer). The others: on the device, measured with CUDA
+// events on the backend's stream, for the last evaluate() (summed over its chunks).
 struct CudaPhaseTimes {
   double upload_ms = 0;              // last upload(): host to device
   double download_ms = 0;            // last download(): device to host
