@@ -238,6 +238,10 @@ bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu) {
     gpu.fused_rotations_per_block = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 8));
   } else if (arg == "--key-switching") {
     gpu.key_switching = parse_gpu_key_switching(arg, cl.value());
+  } else if (arg == "--transfer") {
+    gpu.transfer = parse_gpu_transfer(arg, cl.value());
+  } else if (arg == "--staging-mb") {
+    gpu.staging_bytes = static_cast<std::size_t>(parse_count(arg, cl.value(), 1, 1024)) << 20;
   } else {
     return false;
   }
@@ -252,7 +256,10 @@ std::string gpu_options_help(std::size_t column) {
       {"--gpu-engine E", "cufft (default) | fused"},
       {"--key-switching K", "gather (default) | tensor_core"},
       {"--fused-groups G", "fused engine: thread groups per rotation, 1, k+1 or (k+1)l"},
-      {"--fused-rotations R", "fused engine: rotations per block, 1..8 (both 0: automatic)"}};
+      {"--fused-rotations R", "fused engine: rotations per block, 1..8 (both 0: automatic)"},
+      {"--transfer T", "direct (default) | pinned: through page-locked staging buffers"},
+      {"--staging-mb MB", "pinned: each of the two staging buffers, 1..1024 MiB (default " +
+                              std::to_string(CudaOptions{}.staging_bytes >> 20) + ")"}};
   std::string text;
   for (const auto& [option, help] : lines) {
     std::string line = "  " + option;
@@ -261,6 +268,19 @@ std::string gpu_options_help(std::size_t column) {
   }
   return text;
 }
+
+namespace {
+
+// "8 MiB", "64 KiB" or "65540 bytes": a size for reports, in the largest unit it is a whole
+// number of.
+std::string size_text(std::size_t bytes) {
+  constexpr std::size_t kib = std::size_t{1} << 10, mib = std::size_t{1} << 20;
+  if (bytes != 0 && bytes % mib == 0) return std::to_string(bytes / mib) + " MiB";
+  if (bytes != 0 && bytes % kib == 0) return std::to_string(bytes / kib) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+}  // namespace
 
 std::string gpu_engine_description(const CudaOptions& gpu) {
   std::string d = gpu.engine == GpuEngine::fused ? "fused blind rotation" : "cuFFT-batched blind rotation";
@@ -271,7 +291,10 @@ std::string gpu_engine_description(const CudaOptions& gpu) {
                    std::to_string(std::max(gpu.fused_rotations_per_block, 1u)) +
                    " rotations per block)";
   }
-  return d + ", " + gpu_key_switching_name(gpu.key_switching) + " key switching";
+  d += std::string(", ") + gpu_key_switching_name(gpu.key_switching) + " key switching";
+  if (gpu.transfer == GpuTransfer::pinned)
+    d += ", pinned transfers (" + size_text(gpu.staging_bytes) + " staging)";
+  return d;
 }
 
 std::string device_json(const gpu::DeviceInfo& d) {
@@ -303,8 +326,8 @@ double fourier_key_bytes_per_bootstrap(const Parameters& p) {
 
 InvalidArgument gpu_options_not_for(const std::string& backend) {
   return InvalidArgument("--device, --memory-budget-mb, --no-cuda-graphs, --gpu-engine, "
-                         "--fused-groups, --fused-rotations and --key-switching apply to the gpu "
-                         "backend, not to " + backend);
+                         "--fused-groups, --fused-rotations, --key-switching, --transfer and "
+                         "--staging-mb apply to the gpu backend, not to " + backend);
 }
 
 GpuEngine parse_gpu_engine(const std::string& option, const std::string& text) {
@@ -318,6 +341,13 @@ GpuKeySwitching parse_gpu_key_switching(const std::string& option, const std::st
   if (text == "tensor_core") return GpuKeySwitching::tensor_core;
   throw InvalidArgument(option + ": unknown key switching '" + text +
                         "'; expected gather or tensor_core");
+}
+
+GpuTransfer parse_gpu_transfer(const std::string& option, const std::string& text) {
+  if (text == "direct") return GpuTransfer::direct;
+  if (text == "pinned") return GpuTransfer::pinned;
+  throw InvalidArgument(option + ": unknown transfer mode '" + text +
+                        "'; expected direct or pinned");
 }
 
 std::vector<std::string> split_list(const std::string& text) {

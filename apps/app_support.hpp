@@ -90,10 +90,10 @@ bool parse_cpu_option(CommandLine& cl, CpuOptions& cpu);
 
 // The GPU run options: --device D (0..1023), --memory-budget-mb MB (0..2^24 MiB of scratch
 // one batch may use; 0, the default: automatic), --no-cuda-graphs, --gpu-engine cufft|fused,
-// --fused-groups G (0..1024), --fused-rotations R (0..8; both 0: automatic) and
-// --key-switching gather|tensor_core. Takes the
-// current argument of `cl` into `gpu` when it is one of them and returns true; returns false
-// for any other argument.
+// --fused-groups G (0..1024), --fused-rotations R (0..8; both 0: automatic),
+// --key-switching gather|tensor_core, --transfer direct|pinned and --staging-mb MB (1..1024
+// MiB per staging buffer of pinned transfers). Takes the current argument of `cl` into `gpu`
+// when it is one of them and returns true; returns false for any other argument.
 bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu);
 
 // Help lines for the options parse_gpu_option takes (each line starts with two spaces and
@@ -143,7 +143,8 @@ inline int backend_threads(const CpuBackend& be) { return be.threads(); }
 inline int backend_threads(const CudaBackend&) { return 1; }
 
 // "cuFFT-batched blind rotation, gather key switching", "fused blind rotation (launch shape
-// chosen per batch), tensor_core key switching" and the like, for reports.
+// chosen per batch), tensor_core key switching, pinned transfers (8 MiB staging)" and the
+// like, for reports (the transfers named only when pinned).
 std::string gpu_engine_description(const CudaOptions& gpu);
 
 // The "device" object of the GPU benchmark reports: index, name, memory, compute capability,
@@ -162,9 +163,11 @@ double fourier_key_bytes_per_bootstrap(const Parameters& p);
 // The InvalidArgument for GPU options given with a CPU backend.
 InvalidArgument gpu_options_not_for(const std::string& backend);
 
-// "cufft" / "fused" and "gather" / "tensor_core"; InvalidArgument naming `option` otherwise.
+// "cufft" / "fused", "gather" / "tensor_core" and "direct" / "pinned"; InvalidArgument
+// naming `option`, the bad text and the valid values otherwise.
 GpuEngine parse_gpu_engine(const std::string& option, const std::string& text);
 GpuKeySwitching parse_gpu_key_switching(const std::string& option, const std::string& text);
+GpuTransfer parse_gpu_transfer(const std::string& option, const std::string& text);
 
 // The items of a comma-separated command-line list ("8,16,32" -> {"8", "16", "32"}).
 std::vector<std::string> split_list(const std::string& text);

@@ -487,6 +487,8 @@ int main(int argc, char** argv) try {
                          "  \"gpu_engine\": " + apps::json_string(gpu_engine_name(o.gpu.engine)) +
                          ",\n  \"key_switching\": " +
                          apps::json_string(gpu_key_switching_name(o.gpu.key_switching)) + ",\n" +
+                         "  \"transfer\": " + apps::json_string(gpu_transfer_name(o.gpu.transfer)) +
+                         ",\n  \"staging_bytes\": " + std::to_string(o.gpu.staging_bytes) + ",\n" +
                          "  \"backend_description\": " +
                          apps::json_string(apps::gpu_engine_description(o.gpu)) + ",\n";
       print_header(o, info, be.name() + ", " + apps::gpu_engine_description(o.gpu));

@@ -2,16 +2,18 @@
 // batches of bootstrapped NAND gates on a CPU backend or the CUDA backend, with
 // median/min/max over repetitions, key sizes in memory, and an optional JSON report
 // (machine, device, commit, backend, parameters). On the GPU it also reports each phase
-// (linear combination, blind rotation, sample extraction, key switching, output, op tables)
-// and the transfers of the inputs and outputs, measured with CUDA events, for each engine
-// and key switching asked for in one run (default: the cuFFT and the fused engine), with the
-// nominal FP64 work per bootstrap against the device's peak. The outputs of the timed
-// batches are decrypted and checked afterwards.
+// (linear combination, blind rotation, sample extraction, key switching, output, op tables),
+// measured with CUDA events, and the transfers of the inputs and outputs (the caller's wait,
+// host clock; direct or through pinned staging buffers), for each engine and key switching
+// asked for in one run (default: the cuFFT and the fused engine), with the nominal FP64 work
+// per bootstrap against the device's peak. The outputs of the timed batches are decrypted and
+// checked afterwards.
 //   bench_gates [--backend B] [--params NAME] [--batch N[,N...]]... [--reps R] [--warmup W]
 //               [--threads T] [--fft auto|fftw|simd|portable] [--task-size S]
 //               [--device D] [--memory-budget-mb MB] [--no-cuda-graphs]
 //               [--gpu-engine E[,E]] [--key-switching K[,K]] [--fused-groups G]
-//               [--fused-rotations R] [--json PATH]
+//               [--fused-rotations R] [--transfer direct|pinned] [--staging-mb MB]
+//               [--json PATH]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -61,6 +63,10 @@ void usage(std::ostream& os) {
         "  --fused-groups G  fused engine: thread groups per rotation, 1, k+1 or (k+1)l\n"
         "  --fused-rotations R  fused engine: rotations per block, 1..8 (default for both:\n"
         "                    0, chosen per batch size)\n"
+        "  --transfer T      direct (default) | pinned: upload() and download() through two\n"
+        "                    page-locked staging buffers\n"
+        "  --staging-mb MB   pinned: each staging buffer, 1..1024 MiB (default "
+     << (CudaOptions{}.staging_bytes >> 20) << ")\n"
         "  --json PATH       also write the results as JSON to PATH\n"
         "  --help            this text\n"
         "Each repetition is one evaluate() of a batch of N bootstrapped NAND gates on fresh\n"
@@ -74,7 +80,7 @@ struct Options {
   std::size_t reps = 5;
   std::size_t warmup = 1;
   CpuOptions cpu;  // --threads (0: OpenMP default), --task-size, --fft
-  CudaOptions gpu;  // --device, --memory-budget-mb, --no-cuda-graphs, --fused-groups
+  CudaOptions gpu;  // --device, --memory-budget-mb, --no-cuda-graphs, --fused-groups, --transfer
   std::vector<GpuEngine> engines;                // --gpu-engine
   std::vector<GpuKeySwitching> key_switchings;  // --key-switching
   bool cpu_option_given = false, gpu_option_given = false;
@@ -142,8 +148,8 @@ bool parse(int argc, char** argv, Options& o) {
 struct GpuPhases {
   double tables_ms = 0, linear_combination_ms = 0, blind_rotation_ms = 0,
          sample_extraction_ms = 0, key_switching_ms = 0, output_ms = 0, evaluate_ms = 0;
-  double upload_inputs_ms = 0;     // both input batches, host to device
-  double download_outputs_ms = 0;  // the outputs, device to host
+  double upload_inputs_ms = 0;     // both input batches, host to device (the caller's wait)
+  double download_outputs_ms = 0;  // the outputs, device to host (the caller's wait)
   double setup_ms = 0;             // workspace creation, in the first (warmup) evaluate
   std::size_t chunks = 0, chunk_capacity = 0;
   std::uint32_t fused_groups = 0, fused_rotations = 0;
@@ -329,6 +335,8 @@ void write_json(std::ostream& os, const Options& o, const Parameters& p,
     const GpuRun& run = gpu_runs[i];
     os << (i ? ",\n" : "\n") << "    {\"engine\": " << json_string(gpu_engine_name(run.options.engine))
        << ", \"key_switching\": " << json_string(gpu_key_switching_name(run.options.key_switching))
+       << ", \"transfer\": " << json_string(gpu_transfer_name(run.options.transfer))
+       << ", \"staging_bytes\": " << run.options.staging_bytes
        << ", \"fused_groups_option\": " << run.options.fused_groups
        << ", \"fused_rotations_option\": " << run.options.fused_rotations_per_block
        << ", \"device_key_upload_s\": " << json_number(run.key_upload_s)
@@ -384,8 +392,9 @@ std::vector<BatchResult> run_all(B& be, const SecretKey& secret, Csprng& rng, co
   if constexpr (std::is_same_v<B, CudaBackend>) {
     std::printf("\nGPU phases, medians in ms (CUDA events): lincomb = free gates and gate inputs, "
                 "extract = sample extraction,\nup = both input batches to the device, down = the "
-                "outputs back; setup = plans and graph, first evaluate only; shape = the fused engine's\n"
-                "thread groups per rotation x rotations per block\n");
+                "outputs back (the caller's wait, host clock); setup = plans and graph, first\n"
+                "evaluate only; shape = the fused engine's thread groups per rotation x rotations "
+                "per block\n");
     std::printf("%7s  %9s  %10s  %9s  %9s  %9s  %9s  %10s  %9s  %9s  %9s  %6s  %7s\n", "batch",
                 "tables", "lincomb", "blindrot", "extract", "keyswitch", "output", "evaluate",
                 "up", "down", "setup", "chunks", "shape");
@@ -470,9 +479,11 @@ int main(int argc, char** argv) try {
                  << "  \"memory_budget_bytes\": " << o.gpu.memory_budget_bytes << ",\n";
           report = BackendReport{be.name(), 1, fields.str(), ""};
         }
-        std::printf("\n%s: device key %.1f MB, made in %.2f s\n",
-                    apps::gpu_engine_description(run.options).c_str(), be.device_key_bytes() / 1e6,
-                    run.key_upload_s);
+        // The description names pinned transfers (and their staging); direct ones are said here.
+        std::printf("\n%s%s: device key %.1f MB, made in %.2f s\n",
+                    apps::gpu_engine_description(run.options).c_str(),
+                    run.options.transfer == GpuTransfer::direct ? ", direct transfers" : "",
+                    be.device_key_bytes() / 1e6, run.key_upload_s);
         run.results = run_all(be, secret, rng, o, errors);
         if (fp64_peak > 0) {
           std::printf("nominal FP64 work %.1f MFLOP per bootstrap: ", apps::nominal_fp64_per_bootstrap(params) / 1e6);

@@ -14,11 +14,13 @@
 #           circuit_demo, torusgate eval
 #   slow    tests_gpu [slow] (10^6 tfhe_lib_128 gates) -> tests_gpu_slow.log
 #   bench   bench_gates --backend gpu, both engines,   -> bench_gates_gpu_*.json/.log
-#           both key switchings, every fused shape
+#           both key switchings, every fused shape,
+#           pinned transfers (cuFFT engine)
 #   circuits bench_circuits --backend gpu, each engine: -> bench_circuits_gpu_*.json/.log
 #           the default adder, less and multiplier at
 #           8, 16, 32 bits, one element and 64 (DESIGN.md
-#           section 11: 32-bit add, multiply, transfer share)
+#           section 11: 32-bit add, multiply, transfer share);
+#           32 bits, 64 elements, pinned transfers
 #   sanitize compute-sanitizer memcheck and racecheck  -> sanitize_*.log
 #           on a small batch of every engine
 #   profile Nsight Compute (ncu) counters of the fused -> profile_*.log
@@ -78,7 +80,7 @@ if [[ "$emulated" == 1 ]]; then
   reps="${BENCH_REPS:-1}"
   params=toy_INSECURE           # in place of tfhe_lib_128
   other_params=(toy_k2_INSECURE)  # in place of tfhe_lib_80 and default_128
-  batches=1,16 shape_batches=1,16 small_batches=1,8 other_batches=1,8
+  batches=1,16 shape_batches=1,16 small_batches=1,8 other_batches=1,8 transfer_batches=1,16
   shapes=(1x1 2x1 4x1 1x2 1x4)  # groups: 1, k+1, (k+1)l = 4 for toy
   budget_run=(--memory-budget-mb 1 --batch 512)  # chunked on both engines
   circuit_widths=8 circuit_lanes=4 circuit_reps=1
@@ -90,7 +92,7 @@ else
   params=tfhe_lib_128
   other_params=(tfhe_lib_80 default_128)
   batches=1,64,1024,16384,65536 shape_batches=1,64,1024,16384 small_batches=1,64,1024
-  other_batches=1,1024,16384
+  other_batches=1,1024,16384 transfer_batches=1024,16384,65536
   shapes=(1x1 2x1 6x1 1x2 1x4)  # groups: 1, k+1, (k+1)l = 6 for tfhe_lib_128
   budget_run=(--memory-budget-mb 256 --batch 16384)
   circuit_widths=8,16,32 circuit_lanes=64 circuit_reps="$reps"
@@ -286,6 +288,11 @@ step_bench() {
       --fused-rotations "${shape#*x}" --batch "$shape_batches" --reps 3 \
       --json "$out/bench_gates_gpu_${params}_fused_$shape.json"
   done
+  # The cuFFT engine with pinned transfers (page-locked staging buffers) at the sizes where
+  # transfers weigh; the direct ones are the first run's cuFFT/gather results.
+  run_logged "bench_gates_gpu_${params}_pinned" "$bench" --backend gpu --params "$params" \
+    --gpu-engine cufft --transfer pinned --batch "$transfer_batches" --reps 3 \
+    --json "$out/bench_gates_gpu_${params}_pinned.json"
   # The cuFFT engine without CUDA graphs (launch overhead), small batches only.
   run_logged "bench_gates_gpu_${params}_nographs" "$bench" --backend gpu --params "$params" \
     --gpu-engine cufft --no-cuda-graphs --batch "$small_batches" --reps "$reps" \
@@ -302,7 +309,8 @@ step_bench() {
 # The circuits of DESIGN.md section 11 on the GPU, each engine (the fused one with tensor-core
 # key switching): the default adder, less and the default wrapping multiplier, one element
 # (latency: the 32-bit add and multiply targets) and several at once (throughput), each run's
-# uploads and download timed apart (the transfer share target).
+# uploads and download timed apart (the transfer share target); and the cuFFT engine's
+# several-element run again with pinned transfers.
 step_circuits() {
   local bench="$build/apps/bench_circuits$exe"
   require_built circuits "$bench" || return 1
@@ -318,6 +326,10 @@ step_circuits() {
       --widths "${circuit_widths##*,}" --lanes "$circuit_lanes" --reps 3 \
       --json "$out/bench_circuits_gpu_${params}_${engine}_lanes$circuit_lanes.json"
   done
+  run_logged "bench_circuits_gpu_${params}_cufft_lanes${circuit_lanes}_pinned" "$bench" \
+    --backend gpu --params "$params" --gpu-engine cufft --key-switching gather \
+    --transfer pinned --widths "${circuit_widths##*,}" --lanes "$circuit_lanes" --reps 3 \
+    --json "$out/bench_circuits_gpu_${params}_cufft_lanes${circuit_lanes}_pinned.json"
 }
 
 # Every report's tables and the issues' and DESIGN.md's targets, docs-ready.

@@ -5,12 +5,17 @@
 # host code and kernels on the CPU. Checks that best picks the GPU, that both engines and both
 # key switchings give exact results, that GPU options are refused with a CPU backend and
 # --threads with the GPU, and that without a device best falls back to OpenMP while an
-# explicit gpu is refused. Toy parameters; about a minute on 2 cores.
+# explicit gpu is refused; and, with bench_gates and bench_circuits, the transfer options:
+# pinned transfers run and are reported, a bad mode or size and a CPU backend are refused.
+# Toy parameters; about a minute on 2 cores.
 #   run_gpu_emulated.sh LINEAR_REGRESSION_EMULATED GATE_DEMO_EMULATED CIRCUIT_DEMO_EMULATED
+#                       BENCH_GATES_EMULATED BENCH_CIRCUITS_EMULATED
 set -uo pipefail
 regression="$1"
 gate_demo="$2"
 circuit_demo="$3"
+bench_gates="$4"
+bench_circuits="$5"
 # shellcheck source=../script_support.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../script_support.sh"
 
@@ -52,5 +57,44 @@ expect 2 "apply to the gpu backend, not to sequential" --backend sequential --ke
 program="$circuit_demo"
 expect 0 "all results correct" --params toy_INSECURE --key-switching tensor_core
 grep -qF "tensor_core key switching" "$tmp/out" || fail "circuit_demo: not the tensor-core key switching"
+
+# --transfer and --staging-mb (apps::parse_gpu_option): refusals name the option and what it
+# takes; pinned transfers run, exact, and the reports say so.
+for program in "$bench_gates" "$bench_circuits"; do
+  expect 2 "--transfer: unknown transfer mode 'bogus'; expected direct or pinned" --transfer bogus
+  expect 2 "--staging-mb: 0 is out of range; expected an integer in 1..1024" --staging-mb 0
+  expect 2 "--key-switching, --transfer and --staging-mb apply to the gpu backend, not to openmp" \
+    --backend openmp --transfer pinned
+  expect 2 "--transfer and --staging-mb apply to the gpu backend, not to sequential" \
+    --backend sequential --staging-mb 16
+done
+expect 0 "  --transfer T        direct (default) | pinned" --help
+
+program="$bench_gates"
+expect 0 "cuFFT-batched blind rotation, gather key switching, pinned transfers (1 MiB staging):" \
+  --backend gpu --params toy_INSECURE --gpu-engine cufft --transfer pinned --staging-mb 1 \
+  --batch 1,8 --reps 1 --json "$tmp/gates.json"
+grep -qF "gather key switching, direct transfers:" "$tmp/out" &&
+  fail "bench_gates: a pinned run said direct"
+expect 0 "cuFFT-batched blind rotation, gather key switching, direct transfers:" \
+  --backend gpu --params toy_INSECURE --gpu-engine cufft --batch 1 --reps 1
+python3 - "$tmp/gates.json" <<'PY' || fail "bench_gates: the JSON of the pinned run"
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert [(r["transfer"], r["staging_bytes"]) for r in runs] == [("pinned", 1 << 20)], runs
+assert all(res["errors"] == 0 for res in runs[0]["results"]), runs
+PY
+
+program="$bench_circuits"
+expect 0 "gather key switching, pinned transfers (2 MiB staging)" --backend gpu \
+  --params toy_INSECURE --ops less --widths 4 --lanes 2 --reps 1 --transfer pinned \
+  --staging-mb 2 --json "$tmp/circuits.json"
+python3 - "$tmp/circuits.json" <<'PY' || fail "bench_circuits: the JSON of the pinned run"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert (r["transfer"], r["staging_bytes"]) == ("pinned", 2 << 20), r
+assert r["backend_description"].endswith(", pinned transfers (2 MiB staging)"), r
+assert all(res["errors"] == 0 for res in r["results"]), r["results"]
+PY
 
 finish "programs on the emulated GPU"

@@ -2,9 +2,9 @@
 # scripts/gpu_run.sh as the first GPU session will run it, as a dry run on the CUDA emulator
 # (GPU_RUN_EMULATED=1: the *_emulated programs of this build, toy parameters, small sizes): the
 # env, apps, bench and circuits steps pass, the steps that need a GPU say so and are skipped,
-# every report is valid JSON with exact results, the forced launch shapes and the forced chunking
-# happened, and summary.md holds the gate and circuit tables of every report and the launch-shape
-# study. About a minute on 2 cores.
+# every report is valid JSON with exact results, the forced launch shapes, the forced chunking and
+# the pinned transfers happened, and summary.md holds the gate and circuit tables of every report
+# and the launch-shape study. About a minute on 2 cores.
 #   run_gpu_run_emulated.sh REPO_ROOT BUILD_DIR WORK_DIR
 set -uo pipefail
 repo="$1" build="$2" work="$3"
@@ -60,6 +60,15 @@ for shape in ("1x1", "2x1", "4x1", "1x2", "1x4"):
 for run in load("bench_gates_gpu_toy_INSECURE_budget.json")["runs"]:
     assert all(r["chunks"] > 1 for r in run["results"]), ("not chunked", run["engine"])
 assert load("bench_gates_gpu_toy_k2_INSECURE.json")["parameters"]["glwe_dimension"] == 2
+# Every run records its transfers; the _pinned report's one run is the cuFFT engine's, pinned.
+for path in glob.glob(os.path.join(d, "bench_gates_gpu_*.json")):
+    for run in load(os.path.basename(path))["runs"]:
+        pinned = path.endswith("_pinned.json")
+        assert run["transfer"] == ("pinned" if pinned else "direct"), (path, run["transfer"])
+        assert run["staging_bytes"] == 8 << 20, (path, run["staging_bytes"])
+pinned = load("bench_gates_gpu_toy_INSECURE_pinned.json")["runs"]
+assert [(r["engine"], r["transfer"]) for r in pinned] == [("cufft", "pinned")], pinned
+assert [r["batch"] for r in pinned[0]["results"]] == [1, 16], pinned[0]["results"]
 for engine, ks in (("cufft", "gather"), ("fused", "tensor_core")):
     for suffix in ("", "_lanes4"):
         r = load(f"bench_circuits_gpu_toy_INSECURE_{engine}{suffix}.json")
@@ -68,6 +77,11 @@ for engine, ks in (("cufft", "gather"), ("fused", "tensor_core")):
         for res in r["results"]:
             assert res["errors"] == 0 and res["lanes"] == (4 if suffix else 1), res
             assert len(res["upload_s"]) == res["reps"] and 0 <= res["transfer_share_median"] < 1, res
+        assert r["transfer"] == "direct", r["transfer"]
+r = load("bench_circuits_gpu_toy_INSECURE_cufft_lanes4_pinned.json")
+assert (r["gpu_engine"], r["transfer"], r["staging_bytes"]) == ("cufft", "pinned", 8 << 20), r
+assert r["backend_description"].endswith("pinned transfers (8 MiB staging)"), r
+assert [(res["width"], res["lanes"], res["errors"]) for res in r["results"]] == [(8, 4, 0)] * 3, r
 PY
 
 s="$work/summary.md"
@@ -75,7 +89,10 @@ for text in "## toy_INSECURE: \`bench_gates_gpu_toy_INSECURE.json\`" \
     "Engine fused, key switching tensor_core" "## toy_k2_INSECURE: \`bench_gates_gpu_toy_k2_INSECURE.json\`" \
     "## Circuits, toy_INSECURE: \`bench_circuits_gpu_toy_INSECURE_fused_lanes4.json\`" \
     "| mul.wrapping.dadda | u8 | 4 | 408 | 9 |" "## Fused launch shapes, toy_INSECURE" \
-    "| batch | chosen | 1x1 | 1x2 | 1x4 | 2x1 | 4x1 | fastest |"; do
+    "| batch | chosen | 1x1 | 1x2 | 1x4 | 2x1 | 4x1 | fastest |" \
+    "## toy_INSECURE: \`bench_gates_gpu_toy_INSECURE_pinned.json\`" \
+    "Engine cuFFT-batched, key switching gather, pinned transfers (8 MiB staging), device keys" \
+    "## Circuits, toy_INSECURE: \`bench_circuits_gpu_toy_INSECURE_cufft_lanes4_pinned.json\`"; do
   grep -qF -- "$text" "$s" || { cat "$s"; fail "summary.md lacks: $text"; }
 done
 echo "gpu_run.sh dry run on the emulator: ok"

@@ -21,11 +21,32 @@ expect "$s" "| 16384 | 20,000 | 0.0500 | 85.4% | 12.2% | 3.0% | 9.7% | - | 0 |"
 expect "$s" "| 16384 | 80,000 | 0.0125 | 87.9% | 9.8% | 10.9% | 38.9% | 1x4 | 0 |"
 expect "$s" "| 1 | 1,250 | 0.8000 | 87.5% | 6.2% | 3.6% | 0.6% | 6x1 | 0 |"
 expect "$s" "- cuFFT engine, large batch, at least 15,000 bootstraps/s: 20,000/s (batch 16384, key switching gather; bench_gates_gpu_tfhe_lib_128.json) (met)"
-expect "$s" "- transfers at most 5% of a 16,384-gate run (cuFFT engine): 3.0% (batch 16384, key switching gather; bench_gates_gpu_tfhe_lib_128.json) (met)"
+# The lower share of the two transfer modes: the pinned report's (0.7%) beats direct (3.0%).
+expect "$s" "- transfers at most 5% of a 16,384-gate run (cuFFT engine): 0.7% (batch 16384, pinned transfers; key switching gather; bench_gates_gpu_tfhe_lib_128_pinned.json) (met)"
 expect "$s" "- fused engine, large batch, at least 100,000 bootstraps/s: 80,000/s (batch 16384, shape 1x4, chosen; key switching tensor_core; bench_gates_gpu_tfhe_lib_128.json) (NOT met)"
 # The forced 6x1 report's batch 1 (0.6 ms) beats the chosen shape's (0.8 ms).
 expect "$s" "- fused engine, batch 1, at most 1 ms: 0.600 ms (batch 1, shape 6x1, forced; key switching gather; bench_gates_gpu_tfhe_lib_128_fused_6x1.json) (met)"
 [[ $(grep -c "^Targets (issues 3 and 5" "$s") == 1 ]] || fail "the gate targets are not written once"
+# Transfers, direct (the reports without a "transfer" field) beside pinned, batches 16384 and
+# 65536 only: ms, GB/s (2 x 16384 x 631 x 4 bytes in 20 ms: 4.14 GB/s) and share.
+expect "$s" "Engine cuFFT-batched, key switching gather, pinned transfers (8 MiB staging), device keys 124.0 MB made in 0.50 s:"
+expect "$s" "## Transfers: direct vs pinned"
+expect "$s" "| report | engine | key switching | batch | transfer | upload ms | download ms | upload GB/s | download GB/s | transfers |"
+expect "$s" "| \`bench_gates_gpu_tfhe_lib_128.json\` | cuFFT-batched | gather | 16384 | direct | 20.000 | 5.000 | 4.14 | 8.27 | 3.0% |"
+expect "$s" "| \`bench_gates_gpu_tfhe_lib_128_pinned.json\` | cuFFT-batched | gather | 16384 | pinned (8 MiB staging) | 4.000 | 2.000 | 20.68 | 20.68 | 0.7% |"
+expect "$s" "| \`bench_gates_gpu_tfhe_lib_128_pinned.json\` | cuFFT-batched | gather | 65536 | pinned (8 MiB staging) | 16.000 | 7.000 | 20.68 | 23.63 | 0.7% |"
+table="$(awk '/^## Transfers: direct vs pinned/ { on = 1; next } on && /^(## |Targets)/ { exit } on' "$s")"
+[[ "$table" != *"| 1024 |"* ]] || fail "the transfer table has a batch other than 16384 and 65536: $table"
+[[ "$table" == *"| direct |"* && "$table" == *"| pinned (8 MiB staging) |"* ]] ||
+  fail "the transfer table lacks a mode: $table"
+# Where direct is the better mode, the target names it.
+mkdir -p "$work/direct_wins"
+cp "$fixtures"/bench_gates_gpu_*.json "$work/direct_wins/"
+sed -i 's/"upload_inputs": 4.0, "download_outputs": 2.0/"upload_inputs": 40.0, "download_outputs": 20.0/' \
+  "$work/direct_wins/bench_gates_gpu_tfhe_lib_128_pinned.json"
+python3 "$script" "$work/direct_wins" --out "$work/direct_wins.md" || fail "direct_wins was refused"
+expect "$work/direct_wins.md" "- transfers at most 5% of a 16,384-gate run (cuFFT engine): 3.0% (batch 16384, direct transfers; key switching gather; bench_gates_gpu_tfhe_lib_128.json) (met)"
+expect "$work/direct_wins.md" "| 16384 | pinned (8 MiB staging) | 40.000 | 20.000 | 2.07 | 2.07 | 6.7% |"
 # The launch-shape study: the rotation kernel's own rate per forced shape beside the chosen one.
 expect "$s" "| batch | chosen | 1x1 | 6x1 | fastest |"
 expect "$s" "| 1 | 1,429 (6x1) | 1,000 | 2,000 | 6x1, forced |"

@@ -1,0 +1,76 @@
+// The GPU options the programs share (apps/app_support.hpp): --transfer and --staging-mb
+// parsed into CudaOptions, their refusals, their help lines, the description that names pinned
+// transfers, and the message for GPU options given with a CPU backend.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "app_support.hpp"
+#include "test_support.hpp"
+
+using namespace torusgate;
+
+namespace {
+
+// Runs parse_gpu_option over `args` (every one must be a GPU option) into `gpu`.
+void parse_gpu_args(std::vector<std::string> args, CudaOptions& gpu) {
+  args.insert(args.begin(), "program");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  for (apps::CommandLine cl(static_cast<int>(argv.size()), argv.data()); cl.next();) {
+    if (!apps::parse_gpu_option(cl, gpu)) FAIL("not a GPU option: " << cl.arg());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("--transfer and --staging-mb set the GPU transfers", "[apps]") {
+  CudaOptions gpu;
+  REQUIRE(gpu.transfer == GpuTransfer::direct);
+  parse_gpu_args({"--transfer", "pinned", "--staging-mb", "16"}, gpu);
+  CHECK(gpu.transfer == GpuTransfer::pinned);
+  CHECK(gpu.staging_bytes == std::size_t{16} << 20);
+  parse_gpu_args({"--transfer", "direct", "--staging-mb", "1024"}, gpu);
+  CHECK(gpu.transfer == GpuTransfer::direct);
+  CHECK(gpu.staging_bytes == std::size_t{1} << 30);
+  parse_gpu_args({"--staging-mb", "1"}, gpu);
+  CHECK(gpu.staging_bytes == std::size_t{1} << 20);
+
+  CHECK(apps::parse_gpu_transfer("--transfer", "pinned") == GpuTransfer::pinned);
+  CHECK(apps::parse_gpu_transfer("--transfer", "direct") == GpuTransfer::direct);
+  REQUIRE_INVALID_ARGUMENT(apps::parse_gpu_transfer("--transfer", "bogus"),
+                           "--transfer: unknown transfer mode 'bogus'; expected direct or pinned");
+  REQUIRE_INVALID_ARGUMENT(parse_gpu_args({"--transfer", "Pinned"}, gpu),
+                           "unknown transfer mode 'Pinned'");
+  REQUIRE_INVALID_ARGUMENT(parse_gpu_args({"--staging-mb", "0"}, gpu),
+                           "--staging-mb: 0 is out of range; expected an integer in 1..1024");
+  REQUIRE_INVALID_ARGUMENT(parse_gpu_args({"--staging-mb", "1025"}, gpu), "1..1024");
+  REQUIRE_INVALID_ARGUMENT(parse_gpu_args({"--staging-mb", "8MB"}, gpu), "is not a number");
+  REQUIRE_INVALID_ARGUMENT(parse_gpu_args({"--transfer"}, gpu), "--transfer needs a value");
+}
+
+TEST_CASE("the GPU options' help, description and CPU-backend refusal name the transfers",
+          "[apps]") {
+  const std::string help = apps::gpu_options_help(22);
+  CHECK_THAT(help, Catch::Matchers::Contains(
+                       "\n  --transfer T        direct (default) | pinned: through page-locked"));
+  CHECK_THAT(help, Catch::Matchers::Contains("\n  --staging-mb MB     pinned: each of the two "
+                                             "staging buffers, 1..1024 MiB (default 8)\n"));
+
+  CudaOptions gpu;
+  CHECK(apps::gpu_engine_description(gpu) == "cuFFT-batched blind rotation, gather key switching");
+  gpu.transfer = GpuTransfer::pinned;
+  CHECK(apps::gpu_engine_description(gpu) ==
+        "cuFFT-batched blind rotation, gather key switching, pinned transfers (8 MiB staging)");
+  gpu.staging_bytes = std::size_t{64} << 10;
+  CHECK_THAT(apps::gpu_engine_description(gpu),
+             Catch::Matchers::EndsWith(", pinned transfers (64 KiB staging)"));
+  gpu.staging_bytes = (std::size_t{64} << 10) + 4;
+  CHECK_THAT(apps::gpu_engine_description(gpu),
+             Catch::Matchers::EndsWith(", pinned transfers (65540 bytes staging)"));
+
+  const std::string refusal = apps::gpu_options_not_for("openmp").what();
+  CHECK_THAT(refusal, Catch::Matchers::Contains("--key-switching, --transfer and --staging-mb "
+                                                "apply to the gpu backend, not to openmp"));
+}
