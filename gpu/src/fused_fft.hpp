@@ -20,6 +20,20 @@
 // the last forward pass has top 2, so after the forward transform thread t holds spectrum
 // points 8t .. 8t+7, which is also what the first inverse pass needs: the pointwise products
 // between them stay in registers.
+//
+// Radix 8: the three stages of a pass with top bit T are, in exact arithmetic, one radix-8
+// DIF butterfly. With h = 2^(T-2), L = 8h and n0 = i mod h (the thread's low bits), the 8
+// points x_a = x_{base + a h} become
+//   y at register bitrev_3(k) = W_L^{n0 k} sum_a x_a W_8^{ak},   W_L = W^{M/L},
+// so a pass is an 8-point DFT whose twiddles are the constants 1, sqrt(1/2)(1 - i), -i and
+// -sqrt(1/2)(1 + i) (dft8_registers: the three radix-2 stages with those factors written in,
+// no twiddle load, no multiplication for 1 and -i), then 7 twiddle products W^{n0 k M/L}
+// (none in the last pass, where n0 = 0). The inverse pass takes the conjugate twiddles first,
+// then undoes the DFT (times 8). A pass of 1 or 2 stages (the first, when 3 does not divide
+// m) runs the radix-2 stages with the table's twiddles. Per thread and pass of 3 stages that
+// is 7 complex multiplications by a loaded twiddle and 2 by sqrt(1/2) instead of 12 by
+// loaded twiddles: for M = 512 about 220 instead of 288 FP64 instructions per thread and
+// transform (docs/gpu.md section 1.1 has the counts of the compiled code).
 #pragma once
 
 #include <cmath>
@@ -80,12 +94,12 @@ TG_HD std::uint32_t point_of(std::uint32_t t, unsigned r, unsigned top) {
 TG_HD std::uint32_t padded(std::uint32_t p) { return p + (p >> 3); }
 TG_HD std::uint32_t buffer_points(std::uint32_t M) { return M + M / 8; }
 
-// W^e = exp(-2 pi i e/M) for e < M/2, each from its own angle in long double (made on the
-// host, uploaded once).
+// W^e = exp(-2 pi i e/M) for e < M, each from its own angle in long double (made on the
+// host, uploaded once). The radix-2 stages use e < M/2, the radix-8 twiddles e < 7M/8.
 inline std::vector<Complex> twiddles(std::uint32_t M) {
-  std::vector<Complex> w(M / 2);
+  std::vector<Complex> w(M);
   const long double pi = 3.141592653589793238462643383279502884L;
-  for (std::uint32_t e = 0; e < M / 2; ++e) {
+  for (std::uint32_t e = 0; e < M; ++e) {
     const long double a = -2.0L * pi * static_cast<long double>(e) / static_cast<long double>(M);
     w[e] = Complex{static_cast<double>(std::cos(a)), static_cast<double>(std::sin(a))};
   }
@@ -111,12 +125,105 @@ TG_HD void dit_butterfly(Complex& u, Complex& v, Complex w) {
   u = Complex{u.re + br, u.im + bi};
 }
 
-// The stages of one pass on thread t's registers: forward (DIF butterflies, bits top down)
-// or inverse (DIT butterflies undoing them, bits bottom up, times 2 per stage). The loops
-// unroll completely, so every register index is a constant on the device.
+// sqrt(1/2), rounded to double (W^{M/8} = sqrt(1/2)(1 - i)).
+inline constexpr double sqrt_half = 0.70710678118654752440084436210484903928;
+
+// The DIF butterfly with w = W^{q M/8}, q < 4, as a constant: 1, sqrt(1/2)(1 - i), -i,
+// -sqrt(1/2)(1 + i). After unrolling q is a compile-time constant and the switch folds.
+TG_HD void eighth_dif_butterfly(Complex& u, Complex& v, unsigned q) {
+  const double dr = u.re - v.re, di = u.im - v.im;
+  u = Complex{u.re + v.re, u.im + v.im};
+  switch (q & 3u) {
+    case 0: v = Complex{dr, di}; break;
+    case 1: v = Complex{(dr + di) * sqrt_half, (di - dr) * sqrt_half}; break;
+    case 2: v = Complex{di, -dr}; break;
+    default: v = Complex{(di - dr) * sqrt_half, -(dr + di) * sqrt_half}; break;
+  }
+}
+
+// The DIT butterfly (dit_butterfly) with w = W^{q M/8} as a constant: b = v conj(w) with
+// conj(w) = 1, sqrt(1/2)(1 + i), i, sqrt(1/2)(-1 + i).
+TG_HD void eighth_dit_butterfly(Complex& u, Complex& v, unsigned q) {
+  double br, bi;
+  switch (q & 3u) {
+    case 0: br = v.re; bi = v.im; break;
+    case 1: br = (v.re - v.im) * sqrt_half; bi = (v.re + v.im) * sqrt_half; break;
+    case 2: br = -v.im; bi = v.re; break;
+    default: br = -(v.re + v.im) * sqrt_half; bi = (v.re - v.im) * sqrt_half; break;
+  }
+  v = Complex{u.re - br, u.im - bi};
+  u = Complex{u.re + br, u.im + bi};
+}
+
+// The radix-2 butterfly of the stage on bit b for the lower point i of a pair (the stages of
+// a pass of 1 or 2 stages), with W from the table.
+template <bool Inverse>
+TG_HD void stage_butterfly(Complex& u, Complex& v, std::uint32_t i, unsigned b, unsigned m,
+                           const Complex* W) {
+  if (Inverse) dit_butterfly(u, v, W[twiddle_exponent(i, b, m)]);
+  else dif_butterfly(u, v, W[twiddle_exponent(i, b, m)]);
+}
+
+// v * w, and v * conj(w).
+TG_HD Complex times(Complex v, Complex w) {
+  return Complex{v.re * w.re - v.im * w.im, v.re * w.im + v.im * w.re};
+}
+TG_HD Complex times_conj(Complex v, Complex w) {
+  return Complex{v.re * w.re + v.im * w.im, v.im * w.re - v.re * w.im};
+}
+
+// bitrev_3(r).
+TG_HD unsigned reverse3(unsigned r) { return ((r & 1u) << 2) | (r & 2u) | ((r >> 2) & 1u); }
+
+// The 8-point DFT of a pass on the registers: forward, the three DIF stages (register bits
+// 2, 1, 0) with the constant twiddles W_8^q, leaving sum_a v_a W_8^{ak} in register
+// bitrev_3(k); inverse, the DIT stages undoing them (bits 0, 1, 2), times 8.
+template <bool Inverse>
+TG_HD void dft8_registers(Complex (&v)[points_per_thread]) {
+TG_UNROLL
+  for (unsigned k = 0; k < 3; ++k) {
+    const unsigned b = Inverse ? k : 2 - k;
+TG_UNROLL
+    for (unsigned r = 0; r < points_per_thread; ++r) {
+      if (r & (1u << b)) continue;
+      const unsigned q = (r & ((1u << b) - 1)) << (2 - b);
+      if (Inverse) eighth_dit_butterfly(v[r], v[r | (1u << b)], q);
+      else eighth_dif_butterfly(v[r], v[r | (1u << b)], q);
+    }
+  }
+}
+
+// A pass of 3 stages with top bit `top` on the 8 points of one radix-8 butterfly, n0 the
+// points' bits below top-2: forward, the DFT then register bitrev_3(k) times
+// W^{n0 k 2^(m-1-top)}; inverse, the conjugate twiddles then the DFT undone. The exponent
+// is below 7M/8 (the table has M twiddles).
+template <bool Inverse>
+TG_HD void radix8_pass(Complex (&v)[points_per_thread], std::uint32_t n0, unsigned top,
+                       unsigned m, const Complex* W) {
+  if (!Inverse) dft8_registers<false>(v);
+  if (top > 2) {
+    const unsigned shift = m - 1 - top;
+TG_UNROLL
+    for (unsigned r = 1; r < points_per_thread; ++r) {
+      const Complex w = W[(n0 * reverse3(r)) << shift];
+      v[r] = Inverse ? times_conj(v[r], w) : times(v[r], w);
+    }
+  }
+  if (Inverse) dft8_registers<true>(v);
+}
+
+// The stages of one pass on thread t's registers: forward (bits top down) or inverse
+// (undoing them, bits bottom up, times 2 per stage). A pass of 3 stages is a radix-8
+// butterfly (radix8_pass); a shorter one (the first, when 3 does not divide m) takes the
+// radix-2 stages. The loops unroll completely, so every register index is a constant on the
+// device.
 template <bool Inverse>
 TG_HD void pass_registers(Complex (&v)[points_per_thread], std::uint32_t t, Pass pass,
                           unsigned m, const Complex* W) {
+  if (pass.stages == 3) {
+    radix8_pass<Inverse>(v, t & ((std::uint32_t{1} << (pass.top - 2)) - 1), pass.top, m, W);
+    return;
+  }
 TG_UNROLL
   for (unsigned k = 0; k < 3; ++k) {
     const unsigned s = Inverse ? 2 - k : k;
@@ -125,9 +232,7 @@ TG_UNROLL
 TG_UNROLL
     for (unsigned r = 0; r < points_per_thread; ++r) {
       if (r & (1u << reg_bit)) continue;
-      const std::uint32_t i = point_of(t, r, pass.top);
-      if (Inverse) dit_butterfly(v[r], v[r | (1u << reg_bit)], W[twiddle_exponent(i, b, m)]);
-      else dif_butterfly(v[r], v[r | (1u << reg_bit)], W[twiddle_exponent(i, b, m)]);
+      stage_butterfly<Inverse>(v[r], v[r | (1u << reg_bit)], point_of(t, r, pass.top), b, m, W);
     }
   }
 }

@@ -46,29 +46,52 @@ std::uint32_t bit_reverse(std::uint32_t x, unsigned bits) {
   return y;
 }
 
-// The scalar schedule: every DIF stage from bit m-1 down to 0 over the whole array, with the
-// engine's twiddles and butterflies; the inverse, every DIT stage from bit 0 up.
-void scalar_forward(std::vector<k::Complex>& x, const std::vector<k::Complex>& W) {
+// The radix-2 stage on bit b over the whole array, with the table's twiddles: the textbook
+// schedule, which the radix-8 passes equal up to rounding.
+void radix2_stage(std::vector<k::Complex>& x, const std::vector<k::Complex>& W, unsigned b,
+                  bool inverse) {
   const auto M = static_cast<std::uint32_t>(x.size());
   const unsigned m = fz::log2_exact(M);
-  for (unsigned b = m; b-- > 0;) {
-    const std::uint32_t h = 1u << b;
-    for (std::uint32_t i = 0; i < M; ++i) {
-      if (i & h) continue;
-      fz::dif_butterfly(x[i], x[i + h], W[fz::twiddle_exponent(i, b, m)]);
-    }
+  const std::uint32_t h = 1u << b;
+  for (std::uint32_t i = 0; i < M; ++i) {
+    if (i & h) continue;
+    if (inverse) fz::dit_butterfly(x[i], x[i + h], W[fz::twiddle_exponent(i, b, m)]);
+    else fz::dif_butterfly(x[i], x[i + h], W[fz::twiddle_exponent(i, b, m)]);
   }
 }
-void scalar_inverse(std::vector<k::Complex>& x, const std::vector<k::Complex>& W) {
+
+// One pass of the engine's schedule over the whole array, scalar: a pass of 3 stages as a
+// radix-8 butterfly on every 8 points whose bits top..top-2 vary, a shorter one as radix-2
+// stages.
+void scalar_pass(std::vector<k::Complex>& x, const std::vector<k::Complex>& W, fz::Pass pass,
+                 bool inverse) {
   const auto M = static_cast<std::uint32_t>(x.size());
   const unsigned m = fz::log2_exact(M);
-  for (unsigned b = 0; b < m; ++b) {
-    const std::uint32_t h = 1u << b;
-    for (std::uint32_t i = 0; i < M; ++i) {
-      if (i & h) continue;
-      fz::dit_butterfly(x[i], x[i + h], W[fz::twiddle_exponent(i, b, m)]);
+  if (pass.stages < 3) {
+    for (unsigned s = 0; s < pass.stages; ++s) {
+      radix2_stage(x, W, inverse ? pass.top - (pass.stages - 1 - s) : pass.top - s, inverse);
     }
+    return;
   }
+  const std::uint32_t h = 1u << (pass.top - 2);
+  for (std::uint32_t base = 0; base < M; ++base) {
+    if ((base >> (pass.top - 2)) & 7u) continue;
+    k::Complex v[8];
+    for (unsigned a = 0; a < 8; ++a) v[a] = x[base + a * h];
+    if (inverse) fz::radix8_pass<true>(v, base & (h - 1), pass.top, m, W.data());
+    else fz::radix8_pass<false>(v, base & (h - 1), pass.top, m, W.data());
+    for (unsigned a = 0; a < 8; ++a) x[base + a * h] = v[a];
+  }
+}
+
+// The scalar schedule: the forward passes from bit m-1 down, the inverse ones from bit 0 up.
+void scalar_forward(std::vector<k::Complex>& x, const std::vector<k::Complex>& W) {
+  const unsigned m = fz::log2_exact(static_cast<std::uint32_t>(x.size()));
+  for (unsigned p = 0; p < fz::pass_count(m); ++p) scalar_pass(x, W, fz::forward_pass(m, p), false);
+}
+void scalar_inverse(std::vector<k::Complex>& x, const std::vector<k::Complex>& W) {
+  const unsigned m = fz::log2_exact(static_cast<std::uint32_t>(x.size()));
+  for (unsigned p = fz::pass_count(m); p-- > 0;) scalar_pass(x, W, fz::forward_pass(m, p), true);
 }
 
 // The block program's transforms of `groups` inputs at once (group g transforms inputs[g]),
@@ -178,8 +201,8 @@ TEST_CASE("fused FFT: the passes take every stage once and each pass's points ar
   }
 }
 
-TEST_CASE("fused FFT: the block program equals the scalar radix-2 schedule bit for bit and the "
-          "exact DFT in bit-reversed order",
+TEST_CASE("fused FFT: the block program equals the scalar schedule bit for bit and the exact "
+          "DFT in bit-reversed order",
           "[gpu-host][fused]") {
   const std::uint64_t seed = catch_seed(0x6a);
   INFO("seed " << seed);
@@ -188,7 +211,7 @@ TEST_CASE("fused FFT: the block program equals the scalar radix-2 schedule bit f
     INFO("M = 2^" << m);
     const std::uint32_t M = 1u << m;
     const auto W = fz::twiddles(M);
-    REQUIRE(W.size() == M / 2);
+    REQUIRE(W.size() == M);
     // Three groups at once, each its own input.
     std::vector<std::vector<k::Complex>> inputs(3, std::vector<k::Complex>(M));
     for (auto& in : inputs) {
@@ -227,6 +250,101 @@ TEST_CASE("fused FFT: the block program equals the scalar radix-2 schedule bit f
       REQUIRE(round_trip_error < 4.0 * m * eps);
     }
   }
+}
+
+TEST_CASE("fused FFT: the constant twiddles of bits 2..0 are W^{qM/8} and their butterflies the "
+          "table's",
+          "[gpu-host][fused]") {
+  const std::uint64_t seed = catch_seed(0x6c);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  // The factors the constant butterflies apply: (u - v) w forward, v conj(w) inverse.
+  auto applied = [](unsigned q, bool inverse) {
+    k::Complex u{0, 0}, v{-1, 0};  // u - v = 1 and v = -1
+    if (inverse) {
+      fz::eighth_dit_butterfly(u, v, q);  // v = u - v conj(w) = conj(w)
+      return k::Complex{v.re, -v.im};
+    }
+    fz::eighth_dif_butterfly(u, v, q);  // v = (u - v) w = w
+    return v;
+  };
+  for (unsigned m = fz::min_transform_log2; m <= fz::max_transform_log2; ++m) {
+    INFO("M = 2^" << m);
+    const std::uint32_t M = 1u << m;
+    const auto W = fz::twiddles(M);
+    for (unsigned q = 0; q < 4; ++q) {
+      INFO("q = " << q);
+      const k::Complex w = W[q * M / 8];
+      const k::Complex forward = applied(q, false);
+      CHECK(std::abs(forward.re - w.re) <= eps);
+      CHECK(std::abs(forward.im - w.im) <= eps);
+      const k::Complex inverse = applied(q, true);
+      CHECK(std::abs(inverse.re - w.re) <= eps);
+      CHECK(std::abs(inverse.im - w.im) <= eps);
+      for (int trial = 0; trial < 64; ++trial) {
+        const k::Complex u0{rng.standard_normal(), rng.standard_normal()};
+        const k::Complex v0{rng.standard_normal(), rng.standard_normal()};
+        k::Complex u1 = u0, v1 = v0, u2 = u0, v2 = v0;
+        fz::eighth_dif_butterfly(u1, v1, q);
+        fz::dif_butterfly(u2, v2, w);
+        CHECK(u1.re == u2.re);  // the sum is the same operation
+        CHECK(u1.im == u2.im);
+        const double scale = 4 * eps * (std::abs(u0.re) + std::abs(u0.im) + std::abs(v0.re) +
+                                        std::abs(v0.im));
+        CHECK(std::abs(v1.re - v2.re) <= scale);
+        CHECK(std::abs(v1.im - v2.im) <= scale);
+        if (q % 2 == 0) {  // 1 and -i: no rounding beyond the difference
+          const double dr = u0.re - v0.re, di = u0.im - v0.im;
+          CHECK(v1.re == (q == 0 ? dr : di));
+          CHECK(v1.im == (q == 0 ? di : -dr));
+        }
+        k::Complex u3 = u0, v3 = v0, u4 = u0, v4 = v0;
+        fz::eighth_dit_butterfly(u3, v3, q);
+        fz::dit_butterfly(u4, v4, w);
+        CHECK(std::abs(u3.re - u4.re) <= scale);
+        CHECK(std::abs(u3.im - u4.im) <= scale);
+        CHECK(std::abs(v3.re - v4.re) <= scale);
+        CHECK(std::abs(v3.im - v4.im) <= scale);
+      }
+    }
+  }
+}
+
+TEST_CASE("fused FFT: a pass of 3 stages (radix 8) equals its three radix-2 stages",
+          "[gpu-host][fused]") {
+  const std::uint64_t seed = catch_seed(0x6d);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  bool any_difference = false;
+  for (unsigned m = fz::min_transform_log2; m <= fz::max_transform_log2; ++m) {
+    const std::uint32_t M = 1u << m;
+    const auto W = fz::twiddles(M);
+    for (unsigned p = 0; p < fz::pass_count(m); ++p) {
+      const fz::Pass pass = fz::forward_pass(m, p);
+      if (pass.stages != 3) continue;
+      INFO("M = 2^" << m << ", pass top " << pass.top);
+      std::vector<k::Complex> x(M);
+      for (auto& v : x) v = k::Complex{rng.standard_normal(), rng.standard_normal()};
+      for (const bool inverse : {false, true}) {
+        INFO((inverse ? "inverse" : "forward"));
+        std::vector<k::Complex> radix8 = x, radix2 = x;
+        scalar_pass(radix8, W, pass, inverse);
+        for (unsigned s = 0; s < 3; ++s) radix2_stage(radix2, W, inverse ? pass.top - 2 + s : pass.top - s, inverse);
+        std::vector<long double> re(M), im(M);
+        for (std::uint32_t i = 0; i < M; ++i) {
+          re[i] = radix2[i].re;
+          im[i] = radix2[i].im;
+        }
+        const double error = relative_error(radix8, re, im);
+        INFO("relative error " << error);
+        CHECK(error < 8 * eps);
+        any_difference = any_difference || error > 0;
+      }
+    }
+  }
+  // Another schedule rounds differently somewhere: equal words everywhere would mean that
+  // the radix-2 stages ran.
+  CHECK(any_difference);
 }
 
 TEST_CASE("fused FFT: negacyclic products through fold, twist, transform and untwist are exact",
