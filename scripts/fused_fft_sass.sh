@@ -71,7 +71,12 @@ compile() {
 }
 
 compile current "$repo_root"
-labels=("$(git -C "$repo_root" describe --always --dirty 2>/dev/null || echo 'working tree')")
+# The current revision, "-modified" when the sources the probe reads differ from it.
+label="$(git -C "$repo_root" rev-parse --short HEAD 2>/dev/null || echo 'working tree')"
+if [[ -n "$(git -C "$repo_root" status --porcelain -- gpu/src gpu/include gpu/tools core/include 2>/dev/null)" ]]; then
+  label+="-modified"
+fi
+labels=("$label")
 nvcc_version="$("$nvcc_bin" --version | tail -n 1)"
 if [[ -n "$against" ]]; then
   git -C "$repo_root" rev-parse --verify --quiet "$against^{commit}" >/dev/null ||
@@ -137,5 +142,5 @@ for label in labels:
 if json_path:
     with open(json_path, "w") as f:
         json.dump(report, f, indent=1)
-    print(f"written {json_path}")
+    print(f"fused_fft_sass: wrote {json_path}", file=sys.stderr)
 PY
