@@ -8,8 +8,8 @@
 //
 // A block runs R rotations with G groups of T = M/8 threads each (LaunchShape; the shape
 // changes speed, not results). Group g of a rotation takes the digit rows q = g, g+G, ...;
-// with G > 1 the groups' partial products are summed in group order through shared memory and
-// group c < k+1 transforms product c back; with R > 1 the rows' key spectra are staged in
+// with G > 1 the groups' partial products go through shared memory a column at a time and
+// group c < k+1 sums product c's in group order and transforms it back; with R > 1 the rows' key spectra are staged in
 // shared memory once for the block's R rotations. Standard headers only: the host tests run
 // this program thread by thread (HostBlock) and compare it with core.
 //
@@ -265,41 +265,45 @@ TG_UNROLL
     return;
   }
 
-  // Each rotation's partial products summed in group order into its buffers 0..K1-1.
-  blk.sync();
-  for (std::uint32_t g = 0; g < groups; ++g) {
+  // Each rotation's products, column by column: every group writes its partial product c
+  // into its own buffer, then group c sums the G partials in group order into its registers
+  // (the others take zeros and idle along in the inverse transform). Two barriers a column
+  // instead of one per group. The buffers are free at column 0: the forward transform's last
+  // exchange ended with a barrier after its reads.
+  for (std::uint32_t c = 0; c < K1; ++c) {
+    if (c > 0) blk.sync();  // column c-1's sums have read the buffers
     blk.each([&](unsigned tid, auto& R) {
-      if (f.group(tid) % groups != g) return;
+      Complex* own = f.buffer(tid);
       const std::uint32_t t = f.thread(tid);
-      Complex* own = mem.buffers + std::size_t{rotation_of(tid)} * groups * buffer_size;
 TG_UNROLL
-      for (unsigned c = 0; c < K1; ++c) {
-        Complex* product = own + std::size_t{c} * buffer_size;
-TG_UNROLL
-        for (unsigned r = 0; r < points_per_thread; ++r) {
-          Complex& slot = product[padded(t * points_per_thread + r)];
-          if (g == 0) {
-            slot = R.sum[c][r];
-          } else {
-            slot.re += R.sum[c][r].re;
-            slot.im += R.sum[c][r].im;
-          }
-        }
-      }
+      for (unsigned r = 0; r < points_per_thread; ++r) own[padded(t * points_per_thread + r)] = R.sum[c][r];
     });
     blk.sync();
-  }
-  // Group c < K1 of each rotation transforms its product c back in its own buffer (the
-  // others idle along).
-  blk.each([&](unsigned tid, auto& R) {
-    const std::uint32_t t = f.thread(tid);
-    const Complex* b = f.buffer(tid);
+    blk.each([&](unsigned tid, auto& R) {
+      const std::uint32_t g = f.group(tid) % groups;
+      if (g >= K1) {
+        if (c == 0) {
 TG_UNROLL
-    for (unsigned r = 0; r < points_per_thread; ++r) {
-      R.v[r] = f.group(tid) % groups < K1 ? b[padded(t * points_per_thread + r)] : Complex{0, 0};
-    }
-  });
-  blk.sync();
+          for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = Complex{0, 0};
+        }
+        return;
+      }
+      if (g != c) return;
+      const Complex* partials = mem.buffers + std::size_t{rotation_of(tid)} * groups * buffer_size;
+      const std::uint32_t slot = f.thread(tid) * points_per_thread;
+TG_UNROLL
+      for (unsigned r = 0; r < points_per_thread; ++r) {
+        Complex v = partials[padded(slot + r)];
+        for (std::uint32_t p = 1; p < groups; ++p) {
+          const Complex w = partials[std::size_t{p} * buffer_size + padded(slot + r)];
+          v.re += w.re;
+          v.im += w.im;
+        }
+        R.v[r] = v;
+      }
+    });
+  }
+  blk.sync();  // the sums have read the buffers that the inverse transform's exchanges write
   inverse_transform(blk, f);
   blk.each([&](unsigned tid, auto& R) {
     const std::uint32_t c = f.group(tid) % groups;

@@ -252,7 +252,7 @@ TEST_CASE("fused FFT: the block program equals the scalar schedule bit for bit a
   }
 }
 
-TEST_CASE("fused FFT: the constant twiddles of bits 2..0 are W^{qM/8} and their butterflies the "
+TEST_CASE("fused FFT: the 8-point DFT's constant twiddles are W^{qM/8} and its butterflies the "
           "table's",
           "[gpu-host][fused]") {
   const std::uint64_t seed = catch_seed(0x6c);
