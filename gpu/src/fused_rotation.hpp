@@ -269,40 +269,47 @@ TG_UNROLL
   // into its own buffer, then group c sums the G partials in group order into its registers
   // (the others take zeros and idle along in the inverse transform). Two barriers a column
   // instead of one per group. The buffers are free at column 0: the forward transform's last
-  // exchange ended with a barrier after its reads.
-  for (std::uint32_t c = 0; c < K1; ++c) {
+  // exchange ended with a barrier after its reads. R.sum is indexed by constants only (a
+  // register, not a local array indexed at run time).
+  for (unsigned c = 0; c < K1; ++c) {
     if (c > 0) blk.sync();  // column c-1's sums have read the buffers
     blk.each([&](unsigned tid, auto& R) {
       Complex* own = f.buffer(tid);
       const std::uint32_t t = f.thread(tid);
 TG_UNROLL
-      for (unsigned r = 0; r < points_per_thread; ++r) own[padded(t * points_per_thread + r)] = R.sum[c][r];
+      for (unsigned column = 0; column < K1; ++column) {
+        if (column != c) continue;
+TG_UNROLL
+        for (unsigned r = 0; r < points_per_thread; ++r) {
+          own[padded(t * points_per_thread + r)] = R.sum[column][r];
+        }
+      }
     });
     blk.sync();
     blk.each([&](unsigned tid, auto& R) {
-      const std::uint32_t g = f.group(tid) % groups;
-      if (g >= K1) {
-        if (c == 0) {
-TG_UNROLL
-          for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = Complex{0, 0};
-        }
-        return;
-      }
-      if (g != c) return;
+      if (f.group(tid) % groups != c) return;
       const Complex* partials = mem.buffers + std::size_t{rotation_of(tid)} * groups * buffer_size;
       const std::uint32_t slot = f.thread(tid) * points_per_thread;
 TG_UNROLL
-      for (unsigned r = 0; r < points_per_thread; ++r) {
-        Complex v = partials[padded(slot + r)];
-        for (std::uint32_t p = 1; p < groups; ++p) {
-          const Complex w = partials[std::size_t{p} * buffer_size + padded(slot + r)];
-          v.re += w.re;
-          v.im += w.im;
+      for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = partials[padded(slot + r)];
+      // Not unrolled: several partials' loads in flight cost registers (nvcc 13, sm_80: 32
+      // instead of 44 bytes spilled by the k = 1 kernel).
+TG_NO_UNROLL
+      for (std::uint32_t p = 1; p < groups; ++p) {
+        const Complex* partial = partials + std::size_t{p} * buffer_size;
+TG_UNROLL
+        for (unsigned r = 0; r < points_per_thread; ++r) {
+          R.v[r].re += partial[padded(slot + r)].re;
+          R.v[r].im += partial[padded(slot + r)].im;
         }
-        R.v[r] = v;
       }
     });
   }
+  blk.each([&](unsigned tid, auto& R) {
+    if (f.group(tid) % groups < K1) return;
+TG_UNROLL
+    for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = Complex{0, 0};
+  });
   blk.sync();  // the sums have read the buffers that the inverse transform's exchanges write
   inverse_transform(blk, f);
   blk.each([&](unsigned tid, auto& R) {

@@ -26,9 +26,11 @@
 #if defined(__CUDACC__)
 #define TG_HD __host__ __device__ __forceinline__
 #define TG_UNROLL _Pragma("unroll")
+#define TG_NO_UNROLL _Pragma("unroll 1")
 #else
 #define TG_HD inline
 #define TG_UNROLL
+#define TG_NO_UNROLL
 #endif
 
 namespace torusgate::gpu::kernel {
