@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The FP64 work of the fused engine's FFT as nvcc compiles it: builds
 # gpu/tools/fused_fft_probe.cu (one kernel per pass of the transforms of N = 512, 1024, 2048,
-# forward and inverse, with the pass's shape as constants, as in the fused kernel) for one
-# GPU architecture, and counts in each kernel's SASS the FP64 instructions (DADD, DMUL, DFMA)
-# and the twiddle loads (global loads beyond the 8 points), per pass and per transform, per
-# thread. With --against REV it does the same for the fused_fft.hpp of git revision REV and
+# forward and inverse, with the pass's shape as constants, as in the fused kernel, and the
+# other FP64 parts of a CMUX step) for one GPU architecture, and counts in each kernel's SASS
+# the FP64 instructions (DADD, DMUL, DFMA) and the twiddle loads (global loads beyond the 8
+# points), per pass, per transform and per tfhe_lib_128 CMUX step, per thread. With --against REV it does the same for the fused_fft.hpp of git revision REV and
 # prints both. No GPU needed: nvcc and cuobjdump (with nvdisasm) suffice, from the CUDA
 # toolkit or from PyPI (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm).
 #   scripts/fused_fft_sass.sh [--arch sm_90] [--against REV] [--json FILE]
@@ -97,22 +97,26 @@ op_re = re.compile(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_]+)")
 
 def counts(path):
     text = open(path).read()
-    out = {}
+    passes, parts = {}, {}
     for chunk in re.split(r"\n\s*Function : ", text)[1:]:
-        m = name_re.search(chunk.split("\n", 1)[0])
-        if not m:
-            continue
-        M, top, stages, inverse = (int(g) for g in m.groups())
+        name = chunk.split("\n", 1)[0]
         ops = collections.Counter(mo.group(1) for mo in map(op_re.search, chunk.split("\n")) if mo)
-        out[(M, top, stages, bool(inverse))] = {
-            "DADD": ops["DADD"], "DMUL": ops["DMUL"], "DFMA": ops["DFMA"],
-            "fp64": ops["DADD"] + ops["DMUL"] + ops["DFMA"],
-            "twiddle_loads": ops["LDG"] - 8,
-            "branches": ops["BRA"],
-        }
-    return out
+        fp64 = {"DADD": ops["DADD"], "DMUL": ops["DMUL"], "DFMA": ops["DFMA"],
+                "fp64": ops["DADD"] + ops["DMUL"] + ops["DFMA"]}
+        m = name_re.search(name)
+        if m:
+            M, top, stages, inverse = (int(g) for g in m.groups())
+            passes[(M, top, stages, bool(inverse))] = dict(fp64, twiddle_loads=ops["LDG"] - 8,
+                                                          branches=ops["BRA"])
+        for part in ("digits", "products", "untwist"):
+            if f"step_{part}_probe" in name:
+                parts[part] = fp64
+    return passes, parts
 
-results = {label: counts(f"{work}/{f}.sass") for label, f in zip(labels, files)}
+results = {}
+step_parts = {}
+for label, f in zip(labels, files):
+    results[label], step_parts[label] = counts(f"{work}/{f}.sass")
 report = {"arch": arch, "nvcc": nvcc_version, "counts": "static SASS instructions per thread",
           "revisions": {}}
 print(f"FP64 instructions and twiddle loads per thread of the fused FFT's passes ({arch}, "
@@ -134,10 +138,27 @@ for label in labels:
     for (M, d), (fp64, loads) in sorted(totals.items()):
         print(f"| {M} | {d} | {fp64} | {fp64 * M // 8} | {loads} |")
     print()
+    # A CMUX step of tfhe_lib_128 (k = 1, l = 3, M = 512) with G = 1 (64 threads a rotation):
+    # per row the digits, the forward transform and the products; per column the inverse and
+    # the untwist.
+    parts = step_parts[label]
+    step = None
+    if len(parts) == 3 and (512, "forward") in totals:
+        rows, columns = 6, 2
+        row = parts["digits"]["fp64"] + totals[(512, "forward")][0] + parts["products"]["fp64"]
+        column = totals[(512, "inverse")][0] + parts["untwist"]["fp64"]
+        step = rows * row + columns * column
+        print("A CMUX step of tfhe_lib_128, G = 1, per thread: 6 rows x (digits "
+              f"{parts['digits']['fp64']} + forward {totals[(512, 'forward')][0]} + products "
+              f"{parts['products']['fp64']}) + 2 columns x (inverse {totals[(512, 'inverse')][0]}"
+              f" + untwist {parts['untwist']['fp64']}) = **{step}** FP64 instructions; x 64 threads"
+              f" x 630 steps = {step * 64 * 630 / 1e6:.1f} M per bootstrap\n")
     report["revisions"][label] = {
         "passes": [dict(M=k[0], top=k[1], stages=k[2], inverse=k[3], **v) for k, v in sorted(r.items())],
         "transforms": [dict(M=k[0], direction=k[1], fp64_per_thread=v[0], twiddle_loads_per_thread=v[1])
                        for k, v in sorted(totals.items())],
+        "step_parts_per_thread": parts,
+        "tfhe_lib_128_step_fp64_per_thread_g1": step,
     }
 if json_path:
     with open(json_path, "w") as f:

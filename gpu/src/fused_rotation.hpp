@@ -53,6 +53,17 @@ TG_HD std::size_t key_index(std::size_t i, std::size_t q, std::size_t c, std::ui
   return ((i * rows + q) * k1 + c) * M + key_slot(p, fft_threads(M));
 }
 
+// sum += d * b, one product at a time, so that nvcc fuses each into the sum: 4 DFMA (written
+// as sum + (d * b), each component would take a DMUL, a DFMA and a DADD). The macro tells
+// gpu/tools/fused_fft_probe.cu that this revision has it.
+#define TORUSGATE_FUSED_MULTIPLY_ADD 1
+TG_HD void multiply_add(Complex& sum, Complex d, Complex b) {
+  sum.re += d.re * b.re;
+  sum.re -= d.im * b.im;
+  sum.im += d.re * b.im;
+  sum.im += d.im * b.re;
+}
+
 // A launch shape: G thread groups of T = M/8 threads per rotation (G in {1, k+1, (k+1)l};
 // more threads per rotation for small batches) and R rotations per block (R > 1: the block's
 // rotations share each step's key rows, staged once in shared memory, so the key is read from
@@ -236,10 +247,7 @@ TG_UNROLL
         const Complex* key = row + std::size_t{c} * M;
 TG_UNROLL
         for (unsigned r = 0; r < points_per_thread; ++r) {
-          const Complex b = key[r * f.T + t];
-          const Complex d = R.v[r];
-          R.sum[c][r].re += d.re * b.re - d.im * b.im;
-          R.sum[c][r].im += d.re * b.im + d.im * b.re;
+          multiply_add(R.sum[c][r], R.v[r], key[r * f.T + t]);
         }
       }
     });
@@ -292,8 +300,8 @@ TG_UNROLL
       const std::uint32_t slot = f.thread(tid) * points_per_thread;
 TG_UNROLL
       for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = partials[padded(slot + r)];
-      // Not unrolled: several partials' loads in flight cost registers (nvcc 13, sm_80: 32
-      // instead of 44 bytes spilled by the k = 1 kernel).
+      // Not unrolled: several partials' loads in flight cost registers (nvcc 13, sm_80: the
+      // k = 1 kernel spills 12 bytes per thread when this loop unrolls, none when it does not).
 TG_NO_UNROLL
       for (std::uint32_t p = 1; p < groups; ++p) {
         const Complex* partial = partials + std::size_t{p} * buffer_size;
