@@ -30,10 +30,18 @@ void linear_combination(Torus32* out, std::size_t words, Torus32 offset,
 
 }  // namespace
 
+bool simd_fft_preferred() {
+#if defined(__AVX512F__)
+  return true;
+#else
+  return false;
+#endif
+}
+
 std::unique_ptr<NegacyclicFft> make_fft_engine(FftEngineKind kind, std::uint32_t polynomial_size) {
   switch (kind) {
     case FftEngineKind::Auto:
-      if (polynomial_size >= 128) return std::make_unique<SimdFft>(polynomial_size);
+      if (polynomial_size >= 128 && simd_fft_preferred()) return std::make_unique<SimdFft>(polynomial_size);
       return std::make_unique<FftwFft>(polynomial_size);
     case FftEngineKind::Fftw: return std::make_unique<FftwFft>(polynomial_size);
     case FftEngineKind::Portable: return std::make_unique<PortableFft>(polynomial_size);

@@ -28,7 +28,8 @@ struct CpuStorage {
   std::size_t size() const { return batch.count(); }
 };
 
-// Auto: SimdFft (our vectorised engine, the fastest measured here) when N >= 128, else FFTW.
+// Auto: SimdFft (our vectorised engine) when N >= 128 and the build targets AVX-512, else
+// FFTW (simd_fft_preferred()).
 enum class FftEngineKind { Auto, Fftw, Simd, Portable };
 
 struct CpuOptions {
@@ -129,5 +130,11 @@ class OpenMpBackend final : public CpuBackend {
 };
 
 std::unique_ptr<NegacyclicFft> make_fft_engine(FftEngineKind kind, std::uint32_t polynomial_size);
+
+// Whether FftEngineKind::Auto takes SimdFft (for N >= 128): where this library was compiled
+// for AVX-512, whose registers hold SimdFft's vectors of 8 doubles. There it measured 6.8 ms
+// per tfhe_lib_128 bootstrap against FFTW's 7.3; on an AVX2-only AMD EPYC, where each vector
+// takes two registers, 25.8 ms against FFTW's 12.6 (bench_gates, one thread, 2026-11-25).
+bool simd_fft_preferred();
 
 }  // namespace torusgate
