@@ -113,16 +113,16 @@ TG_HD std::uint32_t twiddle_exponent(std::uint32_t i, unsigned b, unsigned m) {
 
 // (u, v) -> (u + v, (u - v) w).
 TG_HD void dif_butterfly(Complex& u, Complex& v, Complex w) {
-  const double dr = u.re - v.re, di = u.im - v.im;
+  const Complex d{u.re - v.re, u.im - v.im};
   u = Complex{u.re + v.re, u.im + v.im};
-  v = Complex{dr * w.re - di * w.im, dr * w.im + di * w.re};
+  v = times(d, w);
 }
 
 // (u, v) -> (u + v conj(w), u - v conj(w)): the DIF butterfly undone, times 2.
 TG_HD void dit_butterfly(Complex& u, Complex& v, Complex w) {
-  const double br = v.re * w.re + v.im * w.im, bi = v.im * w.re - v.re * w.im;
-  v = Complex{u.re - br, u.im - bi};
-  u = Complex{u.re + br, u.im + bi};
+  const Complex b = times_conj(v, w);
+  v = Complex{u.re - b.re, u.im - b.im};
+  u = Complex{u.re + b.re, u.im + b.im};
 }
 
 // sqrt(1/2), rounded to double (W^{M/8} = sqrt(1/2)(1 - i)).
@@ -162,14 +162,6 @@ TG_HD void stage_butterfly(Complex& u, Complex& v, std::uint32_t i, unsigned b, 
                            const Complex* W) {
   if (Inverse) dit_butterfly(u, v, W[twiddle_exponent(i, b, m)]);
   else dif_butterfly(u, v, W[twiddle_exponent(i, b, m)]);
-}
-
-// v * w, and v * conj(w).
-TG_HD Complex times(Complex v, Complex w) {
-  return Complex{v.re * w.re - v.im * w.im, v.re * w.im + v.im * w.re};
-}
-TG_HD Complex times_conj(Complex v, Complex w) {
-  return Complex{v.re * w.re + v.im * w.im, v.im * w.re - v.re * w.im};
 }
 
 // bitrev_3(r).

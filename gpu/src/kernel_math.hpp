@@ -123,17 +123,22 @@ inline std::vector<Complex> untwist_factors(std::uint32_t polynomial_size) {
   return t;
 }
 
-// (x + i y) * twist: the fold c_j = a_j + i a_{j+M} and its twist by zeta^j.
-TG_HD Complex fold_twist(double x, double y, Complex twist) {
-  return Complex{x * twist.re - y * twist.im, x * twist.im + y * twist.re};
+// v * w, and v * conj(w).
+TG_HD Complex times(Complex v, Complex w) {
+  return Complex{v.re * w.re - v.im * w.im, v.re * w.im + v.im * w.re};
 }
+TG_HD Complex times_conj(Complex v, Complex w) {
+  return Complex{v.re * w.re + v.im * w.im, v.im * w.re - v.re * w.im};
+}
+
+// (x + i y) * twist: the fold c_j = a_j + i a_{j+M} and its twist by zeta^j.
+TG_HD Complex fold_twist(double x, double y, Complex twist) { return times(Complex{x, y}, twist); }
 
 // v * untwist, rounded to Torus32: coefficient j (real part) and j+M (imaginary part).
 TG_HD void untwist_round(Complex v, Complex untwist, Torus32& lo, Torus32& hi) {
-  const double re = v.re * untwist.re - v.im * untwist.im;
-  const double im = v.re * untwist.im + v.im * untwist.re;
-  lo = round_to_torus32(re);
-  hi = round_to_torus32(im);
+  const Complex p = times(v, untwist);
+  lo = round_to_torus32(p.re);
+  hi = round_to_torus32(p.im);
 }
 
 // ---- layout index functions -------------------------------------------------------------
