@@ -14,11 +14,16 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 arch=sm_90
 against=""
 json=""
+# value OPTION WHAT "$@": the option's value, or exit 2 naming what it needs.
+value() {
+  [[ $# -ge 4 && -n "$4" ]] || { echo "fused_fft_sass: $1 needs $2" >&2; exit 2; }
+  printf '%s' "$4"
+}
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --arch) arch="${2:?--arch needs a value like sm_90}"; shift 2 ;;
-    --against) against="${2:?--against needs a git revision}"; shift 2 ;;
-    --json) json="${2:?--json needs a file name}"; shift 2 ;;
+    --arch) arch="$(value --arch "a value like sm_90" "$@")" || exit 2; shift 2 ;;
+    --against) against="$(value --against "a git revision" "$@")" || exit 2; shift 2 ;;
+    --json) json="$(value --json "a file name" "$@")" || exit 2; shift 2 ;;
     -h|--help) sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "fused_fft_sass: unknown argument '$1' (expected --arch, --against, --json)" >&2; exit 2 ;;
   esac
