@@ -134,7 +134,8 @@ std::unique_ptr<NegacyclicFft> make_fft_engine(FftEngineKind kind, std::uint32_t
 // Whether FftEngineKind::Auto takes SimdFft (for N >= 128): where this library was compiled
 // for AVX-512, whose registers hold SimdFft's vectors of 8 doubles. There it measured 6.8 ms
 // per tfhe_lib_128 bootstrap against FFTW's 7.3; on an AVX2-only AMD EPYC, where each vector
-// takes two registers, 25.8 ms against FFTW's 12.6 (bench_gates, one thread, 2026-11-25).
+// takes two registers, 25.6 ms against FFTW's 11.8 (bench_gates, one thread, batch 16,
+// 2026-11-25: docs/results/bench_gates_cpu_sequential_tfhe_lib_128_avx2_*.json).
 bool simd_fft_preferred();
 
 }  // namespace torusgate
