@@ -2,6 +2,7 @@
 // would, and the transforms and graphs it must get right, so that tests_gpu_emulated passing
 // means something.
 #include <catch2/catch.hpp>
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 #include <cufft.h>
 #include <mma.h>
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "emulator.hpp"
@@ -54,6 +56,91 @@ __global__ void misaligned_wmma_kernel(const unsigned char* tile) {
                          nvcuda::wmma::row_major> a;
   nvcuda::wmma::load_matrix_sync(a, tile + 1, 16);
 }
+
+namespace cg = cooperative_groups;
+
+// Cluster kernels keep their shared memory in dynamic shared memory (cuda_runtime.h): the
+// launches below give 4 bytes per thread.
+std::uint32_t* shared_words() {
+  return reinterpret_cast<std::uint32_t*>(cuda_emu::dynamic_shared_memory());
+}
+
+// Block r of a cluster writes salt + 1000 r + t into its shared word t; after the middle
+// barrier (the cluster's when `cluster_barrier`, else only its block's __syncthreads), thread
+// t copies word t of block (r + 1) % size into out, then waits at a final cluster barrier when
+// `final_barrier` (which keeps every block's shared memory alive until all have read).
+__global__ void cluster_neighbour_kernel(std::uint32_t* out, std::uint32_t salt,
+                                         bool cluster_barrier, bool final_barrier) {
+  const cg::cluster_group cluster = cg::this_cluster();
+  std::uint32_t* stage = shared_words();
+  const unsigned rank = cluster.block_rank();
+  stage[threadIdx.x] = salt + 1000 * rank + threadIdx.x;
+  if (cluster_barrier) {
+    cluster.sync();
+  } else {
+    __syncthreads();
+  }
+  const std::uint32_t* theirs = cluster.map_shared_rank(stage, (rank + 1) % cluster.num_blocks());
+  out[(blockIdx.y * gridDim.x + blockIdx.x) * blockDim.x + threadIdx.x] = theirs[threadIdx.x];
+  if (final_barrier) cluster.sync();
+}
+
+// Thread 0 of each block writes what its cluster says of itself: 7 words per block.
+__global__ void cluster_shape_kernel(std::uint32_t* out) {
+  const cg::cluster_group cluster = cg::this_cluster();
+  std::uint32_t* stage = shared_words();
+  stage[threadIdx.x] = threadIdx.x;
+  cluster.sync();
+  if (threadIdx.x != 0) return;
+  std::uint32_t* o = out + 7 * blockIdx.x;
+  o[0] = cluster.block_rank();
+  o[1] = cluster.num_blocks();
+  o[2] = cluster.dim_blocks().x;
+  o[3] = cluster.dim_blocks().y;
+  o[4] = cluster.dim_blocks().z;
+  o[5] = cluster.block_index().x;
+  o[6] = cluster.map_shared_rank(stage, cluster.block_rank()) == stage;  // its own: the same
+}
+
+// Thread 0 at its block's barrier, the others at the cluster's: neither can open.
+__global__ void mixed_barriers_kernel() {
+  if (threadIdx.x == 0) {
+    __syncthreads();
+  } else {
+    cg::this_cluster().sync();
+  }
+}
+
+// Block 1 of each cluster returns; block 0 then waits for it at the cluster barrier.
+__global__ void exited_block_barrier_kernel() {
+  const cg::cluster_group cluster = cg::this_cluster();
+  if (cluster.block_rank() == 1) return;
+  cluster.sync();
+}
+
+// Maps the block's first shared word (offset 0) or its end (`past_end`) to `rank`.
+__global__ void map_rank_kernel(unsigned rank, bool past_end) {
+  std::uint32_t* stage = shared_words() + (past_end ? blockDim.x : 0);
+  cg::this_cluster().map_shared_rank(stage, rank)[0] = 1;
+}
+
+// Maps a static __shared__ array, which the emulator cannot map.
+__global__ void map_static_shared_kernel() {
+  __shared__ std::uint32_t word;
+  cg::this_cluster().map_shared_rank(&word, 0)[0] = 1;
+}
+
+// Restores the thread order in force when it was made (the cases below set their own).
+class OrderGuard {
+ public:
+  OrderGuard() : saved_(cuda_emu::thread_order_name()) {}
+  ~OrderGuard() { cuda_emu::set_thread_order(saved_); }
+  OrderGuard(const OrderGuard&) = delete;
+  OrderGuard& operator=(const OrderGuard&) = delete;
+
+ private:
+  std::string saved_;
+};
 
 // Expects the last launch to have faulted, then forgets the fault for the next case.
 void expect_fault() {
@@ -319,4 +406,219 @@ TEST_CASE("emulator: streams run their work when the host waits for it, as on a 
   CHECK(cudaEventDestroy(b) == cudaSuccess);
   CHECK(cudaStreamDestroy(s) == cudaSuccess);
   CHECK(cudaFree(d) == cudaSuccess);
+}
+
+TEST_CASE("emulator: a cluster's blocks read one another's shared memory after cluster.sync()",
+          "[emulator][cluster]") {
+  const OrderGuard guard;
+  constexpr unsigned threads = 32;
+  std::uint32_t salt = 0;
+  for (const unsigned size : {2u, 3u, 8u}) {
+    const dim3 grid(4 * size, 2);  // 4 clusters per row, 2 rows
+    const std::size_t words = std::size_t{grid.x} * grid.y * threads;
+    std::uint32_t* d = nullptr;
+    REQUIRE(cudaMalloc(reinterpret_cast<void**>(&d), words * 4) == cudaSuccess);
+    std::vector<std::uint32_t> h(words);
+    for (const char* order : {"forward", "reverse", "shuffle"}) {
+      INFO("cluster of " << size << " blocks, order " << order);
+      cuda_emu::set_thread_order(order);
+      salt += 100000;
+      cuda_emu::launcher(cluster_neighbour_kernel, "cluster_neighbour_kernel", grid,
+                         dim3(threads), threads * 4, nullptr, size)(d, salt, true, true);
+      REQUIRE(cudaGetLastError() == cudaSuccess);
+      REQUIRE(cudaMemcpy(h.data(), d, words * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+      std::size_t wrong = 0;
+      for (unsigned y = 0; y < grid.y; ++y) {
+        for (unsigned x = 0; x < grid.x; ++x) {
+          for (unsigned t = 0; t < threads; ++t) {
+            const std::uint32_t want = salt + 1000 * ((x % size + 1) % size) + t;
+            wrong += h[(y * grid.x + x) * threads + t] != want;
+          }
+        }
+      }
+      CHECK(wrong == 0);
+    }
+    CHECK(cudaFree(d) == cudaSuccess);
+  }
+}
+
+TEST_CASE("emulator: the thread orders expose a missing cluster.sync() and a read after exit",
+          "[emulator][cluster]") {
+  const OrderGuard guard;
+  constexpr unsigned threads = 32;
+  constexpr std::uint32_t garbage = 0xC3C3C3C3u;  // the emulator's fresh shared memory
+  std::uint32_t salt = 0;
+  for (const unsigned size : {2u, 3u, 8u}) {
+    const dim3 grid(4 * size);
+    const std::size_t words = std::size_t{grid.x} * threads;
+    std::uint32_t* d = nullptr;
+    REQUIRE(cudaMalloc(reinterpret_cast<void**>(&d), words * 4) == cudaSuccess);
+    std::vector<std::uint32_t> h(words);
+    // Runs the kernel; counts the values that are wrong, and checks that each is garbage.
+    const auto wrong_values = [&](bool cluster_barrier, bool final_barrier) {
+      salt += 100000;
+      cuda_emu::launcher(cluster_neighbour_kernel, "cluster_neighbour_kernel", grid,
+                         dim3(threads), threads * 4, nullptr, size)(d, salt, cluster_barrier,
+                                                                    final_barrier);
+      REQUIRE(cudaGetLastError() == cudaSuccess);
+      REQUIRE(cudaMemcpy(h.data(), d, words * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+      std::size_t wrong = 0, not_garbage = 0;
+      for (unsigned x = 0; x < grid.x; ++x) {
+        for (unsigned t = 0; t < threads; ++t) {
+          const std::uint32_t got = h[x * threads + t];
+          const bool right = got == salt + 1000 * ((x % size + 1) % size) + t;
+          wrong += !right;
+          not_garbage += !right && got != garbage;
+        }
+      }
+      CHECK(not_garbage == 0);
+      return wrong;
+    };
+    for (const char* order : {"forward", "reverse", "shuffle"}) {
+      INFO("cluster of " << size << " blocks, order " << order);
+      cuda_emu::set_thread_order(order);
+      // Only __syncthreads between the writes and the reads of other blocks: in forward, block
+      // r runs ahead of block r + 1 and reads its shared memory unwritten (all but the last
+      // block of each cluster); in reverse, the last block reads block 0's.
+      const std::size_t race = wrong_values(false, true);
+      if (std::string(order) == "forward") CHECK(race == (size - 1) * threads * 4);
+      if (std::string(order) == "reverse") CHECK(race == threads * 4);
+      // No final cluster.sync(): a block exits while the next lower one still has to read its
+      // shared memory (forward: block 0 before the last block; reverse: every block but 0
+      // before the one below it), which then holds garbage.
+      const std::size_t after_exit = wrong_values(true, false);
+      if (std::string(order) == "forward") CHECK(after_exit == threads * 4);
+      if (std::string(order) == "reverse") CHECK(after_exit == (size - 1) * threads * 4);
+    }
+    CHECK(cudaFree(d) == cudaSuccess);
+  }
+}
+
+TEST_CASE("emulator: a cluster's rank, size and shape, and a launch without clusters as one",
+          "[emulator][cluster]") {
+  constexpr unsigned threads = 16, blocks = 12;
+  std::uint32_t* d = nullptr;
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&d), 7 * blocks * 4) == cudaSuccess);
+  std::vector<std::uint32_t> h(7 * blocks);
+  for (const unsigned size : {1u, 4u}) {
+    INFO("cluster of " << size << " blocks");
+    REQUIRE(cudaMemset(d, 0xff, 7 * blocks * 4) == cudaSuccess);
+    cuda_emu::launcher(cluster_shape_kernel, "cluster_shape_kernel", dim3(blocks), dim3(threads),
+                       threads * 4, nullptr, size)(d);
+    REQUIRE(cudaGetLastError() == cudaSuccess);
+    REQUIRE(cudaMemcpy(h.data(), d, h.size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+    for (unsigned b = 0; b < blocks; ++b) {
+      INFO("block " << b);
+      const std::vector<std::uint32_t> got(h.begin() + 7 * b, h.begin() + 7 * b + 7);
+      CHECK(got == std::vector<std::uint32_t>{b % size, size, size, 1, 1, b % size, 1});
+    }
+  }
+  // The launcher without a cluster argument: a cluster of one block, as on a device.
+  cuda_emu::launcher(cluster_shape_kernel, "cluster_shape_kernel", dim3(blocks), dim3(threads),
+                     threads * 4, nullptr)(d);
+  REQUIRE(cudaMemcpy(h.data(), d, h.size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+  for (unsigned b = 0; b < blocks; ++b) {
+    INFO("block " << b);
+    CHECK(std::vector<std::uint32_t>(h.begin() + 7 * b, h.begin() + 7 * b + 7) ==
+          std::vector<std::uint32_t>{0, 1, 1, 1, 1, 0, 1});
+  }
+  CHECK(cudaFree(d) == cudaSuccess);
+}
+
+TEST_CASE("emulator: a cluster of 0 or above 8 blocks, or one not dividing grid.x, is refused",
+          "[emulator][cluster]") {
+  std::uint32_t* d = nullptr;
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&d), 16 * 32 * 4) == cudaSuccess);
+  const auto launch = [&](unsigned grid, unsigned size) {
+    cuda_emu::launcher(cluster_neighbour_kernel, "cluster_neighbour_kernel", dim3(grid),
+                       dim3(32), 32 * 4, nullptr, size)(d, 0u, true, true);
+    return cudaGetLastError();
+  };
+  CHECK(launch(8, 0) == cudaErrorInvalidValue);
+  CHECK(launch(18, 9) == cudaErrorInvalidValue);
+  CHECK(launch(6, 4) == cudaErrorInvalidValue);  // 6 blocks are not clusters of 4
+  CHECK(launch(16, 8) == cudaSuccess);
+  CHECK(cudaDeviceSynchronize() == cudaSuccess);
+  CHECK(cudaFree(d) == cudaSuccess);
+}
+
+TEST_CASE("emulator: mixed barriers, a barrier an exited block cannot reach and a bad "
+          "map_shared_rank are faults",
+          "[emulator][cluster]") {
+  const OrderGuard guard;
+  for (const char* order : {"forward", "reverse", "shuffle"}) {
+    INFO("order " << order);
+    cuda_emu::set_thread_order(order);
+    cuda_emu::launcher(mixed_barriers_kernel, "mixed_barriers_kernel", dim3(4), dim3(32), 0,
+                       nullptr, 2)();
+    expect_fault();
+    cuda_emu::launcher(exited_block_barrier_kernel, "exited_block_barrier_kernel", dim3(4),
+                       dim3(32), 0, nullptr, 2)();
+    expect_fault();
+    // Rank 2 of a cluster of 2 blocks.
+    cuda_emu::launcher(map_rank_kernel, "map_rank_kernel", dim3(4), dim3(8), 8 * 4, nullptr,
+                       2)(2u, false);
+    expect_fault();
+    // Rank 1 is right; the address one word past the block's shared memory is not.
+    cuda_emu::launcher(map_rank_kernel, "map_rank_kernel", dim3(4), dim3(8), 8 * 4, nullptr,
+                       2)(1u, false);
+    CHECK(cudaDeviceSynchronize() == cudaSuccess);
+    cuda_emu::launcher(map_rank_kernel, "map_rank_kernel", dim3(4), dim3(8), 8 * 4, nullptr,
+                       2)(1u, true);
+    expect_fault();
+    // A static __shared__ array, in a launch with clusters and in one without.
+    for (const unsigned size : {1u, 2u}) {
+      cuda_emu::launcher(map_static_shared_kernel, "map_static_shared_kernel", dim3(4), dim3(8),
+                         8 * 4, nullptr, size)();
+      expect_fault();
+    }
+  }
+}
+
+TEST_CASE("emulator: cudaOccupancyMaxActiveClusters and cudaDevAttrClusterLaunch",
+          "[emulator][cluster]") {
+  int launchable = 0;
+  REQUIRE(cudaDeviceGetAttribute(&launchable, cudaDevAttrClusterLaunch, 0) == cudaSuccess);
+  CHECK(launchable == 1);
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = 2;
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(8);
+  config.blockDim = dim3(128);
+  config.dynamicSmemBytes = 4096;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  int clusters = -1;
+  CHECK(cudaOccupancyMaxActiveClusters(&clusters, cluster_neighbour_kernel, &config) ==
+        cudaSuccess);
+  CHECK(clusters > 0);
+  attribute.val.clusterDim.x = 8;  // the portable maximum: always launchable
+  CHECK(cudaOccupancyMaxActiveClusters(&clusters, cluster_neighbour_kernel, &config) ==
+        cudaSuccess);
+  CHECK(clusters > 0);
+  config.dynamicSmemBytes = 64 * 1024;  // above the 48 KiB a kernel gets without the opt-in
+  CHECK(cudaOccupancyMaxActiveClusters(&clusters, cluster_neighbour_kernel, &config) ==
+        cudaSuccess);
+  CHECK(clusters == 0);
+  config.dynamicSmemBytes = 4096;
+  config.blockDim = dim3(2048);  // above 1024 threads
+  CHECK(cudaOccupancyMaxActiveClusters(&clusters, cluster_neighbour_kernel, &config) ==
+        cudaSuccess);
+  CHECK(clusters == 0);
+  config.blockDim = dim3(128);
+  for (const unsigned size : {0u, 9u}) {
+    attribute.val.clusterDim.x = size;
+    CHECK(cudaOccupancyMaxActiveClusters(&clusters, cluster_neighbour_kernel, &config) ==
+          cudaErrorInvalidClusterSize);
+  }
+  attribute.val.clusterDim.x = 2;
+  config.numAttrs = 0;  // no cluster dimension: a kernel without a compiled-in one needs it
+  CHECK(cudaOccupancyMaxActiveClusters(&clusters, cluster_neighbour_kernel, &config) ==
+        cudaErrorInvalidClusterSize);
+  CHECK(cudaOccupancyMaxActiveClusters(&clusters, cluster_neighbour_kernel, nullptr) ==
+        cudaErrorInvalidValue);
+  cudaGetLastError();
 }

@@ -8,6 +8,14 @@
 // record it into a graph while captured. Not emulated: timing, concurrency between streams, warp-synchronous behaviour without a
 // barrier, per-kernel register and __launch_bounds__ limits (docs/gpu.md lists what the
 // emulator checks).
+//
+// Thread-block clusters (compute capability 9.0), along x only: a launch with
+// LaunchConfig::cluster > 1 runs each cluster's blocks together, and cooperative_groups.h's
+// this_cluster() gives their barrier and map_shared_rank. A cluster kernel must keep its block
+// shared memory in dynamic shared memory only: a static __shared__ array is one per OS thread
+// here (see __shared__ below), so the blocks of a cluster, which share an OS thread, would
+// share it, and map_shared_rank cannot map it (a device fault). The emulator cannot detect
+// such an array.
 #pragma once
 
 #ifndef TORUSGATE_CUDA_EMULATION
@@ -28,7 +36,8 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline
-// Block-shared: every thread (fiber) of a block runs on one OS thread, one block at a time.
+// Block-shared: every thread (fiber) of a block runs on one OS thread, one block at a time
+// (one cluster at a time in a cluster launch, whose blocks would therefore share the array).
 #define __shared__ static thread_local
 #define __launch_bounds__(...)
 #define __align__(n) __attribute__((aligned(n)))
@@ -76,6 +85,7 @@ enum cudaError_t {
   cudaErrorStreamCaptureInvalidated = 901,
   cudaErrorStreamCaptureUnmatched = 903,
   cudaErrorStreamCaptureWrongThread = 908,
+  cudaErrorInvalidClusterSize = 912,
 };
 using cudaError = cudaError_t;
 
@@ -121,6 +131,7 @@ enum cudaDeviceAttr {
   cudaDevAttrComputeCapabilityMinor = 76,
   cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
   cudaDevAttrMemoryPoolsSupported = 115,
+  cudaDevAttrClusterLaunch = 120,
 };
 
 enum cudaFuncAttribute {
@@ -148,6 +159,30 @@ struct cudaFuncAttributes {
   int ptxVersion = 0;
   int binaryVersion = 0;
   int maxDynamicSharedSizeBytes = 0;
+};
+
+// A launch's attributes (cudaLaunchKernelEx's, cudaOccupancyMaxActiveClusters'): of CUDA's,
+// only the cluster dimension is emulated.
+enum cudaLaunchAttributeID {
+  cudaLaunchAttributeClusterDimension = 4,
+};
+union cudaLaunchAttributeValue {
+  char pad[64];
+  struct {
+    unsigned x, y, z;
+  } clusterDim;
+};
+struct cudaLaunchAttribute {
+  cudaLaunchAttributeID id;
+  cudaLaunchAttributeValue val;
+};
+struct cudaLaunchConfig_t {
+  dim3 gridDim;
+  dim3 blockDim;
+  std::size_t dynamicSmemBytes = 0;
+  cudaStream_t stream = nullptr;
+  cudaLaunchAttribute* attrs = nullptr;
+  unsigned numAttrs = 0;
 };
 
 // ---- the runtime API ----------------------------------------------------------------------
@@ -202,6 +237,12 @@ cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int v
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void* func,
                                                           int block_size,
                                                           std::size_t dynamic_shared_bytes);
+// How many clusters of `config`'s cluster dimension (a cudaLaunchAttributeClusterDimension
+// attribute, required) can be resident at once: 0 when one block of the configuration cannot
+// run. cudaErrorInvalidClusterSize for a missing cluster dimension, or one not 1 to 8 blocks
+// along x.
+cudaError_t cudaOccupancyMaxActiveClusters(int* clusters, const void* func,
+                                           const cudaLaunchConfig_t* config);
 
 template <class R, class... P>
 cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, R (*func)(P...)) {
@@ -218,6 +259,11 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, R (*func)
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       blocks, reinterpret_cast<const void*>(func), block_size, dynamic_shared_bytes);
 }
+template <class R, class... P>
+cudaError_t cudaOccupancyMaxActiveClusters(int* clusters, R (*func)(P...),
+                                           const cudaLaunchConfig_t* config) {
+  return cudaOccupancyMaxActiveClusters(clusters, reinterpret_cast<const void*>(func), config);
+}
 
 // ---- device functions ---------------------------------------------------------------------
 
@@ -228,6 +274,16 @@ void sync_threads();
 unsigned char* dynamic_shared_memory();
 // A device-side fault (an emulated trap): ends the kernel with cudaErrorLaunchFailure.
 [[noreturn]] void device_fault(const char* what);
+// The cluster barrier (cooperative_groups::cluster_group::sync): the calling fiber waits until
+// every thread of every block of its cluster is there; in a launch without clusters, the block
+// barrier.
+void cluster_sync();
+// Blocks per cluster of the running launch (1 in a launch without clusters).
+unsigned cluster_blocks();
+// The address at [addr, addr + bytes)'s offset in the dynamic shared memory of block `rank` of
+// the calling block's cluster; a device fault unless that range lies in the calling block's
+// dynamic shared memory and rank < cluster_blocks().
+void* map_shared_rank(const void* addr, std::size_t bytes, unsigned rank);
 }  // namespace cuda_emu
 
 inline void __syncthreads() { cuda_emu::sync_threads(); }
@@ -243,6 +299,7 @@ struct LaunchConfig {
   dim3 grid, block;
   std::size_t shared_bytes = 0;
   cudaStream_t stream = nullptr;
+  unsigned cluster = 1;  // blocks per cluster, along x (1 to 8, dividing grid.x)
 };
 
 // Validates the configuration (a bad one becomes the last error, as on a device), then runs
@@ -267,6 +324,15 @@ Launcher<P...> launcher(void (*kernel)(P...), const char* name, dim3 grid, dim3 
                         std::size_t shared_bytes, cudaStream_t stream) {
   return Launcher<P...>{kernel, LaunchConfig{reinterpret_cast<const void*>(kernel), name, grid,
                                              block, shared_bytes, stream}};
+}
+
+// A launch in clusters of `cluster` blocks along x (cudaLaunchKernelEx with a
+// cudaLaunchAttributeClusterDimension of (cluster, 1, 1) under nvcc).
+template <class... P>
+Launcher<P...> launcher(void (*kernel)(P...), const char* name, dim3 grid, dim3 block,
+                        std::size_t shared_bytes, cudaStream_t stream, unsigned cluster) {
+  return Launcher<P...>{kernel, LaunchConfig{reinterpret_cast<const void*>(kernel), name, grid,
+                                             block, shared_bytes, stream, cluster}};
 }
 
 }  // namespace cuda_emu

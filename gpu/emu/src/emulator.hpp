@@ -50,6 +50,8 @@ void set_pinned_limit(std::size_t bytes);
 // "forward", "reverse" or "shuffle" (TORUSGATE_CUDA_EMU_ORDER; threads.cpp); for the
 // emulator's own tests. Throws std::invalid_argument for another name.
 void set_thread_order(const std::string& name);
+// The order now in force, by the same names (so that a test can restore it).
+std::string thread_order_name();
 
 // Runs every thread of the grid; false after a fault (then `message` says which).
 bool run_grid(const LaunchConfig& config, const std::function<void()>& thread,

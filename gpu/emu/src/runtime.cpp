@@ -78,6 +78,7 @@ constexpr int shared_per_multiprocessor = 228 * 1024;
 constexpr int max_threads_per_multiprocessor = 2048;
 constexpr int max_blocks_per_multiprocessor = 32;
 constexpr int multiprocessors = 4;
+constexpr unsigned max_cluster_blocks = 8;  // the portable maximum (16 only with an opt-in)
 
 int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
@@ -477,6 +478,7 @@ const char* cudaGetErrorName(cudaError_t error) {
     case cudaErrorStreamCaptureInvalidated: return "cudaErrorStreamCaptureInvalidated";
     case cudaErrorStreamCaptureUnmatched: return "cudaErrorStreamCaptureUnmatched";
     case cudaErrorStreamCaptureWrongThread: return "cudaErrorStreamCaptureWrongThread";
+    case cudaErrorInvalidClusterSize: return "cudaErrorInvalidClusterSize";
   }
   return "cudaErrorUnknown";
 }
@@ -562,6 +564,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
     case cudaDevAttrComputeCapabilityMinor: *value = 0; break;
     case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = optin_shared_per_block; break;
     case cudaDevAttrMemoryPoolsSupported: *value = 1; break;
+    case cudaDevAttrClusterLaunch: *value = 1; break;  // compute capability 9.0
     default: return fail(cudaErrorInvalidValue);
   }
   return cudaSuccess;
@@ -994,6 +997,19 @@ cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int v
   return cudaSuccess;
 }
 
+namespace {
+
+// Blocks of `block_size` threads and `dynamic_shared_bytes` that one multiprocessor holds at once
+// (each block also takes 1 KiB of shared memory for the system, as on compute capability 9.0).
+int blocks_per_multiprocessor(int block_size, std::size_t dynamic_shared_bytes) {
+  const int by_threads = max_threads_per_multiprocessor / block_size;
+  const int by_shared =
+      static_cast<int>(shared_per_multiprocessor / (dynamic_shared_bytes + 1024));
+  return std::min({by_threads, by_shared, max_blocks_per_multiprocessor});
+}
+
+}  // namespace
+
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void* func,
                                                           int block_size,
                                                           std::size_t dynamic_shared_bytes) {
@@ -1002,10 +1018,66 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const voi
       block_size > max_threads_per_block) {
     return fail(cudaErrorInvalidValue);
   }
-  const int by_threads = max_threads_per_multiprocessor / block_size;
-  const int by_shared =
-      static_cast<int>(shared_per_multiprocessor / (dynamic_shared_bytes + 1024));
-  *blocks = std::min({by_threads, by_shared, max_blocks_per_multiprocessor});
+  *blocks = blocks_per_multiprocessor(block_size, dynamic_shared_bytes);
+  return cudaSuccess;
+}
+
+cudaError_t cudaOccupancyMaxActiveClusters(int* clusters, const void* func,
+                                           const cudaLaunchConfig_t* config) {
+  EMU_ENTRY();
+  if (clusters == nullptr || func == nullptr || config == nullptr ||
+      (config->numAttrs != 0 && config->attrs == nullptr)) {
+    return fail(cudaErrorInvalidValue);
+  }
+  const cudaLaunchAttribute* cluster = nullptr;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    if (config->attrs[i].id != cudaLaunchAttributeClusterDimension) {
+      std::fprintf(stderr,
+                   "cuda emulator: cudaOccupancyMaxActiveClusters: launch attribute %d is not "
+                   "emulated (only cudaLaunchAttributeClusterDimension)\n",
+                   static_cast<int>(config->attrs[i].id));
+      return fail(cudaErrorInvalidValue);
+    }
+    cluster = &config->attrs[i];
+  }
+  // A kernel without a compile-time cluster size (the emulator knows none) needs the attribute.
+  if (cluster == nullptr) {
+    std::fprintf(stderr, "cuda emulator: cudaOccupancyMaxActiveClusters: no "
+                         "cudaLaunchAttributeClusterDimension in the configuration\n");
+    return fail(cudaErrorInvalidClusterSize);
+  }
+  const auto& dim = cluster->val.clusterDim;
+  if (dim.x == 0 || dim.x > max_cluster_blocks || dim.y != 1 || dim.z != 1) {
+    std::fprintf(stderr,
+                 "cuda emulator: cudaOccupancyMaxActiveClusters: cluster (%u, %u, %u) is not "
+                 "1 to %u blocks along x\n",
+                 dim.x, dim.y, dim.z, max_cluster_blocks);
+    return fail(cudaErrorInvalidClusterSize);
+  }
+  const dim3 b = config->blockDim;
+  const unsigned long long threads = 1ull * b.x * b.y * b.z;
+  if (threads == 0) return fail(cudaErrorInvalidValue);
+  int shared_limit = default_shared_per_block;
+  {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    const auto it = s.max_dynamic_shared.find(func);
+    if (it != s.max_dynamic_shared.end()) shared_limit = it->second;
+  }
+  if (threads > max_threads_per_block ||
+      config->dynamicSmemBytes > static_cast<std::size_t>(shared_limit)) {
+    *clusters = 0;  // one block cannot run, so no cluster can
+    return cudaSuccess;
+  }
+  // An emulator approximation: the co-resident blocks of the emulated multiprocessors, in
+  // clusters of dim.x, but at least 1, since the emulator runs any portable cluster size (8 fits
+  // one GPC of a device of compute capability 9.0, while the emulated device has 4
+  // multiprocessors). The emulator itself runs clusters as CPU work, so the count only tells a
+  // host program that sizes a persistent grid by it something of the device's kind.
+  const int per_multiprocessor =
+      blocks_per_multiprocessor(static_cast<int>(threads), config->dynamicSmemBytes);
+  const int resident = multiprocessors * per_multiprocessor;
+  *clusters = std::max(1, resident / static_cast<int>(dim.x));
   return cudaSuccess;
 }
 
@@ -1037,6 +1109,15 @@ void launch(const LaunchConfig& config, std::function<void()> thread) {
                  "cuda emulator: %s: %zu bytes of dynamic shared memory above the kernel's "
                  "limit of %d (cudaFuncAttributeMaxDynamicSharedMemorySize)\n",
                  config.name, config.shared_bytes, shared_limit);
+    fail(cudaErrorInvalidValue);
+    return;
+  }
+  // Clusters along x only (the emulator's; CUDA's may also extend along y and z).
+  if (config.cluster == 0 || config.cluster > max_cluster_blocks || g.x % config.cluster != 0) {
+    std::fprintf(stderr,
+                 "cuda emulator: %s: a cluster of %u blocks along x with grid (%u, %u, %u) is "
+                 "invalid (1 to %u blocks, dividing grid.x)\n",
+                 config.name, config.cluster, g.x, g.y, g.z, max_cluster_blocks);
     fail(cudaErrorInvalidValue);
     return;
   }

@@ -23,6 +23,29 @@
 // whose stale value happens to equal the new one, or one between two phases of different
 // blocks running at once, can pass.
 //
+// Thread-block clusters (LaunchConfig::cluster > 1, along x): the blocks of a cluster run
+// together on one OS thread, as one set of fibers (cluster size x block threads), each block
+// with its own dynamic shared memory buffer; the workers take whole clusters from the grid, and
+// such a launch always runs on fibers. A fiber waits at its block's barrier (__syncthreads) or
+// at the cluster's (cluster_group::sync). A phase runs the ready threads of every block of the
+// cluster in one order (block 0's threads first in forward, the last block's last first in
+// reverse, all interleaved in shuffle); when a block's barrier opens, that block goes on at
+// once, phase after phase of its own threads, ahead of the threads after it in that order,
+// until it waits at a barrier that does not open (its cluster's) or returns. So a block reads
+// another's shared memory (map_shared_rank) before that block has written it when no cluster
+// barrier orders the two (a __syncthreads orders only its own block): in forward, a lower
+// block runs ahead of a higher one, in reverse the other way, and one of the two shows the
+// race (releasing all blocks' barriers together would hide it: every block would write
+// before any read). A cluster barrier opens when every thread of the cluster waits at it; a
+// block whose threads have all returned while the rest of its cluster runs gets its shared
+// memory refilled with the 0xC3 pattern (a device frees it), so a read of an exited block's
+// shared memory (a missing final cluster barrier) reads garbage. Device faults: a block whose
+// threads wait at both barriers at once, a cluster barrier reached while a thread of the
+// cluster has returned (it can never arrive), a map_shared_rank outside the calling block's
+// dynamic shared memory or to a rank outside the cluster. Static __shared__ arrays are per OS
+// thread, so the blocks of a cluster would share them: a cluster kernel keeps its shared memory
+// in dynamic shared memory (undetected otherwise).
+//
 // The fiber switch is a few instructions of x86-64 assembly (the callee-saved registers and
 // the stack pointer; kernels never change the floating-point control state, which all fibers
 // share); other machines and AddressSanitizer builds use ucontext.
@@ -113,7 +136,8 @@ tg_emu_fiber_start:
 namespace cuda_emu {
 namespace {
 
-enum class FiberState { ready, waiting, done };
+// waiting: at its block's barrier; cluster_waiting: at its cluster's.
+enum class FiberState { ready, waiting, cluster_waiting, done };
 
 struct Stack {
   unsigned char* base = nullptr;  // the mapping; its lowest page is a guard page
@@ -140,6 +164,8 @@ struct Fiber {
   ucontext_t context{};
 #endif
   uint3 tid;
+  uint3 block;        // in a cluster launch: its block's blockIdx
+  unsigned rank = 0;  // and that block's rank in the cluster
   FiberState state = FiberState::ready;
 };
 
@@ -153,7 +179,10 @@ struct Scheduler {
   std::vector<std::unique_ptr<Fiber>> fibers;  // reused across blocks and launches
   Fiber* current = nullptr;
   const std::function<void()>* body = nullptr;
-  unsigned char* dynamic_shared = nullptr;
+  unsigned char* dynamic_shared = nullptr;  // the running block's
+  unsigned cluster = 1;                     // blocks per cluster of the running launch
+  std::size_t shared_bytes = 0;             // each block's dynamic shared memory, in bytes
+  unsigned char* const* cluster_shared = nullptr;  // the dynamic shared memory of each rank
   bool direct = false;          // threads run as plain calls (a kernel without barriers)
   std::uint64_t barriers = 0;   // barriers reached in this grid on this OS thread
   bool faulted = false;
@@ -178,12 +207,14 @@ void to_fiber(Fiber* f) {
 #endif
 }
 
-std::string where(const uint3& tid) {
+std::string where(const uint3& block, const uint3& tid) {
   char buf[160];
-  std::snprintf(buf, sizeof buf, "block (%u, %u, %u), thread (%u, %u, %u)", blockIdx.x,
-                blockIdx.y, blockIdx.z, tid.x, tid.y, tid.z);
+  std::snprintf(buf, sizeof buf, "block (%u, %u, %u), thread (%u, %u, %u)", block.x, block.y,
+                block.z, tid.x, tid.y, tid.z);
   return buf;
 }
+
+std::string where(const uint3& tid) { return where(blockIdx, tid); }
 
 // The order of the threads within a phase and of the blocks within a grid.
 enum class Order { forward, reverse, shuffle };
@@ -360,6 +391,175 @@ bool run_block(unsigned threads, const dim3& block) {
   }
 }
 
+// The blockIdx of the block of linear index b in grid g (x fastest).
+uint3 block_at(std::uint64_t b, const dim3& g) {
+  return uint3{static_cast<unsigned>(b % g.x), static_cast<unsigned>(b / g.x % g.y),
+               static_cast<unsigned>(b / (std::uint64_t{g.x} * g.y))};
+}
+
+// Where the threads of one block of a cluster are, between two phases.
+struct ClusterBlock {
+  unsigned live = 0;        // threads not returned
+  unsigned at_block = 0;    // threads waiting at __syncthreads
+  unsigned at_cluster = 0;  // threads waiting at the cluster barrier
+};
+
+// Runs the cluster whose first block has linear index `first` (config.cluster blocks of
+// `threads` threads, block r's dynamic shared memory at shared[r]); false after a fault.
+bool run_cluster(const LaunchConfig& config, std::uint64_t first, unsigned threads,
+                 unsigned char* const* shared) {
+  Scheduler& s = scheduler;
+  const unsigned size = config.cluster;
+  const unsigned total = size * threads;
+  try {
+    while (s.fibers.size() < total) s.fibers.push_back(std::make_unique<Fiber>());
+  } catch (const std::exception& e) {
+    s.fault = "a cluster of " + std::to_string(size) + " blocks of " + std::to_string(threads) +
+              " threads needs " + std::to_string(total) + " fibers on this OS thread: " +
+              e.what();
+    s.faulted = true;
+    return false;
+  }
+  thread_local std::vector<ClusterBlock> blocks;
+  blocks.assign(size, ClusterBlock{threads, 0, 0});
+  for (unsigned r = 0; r < size; ++r) {
+    std::memset(shared[r], 0xC3, config.shared_bytes);  // uninitialised, as on a device
+  }
+  const dim3 block = config.block;
+  for (unsigned i = 0; i < total; ++i) {
+    Fiber* f = s.fibers[i].get();
+    const unsigned t = i % threads;
+    f->rank = i / threads;
+    f->block = block_at(first + f->rank, config.grid);
+    f->tid = uint3{t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
+    fiber_init(f);
+  }
+  const uint3 first_block = block_at(first, config.grid);
+  unsigned live = total, live_blocks = size, at_cluster = 0;
+  // Runs fiber f until it waits or returns; true when that opens its block's barrier (the
+  // block's threads are then ready again).
+  const auto step = [&](Fiber* f) {
+    threadIdx = f->tid;
+    blockIdx = f->block;
+    s.dynamic_shared = shared[f->rank];
+    s.current = f;
+    to_fiber(f);
+    s.current = nullptr;
+    ClusterBlock& b = blocks[f->rank];
+    if (f->state == FiberState::waiting) {
+      if (++b.at_block != threads) return false;
+      for (unsigned t = 0; t < threads; ++t) {
+        s.fibers[f->rank * threads + t]->state = FiberState::ready;
+      }
+      b.at_block = 0;
+      return true;
+    }
+    if (f->state == FiberState::cluster_waiting) {
+      ++b.at_cluster;
+      ++at_cluster;
+    } else {
+      --live;
+      if (--b.live == 0 && --live_blocks != 0) {
+        // The block has exited while others of its cluster run: a device frees its shared
+        // memory, and a later read of it through map_shared_rank gets garbage.
+        std::memset(shared[f->rank], 0xC3, config.shared_bytes);
+      }
+    }
+    return false;
+  };
+  thread_local std::vector<unsigned> order, block_order;
+  std::uint64_t phase = 0;
+  for (;;) {
+    blockIdx = first_block;  // the shuffled order's seed: the cluster's first block
+    phase_order(order, total, phase++);
+    for (const unsigned i : order) {
+      Fiber* f = s.fibers[i].get();
+      if (f->state != FiberState::ready) continue;
+      bool opened = step(f);
+      if (s.faulted) return false;
+      // The block's barrier opened: the block goes on at once, phase after phase of its own
+      // threads (in the order, within the block), ahead of the threads after f in this order,
+      // until it waits at a barrier that does not open or returns (see the top of this file).
+      const unsigned r = f->rank;
+      while (opened) {
+        blockIdx = f->block;
+        phase_order(block_order, threads, phase++);
+        for (const unsigned t : block_order) {
+          opened = step(s.fibers[r * threads + t].get());  // only the last one can open it
+          if (s.faulted) return false;
+        }
+      }
+    }
+    // No thread is ready: each waits at a barrier or has returned.
+    if (live == 0) return true;
+    if (at_cluster == total) {
+      for (unsigned i = 0; i < total; ++i) s.fibers[i]->state = FiberState::ready;
+      for (ClusterBlock& b : blocks) b.at_cluster = 0;
+      at_cluster = 0;
+      continue;
+    }
+    // No barrier can open: say why, naming a waiting thread (and the other side).
+    const auto first_in = [&](unsigned r, FiberState state) -> const Fiber* {
+      for (unsigned t = 0; t < threads; ++t) {
+        const Fiber* f = s.fibers[r * threads + t].get();
+        if (f->state == state) return f;
+      }
+      return nullptr;
+    };
+    for (unsigned r = 0; r < size; ++r) {
+      const ClusterBlock& b = blocks[r];
+      if (b.at_block != 0 && b.at_cluster != 0) {
+        const Fiber* f = first_in(r, FiberState::cluster_waiting);
+        const Fiber* other = first_in(r, FiberState::waiting);
+        s.fault = where(f->block, f->tid) + ": cluster.sync() while thread (" +
+                  std::to_string(other->tid.x) + ", " + std::to_string(other->tid.y) + ", " +
+                  std::to_string(other->tid.z) + ") of the same block waits at __syncthreads (" +
+                  std::to_string(b.at_cluster) + " of its " + std::to_string(threads) +
+                  " threads wait at cluster.sync(), " + std::to_string(b.at_block) +
+                  " at __syncthreads, " + std::to_string(threads - b.live) + " have returned)";
+        s.faulted = true;
+        return false;
+      }
+    }
+    for (unsigned r = 0; r < size; ++r) {
+      const ClusterBlock& b = blocks[r];
+      if (b.at_block != 0) {
+        // A block barrier in divergent code: some threads returned, the others wait for them.
+        const Fiber* f = first_in(r, FiberState::waiting);
+        s.fault = where(f->block, f->tid) + ": __syncthreads in divergent code (" +
+                  std::to_string(b.at_block) + " of " + std::to_string(threads) +
+                  " threads wait, " + std::to_string(threads - b.live) + " have returned)";
+        s.faulted = true;
+        return false;
+      }
+    }
+    if (at_cluster != 0) {
+      // A cluster barrier that a returned thread can never reach.
+      const Fiber* f = nullptr;
+      const Fiber* gone = nullptr;
+      for (unsigned i = 0; i < total; ++i) {
+        const Fiber* g = s.fibers[i].get();
+        if (f == nullptr && g->state == FiberState::cluster_waiting) f = g;
+        if (gone == nullptr && g->state == FiberState::done) gone = g;
+      }
+      s.fault = where(f->block, f->tid) + ": cluster.sync() while " +
+                where(gone->block, gone->tid) + " of the cluster has returned (" +
+                std::to_string(at_cluster) + " of the cluster's " + std::to_string(total) +
+                " threads wait, " + std::to_string(total - live) + " have returned)";
+      s.faulted = true;
+      return false;
+    }
+    // Unreachable by the rules above (every live thread waits, and a block or the cluster can
+    // always open unless one of those faults holds); kept so that a scheduler bug reports a
+    // deadlock instead of spinning.
+    s.fault = "cluster of block (" + std::to_string(first_block.x) + ", " +
+              std::to_string(first_block.y) + ", " + std::to_string(first_block.z) +
+              "): no barrier can open (" + std::to_string(live) + " threads wait)";
+    s.faulted = true;
+    return false;
+  }
+}
+
 }  // namespace
 
 void sync_threads() {
@@ -385,7 +585,62 @@ void set_thread_order(const std::string& name) {
   order_setting().store(order);
 }
 
+std::string thread_order_name() {
+  switch (thread_order()) {
+    case Order::forward: return "forward";
+    case Order::reverse: return "reverse";
+    case Order::shuffle: return "shuffle";
+  }
+  return "forward";
+}
+
 unsigned char* dynamic_shared_memory() { return scheduler.dynamic_shared; }
+
+void cluster_sync() {
+  Scheduler& s = scheduler;
+  if (s.body == nullptr) device_fault("cluster.sync() outside a kernel");
+  if (s.cluster == 1) {
+    // A cluster of one block: its barrier is the block's (and, in a kernel run without fibers,
+    // the same fault).
+    if (s.direct) {
+      device_fault(
+          "cluster.sync() in a kernel whose earlier launches reached no barrier, which the "
+          "emulator therefore runs without fibers (TORUSGATE_CUDA_EMU_FIBERS=always runs every "
+          "kernel on fibers)");
+    }
+    sync_threads();
+    return;
+  }
+  Fiber* f = s.current;  // a cluster launch always runs on fibers
+  ++s.barriers;
+  f->state = FiberState::cluster_waiting;
+  to_scheduler(f);
+}
+
+unsigned cluster_blocks() { return scheduler.cluster; }
+
+void* map_shared_rank(const void* addr, std::size_t bytes, unsigned rank) {
+  const Scheduler& s = scheduler;
+  if (s.body == nullptr) device_fault("cluster_group::map_shared_rank outside a kernel");
+  const auto p = reinterpret_cast<std::uintptr_t>(addr);
+  const auto own = reinterpret_cast<std::uintptr_t>(s.dynamic_shared);
+  if (p < own || p - own > s.shared_bytes || bytes > s.shared_bytes - (p - own)) {
+    // Static __shared__ arrays cannot be mapped: they are one per OS thread (threads.cpp).
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "cluster_group::map_shared_rank: %zu bytes at %p are not in the block's %zu "
+                  "bytes of dynamic shared memory at %p (the only shared memory the emulator "
+                  "maps)",
+                  bytes, addr, s.shared_bytes, static_cast<const void*>(s.dynamic_shared));
+    device_fault(buf);
+  }
+  if (rank >= s.cluster) {
+    device_fault(("cluster_group::map_shared_rank: rank " + std::to_string(rank) +
+                  ", but the cluster has " + std::to_string(s.cluster) + " blocks")
+                     .c_str());
+  }
+  return s.cluster_shared[rank] + (p - own);
+}
 
 void device_fault(const char* what) {
   if (scheduler.current == nullptr) throw std::logic_error(what);
@@ -394,8 +649,9 @@ void device_fault(const char* what) {
 
 namespace {
 
-// Runs blocks of the grid, taking their linear indices from `next`, on this OS thread until
-// none is left or some thread faulted (`stop`); false after a fault of its own.
+// Runs blocks of the grid (whole clusters in a cluster launch), taking their linear indices
+// (the clusters') from `next`, on this OS thread until none is left or some thread faulted
+// (`stop`); false after a fault of its own.
 bool run_blocks(const LaunchConfig& config, const std::function<void()>& thread, bool direct,
                 std::atomic<std::uint64_t>& next, std::atomic<bool>& stop,
                 std::atomic<std::uint64_t>& barriers, std::string& message) {
@@ -403,11 +659,21 @@ bool run_blocks(const LaunchConfig& config, const std::function<void()>& thread,
   const unsigned threads = config.block.x * config.block.y * config.block.z;
   const dim3 g = config.grid;
   const std::uint64_t blocks = std::uint64_t{g.x} * g.y * g.z;
-  // Exactly the bytes asked for, so that a sanitizer sees an access beyond them.
-  std::unique_ptr<unsigned char[]> shared(
-      new unsigned char[std::max<std::size_t>(config.shared_bytes, 1)]);
+  const unsigned cluster = config.cluster;  // launch() checked that it divides g.x
+  const std::uint64_t units = blocks / cluster;  // what the OS threads take: blocks or clusters
+  // Exactly the bytes asked for, so that a sanitizer sees an access beyond them; one buffer
+  // per block of a cluster.
+  std::vector<std::unique_ptr<unsigned char[]>> owned(cluster);
+  std::vector<unsigned char*> shared(cluster);
+  for (unsigned r = 0; r < cluster; ++r) {
+    owned[r].reset(new unsigned char[std::max<std::size_t>(config.shared_bytes, 1)]);
+    shared[r] = owned[r].get();
+  }
   s.body = &thread;
-  s.dynamic_shared = shared.get();
+  s.dynamic_shared = shared[0];
+  s.cluster = cluster;
+  s.shared_bytes = config.shared_bytes;
+  s.cluster_shared = shared.data();
   s.faulted = false;
   s.fault.clear();
   s.direct = direct;
@@ -416,12 +682,18 @@ bool run_blocks(const LaunchConfig& config, const std::function<void()>& thread,
   blockDim = config.block;
   bool ok = true;
   const bool from_last = thread_order() != Order::forward;
-  for (std::uint64_t taken = next++; taken < blocks && !stop.load(); taken = next++) {
-    const std::uint64_t b = from_last ? blocks - 1 - taken : taken;
-    blockIdx = uint3{static_cast<unsigned>(b % g.x), static_cast<unsigned>(b / g.x % g.y),
-                     static_cast<unsigned>(b / (std::uint64_t{g.x} * g.y))};
-    std::memset(shared.get(), 0xC3, config.shared_bytes);  // uninitialised, as on a device
-    if (!(direct ? run_block_direct(threads, config.block) : run_block(threads, config.block))) {
+  for (std::uint64_t taken = next++; taken < units && !stop.load(); taken = next++) {
+    const std::uint64_t u = from_last ? units - 1 - taken : taken;
+    bool ran = false;
+    if (cluster == 1) {
+      blockIdx = block_at(u, g);
+      std::memset(shared[0], 0xC3, config.shared_bytes);  // uninitialised, as on a device
+      ran = direct ? run_block_direct(threads, config.block) : run_block(threads, config.block);
+    } else {
+      // A cluster's blocks are consecutive along x (g.x is a multiple of the cluster size).
+      ran = run_cluster(config, u * cluster, threads, shared.data());
+    }
+    if (!ran) {
       ok = false;
       message = std::string("kernel ") + config.name + ": " + s.fault;
       s.fibers.clear();  // abandoned fibers are never resumed
@@ -432,6 +704,9 @@ bool run_blocks(const LaunchConfig& config, const std::function<void()>& thread,
   barriers += s.barriers;
   s.body = nullptr;
   s.dynamic_shared = nullptr;
+  s.cluster = 1;
+  s.shared_bytes = 0;
+  s.cluster_shared = nullptr;
   s.direct = false;
   return ok;
 }
@@ -526,7 +801,7 @@ bool run_grid(const LaunchConfig& config, const std::function<void()>& thread,
     return false;
   }
   bool direct = false;
-  {
+  if (config.cluster == 1) {  // a cluster launch always runs on fibers
     std::unique_lock<std::mutex> lock;
     direct = barriers_of(config.kernel, lock) == Barriers::none && !always_fibers();
   }
@@ -542,8 +817,9 @@ bool run_grid(const LaunchConfig& config, const std::function<void()>& thread,
       ok = false;
     }
   };
-  const std::uint64_t blocks = std::uint64_t{config.grid.x} * config.grid.y * config.grid.z;
-  if (blocks == 1 || !workers().run(job)) job();
+  const std::uint64_t units =
+      std::uint64_t{config.grid.x} * config.grid.y * config.grid.z / config.cluster;
+  if (units == 1 || !workers().run(job)) job();
   if (ok && !direct) {
     std::unique_lock<std::mutex> lock;
     Barriers& b = barriers_of(config.kernel, lock);
