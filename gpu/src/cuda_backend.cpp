@@ -88,6 +88,21 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p) {
           "CudaOptions: fused_rotations_per_block=" + std::to_string(o.fused_rotations_per_block) +
               " but expected 0 (automatic) to " +
               std::to_string(gpu::kernel::fused::max_rotations_per_block));
+  EXPECTS(o.fused_cluster_blocks <= 1 ||
+              gpu::kernel::fused::valid_cluster(o.fused_cluster_blocks, shape),
+          "CudaOptions: fused_cluster_blocks=" + std::to_string(o.fused_cluster_blocks) +
+              " but parameter set '" + p.name + "' takes 0 (automatic), 1 (none), " +
+              std::to_string(shape.k1()) + " (k+1)" +
+              (shape.rows() <= gpu::kernel::fused::max_cluster_blocks
+                   ? " or " + std::to_string(shape.rows()) + " ((k+1)l)"
+                   : " ((k+1)l = " + std::to_string(shape.rows()) + " is above the portable " +
+                         "cluster size of " +
+                         std::to_string(gpu::kernel::fused::max_cluster_blocks) + ")"));
+  EXPECTS(o.fused_cluster_blocks <= 1 || (o.fused_groups <= 1 && o.fused_rotations_per_block <= 1),
+          "CudaOptions: fused_cluster_blocks=" + std::to_string(o.fused_cluster_blocks) +
+              " runs one group and one rotation per block; fused_groups=" +
+              std::to_string(o.fused_groups) + " and fused_rotations_per_block=" +
+              std::to_string(o.fused_rotations_per_block) + " must be 0 or 1 with it");
   if (o.memory_budget_bytes != 0) {
     const std::size_t per_rotation = gpu::detail::bytes_per_rotation(shape, o.engine);
     EXPECTS(o.memory_budget_bytes >= 2 * per_rotation,

@@ -59,10 +59,65 @@ void check_launch(const char* kernel_name, cudaStream_t stream, const char* file
   ::cuda_emu::launcher(kernel, #kernel, grid, block, shared_bytes, stream)
 // The block's dynamic shared memory as `unsigned char name[]` (16-byte aligned).
 #define TG_DYNAMIC_SHARED(name) unsigned char* name = ::cuda_emu::dynamic_shared_memory()
+#define TG_LAUNCH_CLUSTER(kernel, grid, block, shared_bytes, stream, cluster) \
+  ::cuda_emu::launcher(kernel, #kernel, grid, block, shared_bytes, stream, cluster)
 #else
 #define TG_LAUNCH(kernel, grid, block, shared_bytes, stream) \
   kernel<<<grid, block, shared_bytes, stream>>>
 #define TG_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
+#define TG_LAUNCH_CLUSTER(kernel, grid, block, shared_bytes, stream, cluster)             \
+  ::torusgate::gpu::detail::ClusterLaunch<decltype(kernel)>{kernel, #kernel, grid, block, \
+                                                             shared_bytes, stream, cluster}
+#endif
+
+// The configuration of a launch (or of an occupancy query) in thread block clusters of
+// `cluster` blocks along x; `attribute` holds the cluster dimension it points to.
+inline cudaLaunchConfig_t cluster_config(cudaLaunchAttribute& attribute, dim3 grid, dim3 block,
+                                         std::size_t shared_bytes, cudaStream_t stream,
+                                         unsigned cluster) {
+  attribute = cudaLaunchAttribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = cluster;
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return config;
+}
+
+// A launch in thread block clusters of `cluster` blocks along x (compute capability 9.0),
+// TG_LAUNCH_CLUSTER(kernel, grid, block, shared_bytes, stream, cluster)(arguments...): under
+// nvcc cudaLaunchKernelEx with the cluster dimension attribute, whose refusal throws here
+// (CUDA_CHECK_LAUNCH after it sees the faults that come later); under the emulator its
+// launcher with clusters.
+#if !defined(TORUSGATE_CUDA_EMULATION)
+template <class Kernel>
+struct ClusterLaunch;
+template <class... P>
+struct ClusterLaunch<void(P...)> {
+  void (*kernel)(P...);
+  const char* name;
+  dim3 grid, block;
+  std::size_t shared_bytes;
+  cudaStream_t stream;
+  unsigned cluster;
+  template <class... A>
+  void operator()(A&&... args) const {
+    cudaLaunchAttribute attribute;
+    const cudaLaunchConfig_t config =
+        cluster_config(attribute, grid, block, shared_bytes, stream, cluster);
+    const cudaError_t error = cudaLaunchKernelEx(&config, kernel, std::forward<A>(args)...);
+    if (error != cudaSuccess) {
+      (void)cudaGetLastError();  // the refusal is reported here, not at the next launch
+      throw_cuda_error(error, name, __FILE__, __LINE__);
+    }
+  }
+};
 #endif
 
 // True when TORUSGATE_CUDA_DEBUG=1: no CUDA graphs, and a wait after every launch.

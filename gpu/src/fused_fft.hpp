@@ -264,23 +264,24 @@ struct HostBlock {
 };
 
 // Where the threads of a block are: `groups` groups of T = M/8 threads; group g exchanges
-// through buffers + g * buffer_points(M).
+// through buffers + g * stride (stride = buffer_points(M), the buffers side by side; a
+// cluster's host program, whose groups are the blocks of the cluster, strides by a block's
+// shared memory).
 struct FftGroups {
   std::uint32_t M = 0;
   unsigned m = 0;
   std::uint32_t T = 0;
   Complex* buffers = nullptr;
   const Complex* W = nullptr;
+  std::size_t stride = 0;
 
   TG_HD std::uint32_t group(unsigned tid) const { return tid / T; }
   TG_HD std::uint32_t thread(unsigned tid) const { return tid % T; }
-  TG_HD Complex* buffer(unsigned tid) const {
-    return buffers + std::size_t{group(tid)} * buffer_points(M);
-  }
+  TG_HD Complex* buffer(unsigned tid) const { return buffers + group(tid) * stride; }
 };
 
 TG_HD FftGroups make_groups(std::uint32_t M, Complex* buffers, const Complex* W) {
-  return FftGroups{M, log2_exact(M), fft_threads(M), buffers, W};
+  return FftGroups{M, log2_exact(M), fft_threads(M), buffers, W, buffer_points(M)};
 }
 
 // Every thread's registers from the layout of the pass with top bit `from` to that of `to`,

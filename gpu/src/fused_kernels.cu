@@ -2,6 +2,8 @@
 // same code the CPU tests run thread by thread) with DeviceBlock, its barriers __syncthreads.
 #include "fused_kernels.cuh"
 
+#include <cooperative_groups.h>
+
 #include <algorithm>
 #include <string>
 
@@ -61,6 +63,59 @@ __global__ void __launch_bounds__(rotation_max_threads<K1>) fused_blind_rotation
   }
 }
 
+// Thread block clusters: compute capability 9.0 (and the emulator). The cluster kernel's
+// sm_80 code is a trap that the host never launches (fused_clusters says 0 there).
+#if defined(TORUSGATE_CUDA_EMULATION) || !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define TG_CLUSTER_CODE 1
+
+// A block of a cluster for the cluster program (fused_rotation.hpp): its own shared memory,
+// the others' through the cluster (distributed shared memory).
+template <class Regs>
+struct DeviceClusterBlock : fused::DeviceBlock<Regs> {
+  __device__ void cluster_sync() { cooperative_groups::this_cluster().sync(); }
+  __device__ unsigned rank(unsigned) const { return cooperative_groups::this_cluster().block_rank(); }
+  template <class U>
+  __device__ U* local(U* p, unsigned) const {
+    return p;
+  }
+  template <class U>
+  __device__ U* remote(U* p, unsigned b) const {
+    return cooperative_groups::this_cluster().map_shared_rank(p, b);
+  }
+};
+#endif
+
+// One rotation per cluster of `blocks` blocks (the grid: whole clusters), each block of one
+// group: rank c < k+1 loads and stores accumulator column c.
+// Blocks of T = N/16 <= 256 threads: the registers are never capped below what the program
+// needs.
+template <unsigned K1>
+__global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
+    std::uint32_t* acc_global, const std::uint32_t* powers, std::uint64_t capacity, Shape s,
+    std::uint32_t blocks, const Complex* key, fused::StepInputs in) {
+#if defined(TG_CLUSTER_CODE)
+  TG_DYNAMIC_SHARED(shared);
+  Torus32* column = reinterpret_cast<Torus32*>(shared + fused::cluster_accumulator_offset(s));
+  fused::RotationRegs<K1> regs;
+  DeviceClusterBlock<fused::RotationRegs<K1>> blk{{regs, threadIdx.x}};
+  const unsigned rank = blk.rank(threadIdx.x);
+  for (std::uint64_t rotation = blockIdx.x / blocks; rotation < capacity;
+       rotation += gridDim.x / blocks) {
+    const std::size_t at = (rotation * K1 + rank) * s.N;
+    if (rank < K1) {
+      for (std::uint32_t w = threadIdx.x; w < s.N; w += blockDim.x) column[w] = acc_global[at + w];
+    }
+    fused::cluster_blind_rotate<K1>(blk, s, blocks, shared, powers + rotation * s.n, key, in);
+    if (rank < K1) {
+      for (std::uint32_t w = threadIdx.x; w < s.N; w += blockDim.x) acc_global[at + w] = column[w];
+    }
+    __syncthreads();
+  }
+#else
+  __trap();
+#endif
+}
+
 template <class Kernel>
 void allow_shared(Kernel kernel, std::size_t bytes) {
   if (bytes > 48 * 1024) {
@@ -96,7 +151,28 @@ FusedLimits fused_limits_k(const Shape& shape, int device) {
   return limits;
 }
 
+template <unsigned K1>
+std::uint64_t fused_clusters_k(const Shape& shape, std::uint32_t blocks, int device) {
+  int cluster_launch = 0;
+  CUDA_TRY(cudaDeviceGetAttribute(&cluster_launch, cudaDevAttrClusterLaunch, device));
+  if (cluster_launch == 0 || blocks < 2) return 0;
+  const fused::LaunchShape shape_c{1, 1, blocks};
+  const std::size_t shared = fused::block_shared_bytes(shape_c, shape);
+  allow_shared(fused_cluster_rotation_kernel<K1>, shared);
+  cudaLaunchAttribute attribute;
+  const cudaLaunchConfig_t config = cluster_config(
+      attribute, dim3(blocks), dim3(fused::block_threads(shape_c, shape)), shared, nullptr, blocks);
+  int clusters = 0;
+  CUDA_TRY(cudaOccupancyMaxActiveClusters(&clusters, fused_cluster_rotation_kernel<K1>, &config));
+  return static_cast<unsigned>(clusters);
+}
+
 }  // namespace
+
+std::uint64_t fused_clusters(const Shape& shape, std::uint32_t blocks, int device) {
+  return shape.k1() == 2 ? fused_clusters_k<2>(shape, blocks, device)
+                         : fused_clusters_k<3>(shape, blocks, device);
+}
 
 FusedLimits fused_limits(const Shape& shape, int device) {
   return shape.k1() == 2 ? fused_limits_k<2>(shape, device) : fused_limits_k<3>(shape, device);
@@ -134,6 +210,21 @@ void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers
   in.untwist = untwist;
   in.W = twiddles;
   in.gadget = gadget;
+  if (launch.cluster > 1) {
+    const std::uint64_t clusters = std::min<std::uint64_t>(capacity, max_blocks / launch.cluster);
+    const auto grid = static_cast<unsigned>(clusters * launch.cluster);
+    if (shape.k1() == 2) {
+      allow_shared(fused_cluster_rotation_kernel<2>, shared);
+      TG_LAUNCH_CLUSTER(fused_cluster_rotation_kernel<2>, grid, threads, shared, stream, launch.cluster)
+      (acc, powers, capacity, shape, launch.cluster, key, in);
+    } else {
+      allow_shared(fused_cluster_rotation_kernel<3>, shared);
+      TG_LAUNCH_CLUSTER(fused_cluster_rotation_kernel<3>, grid, threads, shared, stream, launch.cluster)
+      (acc, powers, capacity, shape, launch.cluster, key, in);
+    }
+    CUDA_CHECK_LAUNCH(fused_cluster_rotation_kernel, stream);
+    return;
+  }
   if (shape.k1() == 2) {
     allow_shared(fused_blind_rotation_kernel<2>, shared);
     TG_LAUNCH(fused_blind_rotation_kernel<2>, blocks, threads, shared, stream)

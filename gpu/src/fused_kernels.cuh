@@ -24,6 +24,11 @@ struct FusedLimits {
 };
 FusedLimits fused_limits(const Shape& shape, int device);
 
+// How many clusters of `blocks` blocks of the cluster kernel (one rotation each) the device
+// runs at once (the occupancy API); 0 where it has no thread block clusters (compute
+// capability below 9.0) or cannot run one.
+std::uint64_t fused_clusters(const Shape& shape, std::uint32_t blocks, int device);
+
 // Every key polynomial (`polys` of N coefficients, core's BootstrappingKey order) to its
 // fused spectrum (fused_rotation.hpp: fold, twist, the engine's own FFT, key_slot order).
 void launch_fused_key(const std::uint32_t* bk, std::size_t polys, const Shape& shape,
@@ -31,7 +36,8 @@ void launch_fused_key(const std::uint32_t* bk, std::size_t polys, const Shape& s
                       kernel::Complex* out, cudaStream_t stream);
 
 // The n CMUX steps of `capacity` accumulators ([capacity][k1][N], switched masks
-// [capacity][n]) in blocks of the launch shape `launch` (fused_rotation.hpp).
+// [capacity][n]) in blocks, or (launch.cluster > 1) clusters, of the launch shape `launch`
+// (fused_rotation.hpp).
 void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers,
                                  std::uint64_t capacity, const Shape& shape,
                                  const kernel::fused::LaunchShape& launch, const kernel::Complex* key,

@@ -67,20 +67,43 @@ TG_HD void multiply_add(Complex& sum, Complex d, Complex b) {
 // A launch shape: G thread groups of T = M/8 threads per rotation (G in {1, k+1, (k+1)l};
 // more threads per rotation for small batches) and R rotations per block (R > 1: the block's
 // rotations share each step's key rows, staged once in shared memory, so the key is read from
-// L2/HBM once per R rotations). Every shape gives the same words.
+// L2/HBM once per R rotations). Or, with cluster = C > 1, one rotation on a thread block
+// cluster of C blocks of one group each (C in {k+1, (k+1)l}, at most 8; compute capability
+// 9.0): the cluster program below, for batches far too small to fill the device. Every shape
+// gives the same words as the one-block shape with G = C.
 struct LaunchShape {
   std::uint32_t groups = 1;
   std::uint32_t rotations = 1;
+  std::uint32_t cluster = 1;
 };
 
 // Largest R.
 inline constexpr std::uint32_t max_rotations_per_block = 8;
+// Largest C: the portable cluster size (larger ones need an opt-in and are not guaranteed).
+inline constexpr std::uint32_t max_cluster_blocks = 8;
 
 TG_HD bool valid_groups(std::uint32_t groups, const detail::Shape& s) {
   return groups == 1 || groups == s.k1() || groups == s.rows();
 }
+TG_HD bool valid_cluster(std::uint32_t blocks, const detail::Shape& s) {
+  return blocks == 1 || ((blocks == s.k1() || blocks == s.rows()) && blocks <= max_cluster_blocks);
+}
 TG_HD bool valid_shape(const LaunchShape& b, const detail::Shape& s) {
+  if (b.cluster != 1) return b.groups == 1 && b.rotations == 1 && valid_cluster(b.cluster, s);
   return valid_groups(b.groups, s) && b.rotations >= 1 && b.rotations <= max_rotations_per_block;
+}
+
+// A block of a cluster: its exchange buffer, its K1 partial products (M points each, point
+// 8t + r of product c at (c*8 + r)*T + t), and the accumulator column its rank owns (ranks
+// below k+1; the others leave it unused).
+TG_HD std::size_t cluster_partials_offset(const detail::Shape& s) {
+  return std::size_t{buffer_points(s.M())} * sizeof(Complex);
+}
+TG_HD std::size_t cluster_accumulator_offset(const detail::Shape& s) {
+  return cluster_partials_offset(s) + std::size_t{s.k1()} * s.M() * sizeof(Complex);
+}
+TG_HD std::size_t cluster_block_bytes(const detail::Shape& s) {
+  return cluster_accumulator_offset(s) + std::size_t{s.N} * sizeof(Torus32);
 }
 
 // Threads of one block, and its shared memory: R*G exchange buffers of buffer_points(M)
@@ -99,6 +122,7 @@ TG_HD std::size_t block_accumulator_offset(const LaunchShape& b, const detail::S
   return block_buffer_bytes(b, s) + block_stage_bytes(b, s);
 }
 TG_HD std::size_t block_shared_bytes(const LaunchShape& b, const detail::Shape& s) {
+  if (b.cluster != 1) return cluster_block_bytes(s);
   return block_accumulator_offset(b, s) +
          std::size_t{b.rotations} * s.k1() * s.N * sizeof(Torus32);
 }
@@ -113,18 +137,30 @@ inline const char* unsupported_reason(const detail::Shape& s) {
   return nullptr;
 }
 
+// The cluster size the automatic shape uses: (k+1)l blocks where that is a portable cluster
+// size, else k+1.
+TG_HD std::uint32_t preferred_cluster(const detail::Shape& s) {
+  return s.rows() <= max_cluster_blocks ? s.rows() : s.k1();
+}
+
 // The automatic launch shape for a chunk of `rotations`. A block may have max_threads threads
 // (the kernel's limit for its registers) and max_shared bytes (the opt-in shared memory);
-// resident_threads is what the device keeps resident of one-rotation, one-group blocks. While
-// the whole chunk fits in that many threads with G = (k+1)l, or else k+1, groups per rotation,
-// that G (latency: more threads per rotation); a chunk that fills the device takes G = 1 and
-// the most rotations per block (4, 2, 1) that fit, sharing the key reads.
+// resident_threads is what the device keeps resident of one-rotation, one-group blocks;
+// cluster_room is how many clusters of preferred_cluster(s) blocks run at once with a
+// multiprocessor of their own each (0: no clusters on this device). A chunk of at most
+// cluster_room rotations takes a cluster per rotation (latency: C multiprocessors per
+// rotation). Else, while the whole chunk fits in resident_threads with G = (k+1)l, or else
+// k+1, groups per rotation, that G; a chunk that fills the device takes G = 1 and the most
+// rotations per block (4, 2, 1) that fit, sharing the key reads.
 inline LaunchShape choose_shape(const detail::Shape& s, std::uint64_t rotations,
                                 std::uint32_t max_threads, std::size_t max_shared,
-                                std::uint64_t resident_threads) {
+                                std::uint64_t resident_threads, std::uint64_t cluster_room = 0) {
   auto fits = [&](const LaunchShape& b) {
     return block_threads(b, s) <= max_threads && block_shared_bytes(b, s) <= max_shared;
   };
+  if (const LaunchShape c{1, 1, preferred_cluster(s)}; rotations <= cluster_room && fits(c)) {
+    return c;
+  }
   for (const std::uint32_t g : {s.rows(), s.k1()}) {
     const LaunchShape b{g, 1};
     if (fits(b) && rotations * block_threads(b, s) <= resident_threads) return b;
@@ -189,6 +225,59 @@ struct StepPowers {
   }
 };
 
+// Every thread's K1 product sums to zero.
+template <unsigned K1, class Block>
+TG_HD void clear_sums(Block& blk) {
+  blk.each([&](unsigned, auto& R) {
+TG_UNROLL
+    for (unsigned c = 0; c < K1; ++c) {
+TG_UNROLL
+      for (unsigned r = 0; r < points_per_thread; ++r) R.sum[c][r] = Complex{0, 0};
+    }
+  });
+}
+
+// Thread t of a group: the digits of level `level` of (X^power - 1) a (a: one accumulator
+// polynomial of N words), folded and twisted, at the first pass's points.
+template <class Regs>
+TG_HD void load_digits(Regs& R, std::uint32_t t, const FftGroups& f, const Torus32* a,
+                       std::uint32_t power, std::uint32_t level, const StepInputs& in) {
+  const std::uint32_t M = f.M, N = 2 * f.M;
+TG_UNROLL
+  for (unsigned r = 0; r < points_per_thread; ++r) {
+    const std::uint32_t j = point_of(t, r, f.m - 1);
+    const Torus32 lo = rotate_minus_one(a, power, j, N);
+    const Torus32 hi = rotate_minus_one(a, power, j + M, N);
+    R.v[r] = fold_twist(static_cast<double>(gadget_digit(in.gadget, lo, level)),
+                        static_cast<double>(gadget_digit(in.gadget, hi, level)), in.twist[j]);
+  }
+}
+
+// Thread t of a group: sum_c += digits * row[c] (row: one key row's K1 fused spectra).
+template <unsigned K1, class Regs>
+TG_HD void multiply_row(Regs& R, std::uint32_t t, const FftGroups& f, const Complex* row) {
+TG_UNROLL
+  for (unsigned c = 0; c < K1; ++c) {
+    const Complex* key = row + std::size_t{c} * f.M;
+TG_UNROLL
+    for (unsigned r = 0; r < points_per_thread; ++r) {
+      multiply_add(R.sum[c][r], R.v[r], key[r * f.T + t]);
+    }
+  }
+}
+
+// Thread t of a group, after the inverse transform: a += round(untwist * v) (a: one
+// accumulator polynomial).
+template <class Regs>
+TG_HD void untwist_add(Regs& R, std::uint32_t t, const FftGroups& f, const Complex* untwist,
+                       Torus32* a) {
+TG_UNROLL
+  for (unsigned r = 0; r < points_per_thread; ++r) {
+    const std::uint32_t j = point_of(t, r, f.m - 1);
+    untwist_round_add(R.v[r], untwist[j], a, j, f.M);
+  }
+}
+
 // CMUX step: acc += external_product(BK_i, (X^power - 1) acc) for each of the block's R
 // accumulators ((k+1)N words each in shared memory). K1 = k + 1.
 template <unsigned K1, class Block>
@@ -202,13 +291,7 @@ TG_HD void cmux_step(Block& blk, const detail::Shape& s, LaunchShape shape, cons
   auto rotation_of = [&](unsigned tid) { return f.group(tid) / groups; };
   auto acc_of = [&](unsigned tid) { return mem.acc + std::size_t{rotation_of(tid)} * K1 * N; };
   blk.sync();  // the previous step's additions into acc are done
-  blk.each([&](unsigned, auto& R) {
-TG_UNROLL
-    for (unsigned c = 0; c < K1; ++c) {
-TG_UNROLL
-      for (unsigned r = 0; r < points_per_thread; ++r) R.sum[c][r] = Complex{0, 0};
-    }
-  });
+  clear_sums<K1>(blk);
   for (std::uint32_t x = 0; x < rows / groups; ++x) {
     if (shape.rotations > 1) {
       // Key rows g + G x (g < G), every column, staged for the block's rotations.
@@ -224,32 +307,16 @@ TG_UNROLL
     // Digits of row q (column q / l, level q % l + 1) at the first pass's points.
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = f.group(tid) % groups + groups * x;
-      const Torus32* a = acc_of(tid) + std::size_t{q / l} * N;
-      const std::uint32_t level = q % l + 1, power = powers.of(rotation_of(tid));
-TG_UNROLL
-      for (unsigned r = 0; r < points_per_thread; ++r) {
-        const std::uint32_t j = point_of(f.thread(tid), r, f.m - 1);
-        const Torus32 lo = rotate_minus_one(a, power, j, N);
-        const Torus32 hi = rotate_minus_one(a, power, j + M, N);
-        R.v[r] = fold_twist(static_cast<double>(gadget_digit(in.gadget, lo, level)),
-                            static_cast<double>(gadget_digit(in.gadget, hi, level)), in.twist[j]);
-      }
+      load_digits(R, f.thread(tid), f, acc_of(tid) + std::size_t{q / l} * N,
+                  powers.of(rotation_of(tid)), q % l + 1, in);
     });
     forward_transform(blk, f);
     // sum_c += digits * BK_i[q][c], pointwise, in registers.
     blk.each([&](unsigned tid, auto& R) {
-      const std::uint32_t g = f.group(tid) % groups, t = f.thread(tid);
-      const Complex* row = shape.rotations > 1
-                               ? mem.stage + std::size_t{g} * K1 * M
-                               : in.key_step + (std::size_t{g} + groups * x) * K1 * M;
-TG_UNROLL
-      for (unsigned c = 0; c < K1; ++c) {
-        const Complex* key = row + std::size_t{c} * M;
-TG_UNROLL
-        for (unsigned r = 0; r < points_per_thread; ++r) {
-          multiply_add(R.sum[c][r], R.v[r], key[r * f.T + t]);
-        }
-      }
+      const std::uint32_t g = f.group(tid) % groups;
+      multiply_row<K1>(R, f.thread(tid), f,
+                       shape.rotations > 1 ? mem.stage + std::size_t{g} * K1 * M
+                                           : in.key_step + (std::size_t{g} + groups * x) * K1 * M);
     });
   }
 
@@ -263,11 +330,7 @@ TG_UNROLL
       });
       inverse_transform(blk, f);
       blk.each([&](unsigned tid, auto& R) {
-TG_UNROLL
-        for (unsigned r = 0; r < points_per_thread; ++r) {
-          const std::uint32_t j = point_of(f.thread(tid), r, f.m - 1);
-          untwist_round_add(R.v[r], in.untwist[j], acc_of(tid) + std::size_t{c} * N, j, M);
-        }
+        untwist_add(R, f.thread(tid), f, in.untwist, acc_of(tid) + std::size_t{c} * N);
       });
     }
     return;
@@ -323,11 +386,7 @@ TG_UNROLL
   blk.each([&](unsigned tid, auto& R) {
     const std::uint32_t c = f.group(tid) % groups;
     if (c >= K1) return;
-TG_UNROLL
-    for (unsigned r = 0; r < points_per_thread; ++r) {
-      const std::uint32_t j = point_of(f.thread(tid), r, f.m - 1);
-      untwist_round_add(R.v[r], in.untwist[j], acc_of(tid) + std::size_t{c} * N, j, M);
-    }
+    untwist_add(R, f.thread(tid), f, in.untwist, acc_of(tid) + std::size_t{c} * N);
   });
 }
 
@@ -354,5 +413,130 @@ TG_HD BlockMemory block_memory(unsigned char* base, const LaunchShape& shape,
   mem.acc = reinterpret_cast<Torus32*>(base + block_accumulator_offset(shape, s));
   return mem;
 }
+
+
+// ---- one rotation on a thread block cluster ----------------------------------------------
+//
+// For batch 1 a one-block rotation keeps one SM busy for 630 steps; its FP64 pipe alone
+// bounds it near 0.76 ms (docs/gpu.md section 6). A cluster of C blocks (compute capability
+// 9.0: co-scheduled, each may read and write the others' shared memory) splits each step
+// over C SMs: block b transforms digit rows b, b + C, ... and multiplies them by their key
+// rows; each block writes its K1 partial products into its own shared memory; after a
+// cluster barrier block c < k+1 sums product c's partials over the cluster in rank order
+// (the one-block program's group order: the same words as G = C), transforms it back and
+// adds it into accumulator column c, which it keeps in its own shared memory and the others
+// read, through the cluster, when they decompose. Two cluster barriers a step: at its start
+// (the columns are written and the partials read) and between the partials and their sums.
+//
+// A cluster Block has, beside each/sync, cluster_sync() (every thread of every block of the
+// cluster), rank(tid) (the block of thread tid), local(p, tid) and remote(p, b): for a pointer
+// p into shared memory as `base` lays it out, the same place in the calling thread's own block
+// and in block b. On the device base is the block's own shared memory and tid its thread
+// index; the host runs the cluster as one block of C*T threads, block b's memory at
+// base + b * cluster_block_bytes.
+
+// The FFT groups of a cluster's block program: one per block, T threads each.
+TG_HD FftGroups cluster_groups(const detail::Shape& s, unsigned char* base, const Complex* W) {
+  FftGroups f = make_groups(s.M(), reinterpret_cast<Complex*>(base), W);
+  f.stride = cluster_block_bytes(s) / sizeof(Complex);
+  return f;
+}
+
+// CMUX step of the cluster's rotation: acc += external_product(BK_i, (X^power - 1) acc).
+template <unsigned K1, class Block>
+TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t blocks,
+                             unsigned char* base, std::uint32_t power, const StepInputs& in) {
+  const std::uint32_t M = s.M(), l = s.bk_level_count, rows = s.rows();
+  const FftGroups f = cluster_groups(s, base, in.W);
+  Complex* partials = reinterpret_cast<Complex*>(base + cluster_partials_offset(s));
+  Torus32* acc = reinterpret_cast<Torus32*>(base + cluster_accumulator_offset(s));
+  blk.cluster_sync();  // the previous step's columns are written and its partials read
+  clear_sums<K1>(blk);
+  for (std::uint32_t x = 0; x < rows / blocks; ++x) {
+    blk.each([&](unsigned tid, auto& R) {
+      const std::uint32_t q = blk.rank(tid) + blocks * x;
+      load_digits(R, f.thread(tid), f, blk.remote(acc, q / l), power, q % l + 1, in);
+    });
+    forward_transform(blk, f);
+    blk.each([&](unsigned tid, auto& R) {
+      const std::uint32_t q = blk.rank(tid) + blocks * x;
+      multiply_row<K1>(R, f.thread(tid), f, in.key_step + std::size_t{q} * K1 * M);
+    });
+  }
+  blk.each([&](unsigned tid, auto& R) {
+    Complex* own = blk.local(partials, tid);
+    const std::uint32_t t = f.thread(tid);
+TG_UNROLL
+    for (unsigned c = 0; c < K1; ++c) {
+TG_UNROLL
+      for (unsigned r = 0; r < points_per_thread; ++r) {
+        own[(c * points_per_thread + r) * f.T + t] = R.sum[c][r];
+      }
+    }
+  });
+  blk.cluster_sync();  // every block's partials are written
+  blk.each([&](unsigned tid, auto& R) {
+    const std::uint32_t c = blk.rank(tid), t = f.thread(tid);
+    if (c >= K1) {  // no column: idle along in the inverse transform
+TG_UNROLL
+      for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = Complex{0, 0};
+      return;
+    }
+    const std::size_t at = std::size_t{c} * points_per_thread * f.T + t;
+    const Complex* first = blk.remote(partials, 0) + at;
+TG_UNROLL
+    for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = first[r * f.T];
+TG_NO_UNROLL
+    for (std::uint32_t b = 1; b < blocks; ++b) {
+      const Complex* partial = blk.remote(partials, b) + at;
+TG_UNROLL
+      for (unsigned r = 0; r < points_per_thread; ++r) {
+        R.v[r].re += partial[r * f.T].re;
+        R.v[r].im += partial[r * f.T].im;
+      }
+    }
+  });
+  inverse_transform(blk, f);  // its exchanges use each block's own buffer, free since the
+                              // forward transform's last barrier
+  blk.each([&](unsigned tid, auto& R) {
+    if (blk.rank(tid) >= K1) return;
+    untwist_add(R, f.thread(tid), f, in.untwist, blk.local(acc, tid));
+  });
+}
+
+// The n CMUX steps of the cluster's rotation (`powers`: its n switched masks); on return every
+// block of the cluster is done with the others' shared memory.
+template <unsigned K1, class Block>
+TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_t blocks,
+                                unsigned char* base, const std::uint32_t* powers,
+                                const Complex* key, StepInputs in) {
+  const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
+  for (std::uint32_t i = 0; i < s.n; ++i) {
+    in.key_step = key + i * key_step;
+    cluster_cmux_step<K1>(blk, s, blocks, base, powers[i], in);
+  }
+  blk.cluster_sync();  // the last step's sums have read every block's partials
+}
+
+// A cluster run on the host: one block of C*T threads, block b's shared memory at
+// base + b * bytes (the program's phases run for every thread of the cluster in turn, so
+// both barriers are nothing here; the CUDA emulator runs the real cluster kernel).
+template <class Regs>
+struct HostClusterBlock : HostBlock<Regs> {
+  std::uint32_t T;
+  std::size_t bytes;
+  HostClusterBlock(std::uint32_t blocks, std::uint32_t threads, std::size_t block_bytes)
+      : HostBlock<Regs>(std::size_t{blocks} * threads), T(threads), bytes(block_bytes) {}
+  void cluster_sync() {}
+  unsigned rank(unsigned tid) const { return tid / T; }
+  template <class U>
+  U* remote(U* p, unsigned b) const {
+    return reinterpret_cast<U*>(reinterpret_cast<unsigned char*>(p) + std::size_t{b} * bytes);
+  }
+  template <class U>
+  U* local(U* p, unsigned tid) const {
+    return remote(p, rank(tid));
+  }
+};
 
 }  // namespace torusgate::gpu::kernel::fused

@@ -256,6 +256,53 @@ class HostEngine {
   std::size_t chunks_run = 0;
 
  private:
+  // What the fused engine's steps read besides the accumulators and the key.
+  kernel::fused::StepInputs fused_inputs() const {
+    kernel::fused::StepInputs in;
+    in.twist = twist_.data();
+    in.untwist = untwist_.data();
+    in.W = twiddles_.data();
+    in.gadget = gadget_;
+    return in;
+  }
+
+  // fused_cluster_rotation_kernel's clusters, one rotation after the other, each cluster's
+  // blocks as one block of C*T threads (fused_rotation.hpp, HostClusterBlock).
+  template <unsigned K1>
+  void fused_cluster_rotation_k(std::uint64_t capacity, const std::vector<std::uint32_t>& powers,
+                                std::vector<Torus32>& acc, std::uint32_t first_step,
+                                std::uint32_t last) {
+    namespace fused = kernel::fused;
+    const std::uint32_t C = fused_.cluster, N = s_.N;
+    const std::size_t bytes = fused::cluster_block_bytes(s_);
+    fused::HostClusterBlock<fused::RotationRegs<K1>> blk(C, fused::fft_threads(s_.M()), bytes);
+    // The cluster's shared memory, NaN-filled so that a read before a write shows.
+    std::vector<Complex> shared(C * bytes / sizeof(Complex), Complex{NAN, NAN});
+    auto* base = reinterpret_cast<unsigned char*>(shared.data());
+    fused::StepInputs in = fused_inputs();
+    const std::size_t key_step = std::size_t{s_.rows()} * s_.k1() * s_.M();
+    for (std::uint64_t rotation = 0; rotation < capacity; ++rotation) {
+      auto column = [&](std::uint32_t c) {
+        return reinterpret_cast<Torus32*>(base + c * bytes + fused::cluster_accumulator_offset(s_));
+      };
+      for (std::uint32_t c = 0; c < K1; ++c) {
+        std::copy_n(acc.begin() + (rotation * K1 + c) * N, N, column(c));
+      }
+      const std::uint32_t* rotation_powers = powers.data() + rotation * s_.n;
+      if (first_step == 0 && last == s_.n) {  // the kernel's own loop
+        fused::cluster_blind_rotate<K1>(blk, s_, C, base, rotation_powers, fused_key_.data(), in);
+      } else {
+        for (std::uint32_t i = first_step; i < last; ++i) {
+          in.key_step = fused_key_.data() + i * key_step;
+          fused::cluster_cmux_step<K1>(blk, s_, C, base, rotation_powers[i], in);
+        }
+      }
+      for (std::uint32_t c = 0; c < K1; ++c) {
+        std::copy_n(column(c), N, acc.begin() + (rotation * K1 + c) * N);
+      }
+    }
+  }
+
   // fused_blind_rotation_kernel's blocks of R rotations, one after the other.
   template <unsigned K1>
   void fused_rotation_k(std::uint64_t capacity, const std::vector<std::uint32_t>& powers,
@@ -263,17 +310,17 @@ class HostEngine {
     namespace fused = kernel::fused;
     const std::uint32_t words = K1 * s_.N, R = fused_.rotations;
     const std::uint32_t last = steps > s_.n - first_step ? s_.n : first_step + steps;
+    if (fused_.cluster > 1) {
+      fused_cluster_rotation_k<K1>(capacity, powers, acc, first_step, last);
+      return;
+    }
     fused::HostBlock<fused::RotationRegs<K1>> blk(fused::block_threads(fused_, s_));
     // Shared memory as the kernel lays it out, NaN-filled so that a read before a write shows.
     std::vector<Complex> shared((fused::block_shared_bytes(fused_, s_) + 15) / 16,
                                 Complex{NAN, NAN});
     const fused::BlockMemory mem =
         fused::block_memory(reinterpret_cast<unsigned char*>(shared.data()), fused_, s_);
-    fused::StepInputs in;
-    in.twist = twist_.data();
-    in.untwist = untwist_.data();
-    in.W = twiddles_.data();
-    in.gadget = gadget_;
+    fused::StepInputs in = fused_inputs();
     const std::size_t key_step = std::size_t{s_.rows()} * s_.k1() * s_.M();
     for (std::uint64_t first = 0; first < capacity; first += R) {
       const auto valid = static_cast<std::uint32_t>(std::min<std::uint64_t>(R, capacity - first));

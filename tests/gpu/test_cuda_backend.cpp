@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -69,7 +70,8 @@ CudaBackend& gpu_with(const Parameters& p, const CudaOptions& o) {
   static auto* made = new std::vector<std::string>;
   const std::string id = p.name + "/" + gpu_engine_name(o.engine) + "/" +
                          std::to_string(o.fused_groups) + "x" +
-                         std::to_string(o.fused_rotations_per_block) + "/" +
+                         std::to_string(o.fused_rotations_per_block) + "x" +
+                         std::to_string(o.fused_cluster_blocks) + "/" +
                          gpu_key_switching_name(o.key_switching) + "/" +
                          std::to_string(o.memory_budget_bytes);
   auto& be = (*cache)[id];
@@ -86,14 +88,19 @@ CudaBackend& gpu_with(const Parameters& p, const CudaOptions& o) {
 
 CudaOptions fused_options(std::uint32_t groups = 0,
                           GpuKeySwitching ks = GpuKeySwitching::gather,
-                          std::uint32_t rotations_per_block = 0) {
+                          std::uint32_t rotations_per_block = 0, std::uint32_t cluster_blocks = 0) {
   CudaOptions o;
   o.engine = GpuEngine::fused;
   o.fused_groups = groups;
   o.fused_rotations_per_block = rotations_per_block;
+  o.fused_cluster_blocks = cluster_blocks;
   o.key_switching = ks;
   return o;
 }
+
+// True when device 0 runs thread block clusters (compute capability 9.0 and later; the
+// emulator's device is 9.0).
+bool clusters_here() { return gpu::devices().at(0).compute_capability_major >= 9; }
 
 OpenMpBackend& cpu_for(const Parameters& p) {
   static std::map<std::string, std::unique_ptr<OpenMpBackend>> cache;
@@ -620,21 +627,35 @@ TEST_CASE("fused engine: ciphertexts equal the cuFFT engine's and the CPU backen
     const LweBatch from_cpu = run_plan(cpu_for(p), plan, encrypted);
     CHECK(from_cufft == from_cpu);
     const std::uint32_t k1 = p.glwe_dimension + 1, rows = k1 * p.bk_level_count;
-    const std::vector<std::pair<std::uint32_t, std::uint32_t>> shapes = {
-        {0, 0}, {1, 1}, {k1, 1}, {rows, 1}, {1, 2}, {1, 3}, {1, 4}, {k1, 2}};
-    for (const auto& [groups, rotations] : shapes) {
-      INFO("fused_groups " << groups << ", fused_rotations_per_block " << rotations);
-      CudaBackend& fused = gpu_with(p, fused_options(groups, GpuKeySwitching::gather, rotations));
+    struct ForcedShape {
+      std::uint32_t groups, rotations, cluster;
+    };
+    std::vector<ForcedShape> shapes = {{0, 0, 0}, {1, 1, 1}, {k1, 1, 1}, {rows, 1, 1},
+                                       {1, 2, 1}, {1, 3, 1}, {1, 4, 1},  {k1, 2, 1},
+                                       {0, 0, 1}, {0, 0, k1}};
+    if (rows <= 8) shapes.push_back({0, 0, rows});
+    for (const auto& [groups, rotations, cluster] : shapes) {
+      INFO("fused_groups " << groups << ", fused_rotations_per_block " << rotations
+                           << ", fused_cluster_blocks " << cluster);
+      CudaBackend& fused =
+          gpu_with(p, fused_options(groups, GpuKeySwitching::gather, rotations, cluster));
       LweBatch from_fused;
       try {
         from_fused = run_plan(fused, plan, encrypted);
       } catch (const SystemError& e) {
         // A forced shape larger than the kernel's registers allow is refused, with the reason;
         // every kernel runs 256 threads (255 registers at most), so only bigger blocks may be.
+        // A forced cluster is refused on a device without clusters (before compute
+        // capability 9.0).
         const std::string what = e.what();
         INFO(what);
-        CHECK(what.find("0 and 0 choose a shape that fits") != std::string::npos);
-        CHECK(groups * rotations * (p.polynomial_size / 16) > 256);
+        if (cluster > 1) {
+          CHECK(what.find("clusters need 9.0") != std::string::npos);
+          CHECK(gpu::devices().at(0).compute_capability_major < 9);
+        } else {
+          CHECK(what.find("0 and 0 choose a shape that fits") != std::string::npos);
+          CHECK(groups * rotations * (p.polynomial_size / 16) > 256);
+        }
         continue;
       }
       CHECK(from_fused == from_cpu);
@@ -643,6 +664,7 @@ TEST_CASE("fused engine: ciphertexts equal the cuFFT engine's and the CPU backen
         CHECK(fused.last_times().fused_groups == groups);
         CHECK(fused.last_times().fused_rotations_per_block == rotations);
       }
+      if (cluster != 0) CHECK(fused.last_times().fused_cluster_blocks == cluster);
     }
   }
 }
@@ -734,14 +756,20 @@ TEST_CASE("a small batch on every engine and key switching (the compute-sanitize
     const std::uint32_t rows = (p.glwe_dimension + 1) * p.bk_level_count;
     for (const GpuEngine engine : {GpuEngine::cufft, GpuEngine::fused}) {
       for (const GpuKeySwitching ks : {GpuKeySwitching::gather, GpuKeySwitching::tensor_core}) {
-        for (const auto& [groups, rotations] :
-             std::vector<std::pair<std::uint32_t, std::uint32_t>>{{1, 1}, {rows, 1}, {1, 3}}) {
-          if (engine == GpuEngine::cufft && groups * rotations != 1) continue;
+        // The last shape: a cluster of k+1 blocks per rotation, where the device has them.
+        const std::uint32_t cluster = clusters_here() ? p.glwe_dimension + 1 : 1;
+        for (const auto& [groups, rotations, blocks] :
+             std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>>{
+                 {1, 1, 1}, {rows, 1, 1}, {1, 3, 1}, {1, 1, cluster}}) {
+          if (engine == GpuEngine::cufft && groups * rotations * blocks != 1) continue;
           INFO(gpu_engine_name(engine) << ", " << gpu_key_switching_name(ks) << ", groups "
-                                       << groups << ", rotations per block " << rotations);
-          CudaOptions o = fused_options(groups, ks, rotations);
+                                       << groups << ", rotations per block " << rotations
+                                       << ", blocks per cluster " << blocks);
+          CudaOptions o = fused_options(groups, ks, rotations, blocks);
           o.engine = engine;
-          if (engine == GpuEngine::cufft) o.fused_groups = o.fused_rotations_per_block = 0;
+          if (engine == GpuEngine::cufft) {
+            o.fused_groups = o.fused_rotations_per_block = o.fused_cluster_blocks = 0;
+          }
           CHECK(run_plan(gpu_with(p, o), plan, encrypted) == want);
         }
       }

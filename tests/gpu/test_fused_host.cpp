@@ -429,7 +429,8 @@ TEST_CASE("fused engine: its Fourier key is the cuFFT engine's spectrum in bit-r
 }
 
 TEST_CASE("fused engine: one CMUX step of the block program equals core's exact external "
-          "product, for every launch shape (groups per rotation, rotations per block)",
+          "product, for every launch shape (groups per rotation, rotations per block, blocks "
+          "per cluster)",
           "[gpu-host][fused]") {
   const std::uint64_t seed = catch_seed(0x6c);
   INFO("seed " << seed);
@@ -459,10 +460,12 @@ TEST_CASE("fused engine: one CMUX step of the block program equals core's exact 
       for (std::size_t w = 0; w < words; ++w) want[r][w] = start[r * words + w] + product[w];
     }
     HostEngine engine(cloud, 1);
-    const std::vector<fz::LaunchShape> shapes = {{1, 1}, {s.k1(), 1}, {s.rows(), 1}, {1, 2},
-                                                 {1, 3}, {s.k1(), 2}};
+    std::vector<fz::LaunchShape> shapes = {{1, 1}, {s.k1(), 1}, {s.rows(), 1}, {1, 2},
+                                           {1, 3}, {s.k1(), 2}, {1, 1, s.k1()}};
+    if (fz::valid_cluster(s.rows(), s)) shapes.push_back({1, 1, s.rows()});
     for (const fz::LaunchShape shape : shapes) {
-      INFO("groups " << shape.groups << ", rotations per block " << shape.rotations);
+      INFO("groups " << shape.groups << ", rotations per block " << shape.rotations
+                     << ", blocks per cluster " << shape.cluster);
       engine.set_fused_shape(shape);
       std::vector<Torus32> acc = start;
       engine.fused_rotation(capacity, powers, acc, step, 1);
@@ -484,10 +487,11 @@ TEST_CASE("fused engine: the whole data flow equals the CPU backend word for wor
     Parameters p;
     std::vector<fz::LaunchShape> shapes;
   };
-  const std::vector<Case> cases = {{toy_insecure(), {{1, 1}, {2, 1}, {4, 1}, {1, 4}}},
-                                   {toy_k2_insecure(), {{1, 1}, {6, 1}, {1, 2}}},
-                                   {sized_insecure(512, 1), {{2, 1}, {1, 3}}},
-                                   {sized_insecure(2048, 2), {{3, 1}, {1, 2}}}};
+  const std::vector<Case> cases = {
+      {toy_insecure(), {{1, 1}, {2, 1}, {4, 1}, {1, 4}, {1, 1, 2}, {1, 1, 4}}},
+      {toy_k2_insecure(), {{1, 1}, {6, 1}, {1, 2}, {1, 1, 3}, {1, 1, 6}}},
+      {sized_insecure(512, 1), {{2, 1}, {1, 3}, {1, 1, 2}}},
+      {sized_insecure(2048, 2), {{3, 1}, {1, 2}, {1, 1, 3}}}};
   for (const Case& cs : cases) {
     const Parameters& p = cs.p;
     INFO("parameter set " << p.name);
@@ -502,7 +506,9 @@ TEST_CASE("fused engine: the whole data flow equals the CPU backend word for wor
     const std::size_t bits = 8 * test::all_specs().size();
     HostEngine engine(*keys_for(p).cloud, 1);
     for (const fz::LaunchShape shape : cs.shapes) {
-      INFO("groups " << shape.groups << ", rotations per block " << shape.rotations);
+      INFO("groups " << shape.groups << ", rotations per block " << shape.rotations
+                     << ", blocks per cluster " << shape.cluster);
+      REQUIRE(fz::valid_shape(shape, shape_of(p)));
       engine.set_fused_shape(shape);
       engine.chunks_run = 0;
       const auto [cpu, fused] = cpu_and_mirror(f, engine, bits, 6, batch_of);
@@ -551,6 +557,23 @@ TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", 
   CHECK(fz::block_stage_bytes({2, 1}, tfhe) == 0);
   CHECK(fz::block_shared_bytes({1, 4}, tfhe) == 4 * 576 * 16 + 2 * 512 * 16 + 4 * 2 * 1024 * 4);
   CHECK(fz::block_accumulator_offset({1, 4}, tfhe) == 4 * 576 * 16 + 2 * 512 * 16);
+  // Clusters: k+1 or (k+1)l blocks up to 8, one group and one rotation per block; a block
+  // holds its exchange buffer, k+1 partial products and one accumulator column.
+  CHECK(fz::valid_shape({1, 1, 2}, tfhe));
+  CHECK(fz::valid_shape({1, 1, 6}, tfhe));
+  CHECK_FALSE(fz::valid_shape({1, 1, 3}, tfhe));
+  CHECK_FALSE(fz::valid_shape({2, 1, 2}, tfhe));
+  CHECK_FALSE(fz::valid_shape({1, 2, 6}, tfhe));
+  CHECK_FALSE(fz::valid_shape({1, 1, 0}, tfhe));
+  gd::Shape deep = tfhe;
+  deep.bk_level_count = 5;  // (k+1)l = 10: above the portable cluster size
+  CHECK_FALSE(fz::valid_cluster(10, deep));
+  CHECK(fz::valid_cluster(2, deep));
+  CHECK(fz::preferred_cluster(deep) == 2);
+  CHECK(fz::preferred_cluster(tfhe) == 6);
+  CHECK(fz::block_threads({1, 1, 6}, tfhe) == 64);
+  CHECK(fz::block_shared_bytes({1, 1, 6}, tfhe) == 576 * 16 + 2 * 512 * 16 + 1024 * 4);
+  CHECK(fz::cluster_accumulator_offset(tfhe) == 576 * 16 + 2 * 512 * 16);
   CHECK(fz::unsupported_reason(tfhe) == nullptr);
   CHECK(fz::unsupported_reason(shape_of(default_128())) == nullptr);
   CHECK(fz::unsupported_reason(shape_of(toy_insecure())) == nullptr);
@@ -580,4 +603,15 @@ TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", 
   CHECK(choose(1, 1024, 20 * 1024) == P{1, 1});  // G = 2 needs 26 KB
   CHECK(choose(1 << 16, 1024, 60 * 1024) == P{1, 2});  // R = 4 needs 84 KB, R = 2 50 KB
   CHECK(choose(1 << 16, 128, 227 * 1024) == P{1, 2});  // R = 4 needs 256 threads
+  // With room for 22 clusters of 6 blocks (132 multiprocessors): chunks of up to 22
+  // rotations take a cluster each; larger ones, or no room (no clusters), as before.
+  auto cluster_of = [&](std::uint64_t rotations, std::uint64_t room) {
+    return fz::choose_shape(tfhe, rotations, 1024, 227 * 1024, 132 * 1024, room).cluster;
+  };
+  CHECK(cluster_of(1, 22) == 6);
+  CHECK(cluster_of(22, 22) == 6);
+  CHECK(cluster_of(23, 22) == 1);
+  CHECK(cluster_of(1, 0) == 1);
+  CHECK(fz::choose_shape(tfhe, 23, 1024, 227 * 1024, 132 * 1024, 22).groups == 6);
+  CHECK(fz::choose_shape(tfhe, 1, 1024, 20 * 1024, 132 * 1024, 22).cluster == 1);  // 30 KB
 }

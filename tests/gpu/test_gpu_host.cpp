@@ -503,6 +503,31 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
   REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),
                            "fused_rotations_per_block=9 but expected 0 (automatic) to 8");
   o.fused_rotations_per_block = 0;
+  // Clusters: k+1 or (k+1)l blocks up to 8, with one group and one rotation per block.
+  for (const std::uint32_t blocks : {0u, 1u, 2u, 6u}) {
+    o.fused_cluster_blocks = blocks;
+    CHECK_NOTHROW(validate_cuda_options(o, p));
+  }
+  o.fused_cluster_blocks = 3;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),
+                           "fused_cluster_blocks=3 but parameter set 'tfhe_lib_128' takes 0 "
+                           "(automatic), 1 (none), 2 (k+1) or 6 ((k+1)l)");
+  Parameters deep = p;
+  deep.bk_level_count = 5;
+  deep.name = "deep";
+  o.fused_cluster_blocks = 10;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, deep),
+                           "takes 0 (automatic), 1 (none), 2 (k+1) ((k+1)l = 10 is above the "
+                           "portable cluster size of 8)");
+  o.fused_cluster_blocks = 6;
+  o.fused_groups = 2;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),
+                           "fused_cluster_blocks=6 runs one group and one rotation per block; "
+                           "fused_groups=2 and fused_rotations_per_block=0 must be 0 or 1");
+  o.fused_groups = 1;
+  o.fused_rotations_per_block = 1;
+  CHECK_NOTHROW(validate_cuda_options(o, p));
+  o.fused_groups = o.fused_rotations_per_block = o.fused_cluster_blocks = 0;
   o.memory_budget_bytes = 2 * gd::bytes_per_rotation(gpu::test::shape_of(p), GpuEngine::fused);
   CHECK_NOTHROW(validate_cuda_options(o, p));
   Parameters wide = sized_insecure(1024, 3);

@@ -66,6 +66,13 @@ struct CudaOptions {
   // shape gives the same words.
   std::uint32_t fused_groups = 0;
   std::uint32_t fused_rotations_per_block = 0;
+  // Fused engine: blocks of a thread block cluster per rotation (compute capability 9.0: the
+  // blocks share one rotation's CMUX steps through distributed shared memory, for batch-1
+  // latency). 0: automatic (a chunk of at most as many rotations as clusters of k+1 or (k+1)l
+  // blocks fit on the device with a multiprocessor each takes them, where the device has
+  // clusters and fused_groups and fused_rotations_per_block are 0); 1: never; k+1 or (k+1)l
+  // (at most 8): always, with fused_groups and fused_rotations_per_block 0 or 1.
+  std::uint32_t fused_cluster_blocks = 0;
   GpuKeySwitching key_switching = GpuKeySwitching::gather;
   // Host-device transfers of upload() and download(); pinned uses two page-locked buffers
   // of staging_bytes (64 KiB..1 GiB, a multiple of 4), made at the first transfer.
@@ -91,6 +98,7 @@ struct CudaPhaseTimes {
   std::size_t chunk_capacity = 0;    // blind rotations the largest chunk's workspace holds
   std::uint32_t fused_groups = 0;    // fused engine: thread groups per rotation of the last chunk
   std::uint32_t fused_rotations_per_block = 0;  // and its rotations per block
+  std::uint32_t fused_cluster_blocks = 0;       // and its blocks per cluster (1: no cluster)
 };
 
 }  // namespace torusgate
