@@ -236,6 +236,8 @@ bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu) {
     gpu.fused_groups = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 1024));
   } else if (arg == "--fused-rotations") {
     gpu.fused_rotations_per_block = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 8));
+  } else if (arg == "--fused-cluster") {
+    gpu.fused_cluster_blocks = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 8));
   } else if (arg == "--key-switching") {
     gpu.key_switching = parse_gpu_key_switching(arg, cl.value());
   } else if (arg == "--transfer") {
@@ -257,6 +259,8 @@ std::string gpu_options_help(std::size_t column) {
       {"--key-switching K", "gather (default) | tensor_core"},
       {"--fused-groups G", "fused engine: thread groups per rotation, 1, k+1 or (k+1)l"},
       {"--fused-rotations R", "fused engine: rotations per block, 1..8 (both 0: automatic)"},
+      {"--fused-cluster C", "fused engine: blocks per thread block cluster and rotation, k+1 or "
+                            "(k+1)l (0: automatic, 1: none)"},
       {"--transfer T", "direct (default) | pinned: through page-locked staging buffers"},
       {"--staging-mb MB", "pinned: each of the two staging buffers, 1..1024 MiB (default " +
                               std::to_string(CudaOptions{}.staging_bytes >> 20) + ")"}};
@@ -285,11 +289,15 @@ std::string size_text(std::size_t bytes) {
 std::string gpu_engine_description(const CudaOptions& gpu) {
   std::string d = gpu.engine == GpuEngine::fused ? "fused blind rotation" : "cuFFT-batched blind rotation";
   if (gpu.engine == GpuEngine::fused) {
-    d += gpu.fused_groups == 0 && gpu.fused_rotations_per_block == 0
-             ? " (launch shape chosen per batch)"
-             : " (" + std::to_string(std::max(gpu.fused_groups, 1u)) + " groups x " +
-                   std::to_string(std::max(gpu.fused_rotations_per_block, 1u)) +
-                   " rotations per block)";
+    if (gpu.fused_cluster_blocks > 1) {
+      d += " (clusters of " + std::to_string(gpu.fused_cluster_blocks) + " blocks per rotation)";
+    } else if (gpu.fused_groups == 0 && gpu.fused_rotations_per_block == 0) {
+      d += gpu.fused_cluster_blocks == 1 ? " (launch shape chosen per batch, no clusters)"
+                                         : " (launch shape chosen per batch)";
+    } else {
+      d += " (" + std::to_string(std::max(gpu.fused_groups, 1u)) + " groups x " +
+           std::to_string(std::max(gpu.fused_rotations_per_block, 1u)) + " rotations per block)";
+    }
   }
   d += std::string(", ") + gpu_key_switching_name(gpu.key_switching) + " key switching";
   if (gpu.transfer == GpuTransfer::pinned)
@@ -326,7 +334,7 @@ double fourier_key_bytes_per_bootstrap(const Parameters& p) {
 
 InvalidArgument gpu_options_not_for(const std::string& backend) {
   return InvalidArgument("--device, --memory-budget-mb, --no-cuda-graphs, --gpu-engine, "
-                         "--fused-groups, --fused-rotations, --key-switching, --transfer and "
+                         "--fused-groups, --fused-rotations, --fused-cluster, --key-switching, --transfer and "
                          "--staging-mb apply to the gpu backend, not to " + backend);
 }
 

@@ -12,7 +12,7 @@
 //               [--threads T] [--fft auto|fftw|simd|portable] [--task-size S]
 //               [--device D] [--memory-budget-mb MB] [--no-cuda-graphs]
 //               [--gpu-engine E[,E]] [--key-switching K[,K]] [--fused-groups G]
-//               [--fused-rotations R] [--transfer direct|pinned] [--staging-mb MB]
+//               [--fused-rotations R] [--fused-cluster C] [--transfer direct|pinned] [--staging-mb MB]
 //               [--json PATH]
 #include <algorithm>
 #include <chrono>
@@ -64,6 +64,8 @@ void usage(std::ostream& os) {
         "  --fused-groups G  fused engine: thread groups per rotation, 1, k+1 or (k+1)l\n"
         "  --fused-rotations R  fused engine: rotations per block, 1..8 (default for both:\n"
         "                    0, chosen per batch size)\n"
+        "  --fused-cluster C fused engine: blocks per thread block cluster, one rotation per\n"
+        "                    cluster, k+1 or (k+1)l (0: automatic, 1: none)\n"
         "  --transfer T      direct (default) | pinned: upload() and download() through two\n"
         "                    page-locked staging buffers\n"
         "  --staging-mb MB   pinned: each staging buffer, 1..1024 MiB (default "
@@ -153,7 +155,7 @@ struct GpuPhases {
   double download_outputs_ms = 0;  // the outputs, device to host (the caller's wait)
   double setup_ms = 0;             // workspace creation, in the first (warmup) evaluate
   std::size_t chunks = 0, chunk_capacity = 0;
-  std::uint32_t fused_groups = 0, fused_rotations = 0;
+  std::uint32_t fused_groups = 0, fused_rotations = 0, fused_cluster = 0;
 };
 
 struct BatchResult {
@@ -225,6 +227,7 @@ BatchResult run_batch(B& be, const SecretKey& secret, Csprng& rng, std::size_t b
     r.gpu.chunk_capacity = phases.back().chunk_capacity;
     r.gpu.fused_groups = phases.back().fused_groups;
     r.gpu.fused_rotations = phases.back().fused_rotations_per_block;
+    r.gpu.fused_cluster = phases.back().fused_cluster_blocks;
   }
 
   // The outputs of the last timed repetition, checked against NAND of the inputs.
@@ -289,7 +292,8 @@ void write_results(std::ostream& os, const std::vector<BatchResult>& results, bo
          << indent << "   \"first_evaluate_setup_ms\": " << json_number(g.setup_ms)
          << ", \"chunks\": " << g.chunks << ", \"chunk_capacity\": " << g.chunk_capacity
          << ", \"fused_groups\": " << g.fused_groups
-         << ", \"fused_rotations_per_block\": " << g.fused_rotations << ",\n"
+         << ", \"fused_rotations_per_block\": " << g.fused_rotations
+         << ", \"fused_cluster_blocks\": " << g.fused_cluster << ",\n"
          << indent << "   \"nominal_fp64_per_s\": " << json_number(rate * apps::nominal_fp64_per_bootstrap(p))
          << ", \"fp64_percent_of_peak\": "
          << json_number(fp64_peak > 0 ? 100.0 * rate * apps::nominal_fp64_per_bootstrap(p) / fp64_peak : 0)
@@ -340,6 +344,7 @@ void write_json(std::ostream& os, const Options& o, const Parameters& p,
        << ", \"staging_bytes\": " << run.options.staging_bytes
        << ", \"fused_groups_option\": " << run.options.fused_groups
        << ", \"fused_rotations_option\": " << run.options.fused_rotations_per_block
+       << ", \"fused_cluster_option\": " << run.options.fused_cluster_blocks
        << ", \"device_key_upload_s\": " << json_number(run.key_upload_s)
        << ", \"device_key_bytes\": " << run.device_key_bytes << ",\n";
     write_results(os, run.results, true, p, fp64_peak, "     ");
@@ -395,14 +400,18 @@ std::vector<BatchResult> run_all(B& be, const SecretKey& secret, Csprng& rng, co
                 "extract = sample extraction,\nup = both input batches to the device, down = the "
                 "outputs back (the caller's wait, host clock); setup = plans and graph, first\n"
                 "evaluate only; shape = the fused engine's thread groups per rotation x rotations "
-                "per block\n");
+                "per block,\nor cC: a cluster of C blocks per rotation\n");
     std::printf("%7s  %9s  %10s  %9s  %9s  %9s  %9s  %10s  %9s  %9s  %9s  %6s  %7s\n", "batch",
                 "tables", "lincomb", "blindrot", "extract", "keyswitch", "output", "evaluate",
                 "up", "down", "setup", "chunks", "shape");
     for (const BatchResult& r : results) {
       const GpuPhases& g = r.gpu;
       char shape[32] = "-";
-      if (g.fused_groups != 0) std::snprintf(shape, sizeof shape, "%ux%u", g.fused_groups, g.fused_rotations);
+      if (g.fused_cluster > 1) {
+        std::snprintf(shape, sizeof shape, "c%u", g.fused_cluster);
+      } else if (g.fused_groups != 0) {
+        std::snprintf(shape, sizeof shape, "%ux%u", g.fused_groups, g.fused_rotations);
+      }
       std::printf("%7zu  %9.3f  %10.3f  %9.3f  %9.3f  %9.3f  %9.3f  %10.3f  %9.3f  %9.3f  %9.1f  %6zu  %7s\n",
                   r.batch, g.tables_ms, g.linear_combination_ms, g.blind_rotation_ms,
                   g.sample_extraction_ms, g.key_switching_ms, g.output_ms, g.evaluate_ms,

@@ -14,7 +14,8 @@
 #           circuit_demo, torusgate eval
 #   slow    tests_gpu [slow] (10^6 tfhe_lib_128 gates) -> tests_gpu_slow.log
 #   bench   bench_gates --backend gpu, both engines,   -> bench_gates_gpu_*.json/.log
-#           both key switchings, every fused shape,
+#           both key switchings, every fused shape
+#           (clusters included),
 #           pinned transfers (cuFFT engine)
 #   circuits bench_circuits --backend gpu, each engine: -> bench_circuits_gpu_*.json/.log
 #           the default adder, less and multiplier at
@@ -81,7 +82,7 @@ if [[ "$emulated" == 1 ]]; then
   params=toy_INSECURE           # in place of tfhe_lib_128
   other_params=(toy_k2_INSECURE)  # in place of tfhe_lib_80 and default_128
   batches=1,16 shape_batches=1,16 small_batches=1,8 other_batches=1,8 transfer_batches=1,16
-  shapes=(1x1 2x1 4x1 1x2 1x4)  # groups: 1, k+1, (k+1)l = 4 for toy
+  shapes=(1x1 2x1 4x1 1x2 1x4 c2 c4)  # groups: 1, k+1, (k+1)l = 4 for toy; cC: clusters
   budget_run=(--memory-budget-mb 1 --batch 512)  # chunked on both engines
   circuit_widths=8 circuit_lanes=4 circuit_reps=1
   regression_args=(--dataset 6x2) cli_args=(--insecure-ok)
@@ -93,7 +94,7 @@ else
   other_params=(tfhe_lib_80 default_128)
   batches=1,64,1024,16384,65536 shape_batches=1,64,1024,16384 small_batches=1,64,1024
   other_batches=1,1024,16384 transfer_batches=1024,16384,65536
-  shapes=(1x1 2x1 6x1 1x2 1x4)  # groups: 1, k+1, (k+1)l = 6 for tfhe_lib_128
+  shapes=(1x1 2x1 6x1 1x2 1x4 c2 c6)  # groups: 1, k+1, (k+1)l = 6 for tfhe_lib_128; cC: clusters
   budget_run=(--memory-budget-mb 256 --batch 16384)
   circuit_widths=8,16,32 circuit_lanes=64 circuit_reps="$reps"
   regression_args=() cli_args=()
@@ -280,13 +281,19 @@ step_bench() {
   run_logged "bench_gates_gpu_$params" "$bench" --backend gpu --params "$params" \
     --gpu-engine cufft,fused --key-switching gather,tensor_core \
     --batch "$batches" --reps "$reps" --json "$out/bench_gates_gpu_$params.json"
-  # The fused engine's launch shapes (groups per rotation x rotations per block), each forced
-  # (both 0, the default, choose per batch size): the data to tune choose_shape with.
+  # The fused engine's launch shapes (groups per rotation x rotations per block, or cC: a
+  # thread block cluster of C blocks per rotation), each forced (all 0, the default, choose
+  # per batch size): the data to tune choose_shape with.
+  local shape_args
   for shape in "${shapes[@]}"; do
+    if [[ "$shape" == c* ]]; then
+      shape_args=(--fused-cluster "${shape#c}")
+    else
+      shape_args=(--fused-groups "${shape%x*}" --fused-rotations "${shape#*x}" --fused-cluster 1)
+    fi
     run_logged "bench_gates_gpu_${params}_fused_$shape" "$bench" --backend gpu \
-      --params "$params" --gpu-engine fused --fused-groups "${shape%x*}" \
-      --fused-rotations "${shape#*x}" --batch "$shape_batches" --reps 3 \
-      --json "$out/bench_gates_gpu_${params}_fused_$shape.json"
+      --params "$params" --gpu-engine fused "${shape_args[@]}" --batch "$shape_batches" \
+      --reps 3 --json "$out/bench_gates_gpu_${params}_fused_$shape.json"
   done
   # The cuFFT engine with pinned transfers (page-locked staging buffers) at the sizes where
   # transfers weigh; the direct ones are the first run's cuFFT/gather results.
@@ -377,12 +384,19 @@ step_profile() {
   metrics+=,sm__sass_thread_inst_executed_op_dmul_pred_on.sum
   metrics+=,sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active
   metrics+=,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active
+  # The rotation kernel in blocks (fused_blind_rotation_kernel) or in clusters
+  # (fused_cluster_rotation_kernel, which the automatic shape takes for batch 1 on 9.0);
+  # batch 1 also in blocks of 6 groups, for the comparison.
   for batch in 1 1024 16384; do
     run_logged "profile_fused_$batch" "$ncu" --metrics "$metrics" \
-      --kernel-name regex:fused_blind_rotation --launch-count 1 \
+      --kernel-name "regex:fused_(blind|cluster)_rotation" --launch-count 1 \
       "$bench" --backend gpu --params tfhe_lib_128 --gpu-engine fused --batch "$batch" \
       --reps 1 --warmup 0
   done
+  run_logged profile_fused_1_6x1 "$ncu" --metrics "$metrics" \
+    --kernel-name regex:fused_blind_rotation --launch-count 1 \
+    "$bench" --backend gpu --params tfhe_lib_128 --gpu-engine fused --fused-groups 6 \
+    --fused-rotations 1 --fused-cluster 1 --batch 1 --reps 1 --warmup 0
   run_logged profile_key_switching "$ncu" --metrics "$metrics" \
     --kernel-name regex:key_switch --launch-count 2 \
     "$bench" --backend gpu --params tfhe_lib_128 --gpu-engine fused \

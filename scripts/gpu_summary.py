@@ -51,10 +51,23 @@ def percent(part, whole):
 
 
 def shape_text(result):
+    """The fused engine's launch shape: GxR (groups per rotation x rotations per block) or cC
+    (a thread block cluster of C blocks per rotation)."""
+    cluster = result.get("fused_cluster_blocks", 0)
+    if cluster > 1:
+        return f"c{cluster}"
     groups = result.get("fused_groups", 0)
     if not groups:
         return "-"
     return f"{groups}x{result.get('fused_rotations_per_block', 1)}"
+
+
+def shape_order(text):
+    """GxR shapes by G then R, then the clusters by size."""
+    if text.startswith("c"):
+        return (1, int(text[1:]), 0)
+    groups, rotations = text.split("x")
+    return (0, int(groups), int(rotations))
 
 
 def transfer_share(result):
@@ -138,7 +151,8 @@ def run_table(run):
 
 
 def is_forced(run):
-    return bool(run.get("fused_groups_option") or run.get("fused_rotations_option"))
+    return bool(run.get("fused_groups_option") or run.get("fused_rotations_option")
+                or run.get("fused_cluster_option", 0) > 1)
 
 
 def source_text(name, run, r, with_transfer=False):
@@ -216,12 +230,13 @@ def shape_study(reports):
     for params, study in by_params.items():
         if not study["forced"]:
             continue
-        shapes = sorted(study["forced"], key=lambda t: tuple(int(x) for x in t.split("x")))
+        shapes = sorted(study["forced"], key=shape_order)
         batches = sorted(set(study["auto"]) | {b for c in study["forced"].values() for b in c})
         out += [f"## Fused launch shapes, {params}", "",
                 "Blind rotations per second of the rotation kernel's own device time (the key "
                 "switching left out), per forced shape (groups per rotation x rotations per "
-                "block) and the shape the engine chose:", "",
+                "block, or cC: a cluster of C blocks per rotation) and the shape the engine "
+                "chose:", "",
                 "| batch | chosen | " + " | ".join(shapes) + " | fastest |",
                 "|---|---|" + "---|" * len(shapes) + "---|"]
         for b in batches:

@@ -53,9 +53,10 @@ for path in glob.glob(os.path.join(d, "bench_gates_gpu_*.json")):
         for res in run["results"]:
             assert res["errors"] == 0, (path, res)
             assert res["phases_ms_median"]["blind_rotation"] > 0, (path, res)
-for shape in ("1x1", "2x1", "4x1", "1x2", "1x4"):
+for shape in ("1x1", "2x1", "4x1", "1x2", "1x4", "c2", "c4"):
     run = load(f"bench_gates_gpu_toy_INSECURE_fused_{shape}.json")["runs"][0]
-    got = {f"{r['fused_groups']}x{r['fused_rotations_per_block']}" for r in run["results"]}
+    got = {f"c{r['fused_cluster_blocks']}" if r["fused_cluster_blocks"] > 1
+           else f"{r['fused_groups']}x{r['fused_rotations_per_block']}" for r in run["results"]}
     assert got == {shape}, (shape, got)
 for run in load("bench_gates_gpu_toy_INSECURE_budget.json")["runs"]:
     assert all(r["chunks"] > 1 for r in run["results"]), ("not chunked", run["engine"])
@@ -89,7 +90,7 @@ for text in "## toy_INSECURE: \`bench_gates_gpu_toy_INSECURE.json\`" \
     "Engine fused, key switching tensor_core" "## toy_k2_INSECURE: \`bench_gates_gpu_toy_k2_INSECURE.json\`" \
     "## Circuits, toy_INSECURE: \`bench_circuits_gpu_toy_INSECURE_fused_lanes4.json\`" \
     "| mul.wrapping.dadda | u8 | 4 | 408 | 9 |" "## Fused launch shapes, toy_INSECURE" \
-    "| batch | chosen | 1x1 | 1x2 | 1x4 | 2x1 | 4x1 | fastest |" \
+    "| batch | chosen | 1x1 | 1x2 | 1x4 | 2x1 | 4x1 | c2 | c4 | fastest |" \
     "## toy_INSECURE: \`bench_gates_gpu_toy_INSECURE_pinned.json\`" \
     "Engine cuFFT-batched, key switching gather, pinned transfers (8 MiB staging), device keys" \
     "## Circuits, toy_INSECURE: \`bench_circuits_gpu_toy_INSECURE_cufft_lanes4_pinned.json\`"; do
