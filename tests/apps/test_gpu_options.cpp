@@ -1,6 +1,7 @@
 // The GPU options the programs share (apps/app_support.hpp): --transfer and --staging-mb
 // parsed into CudaOptions, their refusals, their help lines, the description that names pinned
-// transfers, and the message for GPU options given with a CPU backend.
+// transfers, and the message for GPU options given with a CPU backend; the fused engine's
+// launch-shape options.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -73,4 +74,32 @@ TEST_CASE("the GPU options' help, description and CPU-backend refusal name the t
   const std::string refusal = apps::gpu_options_not_for("openmp").what();
   CHECK_THAT(refusal, Catch::Matchers::Contains("--key-switching, --transfer and --staging-mb "
                                                 "apply to the gpu backend, not to openmp"));
+}
+
+TEST_CASE("the fused engine's launch-shape options: parsed, bounded and described", "[apps]") {
+  CudaOptions gpu;
+  parse_gpu_args({"--gpu-engine", "fused", "--fused-cluster", "6"}, gpu);
+  CHECK(gpu.engine == GpuEngine::fused);
+  CHECK(gpu.fused_cluster_blocks == 6);
+  CHECK(apps::gpu_engine_description(gpu) ==
+        "fused blind rotation (clusters of 6 blocks per rotation), gather key switching");
+  gpu.fused_cluster_blocks = 1;
+  CHECK(apps::gpu_engine_description(gpu) ==
+        "fused blind rotation (launch shape chosen per batch, no clusters), gather key switching");
+  gpu.fused_cluster_blocks = 0;
+  CHECK(apps::gpu_engine_description(gpu) ==
+        "fused blind rotation (launch shape chosen per batch), gather key switching");
+  parse_gpu_args({"--fused-groups", "2", "--fused-rotations", "4"}, gpu);
+  CHECK(apps::gpu_engine_description(gpu) ==
+        "fused blind rotation (2 groups x 4 rotations per block), gather key switching");
+  REQUIRE_INVALID_ARGUMENT(parse_gpu_args({"--fused-cluster", "9"}, gpu),
+                           "--fused-cluster: 9 is out of range; expected an integer in 0..8");
+  REQUIRE_INVALID_ARGUMENT(parse_gpu_args({"--fused-cluster"}, gpu),
+                           "--fused-cluster needs a value");
+  CHECK_THAT(apps::gpu_options_help(22),
+             Catch::Matchers::Contains("\n  --fused-cluster C   fused engine: blocks per thread "
+                                       "block cluster and rotation, k+1 or (k+1)l (0: "
+                                       "automatic, 1: none)\n"));
+  CHECK_THAT(std::string(apps::gpu_options_not_for("openmp").what()),
+             Catch::Matchers::Contains("--fused-cluster"));
 }
