@@ -716,6 +716,33 @@ TEST_CASE("tensor-core key switching gives the gather kernel's words on both eng
   }
 }
 
+TEST_CASE("fused engine: a lone bootstrap takes a cluster where the device runs one with a "
+          "multiprocessor per block",
+          "[gpu][fused]") {
+  using S = CudaStorage;
+  // (k+1)l = 4 blocks: the emulator's 4 multiprocessors have room for one such cluster.
+  const Parameters p = toy_insecure();
+  CudaBackend& be = gpu_with(p, fused_options());
+  Csprng rng = seeded_rng(catch_seed(0xc1a));
+  const SecretKey& key = keys_for(p).secret;
+  auto A = encrypt(be, key, std::vector<std::uint8_t>{1, 0}, rng);
+  auto B = encrypt(be, key, std::vector<std::uint8_t>{1, 1}, rng);
+  const std::uint32_t rows = (p.glwe_dimension + 1) * p.bk_level_count;
+  const int multiprocessors = gpu::devices().at(0).multiprocessors;
+  const std::vector<std::uint8_t> nand = {0, 1};
+  for (const std::size_t gates : {1u, 2u}) {
+    INFO(gates << " gates, " << multiprocessors << " multiprocessors");
+    auto out = be.allocate(gates);
+    be.evaluate(std::vector<GateOp<S>>{
+        gate::nand<S>(A.bits(0, gates), B.bits(0, gates), out.bits())});
+    CHECK(decrypt(be, key, out.bits()) == std::vector<std::uint8_t>(nand.begin(), nand.begin() + gates));
+    // A cluster per rotation while every block of every cluster has a multiprocessor: on the
+    // emulator's 4, one rotation (a device's occupancy allows far more clusters than that).
+    const bool room = clusters_here() && gates * rows <= static_cast<std::size_t>(multiprocessors);
+    CHECK(be.last_times().fused_cluster_blocks == (room ? rows : 1));
+  }
+}
+
 TEST_CASE("fused engine: chunked and unchunked runs give identical ciphertexts", "[gpu][fused]") {
   const Parameters p = tfhe_lib_128();
   Csprng rng = seeded_rng(catch_seed(0xf0c));
