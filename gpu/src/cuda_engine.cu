@@ -478,7 +478,8 @@ void CudaEngine::Impl::record_rotation(Workspace& ws) {
                         " threads and " + format_bytes(shared) + " of shared memory; device " +
                         info.name + " (compute capability " + std::to_string(info.compute_capability_major) + "." +
                         std::to_string(info.compute_capability_minor) +
-                        ") cannot run them (clusters need 9.0; 0 or 1 runs without)");
+                        ") cannot run them (clusters need 9.0, and a build with code for "
+                        "9.0: CMAKE_CUDA_ARCHITECTURES; 0 or 1 runs without)");
     }
     times.fused_groups = launch.groups;
     times.fused_rotations_per_block = launch.rotations;

@@ -156,6 +156,11 @@ std::uint64_t fused_clusters_k(const Shape& shape, std::uint32_t blocks, int dev
   int cluster_launch = 0;
   CUDA_TRY(cudaDeviceGetAttribute(&cluster_launch, cudaDevAttrClusterLaunch, device));
   if (cluster_launch == 0 || blocks < 2) return 0;
+  // The kernel's code must come from compute capability 9.0 or later: a build for 8.x alone
+  // runs on a 9.0 device from its 8.x PTX, whose cluster kernel is the trap.
+  cudaFuncAttributes attributes{};
+  CUDA_TRY(cudaFuncGetAttributes(&attributes, fused_cluster_rotation_kernel<K1>));
+  if (attributes.ptxVersion < 90) return 0;
   const fused::LaunchShape shape_c{1, 1, blocks};
   const std::size_t shared = fused::block_shared_bytes(shape_c, shape);
   allow_shared(fused_cluster_rotation_kernel<K1>, shared);

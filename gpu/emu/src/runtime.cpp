@@ -978,6 +978,9 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, const void* fu
   std::lock_guard lock(s.mutex);
   *attributes = cudaFuncAttributes{};
   attributes->maxThreadsPerBlock = max_threads_per_block;
+  // Compiled for the emulated device's compute capability (9.0), as PTX and as code.
+  attributes->ptxVersion = 90;
+  attributes->binaryVersion = 90;
   const auto it = s.max_dynamic_shared.find(func);
   attributes->maxDynamicSharedSizeBytes =
       it != s.max_dynamic_shared.end() ? it->second : default_shared_per_block;
