@@ -319,18 +319,11 @@ struct Launcher {
   }
 };
 
-template <class... P>
-Launcher<P...> launcher(void (*kernel)(P...), const char* name, dim3 grid, dim3 block,
-                        std::size_t shared_bytes, cudaStream_t stream) {
-  return Launcher<P...>{kernel, LaunchConfig{reinterpret_cast<const void*>(kernel), name, grid,
-                                             block, shared_bytes, stream}};
-}
-
-// A launch in clusters of `cluster` blocks along x (cudaLaunchKernelEx with a
+// cluster > 1: a launch in clusters of that many blocks along x (cudaLaunchKernelEx with a
 // cudaLaunchAttributeClusterDimension of (cluster, 1, 1) under nvcc).
 template <class... P>
 Launcher<P...> launcher(void (*kernel)(P...), const char* name, dim3 grid, dim3 block,
-                        std::size_t shared_bytes, cudaStream_t stream, unsigned cluster) {
+                        std::size_t shared_bytes, cudaStream_t stream, unsigned cluster = 1) {
   return Launcher<P...>{kernel, LaunchConfig{reinterpret_cast<const void*>(kernel), name, grid,
                                              block, shared_bytes, stream, cluster}};
 }

@@ -135,6 +135,13 @@ State& state() {
 thread_local cudaError_t last_error = cudaSuccess;
 thread_local int this_device = 0;
 
+// The dynamic shared memory a block of `kernel` may have: its
+// cudaFuncAttributeMaxDynamicSharedMemorySize, else the default (lock held).
+int dynamic_shared_limit(const State& s, const void* kernel) {
+  const auto it = s.max_dynamic_shared.find(kernel);
+  return it != s.max_dynamic_shared.end() ? it->second : default_shared_per_block;
+}
+
 // The allocation that holds p (lock held), or allocations.end().
 std::map<std::uintptr_t, Allocation>::iterator find_allocation(State& s, const void* p) {
   const auto a = reinterpret_cast<std::uintptr_t>(p);
@@ -981,9 +988,7 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, const void* fu
   // Compiled for the emulated device's compute capability (9.0), as PTX and as code.
   attributes->ptxVersion = 90;
   attributes->binaryVersion = 90;
-  const auto it = s.max_dynamic_shared.find(func);
-  attributes->maxDynamicSharedSizeBytes =
-      it != s.max_dynamic_shared.end() ? it->second : default_shared_per_block;
+  attributes->maxDynamicSharedSizeBytes = dynamic_shared_limit(s, func);
   return cudaSuccess;
 }
 
@@ -1060,12 +1065,11 @@ cudaError_t cudaOccupancyMaxActiveClusters(int* clusters, const void* func,
   const dim3 b = config->blockDim;
   const unsigned long long threads = 1ull * b.x * b.y * b.z;
   if (threads == 0) return fail(cudaErrorInvalidValue);
-  int shared_limit = default_shared_per_block;
+  int shared_limit = 0;
   {
     State& s = state();
     std::lock_guard lock(s.mutex);
-    const auto it = s.max_dynamic_shared.find(func);
-    if (it != s.max_dynamic_shared.end()) shared_limit = it->second;
+    shared_limit = dynamic_shared_limit(s, func);
   }
   if (threads > max_threads_per_block ||
       config->dynamicSmemBytes > static_cast<std::size_t>(shared_limit)) {
@@ -1100,12 +1104,11 @@ void launch(const LaunchConfig& config, std::function<void()> thread) {
     fail(cudaErrorInvalidConfiguration);
     return;
   }
-  int shared_limit = default_shared_per_block;
+  int shared_limit = 0;
   {
     State& s = state();
     std::lock_guard lock(s.mutex);
-    const auto it = s.max_dynamic_shared.find(config.kernel);
-    if (it != s.max_dynamic_shared.end()) shared_limit = it->second;
+    shared_limit = dynamic_shared_limit(s, config.kernel);
   }
   if (config.shared_bytes > static_cast<std::size_t>(shared_limit)) {
     std::fprintf(stderr,

@@ -346,51 +346,6 @@ bool run_block_direct(unsigned threads, const dim3& block) {
   return true;
 }
 
-// Runs one block; false after a fault.
-bool run_block(unsigned threads, const dim3& block) {
-  Scheduler& s = scheduler;
-  while (s.fibers.size() < threads) s.fibers.push_back(std::make_unique<Fiber>());
-  for (unsigned t = 0; t < threads; ++t) {
-    Fiber* f = s.fibers[t].get();
-    f->tid = uint3{t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
-    fiber_init(f);
-  }
-  thread_local std::vector<unsigned> order;
-  for (std::uint64_t phase = 0;; ++phase) {
-    phase_order(order, threads, phase);
-    unsigned waiting = 0, done = 0;
-    for (const unsigned t : order) {
-      Fiber* f = s.fibers[t].get();
-      if (f->state == FiberState::ready) {
-        threadIdx = f->tid;
-        s.current = f;
-        to_fiber(f);
-        s.current = nullptr;
-        if (s.faulted) return false;
-      }
-      if (f->state == FiberState::waiting) ++waiting;
-      else ++done;
-    }
-    if (waiting == 0) return true;
-    if (done != 0) {
-      // A barrier in divergent code: some threads returned, the others wait for them.
-      const Fiber* f = nullptr;
-      for (unsigned t = 0; t < threads && f == nullptr; ++t) {
-        if (s.fibers[t]->state == FiberState::waiting) f = s.fibers[t].get();
-      }
-      s.fault = where(f->tid) + ": __syncthreads in divergent code (" + std::to_string(waiting) +
-                " of " + std::to_string(threads) + " threads wait, " + std::to_string(done) +
-                " have returned)";
-      s.faulted = true;
-      return false;
-    }
-    for (unsigned t = 0; t < threads; ++t) {
-      Fiber* f = s.fibers[t].get();
-      if (f->state == FiberState::waiting) f->state = FiberState::ready;
-    }
-  }
-}
-
 // The blockIdx of the block of linear index b in grid g (x fastest).
 uint3 block_at(std::uint64_t b, const dim3& g) {
   return uint3{static_cast<unsigned>(b % g.x), static_cast<unsigned>(b / g.x % g.y),
@@ -405,7 +360,9 @@ struct ClusterBlock {
 };
 
 // Runs the cluster whose first block has linear index `first` (config.cluster blocks of
-// `threads` threads, block r's dynamic shared memory at shared[r]); false after a fault.
+// `threads` threads, block r's dynamic shared memory at shared[r]; a launch without clusters
+// runs each block as a cluster of one, whose barrier opens at the end of each phase); false
+// after a fault.
 bool run_cluster(const LaunchConfig& config, std::uint64_t first, unsigned threads,
                  unsigned char* const* shared) {
   Scheduler& s = scheduler;
@@ -685,10 +642,10 @@ bool run_blocks(const LaunchConfig& config, const std::function<void()>& thread,
   for (std::uint64_t taken = next++; taken < units && !stop.load(); taken = next++) {
     const std::uint64_t u = from_last ? units - 1 - taken : taken;
     bool ran = false;
-    if (cluster == 1) {
+    if (direct) {
       blockIdx = block_at(u, g);
       std::memset(shared[0], 0xC3, config.shared_bytes);  // uninitialised, as on a device
-      ran = direct ? run_block_direct(threads, config.block) : run_block(threads, config.block);
+      ran = run_block_direct(threads, config.block);
     } else {
       // A cluster's blocks are consecutive along x (g.x is a multiple of the cluster size).
       ran = run_cluster(config, u * cluster, threads, shared.data());
