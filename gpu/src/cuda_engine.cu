@@ -200,8 +200,10 @@ struct CudaEngine::Impl {
   DeviceBuffer<Complex> twist, untwist, bk_fourier;
   DeviceBuffer<Complex> twiddles;  // fused engine: its FFT's W^e, e < M/2
   FusedLimits limits;              // fused engine: the rotation kernel on this device
-  std::uint64_t cluster_room = 0;  // fused engine: rotations in clusters of the automatic size
-                                   // that run at once (0: none, or clusters not chosen)
+  // Fused engine: clusters of the forced size, else of the automatic one, that the device
+  // runs at once (0: none, or clusters not asked for), and of those the rotations the
+  // automatic shape gives a cluster (a multiprocessor per block). Asked once, at construction.
+  std::uint64_t clusters = 0, cluster_room = 0;
   DeviceBuffer<std::uint32_t> ksk;         // gather key switching: core's layout
   DeviceBuffer<std::uint8_t> ks_matrix;    // tensor-core key switching: byte planes
   DeviceBuffer<OpDesc> ops;
@@ -291,11 +293,16 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
                         " threads and " + format_bytes(limits.max_shared_bytes) +
                         " for its kernel; use GpuEngine::cufft");
     }
-    if (o.fused_cluster_blocks == 0 && o.fused_groups == 0 && o.fused_rotations_per_block == 0) {
-      // Rotations that get a cluster with a multiprocessor per block.
-      const std::uint32_t blocks = kernel::fused::preferred_cluster(s);
-      cluster_room = std::min<std::uint64_t>(fused_clusters(s, blocks, o.device),
-                                             static_cast<unsigned>(info.multiprocessors) / blocks);
+    const bool automatic =
+        o.fused_cluster_blocks == 0 && o.fused_groups == 0 && o.fused_rotations_per_block == 0;
+    if (automatic || o.fused_cluster_blocks > 1) {
+      const std::uint32_t cluster_blocks =
+          automatic ? kernel::fused::preferred_cluster(s) : o.fused_cluster_blocks;
+      clusters = fused_clusters(s, cluster_blocks, o.device);
+      if (automatic) {
+        cluster_room = std::min<std::uint64_t>(
+            clusters, static_cast<unsigned>(info.multiprocessors) / cluster_blocks);
+      }
     }
     w = kernel::fused::twiddles(static_cast<std::uint32_t>(M));
     twiddles = DeviceBuffer<Complex>(w.size(), st(), "the fused engine's twiddle table");
@@ -443,7 +450,9 @@ Workspace& CudaEngine::Impl::workspace_for(std::uint64_t capacity, std::size_t b
 }
 
 kernel::fused::LaunchShape CudaEngine::Impl::fused_shape_for(std::uint64_t capacity) const {
-  if (options.fused_cluster_blocks > 1) return kernel::fused::LaunchShape{1, 1, options.fused_cluster_blocks};
+  if (options.fused_cluster_blocks > 1) {
+    return kernel::fused::LaunchShape{1, 1, options.fused_cluster_blocks};
+  }
   if (options.fused_groups != 0 || options.fused_rotations_per_block != 0) {
     return kernel::fused::LaunchShape{std::max<std::uint32_t>(options.fused_groups, 1),
                                       std::max<std::uint32_t>(options.fused_rotations_per_block, 1)};
@@ -470,16 +479,17 @@ void CudaEngine::Impl::record_rotation(Workspace& ws) {
                         format_bytes(limits.max_shared_bytes) +
                         " for the fused kernel (0 and 0 choose a shape that fits)");
     }
-    if (launch.cluster > 1 && options.fused_cluster_blocks > 1 &&
-        fused_clusters(s, launch.cluster, options.device) == 0) {
-      throw SystemError("CudaBackend: CudaOptions::fused_cluster_blocks=" +
-                        std::to_string(launch.cluster) + " needs thread block clusters of " +
-                        std::to_string(launch.cluster) + " blocks of " + std::to_string(threads) +
-                        " threads and " + format_bytes(shared) + " of shared memory; device " +
-                        info.name + " (compute capability " + std::to_string(info.compute_capability_major) + "." +
-                        std::to_string(info.compute_capability_minor) +
-                        ") cannot run them (clusters need 9.0, and a build with code for "
-                        "9.0: CMAKE_CUDA_ARCHITECTURES; 0 or 1 runs without)");
+    if (launch.cluster > 1 && clusters == 0) {  // only a forced size (the automatic shape
+                                                // takes clusters where some run)
+      throw SystemError(
+          "CudaBackend: CudaOptions::fused_cluster_blocks=" + std::to_string(launch.cluster) +
+          " needs thread block clusters of " + std::to_string(launch.cluster) + " blocks of " +
+          std::to_string(threads) + " threads and " + format_bytes(shared) +
+          " of shared memory; device " + info.name + " (compute capability " +
+          std::to_string(info.compute_capability_major) + "." +
+          std::to_string(info.compute_capability_minor) +
+          ") cannot run them (clusters need 9.0, and a build with code for 9.0: "
+          "CMAKE_CUDA_ARCHITECTURES; 0 or 1 runs without)");
     }
     times.fused_groups = launch.groups;
     times.fused_rotations_per_block = launch.rotations;

@@ -278,6 +278,28 @@ TG_UNROLL
   }
 }
 
+// R.v = partial(0)[at(r)] + partial(1)[at(r)] + ... + partial(count-1)[at(r)], added in that
+// order: one product's partials (partial(p): partial p's points, at(r): where point r of the
+// thread is in each).
+template <class Regs, class Partial, class At>
+TG_HD void sum_partials(Regs& R, std::uint32_t count, Partial partial, At at) {
+  const Complex* first = partial(0);
+TG_UNROLL
+  for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = first[at(r)];
+  // Not unrolled: several partials' loads in flight cost registers (nvcc 13, sm_80: the
+  // k = 1 block kernel spills 12 bytes per thread when this loop unrolls, none when it does
+  // not).
+TG_NO_UNROLL
+  for (std::uint32_t p = 1; p < count; ++p) {
+    const Complex* next = partial(p);
+TG_UNROLL
+    for (unsigned r = 0; r < points_per_thread; ++r) {
+      R.v[r].re += next[at(r)].re;
+      R.v[r].im += next[at(r)].im;
+    }
+  }
+}
+
 // CMUX step: acc += external_product(BK_i, (X^power - 1) acc) for each of the block's R
 // accumulators ((k+1)N words each in shared memory). K1 = k + 1.
 template <unsigned K1, class Block>
@@ -361,19 +383,9 @@ TG_UNROLL
       if (f.group(tid) % groups != c) return;
       const Complex* partials = mem.buffers + std::size_t{rotation_of(tid)} * groups * buffer_size;
       const std::uint32_t slot = f.thread(tid) * points_per_thread;
-TG_UNROLL
-      for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = partials[padded(slot + r)];
-      // Not unrolled: several partials' loads in flight cost registers (nvcc 13, sm_80: the
-      // k = 1 kernel spills 12 bytes per thread when this loop unrolls, none when it does not).
-TG_NO_UNROLL
-      for (std::uint32_t p = 1; p < groups; ++p) {
-        const Complex* partial = partials + std::size_t{p} * buffer_size;
-TG_UNROLL
-        for (unsigned r = 0; r < points_per_thread; ++r) {
-          R.v[r].re += partial[padded(slot + r)].re;
-          R.v[r].im += partial[padded(slot + r)].im;
-        }
-      }
+      sum_partials(
+          R, groups, [&](std::uint32_t p) { return partials + std::size_t{p} * buffer_size; },
+          [&](unsigned r) { return padded(slot + r); });
     });
   }
   blk.each([&](unsigned tid, auto& R) {
@@ -413,7 +425,6 @@ TG_HD BlockMemory block_memory(unsigned char* base, const LaunchShape& shape,
   mem.acc = reinterpret_cast<Torus32*>(base + block_accumulator_offset(shape, s));
   return mem;
 }
-
 
 // ---- one rotation on a thread block cluster ----------------------------------------------
 //
@@ -483,18 +494,9 @@ TG_UNROLL
       return;
     }
     const std::size_t at = std::size_t{c} * points_per_thread * f.T + t;
-    const Complex* first = blk.remote(partials, 0) + at;
-TG_UNROLL
-    for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = first[r * f.T];
-TG_NO_UNROLL
-    for (std::uint32_t b = 1; b < blocks; ++b) {
-      const Complex* partial = blk.remote(partials, b) + at;
-TG_UNROLL
-      for (unsigned r = 0; r < points_per_thread; ++r) {
-        R.v[r].re += partial[r * f.T].re;
-        R.v[r].im += partial[r * f.T].im;
-      }
-    }
+    sum_partials(
+        R, blocks, [&](std::uint32_t b) { return blk.remote(partials, b) + at; },
+        [&](unsigned r) { return r * f.T; });
   });
   inverse_transform(blk, f);  // its exchanges use each block's own buffer, free since the
                               // forward transform's last barrier
