@@ -14,9 +14,11 @@
 #           circuit_demo, torusgate eval
 #   slow    tests_gpu [slow] (10^6 tfhe_lib_128 gates) -> tests_gpu_slow.log
 #   bench   bench_gates --backend gpu, both engines,   -> bench_gates_gpu_*.json/.log
-#           both key switchings, every fused shape
-#           (clusters included),
-#           pinned transfers (cuFFT engine)
+#           both key switchings; pinned transfers
+#           (cuFFT engine), no graphs, the other sets,
+#           a small memory budget
+#   shapes  bench_gates, every fused launch shape     -> bench_gates_gpu_*_fused_*.json/.log
+#           forced (clusters included)
 #   circuits bench_circuits --backend gpu, each engine: -> bench_circuits_gpu_*.json/.log
 #           the default adder, less and multiplier at
 #           8, 16, 32 bits, one element and 64 (DESIGN.md
@@ -31,7 +33,8 @@
 # 540) and a failing step does not stop the others; the exit status is 1 if any step failed.
 # Steps may run in separate calls (the build directory and unpacked libraries are reused):
 # where one call may take at most 10 minutes, run `env build host test`, then `apps slow`,
-# then `bench circuits`, then `sanitize profile`.
+# then `bench shapes circuits`, then `sanitize profile`. For a short lease, build here
+# (scripts/gpu_prebuilt.sh) and run the steps without `build` under a DEADLINE.
 # Environment:
 #   BUILD_DIR   build directory (default build-gpu-run)
 #   CUDA_ARCH   CMAKE_CUDA_ARCHITECTURES (default native: the GPU present at configure time)
@@ -40,6 +43,10 @@
 #               pkg-config are missing (default .deps; scripts/gpu_deps.sh fills it)
 #   DEPS_ROOT   where to unpack them (default /opt/deps, else .deps/root when not writable)
 #   BENCH_REPS  timed repetitions per batch size (default 5)
+#   DEADLINE    seconds since the epoch (date +%s) by which every command must end: each
+#               runs for at most the time left less 20 s, and a command with under 30 s
+#               left is skipped and named in the log (a short lease: the steps first named
+#               get the time, the rest are skipped, never cut off with their logs unwritten)
 #   GPU_RUN_EMULATED=1  a dry run without a GPU, on the CUDA emulator (gpu/emu): the steps use
 #               the *_emulated programs of an existing build (BUILD_DIR, default build), with
 #               toy parameters and small sizes; test runs tests_gpu_emulated; slow, sanitize
@@ -57,10 +64,10 @@ mkdir -p "$1" || exit 2
 out="$(cd "$1" && pwd)"
 shift
 steps=("$@")
-[[ ${#steps[@]} -eq 0 ]] && steps=(env build host test apps slow bench circuits sanitize profile)
+[[ ${#steps[@]} -eq 0 ]] && steps=(env build host test apps slow bench shapes circuits sanitize profile)
 for s in "${steps[@]}"; do
   case "$s" in
-    env|build|host|test|apps|slow|bench|circuits|sanitize|profile) ;;
+    env|build|host|test|apps|slow|bench|shapes|circuits|sanitize|profile) ;;
     *) echo "gpu_run: unknown step '$s'" >&2; usage; exit 2;;
   esac
 done
@@ -73,7 +80,13 @@ fi
 jobs="${JOBS:-$(nproc)}"
 arch="${CUDA_ARCH:-native}"
 step_timeout="${STEP_TIMEOUT:-540}"
+deadline="${DEADLINE:-0}"
+if ! [[ "$deadline" =~ ^[0-9]+$ ]]; then
+  echo "gpu_run: DEADLINE='$deadline'; expected seconds since the epoch (date +%s)" >&2
+  exit 2
+fi
 failed=()
+skipped=()
 # What the steps run: the issues' sizes on a GPU, or a dry run's on the emulator.
 if [[ "$emulated" == 1 ]]; then
   build="${BUILD_DIR:-build}"
@@ -102,16 +115,26 @@ fi
 
 log() { echo "[gpu_run $(date -u +%H:%M:%S)] $*" | tee -a "$out/gpu_run.log"; }
 
-# Runs a command with the step time limit, output to a log file (and its tail to stdout).
+# Runs a command with the step time limit (and the DEADLINE's), output to a log file (and its
+# tail to stdout).
 run_logged() {  # log_name, command...
-  local name="$1"
+  local name="$1" limit="$step_timeout"
   shift
+  if [[ "$deadline" != 0 ]]; then
+    local left=$((deadline - $(date +%s) - 20))
+    if [[ $left -lt 30 ]]; then
+      log "$name: skipped: ${left}s left before the DEADLINE"
+      skipped+=("$name")
+      return 0
+    fi
+    [[ $left -lt $limit ]] && limit=$left
+  fi
   log "$name: $*"
-  timeout --signal=TERM --kill-after=10 "$step_timeout" "$@" > "$out/$name.log" 2>&1
+  timeout --signal=TERM --kill-after=10 "$limit" "$@" > "$out/$name.log" 2>&1
   local rc=$?
   tail -n 25 "$out/$name.log"
   if [[ $rc -ne 0 ]]; then
-    log "$name: FAILED (exit $rc$([[ $rc -eq 124 ]] && echo ", timed out after ${step_timeout}s"))"
+    log "$name: FAILED (exit $rc$([[ $rc -eq 124 ]] && echo ", timed out after ${limit}s"))"
     failed+=("$name")
   else
     log "$name: ok"
@@ -281,20 +304,6 @@ step_bench() {
   run_logged "bench_gates_gpu_$params" "$bench" --backend gpu --params "$params" \
     --gpu-engine cufft,fused --key-switching gather,tensor_core \
     --batch "$batches" --reps "$reps" --json "$out/bench_gates_gpu_$params.json"
-  # The fused engine's launch shapes (groups per rotation x rotations per block, or cC: a
-  # thread block cluster of C blocks per rotation), each forced (all 0, the default, choose
-  # per batch size): the data to tune choose_shape with.
-  local shape_args
-  for shape in "${shapes[@]}"; do
-    if [[ "$shape" == c* ]]; then
-      shape_args=(--fused-cluster "${shape#c}")
-    else
-      shape_args=(--fused-groups "${shape%x*}" --fused-rotations "${shape#*x}" --fused-cluster 1)
-    fi
-    run_logged "bench_gates_gpu_${params}_fused_$shape" "$bench" --backend gpu \
-      --params "$params" --gpu-engine fused "${shape_args[@]}" --batch "$shape_batches" \
-      --reps 3 --json "$out/bench_gates_gpu_${params}_fused_$shape.json"
-  done
   # The cuFFT engine with pinned transfers (page-locked staging buffers) at the sizes where
   # transfers weigh; the direct ones are the first run's cuFFT/gather results.
   run_logged "bench_gates_gpu_${params}_pinned" "$bench" --backend gpu --params "$params" \
@@ -311,6 +320,25 @@ step_bench() {
   done
   run_logged "bench_gates_gpu_${params}_budget" "$bench" --backend gpu --params "$params" \
     "${budget_run[@]}" --reps 3 --json "$out/bench_gates_gpu_${params}_budget.json"
+}
+
+# The fused engine's launch shapes (groups per rotation x rotations per block, or cC: a thread
+# block cluster of C blocks per rotation), each forced (all 0, the default, choose per batch
+# size): the data to tune choose_shape with.
+step_shapes() {
+  local bench="$build/apps/bench_gates$exe"
+  require_built shapes "$bench" || return 1
+  local shape_args
+  for shape in "${shapes[@]}"; do
+    if [[ "$shape" == c* ]]; then
+      shape_args=(--fused-cluster "${shape#c}")
+    else
+      shape_args=(--fused-groups "${shape%x*}" --fused-rotations "${shape#*x}" --fused-cluster 1)
+    fi
+    run_logged "bench_gates_gpu_${params}_fused_$shape" "$bench" --backend gpu \
+      --params "$params" --gpu-engine fused "${shape_args[@]}" --batch "$shape_batches" \
+      --reps 3 --json "$out/bench_gates_gpu_${params}_fused_$shape.json"
+  done
 }
 
 # The circuits of DESIGN.md section 11 on the GPU, each engine (the fused one with tensor-core
@@ -406,12 +434,19 @@ step_profile() {
 log "gpu_run: steps ${steps[*]}; output in $out; build directory $build"
 # Libraries unpacked by an earlier call are found again (the tests and benchmark need them too).
 setup_deps >/dev/null 2>&1 || true
+# The CUDA runtime and cuFFT of this machine's toolkit, for programs built on another machine
+# (scripts/gpu_prebuilt.sh), whose run path names that machine's toolkit.
+if [[ "$emulated" == 0 && -n "$(nvcc_path)" ]]; then
+  cuda_root="$(cd "$(dirname "$(nvcc_path)")/.." && pwd)"
+  export LD_LIBRARY_PATH="$cuda_root/lib64:$cuda_root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 summary_due=0
 for s in "${steps[@]}"; do
   "step_$s"
-  [[ "$s" == bench || "$s" == circuits ]] && summary_due=1
+  [[ "$s" == bench || "$s" == shapes || "$s" == circuits ]] && summary_due=1
 done
 [[ $summary_due == 1 ]] && summarize
+[[ ${#skipped[@]} -gt 0 ]] && log "gpu_run: skipped at the DEADLINE: ${skipped[*]}"
 if [[ ${#failed[@]} -gt 0 ]]; then
   log "gpu_run: FAILED steps: ${failed[*]}"
   exit 1

@@ -17,10 +17,22 @@ msg="$(GPU_RUN_EMULATED=yes "$repo/scripts/gpu_run.sh" "$work/refused" env 2>&1)
 [[ $? -eq 2 && "$msg" == *"GPU_RUN_EMULATED='yes'; expected 1"* ]] || fail "GPU_RUN_EMULATED=yes: $msg"
 msg="$(GPU_RUN_EMULATED=1 "$repo/scripts/gpu_run.sh" "$work/refused" benchmark 2>&1)"
 [[ $? -eq 2 && "$msg" == *"unknown step 'benchmark'"* ]] || fail "unknown step: $msg"
+msg="$(DEADLINE=soon GPU_RUN_EMULATED=1 "$repo/scripts/gpu_run.sh" "$work/refused" env 2>&1)"
+[[ $? -eq 2 && "$msg" == *"DEADLINE='soon'; expected seconds"* ]] || fail "DEADLINE=soon: $msg"
 rm -rf "$work/refused"
 
+# A DEADLINE already past: every command is skipped and named, none is started.
+DEADLINE="$(date +%s)" GPU_RUN_EMULATED=1 BUILD_DIR="$build" "$repo/scripts/gpu_run.sh" \
+  "$work/late" bench > /dev/null 2>&1 || fail "a run past its DEADLINE failed"
+grep -qF "bench_gates_gpu_toy_INSECURE: skipped: " "$work/late/gpu_run.log" ||
+  fail "no skipped command in the late run's log"
+grep -qF "gpu_run: skipped at the DEADLINE: bench_gates_gpu_toy_INSECURE " "$work/late/gpu_run.log" ||
+  fail "the late run's log does not name what it skipped"
+ls "$work/late"/bench_gates_*.json > /dev/null 2>&1 && fail "a command ran past the DEADLINE"
+rm -rf "$work/late"
+
 GPU_RUN_EMULATED=1 BUILD_DIR="$build" "$repo/scripts/gpu_run.sh" "$work" \
-  env apps bench circuits slow sanitize profile > "$work/stdout.txt" 2>&1
+  env apps bench shapes circuits slow sanitize profile > "$work/stdout.txt" 2>&1
 rc=$?
 if [[ $rc -ne 0 ]]; then
   cat "$work/stdout.txt"
