@@ -150,8 +150,12 @@ TG_HD std::uint32_t preferred_cluster(const detail::Shape& s) {
 // multiprocessor of their own each (0: no clusters on this device). A chunk of at most
 // cluster_room rotations takes a cluster per rotation (latency: C multiprocessors per
 // rotation). Else, while the whole chunk fits in resident_threads with G = (k+1)l, or else
-// k+1, groups per rotation, that G; a chunk that fills the device takes G = 1 and the most
-// rotations per block (4, 2, 1) that fit, sharing the key reads.
+// k+1, groups per rotation, that G; a chunk that fills the device takes G = 1, R = 1.
+// Measured on an H100 with tfhe_lib_128 (docs/results/gpu/nvidia-h100_2026-11-26): the
+// rotation kernel ran 40,660 rotations/s at 16,384 with 1x1 against 22,456 with 1x4 and
+// 25,635 with 1x2; staging the key rows for R > 1 rotations costs more (two barriers and a
+// load the block waits for, per row, and fewer blocks per multiprocessor) than the L2 reads
+// it saves. R > 1 stays for forced shapes.
 inline LaunchShape choose_shape(const detail::Shape& s, std::uint64_t rotations,
                                 std::uint32_t max_threads, std::size_t max_shared,
                                 std::uint64_t resident_threads, std::uint64_t cluster_room = 0) {
@@ -164,10 +168,6 @@ inline LaunchShape choose_shape(const detail::Shape& s, std::uint64_t rotations,
   for (const std::uint32_t g : {s.rows(), s.k1()}) {
     const LaunchShape b{g, 1};
     if (fits(b) && rotations * block_threads(b, s) <= resident_threads) return b;
-  }
-  for (const std::uint32_t r : {4u, 2u}) {
-    const LaunchShape b{1, r};
-    if (fits(b) && rotations >= r) return b;
   }
   return LaunchShape{1, 1};
 }
@@ -197,9 +197,32 @@ TG_UNROLL
   });
 }
 
+// Asks L2 for the 128-byte line at p (prefetch.global.L2): nothing waits for it. On the host
+// and the CUDA emulator, nothing.
+TG_HD void prefetch_l2(const void* p) {
+#if defined(__CUDA_ARCH__) && !defined(TORUSGATE_CUDA_EMULATION)
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#else
+  (void)p;
+#endif
+}
+
+// Thread `thread` of `threads`: its lines of `count` complex from `first` towards L2. A step
+// asks for the next step's key rows so that they come from L2, not HBM, when it reads them:
+// measured on an H100 at batch 1 (docs/results/gpu/nvidia-h100_2026-11-26), the rotation read
+// the whole 62 MB tfhe_lib_128 key from DRAM and spent 11 us a step with the FP64 pipe 3% busy.
+TG_HD void prefetch_span(const Complex* first, std::size_t count, std::uint32_t thread,
+                         std::uint32_t threads) {
+  constexpr std::size_t line = 128 / sizeof(Complex);
+  for (std::size_t e = std::size_t{thread} * line; e < count; e += std::size_t{threads} * line) {
+    prefetch_l2(first + e);
+  }
+}
+
 // What one step reads besides the accumulators.
 struct StepInputs {
   const Complex* key_step = nullptr;  // GGSW i: rows x k1 fused spectra
+  const Complex* key_next = nullptr;  // GGSW i+1's, for prefetch_span; null at the last step
   const Complex* twist = nullptr;     // zeta^j, j < M
   const Complex* untwist = nullptr;   // zeta^-j / M
   const Complex* W = nullptr;         // twiddles (fused_fft.hpp)
@@ -314,6 +337,11 @@ TG_HD void cmux_step(Block& blk, const detail::Shape& s, LaunchShape shape, cons
   auto acc_of = [&](unsigned tid) { return mem.acc + std::size_t{rotation_of(tid)} * K1 * N; };
   blk.sync();  // the previous step's additions into acc are done
   clear_sums<K1>(blk);
+  if (in.key_next != nullptr) {
+    blk.each([&](unsigned tid, auto&) {
+      prefetch_span(in.key_next, std::size_t{rows} * K1 * M, tid, threads);
+    });
+  }
   for (std::uint32_t x = 0; x < rows / groups; ++x) {
     if (shape.rotations > 1) {
       // Key rows g + G x (g < G), every column, staged for the block's rotations.
@@ -412,6 +440,7 @@ TG_HD void blind_rotate(Block& blk, const detail::Shape& s, LaunchShape shape,
   const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
   for (std::uint32_t i = 0; i < s.n; ++i) {
     in.key_step = key + i * key_step;
+    in.key_next = i + 1 < s.n ? in.key_step + key_step : nullptr;
     cmux_step<K1>(blk, s, shape, mem, StepPowers{powers + i, s.n, valid}, in);
   }
 }
@@ -463,6 +492,13 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
   Torus32* acc = reinterpret_cast<Torus32*>(base + cluster_accumulator_offset(s));
   blk.cluster_sync();  // the previous step's columns are written and its partials read
   clear_sums<K1>(blk);
+  if (in.key_next != nullptr) {  // the block's rows of the next step
+    blk.each([&](unsigned tid, auto&) {
+      for (std::uint32_t q = blk.rank(tid); q < rows; q += blocks) {
+        prefetch_span(in.key_next + std::size_t{q} * K1 * M, std::size_t{K1} * M, f.thread(tid), f.T);
+      }
+    });
+  }
   for (std::uint32_t x = 0; x < rows / blocks; ++x) {
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = blk.rank(tid) + blocks * x;
@@ -515,6 +551,7 @@ TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_
   const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
   for (std::uint32_t i = 0; i < s.n; ++i) {
     in.key_step = key + i * key_step;
+    in.key_next = i + 1 < s.n ? in.key_step + key_step : nullptr;
     cluster_cmux_step<K1>(blk, s, blocks, base, powers[i], in);
   }
   blk.cluster_sync();  // the last step's sums have read every block's partials
