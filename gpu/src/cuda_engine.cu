@@ -594,8 +594,11 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
         launch_key_switch_gemm(ws->extracted.data(), chunk.jobs(), ws->result_index.data(),
                                ks_matrix.data(), ks, results.data(), stream_now);
       } else {
+        // Slices below two blocks per multiprocessor (a batch of one: 5 blocks).
         launch_key_switch(ws->extracted.data(), chunk.jobs(), ws->result_index.data(),
-                          ksk.data(), ks, results.data(), stream_now);
+                          ksk.data(), ks, results.data(),
+                          2 * static_cast<std::uint64_t>(std::max(info.multiprocessors, 1)),
+                          stream_now);
       }
       const Event& e = record_event();
       phases.emplace_back(&CudaPhaseTimes::linear_combination_ms, &a, &b);

@@ -83,27 +83,37 @@ __global__ void write_outputs_kernel(std::uint64_t total, const OpDesc* ops,
   TG_GRID_STRIDE(idx, total) grid::write_output_at(idx, ops, op_count, s, result_words);
 }
 
-// Key switching: a block takes ks_gates gates and ks_threads output words; the gates' input
-// coefficients go through shared memory in tiles, so each key sample a digit selects is read
-// once per block for all its gates (from L1/L2 when several gates select the same one).
+__global__ void key_switch_clear_kernel(std::uint64_t total, const std::uint64_t* result_index,
+                                        std::uint32_t n1, std::uint32_t* result_words) {
+  TG_GRID_STRIDE(idx, total) grid::key_switch_clear_at(idx, result_index, n1, result_words);
+}
+
+// Key switching: a block takes ks_gates gates, ks_threads output words and the input
+// coefficients of slice blockIdx.z (span of them; all in one slice unless the batch is
+// small, kernel_grid.hpp); the gates' input coefficients go through shared memory in tiles,
+// so each key sample a digit selects is read once per block for all its gates (from L1/L2
+// when several gates select the same one).
 __global__ void __launch_bounds__(ks_threads)
     key_switch_kernel(const std::uint32_t* extracted, std::uint64_t jobs,
                       const std::uint64_t* result_index, const std::uint32_t* ksk,
-                      KeySwitchConstants ks, std::uint32_t* result_words) {
+                      KeySwitchConstants ks, std::uint32_t span, std::uint32_t* result_words) {
   __shared__ Torus32 tile[ks_gates * ks_tile];
   const std::uint64_t g0 = std::uint64_t{blockIdx.x} * ks_gates;
   const std::uint32_t w = blockIdx.y * blockDim.x + threadIdx.x;
   const auto gates = static_cast<std::uint32_t>(jobs - g0 < ks_gates ? jobs - g0 : ks_gates);
+  const std::uint32_t begin = blockIdx.z * span;
+  const std::uint32_t end = ks.input_dimension - begin < span ? ks.input_dimension : begin + span;
+  const bool sliced = gridDim.z > 1;
   Torus32 acc[ks_gates];
-  grid::key_switch_start<ks_gates>(w, g0, gates, extracted, ks, acc);
-  for (std::uint32_t i0 = 0; i0 < ks.input_dimension; i0 += ks_tile) {
+  grid::key_switch_start<ks_gates>(w, g0, gates, extracted, ks, acc, blockIdx.z == 0);
+  for (std::uint32_t i0 = begin; i0 < end; i0 += ks_tile) {
     grid::key_switch_load_tile(threadIdx.x, blockDim.x, g0, gates, i0, ks_gates, ks_tile,
                                extracted, ks, tile);
     __syncthreads();
     grid::key_switch_accumulate_tile<ks_gates>(w, gates, i0, ks_tile, tile, ksk, ks, acc);
     __syncthreads();
   }
-  grid::key_switch_store<ks_gates>(w, g0, gates, result_index, ks, acc, result_words);
+  grid::key_switch_store<ks_gates>(w, g0, gates, result_index, ks, acc, result_words, sliced);
 }
 
 }  // namespace
@@ -198,12 +208,21 @@ void launch_sample_extract(const BootOpDesc* ops, std::uint32_t op_count, const 
 void launch_key_switch(const std::uint32_t* extracted, std::uint64_t jobs,
                        const std::uint64_t* result_index, const std::uint32_t* ksk,
                        const KeySwitchConstants& ks, std::uint32_t* result_words,
-                       cudaStream_t stream) {
+                       std::uint64_t target_blocks, cudaStream_t stream) {
   if (jobs == 0) return;
+  const std::uint32_t n1 = ks.n + 1;
+  const std::uint32_t span = grid::key_switch_slice_span(jobs, n1, ks.input_dimension, target_blocks);
+  const std::uint32_t slices = grid::key_switch_slices(ks.input_dimension, span);
+  if (slices > 1) {
+    const std::uint64_t total = grid::key_switch_clear_size(jobs, n1);
+    TG_LAUNCH(key_switch_clear_kernel, blocks_for(total), threads_per_block, 0, stream)
+    (total, result_index, n1, result_words);
+    CUDA_CHECK_LAUNCH(key_switch_clear_kernel, stream);
+  }
   const dim3 grid_size(static_cast<unsigned>((jobs + ks_gates - 1) / ks_gates),
-                       (ks.n + 1 + ks_threads - 1) / ks_threads);
+                       (n1 + ks_threads - 1) / ks_threads, slices);
   TG_LAUNCH(key_switch_kernel, grid_size, ks_threads, 0, stream)
-  (extracted, jobs, result_index, ksk, ks, result_words);
+  (extracted, jobs, result_index, ksk, ks, span, result_words);
   CUDA_CHECK_LAUNCH(key_switch_kernel, stream);
 }
 

@@ -150,15 +150,59 @@ inline constexpr unsigned key_switch_threads = 128;
 // of `tile` coefficients per gate (shared memory on the device). A thread starts its G
 // accumulators, then per tile loads its share of the tile and (after a barrier)
 // accumulates, then stores.
+//
+// Slices: a batch of few gates has few blocks (one per G gates and T output words: 5 for one
+// tfhe_lib_128 gate), each walking all kN input coefficients with a load it waits for at
+// every one; there the grid's z dimension cuts the coefficients into slices of whole tiles,
+// block z takes slice z, only slice 0 starts from the body b, and every block adds its
+// sums into outputs cleared first (key_switch_clear_at). The additions are mod 2^32, so any
+// order of them gives the words of one block walking everything.
 template <unsigned G>
 TG_HD void key_switch_start(std::uint32_t w, std::uint64_t g0, std::uint32_t gates,
                             const std::uint32_t* extracted, const kernel::KeySwitchConstants& ks,
-                            Torus32 (&acc)[G]) {
+                            Torus32 (&acc)[G], bool first_slice = true) {
   const std::uint32_t kN = ks.input_dimension;
 TG_UNROLL
   for (unsigned g = 0; g < G; ++g) {
-    acc[g] = (w == ks.n && g < gates) ? extracted[(g0 + g) * (kN + 1) + kN] : Torus32{0};
+    acc[g] = (first_slice && w == ks.n && g < gates) ? extracted[(g0 + g) * (kN + 1) + kN]
+                                                     : Torus32{0};
   }
+}
+
+// Input coefficients per slice (a multiple of `tile`) so that the key switching of `jobs`
+// gates has at least target_blocks blocks where whole tiles allow: every coefficient in one
+// slice (kN rounded up to tiles) where the batch has that many blocks already.
+inline std::uint32_t key_switch_slice_span(std::uint64_t jobs, std::uint32_t n1, std::uint32_t kN,
+                                           std::uint64_t target_blocks) {
+  const std::uint64_t blocks = (jobs + key_switch_gates_per_block - 1) / key_switch_gates_per_block *
+                               ((n1 + key_switch_threads - 1) / key_switch_threads);
+  const std::uint32_t tiles = (kN + key_switch_tile - 1) / key_switch_tile;
+  if (blocks == 0 || blocks >= target_blocks || tiles <= 1) return tiles * key_switch_tile;
+  const std::uint64_t slices = std::min<std::uint64_t>(tiles, (target_blocks + blocks - 1) / blocks);
+  return static_cast<std::uint32_t>((tiles + slices - 1) / slices) * key_switch_tile;
+}
+
+// Slices of `span` coefficients each.
+inline std::uint32_t key_switch_slices(std::uint32_t kN, std::uint32_t span) {
+  return (kN + span - 1) / span;
+}
+
+// Words of the outputs that sliced key switching adds into.
+inline std::uint64_t key_switch_clear_size(std::uint64_t jobs, std::uint32_t n1) {
+  return jobs * n1;
+}
+TG_HD void key_switch_clear_at(std::uint64_t idx, const std::uint64_t* result_index,
+                               std::uint32_t n1, std::uint32_t* result_words) {
+  result_words[result_index[idx / n1] * n1 + idx % n1] = 0;
+}
+
+// result += v mod 2^32, by every block of a sliced key switching at once on the device.
+TG_HD void add_wrapping(std::uint32_t* result, std::uint32_t v) {
+#if defined(__CUDA_ARCH__) || defined(TORUSGATE_CUDA_EMULATION)
+  atomicAdd(result, v);
+#else
+  *result += v;
+#endif
 }
 
 TG_HD void key_switch_load_tile(unsigned thread, unsigned threads, std::uint64_t g0,
@@ -192,15 +236,19 @@ TG_UNROLL
   }
 }
 
+// The block's sums into the outputs: stored, or with slices added into the cleared outputs.
 template <unsigned G>
 TG_HD void key_switch_store(std::uint32_t w, std::uint64_t g0, std::uint32_t gates,
                             const std::uint64_t* result_index,
                             const kernel::KeySwitchConstants& ks, const Torus32 (&acc)[G],
-                            std::uint32_t* result_words) {
+                            std::uint32_t* result_words, bool sliced = false) {
   if (w > ks.n) return;
 TG_UNROLL
   for (unsigned g = 0; g < G; ++g) {
-    if (g < gates) result_words[result_index[g0 + g] * (ks.n + 1) + w] = acc[g];
+    if (g >= gates) continue;
+    std::uint32_t* out = result_words + result_index[g0 + g] * (ks.n + 1) + w;
+    if (sliced) add_wrapping(out, acc[g]);
+    else *out = acc[g];
   }
 }
 

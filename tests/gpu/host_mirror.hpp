@@ -213,29 +213,39 @@ class HostEngine {
     }
   }
 
-  // key_switch_kernel, block by block and thread by thread: blocks of G gates and T output
-  // words, the tile loaded by every thread before any accumulates (the barrier).
+  // key_switch_kernel, block by block and thread by thread: blocks of G gates, T output
+  // words and one slice of the input coefficients (as launch_key_switch cuts them for
+  // target_blocks; 0: one slice), the tile loaded by every thread before any accumulates (the
+  // barrier); with slices, the outputs cleared first and every block's sums added.
   void key_switch(const std::vector<Torus32>& extracted, const std::vector<std::uint64_t>& result_index,
-                  std::vector<Torus32>& results) const {
+                  std::vector<Torus32>& results, std::uint64_t target_blocks = 0) const {
     namespace grid = detail::grid;
     constexpr unsigned G = grid::key_switch_gates_per_block, tile = grid::key_switch_tile,
                        T = grid::key_switch_threads;
     const std::uint64_t jobs = result_index.size();
     const std::uint32_t n1 = s_.n1(), kN = s_.extracted_dimension();
     const std::uint32_t word_blocks = (n1 + T - 1) / T;
+    const std::uint32_t span = grid::key_switch_slice_span(jobs, n1, kN, target_blocks);
+    const std::uint32_t slices = grid::key_switch_slices(kN, span);
+    if (slices > 1) {
+      for (std::uint64_t idx = 0; idx < grid::key_switch_clear_size(jobs, n1); ++idx) {
+        grid::key_switch_clear_at(idx, result_index.data(), n1, results.data());
+      }
+    }
     std::vector<Torus32> tile_words(G * tile);
     for (std::uint64_t g0 = 0; g0 < jobs; g0 += G) {
       const auto gates = static_cast<std::uint32_t>(std::min<std::uint64_t>(G, jobs - g0));
       for (std::uint32_t by = 0; by < word_blocks; ++by) {
+       for (std::uint32_t z = 0; z < slices; ++z) {
         struct Accumulators {
           Torus32 v[G];
         };
         std::vector<Accumulators> acc(T);  // each thread's registers
         auto acc_of = [&](unsigned t) -> Torus32(&)[G] { return acc[t].v; };
         for (unsigned t = 0; t < T; ++t) {
-          grid::key_switch_start<G>(by * T + t, g0, gates, extracted.data(), ks_, acc_of(t));
+          grid::key_switch_start<G>(by * T + t, g0, gates, extracted.data(), ks_, acc_of(t), z == 0);
         }
-        for (std::uint32_t i0 = 0; i0 < kN; i0 += tile) {
+        for (std::uint32_t i0 = z * span; i0 < std::min(kN, (z + 1) * span); i0 += tile) {
           for (unsigned t = 0; t < T; ++t) {
             grid::key_switch_load_tile(t, T, g0, gates, i0, G, tile, extracted.data(), ks_,
                                        tile_words.data());
@@ -247,8 +257,9 @@ class HostEngine {
         }
         for (unsigned t = 0; t < T; ++t) {
           grid::key_switch_store<G>(by * T + t, g0, gates, result_index.data(), ks_, acc_of(t),
-                                    results.data());
+                                    results.data(), slices > 1);
         }
+       }
       }
     }
   }

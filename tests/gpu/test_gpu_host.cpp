@@ -203,10 +203,32 @@ TEST_CASE("kernel math: key switching with the kernel's digits and layout equals
     std::vector<Torus32> want(count * n1);
     key_switch(ksk, inputs, count, want);
     gpu::test::HostEngine engine(cloud);
-    std::vector<Torus32> got(count * n1);
-    engine.key_switch(inputs, {0, 1, 2}, got);
-    CHECK(got == want);
+    // One slice of the input coefficients, and the slices of a small batch (the outputs
+    // cleared, then every slice's sums added; got starts with garbage): the same words.
+    for (const std::uint64_t target_blocks : {0, 2, 10, 1 << 20}) {
+      INFO("target blocks " << target_blocks);
+      std::vector<Torus32> got = random_torus(rng, count * n1);
+      engine.key_switch(inputs, {0, 1, 2}, got, target_blocks);
+      CHECK(got == want);
+    }
   }
+}
+
+TEST_CASE("kernel math: key switching slices of a small batch", "[gpu-host]") {
+  namespace grid = torusgate::gpu::detail::grid;
+  // tfhe_lib_128: kN = 1024 (32 tiles of 32), n + 1 = 631 (5 blocks of 128 words).
+  CHECK(grid::key_switch_slice_span(1, 631, 1024, 264) == 32);  // 5 blocks: 32 slices
+  CHECK(grid::key_switch_slices(1024, 32) == 32);
+  CHECK(grid::key_switch_slice_span(8, 631, 1024, 264) == 32);  // still 5 blocks
+  CHECK(grid::key_switch_slice_span(64, 631, 1024, 264) == 160);  // 40 blocks: 7 slices of 5 tiles
+  CHECK(grid::key_switch_slices(1024, 160) == 7);
+  CHECK(grid::key_switch_slice_span(424, 631, 1024, 264) == 1024);  // 265 blocks: one slice
+  CHECK(grid::key_switch_slice_span(1, 631, 1024, 0) == 1024);
+  CHECK(grid::key_switch_slice_span(0, 631, 1024, 264) == 1024);
+  // kN not a multiple of the tile: slices of whole tiles, the last one short.
+  CHECK(grid::key_switch_slice_span(1, 631, 1000, 264) == 32);
+  CHECK(grid::key_switch_slices(1000, 32) == 32);
+  CHECK(grid::key_switch_slice_span(1, 631, 20, 264) == 32);  // one tile: one slice
 }
 
 TEST_CASE("kernel math: layouts of the Fourier key, spectra and accumulators",

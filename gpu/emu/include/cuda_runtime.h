@@ -288,6 +288,10 @@ void* map_shared_rank(const void* addr, std::size_t bytes, unsigned rank);
 
 inline void __syncthreads() { cuda_emu::sync_threads(); }
 inline long long __double_as_longlong(double x) { return std::bit_cast<long long>(x); }
+// Blocks run on several cores at once: a real atomic read-modify-write (mod 2^32).
+inline unsigned int atomicAdd(unsigned int* address, unsigned int val) {
+  return __atomic_fetch_add(address, val, __ATOMIC_RELAXED);
+}
 
 // ---- kernel launches ----------------------------------------------------------------------
 
