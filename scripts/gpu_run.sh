@@ -28,6 +28,13 @@
 #           on a small batch of every engine
 #   profile Nsight Compute (ncu) counters of the fused -> profile_*.log
 #           kernel: DRAM and L2 bytes, FP64 instructions (skipped without ncu)
+#   quick   a change's check on a short lease: the      -> bench_gates_gpu_*_quick*.json/.log
+#           fused engine at the issue's batch sizes,
+#           both key switchings; the cuFFT engine at
+#           small batches (3 repetitions)
+#   stalls  ncu warp states and scheduler statistics   -> stalls_*.log
+#           of the rotation kernels at batches 1 and
+#           16384: what the warps wait for
 # After bench or circuits, summary.md (scripts/gpu_summary.py) has every report's tables and
 # the targets, met or not. Each command it runs is limited by STEP_TIMEOUT seconds (default
 # 540) and a failing step does not stop the others; the exit status is 1 if any step failed.
@@ -64,10 +71,10 @@ mkdir -p "$1" || exit 2
 out="$(cd "$1" && pwd)"
 shift
 steps=("$@")
-[[ ${#steps[@]} -eq 0 ]] && steps=(env build host test apps slow bench shapes circuits sanitize profile)
+[[ ${#steps[@]} -eq 0 ]] && steps=(env build host test apps slow bench shapes circuits sanitize profile stalls)
 for s in "${steps[@]}"; do
   case "$s" in
-    env|build|host|test|apps|slow|bench|shapes|circuits|sanitize|profile) ;;
+    env|build|host|test|apps|slow|bench|shapes|circuits|sanitize|profile|quick|stalls) ;;
     *) echo "gpu_run: unknown step '$s'" >&2; usage; exit 2;;
   esac
 done
@@ -398,6 +405,37 @@ step_sanitize() {
   done
 }
 
+# The numbers a change to the fused engine or key switching moves, in about a minute.
+step_quick() {
+  local bench="$build/apps/bench_gates$exe"
+  require_built quick "$bench" || return 1
+  run_logged "bench_gates_gpu_${params}_quick" "$bench" --backend gpu --params "$params" \
+    --gpu-engine fused --key-switching gather,tensor_core --batch "$batches" --reps 3 \
+    --json "$out/bench_gates_gpu_${params}_quick.json"
+  run_logged "bench_gates_gpu_${params}_quick_cufft" "$bench" --backend gpu --params "$params" \
+    --gpu-engine cufft --batch "$small_batches" --reps 3 \
+    --json "$out/bench_gates_gpu_${params}_quick_cufft.json"
+}
+
+# What the rotation kernels' warps wait for (Nsight Compute's warp state statistics: long
+# scoreboard = device memory, short scoreboard = shared memory, barrier, ...).
+step_stalls() {
+  needs_gpu stalls && return 0
+  local bench="$build/apps/bench_gates" ncu
+  ncu="$(tool_path ncu)"
+  if [[ -z "$ncu" ]]; then
+    log "stalls: no ncu (Nsight Compute) on PATH or next to nvcc: skipped"
+    return 0
+  fi
+  local batch
+  for batch in 1 16384; do
+    run_logged "stalls_fused_$batch" "$ncu" --section WarpStateStats --section SchedulerStats \
+      --section Occupancy --section LaunchStats --kernel-name "regex:fused_(blind|cluster)_rotation" \
+      --launch-count 1 "$bench" --backend gpu --params tfhe_lib_128 --gpu-engine fused \
+      --batch "$batch" --reps 1 --warmup 0
+  done
+}
+
 step_profile() {
   needs_gpu profile && return 0
   local bench="$build/apps/bench_gates" ncu
@@ -443,7 +481,7 @@ fi
 summary_due=0
 for s in "${steps[@]}"; do
   "step_$s"
-  [[ "$s" == bench || "$s" == shapes || "$s" == circuits ]] && summary_due=1
+  [[ "$s" == bench || "$s" == shapes || "$s" == circuits || "$s" == quick ]] && summary_due=1
 done
 [[ $summary_due == 1 ]] && summarize
 [[ ${#skipped[@]} -gt 0 ]] && log "gpu_run: skipped at the DEADLINE: ${skipped[*]}"

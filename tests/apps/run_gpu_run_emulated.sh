@@ -32,7 +32,7 @@ ls "$work/late"/bench_gates_*.json > /dev/null 2>&1 && fail "a command ran past 
 rm -rf "$work/late"
 
 GPU_RUN_EMULATED=1 BUILD_DIR="$build" "$repo/scripts/gpu_run.sh" "$work" \
-  env apps bench shapes circuits slow sanitize profile > "$work/stdout.txt" 2>&1
+  env apps bench shapes circuits slow sanitize profile quick stalls > "$work/stdout.txt" 2>&1
 rc=$?
 if [[ $rc -ne 0 ]]; then
   cat "$work/stdout.txt"
@@ -40,7 +40,7 @@ if [[ $rc -ne 0 ]]; then
 fi
 log="$work/gpu_run.log"
 grep -qF "gpu_run: every step passed" "$log" || fail "no 'every step passed' in gpu_run.log"
-for step in slow sanitize profile; do
+for step in slow sanitize profile stalls; do
   grep -qF "$step: needs a GPU: skipped in the emulated dry run" "$log" || fail "$step was not skipped"
 done
 grep -qF "mode: dry run on the CUDA emulator" "$work/environment.txt" || fail "environment.txt"
@@ -65,6 +65,9 @@ for path in glob.glob(os.path.join(d, "bench_gates_gpu_*.json")):
         for res in run["results"]:
             assert res["errors"] == 0, (path, res)
             assert res["phases_ms_median"]["blind_rotation"] > 0, (path, res)
+quick = load("bench_gates_gpu_toy_INSECURE_quick.json")
+assert {(r["engine"], r["key_switching"]) for r in quick["runs"]} == {("fused", "gather"), ("fused", "tensor_core")}
+assert load("bench_gates_gpu_toy_INSECURE_quick_cufft.json")["runs"][0]["engine"] == "cufft"
 for shape in ("1x1", "2x1", "4x1", "1x2", "1x4", "c2", "c4"):
     run = load(f"bench_gates_gpu_toy_INSECURE_fused_{shape}.json")["runs"][0]
     got = {f"c{r['fused_cluster_blocks']}" if r["fused_cluster_blocks"] > 1
