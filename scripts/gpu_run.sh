@@ -50,6 +50,8 @@
 #               pkg-config are missing (default .deps; scripts/gpu_deps.sh fills it)
 #   DEPS_ROOT   where to unpack them (default /opt/deps, else .deps/root when not writable)
 #   BENCH_REPS  timed repetitions per batch size (default 5)
+#   SANITIZE_TOOLS  compute-sanitizer tools of the sanitize step, in order (default
+#               "memcheck racecheck synccheck"; racecheck takes about 80 s on an H100)
 #   DEADLINE    seconds since the epoch (date +%s) by which every command must end: each
 #               runs for at most the time left less 20 s, and a command with under 30 s
 #               left is skipped and named in the log (a short lease: the steps first named
@@ -400,7 +402,7 @@ step_sanitize() {
     failed+=(sanitize)
     return 1
   fi
-  for tool in memcheck racecheck synccheck; do
+  for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
     run_logged "sanitize_$tool" "$sanitizer" --tool "$tool" --error-exitcode 3 "$exe" "[sanitize]"
   done
 }
