@@ -255,8 +255,8 @@ std::string gpu_options_help(std::size_t column) {
       {"--device D", "CUDA device index (default 0)"},
       {"--memory-budget-mb MB", "device scratch one batch may use (default 0: automatic)"},
       {"--no-cuda-graphs", "cuFFT engine: launch the CMUX steps one by one"},
-      {"--gpu-engine E", "cufft (default) | fused"},
-      {"--key-switching K", "gather (default) | tensor_core"},
+      {"--gpu-engine E", "fused (default) | cufft"},
+      {"--key-switching K", "automatic (default) | gather | tensor_core"},
       {"--fused-groups G", "fused engine: thread groups per rotation, 1, k+1 or (k+1)l"},
       {"--fused-rotations R", "fused engine: rotations per block, 1..8 (both 0: automatic)"},
       {"--fused-cluster C", "fused engine: blocks per thread block cluster and rotation, k+1 or "
@@ -347,8 +347,9 @@ GpuEngine parse_gpu_engine(const std::string& option, const std::string& text) {
 GpuKeySwitching parse_gpu_key_switching(const std::string& option, const std::string& text) {
   if (text == "gather") return GpuKeySwitching::gather;
   if (text == "tensor_core") return GpuKeySwitching::tensor_core;
+  if (text == "automatic") return GpuKeySwitching::automatic;
   throw InvalidArgument(option + ": unknown key switching '" + text +
-                        "'; expected gather or tensor_core");
+                        "'; expected automatic, gather or tensor_core");
 }
 
 GpuTransfer parse_gpu_transfer(const std::string& option, const std::string& text) {

@@ -59,7 +59,8 @@ void usage(std::ostream& os) {
         "  --no-cuda-graphs  launch the CMUX steps one by one instead of a CUDA graph\n"
         "  --gpu-engine E[,E]     blind-rotation engines to run one after the other: cufft,\n"
         "                    fused (default: both)\n"
-        "  --key-switching K[,K]  gather, tensor_core (default: gather); every engine runs\n"
+        "  --key-switching K[,K]  automatic, gather, tensor_core (default: automatic: gather\n"
+        "                    for small batches, tensor_core for large); every engine runs\n"
         "                    with every key switching listed\n"
         "  --fused-groups G  fused engine: thread groups per rotation, 1, k+1 or (k+1)l\n"
         "  --fused-rotations R  fused engine: rotations per block, 1..8 (default for both:\n"
@@ -140,7 +141,7 @@ bool parse(int argc, char** argv, Options& o) {
     throw apps::gpu_options_not_for(o.backend);
   }
   if (o.engines.empty()) o.engines = {GpuEngine::cufft, GpuEngine::fused};
-  if (o.key_switchings.empty()) o.key_switchings = {GpuKeySwitching::gather};
+  if (o.key_switchings.empty()) o.key_switchings = {GpuKeySwitching::automatic};
   if (o.cpu.threads != 0 && o.backend == "sequential") {
     throw InvalidArgument("--threads applies to the openmp backend, not to sequential");
   }
@@ -156,6 +157,7 @@ struct GpuPhases {
   double setup_ms = 0;             // workspace creation, in the first (warmup) evaluate
   std::size_t chunks = 0, chunk_capacity = 0;
   std::uint32_t fused_groups = 0, fused_rotations = 0, fused_cluster = 0;
+  std::uint32_t key_switching_slices = 0;  // CudaPhaseTimes::key_switching_slices
 };
 
 struct BatchResult {
@@ -228,6 +230,7 @@ BatchResult run_batch(B& be, const SecretKey& secret, Csprng& rng, std::size_t b
     r.gpu.fused_groups = phases.back().fused_groups;
     r.gpu.fused_rotations = phases.back().fused_rotations_per_block;
     r.gpu.fused_cluster = phases.back().fused_cluster_blocks;
+    r.gpu.key_switching_slices = phases.back().key_switching_slices;
   }
 
   // The outputs of the last timed repetition, checked against NAND of the inputs.
@@ -293,7 +296,8 @@ void write_results(std::ostream& os, const std::vector<BatchResult>& results, bo
          << ", \"chunks\": " << g.chunks << ", \"chunk_capacity\": " << g.chunk_capacity
          << ", \"fused_groups\": " << g.fused_groups
          << ", \"fused_rotations_per_block\": " << g.fused_rotations
-         << ", \"fused_cluster_blocks\": " << g.fused_cluster << ",\n"
+         << ", \"fused_cluster_blocks\": " << g.fused_cluster
+         << ", \"key_switching_slices\": " << g.key_switching_slices << ",\n"
          << indent << "   \"nominal_fp64_per_s\": " << json_number(rate * apps::nominal_fp64_per_bootstrap(p))
          << ", \"fp64_percent_of_peak\": "
          << json_number(fp64_peak > 0 ? 100.0 * rate * apps::nominal_fp64_per_bootstrap(p) / fp64_peak : 0)
@@ -486,7 +490,8 @@ int main(int argc, char** argv) try {
           std::ostringstream fields;
           fields << "  \"device\": " << apps::device_json(d) << ",\n"
                  << "  \"cuda_graphs\": " << (o.gpu.use_cuda_graphs ? "true" : "false") << ",\n"
-                 << "  \"memory_budget_bytes\": " << o.gpu.memory_budget_bytes << ",\n";
+                 << "  \"memory_budget_bytes\": " << o.gpu.memory_budget_bytes << ",\n"
+                 << "  \"fused_max_registers\": " << fused_max_registers() << ",\n";
           report = BackendReport{be.name(), 1, fields.str(), ""};
         }
         // The description names pinned transfers (and their staging); direct ones are said here.

@@ -97,7 +97,7 @@ void noise_study_usage(std::ostream& os) {
         "  --task-size S     blind rotations per task, 2..4096 (CPU backends)\n"
         "  --device D        CUDA device (gpu); --memory-budget-mb M, --no-cuda-graphs,\n"
         "                    --gpu-engine cufft|fused, --fused-groups G, --fused-rotations R,\n"
-        "                    --key-switching gather|tensor_core, --transfer direct|pinned,\n"
+        "                    --key-switching automatic|gather|tensor_core, --transfer direct|pinned,\n"
         "                    --staging-mb MB\n"
         "  --seed S          INSECURE deterministic keys and noise, for reproducible tests\n"
         "  --json PATH       write the full report (statistics, quantiles, histograms) as JSON\n"

@@ -316,11 +316,11 @@ step_bench() {
   # The cuFFT engine with pinned transfers (page-locked staging buffers) at the sizes where
   # transfers weigh; the direct ones are the first run's cuFFT/gather results.
   run_logged "bench_gates_gpu_${params}_pinned" "$bench" --backend gpu --params "$params" \
-    --gpu-engine cufft --transfer pinned --batch "$transfer_batches" --reps 3 \
+    --gpu-engine cufft --key-switching gather --transfer pinned --batch "$transfer_batches" --reps 3 \
     --json "$out/bench_gates_gpu_${params}_pinned.json"
   # The cuFFT engine without CUDA graphs (launch overhead), small batches only.
   run_logged "bench_gates_gpu_${params}_nographs" "$bench" --backend gpu --params "$params" \
-    --gpu-engine cufft --no-cuda-graphs --batch "$small_batches" --reps "$reps" \
+    --gpu-engine cufft --key-switching gather --no-cuda-graphs --batch "$small_batches" --reps "$reps" \
     --json "$out/bench_gates_gpu_${params}_nographs.json"
   # The other real sets, and chunking forced by a small budget.
   for other in "${other_params[@]}"; do
@@ -415,7 +415,7 @@ step_quick() {
     --gpu-engine fused --key-switching gather,tensor_core --batch "$batches" --reps 3 \
     --json "$out/bench_gates_gpu_${params}_quick.json"
   run_logged "bench_gates_gpu_${params}_quick_cufft" "$bench" --backend gpu --params "$params" \
-    --gpu-engine cufft --batch "$small_batches" --reps 3 \
+    --gpu-engine cufft --key-switching gather --batch "$small_batches" --reps 3 \
     --json "$out/bench_gates_gpu_${params}_quick_cufft.json"
 }
 

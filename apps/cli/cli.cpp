@@ -251,10 +251,10 @@ std::unique_ptr<CLI::App> make_app(Options& o) {
   eval->add_option("--device", o.eval.device, "gpu: the CUDA device index (default 0)")
       ->type_name("D");
   eval->add_option("--gpu-engine", o.eval.gpu_engine,
-                   "gpu: the blind rotation, cufft (default) or fused")
+                   "gpu: the blind rotation, fused (default) or cufft")
       ->type_name("E");
   eval->add_option("--key-switching", o.eval.key_switching,
-                   "gpu: the key switching, gather (default) or tensor_core")
+                   "gpu: the key switching, automatic (default), gather or tensor_core")
       ->type_name("K");
   eval->add_flag("-f,--force", o.eval.force, "Replace an existing output file");
 

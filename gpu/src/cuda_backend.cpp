@@ -30,10 +30,19 @@ const char* gpu_engine_name(GpuEngine engine) {
   return "unknown";
 }
 
+std::uint32_t fused_max_registers() {
+#if defined(TORUSGATE_FUSED_MAX_REGISTERS)
+  return TORUSGATE_FUSED_MAX_REGISTERS;
+#else
+  return 0;
+#endif
+}
+
 const char* gpu_key_switching_name(GpuKeySwitching key_switching) {
   switch (key_switching) {
     case GpuKeySwitching::gather: return "gather";
     case GpuKeySwitching::tensor_core: return "tensor_core";
+    case GpuKeySwitching::automatic: return "automatic";
   }
   return "unknown";
 }
@@ -56,9 +65,10 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p) {
           "CudaOptions: engine=" + std::to_string(static_cast<int>(o.engine)) +
               " but expected GpuEngine::cufft or GpuEngine::fused");
   EXPECTS(o.key_switching == GpuKeySwitching::gather ||
-              o.key_switching == GpuKeySwitching::tensor_core,
+              o.key_switching == GpuKeySwitching::tensor_core ||
+              o.key_switching == GpuKeySwitching::automatic,
           "CudaOptions: key_switching=" + std::to_string(static_cast<int>(o.key_switching)) +
-              " but expected GpuKeySwitching::gather or GpuKeySwitching::tensor_core");
+              " but expected GpuKeySwitching::gather, tensor_core or automatic");
   EXPECTS(o.transfer == GpuTransfer::direct || o.transfer == GpuTransfer::pinned,
           "CudaOptions: transfer=" + std::to_string(static_cast<int>(o.transfer)) +
               " but expected GpuTransfer::direct or GpuTransfer::pinned");
@@ -74,7 +84,7 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p) {
                                 std::to_string(p.polynomial_size) + "): " +
                                 (why ? why : "") + "; use GpuEngine::cufft");
   }
-  if (o.key_switching == GpuKeySwitching::tensor_core) {
+  if (o.key_switching != GpuKeySwitching::gather) {
     // Refuses shapes whose int32 plane products could overflow (never a valid set).
     gpu::kernel::ks_gemm::make_layout(gpu::kernel::make_key_switch(
         shape.ks_base_log, shape.ks_level_count, shape.n, shape.extracted_dimension()));

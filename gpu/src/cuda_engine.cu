@@ -36,6 +36,7 @@
 #include "fused_kernels.cuh"
 #include "fused_rotation.hpp"
 #include "host_copy.hpp"
+#include "kernel_grid.hpp"
 #include "ks_gemm.cuh"
 #include "ks_gemm.hpp"
 
@@ -259,14 +260,15 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
   CUDA_TRY(cudaMemcpyAsync(untwist.data(), utw.data(), untwist.bytes(), cudaMemcpyHostToDevice,
                            st()));
   std::vector<std::uint8_t> matrix;  // alive until the synchronisation at the end
-  if (o.key_switching == GpuKeySwitching::tensor_core) {
+  if (o.key_switching != GpuKeySwitching::gather) {
     const kernel::ks_gemm::Layout layout = kernel::ks_gemm::make_layout(ks);
     matrix = kernel::ks_gemm::build_matrix(ksk_words, s.ksk_words(), layout);
     ks_matrix = DeviceBuffer<std::uint8_t>(matrix.size(), st(),
                                            "the key-switching key as byte planes");
     CUDA_TRY(cudaMemcpyAsync(ks_matrix.data(), matrix.data(), matrix.size(),
                              cudaMemcpyHostToDevice, st()));
-  } else {
+  }
+  if (o.key_switching != GpuKeySwitching::tensor_core) {
     ksk = DeviceBuffer<std::uint32_t>(s.ksk_words(), st(), "the key-switching key");
     CUDA_TRY(cudaMemcpyAsync(ksk.data(), ksk_words, ksk.bytes(), cudaMemcpyHostToDevice, st()));
   }
@@ -590,15 +592,23 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
       launch_sample_extract(boot_ops.data(), boot_count, chunk, ws->acc.data(), s,
                             ws->extracted.data(), ws->result_index.data(), stream_now);
       const Event& d = record_event();
-      if (options.key_switching == GpuKeySwitching::tensor_core) {
+      // The gather kernel cuts a chunk with fewer than two blocks per multiprocessor into
+      // slices (a batch of one: 5 blocks); automatic takes it for those chunks, the matrix
+      // product for the others.
+      const std::uint64_t target_blocks =
+          2 * static_cast<std::uint64_t>(std::max(info.multiprocessors, 1));
+      const std::uint32_t slices = grid::key_switch_slices(
+          ks.input_dimension,
+          grid::key_switch_slice_span(chunk.jobs(), ks.n + 1, ks.input_dimension, target_blocks));
+      if (options.key_switching == GpuKeySwitching::tensor_core ||
+          (options.key_switching == GpuKeySwitching::automatic && slices == 1)) {
         launch_key_switch_gemm(ws->extracted.data(), chunk.jobs(), ws->result_index.data(),
                                ks_matrix.data(), ks, results.data(), stream_now);
+        times.key_switching_slices = 0;
       } else {
-        // Slices below two blocks per multiprocessor (a batch of one: 5 blocks).
         launch_key_switch(ws->extracted.data(), chunk.jobs(), ws->result_index.data(),
-                          ksk.data(), ks, results.data(),
-                          2 * static_cast<std::uint64_t>(std::max(info.multiprocessors, 1)),
-                          stream_now);
+                          ksk.data(), ks, results.data(), target_blocks, stream_now);
+        times.key_switching_slices = slices;
       }
       const Event& e = record_event();
       phases.emplace_back(&CudaPhaseTimes::linear_combination_ms, &a, &b);

@@ -35,8 +35,18 @@ __global__ void fused_key_kernel(const std::uint32_t* bk, std::size_t polys, Sha
 template <unsigned K1>
 constexpr int rotation_max_threads = K1 == 2 ? 384 : 256;
 
+// TORUSGATE_FUSED_MAX_REGISTERS (CMake, an experiment): R registers per thread instead, so
+// more one-group blocks fit per SM (128: 8 blocks of 64 threads against the 6 that 166
+// registers allow; ptxas spills 20 bytes for k = 1, 956 for k = 2); blocks of up to 65536/R
+// threads.
+#if defined(TORUSGATE_FUSED_MAX_REGISTERS) && !defined(TORUSGATE_CUDA_EMULATION)
+#define TG_ROTATION_BOUNDS(K1) __maxnreg__(TORUSGATE_FUSED_MAX_REGISTERS)
+#else
+#define TG_ROTATION_BOUNDS(K1) __launch_bounds__(rotation_max_threads<K1>)
+#endif
+
 template <unsigned K1>
-__global__ void __launch_bounds__(rotation_max_threads<K1>) fused_blind_rotation_kernel(std::uint32_t* acc_global, const std::uint32_t* powers,
+__global__ void TG_ROTATION_BOUNDS(K1) fused_blind_rotation_kernel(std::uint32_t* acc_global, const std::uint32_t* powers,
                                             std::uint64_t capacity, Shape s,
                                             fused::LaunchShape shape, const Complex* key,
                                             fused::StepInputs in) {

@@ -20,20 +20,21 @@ bench_circuits="$5"
 source "$(dirname "${BASH_SOURCE[0]}")/../script_support.sh"
 
 program="$regression"
-expect 0 "backend      gpu(torusgate CUDA emulator (CPU)), cuFFT-batched blind rotation" \
+expect 0 "backend      gpu(torusgate CUDA emulator (CPU)), fused blind rotation" \
   --params toy_INSECURE --dataset 8x2 --no-progress --json "$tmp/report.json"
 grep -q "all encrypted results are exact" "$tmp/out" || fail "best: results not exact"
 python3 - "$tmp/report.json" <<'PY' || fail "the JSON report of the GPU run is wrong"
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["backend"].startswith("gpu("), r["backend"]
-assert "cuFFT-batched" in r["backend_description"], r["backend_description"]
+assert "fused blind rotation" in r["backend_description"], r["backend_description"]
 assert r["all_exact"] is True and r["threads"] == 1
 PY
-expect 0 "all encrypted results are exact" --backend gpu --gpu-engine fused \
+expect 0 "all encrypted results are exact" --backend gpu --gpu-engine cufft \
   --key-switching tensor_core --params toy_INSECURE --dataset 6x2 --kind binary --beta plain \
   --no-progress
-grep -qF "fused blind rotation" "$tmp/out" || fail "--gpu-engine fused did not run the fused engine"
+grep -qF "cuFFT-batched blind rotation, tensor_core key switching" "$tmp/out" ||
+  fail "--gpu-engine cufft --key-switching tensor_core did not run them"
 expect 2 "apply to the gpu backend, not to openmp" --backend openmp --gpu-engine fused
 expect 2 "apply to the gpu backend, not to plaintext" --backend plaintext --device 1
 expect 2 "--threads applies to the openmp backend, not to gpu" --backend gpu --threads 2
@@ -72,12 +73,12 @@ expect 0 "  --transfer T        direct (default) | pinned" --help
 
 program="$bench_gates"
 expect 0 "cuFFT-batched blind rotation, gather key switching, pinned transfers (1 MiB staging):" \
-  --backend gpu --params toy_INSECURE --gpu-engine cufft --transfer pinned --staging-mb 1 \
+  --backend gpu --params toy_INSECURE --gpu-engine cufft --key-switching gather --transfer pinned --staging-mb 1 \
   --batch 1,8 --reps 1 --json "$tmp/gates.json"
 grep -qF "gather key switching, direct transfers:" "$tmp/out" &&
   fail "bench_gates: a pinned run said direct"
 expect 0 "cuFFT-batched blind rotation, gather key switching, direct transfers:" \
-  --backend gpu --params toy_INSECURE --gpu-engine cufft --batch 1 --reps 1
+  --backend gpu --params toy_INSECURE --gpu-engine cufft --key-switching gather --batch 1 --reps 1
 python3 - "$tmp/gates.json" <<'PY' || fail "bench_gates: the JSON of the pinned run"
 import json, sys
 runs = json.load(open(sys.argv[1]))["runs"]
@@ -86,7 +87,7 @@ assert all(res["errors"] == 0 for res in runs[0]["results"]), runs
 PY
 
 program="$bench_circuits"
-expect 0 "gather key switching, pinned transfers (2 MiB staging)" --backend gpu \
+expect 0 "automatic key switching, pinned transfers (2 MiB staging)" --backend gpu \
   --params toy_INSECURE --ops less --widths 4 --lanes 2 --reps 1 --transfer pinned \
   --staging-mb 2 --json "$tmp/circuits.json"
 python3 - "$tmp/circuits.json" <<'PY' || fail "bench_circuits: the JSON of the pinned run"

@@ -58,6 +58,7 @@ for engine in ("cufft", "fused"):
     assert r["all_exact"] is True, engine
 gates = load("bench_gates_gpu_toy_INSECURE.json")
 assert gates["device"]["name"] == "torusgate CUDA emulator (CPU)", gates["device"]
+assert gates["fused_max_registers"] == 0, gates["fused_max_registers"]
 runs = {(run["engine"], run["key_switching"]) for run in gates["runs"]}
 assert runs == {(e, k) for e in ("cufft", "fused") for k in ("gather", "tensor_core")}, runs
 for path in glob.glob(os.path.join(d, "bench_gates_gpu_*.json")):

@@ -60,6 +60,18 @@ TEST_CASE("the GPU options' help, description and CPU-backend refusal name the t
                                              "staging buffers, 1..1024 MiB (default 8)\n"));
 
   CudaOptions gpu;
+  CHECK(gpu.engine == GpuEngine::fused);  // the defaults
+  CHECK(gpu.key_switching == GpuKeySwitching::automatic);
+  CHECK(apps::gpu_engine_description(gpu) ==
+        "fused blind rotation (launch shape chosen per batch), automatic key switching");
+  parse_gpu_args({"--key-switching", "gather"}, gpu);
+  CHECK(gpu.key_switching == GpuKeySwitching::gather);
+  parse_gpu_args({"--key-switching", "automatic"}, gpu);
+  CHECK(gpu.key_switching == GpuKeySwitching::automatic);
+  REQUIRE_INVALID_ARGUMENT(parse_gpu_args({"--key-switching", "auto"}, gpu),
+                           "unknown key switching 'auto'; expected automatic, gather or tensor_core");
+  gpu.key_switching = GpuKeySwitching::gather;
+  gpu.engine = GpuEngine::cufft;
   CHECK(apps::gpu_engine_description(gpu) == "cuFFT-batched blind rotation, gather key switching");
   gpu.transfer = GpuTransfer::pinned;
   CHECK(apps::gpu_engine_description(gpu) ==
@@ -78,6 +90,7 @@ TEST_CASE("the GPU options' help, description and CPU-backend refusal name the t
 
 TEST_CASE("the fused engine's launch-shape options: parsed, bounded and described", "[apps]") {
   CudaOptions gpu;
+  gpu.key_switching = GpuKeySwitching::gather;
   parse_gpu_args({"--gpu-engine", "fused", "--fused-cluster", "6"}, gpu);
   CHECK(gpu.engine == GpuEngine::fused);
   CHECK(gpu.fused_cluster_blocks == 6);

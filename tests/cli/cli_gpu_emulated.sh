@@ -25,7 +25,7 @@ check() {  # check FILE EXPECTED_TEXT WHAT
 }
 
 # best is the GPU here; the default engines.
-expect 0 "on gpu(torusgate CUDA emulator (CPU)), cuFFT-batched blind rotation, gather key switching" \
+expect 0 "on gpu(torusgate CUDA emulator (CPU)), fused blind rotation (launch shape chosen per batch), automatic key switching" \
   eval --cloud-key "$tmp/server.tgck" --op matmul --width 16 "$tmp/a.tgct" "$tmp/b.tgct" \
   -o "$tmp/ab.tgct"
 check "$tmp/ab.tgct" ' 19 -10\n-13  50\n' "A*B on the GPU"

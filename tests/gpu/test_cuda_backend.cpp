@@ -55,10 +55,19 @@ std::size_t gates_for(std::size_t on_gpu, std::size_t on_emulator) {
 
 // One backend per parameter set for the executable: the key goes up once. Never destroyed
 // (left to the process exit), so no CUDA call runs while the CUDA runtime shuts down.
+// The cuFFT engine with the gather key switching (issue 3's backend; CudaOptions' defaults
+// are the fused engine and automatic key switching).
+CudaOptions cufft_options() {
+  CudaOptions o;
+  o.engine = GpuEngine::cufft;
+  o.key_switching = GpuKeySwitching::gather;
+  return o;
+}
+
 CudaBackend& gpu_for(const Parameters& p) {
   static auto* cache = new std::map<std::string, std::unique_ptr<CudaBackend>>;
   auto& be = (*cache)[p.name];
-  if (!be) be = std::make_unique<CudaBackend>(keys_for(p).cloud);
+  if (!be) be = std::make_unique<CudaBackend>(keys_for(p).cloud, cufft_options());
   return *be;
 }
 
@@ -286,7 +295,7 @@ TEST_CASE("chunked and unchunked runs give identical ciphertexts", "[gpu]") {
     INFO("parameter set " << p.name << ", seed " << seed);
     Csprng rng = seeded_rng(seed);
     CudaBackend& whole = gpu_for(p);
-    CudaOptions small;
+    CudaOptions small = cufft_options();
     // Room for about 40 rotations: chunks of 32 (the largest bucket that fits).
     small.memory_budget_bytes = 40 * whole.bytes_per_rotation();
     CudaBackend chunked(keys_for(p).cloud, small);
@@ -308,7 +317,7 @@ TEST_CASE("CUDA graphs and direct launches compute the same ciphertexts", "[gpu]
   const std::uint64_t seed = catch_seed(0x96);
   INFO("seed " << seed);
   Csprng rng = seeded_rng(seed);
-  CudaOptions direct;
+  CudaOptions direct = cufft_options();
   direct.use_cuda_graphs = false;
   CudaBackend plain(keys_for(p).cloud, direct);
   const BatchPlan plan = random_plan(rng, 700, 300);
@@ -396,7 +405,7 @@ TEST_CASE("bad inputs to the GPU backend throw clear exceptions", "[gpu]") {
   CudaOptions o;
   o.device = static_cast<int>(gpu::devices().size());
   REQUIRE_INVALID_ARGUMENT(CudaBackend(keys_for(p).cloud, o), "CUDA device(s)");
-  o = CudaOptions{};
+  o = cufft_options();  // be's engine
   o.memory_budget_bytes = be.bytes_per_rotation();
   REQUIRE_INVALID_ARGUMENT(CudaBackend(keys_for(p).cloud, o), "memory_budget_bytes");
 }
@@ -465,7 +474,7 @@ TEST_CASE("several GPU backends at once: two parameter sets, and one per device"
 
 TEST_CASE("phase timings are measured and workspaces are made once per batch size", "[gpu]") {
   const Parameters p = toy_insecure();
-  CudaOptions o;
+  CudaOptions o = cufft_options();
   o.max_cached_workspaces = 2;
   CudaBackend be(keys_for(p).cloud, o);
   const SecretKey& key = keys_for(p).secret;
@@ -503,7 +512,7 @@ TEST_CASE("pinned staged transfers move the direct ones' words, in pieces of any
           "[gpu]") {
   const Parameters p = toy_insecure();
   const std::size_t n1 = std::size_t{p.lwe_dimension} + 1;
-  CudaOptions o;
+  CudaOptions o = cufft_options();
   o.transfer = GpuTransfer::pinned;
   o.staging_bytes = 64 << 10;  // the smallest: several pieces for a small batch
   CudaBackend pinned(keys_for(p).cloud, o);
@@ -708,11 +717,55 @@ TEST_CASE("tensor-core key switching gives the gather kernel's words on both eng
     const BatchPlan plan = plan_with_bootstrap(rng, gates_for(333, p.insecure ? 333 : 8), 300);
     const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
     const LweBatch gather = run_plan(gpu_for(p), plan, encrypted);
-    CudaOptions tc;
+    CudaOptions tc = cufft_options();
     tc.key_switching = GpuKeySwitching::tensor_core;
     CHECK(run_plan(gpu_with(p, tc), plan, encrypted) == gather);
+    CHECK(gpu_with(p, tc).last_times().key_switching_slices == 0);  // the matrix product
     CHECK(run_plan(gpu_with(p, fused_options(0, GpuKeySwitching::tensor_core)), plan, encrypted) ==
           gather);
+    // The defaults: the fused engine, automatic key switching.
+    CHECK(run_plan(gpu_with(p, CudaOptions{}), plan, encrypted) == gather);
+  }
+}
+
+TEST_CASE("automatic key switching: the gather kernel in slices for a small chunk, the "
+          "matrix product for a large one; the same words",
+          "[gpu][fused]") {
+  using S = CudaStorage;
+  const Parameters p = toy_insecure();
+  const SecretKey& key = keys_for(p).secret;
+  Csprng rng = seeded_rng(catch_seed(0xa7c));
+  // Two blocks of 8 gates per multiprocessor (toy: one block of output words) leave the
+  // gather kernel unsliced.
+  const auto multiprocessors = static_cast<std::size_t>(gpu::devices().at(0).multiprocessors);
+  for (const std::size_t gates : {std::size_t{1}, std::size_t{5}, 16 * multiprocessors}) {
+    std::vector<std::uint8_t> a(gates), b(gates), want(gates);
+    for (std::size_t i = 0; i < gates; ++i) {
+      a[i] = static_cast<std::uint8_t>(rng.uniform_bit());
+      b[i] = static_cast<std::uint8_t>(rng.uniform_bit());
+      want[i] = static_cast<std::uint8_t>(!(a[i] && b[i]));
+    }
+    const LweBatch in_a = encrypt_bits(key, a, rng), in_b = encrypt_bits(key, b, rng);
+    const bool small = gates < 16 * multiprocessors;
+    INFO(gates << " gates, " << multiprocessors << " multiprocessors");
+    std::vector<LweBatch> words;
+    for (const GpuKeySwitching ks :
+         {GpuKeySwitching::gather, GpuKeySwitching::tensor_core, GpuKeySwitching::automatic}) {
+      INFO("key switching " << gpu_key_switching_name(ks));
+      CudaBackend& be = gpu_with(p, fused_options(0, ks));
+      auto A = be.upload(in_a);
+      auto B = be.upload(in_b);
+      auto out = be.allocate(gates);
+      be.evaluate(std::vector<GateOp<S>>{gate::nand<S>(A.bits(), B.bits(), out.bits())});
+      words.push_back(be.download(out.bits()));
+      CHECK(decrypt_bits(key, words.back()) == want);
+      const std::uint32_t slices = be.last_times().key_switching_slices;
+      if (ks == GpuKeySwitching::tensor_core) CHECK(slices == 0);
+      if (ks == GpuKeySwitching::gather) CHECK((small ? slices > 1 : slices == 1));
+      if (ks == GpuKeySwitching::automatic) CHECK((small ? slices > 1 : slices == 0));
+    }
+    CHECK(words[1] == words[0]);
+    CHECK(words[2] == words[0]);
   }
 }
 

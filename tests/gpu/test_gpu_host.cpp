@@ -503,6 +503,7 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
   o.max_cached_workspaces = 65;
   REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p), "1..64");
   o = CudaOptions{};
+  o.engine = GpuEngine::cufft;  // the budget of the cuFFT engine's rotations
   const std::size_t per = gd::bytes_per_rotation(gpu::test::shape_of(p));
   o.memory_budget_bytes = 2 * per - 1;
   REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p), "two blind rotations");
@@ -556,8 +557,16 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
   wide.name = "test_k3_INSECURE";
   REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, wide),
                            "engine=fused cannot run parameter set 'test_k3_INSECURE' (k=3, N=1024)");
+  o = CudaOptions{};
   o.engine = GpuEngine::cufft;
-  CHECK_NOTHROW(validate_cuda_options(CudaOptions{}, wide));
+  CHECK_NOTHROW(validate_cuda_options(o, wide));
+  CHECK(CudaOptions{}.engine == GpuEngine::fused);  // the default, where it runs
+  CHECK(CudaOptions{}.key_switching == GpuKeySwitching::automatic);
+  for (const GpuKeySwitching ks :
+       {GpuKeySwitching::gather, GpuKeySwitching::tensor_core, GpuKeySwitching::automatic}) {
+    o.key_switching = ks;
+    CHECK_NOTHROW(validate_cuda_options(o, wide));
+  }
   o.engine = static_cast<GpuEngine>(7);
   REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p), "engine=7");
   o = CudaOptions{};
@@ -565,6 +574,7 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
   REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p), "key_switching=9");
   CHECK(std::string(gpu_engine_name(GpuEngine::fused)) == "fused");
   CHECK(std::string(gpu_key_switching_name(GpuKeySwitching::tensor_core)) == "tensor_core");
+  CHECK(std::string(gpu_key_switching_name(GpuKeySwitching::automatic)) == "automatic");
   o = CudaOptions{};
   o.transfer = static_cast<GpuTransfer>(5);
   REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),

@@ -24,6 +24,12 @@ enum class GpuKeySwitching {
   // One matrix product (one-hot digits x key-switching matrix as 4 byte planes) on the int8
   // tensor cores, recombined exactly mod 2^32.
   tensor_core,
+  // Per chunk, the faster one as measured on an H100 and an H200: gather for a chunk with
+  // fewer than two of its blocks per multiprocessor (it then runs in slices of the input
+  // coefficients: 0.07 ms for one gate against 1.46 ms for the matrix product), tensor_core
+  // for larger ones (7-9% more bootstraps/s from 1,024 gates). The device holds both keys
+  // (tfhe_lib_128: 62.0 + 62.9 MB).
+  automatic,
 };
 
 // How upload() and download() move ciphertexts between the caller's memory and the device
@@ -41,6 +47,9 @@ enum class GpuTransfer {
 const char* gpu_engine_name(GpuEngine engine);
 const char* gpu_key_switching_name(GpuKeySwitching key_switching);
 const char* gpu_transfer_name(GpuTransfer transfer);
+// Registers per thread this build compiled the fused engine's block kernel for (CMake
+// TORUSGATE_FUSED_MAX_REGISTERS); 0: the kernel's own launch bounds.
+std::uint32_t fused_max_registers();
 
 struct CudaOptions {
   // The CUDA device (index as gpu::devices() lists them). One backend per device and
@@ -57,12 +66,14 @@ struct CudaOptions {
   // Per-batch-size workspaces (cuFFT plans, scratch, graph) kept for reuse, least recently
   // used dropped first; 1..64.
   std::size_t max_cached_workspaces = 4;
-  // The blind-rotation engine. The fused one needs k = 1 or 2 and N = 16..4096.
-  GpuEngine engine = GpuEngine::cufft;
+  // The blind-rotation engine. The fused one (the default: faster at every batch size on an
+  // H100 and an H200, docs/results/gpu/) needs k = 1 or 2 and N = 16..4096; cufft runs any
+  // parameter set.
+  GpuEngine engine = GpuEngine::fused;
   // Fused engine launch shape: thread groups of N/16 threads per rotation (1, k+1 or (k+1)l)
   // and rotations per block (1..8, sharing each step's key reads). Both 0: chosen per chunk
   // (small batches: the most groups that keep every rotation on the device at once; batches
-  // that fill it: 1 group, up to 4 rotations per block). One of them 0: that one is 1. Every
+  // that fill it: 1 group, 1 rotation per block). One of them 0: that one is 1. Every
   // shape gives the same words.
   std::uint32_t fused_groups = 0;
   std::uint32_t fused_rotations_per_block = 0;
@@ -73,7 +84,7 @@ struct CudaOptions {
   // clusters and fused_groups and fused_rotations_per_block are 0); 1: never; k+1 or (k+1)l
   // (at most 8): always, with fused_groups and fused_rotations_per_block 0 or 1.
   std::uint32_t fused_cluster_blocks = 0;
-  GpuKeySwitching key_switching = GpuKeySwitching::gather;
+  GpuKeySwitching key_switching = GpuKeySwitching::automatic;
   // Host-device transfers of upload() and download(); pinned uses two page-locked buffers
   // of staging_bytes (64 KiB..1 GiB, a multiple of 4), made at the first transfer.
   GpuTransfer transfer = GpuTransfer::direct;
@@ -99,6 +110,9 @@ struct CudaPhaseTimes {
   std::uint32_t fused_groups = 0;    // fused engine: thread groups per rotation of the last chunk
   std::uint32_t fused_rotations_per_block = 0;  // and its rotations per block
   std::uint32_t fused_cluster_blocks = 0;       // and its blocks per cluster (1: no cluster)
+  // Key switching of the last chunk: 0 the tensor-core matrix product, 1 the gather kernel,
+  // S > 1 the gather kernel in S slices of the input coefficients (a small chunk).
+  std::uint32_t key_switching_slices = 0;
 };
 
 }  // namespace torusgate
