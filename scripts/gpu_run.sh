@@ -407,6 +407,15 @@ step_sanitize() {
   done
 }
 
+# Sets the caller's `ncu` to Nsight Compute; false (the step skipped, said in the log) where
+# it is neither on PATH nor next to nvcc.
+find_ncu() {  # step
+  ncu="$(tool_path ncu)"
+  [[ -n "$ncu" ]] && return 0
+  log "$1: no ncu (Nsight Compute) on PATH or next to nvcc: skipped"
+  return 1
+}
+
 # The numbers a change to the fused engine or key switching moves, in about a minute.
 step_quick() {
   local bench="$build/apps/bench_gates$exe"
@@ -424,11 +433,7 @@ step_quick() {
 step_stalls() {
   needs_gpu stalls && return 0
   local bench="$build/apps/bench_gates" ncu
-  ncu="$(tool_path ncu)"
-  if [[ -z "$ncu" ]]; then
-    log "stalls: no ncu (Nsight Compute) on PATH or next to nvcc: skipped"
-    return 0
-  fi
+  find_ncu stalls || return 0
   local batch
   for batch in 1 16384; do
     run_logged "stalls_fused_$batch" "$ncu" --section WarpStateStats --section SchedulerStats \
@@ -441,11 +446,7 @@ step_stalls() {
 step_profile() {
   needs_gpu profile && return 0
   local bench="$build/apps/bench_gates" ncu
-  ncu="$(tool_path ncu)"
-  if [[ -z "$ncu" ]]; then
-    log "profile: no ncu (Nsight Compute) on PATH or next to nvcc: skipped"
-    return 0
-  fi
+  find_ncu profile || return 0
   local metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum
   metrics+=,sm__sass_thread_inst_executed_op_dfma_pred_on.sum
   metrics+=,sm__sass_thread_inst_executed_op_dadd_pred_on.sum

@@ -198,6 +198,7 @@ struct CudaEngine::Impl {
   std::shared_ptr<Stream> stream;  // first: destroyed after every buffer below
   kernel::GadgetConstants gadget;
   kernel::KeySwitchConstants ks;
+  std::uint64_t ks_target_blocks = 0;  // key switching below this many blocks runs in slices
   DeviceBuffer<Complex> twist, untwist, bk_fourier;
   DeviceBuffer<Complex> twiddles;  // fused engine: its FFT's W^e, e < M/2
   FusedLimits limits;              // fused engine: the rotation kernel on this device
@@ -251,6 +252,7 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
   stream = std::make_shared<Stream>(o.device);
   gadget = kernel::make_gadget(s.bk_base_log, s.bk_level_count);
   ks = kernel::make_key_switch(s.ks_base_log, s.ks_level_count, s.n, s.extracted_dimension());
+  ks_target_blocks = 2 * static_cast<std::uint64_t>(std::max(info.multiprocessors, 1));
 
   const std::size_t M = s.M();
   const std::vector<Complex> tw = kernel::twist_factors(s.N), utw = kernel::untwist_factors(s.N);
@@ -595,11 +597,9 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
       // The gather kernel cuts a chunk with fewer than two blocks per multiprocessor into
       // slices (a batch of one: 5 blocks); automatic takes it for those chunks, the matrix
       // product for the others.
-      const std::uint64_t target_blocks =
-          2 * static_cast<std::uint64_t>(std::max(info.multiprocessors, 1));
-      const std::uint32_t slices = grid::key_switch_slices(
-          ks.input_dimension,
-          grid::key_switch_slice_span(chunk.jobs(), ks.n + 1, ks.input_dimension, target_blocks));
+      const std::uint32_t span = grid::key_switch_slice_span(chunk.jobs(), ks.n + 1,
+                                                             ks.input_dimension, ks_target_blocks);
+      const std::uint32_t slices = grid::key_switch_slices(ks.input_dimension, span);
       if (options.key_switching == GpuKeySwitching::tensor_core ||
           (options.key_switching == GpuKeySwitching::automatic && slices == 1)) {
         launch_key_switch_gemm(ws->extracted.data(), chunk.jobs(), ws->result_index.data(),
@@ -607,7 +607,7 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
         times.key_switching_slices = 0;
       } else {
         launch_key_switch(ws->extracted.data(), chunk.jobs(), ws->result_index.data(),
-                          ksk.data(), ks, results.data(), target_blocks, stream_now);
+                          ksk.data(), ks, results.data(), span, stream_now);
         times.key_switching_slices = slices;
       }
       const Event& e = record_event();

@@ -208,10 +208,9 @@ void launch_sample_extract(const BootOpDesc* ops, std::uint32_t op_count, const 
 void launch_key_switch(const std::uint32_t* extracted, std::uint64_t jobs,
                        const std::uint64_t* result_index, const std::uint32_t* ksk,
                        const KeySwitchConstants& ks, std::uint32_t* result_words,
-                       std::uint64_t target_blocks, cudaStream_t stream) {
+                       std::uint32_t span, cudaStream_t stream) {
   if (jobs == 0) return;
   const std::uint32_t n1 = ks.n + 1;
-  const std::uint32_t span = grid::key_switch_slice_span(jobs, n1, ks.input_dimension, target_blocks);
   const std::uint32_t slices = grid::key_switch_slices(ks.input_dimension, span);
   if (slices > 1) {
     const std::uint64_t total = grid::key_switch_clear_size(jobs, n1);

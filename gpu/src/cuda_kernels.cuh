@@ -64,13 +64,13 @@ void launch_sample_extract(const BootOpDesc* ops, std::uint32_t op_count, const 
                            std::uint32_t* extracted, std::uint64_t* result_index,
                            cudaStream_t stream);
 
-// Key switching of `jobs` extracted samples into the result buffer ([results][n+1]); where
-// the batch has fewer than target_blocks blocks, the input coefficients are cut into slices
-// (kernel_grid.hpp), the outputs cleared and each slice's sums added.
+// Key switching of `jobs` extracted samples into the result buffer ([results][n+1]), the
+// input coefficients in slices of `span` (grid::key_switch_slice_span); with more than one
+// slice the outputs are cleared and each slice's sums added (kernel_grid.hpp).
 void launch_key_switch(const std::uint32_t* extracted, std::uint64_t jobs,
                        const std::uint64_t* result_index, const std::uint32_t* ksk,
                        const KeySwitchConstants& ks, std::uint32_t* result_words,
-                       std::uint64_t target_blocks, cudaStream_t stream);
+                       std::uint32_t span, cudaStream_t stream);
 
 // Every result to its op's output span.
 void launch_write_outputs(const OpDesc* ops, std::uint32_t op_count, std::uint64_t results,
