@@ -35,6 +35,14 @@
 #   stalls  ncu warp states and scheduler statistics   -> stalls_*.log
 #           of the rotation kernels at batches 1 and
 #           16384: what the warps wait for
+#   hotspots ncu at batch 16384: the rotation kernel's  -> hotspots_16384.log,
+#           stall reasons per SASS instruction, its         hotspots_16384_sass.csv
+#           instruction mix, caches and pipes
+#   variants bench_gates of each variant build          -> bench_gates_gpu_variant_*.json/.log
+#           (VARIANTS_DIR/NAME/bench_gates, made by
+#           scripts/gpu_variant.sh), fused engine,
+#           batches 1 and 16384: A/B of compile-time
+#           choices on one warm machine
 # After bench or circuits, summary.md (scripts/gpu_summary.py) has every report's tables and
 # the targets, met or not. Each command it runs is limited by STEP_TIMEOUT seconds (default
 # 540) and a failing step does not stop the others; the exit status is 1 if any step failed.
@@ -50,6 +58,7 @@
 #               pkg-config are missing (default .deps; scripts/gpu_deps.sh fills it)
 #   DEPS_ROOT   where to unpack them (default /opt/deps, else .deps/root when not writable)
 #   BENCH_REPS  timed repetitions per batch size (default 5)
+#   VARIANTS_DIR  folder of variant builds for the variants step (default .gpuvar)
 #   SANITIZE_TOOLS  compute-sanitizer tools of the sanitize step, in order (default
 #               "memcheck racecheck synccheck"; racecheck takes about 80 s on an H100)
 #   DEADLINE    seconds since the epoch (date +%s) by which every command must end: each
@@ -76,7 +85,7 @@ steps=("$@")
 [[ ${#steps[@]} -eq 0 ]] && steps=(env build host test apps slow bench shapes circuits sanitize profile stalls)
 for s in "${steps[@]}"; do
   case "$s" in
-    env|build|host|test|apps|slow|bench|shapes|circuits|sanitize|profile|quick|stalls) ;;
+    env|build|host|test|apps|slow|bench|shapes|circuits|sanitize|profile|quick|stalls|hotspots|variants) ;;
     *) echo "gpu_run: unknown step '$s'" >&2; usage; exit 2;;
   esac
 done
@@ -440,6 +449,39 @@ step_stalls() {
       --section Occupancy --section LaunchStats --kernel-name "regex:fused_(blind|cluster)_rotation" \
       --launch-count 1 "$bench" --backend gpu --params tfhe_lib_128 --gpu-engine fused \
       --batch "$batch" --reps 1 --warmup 0
+  done
+}
+
+# Where the rotation kernel's time goes, instruction by instruction: Nsight Compute's
+# source counters (warp stall samples per SASS instruction) as CSV, with the instruction
+# statistics, memory and compute workload sections.
+step_hotspots() {
+  needs_gpu hotspots && return 0
+  local bench="$build/apps/bench_gates" ncu
+  find_ncu hotspots || return 0
+  local report="$out/hotspots_16384"
+  run_logged hotspots_16384 "$ncu" --section SourceCounters --section WarpStateStats \
+    --section InstructionStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+    --section Occupancy --kernel-name "regex:fused_(blind|fixed|cluster)_rotation" \
+    --launch-count 1 --export "$report" --force-overwrite \
+    "$bench" --backend gpu --params tfhe_lib_128 --gpu-engine fused --batch 16384 --reps 1 \
+    --warmup 0 || return 0
+  run_logged hotspots_16384_sass "$ncu" --import "$report.ncu-rep" --page source --csv \
+    --print-source sass
+  mv "$out/hotspots_16384_sass.log" "$out/hotspots_16384_sass.csv"
+}
+
+# A/B of builds that differ at compile time (scripts/gpu_variant.sh: a register cap, say),
+# each variant's bench_gates on the same machine, the same batches.
+step_variants() {
+  needs_gpu variants && return 0
+  local dir="${VARIANTS_DIR:-$repo_root/.gpuvar}" v name
+  for v in "$dir"/*/bench_gates; do
+    [[ -x "$v" ]] || continue
+    name="$(basename "$(dirname "$v")")"
+    run_logged "bench_gates_gpu_variant_$name" "$v" --backend gpu --params tfhe_lib_128 \
+      --gpu-engine fused --batch 1,16384 --reps 3 \
+      --json "$out/bench_gates_gpu_variant_$name.json"
   done
 }
 

@@ -66,8 +66,8 @@ void check_launch(const char* kernel_name, cudaStream_t stream, const char* file
   kernel<<<grid, block, shared_bytes, stream>>>
 #define TG_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
 #define TG_LAUNCH_CLUSTER(kernel, grid, block, shared_bytes, stream, cluster)             \
-  ::torusgate::gpu::detail::ClusterLaunch<decltype(kernel)>{kernel, #kernel, grid, block, \
-                                                             shared_bytes, stream, cluster}
+  ::torusgate::gpu::detail::ClusterLaunch<std::remove_pointer_t<decltype(kernel)>>{       \
+      kernel, #kernel, grid, block, shared_bytes, stream, cluster}
 #endif
 
 // The configuration of a launch (or of an occupancy query) in thread block clusters of

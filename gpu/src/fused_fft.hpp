@@ -56,14 +56,14 @@ inline constexpr std::uint32_t min_transform_log2 = 3;
 inline constexpr std::uint32_t max_transform_log2 = 11;
 
 // log2 of a power of two.
-TG_HD unsigned log2_exact(std::uint32_t x) {
+TG_HD constexpr unsigned log2_exact(std::uint32_t x) {
   unsigned l = 0;
   while ((std::uint32_t{1} << l) < x) ++l;
   return l;
 }
 
 // Threads of one transform of M points.
-TG_HD std::uint32_t fft_threads(std::uint32_t M) { return M / points_per_thread; }
+TG_HD constexpr std::uint32_t fft_threads(std::uint32_t M) { return M / points_per_thread; }
 
 // One pass: the owned bits are top, top-1, top-2; the forward stages are those of bits top
 // down to top - stages + 1.
@@ -72,10 +72,10 @@ struct Pass {
   unsigned stages = 0;
 };
 
-TG_HD unsigned pass_count(unsigned m) { return (m + 2) / 3; }
+TG_HD constexpr unsigned pass_count(unsigned m) { return (m + 2) / 3; }
 
 // Forward pass p < pass_count(m) (the inverse runs them from the last to the first).
-TG_HD Pass forward_pass(unsigned m, unsigned p) {
+TG_HD constexpr Pass forward_pass(unsigned m, unsigned p) {
   const unsigned first = m % 3 == 0 ? 3 : m % 3;
   if (p == 0) return Pass{m - 1, first};
   return Pass{m - 1 - first - 3 * (p - 1), 3};
@@ -92,7 +92,7 @@ TG_HD std::uint32_t point_of(std::uint32_t t, unsigned r, unsigned top) {
 // Shared-memory slot of point p: one complex of padding after every 8, so that the strided
 // accesses of the passes spread over the banks.
 TG_HD std::uint32_t padded(std::uint32_t p) { return p + (p >> 3); }
-TG_HD std::uint32_t buffer_points(std::uint32_t M) { return M + M / 8; }
+TG_HD constexpr std::uint32_t buffer_points(std::uint32_t M) { return M + M / 8; }
 
 // W^e = exp(-2 pi i e/M) for e < M, each from its own angle in long double (made on the
 // host, uploaded once). The radix-2 stages use e < M/2, the radix-8 twiddles e < 7M/8.
@@ -266,8 +266,10 @@ struct HostBlock {
 // Where the threads of a block are: `groups` groups of T = M/8 threads; group g exchanges
 // through buffers + g * stride (stride = buffer_points(M), the buffers side by side; a
 // cluster's host program, whose groups are the blocks of the cluster, strides by a block's
-// shared memory).
+// shared memory). The length is a run-time value here; FixedGroups below has the same members
+// as compile-time constants.
 struct FftGroups {
+  static constexpr bool fixed = false;
   std::uint32_t M = 0;
   unsigned m = 0;
   std::uint32_t T = 0;
@@ -280,14 +282,51 @@ struct FftGroups {
   TG_HD Complex* buffer(unsigned tid) const { return buffers + group(tid) * stride; }
 };
 
-TG_HD FftGroups make_groups(std::uint32_t M, Complex* buffers, const Complex* W) {
-  return FftGroups{M, log2_exact(M), fft_threads(M), buffers, W, buffer_points(M)};
+// FftGroups of a length fixed at compile time, M = 2^LogM: the passes unroll, and the points'
+// indices, shared-memory slots and twiddle exponents fold into constants and per-thread bases
+// (the rotation kernels of the parameter sets' lengths, fused_kernels.cu). The same code, the
+// same operations in the same order: the same words as FftGroups.
+template <unsigned LogM>
+struct FixedGroups {
+  static_assert(LogM >= min_transform_log2 && LogM <= max_transform_log2);
+  static constexpr bool fixed = true;
+  static constexpr std::uint32_t M = std::uint32_t{1} << LogM;
+  static constexpr unsigned m = LogM;
+  static constexpr std::uint32_t T = fft_threads(M);
+  Complex* buffers = nullptr;
+  const Complex* W = nullptr;
+  std::size_t stride = 0;
+
+  TG_HD std::uint32_t group(unsigned tid) const { return tid / T; }
+  TG_HD std::uint32_t thread(unsigned tid) const { return tid % T; }
+  TG_HD Complex* buffer(unsigned tid) const { return buffers + group(tid) * stride; }
+};
+
+// The groups of a transform of M points (Groups: FftGroups, or FixedGroups<log2 M>).
+template <class Groups = FftGroups>
+TG_HD Groups make_groups(std::uint32_t M, Complex* buffers, const Complex* W) {
+  if constexpr (Groups::fixed) {
+    return Groups{buffers, W, buffer_points(Groups::M)};
+  } else {
+    return FftGroups{M, log2_exact(M), fft_threads(M), buffers, W, buffer_points(M)};
+  }
+}
+
+// body(p) for each pass p of the transform, in order; unrolled for a fixed length.
+template <class Groups, class F>
+TG_HD void each_pass(const Groups& f, F&& body) {
+  if constexpr (Groups::fixed) {
+TG_UNROLL
+    for (unsigned p = 0; p < pass_count(Groups::m); ++p) body(p);
+  } else {
+    for (unsigned p = 0; p < pass_count(f.m); ++p) body(p);
+  }
 }
 
 // Every thread's registers from the layout of the pass with top bit `from` to that of `to`,
 // through its group's buffer.
-template <class Block>
-TG_HD void exchange(Block& blk, const FftGroups& f, unsigned from, unsigned to) {
+template <class Block, class Groups>
+TG_HD void exchange(Block& blk, const Groups& f, unsigned from, unsigned to) {
   blk.each([&](unsigned tid, auto& R) {
     Complex* b = f.buffer(tid);
     const std::uint32_t t = f.thread(tid);
@@ -306,30 +345,29 @@ TG_UNROLL
 
 // Forward transform of every group's points: on entry register r of thread t holds point
 // point_of(t, r, m-1) of its group's input; on exit spectrum point 8t + r (bit-reversed order).
-template <class Block>
-TG_HD void forward_transform(Block& blk, const FftGroups& f) {
-  const unsigned passes = pass_count(f.m);
-  for (unsigned p = 0; p < passes; ++p) {
+template <class Block, class Groups>
+TG_HD void forward_transform(Block& blk, const Groups& f) {
+  each_pass(f, [&](unsigned p) {
     const Pass pass = forward_pass(f.m, p);
     if (p > 0) exchange(blk, f, forward_pass(f.m, p - 1).top, pass.top);
     blk.each([&](unsigned tid, auto& R) {
       pass_registers<false>(R.v, f.thread(tid), pass, f.m, f.W);
     });
-  }
+  });
 }
 
 // Inverse transform, times M: on entry register r of thread t holds spectrum point 8t + r; on
 // exit point point_of(t, r, m-1) of the result.
-template <class Block>
-TG_HD void inverse_transform(Block& blk, const FftGroups& f) {
+template <class Block, class Groups>
+TG_HD void inverse_transform(Block& blk, const Groups& f) {
   const unsigned passes = pass_count(f.m);
-  for (unsigned k = 0; k < passes; ++k) {
+  each_pass(f, [&](unsigned k) {
     const Pass pass = forward_pass(f.m, passes - 1 - k);
     if (k > 0) exchange(blk, f, forward_pass(f.m, passes - k).top, pass.top);
     blk.each([&](unsigned tid, auto& R) {
       pass_registers<true>(R.v, f.thread(tid), pass, f.m, f.W);
     });
-  }
+  });
 }
 
 }  // namespace torusgate::gpu::kernel::fused

@@ -45,13 +45,15 @@ constexpr int rotation_max_threads = K1 == 2 ? 384 : 256;
 #define TG_ROTATION_BOUNDS(K1) __launch_bounds__(rotation_max_threads<K1>)
 #endif
 
-template <unsigned K1>
-__global__ void TG_ROTATION_BOUNDS(K1) fused_blind_rotation_kernel(std::uint32_t* acc_global, const std::uint32_t* powers,
-                                            std::uint64_t capacity, Shape s,
-                                            fused::LaunchShape shape, const Complex* key,
-                                            fused::StepInputs in) {
+// The rotations of blocks blockIdx.x, blockIdx.x + gridDim.x, ... in blocks of `shape`
+// (LaunchShape, or a FixedShape with FixedGroups).
+template <unsigned K1, class Groups, class LS>
+__device__ void rotate_blocks(std::uint32_t* acc_global, const std::uint32_t* powers,
+                              std::uint64_t capacity, const Shape& s, LS shape,
+                              const Complex* key, const fused::StepInputs& in) {
   TG_DYNAMIC_SHARED(shared);
-  const fused::BlockMemory mem = fused::block_memory(shared, shape, s);
+  const fused::BlockMemory mem =
+      fused::block_memory(shared, fused::LaunchShape{shape.groups, shape.rotations}, s);
   const std::uint32_t words = K1 * s.N, all_words = shape.rotations * words;
   fused::RotationRegs<K1> regs;
   fused::DeviceBlock<fused::RotationRegs<K1>> blk{regs, threadIdx.x};
@@ -64,13 +66,32 @@ __global__ void TG_ROTATION_BOUNDS(K1) fused_blind_rotation_kernel(std::uint32_t
       const std::uint32_t p = w / words < valid ? w / words : valid - 1;
       mem.acc[w] = acc_global[(first + p) * words + w % words];
     }
-    fused::blind_rotate<K1>(blk, s, shape, mem, powers + first * s.n, valid, key, in);
+    fused::blind_rotate<K1, Groups>(blk, s, shape, mem, powers + first * s.n, valid, key, in);
     __syncthreads();
     for (std::uint32_t w = threadIdx.x; w < valid * words; w += blockDim.x) {
       acc_global[first * words + w] = mem.acc[w];
     }
     __syncthreads();
   }
+}
+
+// Any launch shape, any length.
+template <unsigned K1>
+__global__ void TG_ROTATION_BOUNDS(K1) fused_blind_rotation_kernel(
+    std::uint32_t* acc_global, const std::uint32_t* powers, std::uint64_t capacity, Shape s,
+    fused::LaunchShape shape, const Complex* key, fused::StepInputs in) {
+  rotate_blocks<K1, fused::FftGroups>(acc_global, powers, capacity, s, shape, key, in);
+}
+
+// The 1x1 shape (what chunks that fill the device take) at a length fixed at compile time,
+// N = 2^(LogM+1): the transform's passes unrolled, its indices constants (FixedGroups). The
+// same words as fused_blind_rotation_kernel; `shape` is 1x1.
+template <unsigned K1, unsigned LogM>
+__global__ void TG_ROTATION_BOUNDS(K1) fused_fixed_rotation_kernel(
+    std::uint32_t* acc_global, const std::uint32_t* powers, std::uint64_t capacity, Shape s,
+    fused::LaunchShape, const Complex* key, fused::StepInputs in) {
+  rotate_blocks<K1, fused::FixedGroups<LogM>>(acc_global, powers, capacity, s,
+                                              fused::FixedShape<1, 1>{}, key, in);
 }
 
 // Thread block clusters: compute capability 9.0 (and the emulator). The cluster kernel's
@@ -99,7 +120,7 @@ struct DeviceClusterBlock : fused::DeviceBlock<Regs> {
 // group: rank c < k+1 loads and stores accumulator column c.
 // Blocks of T = N/16 <= 256 threads: the registers are never capped below what the program
 // needs.
-template <unsigned K1>
+template <unsigned K1, class Groups>
 __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
     std::uint32_t* acc_global, const std::uint32_t* powers, std::uint64_t capacity, Shape s,
     std::uint32_t blocks, const Complex* key, fused::StepInputs in) {
@@ -115,7 +136,8 @@ __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
     if (rank < K1) {
       for (std::uint32_t w = threadIdx.x; w < s.N; w += blockDim.x) column[w] = acc_global[at + w];
     }
-    fused::cluster_blind_rotate<K1>(blk, s, blocks, shared, powers + rotation * s.n, key, in);
+    fused::cluster_blind_rotate<K1, Groups>(blk, s, blocks, shared, powers + rotation * s.n, key,
+                                            in);
     if (rank < K1) {
       for (std::uint32_t w = threadIdx.x; w < s.N; w += blockDim.x) acc_global[at + w] = column[w];
     }
@@ -124,6 +146,34 @@ __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
 #else
   __trap();
 #endif
+}
+
+using RotationKernel = void (*)(std::uint32_t*, const std::uint32_t*, std::uint64_t, Shape,
+                               fused::LaunchShape, const Complex*, fused::StepInputs);
+using ClusterKernel = void (*)(std::uint32_t*, const std::uint32_t*, std::uint64_t, Shape,
+                              std::uint32_t, const Complex*, fused::StepInputs);
+
+// The kernel of block shape `launch` for parameter set shape s: the fixed-length one for 1x1
+// where there is one, else fused_blind_rotation_kernel.
+template <unsigned K1>
+RotationKernel rotation_kernel(const Shape& s, const fused::LaunchShape& launch) {
+  RotationKernel kernel = fused_blind_rotation_kernel<K1>;
+  if (launch.groups == 1 && launch.rotations == 1) {
+    fused::with_fixed_length(s.M(), [&](auto groups) {
+      kernel = fused_fixed_rotation_kernel<K1, decltype(groups)::m>;
+    });
+  }
+  return kernel;
+}
+
+// The cluster kernel for s: the fixed-length one where there is one.
+template <unsigned K1>
+ClusterKernel cluster_kernel(const Shape& s) {
+  ClusterKernel kernel = fused_cluster_rotation_kernel<K1, fused::FftGroups>;
+  fused::with_fixed_length(s.M(), [&](auto groups) {
+    kernel = fused_cluster_rotation_kernel<K1, decltype(groups)>;
+  });
+  return kernel;
 }
 
 template <class Kernel>
@@ -168,17 +218,18 @@ std::uint64_t fused_clusters_k(const Shape& shape, std::uint32_t blocks, int dev
   if (cluster_launch == 0 || blocks < 2) return 0;
   // The kernel's code must come from compute capability 9.0 or later: a build for 8.x alone
   // runs on a 9.0 device from its 8.x PTX, whose cluster kernel is the trap.
+  const ClusterKernel kernel = cluster_kernel<K1>(shape);
   cudaFuncAttributes attributes{};
-  CUDA_TRY(cudaFuncGetAttributes(&attributes, fused_cluster_rotation_kernel<K1>));
+  CUDA_TRY(cudaFuncGetAttributes(&attributes, kernel));
   if (attributes.ptxVersion < 90) return 0;
   const fused::LaunchShape shape_c{1, 1, blocks};
   const std::size_t shared = fused::block_shared_bytes(shape_c, shape);
-  allow_shared(fused_cluster_rotation_kernel<K1>, shared);
+  allow_shared(kernel, shared);
   cudaLaunchAttribute attribute;
   const cudaLaunchConfig_t config = cluster_config(
       attribute, dim3(blocks), dim3(fused::block_threads(shape_c, shape)), shared, nullptr, blocks);
   int clusters = 0;
-  CUDA_TRY(cudaOccupancyMaxActiveClusters(&clusters, fused_cluster_rotation_kernel<K1>, &config));
+  CUDA_TRY(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
   return static_cast<unsigned>(clusters);
 }
 
@@ -228,29 +279,20 @@ void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers
   if (launch.cluster > 1) {
     const std::uint64_t clusters = std::min<std::uint64_t>(capacity, max_blocks / launch.cluster);
     const auto grid = static_cast<unsigned>(clusters * launch.cluster);
-    if (shape.k1() == 2) {
-      allow_shared(fused_cluster_rotation_kernel<2>, shared);
-      TG_LAUNCH_CLUSTER(fused_cluster_rotation_kernel<2>, grid, threads, shared, stream, launch.cluster)
-      (acc, powers, capacity, shape, launch.cluster, key, in);
-    } else {
-      allow_shared(fused_cluster_rotation_kernel<3>, shared);
-      TG_LAUNCH_CLUSTER(fused_cluster_rotation_kernel<3>, grid, threads, shared, stream, launch.cluster)
-      (acc, powers, capacity, shape, launch.cluster, key, in);
-    }
+    const ClusterKernel kernel =
+        shape.k1() == 2 ? cluster_kernel<2>(shape) : cluster_kernel<3>(shape);
+    allow_shared(kernel, shared);
+    TG_LAUNCH_CLUSTER(kernel, grid, threads, shared, stream, launch.cluster)
+    (acc, powers, capacity, shape, launch.cluster, key, in);
     CUDA_CHECK_LAUNCH(fused_cluster_rotation_kernel, stream);
     return;
   }
-  if (shape.k1() == 2) {
-    allow_shared(fused_blind_rotation_kernel<2>, shared);
-    TG_LAUNCH(fused_blind_rotation_kernel<2>, blocks, threads, shared, stream)
-    (acc, powers, capacity, shape, launch, key, in);
-    CUDA_CHECK_LAUNCH(fused_blind_rotation_kernel, stream);
-  } else {
-    allow_shared(fused_blind_rotation_kernel<3>, shared);
-    TG_LAUNCH(fused_blind_rotation_kernel<3>, blocks, threads, shared, stream)
-    (acc, powers, capacity, shape, launch, key, in);
-    CUDA_CHECK_LAUNCH(fused_blind_rotation_kernel, stream);
-  }
+  const RotationKernel kernel =
+      shape.k1() == 2 ? rotation_kernel<2>(shape, launch) : rotation_kernel<3>(shape, launch);
+  allow_shared(kernel, shared);
+  TG_LAUNCH(kernel, blocks, threads, shared, stream)
+  (acc, powers, capacity, shape, launch, key, in);
+  CUDA_CHECK_LAUNCH(fused_blind_rotation_kernel, stream);
 }
 
 }  // namespace torusgate::gpu::detail

@@ -77,6 +77,37 @@ struct LaunchShape {
   std::uint32_t cluster = 1;
 };
 
+// LaunchShape{G, R} as compile-time constants, for the kernels of a fixed transform length
+// (FixedGroups): the shape's indices and branches fold.
+template <std::uint32_t G, std::uint32_t R>
+struct FixedShape {
+  static constexpr std::uint32_t groups = G;
+  static constexpr std::uint32_t rotations = R;
+  static constexpr std::uint32_t cluster = 1;
+};
+
+// Whether LS is a FixedShape of one group per rotation (then the G > 1 code is not compiled).
+template <class LS>
+inline constexpr bool one_group_shape = false;
+template <std::uint32_t R>
+inline constexpr bool one_group_shape<FixedShape<1, R>> = true;
+
+// The transform lengths M = 2^L with kernels of their own (FixedGroups<L>, FixedShape<1, 1>
+// and the cluster kernel): N = 512, 1024 and 2048.
+inline constexpr unsigned first_fixed_log2 = 8;
+inline constexpr unsigned last_fixed_log2 = 10;
+
+// f(FixedGroups<log2 M>{}) where M has a fixed-length kernel (true), else nothing (false).
+template <unsigned L = first_fixed_log2, class F>
+bool with_fixed_length(std::uint32_t M, F&& f) {
+  if (M == (std::uint32_t{1} << L)) {
+    f(FixedGroups<L>{});
+    return true;
+  }
+  if constexpr (L < last_fixed_log2) return with_fixed_length<L + 1>(M, f);
+  return false;
+}
+
 // Largest R.
 inline constexpr std::uint32_t max_rotations_per_block = 8;
 // Largest C: the portable cluster size (larger ones need an opt-in and are not guaranteed).
@@ -262,8 +293,8 @@ TG_UNROLL
 
 // Thread t of a group: the digits of level `level` of (X^power - 1) a (a: one accumulator
 // polynomial of N words), folded and twisted, at the first pass's points.
-template <class Regs>
-TG_HD void load_digits(Regs& R, std::uint32_t t, const FftGroups& f, const Torus32* a,
+template <class Regs, class Groups>
+TG_HD void load_digits(Regs& R, std::uint32_t t, const Groups& f, const Torus32* a,
                        std::uint32_t power, std::uint32_t level, const StepInputs& in) {
   const std::uint32_t M = f.M, N = 2 * f.M;
 TG_UNROLL
@@ -277,8 +308,8 @@ TG_UNROLL
 }
 
 // Thread t of a group: sum_c += digits * row[c] (row: one key row's K1 fused spectra).
-template <unsigned K1, class Regs>
-TG_HD void multiply_row(Regs& R, std::uint32_t t, const FftGroups& f, const Complex* row) {
+template <unsigned K1, class Regs, class Groups>
+TG_HD void multiply_row(Regs& R, std::uint32_t t, const Groups& f, const Complex* row) {
 TG_UNROLL
   for (unsigned c = 0; c < K1; ++c) {
     const Complex* key = row + std::size_t{c} * f.M;
@@ -291,8 +322,8 @@ TG_UNROLL
 
 // Thread t of a group, after the inverse transform: a += round(untwist * v) (a: one
 // accumulator polynomial).
-template <class Regs>
-TG_HD void untwist_add(Regs& R, std::uint32_t t, const FftGroups& f, const Complex* untwist,
+template <class Regs, class Groups>
+TG_HD void untwist_add(Regs& R, std::uint32_t t, const Groups& f, const Complex* untwist,
                        Torus32* a) {
 TG_UNROLL
   for (unsigned r = 0; r < points_per_thread; ++r) {
@@ -324,13 +355,14 @@ TG_UNROLL
 }
 
 // CMUX step: acc += external_product(BK_i, (X^power - 1) acc) for each of the block's R
-// accumulators ((k+1)N words each in shared memory). K1 = k + 1.
-template <unsigned K1, class Block>
-TG_HD void cmux_step(Block& blk, const detail::Shape& s, LaunchShape shape, const BlockMemory& mem,
+// accumulators ((k+1)N words each in shared memory). K1 = k + 1; Groups: FftGroups, or
+// FixedGroups<log2 M> (then s.N must be 2M); LS: LaunchShape, or a FixedShape.
+template <unsigned K1, class Groups = FftGroups, class Block, class LS>
+TG_HD void cmux_step(Block& blk, const detail::Shape& s, LS shape, const BlockMemory& mem,
                      const StepPowers& powers, const StepInputs& in) {
-  const std::uint32_t N = s.N, M = s.M(), l = s.bk_level_count, rows = s.rows();
+  const Groups f = make_groups<Groups>(s.M(), mem.buffers, in.W);  // group: rotation * G + g
+  const std::uint32_t M = f.M, N = 2 * f.M, l = s.bk_level_count, rows = s.rows();
   const std::uint32_t groups = shape.groups;
-  const FftGroups f = make_groups(M, mem.buffers, in.W);  // group index: rotation * G + g
   const std::uint32_t buffer_size = buffer_points(M);
   const std::uint32_t threads = shape.rotations * groups * f.T;
   auto rotation_of = [&](unsigned tid) { return f.group(tid) / groups; };
@@ -385,63 +417,64 @@ TG_UNROLL
     }
     return;
   }
-
-  // Each rotation's products, column by column: every group writes its partial product c
-  // into its own buffer, then group c sums the G partials in group order into its registers
-  // (the others take zeros and idle along in the inverse transform). Two barriers a column
-  // instead of one per group. The buffers are free at column 0: the forward transform's last
-  // exchange ended with a barrier after its reads. R.sum is indexed by constants only (a
-  // register, not a local array indexed at run time).
-  for (unsigned c = 0; c < K1; ++c) {
-    if (c > 0) blk.sync();  // column c-1's sums have read the buffers
-    blk.each([&](unsigned tid, auto& R) {
-      Complex* own = f.buffer(tid);
-      const std::uint32_t t = f.thread(tid);
+  if constexpr (!one_group_shape<LS>) {
+    // Each rotation's products, column by column: every group writes its partial product c
+    // into its own buffer, then group c sums the G partials in group order into its registers
+    // (the others take zeros and idle along in the inverse transform). Two barriers a column
+    // instead of one per group. The buffers are free at column 0: the forward transform's last
+    // exchange ended with a barrier after its reads. R.sum is indexed by constants only (a
+    // register, not a local array indexed at run time).
+    for (unsigned c = 0; c < K1; ++c) {
+      if (c > 0) blk.sync();  // column c-1's sums have read the buffers
+      blk.each([&](unsigned tid, auto& R) {
+        Complex* own = f.buffer(tid);
+        const std::uint32_t t = f.thread(tid);
 TG_UNROLL
-      for (unsigned column = 0; column < K1; ++column) {
-        if (column != c) continue;
+        for (unsigned column = 0; column < K1; ++column) {
+          if (column != c) continue;
 TG_UNROLL
-        for (unsigned r = 0; r < points_per_thread; ++r) {
-          own[padded(t * points_per_thread + r)] = R.sum[column][r];
+          for (unsigned r = 0; r < points_per_thread; ++r) {
+            own[padded(t * points_per_thread + r)] = R.sum[column][r];
+          }
         }
-      }
-    });
-    blk.sync();
+      });
+      blk.sync();
+      blk.each([&](unsigned tid, auto& R) {
+        if (f.group(tid) % groups != c) return;
+        const Complex* partials = mem.buffers + std::size_t{rotation_of(tid)} * groups * buffer_size;
+        const std::uint32_t slot = f.thread(tid) * points_per_thread;
+        sum_partials(
+            R, groups, [&](std::uint32_t p) { return partials + std::size_t{p} * buffer_size; },
+            [&](unsigned r) { return padded(slot + r); });
+      });
+    }
     blk.each([&](unsigned tid, auto& R) {
-      if (f.group(tid) % groups != c) return;
-      const Complex* partials = mem.buffers + std::size_t{rotation_of(tid)} * groups * buffer_size;
-      const std::uint32_t slot = f.thread(tid) * points_per_thread;
-      sum_partials(
-          R, groups, [&](std::uint32_t p) { return partials + std::size_t{p} * buffer_size; },
-          [&](unsigned r) { return padded(slot + r); });
+      if (f.group(tid) % groups < K1) return;
+TG_UNROLL
+      for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = Complex{0, 0};
+    });
+    blk.sync();  // the sums have read the buffers that the inverse transform's exchanges write
+    inverse_transform(blk, f);
+    blk.each([&](unsigned tid, auto& R) {
+      const std::uint32_t c = f.group(tid) % groups;
+      if (c >= K1) return;
+      untwist_add(R, f.thread(tid), f, in.untwist, acc_of(tid) + std::size_t{c} * N);
     });
   }
-  blk.each([&](unsigned tid, auto& R) {
-    if (f.group(tid) % groups < K1) return;
-TG_UNROLL
-    for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = Complex{0, 0};
-  });
-  blk.sync();  // the sums have read the buffers that the inverse transform's exchanges write
-  inverse_transform(blk, f);
-  blk.each([&](unsigned tid, auto& R) {
-    const std::uint32_t c = f.group(tid) % groups;
-    if (c >= K1) return;
-    untwist_add(R, f.thread(tid), f, in.untwist, acc_of(tid) + std::size_t{c} * N);
-  });
 }
 
 // The n CMUX steps of the block's rotations on their accumulators in shared memory: `powers`
 // points to the first rotation's n switched masks (rotation p's at powers + p*n, p < valid),
 // key is the whole fused Fourier key.
-template <unsigned K1, class Block>
-TG_HD void blind_rotate(Block& blk, const detail::Shape& s, LaunchShape shape,
-                        const BlockMemory& mem, const std::uint32_t* powers, std::uint32_t valid,
-                        const Complex* key, StepInputs in) {
+template <unsigned K1, class Groups = FftGroups, class Block, class LS>
+TG_HD void blind_rotate(Block& blk, const detail::Shape& s, LS shape, const BlockMemory& mem,
+                        const std::uint32_t* powers, std::uint32_t valid, const Complex* key,
+                        StepInputs in) {
   const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
   for (std::uint32_t i = 0; i < s.n; ++i) {
     in.key_step = key + i * key_step;
     in.key_next = i + 1 < s.n ? in.key_step + key_step : nullptr;
-    cmux_step<K1>(blk, s, shape, mem, StepPowers{powers + i, s.n, valid}, in);
+    cmux_step<K1, Groups>(blk, s, shape, mem, StepPowers{powers + i, s.n, valid}, in);
   }
 }
 
@@ -476,18 +509,19 @@ TG_HD BlockMemory block_memory(unsigned char* base, const LaunchShape& shape,
 // base + b * cluster_block_bytes.
 
 // The FFT groups of a cluster's block program: one per block, T threads each.
-TG_HD FftGroups cluster_groups(const detail::Shape& s, unsigned char* base, const Complex* W) {
-  FftGroups f = make_groups(s.M(), reinterpret_cast<Complex*>(base), W);
+template <class Groups = FftGroups>
+TG_HD Groups cluster_groups(const detail::Shape& s, unsigned char* base, const Complex* W) {
+  Groups f = make_groups<Groups>(s.M(), reinterpret_cast<Complex*>(base), W);
   f.stride = cluster_block_bytes(s) / sizeof(Complex);
   return f;
 }
 
 // CMUX step of the cluster's rotation: acc += external_product(BK_i, (X^power - 1) acc).
-template <unsigned K1, class Block>
+template <unsigned K1, class Groups = FftGroups, class Block>
 TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                              unsigned char* base, std::uint32_t power, const StepInputs& in) {
-  const std::uint32_t M = s.M(), l = s.bk_level_count, rows = s.rows();
-  const FftGroups f = cluster_groups(s, base, in.W);
+  const Groups f = cluster_groups<Groups>(s, base, in.W);
+  const std::uint32_t M = f.M, l = s.bk_level_count, rows = s.rows();
   Complex* partials = reinterpret_cast<Complex*>(base + cluster_partials_offset(s));
   Torus32* acc = reinterpret_cast<Torus32*>(base + cluster_accumulator_offset(s));
   blk.cluster_sync();  // the previous step's columns are written and its partials read
@@ -544,7 +578,7 @@ TG_UNROLL
 
 // The n CMUX steps of the cluster's rotation (`powers`: its n switched masks); on return every
 // block of the cluster is done with the others' shared memory.
-template <unsigned K1, class Block>
+template <unsigned K1, class Groups = FftGroups, class Block>
 TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                                 unsigned char* base, const std::uint32_t* powers,
                                 const Complex* key, StepInputs in) {
@@ -552,7 +586,7 @@ TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_
   for (std::uint32_t i = 0; i < s.n; ++i) {
     in.key_step = key + i * key_step;
     in.key_next = i + 1 < s.n ? in.key_step + key_step : nullptr;
-    cluster_cmux_step<K1>(blk, s, blocks, base, powers[i], in);
+    cluster_cmux_step<K1, Groups>(blk, s, blocks, base, powers[i], in);
   }
   blk.cluster_sync();  // the last step's sums have read every block's partials
 }

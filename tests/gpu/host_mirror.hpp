@@ -136,6 +136,9 @@ class HostEngine {
 
   // Another launch shape of the fused engine (the engine was made with fused_groups > 0).
   void set_fused_shape(kernel::fused::LaunchShape shape) { fused_ = shape; }
+  // Whether the fixed-length programs run where the device runs them (default), or the
+  // run-time-length ones everywhere.
+  void set_fixed_lengths(bool on) { fixed_lengths_ = on; }
 
   // fused_blind_rotation_kernel for `capacity` accumulators: from `first_step`, `steps` CMUX
   // steps (all n by default) of each rotation's block program, thread by thread.
@@ -300,14 +303,20 @@ class HostEngine {
         std::copy_n(acc.begin() + (rotation * K1 + c) * N, N, column(c));
       }
       const std::uint32_t* rotation_powers = powers.data() + rotation * s_.n;
-      if (first_step == 0 && last == s_.n) {  // the kernel's own loop
-        fused::cluster_blind_rotate<K1>(blk, s_, C, base, rotation_powers, fused_key_.data(), in);
-      } else {
-        for (std::uint32_t i = first_step; i < last; ++i) {
-          in.key_step = fused_key_.data() + i * key_step;
-          fused::cluster_cmux_step<K1>(blk, s_, C, base, rotation_powers[i], in);
+      auto run = [&](auto groups) {
+        using Groups = decltype(groups);
+        if (first_step == 0 && last == s_.n) {  // the kernel's own loop
+          fused::cluster_blind_rotate<K1, Groups>(blk, s_, C, base, rotation_powers,
+                                                  fused_key_.data(), in);
+        } else {
+          for (std::uint32_t i = first_step; i < last; ++i) {
+            in.key_step = fused_key_.data() + i * key_step;
+            fused::cluster_cmux_step<K1, Groups>(blk, s_, C, base, rotation_powers[i], in);
+          }
         }
-      }
+      };
+      // The device's choice of kernel (fused_kernels.cu: cluster_kernel).
+      if (!fixed_lengths_ || !fused::with_fixed_length(s_.M(), run)) run(fused::FftGroups{});
       for (std::uint32_t c = 0; c < K1; ++c) {
         std::copy_n(column(c), N, acc.begin() + (rotation * K1 + c) * N);
       }
@@ -340,15 +349,26 @@ class HostEngine {
         mem.acc[w] = acc[(first + p) * words + w % words];
       }
       const std::uint32_t* block_powers = powers.data() + first * s_.n;
-      if (first_step == 0 && last == s_.n) {  // the kernel's own loop
-        fused::blind_rotate<K1>(blk, s_, fused_, mem, block_powers, valid, fused_key_.data(), in);
-      } else {
-        for (std::uint32_t i = first_step; i < last; ++i) {
-          in.key_step = fused_key_.data() + i * key_step;
-          fused::cmux_step<K1>(blk, s_, fused_, mem, fused::StepPowers{block_powers + i, s_.n, valid},
-                               in);
+      auto run = [&](auto groups, auto shape) {
+        using Groups = decltype(groups);
+        if (first_step == 0 && last == s_.n) {  // the kernel's own loop
+          fused::blind_rotate<K1, Groups>(blk, s_, shape, mem, block_powers, valid,
+                                          fused_key_.data(), in);
+        } else {
+          for (std::uint32_t i = first_step; i < last; ++i) {
+            in.key_step = fused_key_.data() + i * key_step;
+            fused::cmux_step<K1, Groups>(blk, s_, shape, mem,
+                                         fused::StepPowers{block_powers + i, s_.n, valid}, in);
+          }
         }
-      }
+      };
+      // The device's choice of kernel (fused_kernels.cu: rotation_kernel): 1x1 at a fixed
+      // length takes fused_fixed_rotation_kernel's program.
+      const bool fixed = fixed_lengths_ && fused_.groups == 1 && fused_.rotations == 1 &&
+                         fused::with_fixed_length(s_.M(), [&](auto groups) {
+                           run(groups, fused::FixedShape<1, 1>{});
+                         });
+      if (!fixed) run(fused::FftGroups{}, fused_);
       std::copy_n(mem.acc, valid * words, acc.begin() + first * words);
     }
   }
@@ -356,6 +376,7 @@ class HostEngine {
   detail::Shape s_;
   NaturalFft fft_;
   kernel::fused::LaunchShape fused_{0, 1};  // groups 0: the cuFFT engine
+  bool fixed_lengths_ = true;
   std::vector<Complex> twiddles_, fused_key_;
   kernel::GadgetConstants gadget_;
   kernel::KeySwitchConstants ks_;

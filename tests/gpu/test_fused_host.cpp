@@ -95,13 +95,16 @@ void scalar_inverse(std::vector<k::Complex>& x, const std::vector<k::Complex>& W
 }
 
 // The block program's transforms of `groups` inputs at once (group g transforms inputs[g]),
-// thread by thread: in natural order out in bit-reversed order (forward), or back.
+// thread by thread: in natural order out in bit-reversed order (forward), or back. Groups:
+// FftGroups (the length at run time) or FixedGroups<log2 M>.
+template <class Groups = fz::FftGroups>
 std::vector<std::vector<k::Complex>> block_transform(const std::vector<std::vector<k::Complex>>& inputs,
                                                      const std::vector<k::Complex>& W, bool forward) {
   const auto M = static_cast<std::uint32_t>(inputs[0].size());
   const auto groups = static_cast<std::uint32_t>(inputs.size());
   std::vector<k::Complex> buffers(groups * fz::buffer_points(M), k::Complex{NAN, NAN});
-  const fz::FftGroups f = fz::make_groups(M, buffers.data(), W.data());
+  const Groups f = fz::make_groups<Groups>(M, buffers.data(), W.data());
+  REQUIRE(f.M == M);
   fz::HostBlock<fz::TransformRegs> blk(groups * f.T);
   blk.each([&](unsigned tid, auto& R) {
     for (unsigned r = 0; r < 8; ++r) {
@@ -250,6 +253,45 @@ TEST_CASE("fused FFT: the block program equals the scalar schedule bit for bit a
       REQUIRE(round_trip_error < 4.0 * m * eps);
     }
   }
+}
+
+// block_transform with FixedGroups<L> for each L in [First, Last] against FftGroups.
+template <unsigned First, unsigned Last>
+void check_fixed_transforms(Csprng& rng) {
+  INFO("M = 2^" << First);
+  const std::uint32_t M = 1u << First;
+  const auto W = fz::twiddles(M);
+  std::vector<std::vector<k::Complex>> inputs(2, std::vector<k::Complex>(M));
+  for (auto& in : inputs) {
+    for (auto& v : in) v = k::Complex{rng.standard_normal(), rng.standard_normal()};
+  }
+  for (const bool forward : {true, false}) {
+    const auto run_time = block_transform(inputs, W, forward);
+    const auto fixed = block_transform<fz::FixedGroups<First>>(inputs, W, forward);
+    STATIC_REQUIRE(fz::FixedGroups<First>::T == M / 8);
+    for (std::size_t g = 0; g < inputs.size(); ++g) REQUIRE(same_bits(fixed[g], run_time[g]));
+  }
+  if constexpr (First < Last) check_fixed_transforms<First + 1, Last>(rng);
+}
+
+TEST_CASE("fused FFT: a length fixed at compile time (FixedGroups) gives the run-time "
+          "length's transforms bit for bit",
+          "[gpu-host][fused]") {
+  const std::uint64_t seed = catch_seed(0x71);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  check_fixed_transforms<fz::min_transform_log2, fz::max_transform_log2>(rng);
+  // The kernels' lengths: N = 512, 1024, 2048, and no others.
+  std::vector<std::uint32_t> fixed;
+  for (std::uint32_t M = 8; M <= 4096; M *= 2) {
+    std::uint32_t seen = 0;
+    const bool found = fz::with_fixed_length(M, [&](auto groups) { seen = decltype(groups)::M; });
+    if (found) {
+      REQUIRE(seen == M);
+      fixed.push_back(M);
+    }
+  }
+  CHECK(fixed == std::vector<std::uint32_t>{256, 512, 1024});
 }
 
 TEST_CASE("fused FFT: the 8-point DFT's constant twiddles are W^{qM/8} and its butterflies the "
@@ -463,10 +505,17 @@ TEST_CASE("fused engine: one CMUX step of the block program equals core's exact 
     std::vector<fz::LaunchShape> shapes = {{1, 1}, {s.k1(), 1}, {s.rows(), 1}, {1, 2},
                                            {1, 3}, {s.k1(), 2}, {1, 1, s.k1()}};
     if (fz::valid_cluster(s.rows(), s)) shapes.push_back({1, 1, s.rows()});
-    for (const fz::LaunchShape shape : shapes) {
+    // The programs of a fixed length (N = 512 .. 2048, shape 1x1 or a cluster) and, for the
+    // same shapes, those of a run-time length.
+    std::vector<std::pair<fz::LaunchShape, bool>> runs;
+    for (const fz::LaunchShape shape : shapes) runs.emplace_back(shape, true);
+    runs.emplace_back(fz::LaunchShape{1, 1}, false);
+    runs.emplace_back(fz::LaunchShape{1, 1, s.k1()}, false);
+    for (const auto& [shape, fixed] : runs) {
       INFO("groups " << shape.groups << ", rotations per block " << shape.rotations
-                     << ", blocks per cluster " << shape.cluster);
+                     << ", blocks per cluster " << shape.cluster << ", fixed lengths " << fixed);
       engine.set_fused_shape(shape);
+      engine.set_fixed_lengths(fixed);
       std::vector<Torus32> acc = start;
       engine.fused_rotation(capacity, powers, acc, step, 1);
       for (std::size_t r = 0; r < capacity; ++r) {
@@ -490,8 +539,8 @@ TEST_CASE("fused engine: the whole data flow equals the CPU backend word for wor
   const std::vector<Case> cases = {
       {toy_insecure(), {{1, 1}, {2, 1}, {4, 1}, {1, 4}, {1, 1, 2}, {1, 1, 4}}},
       {toy_k2_insecure(), {{1, 1}, {6, 1}, {1, 2}, {1, 1, 3}, {1, 1, 6}}},
-      {sized_insecure(512, 1), {{2, 1}, {1, 3}, {1, 1, 2}}},
-      {sized_insecure(2048, 2), {{3, 1}, {1, 2}, {1, 1, 3}}}};
+      {sized_insecure(512, 1), {{1, 1}, {2, 1}, {1, 3}, {1, 1, 2}}},
+      {sized_insecure(2048, 2), {{1, 1}, {3, 1}, {1, 2}, {1, 1, 3}}}};
   for (const Case& cs : cases) {
     const Parameters& p = cs.p;
     INFO("parameter set " << p.name);
