@@ -35,7 +35,7 @@
 #   stalls  ncu warp states and scheduler statistics   -> stalls_*.log
 #           of the rotation kernels at batches 1 and
 #           16384: what the warps wait for
-#   hotspots ncu at batch 16384: the rotation kernel's  -> hotspots_16384.log,
+#   hotspots ncu at batch 16384: the rotation kernel's  -> hotspots_16384_details.log,
 #           stall reasons per SASS instruction, its         hotspots_16384_sass.csv
 #           instruction mix, caches and pipes
 #   variants bench_gates of each variant build          -> bench_gates_gpu_variant_*.json/.log
@@ -466,6 +466,7 @@ step_hotspots() {
     --launch-count 1 --export "$report" --force-overwrite \
     "$bench" --backend gpu --params tfhe_lib_128 --gpu-engine fused --batch 16384 --reps 1 \
     --warmup 0 || return 0
+  run_logged hotspots_16384_details "$ncu" --import "$report.ncu-rep" --page details
   run_logged hotspots_16384_sass "$ncu" --import "$report.ncu-rep" --page source --csv \
     --print-source sass
   mv "$out/hotspots_16384_sass.log" "$out/hotspots_16384_sass.csv"

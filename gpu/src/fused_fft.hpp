@@ -66,19 +66,31 @@ TG_HD constexpr unsigned log2_exact(std::uint32_t x) {
 TG_HD constexpr std::uint32_t fft_threads(std::uint32_t M) { return M / points_per_thread; }
 
 // One pass: the owned bits are top, top-1, top-2; the forward stages are those of bits top
-// down to top - stages + 1.
+// down to top - stages + 1. A radix-8 pass with top > 2 reads its twiddles from the pass
+// table (twiddles() below) at entry `table`.
 struct Pass {
   unsigned top = 0;
   unsigned stages = 0;
+  std::uint32_t table = 0;
 };
 
 TG_HD constexpr unsigned pass_count(unsigned m) { return (m + 2) / 3; }
 
+// The pass table's entries of a pass: 7 twiddles for each of the 2^(top-2) values of the
+// points' low bits n0, for a radix-8 pass with top > 2; none for the others.
+TG_HD constexpr std::uint32_t pass_twiddle_count(unsigned top, unsigned stages) {
+  return stages == 3 && top > 2 ? std::uint32_t{7} << (top - 2) : 0;
+}
+
 // Forward pass p < pass_count(m) (the inverse runs them from the last to the first).
 TG_HD constexpr Pass forward_pass(unsigned m, unsigned p) {
   const unsigned first = m % 3 == 0 ? 3 : m % 3;
-  if (p == 0) return Pass{m - 1, first};
-  return Pass{m - 1 - first - 3 * (p - 1), 3};
+  Pass pass{m - 1, first, 0};
+  for (unsigned q = 1; q <= p; ++q) {
+    pass.table += pass_twiddle_count(pass.top, pass.stages);
+    pass = Pass{m - 1 - first - 3 * (q - 1), 3, pass.table};
+  }
+  return pass;
 }
 
 // The point that register r of thread t holds in a pass with top bit `top` (top >= 2).
@@ -94,14 +106,42 @@ TG_HD std::uint32_t point_of(std::uint32_t t, unsigned r, unsigned top) {
 TG_HD std::uint32_t padded(std::uint32_t p) { return p + (p >> 3); }
 TG_HD constexpr std::uint32_t buffer_points(std::uint32_t M) { return M + M / 8; }
 
-// W^e = exp(-2 pi i e/M) for e < M, each from its own angle in long double (made on the
-// host, uploaded once). The radix-2 stages use e < M/2, the radix-8 twiddles e < 7M/8.
+// bitrev_3(r).
+TG_HD constexpr unsigned reverse3(unsigned r) { return ((r & 1u) << 2) | (r & 2u) | ((r >> 2) & 1u); }
+
+// Entries of the twiddle table of M = 2^m points: the M powers of W, then the pass table.
+TG_HD constexpr std::uint32_t twiddle_table_size(std::uint32_t M) {
+  const unsigned m = log2_exact(M);
+  const Pass last = forward_pass(m, pass_count(m) - 1);
+  return M + last.table + pass_twiddle_count(last.top, last.stages);
+}
+
+// The twiddle table (made on the host, uploaded once): first W^e = exp(-2 pi i e/M) for
+// e < M, each from its own angle in long double (the radix-2 stages use e < M/2); then the
+// pass table, the radix-8 passes' twiddles in the order their threads read them: for each
+// radix-8 pass with top > 2 (forward order), at entry M + pass.table + (r-1) 2^(top-2) + n0,
+// W^{(n0 bitrev_3(r)) 2^(m-1-top)} for r = 1..7 and n0 < 2^(top-2) (exponents below 7M/8).
+// Thread t of a group reads n0 = t mod 2^(top-2): a warp's loads of one register are
+// contiguous (measured on an H200, docs/results/gpu/nvidia-h200_2026-11-26b: read from the
+// powers directly, a warp's twiddle load touched up to 16 cache lines, and the FFT's
+// twiddle products waited on them for a fifth of the rotation kernel's time).
 inline std::vector<Complex> twiddles(std::uint32_t M) {
-  std::vector<Complex> w(M);
+  std::vector<Complex> w(twiddle_table_size(M));
   const long double pi = 3.141592653589793238462643383279502884L;
   for (std::uint32_t e = 0; e < M; ++e) {
     const long double a = -2.0L * pi * static_cast<long double>(e) / static_cast<long double>(M);
     w[e] = Complex{static_cast<double>(std::cos(a)), static_cast<double>(std::sin(a))};
+  }
+  const unsigned m = log2_exact(M);
+  for (unsigned p = 0; p < pass_count(m); ++p) {
+    const Pass pass = forward_pass(m, p);
+    if (pass_twiddle_count(pass.top, pass.stages) == 0) continue;
+    const std::uint32_t h = std::uint32_t{1} << (pass.top - 2);
+    for (unsigned r = 1; r < 8; ++r) {
+      for (std::uint32_t n0 = 0; n0 < h; ++n0) {
+        w[M + pass.table + (r - 1) * h + n0] = w[(n0 * reverse3(r)) << (m - 1 - pass.top)];
+      }
+    }
   }
   return w;
 }
@@ -164,8 +204,6 @@ TG_HD void stage_butterfly(Complex& u, Complex& v, std::uint32_t i, unsigned b, 
   else dif_butterfly(u, v, W[twiddle_exponent(i, b, m)]);
 }
 
-// bitrev_3(r).
-TG_HD unsigned reverse3(unsigned r) { return ((r & 1u) << 2) | (r & 2u) | ((r >> 2) & 1u); }
 
 // The 8-point DFT of a pass on the registers: forward, the three DIF stages (register bits
 // 2, 1, 0) with the constant twiddles W_8^q, leaving sum_a v_a W_8^{ak} in register
@@ -187,17 +225,18 @@ TG_UNROLL
 
 // A pass of 3 stages with top bit `top` on the 8 points of one radix-8 butterfly, n0 the
 // points' bits below top-2: forward, the DFT then register bitrev_3(k) times
-// W^{n0 k 2^(m-1-top)}; inverse, the conjugate twiddles then the DFT undone. The exponent
-// is below 7M/8 (the table has M twiddles).
+// W^{n0 k 2^(m-1-top)} (from the pass table, W: the twiddle table); inverse, the conjugate
+// twiddles then the DFT undone.
 template <bool Inverse>
-TG_HD void radix8_pass(Complex (&v)[points_per_thread], std::uint32_t n0, unsigned top,
+TG_HD void radix8_pass(Complex (&v)[points_per_thread], std::uint32_t n0, Pass pass,
                        unsigned m, const Complex* W) {
   if (!Inverse) dft8_registers<false>(v);
-  if (top > 2) {
-    const unsigned shift = m - 1 - top;
+  if (pass.top > 2) {
+    const std::uint32_t h = std::uint32_t{1} << (pass.top - 2);
+    const Complex* table = W + (std::uint32_t{1} << m) + pass.table + n0;
 TG_UNROLL
     for (unsigned r = 1; r < points_per_thread; ++r) {
-      const Complex w = W[(n0 * reverse3(r)) << shift];
+      const Complex w = table[(r - 1) * h];
       v[r] = Inverse ? times_conj(v[r], w) : times(v[r], w);
     }
   }
@@ -213,7 +252,7 @@ template <bool Inverse>
 TG_HD void pass_registers(Complex (&v)[points_per_thread], std::uint32_t t, Pass pass,
                           unsigned m, const Complex* W) {
   if (pass.stages == 3) {
-    radix8_pass<Inverse>(v, t & ((std::uint32_t{1} << (pass.top - 2)) - 1), pass.top, m, W);
+    radix8_pass<Inverse>(v, t & ((std::uint32_t{1} << (pass.top - 2)) - 1), pass, m, W);
     return;
   }
 TG_UNROLL

@@ -307,6 +307,17 @@ TG_UNROLL
   }
 }
 
+// One point of the Fourier key. TORUSGATE_FUSED_KEY_LOAD=1 (an experiment, compile time):
+// through L2 only (ld.global.cg), leaving the SM's L1 to the twiddle and twist tables.
+TG_HD Complex load_key(const Complex* p) {
+#if defined(__CUDA_ARCH__) && !defined(TORUSGATE_CUDA_EMULATION) && TORUSGATE_FUSED_KEY_LOAD == 1
+  const double2 v = __ldcg(reinterpret_cast<const double2*>(p));
+  return Complex{v.x, v.y};
+#else
+  return *p;
+#endif
+}
+
 // Thread t of a group: sum_c += digits * row[c] (row: one key row's K1 fused spectra).
 template <unsigned K1, class Regs, class Groups>
 TG_HD void multiply_row(Regs& R, std::uint32_t t, const Groups& f, const Complex* row) {
@@ -315,7 +326,7 @@ TG_UNROLL
     const Complex* key = row + std::size_t{c} * f.M;
 TG_UNROLL
     for (unsigned r = 0; r < points_per_thread; ++r) {
-      multiply_add(R.sum[c][r], R.v[r], key[r * f.T + t]);
+      multiply_add(R.sum[c][r], R.v[r], load_key(key + r * f.T + t));
     }
   }
 }

@@ -78,8 +78,8 @@ void scalar_pass(std::vector<k::Complex>& x, const std::vector<k::Complex>& W, f
     if ((base >> (pass.top - 2)) & 7u) continue;
     k::Complex v[8];
     for (unsigned a = 0; a < 8; ++a) v[a] = x[base + a * h];
-    if (inverse) fz::radix8_pass<true>(v, base & (h - 1), pass.top, m, W.data());
-    else fz::radix8_pass<false>(v, base & (h - 1), pass.top, m, W.data());
+    if (inverse) fz::radix8_pass<true>(v, base & (h - 1), pass, m, W.data());
+    else fz::radix8_pass<false>(v, base & (h - 1), pass, m, W.data());
     for (unsigned a = 0; a < 8; ++a) x[base + a * h] = v[a];
   }
 }
@@ -214,7 +214,7 @@ TEST_CASE("fused FFT: the block program equals the scalar schedule bit for bit a
     INFO("M = 2^" << m);
     const std::uint32_t M = 1u << m;
     const auto W = fz::twiddles(M);
-    REQUIRE(W.size() == M);
+    REQUIRE(W.size() == fz::twiddle_table_size(M));
     // Three groups at once, each its own input.
     std::vector<std::vector<k::Complex>> inputs(3, std::vector<k::Complex>(M));
     for (auto& in : inputs) {
@@ -252,6 +252,42 @@ TEST_CASE("fused FFT: the block program equals the scalar schedule bit for bit a
       REQUIRE(forward_error < 2.0 * m * eps);
       REQUIRE(round_trip_error < 4.0 * m * eps);
     }
+  }
+}
+
+TEST_CASE("fused FFT: the pass table holds each radix-8 pass's twiddles in its threads' order",
+          "[gpu-host][fused]") {
+  // M = 512: passes with top 8, 5, 2: 7 * 64 + 7 * 8 entries after the M powers.
+  STATIC_REQUIRE(fz::twiddle_table_size(512) == 512 + 7 * 64 + 7 * 8);
+  // M = 1024: a pass of one radix-2 stage (no entries), then tops 8, 5, 2.
+  STATIC_REQUIRE(fz::twiddle_table_size(1024) == 1024 + 7 * 64 + 7 * 8);
+  STATIC_REQUIRE(fz::twiddle_table_size(8) == 8);  // one pass, top 2
+  for (unsigned m = fz::min_transform_log2; m <= fz::max_transform_log2; ++m) {
+    INFO("M = 2^" << m);
+    const std::uint32_t M = 1u << m;
+    const auto W = fz::twiddles(M);
+    REQUIRE(W.size() == fz::twiddle_table_size(M));
+    std::uint32_t entries = M;
+    for (unsigned p = 0; p < fz::pass_count(m); ++p) {
+      const fz::Pass pass = fz::forward_pass(m, p);
+      INFO("pass " << p << ", top " << pass.top);
+      REQUIRE(pass.table + M == entries);  // the passes' entries follow each other
+      if (pass.stages < 3 || pass.top == 2) continue;
+      const std::uint32_t h = 1u << (pass.top - 2);
+      for (unsigned r = 1; r < 8; ++r) {
+        for (std::uint32_t n0 = 0; n0 < h; ++n0) {
+          // The exponent as the radix-8 butterfly of a pass needs it, the value exact in
+          // long double: the table's entry is the power table's, bit for bit.
+          const std::uint32_t e = (n0 * bit_reverse(r, 3)) << (m - 1 - pass.top);
+          const k::Complex w = W[M + pass.table + (r - 1) * h + n0];
+          REQUIRE(e < 7 * M / 8);
+          REQUIRE(w.re == W[e].re);
+          REQUIRE(w.im == W[e].im);
+        }
+      }
+      entries += 7 * h;
+    }
+    REQUIRE(entries == W.size());
   }
 }
 
