@@ -279,18 +279,18 @@ void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers
   if (launch.cluster > 1) {
     const std::uint64_t clusters = std::min<std::uint64_t>(capacity, max_blocks / launch.cluster);
     const auto grid = static_cast<unsigned>(clusters * launch.cluster);
-    const ClusterKernel kernel =
+    const ClusterKernel fused_cluster_rotation =
         shape.k1() == 2 ? cluster_kernel<2>(shape) : cluster_kernel<3>(shape);
-    allow_shared(kernel, shared);
-    TG_LAUNCH_CLUSTER(kernel, grid, threads, shared, stream, launch.cluster)
+    allow_shared(fused_cluster_rotation, shared);
+    TG_LAUNCH_CLUSTER(fused_cluster_rotation, grid, threads, shared, stream, launch.cluster)
     (acc, powers, capacity, shape, launch.cluster, key, in);
     CUDA_CHECK_LAUNCH(fused_cluster_rotation_kernel, stream);
     return;
   }
-  const RotationKernel kernel =
+  const RotationKernel fused_rotation =
       shape.k1() == 2 ? rotation_kernel<2>(shape, launch) : rotation_kernel<3>(shape, launch);
-  allow_shared(kernel, shared);
-  TG_LAUNCH(kernel, blocks, threads, shared, stream)
+  allow_shared(fused_rotation, shared);
+  TG_LAUNCH(fused_rotation, blocks, threads, shared, stream)
   (acc, powers, capacity, shape, launch, key, in);
   CUDA_CHECK_LAUNCH(fused_blind_rotation_kernel, stream);
 }

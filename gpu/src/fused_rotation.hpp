@@ -307,30 +307,37 @@ TG_UNROLL
   }
 }
 
-// One point of the Fourier key, through L2 only (ld.global.cg): the SM's L1 keeps the
-// twiddle, twist and untwist tables, which every rotation reads at every step, while each key
-// row passes once per rotation. Measured on an H200 (docs/results/gpu/nvidia-h200_2026-11-26b,
-// tfhe_lib_128, batch 16384): 55,506 bootstraps/s against 51,853 with the key cached in L1
-// too. TORUSGATE_FUSED_KEY_THROUGH_L1 (compile time) restores the plain load, for that A/B.
-TG_HD Complex load_key(const Complex* p) {
+// One point of the Fourier key in device memory, through L2 only (ld.global.cg): the SM's
+// L1 keeps the twiddle, twist and untwist tables, which every rotation reads at every step,
+// while each key row passes once per rotation. Measured on an H200
+// (docs/results/gpu/nvidia-h200_2026-11-26b, tfhe_lib_128, batch 16384): 55,506 bootstraps/s
+// against 51,853 with the key cached in L1 too. TORUSGATE_FUSED_KEY_THROUGH_L1 (compile
+// time) restores the plain load, for that A/B. Only for global memory (a device fails with
+// cudaErrorInvalidAddressSpace on a shared address; the emulator faults).
+TG_HD Complex load_global_key(const Complex* p) {
 #if defined(__CUDA_ARCH__) && !defined(TORUSGATE_CUDA_EMULATION) && \
     !defined(TORUSGATE_FUSED_KEY_THROUGH_L1)
   const double2 v = __ldcg(reinterpret_cast<const double2*>(p));
   return Complex{v.x, v.y};
 #else
+#if defined(TORUSGATE_CUDA_EMULATION)
+  if (cuda_emu::is_shared(p)) cuda_emu::device_fault("load_global_key: a shared-memory address");
+#endif
   return *p;
 #endif
 }
 
-// Thread t of a group: sum_c += digits * row[c] (row: one key row's K1 fused spectra).
-template <unsigned K1, class Regs, class Groups>
+// Thread t of a group: sum_c += digits * row[c] (row: one key row's K1 fused spectra, in
+// device memory when Global, else staged in shared memory).
+template <unsigned K1, bool Global, class Regs, class Groups>
 TG_HD void multiply_row(Regs& R, std::uint32_t t, const Groups& f, const Complex* row) {
 TG_UNROLL
   for (unsigned c = 0; c < K1; ++c) {
     const Complex* key = row + std::size_t{c} * f.M;
 TG_UNROLL
     for (unsigned r = 0; r < points_per_thread; ++r) {
-      multiply_add(R.sum[c][r], R.v[r], load_key(key + r * f.T + t));
+      const Complex* point = key + r * f.T + t;
+      multiply_add(R.sum[c][r], R.v[r], Global ? load_global_key(point) : *point);
     }
   }
 }
@@ -411,9 +418,12 @@ TG_HD void cmux_step(Block& blk, const detail::Shape& s, LS shape, const BlockMe
     // sum_c += digits * BK_i[q][c], pointwise, in registers.
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t g = f.group(tid) % groups;
-      multiply_row<K1>(R, f.thread(tid), f,
-                       shape.rotations > 1 ? mem.stage + std::size_t{g} * K1 * M
-                                           : in.key_step + (std::size_t{g} + groups * x) * K1 * M);
+      if (shape.rotations > 1) {
+        multiply_row<K1, false>(R, f.thread(tid), f, mem.stage + std::size_t{g} * K1 * M);
+      } else {
+        multiply_row<K1, true>(R, f.thread(tid), f,
+                               in.key_step + (std::size_t{g} + groups * x) * K1 * M);
+      }
     });
   }
 
@@ -556,7 +566,7 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
     forward_transform(blk, f);
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = blk.rank(tid) + blocks * x;
-      multiply_row<K1>(R, f.thread(tid), f, in.key_step + std::size_t{q} * K1 * M);
+      multiply_row<K1, true>(R, f.thread(tid), f, in.key_step + std::size_t{q} * K1 * M);
     });
   }
   blk.each([&](unsigned tid, auto& R) {

@@ -274,6 +274,10 @@ void sync_threads();
 unsigned char* dynamic_shared_memory();
 // A device-side fault (an emulated trap): ends the kernel with cudaErrorLaunchFailure.
 [[noreturn]] void device_fault(const char* what);
+// Whether addr lies in the dynamic shared memory of a block of the calling thread's cluster
+// (__isShared on a device): a load or store that names the global space (ld.global.cg, say)
+// at such an address fails on a device with cudaErrorInvalidAddressSpace.
+bool is_shared(const void* addr);
 // The cluster barrier (cooperative_groups::cluster_group::sync): the calling fiber waits until
 // every thread of every block of its cluster is there; in a launch without clusters, the block
 // barrier.

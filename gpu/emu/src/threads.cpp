@@ -576,6 +576,18 @@ void cluster_sync() {
 
 unsigned cluster_blocks() { return scheduler.cluster; }
 
+bool is_shared(const void* addr) {
+  const Scheduler& s = scheduler;
+  if (s.body == nullptr) return false;
+  const auto p = reinterpret_cast<std::uintptr_t>(addr);
+  for (unsigned r = 0; r < s.cluster; ++r) {
+    const auto base = reinterpret_cast<std::uintptr_t>(
+        s.cluster_shared != nullptr ? s.cluster_shared[r] : s.dynamic_shared);
+    if (p >= base && p - base < s.shared_bytes) return true;
+  }
+  return false;
+}
+
 void* map_shared_rank(const void* addr, std::size_t bytes, unsigned rank) {
   const Scheduler& s = scheduler;
   if (s.body == nullptr) device_fault("cluster_group::map_shared_rank outside a kernel");
