@@ -102,6 +102,26 @@ __global__ void cluster_shape_kernel(std::uint32_t* out) {
   o[6] = cluster.map_shared_rank(stage, cluster.block_rank()) == stage;  // its own: the same
 }
 
+// Thread 0 of each block writes what is_shared says of: its own dynamic shared memory (first
+// and last byte), the next rank's, the byte past its own, and `global` (device memory).
+__global__ void is_shared_kernel(std::uint32_t* out, const std::uint32_t* global) {
+  const cg::cluster_group cluster = cg::this_cluster();
+  std::uint32_t* stage = shared_words();
+  stage[threadIdx.x] = threadIdx.x;
+  cluster.sync();
+  if (threadIdx.x == 0) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(stage);
+    std::uint32_t* o = out + 5 * blockIdx.x;
+    o[0] = cuda_emu::is_shared(stage);
+    o[1] = cuda_emu::is_shared(bytes + blockDim.x * 4 - 1);
+    o[2] = cuda_emu::is_shared(
+        cluster.map_shared_rank(stage, (cluster.block_rank() + 1) % cluster.num_blocks()));
+    o[3] = cuda_emu::is_shared(bytes + blockDim.x * 4);
+    o[4] = cuda_emu::is_shared(global);
+  }
+  cluster.sync();
+}
+
 // Thread 0 at its block's barrier, the others at the cluster's: neither can open.
 __global__ void mixed_barriers_kernel() {
   if (threadIdx.x == 0) {
@@ -522,6 +542,31 @@ TEST_CASE("emulator: a cluster's rank, size and shape, and a launch without clus
     CHECK(std::vector<std::uint32_t>(h.begin() + 7 * b, h.begin() + 7 * b + 7) ==
           std::vector<std::uint32_t>{0, 1, 1, 1, 1, 0, 1});
   }
+  CHECK(cudaFree(d) == cudaSuccess);
+}
+
+TEST_CASE("emulator: is_shared knows the cluster's dynamic shared memory from device memory",
+          "[emulator][cluster]") {
+  // What load_global_key (gpu/src/fused_rotation.hpp) asks before a load that names the
+  // global space: on a device such a load of a shared address fails.
+  constexpr unsigned threads = 8, blocks = 4;
+  std::uint32_t* d = nullptr;
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&d), 5 * blocks * 4) == cudaSuccess);
+  std::vector<std::uint32_t> h(5 * blocks);
+  for (const unsigned size : {1u, 2u}) {
+    INFO("cluster of " << size << " blocks");
+    REQUIRE(cudaMemset(d, 0xff, 5 * blocks * 4) == cudaSuccess);
+    cuda_emu::launcher(is_shared_kernel, "is_shared_kernel", dim3(blocks), dim3(threads),
+                       threads * 4, nullptr, size)(d, d);
+    REQUIRE(cudaGetLastError() == cudaSuccess);
+    REQUIRE(cudaMemcpy(h.data(), d, h.size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+    for (unsigned b = 0; b < blocks; ++b) {
+      INFO("block " << b);
+      CHECK(std::vector<std::uint32_t>(h.begin() + 5 * b, h.begin() + 5 * b + 5) ==
+            std::vector<std::uint32_t>{1, 1, 1, 0, 0});
+    }
+  }
+  CHECK_FALSE(cuda_emu::is_shared(d));  // outside a kernel, nothing is shared memory
   CHECK(cudaFree(d) == cudaSuccess);
 }
 
