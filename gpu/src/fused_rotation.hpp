@@ -250,6 +250,30 @@ TG_HD void prefetch_span(const Complex* first, std::size_t count, std::uint32_t 
   }
 }
 
+// The R > 1 shapes' key staging: *dst = *src (one complex, device memory to shared memory),
+// asynchronously where the device copies asynchronously (cp.async.cg, compute capability
+// 8.0 and later: no register holds the value, the thread goes on); stage_wait() waits for the
+// calling thread's copies (a barrier after it makes everyone's visible). On the host both are
+// plain (the block program's phases run thread after thread); on the CUDA emulator a copy is
+// done at the thread's wait, not before, so a read before the wait sees the old contents.
+TG_HD void stage_copy_async(Complex* dst, const Complex* src) {
+#if defined(__CUDA_ARCH__) && !defined(TORUSGATE_CUDA_EMULATION) && __CUDA_ARCH__ >= 800
+  const auto to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(src) : "memory");
+#elif defined(TORUSGATE_CUDA_EMULATION)
+  cuda_emu::copy_async(dst, src, sizeof(Complex));
+#else
+  *dst = *src;
+#endif
+}
+TG_HD void stage_wait() {
+#if defined(__CUDA_ARCH__) && !defined(TORUSGATE_CUDA_EMULATION) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
+#elif defined(TORUSGATE_CUDA_EMULATION)
+  cuda_emu::wait_async_copies();
+#endif
+}
+
 // What one step reads besides the accumulators.
 struct StepInputs {
   const Complex* key_step = nullptr;  // GGSW i: rows x k1 fused spectra
@@ -398,15 +422,17 @@ TG_HD void cmux_step(Block& blk, const detail::Shape& s, LS shape, const BlockMe
   }
   for (std::uint32_t x = 0; x < rows / groups; ++x) {
     if (shape.rotations > 1) {
-      // Key rows g + G x (g < G), every column, staged for the block's rotations.
+      // Key rows g + G x (g < G), every column, staged for the block's rotations: copied
+      // asynchronously while the digits are decomposed and transformed, waited for just
+      // before the products (each thread waits for its own copies, then the barrier).
       blk.sync();  // the previous iteration's products have read the stage
       blk.each([&](unsigned tid, auto&) {
         const std::uint32_t per_row = K1 * M;
         for (std::uint32_t e = tid; e < groups * per_row; e += threads) {
-          mem.stage[e] = in.key_step[(std::size_t{e / per_row} + groups * x) * per_row + e % per_row];
+          const std::size_t row = std::size_t{e / per_row} + groups * x;
+          stage_copy_async(mem.stage + e, in.key_step + row * per_row + e % per_row);
         }
       });
-      blk.sync();
     }
     // Digits of row q (column q / l, level q % l + 1) at the first pass's points.
     blk.each([&](unsigned tid, auto& R) {
@@ -415,6 +441,10 @@ TG_HD void cmux_step(Block& blk, const detail::Shape& s, LS shape, const BlockMe
                   powers.of(rotation_of(tid)), q % l + 1, in);
     });
     forward_transform(blk, f);
+    if (shape.rotations > 1) {
+      blk.each([&](unsigned, auto&) { stage_wait(); });
+      blk.sync();  // every thread's copies are in the stage
+    }
     // sum_c += digits * BK_i[q][c], pointwise, in registers.
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t g = f.group(tid) % groups;

@@ -32,7 +32,8 @@ ls "$work/late"/bench_gates_*.json > /dev/null 2>&1 && fail "a command ran past 
 rm -rf "$work/late"
 
 GPU_RUN_EMULATED=1 BUILD_DIR="$build" "$repo/scripts/gpu_run.sh" "$work" \
-  env apps bench shapes circuits slow sanitize profile quick stalls > "$work/stdout.txt" 2>&1
+  env apps bench shapes circuits slow sanitize profile quick stalls hotspots variants \
+  > "$work/stdout.txt" 2>&1
 rc=$?
 if [[ $rc -ne 0 ]]; then
   cat "$work/stdout.txt"
@@ -40,7 +41,7 @@ if [[ $rc -ne 0 ]]; then
 fi
 log="$work/gpu_run.log"
 grep -qF "gpu_run: every step passed" "$log" || fail "no 'every step passed' in gpu_run.log"
-for step in slow sanitize profile stalls; do
+for step in slow sanitize profile stalls hotspots variants; do
   grep -qF "$step: needs a GPU: skipped in the emulated dry run" "$log" || fail "$step was not skipped"
 done
 grep -qF "mode: dry run on the CUDA emulator" "$work/environment.txt" || fail "environment.txt"

@@ -122,6 +122,28 @@ __global__ void is_shared_kernel(std::uint32_t* out, const std::uint32_t* global
   cluster.sync();
 }
 
+// Thread t asks for word t of `in` in its shared word t (copy_async), then writes what it
+// reads there before its wait, after it, and (after a barrier) its neighbour's word.
+__global__ void copy_async_kernel(std::uint32_t* out, const std::uint32_t* in) {
+  std::uint32_t* stage = shared_words();
+  const unsigned t = threadIdx.x, n = blockDim.x;
+  stage[t] = 7;
+  cuda_emu::copy_async(stage + t, in + t, 4);
+  out[3 * t] = stage[t];
+  cuda_emu::wait_async_copies();
+  out[3 * t + 1] = stage[t];
+  __syncthreads();
+  out[3 * t + 2] = stage[(t + 1) % n];
+}
+
+// copy_async into device memory (to_global) or from shared memory: both are faults.
+__global__ void copy_async_misuse_kernel(std::uint32_t* global, bool to_global) {
+  std::uint32_t* stage = shared_words();
+  if (to_global) cuda_emu::copy_async(global, global + 1, 4);
+  else cuda_emu::copy_async(stage, stage + 1, 4);
+  __syncthreads();
+}
+
 // Thread 0 at its block's barrier, the others at the cluster's: neither can open.
 __global__ void mixed_barriers_kernel() {
   if (threadIdx.x == 0) {
@@ -568,6 +590,36 @@ TEST_CASE("emulator: is_shared knows the cluster's dynamic shared memory from de
   }
   CHECK_FALSE(cuda_emu::is_shared(d));  // outside a kernel, nothing is shared memory
   CHECK(cudaFree(d) == cudaSuccess);
+}
+
+TEST_CASE("emulator: copy_async is done at the thread's wait, and only into shared memory",
+          "[emulator]") {
+  constexpr unsigned threads = 8;
+  std::uint32_t *in = nullptr, *out = nullptr;
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&in), threads * 4) == cudaSuccess);
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&out), 3 * threads * 4) == cudaSuccess);
+  std::vector<std::uint32_t> words(threads);
+  for (unsigned t = 0; t < threads; ++t) words[t] = 100 + t;
+  REQUIRE(cudaMemcpy(in, words.data(), threads * 4, cudaMemcpyHostToDevice) == cudaSuccess);
+  cuda_emu::launcher(copy_async_kernel, "copy_async_kernel", dim3(1), dim3(threads), threads * 4,
+                     nullptr)(out, in);
+  REQUIRE(cudaGetLastError() == cudaSuccess);
+  std::vector<std::uint32_t> h(3 * threads);
+  REQUIRE(cudaMemcpy(h.data(), out, h.size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+  for (unsigned t = 0; t < threads; ++t) {
+    INFO("thread " << t);
+    CHECK(h[3 * t] == 7);            // before the wait: not yet copied
+    CHECK(h[3 * t + 1] == 100 + t);  // after it
+    CHECK(h[3 * t + 2] == 100 + (t + 1) % threads);  // the neighbour's, after the barrier
+  }
+  for (const bool to_global : {true, false}) {
+    INFO((to_global ? "into device memory" : "from shared memory"));
+    cuda_emu::launcher(copy_async_misuse_kernel, "copy_async_misuse_kernel", dim3(1),
+                       dim3(threads), threads * 4, nullptr)(out, to_global);
+    expect_fault();
+  }
+  CHECK(cudaFree(in) == cudaSuccess);
+  CHECK(cudaFree(out) == cudaSuccess);
 }
 
 TEST_CASE("emulator: a cluster of 0 or above 8 blocks, or one not dividing grid.x, is refused",

@@ -278,6 +278,12 @@ unsigned char* dynamic_shared_memory();
 // (__isShared on a device): a load or store that names the global space (ld.global.cg, say)
 // at such an address fails on a device with cudaErrorInvalidAddressSpace.
 bool is_shared(const void* addr);
+// cp.async (compute capability 8.0): the calling thread asks for `bytes` from device memory at
+// src to be copied into shared memory at dst, and goes on; the copy is done at its next
+// wait_async_copies (cp.async.wait_group 0), not before. A destination outside the block's
+// dynamic shared memory, or a source inside it, is a device fault.
+void copy_async(void* dst, const void* src, std::size_t bytes);
+void wait_async_copies();
 // The cluster barrier (cooperative_groups::cluster_group::sync): the calling fiber waits until
 // every thread of every block of its cluster is there; in a launch without clusters, the block
 // barrier.

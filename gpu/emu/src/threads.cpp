@@ -167,6 +167,15 @@ struct Fiber {
   uint3 block;        // in a cluster launch: its block's blockIdx
   unsigned rank = 0;  // and that block's rank in the cluster
   FiberState state = FiberState::ready;
+  // Asynchronous copies (copy_async) this thread issued and has not waited for: done at its
+  // wait_async_copies, not before, so a read of their destination before the wait (or before
+  // the barrier after every thread's wait) sees the old contents.
+  struct PendingCopy {
+    void* dst;
+    const void* src;
+    std::size_t bytes;
+  };
+  std::vector<PendingCopy> copies;
 };
 
 // One per OS thread: blocks run one at a time on it.
@@ -389,6 +398,7 @@ bool run_cluster(const LaunchConfig& config, std::uint64_t first, unsigned threa
     f->rank = i / threads;
     f->block = block_at(first + f->rank, config.grid);
     f->tid = uint3{t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
+    f->copies.clear();
     fiber_init(f);
   }
   const uint3 first_block = block_at(first, config.grid);
@@ -575,6 +585,28 @@ void cluster_sync() {
 }
 
 unsigned cluster_blocks() { return scheduler.cluster; }
+
+void copy_async(void* dst, const void* src, std::size_t bytes) {
+  Scheduler& s = scheduler;
+  if (s.body == nullptr) device_fault("copy_async outside a kernel");
+  if (!is_shared(dst) || !is_shared(static_cast<unsigned char*>(dst) + bytes - 1)) {
+    device_fault("copy_async: the destination is not in the block's dynamic shared memory");
+  }
+  if (is_shared(src)) device_fault("copy_async: the source is shared memory, not global");
+  if (s.direct || s.current == nullptr) {  // no barrier to order anything: done now
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  s.current->copies.push_back(Fiber::PendingCopy{dst, src, bytes});
+}
+
+void wait_async_copies() {
+  Scheduler& s = scheduler;
+  if (s.body == nullptr) device_fault("wait_async_copies outside a kernel");
+  if (s.direct || s.current == nullptr) return;
+  for (const Fiber::PendingCopy& c : s.current->copies) std::memcpy(c.dst, c.src, c.bytes);
+  s.current->copies.clear();
+}
 
 bool is_shared(const void* addr) {
   const Scheduler& s = scheduler;
