@@ -26,11 +26,21 @@ nvcc="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)"
 cmake -S "$repo_root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" \
   -DTORUSGATE_ENABLE_CUDA=ON -DCMAKE_CUDA_FLAGS="-Xptxas -v" "$@" > /dev/null
-touch "$repo_root/gpu/src/fused_kernels.cu"  # ptxas's report of this build's kernels
-cmake --build "$build" --target bench_gates 2>&1 |
-  grep -E "fused_(fixed|blind)_rotation|registers|spill" | paste - - - > "$build/ptxas.txt" || true
+rm -f "$build/gpu/CMakeFiles/torusgate_gpu.dir/src/fused_kernels.cu.o"  # ptxas reports it again
+cmake --build "$build" --target bench_gates > "$build/build.log" 2>&1 || {
+  tail -n 30 "$build/build.log" >&2
+  echo "gpu_variant: the build failed ($build/build.log)" >&2
+  exit 1
+}
 mkdir -p "$dest"
 cp "$build/apps/bench_gates" "$dest/bench_gates"
-sed -E 's/.*(fused_(fixed|blind)_rotation_kernelILj[0-9]E(Lj[0-9]+E)?).*(Used [0-9]+ registers).*/\1 \4/' \
-  "$build/ptxas.txt" | grep "rotation_kernel" | sort -u > "$dest/ptxas.txt" || true
-echo "gpu_variant: $dest/bench_gates ($*); $(wc -l < "$dest/ptxas.txt") kernels in $dest/ptxas.txt"
+# Per rotation kernel (its mangled name shortened) and architecture: registers and spills.
+awk '/Compiling entry function/ {
+       name = $0; sub(/.*fused_/, "fused_", name); sub(/EEvPj.*/, "E", name); arch = $NF; next }
+     /spill stores/ { spills = $0; sub(/^ */, "", spills); next }
+     /Used [0-9]+ registers/ && name ~ /rotation_kernel/ {
+       match($0, /Used [0-9]+ registers/)
+       print name, arch, substr($0, RSTART, RLENGTH) ";", spills }' "$build/build.log" |
+  sort -u > "$dest/ptxas.txt"
+echo "gpu_variant: $dest/bench_gates ($*); registers of $(wc -l < "$dest/ptxas.txt") kernels" \
+  "in $dest/ptxas.txt"
