@@ -200,7 +200,7 @@ struct CudaEngine::Impl {
   kernel::KeySwitchConstants ks;
   std::uint64_t ks_target_blocks = 0;  // key switching below this many blocks runs in slices
   DeviceBuffer<Complex> twist, untwist, bk_fourier;
-  DeviceBuffer<Complex> twiddles;  // fused engine: its FFT's W^e, e < M/2
+  DeviceBuffer<Complex> twiddles;  // fused engine: its FFT's twiddle table (fused_fft.hpp)
   FusedLimits limits;              // fused engine: the rotation kernel on this device
   // Fused engine: clusters of the forced size, else of the automatic one, that the device
   // runs at once (0: none, or clusters not asked for), and of those the rotations the

@@ -302,52 +302,54 @@ struct HostBlock {
   void sync() {}
 };
 
-// Where the threads of a block are: `groups` groups of T = M/8 threads; group g exchanges
-// through buffers + g * stride (stride = buffer_points(M), the buffers side by side; a
-// cluster's host program, whose groups are the blocks of the cluster, strides by a block's
-// shared memory). The length is a run-time value here; FixedGroups below has the same members
-// as compile-time constants.
-struct FftGroups {
+// The length of a transform: M points, m = log2 M, T = M/8 threads; at run time here, as
+// compile-time constants in FixedLength below.
+struct RunTimeLength {
   static constexpr bool fixed = false;
   std::uint32_t M = 0;
   unsigned m = 0;
   std::uint32_t T = 0;
-  Complex* buffers = nullptr;
-  const Complex* W = nullptr;
-  std::size_t stride = 0;
-
-  TG_HD std::uint32_t group(unsigned tid) const { return tid / T; }
-  TG_HD std::uint32_t thread(unsigned tid) const { return tid % T; }
-  TG_HD Complex* buffer(unsigned tid) const { return buffers + group(tid) * stride; }
 };
 
-// FftGroups of a length fixed at compile time, M = 2^LogM: the passes unroll, and the points'
-// indices, shared-memory slots and twiddle exponents fold into constants and per-thread bases
-// (the rotation kernels of the parameter sets' lengths, fused_kernels.cu). The same code, the
-// same operations in the same order: the same words as FftGroups.
+// M = 2^LogM fixed at compile time: the passes unroll, and the points' indices, shared-memory
+// slots and twiddle exponents fold into constants and per-thread bases (the rotation kernels
+// of the parameter sets' lengths, fused_kernels.cu). The same code, the same operations in the
+// same order: the same words as the run-time length.
 template <unsigned LogM>
-struct FixedGroups {
+struct FixedLength {
   static_assert(LogM >= min_transform_log2 && LogM <= max_transform_log2);
   static constexpr bool fixed = true;
   static constexpr std::uint32_t M = std::uint32_t{1} << LogM;
   static constexpr unsigned m = LogM;
   static constexpr std::uint32_t T = fft_threads(M);
+};
+
+// Where the threads of a block are: `groups` groups of T = M/8 threads (Length: RunTimeLength
+// or FixedLength); group g exchanges through buffers + g * stride (stride = buffer_points(M),
+// the buffers side by side; a cluster's host program, whose groups are the blocks of the
+// cluster, strides by a block's shared memory).
+template <class Length>
+struct TransformGroups : Length {
   Complex* buffers = nullptr;
   const Complex* W = nullptr;
   std::size_t stride = 0;
 
-  TG_HD std::uint32_t group(unsigned tid) const { return tid / T; }
-  TG_HD std::uint32_t thread(unsigned tid) const { return tid % T; }
+  TG_HD std::uint32_t group(unsigned tid) const { return tid / this->T; }
+  TG_HD std::uint32_t thread(unsigned tid) const { return tid % this->T; }
   TG_HD Complex* buffer(unsigned tid) const { return buffers + group(tid) * stride; }
 };
+
+using FftGroups = TransformGroups<RunTimeLength>;
+template <unsigned LogM>
+using FixedGroups = TransformGroups<FixedLength<LogM>>;
 
 // The groups of a transform of M points (Groups: FftGroups, or FixedGroups<log2 M>).
 template <class Groups = FftGroups>
 TG_HD Groups make_groups(std::uint32_t M, Complex* buffers, const Complex* W) {
   if constexpr (Groups::fixed) {
-    return Groups{buffers, W, buffer_points(Groups::M)};
+    return Groups{{}, buffers, W, buffer_points(Groups::M)};
   } else {
-    return FftGroups{M, log2_exact(M), fft_threads(M), buffers, W, buffer_points(M)};
+    return FftGroups{{M, log2_exact(M), fft_threads(M)}, buffers, W, buffer_points(M)};
   }
 }
 
