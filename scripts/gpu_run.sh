@@ -477,6 +477,10 @@ step_hotspots() {
 step_variants() {
   needs_gpu variants && return 0
   local dir="${VARIANTS_DIR:-$repo_root/.gpuvar}" v name
+  if ! ls "$dir"/*/bench_gates > /dev/null 2>&1; then
+    log "variants: no variant builds in $dir (scripts/gpu_variant.sh makes them): skipped"
+    return 0
+  fi
   for v in "$dir"/*/bench_gates; do
     [[ -x "$v" ]] || continue
     name="$(basename "$(dirname "$v")")"
