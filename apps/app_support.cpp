@@ -238,6 +238,8 @@ bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu) {
     gpu.fused_rotations_per_block = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 8));
   } else if (arg == "--fused-cluster") {
     gpu.fused_cluster_blocks = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 8));
+  } else if (arg == "--fused-lanes") {
+    gpu.fused_lanes = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 2));
   } else if (arg == "--key-switching") {
     gpu.key_switching = parse_gpu_key_switching(arg, cl.value());
   } else if (arg == "--transfer") {
@@ -261,6 +263,7 @@ std::string gpu_options_help(std::size_t column) {
       {"--fused-rotations R", "fused engine: rotations per block, 1..8 (both 0: automatic)"},
       {"--fused-cluster C", "fused engine: blocks per thread block cluster and rotation, k+1 or "
                             "(k+1)l (0: automatic, 1: none)"},
+      {"--fused-lanes P", "fused engine: rotations per thread, 1 or 2 (k = 1; 0: automatic)"},
       {"--transfer T", "direct (default) | pinned: through page-locked staging buffers"},
       {"--staging-mb MB", "pinned: each of the two staging buffers, 1..1024 MiB (default " +
                               std::to_string(CudaOptions{}.staging_bytes >> 20) + ")"}};
@@ -289,7 +292,9 @@ std::string size_text(std::size_t bytes) {
 std::string gpu_engine_description(const CudaOptions& gpu) {
   std::string d = gpu.engine == GpuEngine::fused ? "fused blind rotation" : "cuFFT-batched blind rotation";
   if (gpu.engine == GpuEngine::fused) {
-    if (gpu.fused_cluster_blocks > 1) {
+    if (gpu.fused_lanes > 1) {
+      d += " (" + std::to_string(gpu.fused_lanes) + " rotations per thread)";
+    } else if (gpu.fused_cluster_blocks > 1) {
       d += " (clusters of " + std::to_string(gpu.fused_cluster_blocks) + " blocks per rotation)";
     } else if (gpu.fused_groups == 0 && gpu.fused_rotations_per_block == 0) {
       d += gpu.fused_cluster_blocks == 1 ? " (launch shape chosen per batch, no clusters)"
@@ -334,7 +339,8 @@ double fourier_key_bytes_per_bootstrap(const Parameters& p) {
 
 InvalidArgument gpu_options_not_for(const std::string& backend) {
   return InvalidArgument("--device, --memory-budget-mb, --no-cuda-graphs, --gpu-engine, "
-                         "--fused-groups, --fused-rotations, --fused-cluster, --key-switching, --transfer and "
+                         "--fused-groups, --fused-rotations, --fused-cluster, --fused-lanes, --key-switching, "
+                         "--transfer and "
                          "--staging-mb apply to the gpu backend, not to " + backend);
 }
 

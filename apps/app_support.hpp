@@ -91,7 +91,7 @@ bool parse_cpu_option(CommandLine& cl, CpuOptions& cpu);
 // The GPU run options: --device D (0..1023), --memory-budget-mb MB (0..2^24 MiB of scratch
 // one batch may use; 0, the default: automatic), --no-cuda-graphs, --gpu-engine cufft|fused,
 // --fused-groups G (0..1024), --fused-rotations R (0..8; both 0: automatic),
-// --fused-cluster C (0..8; 0: automatic, 1: none),
+// --fused-cluster C (0..8; 0: automatic, 1: none), --fused-lanes P (0..2; 0: automatic),
 // --key-switching automatic|gather|tensor_core, --transfer direct|pinned and --staging-mb MB (1..1024
 // MiB per staging buffer of pinned transfers). Takes the current argument of `cl` into `gpu`
 // when it is one of them and returns true; returns false for any other argument.

@@ -12,7 +12,8 @@
 //               [--threads T] [--fft auto|fftw|simd|portable] [--task-size S]
 //               [--device D] [--memory-budget-mb MB] [--no-cuda-graphs]
 //               [--gpu-engine E[,E]] [--key-switching K[,K]] [--fused-groups G]
-//               [--fused-rotations R] [--fused-cluster C] [--transfer direct|pinned] [--staging-mb MB]
+//               [--fused-rotations R] [--fused-cluster C] [--fused-lanes P]
+//               [--transfer direct|pinned] [--staging-mb MB]
 //               [--json PATH]
 #include <algorithm>
 #include <chrono>
@@ -67,6 +68,7 @@ void usage(std::ostream& os) {
         "                    0, chosen per batch size)\n"
         "  --fused-cluster C fused engine: blocks per thread block cluster, one rotation per\n"
         "                    cluster, k+1 or (k+1)l (0: automatic, 1: none)\n"
+        "  --fused-lanes P   fused engine: rotations per thread, 1 or 2 (k = 1; 0: automatic)\n"
         "  --transfer T      direct (default) | pinned: upload() and download() through two\n"
         "                    page-locked staging buffers\n"
         "  --staging-mb MB   pinned: each staging buffer, 1..1024 MiB (default "
@@ -156,7 +158,7 @@ struct GpuPhases {
   double download_outputs_ms = 0;  // the outputs, device to host (the caller's wait)
   double setup_ms = 0;             // workspace creation, in the first (warmup) evaluate
   std::size_t chunks = 0, chunk_capacity = 0;
-  std::uint32_t fused_groups = 0, fused_rotations = 0, fused_cluster = 0;
+  std::uint32_t fused_groups = 0, fused_rotations = 0, fused_cluster = 0, fused_lanes = 0;
   std::uint32_t key_switching_slices = 0;  // CudaPhaseTimes::key_switching_slices
 };
 
@@ -230,6 +232,7 @@ BatchResult run_batch(B& be, const SecretKey& secret, Csprng& rng, std::size_t b
     r.gpu.fused_groups = phases.back().fused_groups;
     r.gpu.fused_rotations = phases.back().fused_rotations_per_block;
     r.gpu.fused_cluster = phases.back().fused_cluster_blocks;
+    r.gpu.fused_lanes = phases.back().fused_lanes;
     r.gpu.key_switching_slices = phases.back().key_switching_slices;
   }
 
@@ -297,6 +300,7 @@ void write_results(std::ostream& os, const std::vector<BatchResult>& results, bo
          << ", \"fused_groups\": " << g.fused_groups
          << ", \"fused_rotations_per_block\": " << g.fused_rotations
          << ", \"fused_cluster_blocks\": " << g.fused_cluster
+         << ", \"fused_lanes\": " << g.fused_lanes
          << ", \"key_switching_slices\": " << g.key_switching_slices << ",\n"
          << indent << "   \"nominal_fp64_per_s\": " << json_number(rate * apps::nominal_fp64_per_bootstrap(p))
          << ", \"fp64_percent_of_peak\": "
@@ -349,6 +353,7 @@ void write_json(std::ostream& os, const Options& o, const Parameters& p,
        << ", \"fused_groups_option\": " << run.options.fused_groups
        << ", \"fused_rotations_option\": " << run.options.fused_rotations_per_block
        << ", \"fused_cluster_option\": " << run.options.fused_cluster_blocks
+       << ", \"fused_lanes_option\": " << run.options.fused_lanes
        << ", \"device_key_upload_s\": " << json_number(run.key_upload_s)
        << ", \"device_key_bytes\": " << run.device_key_bytes << ",\n";
     write_results(os, run.results, true, p, fp64_peak, "     ");
@@ -404,14 +409,16 @@ std::vector<BatchResult> run_all(B& be, const SecretKey& secret, Csprng& rng, co
                 "extract = sample extraction,\nup = both input batches to the device, down = the "
                 "outputs back (the caller's wait, host clock); setup = plans and graph, first\n"
                 "evaluate only; shape = the fused engine's thread groups per rotation x rotations "
-                "per block,\nor cC: a cluster of C blocks per rotation\n");
+                "per block,\nor cC: a cluster of C blocks per rotation, or lP: P rotations per thread\n");
     std::printf("%7s  %9s  %10s  %9s  %9s  %9s  %9s  %10s  %9s  %9s  %9s  %6s  %7s\n", "batch",
                 "tables", "lincomb", "blindrot", "extract", "keyswitch", "output", "evaluate",
                 "up", "down", "setup", "chunks", "shape");
     for (const BatchResult& r : results) {
       const GpuPhases& g = r.gpu;
       char shape[32] = "-";
-      if (g.fused_cluster > 1) {
+      if (g.fused_lanes > 1) {
+        std::snprintf(shape, sizeof shape, "l%u", g.fused_lanes);
+      } else if (g.fused_cluster > 1) {
         std::snprintf(shape, sizeof shape, "c%u", g.fused_cluster);
       } else if (g.fused_groups != 0) {
         std::snprintf(shape, sizeof shape, "%ux%u", g.fused_groups, g.fused_rotations);

@@ -113,6 +113,20 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p) {
               " runs one group and one rotation per block; fused_groups=" +
               std::to_string(o.fused_groups) + " and fused_rotations_per_block=" +
               std::to_string(o.fused_rotations_per_block) + " must be 0 or 1 with it");
+  EXPECTS(o.fused_lanes <= 1 || gpu::kernel::fused::valid_lanes(o.fused_lanes, shape),
+          "CudaOptions: fused_lanes=" + std::to_string(o.fused_lanes) + " but parameter set '" +
+              p.name + "' takes 0 (automatic) or 1" +
+              (shape.k1() == gpu::kernel::fused::lanes_columns
+                   ? " or " + std::to_string(gpu::kernel::fused::max_lanes)
+                   : std::string(" (") + std::to_string(gpu::kernel::fused::max_lanes) +
+                         " rotations per thread need k = 1)"));
+  EXPECTS(o.fused_lanes <= 1 ||
+              (o.fused_groups <= 1 && o.fused_rotations_per_block <= 1 && o.fused_cluster_blocks <= 1),
+          "CudaOptions: fused_lanes=" + std::to_string(o.fused_lanes) +
+              " runs one group, one rotation slot per block and no cluster; fused_groups=" +
+              std::to_string(o.fused_groups) + ", fused_rotations_per_block=" +
+              std::to_string(o.fused_rotations_per_block) + " and fused_cluster_blocks=" +
+              std::to_string(o.fused_cluster_blocks) + " must be 0 or 1 with it");
   if (o.memory_budget_bytes != 0) {
     const std::size_t per_rotation = gpu::detail::bytes_per_rotation(shape, o.engine);
     EXPECTS(o.memory_budget_bytes >= 2 * per_rotation,

@@ -298,7 +298,8 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
                         " for its kernel; use GpuEngine::cufft");
     }
     const bool automatic =
-        o.fused_cluster_blocks == 0 && o.fused_groups == 0 && o.fused_rotations_per_block == 0;
+        o.fused_cluster_blocks == 0 && o.fused_groups == 0 && o.fused_rotations_per_block == 0 &&
+        o.fused_lanes == 0;
     if (automatic || o.fused_cluster_blocks > 1) {
       const std::uint32_t cluster_blocks =
           automatic ? kernel::fused::preferred_cluster(s) : o.fused_cluster_blocks;
@@ -454,6 +455,7 @@ Workspace& CudaEngine::Impl::workspace_for(std::uint64_t capacity, std::size_t b
 }
 
 kernel::fused::LaunchShape CudaEngine::Impl::fused_shape_for(std::uint64_t capacity) const {
+  if (options.fused_lanes > 1) return kernel::fused::LaunchShape{1, 1, 1, options.fused_lanes};
   if (options.fused_cluster_blocks > 1) {
     return kernel::fused::LaunchShape{1, 1, options.fused_cluster_blocks};
   }
@@ -476,7 +478,8 @@ void CudaEngine::Impl::record_rotation(Workspace& ws) {
     const std::uint32_t threads = kernel::fused::block_threads(launch, s);
     if (threads > limits.max_threads || shared > limits.max_shared_bytes) {
       throw SystemError("CudaBackend: CudaOptions::fused_groups=" + std::to_string(launch.groups) +
-                        " and fused_rotations_per_block=" + std::to_string(launch.rotations) +
+                        ", fused_rotations_per_block=" + std::to_string(launch.rotations) +
+                        " and fused_lanes=" + std::to_string(launch.lanes) +
                         " need blocks of " + std::to_string(threads) + " threads and " +
                         format_bytes(shared) + " of shared memory; device " + info.name +
                         " allows " + std::to_string(limits.max_threads) + " threads and " +
@@ -498,6 +501,7 @@ void CudaEngine::Impl::record_rotation(Workspace& ws) {
     times.fused_groups = launch.groups;
     times.fused_rotations_per_block = launch.rotations;
     times.fused_cluster_blocks = launch.cluster;
+    times.fused_lanes = launch.lanes;
     launch_fused_blind_rotation(ws.acc.data(), ws.powers.data(), C, s, launch, bk_fourier.data(),
                                 twist.data(), untwist.data(), twiddles.data(), gadget, st());
     return;

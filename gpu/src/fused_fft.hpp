@@ -39,6 +39,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "kernel_math.hpp"
@@ -50,6 +51,34 @@
 namespace torusgate::gpu::kernel::fused {
 
 inline constexpr unsigned points_per_thread = 8;
+
+// What a thread carries per point through a transform: one rotation's value (Complex), or
+// the same point of P rotations (Lanes<P>), which then share every twiddle load (and in the
+// block program every twist, untwist and key load). Per lane the operations are those of
+// Complex, in the same order: the same words.
+template <unsigned P>
+struct Lanes {
+  Complex lane[P];
+};
+template <unsigned P>
+using Point = std::conditional_t<P == 1, Complex, Lanes<P>>;
+
+template <class V>
+inline constexpr unsigned lane_count = 1;
+template <unsigned P>
+inline constexpr unsigned lane_count<Lanes<P>> = P;
+
+// Lane p of a point.
+TG_HD Complex& lane(Complex& v, unsigned) { return v; }
+TG_HD const Complex& lane(const Complex& v, unsigned) { return v; }
+template <unsigned P>
+TG_HD Complex& lane(Lanes<P>& v, unsigned p) {
+  return v.lane[p];
+}
+template <unsigned P>
+TG_HD const Complex& lane(const Lanes<P>& v, unsigned p) {
+  return v.lane[p];
+}
 
 // Smallest and largest transform lengths of the engine (N = 16 .. 4096).
 inline constexpr std::uint32_t min_transform_log2 = 3;
@@ -195,10 +224,44 @@ TG_HD void eighth_dit_butterfly(Complex& u, Complex& v, unsigned q) {
   u = Complex{u.re + br, u.im + bi};
 }
 
+// The butterflies and twiddle products lane by lane: one twiddle for every lane.
+template <unsigned P>
+TG_HD Lanes<P> times(Lanes<P> v, Complex w) {
+TG_UNROLL
+  for (unsigned p = 0; p < P; ++p) v.lane[p] = times(v.lane[p], w);
+  return v;
+}
+template <unsigned P>
+TG_HD Lanes<P> times_conj(Lanes<P> v, Complex w) {
+TG_UNROLL
+  for (unsigned p = 0; p < P; ++p) v.lane[p] = times_conj(v.lane[p], w);
+  return v;
+}
+template <unsigned P>
+TG_HD void dif_butterfly(Lanes<P>& u, Lanes<P>& v, Complex w) {
+TG_UNROLL
+  for (unsigned p = 0; p < P; ++p) dif_butterfly(u.lane[p], v.lane[p], w);
+}
+template <unsigned P>
+TG_HD void dit_butterfly(Lanes<P>& u, Lanes<P>& v, Complex w) {
+TG_UNROLL
+  for (unsigned p = 0; p < P; ++p) dit_butterfly(u.lane[p], v.lane[p], w);
+}
+template <unsigned P>
+TG_HD void eighth_dif_butterfly(Lanes<P>& u, Lanes<P>& v, unsigned q) {
+TG_UNROLL
+  for (unsigned p = 0; p < P; ++p) eighth_dif_butterfly(u.lane[p], v.lane[p], q);
+}
+template <unsigned P>
+TG_HD void eighth_dit_butterfly(Lanes<P>& u, Lanes<P>& v, unsigned q) {
+TG_UNROLL
+  for (unsigned p = 0; p < P; ++p) eighth_dit_butterfly(u.lane[p], v.lane[p], q);
+}
+
 // The radix-2 butterfly of the stage on bit b for the lower point i of a pair (the stages of
 // a pass of 1 or 2 stages), with W from the table.
-template <bool Inverse>
-TG_HD void stage_butterfly(Complex& u, Complex& v, std::uint32_t i, unsigned b, unsigned m,
+template <bool Inverse, class V>
+TG_HD void stage_butterfly(V& u, V& v, std::uint32_t i, unsigned b, unsigned m,
                            const Complex* W) {
   if (Inverse) dit_butterfly(u, v, W[twiddle_exponent(i, b, m)]);
   else dif_butterfly(u, v, W[twiddle_exponent(i, b, m)]);
@@ -208,8 +271,8 @@ TG_HD void stage_butterfly(Complex& u, Complex& v, std::uint32_t i, unsigned b, 
 // The 8-point DFT of a pass on the registers: forward, the three DIF stages (register bits
 // 2, 1, 0) with the constant twiddles W_8^q, leaving sum_a v_a W_8^{ak} in register
 // bitrev_3(k); inverse, the DIT stages undoing them (bits 0, 1, 2), times 8.
-template <bool Inverse>
-TG_HD void dft8_registers(Complex (&v)[points_per_thread]) {
+template <bool Inverse, class V>
+TG_HD void dft8_registers(V (&v)[points_per_thread]) {
 TG_UNROLL
   for (unsigned k = 0; k < 3; ++k) {
     const unsigned b = Inverse ? k : 2 - k;
@@ -227,8 +290,8 @@ TG_UNROLL
 // points' bits below top-2: forward, the DFT then register bitrev_3(k) times
 // W^{n0 k 2^(m-1-top)} (from the pass table, W: the twiddle table); inverse, the conjugate
 // twiddles then the DFT undone.
-template <bool Inverse>
-TG_HD void radix8_pass(Complex (&v)[points_per_thread], std::uint32_t n0, Pass pass,
+template <bool Inverse, class V>
+TG_HD void radix8_pass(V (&v)[points_per_thread], std::uint32_t n0, Pass pass,
                        unsigned m, const Complex* W) {
   if (!Inverse) dft8_registers<false>(v);
   if (pass.top > 2) {
@@ -248,8 +311,8 @@ TG_UNROLL
 // butterfly (radix8_pass); a shorter one (the first, when 3 does not divide m) takes the
 // radix-2 stages. The loops unroll completely, so every register index is a constant on the
 // device.
-template <bool Inverse>
-TG_HD void pass_registers(Complex (&v)[points_per_thread], std::uint32_t t, Pass pass,
+template <bool Inverse, class V>
+TG_HD void pass_registers(V (&v)[points_per_thread], std::uint32_t t, Pass pass,
                           unsigned m, const Complex* W) {
   if (pass.stages == 3) {
     radix8_pass<Inverse>(v, t & ((std::uint32_t{1} << (pass.top - 2)) - 1), pass, m, W);
@@ -278,6 +341,7 @@ TG_UNROLL
 
 template <class Regs>
 struct DeviceBlock {
+  using registers = Regs;
   Regs& regs;
   unsigned tid;
   template <class F>
@@ -293,6 +357,7 @@ struct DeviceBlock {
 
 template <class Regs>
 struct HostBlock {
+  using registers = Regs;
   std::vector<Regs> regs;
   explicit HostBlock(std::size_t threads) : regs(threads) {}
   template <class F>
@@ -365,21 +430,34 @@ TG_UNROLL
 }
 
 // Every thread's registers from the layout of the pass with top bit `from` to that of `to`,
-// through its group's buffer.
+// through its group's buffer (with lanes, lane p through the p-th buffer after it: the
+// group's buffers are side by side, stride P buffer_points(M)).
 template <class Block, class Groups>
 TG_HD void exchange(Block& blk, const Groups& f, unsigned from, unsigned to) {
   blk.each([&](unsigned tid, auto& R) {
     Complex* b = f.buffer(tid);
     const std::uint32_t t = f.thread(tid);
+    constexpr unsigned lanes = lane_count<std::remove_reference_t<decltype(R.v[0])>>;
 TG_UNROLL
-    for (unsigned r = 0; r < points_per_thread; ++r) b[padded(point_of(t, r, from))] = R.v[r];
+    for (unsigned r = 0; r < points_per_thread; ++r) {
+TG_UNROLL
+      for (unsigned p = 0; p < lanes; ++p) {
+        b[p * buffer_points(f.M) + padded(point_of(t, r, from))] = lane(R.v[r], p);
+      }
+    }
   });
   blk.sync();
   blk.each([&](unsigned tid, auto& R) {
     const Complex* b = f.buffer(tid);
     const std::uint32_t t = f.thread(tid);
+    constexpr unsigned lanes = lane_count<std::remove_reference_t<decltype(R.v[0])>>;
 TG_UNROLL
-    for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = b[padded(point_of(t, r, to))];
+    for (unsigned r = 0; r < points_per_thread; ++r) {
+TG_UNROLL
+      for (unsigned p = 0; p < lanes; ++p) {
+        lane(R.v[r], p) = b[p * buffer_points(f.M) + padded(point_of(t, r, to))];
+      }
+    }
   });
   blk.sync();
 }

@@ -46,21 +46,24 @@ constexpr int rotation_max_threads = K1 == 2 ? 384 : 256;
 #endif
 
 // The rotations of blocks blockIdx.x, blockIdx.x + gridDim.x, ... in blocks of `shape`
-// (LaunchShape, or a FixedShape with FixedGroups).
+// (LaunchShape, or a FixedShape with FixedGroups or with lanes).
 template <unsigned K1, class Groups, class LS>
 __device__ void rotate_blocks(std::uint32_t* acc_global, const std::uint32_t* powers,
                               std::uint64_t capacity, const Shape& s, LS shape,
                               const Complex* key, const fused::StepInputs& in) {
   TG_DYNAMIC_SHARED(shared);
-  const fused::BlockMemory mem =
-      fused::block_memory(shared, fused::LaunchShape{shape.groups, shape.rotations}, s);
-  const std::uint32_t words = K1 * s.N, all_words = shape.rotations * words;
-  fused::RotationRegs<K1> regs;
-  fused::DeviceBlock<fused::RotationRegs<K1>> blk{regs, threadIdx.x};
-  for (std::uint64_t first = std::uint64_t{blockIdx.x} * shape.rotations; first < capacity;
-       first += std::uint64_t{gridDim.x} * shape.rotations) {
+  constexpr unsigned lanes = fused::static_lanes<LS>;
+  const fused::LaunchShape launch{shape.groups, shape.rotations, 1, lanes};
+  const fused::BlockMemory mem = fused::block_memory(shared, launch, s);
+  const std::uint32_t per_block = fused::block_rotations(launch);
+  const std::uint32_t words = K1 * s.N, all_words = per_block * words;
+  using Regs = fused::RotationRegs<K1, lanes>;
+  Regs regs;
+  fused::DeviceBlock<Regs> blk{regs, threadIdx.x};
+  for (std::uint64_t first = std::uint64_t{blockIdx.x} * per_block; first < capacity;
+       first += std::uint64_t{gridDim.x} * per_block) {
     const auto valid = static_cast<std::uint32_t>(
-        capacity - first < shape.rotations ? capacity - first : shape.rotations);
+        capacity - first < per_block ? capacity - first : per_block);
     // The block's accumulators (a partial block's spare slots copy its last rotation's).
     for (std::uint32_t w = threadIdx.x; w < all_words; w += blockDim.x) {
       const std::uint32_t p = w / words < valid ? w / words : valid - 1;
@@ -92,6 +95,19 @@ __global__ void TG_ROTATION_BOUNDS(K1) fused_fixed_rotation_kernel(
     fused::LaunchShape, const Complex* key, fused::StepInputs in) {
   rotate_blocks<K1, fused::FixedGroups<LogM>>(acc_global, powers, capacity, s,
                                               fused::FixedShape<1, 1>{}, key, in);
+}
+
+// Two rotations per thread (LaunchShape::lanes = 2, k = 1): one group of T = M/8 threads per
+// block carries both, each thread the same points of each, so every twiddle, twist, untwist
+// and key load serves two rotations. Groups: FixedGroups<log2 M> where the length has one,
+// else FftGroups. Blocks of at most 256 threads (N <= 4096): the registers are not capped
+// below the 255 a thread may have.
+template <class Groups>
+__global__ void __launch_bounds__(256) fused_lane_rotation_kernel(
+    std::uint32_t* acc_global, const std::uint32_t* powers, std::uint64_t capacity, Shape s,
+    fused::LaunchShape, const Complex* key, fused::StepInputs in) {
+  rotate_blocks<fused::lanes_columns, Groups>(acc_global, powers, capacity, s,
+                                              fused::FixedShape<1, 1, fused::max_lanes>{}, key, in);
 }
 
 // Thread block clusters: compute capability 9.0 (and the emulator). The cluster kernel's
@@ -153,10 +169,19 @@ using RotationKernel = void (*)(std::uint32_t*, const std::uint32_t*, std::uint6
 using ClusterKernel = void (*)(std::uint32_t*, const std::uint32_t*, std::uint64_t, Shape,
                               std::uint32_t, const Complex*, fused::StepInputs);
 
-// The kernel of block shape `launch` for parameter set shape s: the fixed-length one for 1x1
-// where there is one, else fused_blind_rotation_kernel.
+// The kernel of block shape `launch` for parameter set shape s: the lane kernel for lanes = 2
+// (k = 1), the fixed-length one for 1x1 where there is one, else fused_blind_rotation_kernel.
 template <unsigned K1>
 RotationKernel rotation_kernel(const Shape& s, const fused::LaunchShape& launch) {
+  if constexpr (K1 == fused::lanes_columns) {
+    if (launch.lanes == fused::max_lanes) {
+      RotationKernel kernel = fused_lane_rotation_kernel<fused::FftGroups>;
+      fused::with_fixed_length(s.M(), [&](auto groups) {
+        kernel = fused_lane_rotation_kernel<decltype(groups)>;
+      });
+      return kernel;
+    }
+  }
   RotationKernel kernel = fused_blind_rotation_kernel<K1>;
   if (launch.groups == 1 && launch.rotations == 1) {
     fused::with_fixed_length(s.M(), [&](auto groups) {
@@ -265,11 +290,13 @@ void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers
   if (capacity == 0) return;
   EXPECTS(fused::valid_shape(launch, shape) && shape.k1() >= 2 && shape.k1() <= 3,
           "launch_fused_blind_rotation: groups=" + std::to_string(launch.groups) +
-              ", rotations=" + std::to_string(launch.rotations) + " with k+1=" +
+              ", rotations=" + std::to_string(launch.rotations) +
+              ", lanes=" + std::to_string(launch.lanes) + " with k+1=" +
               std::to_string(shape.k1()));
   const std::size_t shared = fused::block_shared_bytes(launch, shape);
   const unsigned threads = fused::block_threads(launch, shape);
-  const std::uint64_t needed = (capacity + launch.rotations - 1) / launch.rotations;
+  const std::uint32_t per_block = fused::block_rotations(launch);
+  const std::uint64_t needed = (capacity + per_block - 1) / per_block;
   const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>(needed, max_blocks));
   fused::StepInputs in;
   in.twist = twist;

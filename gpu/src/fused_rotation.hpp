@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "batch_plan.hpp"
 #include "fused_fft.hpp"
@@ -30,11 +31,13 @@ namespace torusgate::gpu::kernel::fused {
 // Largest k + 1 the engine's registers hold.
 inline constexpr std::uint32_t max_columns = 3;
 
-// Per-thread registers of the blind rotation: the 8 points in flight and the K1 product sums.
-template <unsigned K1>
+// Per-thread registers of the blind rotation: the 8 points in flight and the K1 product sums,
+// of one rotation or (P lanes) of the same points of P rotations.
+template <unsigned K1, unsigned P = 1>
 struct RotationRegs {
-  Complex v[points_per_thread];
-  Complex sum[K1][points_per_thread];
+  static constexpr unsigned lanes = P;
+  Point<P> v[points_per_thread];
+  Point<P> sum[K1][points_per_thread];
 };
 
 // Per-thread registers of a plain transform.
@@ -63,34 +66,58 @@ TG_HD void multiply_add(Complex& sum, Complex d, Complex b) {
   sum.im += d.re * b.im;
   sum.im += d.im * b.re;
 }
+// Lane by lane, one key point b for every lane.
+template <unsigned P>
+TG_HD void multiply_add(Lanes<P>& sum, const Lanes<P>& d, Complex b) {
+TG_UNROLL
+  for (unsigned p = 0; p < P; ++p) multiply_add(sum.lane[p], d.lane[p], b);
+}
 
 // A launch shape: G thread groups of T = M/8 threads per rotation (G in {1, k+1, (k+1)l};
 // more threads per rotation for small batches) and R rotations per block (R > 1: the block's
 // rotations share each step's key rows, staged once in shared memory, so the key is read from
 // L2/HBM once per R rotations). Or, with cluster = C > 1, one rotation on a thread block
 // cluster of C blocks of one group each (C in {k+1, (k+1)l}, at most 8; compute capability
-// 9.0): the cluster program below, for batches far too small to fill the device. Every shape
-// gives the same words as the one-block shape with G = C.
+// 9.0): the cluster program below, for batches far too small to fill the device. Or, with
+// lanes = P = 2 (G = R = C = 1, k = 1), one group of T threads carrying P rotations, each
+// thread the same 8 points of each (RotationRegs<K1, P>): one load of every twiddle, twist,
+// untwist and key point serves P rotations, so the key's L2 traffic and the L1 lookups per
+// rotation are divided by P, for twice the registers per thread. Every shape gives the same
+// words as the one-block shape with G = C.
 struct LaunchShape {
   std::uint32_t groups = 1;
   std::uint32_t rotations = 1;
   std::uint32_t cluster = 1;
+  std::uint32_t lanes = 1;
 };
 
-// LaunchShape{G, R} as compile-time constants, for the kernels of a fixed transform length
-// (FixedGroups): the shape's indices and branches fold.
-template <std::uint32_t G, std::uint32_t R>
+// LaunchShape{G, R, 1, P} as compile-time constants, for the kernels of a fixed transform
+// length (FixedGroups) and the lane kernels: the shape's indices and branches fold.
+template <std::uint32_t G, std::uint32_t R, std::uint32_t P = 1>
 struct FixedShape {
   static constexpr std::uint32_t groups = G;
   static constexpr std::uint32_t rotations = R;
   static constexpr std::uint32_t cluster = 1;
+  static constexpr std::uint32_t lanes = P;
 };
 
 // Whether LS is a FixedShape of one group per rotation (then the G > 1 code is not compiled).
 template <class LS>
 inline constexpr bool one_group_shape = false;
-template <std::uint32_t R>
-inline constexpr bool one_group_shape<FixedShape<1, R>> = true;
+template <std::uint32_t R, std::uint32_t P>
+inline constexpr bool one_group_shape<FixedShape<1, R, P>> = true;
+
+// The lanes a shape type's kernel compiles: P for FixedShape<G, R, P>, 1 for a LaunchShape
+// (whose kernels run one lane).
+template <class LS>
+inline constexpr unsigned static_lanes = 1;
+template <std::uint32_t G, std::uint32_t R, std::uint32_t P>
+inline constexpr unsigned static_lanes<FixedShape<G, R, P>> = P;
+
+// Most rotations per thread (lanes), and the k + 1 they run with: twice the registers of one
+// lane for k = 1 (sm_90: docs/gpu.md section 1.1); k = 2 would need more than 255.
+inline constexpr std::uint32_t max_lanes = 2;
+inline constexpr std::uint32_t lanes_columns = 2;
 
 // The transform lengths M = 2^L with kernels of their own (FixedGroups<L>, FixedShape<1, 1>
 // and the cluster kernel): N = 512, 1024 and 2048.
@@ -119,10 +146,19 @@ TG_HD bool valid_groups(std::uint32_t groups, const detail::Shape& s) {
 TG_HD bool valid_cluster(std::uint32_t blocks, const detail::Shape& s) {
   return blocks == 1 || ((blocks == s.k1() || blocks == s.rows()) && blocks <= max_cluster_blocks);
 }
+TG_HD bool valid_lanes(std::uint32_t lanes, const detail::Shape& s) {
+  return lanes == 1 || (lanes == max_lanes && s.k1() == lanes_columns);
+}
 TG_HD bool valid_shape(const LaunchShape& b, const detail::Shape& s) {
+  if (b.lanes != 1) {
+    return b.groups == 1 && b.rotations == 1 && b.cluster == 1 && valid_lanes(b.lanes, s);
+  }
   if (b.cluster != 1) return b.groups == 1 && b.rotations == 1 && valid_cluster(b.cluster, s);
   return valid_groups(b.groups, s) && b.rotations >= 1 && b.rotations <= max_rotations_per_block;
 }
+
+// Rotations a block runs at once: R slots of P lanes.
+TG_HD std::uint32_t block_rotations(const LaunchShape& b) { return b.rotations * b.lanes; }
 
 // A block of a cluster: its exchange buffer, its K1 partial products (M points each, point
 // 8t + r of product c at (c*8 + r)*T + t), and the accumulator column its rank owns (ranks
@@ -137,14 +173,15 @@ TG_HD std::size_t cluster_block_bytes(const detail::Shape& s) {
   return cluster_accumulator_offset(s) + std::size_t{s.N} * sizeof(Torus32);
 }
 
-// Threads of one block, and its shared memory: R*G exchange buffers of buffer_points(M)
-// complex (with G > 1, buffer c < k+1 of a rotation also holds its product c), with R > 1 the
-// staged key rows (G rows x (k+1) spectra), then R accumulators of (k+1)N Torus32.
+// Threads of one block, and its shared memory: R*G*P exchange buffers of buffer_points(M)
+// complex (with G > 1, buffer c < k+1 of a rotation also holds its product c; with P lanes a
+// group's P buffers side by side), with R > 1 the staged key rows (G rows x (k+1) spectra),
+// then R*P accumulators of (k+1)N Torus32.
 TG_HD std::uint32_t block_threads(const LaunchShape& b, const detail::Shape& s) {
   return b.rotations * b.groups * fft_threads(s.M());
 }
 TG_HD std::size_t block_buffer_bytes(const LaunchShape& b, const detail::Shape& s) {
-  return std::size_t{b.rotations} * b.groups * buffer_points(s.M()) * sizeof(Complex);
+  return std::size_t{b.rotations} * b.groups * b.lanes * buffer_points(s.M()) * sizeof(Complex);
 }
 TG_HD std::size_t block_stage_bytes(const LaunchShape& b, const detail::Shape& s) {
   return b.rotations > 1 ? std::size_t{b.groups} * s.k1() * s.M() * sizeof(Complex) : 0;
@@ -155,7 +192,7 @@ TG_HD std::size_t block_accumulator_offset(const LaunchShape& b, const detail::S
 TG_HD std::size_t block_shared_bytes(const LaunchShape& b, const detail::Shape& s) {
   if (b.cluster != 1) return cluster_block_bytes(s);
   return block_accumulator_offset(b, s) +
-         std::size_t{b.rotations} * s.k1() * s.N * sizeof(Torus32);
+         std::size_t{block_rotations(b)} * s.k1() * s.N * sizeof(Torus32);
 }
 
 // Why the fused engine cannot run parameter set shape s, or null: k + 1 <= 3 columns of
@@ -310,24 +347,40 @@ TG_HD void clear_sums(Block& blk) {
 TG_UNROLL
     for (unsigned c = 0; c < K1; ++c) {
 TG_UNROLL
-      for (unsigned r = 0; r < points_per_thread; ++r) R.sum[c][r] = Complex{0, 0};
+      for (unsigned r = 0; r < points_per_thread; ++r) {
+TG_UNROLL
+        for (unsigned p = 0; p < R.lanes; ++p) lane(R.sum[c][r], p) = Complex{0, 0};
+      }
     }
   });
 }
 
-// Thread t of a group: the digits of level `level` of (X^power - 1) a (a: one accumulator
-// polynomial of N words), folded and twisted, at the first pass's points.
-template <class Regs, class Groups>
-TG_HD void load_digits(Regs& R, std::uint32_t t, const Groups& f, const Torus32* a,
-                       std::uint32_t power, std::uint32_t level, const StepInputs& in) {
+// The accumulator polynomial (N words) a lane decomposes, and its rotation's power.
+struct DigitSource {
+  const Torus32* a = nullptr;
+  std::uint32_t power = 0;
+};
+
+// Thread t of a group: the digits of level `level` of (X^power - 1) a for each lane p
+// (source(p): a DigitSource), folded and twisted, at the first pass's points.
+template <class Regs, class Groups, class Source>
+TG_HD void load_digits(Regs& R, std::uint32_t t, const Groups& f, Source source,
+                       std::uint32_t level, const StepInputs& in) {
   const std::uint32_t M = f.M, N = 2 * f.M;
+  DigitSource x[R.lanes];
+TG_UNROLL
+  for (unsigned p = 0; p < R.lanes; ++p) x[p] = source(p);
 TG_UNROLL
   for (unsigned r = 0; r < points_per_thread; ++r) {
     const std::uint32_t j = point_of(t, r, f.m - 1);
-    const Torus32 lo = rotate_minus_one(a, power, j, N);
-    const Torus32 hi = rotate_minus_one(a, power, j + M, N);
-    R.v[r] = fold_twist(static_cast<double>(gadget_digit(in.gadget, lo, level)),
-                        static_cast<double>(gadget_digit(in.gadget, hi, level)), in.twist[j]);
+TG_UNROLL
+    for (unsigned p = 0; p < R.lanes; ++p) {
+      const Torus32 lo = rotate_minus_one(x[p].a, x[p].power, j, N);
+      const Torus32 hi = rotate_minus_one(x[p].a, x[p].power, j + M, N);
+      lane(R.v[r], p) = fold_twist(static_cast<double>(gadget_digit(in.gadget, lo, level)),
+                                   static_cast<double>(gadget_digit(in.gadget, hi, level)),
+                                   in.twist[j]);  // one load for every lane (nothing is stored between)
+    }
   }
 }
 
@@ -361,20 +414,24 @@ TG_UNROLL
 TG_UNROLL
     for (unsigned r = 0; r < points_per_thread; ++r) {
       const Complex* point = key + r * f.T + t;
-      multiply_add(R.sum[c][r], R.v[r], Global ? load_global_key(point) : *point);
+      multiply_add(R.sum[c][r], R.v[r], Global ? load_global_key(point) : *point);  // every lane
     }
   }
 }
 
-// Thread t of a group, after the inverse transform: a += round(untwist * v) (a: one
-// accumulator polynomial).
-template <class Regs, class Groups>
+// Thread t of a group, after the inverse transform: a(p) += round(untwist * v) for each lane
+// p (a(p): its accumulator polynomial).
+template <class Regs, class Groups, class Accumulator>
 TG_HD void untwist_add(Regs& R, std::uint32_t t, const Groups& f, const Complex* untwist,
-                       Torus32* a) {
+                       Accumulator a) {
+  Torus32* to[R.lanes];
+TG_UNROLL
+  for (unsigned p = 0; p < R.lanes; ++p) to[p] = a(p);
 TG_UNROLL
   for (unsigned r = 0; r < points_per_thread; ++r) {
     const std::uint32_t j = point_of(t, r, f.m - 1);
-    untwist_round_add(R.v[r], untwist[j], a, j, f.M);
+TG_UNROLL
+    for (unsigned p = 0; p < R.lanes; ++p) untwist_round_add(lane(R.v[r], p), untwist[j], to[p], j, f.M);
   }
 }
 
@@ -400,19 +457,26 @@ TG_UNROLL
   }
 }
 
-// CMUX step: acc += external_product(BK_i, (X^power - 1) acc) for each of the block's R
+// CMUX step: acc += external_product(BK_i, (X^power - 1) acc) for each of the block's R*P
 // accumulators ((k+1)N words each in shared memory). K1 = k + 1; Groups: FftGroups, or
-// FixedGroups<log2 M> (then s.N must be 2M); LS: LaunchShape, or a FixedShape.
+// FixedGroups<log2 M> (then s.N must be 2M); LS: LaunchShape, or a FixedShape (required with
+// P = Block::registers::lanes > 1: FixedShape<1, 1, P>).
 template <unsigned K1, class Groups = FftGroups, class Block, class LS>
 TG_HD void cmux_step(Block& blk, const detail::Shape& s, LS shape, const BlockMemory& mem,
                      const StepPowers& powers, const StepInputs& in) {
-  const Groups f = make_groups<Groups>(s.M(), mem.buffers, in.W);  // group: rotation * G + g
+  constexpr unsigned P = Block::registers::lanes;
+  static_assert(P == 1 || std::is_same_v<LS, FixedShape<1, 1, P>>,
+                "lanes run one group and one rotation slot per block");
+  const Groups f = make_groups<Groups>(s.M(), mem.buffers, in.W);  // group: slot * G + g
   const std::uint32_t M = f.M, N = 2 * f.M, l = s.bk_level_count, rows = s.rows();
   const std::uint32_t groups = shape.groups;
   const std::uint32_t buffer_size = buffer_points(M);
   const std::uint32_t threads = shape.rotations * groups * f.T;
-  auto rotation_of = [&](unsigned tid) { return f.group(tid) / groups; };
-  auto acc_of = [&](unsigned tid) { return mem.acc + std::size_t{rotation_of(tid)} * K1 * N; };
+  auto slot_of = [&](unsigned tid) { return f.group(tid) / groups; };
+  auto rotation_of = [&](unsigned tid, unsigned p) { return slot_of(tid) * P + p; };
+  auto acc_of = [&](unsigned tid, unsigned p) {
+    return mem.acc + std::size_t{rotation_of(tid, p)} * K1 * N;
+  };
   blk.sync();  // the previous step's additions into acc are done
   clear_sums<K1>(blk);
   if (in.key_next != nullptr) {
@@ -437,8 +501,9 @@ TG_HD void cmux_step(Block& blk, const detail::Shape& s, LS shape, const BlockMe
     // Digits of row q (column q / l, level q % l + 1) at the first pass's points.
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = f.group(tid) % groups + groups * x;
-      load_digits(R, f.thread(tid), f, acc_of(tid) + std::size_t{q / l} * N,
-                  powers.of(rotation_of(tid)), q % l + 1, in);
+      load_digits(R, f.thread(tid), f, [&](unsigned p) {
+        return DigitSource{acc_of(tid, p) + std::size_t{q / l} * N, powers.of(rotation_of(tid, p))};
+      }, q % l + 1, in);
     });
     forward_transform(blk, f);
     if (shape.rotations > 1) {
@@ -467,7 +532,8 @@ TG_UNROLL
       });
       inverse_transform(blk, f);
       blk.each([&](unsigned tid, auto& R) {
-        untwist_add(R, f.thread(tid), f, in.untwist, acc_of(tid) + std::size_t{c} * N);
+        untwist_add(R, f.thread(tid), f, in.untwist,
+                    [&](unsigned p) { return acc_of(tid, p) + std::size_t{c} * N; });
       });
     }
     return;
@@ -496,7 +562,7 @@ TG_UNROLL
       blk.sync();
       blk.each([&](unsigned tid, auto& R) {
         if (f.group(tid) % groups != c) return;
-        const Complex* partials = mem.buffers + std::size_t{rotation_of(tid)} * groups * buffer_size;
+        const Complex* partials = mem.buffers + std::size_t{slot_of(tid)} * groups * buffer_size;
         const std::uint32_t slot = f.thread(tid) * points_per_thread;
         sum_partials(
             R, groups, [&](std::uint32_t p) { return partials + std::size_t{p} * buffer_size; },
@@ -513,7 +579,8 @@ TG_UNROLL
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t c = f.group(tid) % groups;
       if (c >= K1) return;
-      untwist_add(R, f.thread(tid), f, in.untwist, acc_of(tid) + std::size_t{c} * N);
+      untwist_add(R, f.thread(tid), f, in.untwist,
+                  [&](unsigned p) { return acc_of(tid, p) + std::size_t{c} * N; });
     });
   }
 }
@@ -591,7 +658,9 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
   for (std::uint32_t x = 0; x < rows / blocks; ++x) {
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = blk.rank(tid) + blocks * x;
-      load_digits(R, f.thread(tid), f, blk.remote(acc, q / l), power, q % l + 1, in);
+      load_digits(R, f.thread(tid), f,
+                  [&](unsigned) { return DigitSource{blk.remote(acc, q / l), power}; }, q % l + 1,
+                  in);
     });
     forward_transform(blk, f);
     blk.each([&](unsigned tid, auto& R) {
@@ -627,7 +696,7 @@ TG_UNROLL
                               // forward transform's last barrier
   blk.each([&](unsigned tid, auto& R) {
     if (blk.rank(tid) >= K1) return;
-    untwist_add(R, f.thread(tid), f, in.untwist, blk.local(acc, tid));
+    untwist_add(R, f.thread(tid), f, in.untwist, [&](unsigned) { return blk.local(acc, tid); });
   });
 }
 

@@ -70,9 +70,10 @@ for path in glob.glob(os.path.join(d, "bench_gates_gpu_*.json")):
 quick = load("bench_gates_gpu_toy_INSECURE_quick.json")
 assert {(r["engine"], r["key_switching"]) for r in quick["runs"]} == {("fused", "gather"), ("fused", "tensor_core")}
 assert load("bench_gates_gpu_toy_INSECURE_quick_cufft.json")["runs"][0]["engine"] == "cufft"
-for shape in ("1x1", "2x1", "4x1", "1x2", "1x4", "c2", "c4"):
+for shape in ("1x1", "2x1", "4x1", "1x2", "1x4", "c2", "c4", "l2"):
     run = load(f"bench_gates_gpu_toy_INSECURE_fused_{shape}.json")["runs"][0]
-    got = {f"c{r['fused_cluster_blocks']}" if r["fused_cluster_blocks"] > 1
+    got = {f"l{r['fused_lanes']}" if r["fused_lanes"] > 1
+           else f"c{r['fused_cluster_blocks']}" if r["fused_cluster_blocks"] > 1
            else f"{r['fused_groups']}x{r['fused_rotations_per_block']}" for r in run["results"]}
     assert got == {shape}, (shape, got)
 for run in load("bench_gates_gpu_toy_INSECURE_budget.json")["runs"]:

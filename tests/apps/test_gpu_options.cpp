@@ -115,4 +115,16 @@ TEST_CASE("the fused engine's launch-shape options: parsed, bounded and describe
                                        "automatic, 1: none)\n"));
   CHECK_THAT(std::string(apps::gpu_options_not_for("openmp").what()),
              Catch::Matchers::Contains("--fused-cluster"));
+  // Rotations per thread.
+  parse_gpu_args({"--fused-lanes", "2"}, gpu);
+  CHECK(gpu.fused_lanes == 2);
+  CHECK(apps::gpu_engine_description(gpu) ==
+        "fused blind rotation (2 rotations per thread), gather key switching");
+  REQUIRE_INVALID_ARGUMENT(parse_gpu_args({"--fused-lanes", "3"}, gpu),
+                           "--fused-lanes: 3 is out of range; expected an integer in 0..2");
+  CHECK_THAT(apps::gpu_options_help(22),
+             Catch::Matchers::Contains("\n  --fused-lanes P     fused engine: rotations per thread, 1 "
+                                       "or 2 (k = 1; 0: automatic)\n"));
+  CHECK_THAT(std::string(apps::gpu_options_not_for("openmp").what()),
+             Catch::Matchers::Contains("--fused-cluster, --fused-lanes, --key-switching"));
 }

@@ -323,18 +323,34 @@ class HostEngine {
     }
   }
 
-  // fused_blind_rotation_kernel's blocks of R rotations, one after the other.
+  // The fused engine's blocks (or clusters), one after the other.
   template <unsigned K1>
   void fused_rotation_k(std::uint64_t capacity, const std::vector<std::uint32_t>& powers,
                         std::vector<Torus32>& acc, std::uint32_t first_step, std::uint32_t steps) {
     namespace fused = kernel::fused;
-    const std::uint32_t words = K1 * s_.N, R = fused_.rotations;
     const std::uint32_t last = steps > s_.n - first_step ? s_.n : first_step + steps;
     if (fused_.cluster > 1) {
       fused_cluster_rotation_k<K1>(capacity, powers, acc, first_step, last);
       return;
     }
-    fused::HostBlock<fused::RotationRegs<K1>> blk(fused::block_threads(fused_, s_));
+    if constexpr (K1 == fused::lanes_columns) {
+      if (fused_.lanes == fused::max_lanes) {
+        fused_block_rotation_k<K1, fused::max_lanes>(capacity, powers, acc, first_step, last);
+        return;
+      }
+    }
+    fused_block_rotation_k<K1, 1>(capacity, powers, acc, first_step, last);
+  }
+
+  // fused_blind_rotation_kernel's (or with P lanes fused_lane_rotation_kernel's) blocks of
+  // R*P rotations, one after the other.
+  template <unsigned K1, unsigned P>
+  void fused_block_rotation_k(std::uint64_t capacity, const std::vector<std::uint32_t>& powers,
+                              std::vector<Torus32>& acc, std::uint32_t first_step,
+                              std::uint32_t last) {
+    namespace fused = kernel::fused;
+    const std::uint32_t words = K1 * s_.N, R = fused::block_rotations(fused_);
+    fused::HostBlock<fused::RotationRegs<K1, P>> blk(fused::block_threads(fused_, s_));
     // Shared memory as the kernel lays it out, NaN-filled so that a read before a write shows.
     std::vector<Complex> shared((fused::block_shared_bytes(fused_, s_) + 15) / 16,
                                 Complex{NAN, NAN});
@@ -362,13 +378,21 @@ class HostEngine {
           }
         }
       };
-      // The device's choice of kernel (fused_kernels.cu: rotation_kernel): 1x1 at a fixed
-      // length takes fused_fixed_rotation_kernel's program.
-      const bool fixed = fixed_lengths_ && fused_.groups == 1 && fused_.rotations == 1 &&
-                         fused::with_fixed_length(s_.M(), [&](auto groups) {
-                           run(groups, fused::FixedShape<1, 1>{});
-                         });
-      if (!fixed) run(fused::FftGroups{}, fused_);
+      // The device's choice of kernel (fused_kernels.cu: rotation_kernel): lanes take
+      // fused_lane_rotation_kernel's program, 1x1 at a fixed length
+      // fused_fixed_rotation_kernel's.
+      if constexpr (P > 1) {
+        const fused::FixedShape<1, 1, P> shape;
+        if (!fixed_lengths_ || !fused::with_fixed_length(s_.M(), [&](auto g) { run(g, shape); })) {
+          run(fused::FftGroups{}, shape);
+        }
+      } else {
+        const bool fixed = fixed_lengths_ && fused_.groups == 1 && fused_.rotations == 1 &&
+                           fused::with_fixed_length(s_.M(), [&](auto groups) {
+                             run(groups, fused::FixedShape<1, 1>{});
+                           });
+        if (!fixed) run(fused::FftGroups{}, fused_);
+      }
       std::copy_n(mem.acc, valid * words, acc.begin() + first * words);
     }
   }

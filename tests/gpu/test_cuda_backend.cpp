@@ -80,7 +80,8 @@ CudaBackend& gpu_with(const Parameters& p, const CudaOptions& o) {
   const std::string id = p.name + "/" + gpu_engine_name(o.engine) + "/" +
                          std::to_string(o.fused_groups) + "x" +
                          std::to_string(o.fused_rotations_per_block) + "x" +
-                         std::to_string(o.fused_cluster_blocks) + "/" +
+                         std::to_string(o.fused_cluster_blocks) + "x" +
+                         std::to_string(o.fused_lanes) + "/" +
                          gpu_key_switching_name(o.key_switching) + "/" +
                          std::to_string(o.memory_budget_bytes);
   auto& be = (*cache)[id];
@@ -97,12 +98,14 @@ CudaBackend& gpu_with(const Parameters& p, const CudaOptions& o) {
 
 CudaOptions fused_options(std::uint32_t groups = 0,
                           GpuKeySwitching ks = GpuKeySwitching::gather,
-                          std::uint32_t rotations_per_block = 0, std::uint32_t cluster_blocks = 0) {
+                          std::uint32_t rotations_per_block = 0, std::uint32_t cluster_blocks = 0,
+                          std::uint32_t lanes = 0) {
   CudaOptions o;
   o.engine = GpuEngine::fused;
   o.fused_groups = groups;
   o.fused_rotations_per_block = rotations_per_block;
   o.fused_cluster_blocks = cluster_blocks;
+  o.fused_lanes = lanes;
   o.key_switching = ks;
   return o;
 }
@@ -637,17 +640,18 @@ TEST_CASE("fused engine: ciphertexts equal the cuFFT engine's and the CPU backen
     CHECK(from_cufft == from_cpu);
     const std::uint32_t k1 = p.glwe_dimension + 1, rows = k1 * p.bk_level_count;
     struct ForcedShape {
-      std::uint32_t groups, rotations, cluster;
+      std::uint32_t groups, rotations, cluster, lanes = 0;
     };
     std::vector<ForcedShape> shapes = {{0, 0, 0}, {1, 1, 1}, {k1, 1, 1}, {rows, 1, 1},
                                        {1, 2, 1}, {1, 3, 1}, {1, 4, 1},  {k1, 2, 1},
                                        {0, 0, 1}, {0, 0, k1}};
     if (rows <= 8) shapes.push_back({0, 0, rows});
-    for (const auto& [groups, rotations, cluster] : shapes) {
+    if (k1 == 2) shapes.push_back({0, 0, 0, 2});  // two rotations per thread (k = 1)
+    for (const auto& [groups, rotations, cluster, lanes] : shapes) {
       INFO("fused_groups " << groups << ", fused_rotations_per_block " << rotations
-                           << ", fused_cluster_blocks " << cluster);
+                           << ", fused_cluster_blocks " << cluster << ", fused_lanes " << lanes);
       CudaBackend& fused =
-          gpu_with(p, fused_options(groups, GpuKeySwitching::gather, rotations, cluster));
+          gpu_with(p, fused_options(groups, GpuKeySwitching::gather, rotations, cluster, lanes));
       LweBatch from_fused;
       try {
         from_fused = run_plan(fused, plan, encrypted);
@@ -674,6 +678,7 @@ TEST_CASE("fused engine: ciphertexts equal the cuFFT engine's and the CPU backen
         CHECK(fused.last_times().fused_rotations_per_block == rotations);
       }
       if (cluster != 0) CHECK(fused.last_times().fused_cluster_blocks == cluster);
+      CHECK(fused.last_times().fused_lanes == (lanes == 0 ? 1 : lanes));
     }
   }
 }

@@ -508,7 +508,7 @@ TEST_CASE("fused engine: its Fourier key is the cuFFT engine's spectrum in bit-r
 
 TEST_CASE("fused engine: one CMUX step of the block program equals core's exact external "
           "product, for every launch shape (groups per rotation, rotations per block, blocks "
-          "per cluster)",
+          "per cluster, rotations per thread)",
           "[gpu-host][fused]") {
   const std::uint64_t seed = catch_seed(0x6c);
   INFO("seed " << seed);
@@ -518,7 +518,9 @@ TEST_CASE("fused engine: one CMUX step of the block program equals core's exact 
     const CloudKey& cloud = *keys_for(p).cloud;
     const gd::Shape s = shape_of(p);
     const std::size_t N = p.polynomial_size, n = p.lwe_dimension, words = glwe_size(p);
-    const std::size_t capacity = 3;
+    // 5 rotations: with R = 2 or two lanes, two full blocks and a partial one, and random
+    // powers in the second lane (rotation 3).
+    const std::size_t capacity = 5;
     const auto step = static_cast<std::uint32_t>(rng.uniform_below(n));
     std::vector<Torus32> start(capacity * words);
     for (auto& v : start) v = rng.uniform_torus();
@@ -541,15 +543,20 @@ TEST_CASE("fused engine: one CMUX step of the block program equals core's exact 
     std::vector<fz::LaunchShape> shapes = {{1, 1}, {s.k1(), 1}, {s.rows(), 1}, {1, 2},
                                            {1, 3}, {s.k1(), 2}, {1, 1, s.k1()}};
     if (fz::valid_cluster(s.rows(), s)) shapes.push_back({1, 1, s.rows()});
-    // The programs of a fixed length (N = 512 .. 2048, shape 1x1 or a cluster) and, for the
-    // same shapes, those of a run-time length.
+    // Two rotations per thread (k = 1).
+    const fz::LaunchShape lanes{1, 1, 1, 2};
+    if (fz::valid_lanes(2, s)) shapes.push_back(lanes);
+    // The programs of a fixed length (N = 512 .. 2048, shape 1x1, a cluster or lanes) and, for
+    // the same shapes, those of a run-time length.
     std::vector<std::pair<fz::LaunchShape, bool>> runs;
     for (const fz::LaunchShape shape : shapes) runs.emplace_back(shape, true);
     runs.emplace_back(fz::LaunchShape{1, 1}, false);
     runs.emplace_back(fz::LaunchShape{1, 1, s.k1()}, false);
+    if (fz::valid_lanes(2, s)) runs.emplace_back(lanes, false);
     for (const auto& [shape, fixed] : runs) {
       INFO("groups " << shape.groups << ", rotations per block " << shape.rotations
-                     << ", blocks per cluster " << shape.cluster << ", fixed lengths " << fixed);
+                     << ", blocks per cluster " << shape.cluster << ", rotations per thread "
+                     << shape.lanes << ", fixed lengths " << fixed);
       engine.set_fused_shape(shape);
       engine.set_fixed_lengths(fixed);
       std::vector<Torus32> acc = start;
@@ -573,9 +580,9 @@ TEST_CASE("fused engine: the whole data flow equals the CPU backend word for wor
     std::vector<fz::LaunchShape> shapes;
   };
   const std::vector<Case> cases = {
-      {toy_insecure(), {{1, 1}, {2, 1}, {4, 1}, {1, 4}, {1, 1, 2}, {1, 1, 4}}},
+      {toy_insecure(), {{1, 1}, {2, 1}, {4, 1}, {1, 4}, {1, 1, 2}, {1, 1, 4}, {1, 1, 1, 2}}},
       {toy_k2_insecure(), {{1, 1}, {6, 1}, {1, 2}, {1, 1, 3}, {1, 1, 6}}},
-      {sized_insecure(512, 1), {{1, 1}, {2, 1}, {1, 3}, {1, 1, 2}}},
+      {sized_insecure(512, 1), {{1, 1}, {2, 1}, {1, 3}, {1, 1, 2}, {1, 1, 1, 2}}},
       {sized_insecure(2048, 2), {{1, 1}, {3, 1}, {1, 2}, {1, 1, 3}}}};
   for (const Case& cs : cases) {
     const Parameters& p = cs.p;
@@ -592,7 +599,8 @@ TEST_CASE("fused engine: the whole data flow equals the CPU backend word for wor
     HostEngine engine(*keys_for(p).cloud, 1);
     for (const fz::LaunchShape shape : cs.shapes) {
       INFO("groups " << shape.groups << ", rotations per block " << shape.rotations
-                     << ", blocks per cluster " << shape.cluster);
+                     << ", blocks per cluster " << shape.cluster << ", rotations per thread "
+                     << shape.lanes);
       REQUIRE(fz::valid_shape(shape, shape_of(p)));
       engine.set_fused_shape(shape);
       engine.chunks_run = 0;
@@ -619,9 +627,14 @@ TEST_CASE("fused engine: the data flow equals the CPU backend on tfhe_lib_128", 
     return std::vector<GateOp<S>>{gate::nand<S>(A.bits(), B.bits(), out.bits(0, 2)),
                                   gate::mux<S>(A.bits(0, 1), B.bits(0, 1), C.bits(0, 1), out.bits(2, 1))};
   };
-  const auto [cpu, fused] = cpu_and_mirror(f, engine, 3, 4, batch_of);
-  REQUIRE(fused == cpu);
-  CHECK(decrypt_bits(f.key, fused) == std::vector<std::uint8_t>{1, 0, 0});
+  // One rotation per thread, and two (the lane kernel's program; 4 rotations: 2 full blocks).
+  for (const fz::LaunchShape shape : {fz::LaunchShape{1, 1}, fz::LaunchShape{1, 1, 1, 2}}) {
+    INFO("rotations per thread " << shape.lanes);
+    engine.set_fused_shape(shape);
+    const auto [cpu, fused] = cpu_and_mirror(f, engine, 3, 4, batch_of);
+    REQUIRE(fused == cpu);
+    CHECK(decrypt_bits(f.key, fused) == std::vector<std::uint8_t>{1, 0, 0});
+  }
 }
 
 TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", "[gpu-host][fused]") {
@@ -642,6 +655,23 @@ TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", 
   CHECK(fz::block_stage_bytes({2, 1}, tfhe) == 0);
   CHECK(fz::block_shared_bytes({1, 4}, tfhe) == 4 * 576 * 16 + 2 * 512 * 16 + 4 * 2 * 1024 * 4);
   CHECK(fz::block_accumulator_offset({1, 4}, tfhe) == 4 * 576 * 16 + 2 * 512 * 16);
+  // Two rotations per thread: k = 1, one group and one rotation slot per block; a buffer and
+  // an accumulator per lane, the threads of one rotation.
+  const fz::LaunchShape lanes{1, 1, 1, 2};
+  CHECK(fz::valid_shape(lanes, tfhe));
+  CHECK(fz::valid_lanes(2, tfhe));
+  CHECK_FALSE(fz::valid_lanes(3, tfhe));
+  CHECK_FALSE(fz::valid_lanes(0, tfhe));
+  CHECK_FALSE(fz::valid_shape({1, 1, 1, 3}, tfhe));
+  CHECK_FALSE(fz::valid_shape({2, 1, 1, 2}, tfhe));
+  CHECK_FALSE(fz::valid_shape({1, 2, 1, 2}, tfhe));
+  CHECK_FALSE(fz::valid_shape({1, 1, 2, 2}, tfhe));
+  CHECK_FALSE(fz::valid_shape(lanes, shape_of(toy_k2_insecure())));  // k = 2: 255 registers
+  CHECK(fz::block_threads(lanes, tfhe) == 64);
+  CHECK(fz::block_rotations(lanes) == 2);
+  CHECK(fz::block_rotations({1, 4}) == 4);
+  CHECK(fz::block_shared_bytes(lanes, tfhe) == 2 * 576 * 16 + 2 * 2 * 1024 * 4);
+  CHECK(fz::block_accumulator_offset(lanes, tfhe) == 2 * 576 * 16);
   // Clusters: k+1 or (k+1)l blocks up to 8, one group and one rotation per block; a block
   // holds its exchange buffer, k+1 partial products and one accumulator column.
   CHECK(fz::valid_shape({1, 1, 2}, tfhe));

@@ -551,6 +551,31 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
   o.fused_rotations_per_block = 1;
   CHECK_NOTHROW(validate_cuda_options(o, p));
   o.fused_groups = o.fused_rotations_per_block = o.fused_cluster_blocks = 0;
+  // Two rotations per thread: k = 1, one group, one rotation slot, no cluster.
+  for (const std::uint32_t lanes : {0u, 1u, 2u}) {
+    o.fused_lanes = lanes;
+    CHECK_NOTHROW(validate_cuda_options(o, p));
+  }
+  o.fused_lanes = 3;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),
+                           "fused_lanes=3 but parameter set 'tfhe_lib_128' takes 0 (automatic) or 1 or 2");
+  o.fused_lanes = 2;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, toy_k2_insecure()),
+                           "fused_lanes=2 but parameter set 'toy_k2_INSECURE' takes 0 (automatic) or 1 "
+                           "(2 rotations per thread need k = 1)");
+  o.fused_cluster_blocks = 2;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),
+                           "fused_lanes=2 runs one group, one rotation slot per block and no cluster; "
+                           "fused_groups=0, fused_rotations_per_block=0 and fused_cluster_blocks=2 must "
+                           "be 0 or 1 with it");
+  o.fused_cluster_blocks = 0;
+  o.fused_groups = 2;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p), "fused_groups=2, fused_rotations_per_block=0");
+  o.fused_groups = 1;
+  o.fused_rotations_per_block = 1;
+  o.fused_cluster_blocks = 1;
+  CHECK_NOTHROW(validate_cuda_options(o, p));
+  o.fused_groups = o.fused_rotations_per_block = o.fused_cluster_blocks = o.fused_lanes = 0;
   o.memory_budget_bytes = 2 * gd::bytes_per_rotation(gpu::test::shape_of(p), GpuEngine::fused);
   CHECK_NOTHROW(validate_cuda_options(o, p));
   Parameters wide = sized_insecure(1024, 3);

@@ -84,6 +84,12 @@ struct CudaOptions {
   // clusters and fused_groups and fused_rotations_per_block are 0); 1: never; k+1 or (k+1)l
   // (at most 8): always, with fused_groups and fused_rotations_per_block 0 or 1.
   std::uint32_t fused_cluster_blocks = 0;
+  // Fused engine: rotations each thread carries (its lanes). 0: automatic (1); 1; 2: a block
+  // of one group of N/16 threads runs two rotations, each thread the same points of both, so
+  // every twiddle, twist and key load serves two (half the key's L2 traffic per rotation;
+  // twice the registers). 2 needs k = 1, with fused_groups, fused_rotations_per_block and
+  // fused_cluster_blocks 0 or 1. An experiment until measured (docs/gpu.md section 1.1).
+  std::uint32_t fused_lanes = 0;
   GpuKeySwitching key_switching = GpuKeySwitching::automatic;
   // Host-device transfers of upload() and download(); pinned uses two page-locked buffers
   // of staging_bytes (64 KiB..1 GiB, a multiple of 4), made at the first transfer.
@@ -110,6 +116,7 @@ struct CudaPhaseTimes {
   std::uint32_t fused_groups = 0;    // fused engine: thread groups per rotation of the last chunk
   std::uint32_t fused_rotations_per_block = 0;  // and its rotations per block
   std::uint32_t fused_cluster_blocks = 0;       // and its blocks per cluster (1: no cluster)
+  std::uint32_t fused_lanes = 0;                // and its rotations per thread
   // Key switching of the last chunk: 0 the tensor-core matrix product, 1 the gather kernel,
   // S > 1 the gather kernel in S slices of the input coefficients (a small chunk).
   std::uint32_t key_switching_slices = 0;
