@@ -35,9 +35,10 @@
 #   stalls  ncu warp states and scheduler statistics   -> stalls_*.log
 #           of the rotation kernels at batches 1 and
 #           16384: what the warps wait for
-#   hotspots ncu at batch 16384: the rotation kernel's  -> hotspots_16384_details.log,
-#           stall reasons per SASS instruction, its         hotspots_16384_sass.csv
-#           instruction mix, caches and pipes
+#   hotspots ncu at batch 16384: the rotation kernel's  -> hotspots_16384[_SHAPE]_details.log,
+#           stall reasons per SASS instruction, its         hotspots_16384[_SHAPE]_sass.csv
+#           instruction mix, caches and pipes; the
+#           automatic shape and each of HOTSPOT_SHAPES
 #   variants bench_gates of each variant build          -> bench_gates_gpu_variant_*.json/.log
 #           (VARIANTS_DIR/NAME/bench_gates, made by
 #           scripts/gpu_variant.sh), fused engine,
@@ -59,6 +60,10 @@
 #   DEPS_ROOT   where to unpack them (default /opt/deps, else .deps/root when not writable)
 #   BENCH_REPS  timed repetitions per batch size (default 5)
 #   VARIANTS_DIR  folder of variant builds for the variants step (default .gpuvar)
+#   SHAPES      the shapes step's shapes, GxR (groups x rotations per block), cC (a cluster
+#               of C blocks) or lP (P rotations per thread), space-separated (default all)
+#   HOTSPOT_SHAPES  shapes the hotspots step profiles besides the automatic one (default
+#               "l2": two rotations per thread; empty: none)
 #   SANITIZE_TOOLS  compute-sanitizer tools of the sanitize step, in order (default
 #               "memcheck racecheck synccheck"; racecheck takes about 80 s on an H100)
 #   DEADLINE    seconds since the epoch (date +%s) by which every command must end: each
@@ -130,6 +135,10 @@ else
   circuit_widths=8,16,32 circuit_lanes=64 circuit_reps="$reps"
   regression_args=() cli_args=()
 fi
+if [[ -n "${SHAPES:-}" ]]; then read -ra shapes <<< "$SHAPES"; fi
+read -ra hotspot_shapes <<< "${HOTSPOT_SHAPES-l2}"
+# Nsight Compute's filter for the fused rotation kernels (fused_kernels.cu).
+rotation_kernels='fused_(blind|fixed|lane|cluster)_rotation'
 
 log() { echo "[gpu_run $(date -u +%H:%M:%S)] $*" | tee -a "$out/gpu_run.log"; }
 
@@ -343,18 +352,21 @@ step_bench() {
 # The fused engine's launch shapes (groups per rotation x rotations per block, cC: a thread
 # block cluster of C blocks per rotation, or lP: P rotations per thread), each forced (all 0, the default, choose per batch
 # size): the data to tune choose_shape with.
+# The bench_gates options that force a shape named GxR, cC or lP (into the array shape_args).
+set_shape_args() {
+  case "$1" in
+    c*) shape_args=(--fused-cluster "${1#c}") ;;
+    l*) shape_args=(--fused-lanes "${1#l}" --fused-cluster 1) ;;
+    *) shape_args=(--fused-groups "${1%x*}" --fused-rotations "${1#*x}" --fused-cluster 1) ;;
+  esac
+}
+
 step_shapes() {
   local bench="$build/apps/bench_gates$exe"
   require_built shapes "$bench" || return 1
   local shape_args
   for shape in "${shapes[@]}"; do
-    if [[ "$shape" == c* ]]; then
-      shape_args=(--fused-cluster "${shape#c}")
-    elif [[ "$shape" == l* ]]; then
-      shape_args=(--fused-lanes "${shape#l}" --fused-cluster 1)
-    else
-      shape_args=(--fused-groups "${shape%x*}" --fused-rotations "${shape#*x}" --fused-cluster 1)
-    fi
+    set_shape_args "$shape"
     run_logged "bench_gates_gpu_${params}_fused_$shape" "$bench" --backend gpu \
       --params "$params" --gpu-engine fused "${shape_args[@]}" --batch "$shape_batches" \
       --reps 3 --json "$out/bench_gates_gpu_${params}_fused_$shape.json"
@@ -448,7 +460,7 @@ step_stalls() {
   local batch
   for batch in 1 16384; do
     run_logged "stalls_fused_$batch" "$ncu" --section WarpStateStats --section SchedulerStats \
-      --section Occupancy --section LaunchStats --kernel-name "regex:fused_(blind|cluster)_rotation" \
+      --section Occupancy --section LaunchStats --kernel-name "regex:$rotation_kernels" \
       --launch-count 1 "$bench" --backend gpu --params tfhe_lib_128 --gpu-engine fused \
       --batch "$batch" --reps 1 --warmup 0
   done
@@ -459,19 +471,26 @@ step_stalls() {
 # statistics, memory and compute workload sections.
 step_hotspots() {
   needs_gpu hotspots && return 0
-  local bench="$build/apps/bench_gates" ncu
+  local bench="$build/apps/bench_gates" ncu shape name shape_args
   find_ncu hotspots || return 0
-  local report="$out/hotspots_16384"
-  run_logged hotspots_16384 "$ncu" --section SourceCounters --section WarpStateStats \
-    --section InstructionStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
-    --section Occupancy --kernel-name "regex:fused_(blind|fixed|cluster)_rotation" \
-    --launch-count 1 --export "$report" --force-overwrite \
-    "$bench" --backend gpu --params tfhe_lib_128 --gpu-engine fused --batch 16384 --reps 1 \
-    --warmup 0 || return 0
-  run_logged hotspots_16384_details "$ncu" --import "$report.ncu-rep" --page details
-  run_logged hotspots_16384_sass "$ncu" --import "$report.ncu-rep" --page source --csv \
-    --print-source sass
-  mv "$out/hotspots_16384_sass.log" "$out/hotspots_16384_sass.csv"
+  for shape in auto "${hotspot_shapes[@]}"; do
+    name=hotspots_16384
+    shape_args=()
+    if [[ "$shape" != auto ]]; then
+      name="hotspots_16384_$shape"
+      set_shape_args "$shape"
+    fi
+    run_logged "$name" "$ncu" --section SourceCounters --section WarpStateStats \
+      --section InstructionStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+      --section Occupancy --kernel-name "regex:$rotation_kernels" \
+      --launch-count 1 --export "$out/$name" --force-overwrite \
+      "$bench" --backend gpu --params tfhe_lib_128 --gpu-engine fused "${shape_args[@]}" \
+      --batch 16384 --reps 1 --warmup 0 || continue
+    run_logged "${name}_details" "$ncu" --import "$out/$name.ncu-rep" --page details
+    run_logged "${name}_sass" "$ncu" --import "$out/$name.ncu-rep" --page source --csv \
+      --print-source sass
+    mv "$out/${name}_sass.log" "$out/${name}_sass.csv"
+  done
 }
 
 # A/B of builds that differ at compile time (scripts/gpu_variant.sh: a register cap, say),
@@ -507,12 +526,12 @@ step_profile() {
   # batch 1 also in blocks of 6 groups, for the comparison.
   for batch in 1 1024 16384; do
     run_logged "profile_fused_$batch" "$ncu" --metrics "$metrics" \
-      --kernel-name "regex:fused_(blind|cluster)_rotation" --launch-count 1 \
+      --kernel-name "regex:$rotation_kernels" --launch-count 1 \
       "$bench" --backend gpu --params tfhe_lib_128 --gpu-engine fused --batch "$batch" \
       --reps 1 --warmup 0
   done
   run_logged profile_fused_1_6x1 "$ncu" --metrics "$metrics" \
-    --kernel-name regex:fused_blind_rotation --launch-count 1 \
+    --kernel-name "regex:$rotation_kernels" --launch-count 1 \
     "$bench" --backend gpu --params tfhe_lib_128 --gpu-engine fused --fused-groups 6 \
     --fused-rotations 1 --fused-cluster 1 --batch 1 --reps 1 --warmup 0
   run_logged profile_key_switching "$ncu" --metrics "$metrics" \
