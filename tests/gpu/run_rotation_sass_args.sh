@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# scripts/rotation_sass.py refuses a missing object or a bad --arch (before it looks for
+# cuobjdump, so this runs without a CUDA toolkit), and names each fused rotation kernel from
+# its mangled name.
+#   run_rotation_sass_args.sh SCRIPT
+set -uo pipefail
+script="$1"
+fail() { echo "FAIL: $*"; exit 1; }
+refuses() {  # expected message, arguments...
+  local want="$1" out rc
+  shift
+  out="$(python3 "$script" "$@" 2>&1)"
+  rc=$?
+  [[ $rc -ne 0 ]] || fail "'$*' exited 0: $out"
+  [[ "$out" == *"$want"* ]] || fail "'$*' said '$out', not '$want'"
+}
+refuses "rotation_sass: /no/such/object.o: no such file" /no/such/object.o
+refuses "rotation_sass: --arch 'x90' is not like sm_90" "$script" --arch x90
+python3 - "$script" <<'PY' || fail "kernel labels"
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("rotation_sass", sys.argv[1])
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+prefix = "_ZN9torusgate3gpu6detail49_GLOBAL__N__ea199fbc_16_fused_kernels_cu_45253c5e"
+cases = {
+    "27fused_fixed_rotation_kernelILj2ELj9EEEvPjPKjmNS1_5ShapeENS0_6kernel5fused11LaunchShapeE":
+        "fixed K1=2 M=2^9",
+    "26fused_lane_rotation_kernelINS0_6kernel5fused15TransformGroupsINS5_11FixedLengthILj10EEEEEEEvPjPKjm":
+        "lane K1=2 M=2^10",
+    "29fused_cluster_rotation_kernelILj3ENS0_6kernel5fused15TransformGroupsINS5_13RunTimeLengthEEEEEvPjPKjm":
+        "cluster K1=3 M=run-time",
+    "27fused_blind_rotation_kernelILj2EEEvPjPKjmNS1_5ShapeE": "blind K1=2 M=run-time",
+    "16fused_key_kernelEPKjmNS1_5ShapeEPKNS0_6kernel7ComplexES9_PS7_": None,
+}
+for mangled, want in cases.items():
+    got = m.label(prefix + mangled)
+    assert got == want, (mangled, got, want)
+PY
+echo "rotation_sass.py: bad arguments refused, kernels named"
