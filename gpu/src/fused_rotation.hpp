@@ -349,34 +349,41 @@ TG_UNROLL
 TG_UNROLL
       for (unsigned r = 0; r < points_per_thread; ++r) {
 TG_UNROLL
-        for (unsigned p = 0; p < R.lanes; ++p) lane(R.sum[c][r], p) = Complex{0, 0};
+        for (unsigned p = 0; p < std::remove_reference_t<decltype(R)>::lanes; ++p) {
+          lane(R.sum[c][r], p) = Complex{0, 0};
+        }
       }
     }
   });
 }
 
+// One value per lane, passed by value (a lambda capturing the caller's locals by reference
+// in its place changed nvcc's code for the one-lane kernels: 32 more instructions).
+template <class T, unsigned P>
+struct PerLane {
+  T lane[P];
+};
+
 // The accumulator polynomial (N words) a lane decomposes, and its rotation's power.
 struct DigitSource {
-  const Torus32* a = nullptr;
-  std::uint32_t power = 0;
+  const Torus32* a;
+  std::uint32_t power;
 };
 
 // Thread t of a group: the digits of level `level` of (X^power - 1) a for each lane p
-// (source(p): a DigitSource), folded and twisted, at the first pass's points.
-template <class Regs, class Groups, class Source>
-TG_HD void load_digits(Regs& R, std::uint32_t t, const Groups& f, Source source,
-                       std::uint32_t level, const StepInputs& in) {
+// (x.lane[p]), folded and twisted, at the first pass's points.
+template <class Regs, class Groups>
+TG_HD void load_digits(Regs& R, std::uint32_t t, const Groups& f,
+                       PerLane<DigitSource, Regs::lanes> x, std::uint32_t level,
+                       const StepInputs& in) {
   const std::uint32_t M = f.M, N = 2 * f.M;
-  DigitSource x[R.lanes];
-TG_UNROLL
-  for (unsigned p = 0; p < R.lanes; ++p) x[p] = source(p);
 TG_UNROLL
   for (unsigned r = 0; r < points_per_thread; ++r) {
     const std::uint32_t j = point_of(t, r, f.m - 1);
 TG_UNROLL
-    for (unsigned p = 0; p < R.lanes; ++p) {
-      const Torus32 lo = rotate_minus_one(x[p].a, x[p].power, j, N);
-      const Torus32 hi = rotate_minus_one(x[p].a, x[p].power, j + M, N);
+    for (unsigned p = 0; p < Regs::lanes; ++p) {
+      const Torus32 lo = rotate_minus_one(x.lane[p].a, x.lane[p].power, j, N);
+      const Torus32 hi = rotate_minus_one(x.lane[p].a, x.lane[p].power, j + M, N);
       lane(R.v[r], p) = fold_twist(static_cast<double>(gadget_digit(in.gadget, lo, level)),
                                    static_cast<double>(gadget_digit(in.gadget, hi, level)),
                                    in.twist[j]);  // one load for every lane (nothing is stored between)
@@ -419,19 +426,18 @@ TG_UNROLL
   }
 }
 
-// Thread t of a group, after the inverse transform: a(p) += round(untwist * v) for each lane
-// p (a(p): its accumulator polynomial).
-template <class Regs, class Groups, class Accumulator>
+// Thread t of a group, after the inverse transform: a.lane[p] += round(untwist * v) for each
+// lane p (a.lane[p]: its accumulator polynomial).
+template <class Regs, class Groups>
 TG_HD void untwist_add(Regs& R, std::uint32_t t, const Groups& f, const Complex* untwist,
-                       Accumulator a) {
-  Torus32* to[R.lanes];
-TG_UNROLL
-  for (unsigned p = 0; p < R.lanes; ++p) to[p] = a(p);
+                       PerLane<Torus32*, Regs::lanes> a) {
 TG_UNROLL
   for (unsigned r = 0; r < points_per_thread; ++r) {
     const std::uint32_t j = point_of(t, r, f.m - 1);
 TG_UNROLL
-    for (unsigned p = 0; p < R.lanes; ++p) untwist_round_add(lane(R.v[r], p), untwist[j], to[p], j, f.M);
+    for (unsigned p = 0; p < Regs::lanes; ++p) {
+      untwist_round_add(lane(R.v[r], p), untwist[j], a.lane[p], j, f.M);
+    }
   }
 }
 
@@ -477,6 +483,13 @@ TG_HD void cmux_step(Block& blk, const detail::Shape& s, LS shape, const BlockMe
   auto acc_of = [&](unsigned tid, unsigned p) {
     return mem.acc + std::size_t{rotation_of(tid, p)} * K1 * N;
   };
+  // Each lane's accumulator polynomial c.
+  auto polynomials = [&](unsigned tid, std::uint32_t c) {
+    PerLane<Torus32*, P> a;
+TG_UNROLL
+    for (unsigned p = 0; p < P; ++p) a.lane[p] = acc_of(tid, p) + std::size_t{c} * N;
+    return a;
+  };
   blk.sync();  // the previous step's additions into acc are done
   clear_sums<K1>(blk);
   if (in.key_next != nullptr) {
@@ -501,9 +514,12 @@ TG_HD void cmux_step(Block& blk, const detail::Shape& s, LS shape, const BlockMe
     // Digits of row q (column q / l, level q % l + 1) at the first pass's points.
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = f.group(tid) % groups + groups * x;
-      load_digits(R, f.thread(tid), f, [&](unsigned p) {
-        return DigitSource{acc_of(tid, p) + std::size_t{q / l} * N, powers.of(rotation_of(tid, p))};
-      }, q % l + 1, in);
+      PerLane<DigitSource, P> x;
+TG_UNROLL
+      for (unsigned p = 0; p < P; ++p) {
+        x.lane[p] = DigitSource{acc_of(tid, p) + std::size_t{q / l} * N, powers.of(rotation_of(tid, p))};
+      }
+      load_digits(R, f.thread(tid), f, x, q % l + 1, in);
     });
     forward_transform(blk, f);
     if (shape.rotations > 1) {
@@ -532,8 +548,7 @@ TG_UNROLL
       });
       inverse_transform(blk, f);
       blk.each([&](unsigned tid, auto& R) {
-        untwist_add(R, f.thread(tid), f, in.untwist,
-                    [&](unsigned p) { return acc_of(tid, p) + std::size_t{c} * N; });
+        untwist_add(R, f.thread(tid), f, in.untwist, polynomials(tid, c));
       });
     }
     return;
@@ -579,8 +594,7 @@ TG_UNROLL
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t c = f.group(tid) % groups;
       if (c >= K1) return;
-      untwist_add(R, f.thread(tid), f, in.untwist,
-                  [&](unsigned p) { return acc_of(tid, p) + std::size_t{c} * N; });
+      untwist_add(R, f.thread(tid), f, in.untwist, polynomials(tid, c));
     });
   }
 }
@@ -658,8 +672,7 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
   for (std::uint32_t x = 0; x < rows / blocks; ++x) {
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = blk.rank(tid) + blocks * x;
-      load_digits(R, f.thread(tid), f,
-                  [&](unsigned) { return DigitSource{blk.remote(acc, q / l), power}; }, q % l + 1,
+      load_digits(R, f.thread(tid), f, {{DigitSource{blk.remote(acc, q / l), power}}}, q % l + 1,
                   in);
     });
     forward_transform(blk, f);
@@ -696,7 +709,7 @@ TG_UNROLL
                               // forward transform's last barrier
   blk.each([&](unsigned tid, auto& R) {
     if (blk.rank(tid) >= K1) return;
-    untwist_add(R, f.thread(tid), f, in.untwist, [&](unsigned) { return blk.local(acc, tid); });
+    untwist_add(R, f.thread(tid), f, in.untwist, {{blk.local(acc, tid)}});
   });
 }
 
