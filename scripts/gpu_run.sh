@@ -118,7 +118,8 @@ if [[ "$emulated" == 1 ]]; then
   params=toy_INSECURE           # in place of tfhe_lib_128
   other_params=(toy_k2_INSECURE)  # in place of tfhe_lib_80 and default_128
   batches=1,16 shape_batches=1,16 small_batches=1,8 other_batches=1,8 transfer_batches=1,16
-  shapes=(1x1 2x1 4x1 1x2 1x4 c2 c4 l2)  # groups: 1, k+1, (k+1)l = 4 for toy; cC: clusters; lP: lanes
+  # GxR: groups 1, k+1, (k+1)l = 4 for toy x rotations per block; cC: clusters; lP: lanes
+  shapes=(1x1 2x1 4x1 1x2 1x4 c2 c4 l2)
   budget_run=(--memory-budget-mb 1 --batch 512)  # chunked on both engines
   circuit_widths=8 circuit_lanes=4 circuit_reps=1
   regression_args=(--dataset 6x2) cli_args=(--insecure-ok)
@@ -130,7 +131,9 @@ else
   other_params=(tfhe_lib_80 default_128)
   batches=1,64,1024,16384,65536 shape_batches=1,64,1024,16384 small_batches=1,64,1024
   other_batches=1,1024,16384 transfer_batches=1024,16384,65536
-  shapes=(1x1 l2 2x1 6x1 1x2 1x4 c2 c6)  # groups: 1, k+1, (k+1)l = 6 for tfhe_lib_128; cC: clusters; lP: lanes
+  # GxR: groups 1, k+1, (k+1)l = 6 for tfhe_lib_128 x rotations per block; cC: clusters;
+  # lP: P rotations per thread
+  shapes=(1x1 l2 2x1 6x1 1x2 1x4 c2 c6)
   budget_run=(--memory-budget-mb 256 --batch 16384)
   circuit_widths=8,16,32 circuit_lanes=64 circuit_reps="$reps"
   regression_args=() cli_args=()
@@ -349,9 +352,6 @@ step_bench() {
     "${budget_run[@]}" --reps 3 --json "$out/bench_gates_gpu_${params}_budget.json"
 }
 
-# The fused engine's launch shapes (groups per rotation x rotations per block, cC: a thread
-# block cluster of C blocks per rotation, or lP: P rotations per thread), each forced (all 0, the default, choose per batch
-# size): the data to tune choose_shape with.
 # The bench_gates options that force a shape named GxR, cC or lP (into the array shape_args).
 set_shape_args() {
   case "$1" in
@@ -361,6 +361,9 @@ set_shape_args() {
   esac
 }
 
+# The fused engine's launch shapes (GxR: groups per rotation x rotations per block, cC: a
+# thread block cluster of C blocks per rotation, lP: P rotations per thread), each forced
+# (all 0, the default, choose per batch size): the data to tune choose_shape with.
 step_shapes() {
   local bench="$build/apps/bench_gates$exe"
   require_built shapes "$bench" || return 1

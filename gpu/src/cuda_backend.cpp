@@ -115,10 +115,10 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p) {
               std::to_string(o.fused_rotations_per_block) + " must be 0 or 1 with it");
   EXPECTS(o.fused_lanes <= 1 || gpu::kernel::fused::valid_lanes(o.fused_lanes, shape),
           "CudaOptions: fused_lanes=" + std::to_string(o.fused_lanes) + " but parameter set '" +
-              p.name + "' takes 0 (automatic) or 1" +
+              p.name + "' takes 0 (automatic)" +
               (shape.k1() == gpu::kernel::fused::lanes_columns
-                   ? " or " + std::to_string(gpu::kernel::fused::max_lanes)
-                   : std::string(" (") + std::to_string(gpu::kernel::fused::max_lanes) +
+                   ? ", 1 or " + std::to_string(gpu::kernel::fused::max_lanes)
+                   : std::string(" or 1 (") + std::to_string(gpu::kernel::fused::max_lanes) +
                          " rotations per thread need k = 1)"));
   EXPECTS(o.fused_lanes <= 1 ||
               (o.fused_groups <= 1 && o.fused_rotations_per_block <= 1 && o.fused_cluster_blocks <= 1),

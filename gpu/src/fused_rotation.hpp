@@ -115,7 +115,7 @@ template <std::uint32_t G, std::uint32_t R, std::uint32_t P>
 inline constexpr unsigned static_lanes<FixedShape<G, R, P>> = P;
 
 // Most rotations per thread (lanes), and the k + 1 they run with: twice the registers of one
-// lane for k = 1 (sm_90: docs/gpu.md section 1.1); k = 2 would need more than 255.
+// lane for k = 1 (sm_90: docs/gpu.md section 6.3); k = 2 would need more than 255.
 inline constexpr std::uint32_t max_lanes = 2;
 inline constexpr std::uint32_t lanes_columns = 2;
 
@@ -384,9 +384,10 @@ TG_UNROLL
     for (unsigned p = 0; p < Regs::lanes; ++p) {
       const Torus32 lo = rotate_minus_one(x.lane[p].a, x.lane[p].power, j, N);
       const Torus32 hi = rotate_minus_one(x.lane[p].a, x.lane[p].power, j + M, N);
+      // in.twist[j]: one load for every lane (nothing is stored between).
       lane(R.v[r], p) = fold_twist(static_cast<double>(gadget_digit(in.gadget, lo, level)),
                                    static_cast<double>(gadget_digit(in.gadget, hi, level)),
-                                   in.twist[j]);  // one load for every lane (nothing is stored between)
+                                   in.twist[j]);
     }
   }
 }
@@ -517,7 +518,8 @@ TG_UNROLL
       PerLane<DigitSource, P> x;
 TG_UNROLL
       for (unsigned p = 0; p < P; ++p) {
-        x.lane[p] = DigitSource{acc_of(tid, p) + std::size_t{q / l} * N, powers.of(rotation_of(tid, p))};
+        x.lane[p] = DigitSource{acc_of(tid, p) + std::size_t{q / l} * N,
+                                powers.of(rotation_of(tid, p))};
       }
       load_digits(R, f.thread(tid), f, x, q % l + 1, in);
     });

@@ -558,7 +558,7 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
   }
   o.fused_lanes = 3;
   REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),
-                           "fused_lanes=3 but parameter set 'tfhe_lib_128' takes 0 (automatic) or 1 or 2");
+                           "fused_lanes=3 but parameter set 'tfhe_lib_128' takes 0 (automatic), 1 or 2");
   o.fused_lanes = 2;
   REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, toy_k2_insecure()),
                            "fused_lanes=2 but parameter set 'toy_k2_INSECURE' takes 0 (automatic) or 1 "
