@@ -224,47 +224,16 @@ TG_HD void eighth_dit_butterfly(Complex& u, Complex& v, unsigned q) {
   u = Complex{u.re + br, u.im + bi};
 }
 
-// The butterflies and twiddle products lane by lane: one twiddle for every lane.
-template <unsigned P>
-TG_HD Lanes<P> times(Lanes<P> v, Complex w) {
-TG_UNROLL
-  for (unsigned p = 0; p < P; ++p) v.lane[p] = times(v.lane[p], w);
-  return v;
-}
-template <unsigned P>
-TG_HD Lanes<P> times_conj(Lanes<P> v, Complex w) {
-TG_UNROLL
-  for (unsigned p = 0; p < P; ++p) v.lane[p] = times_conj(v.lane[p], w);
-  return v;
-}
-template <unsigned P>
-TG_HD void dif_butterfly(Lanes<P>& u, Lanes<P>& v, Complex w) {
-TG_UNROLL
-  for (unsigned p = 0; p < P; ++p) dif_butterfly(u.lane[p], v.lane[p], w);
-}
-template <unsigned P>
-TG_HD void dit_butterfly(Lanes<P>& u, Lanes<P>& v, Complex w) {
-TG_UNROLL
-  for (unsigned p = 0; p < P; ++p) dit_butterfly(u.lane[p], v.lane[p], w);
-}
-template <unsigned P>
-TG_HD void eighth_dif_butterfly(Lanes<P>& u, Lanes<P>& v, unsigned q) {
-TG_UNROLL
-  for (unsigned p = 0; p < P; ++p) eighth_dif_butterfly(u.lane[p], v.lane[p], q);
-}
-template <unsigned P>
-TG_HD void eighth_dit_butterfly(Lanes<P>& u, Lanes<P>& v, unsigned q) {
-TG_UNROLL
-  for (unsigned p = 0; p < P; ++p) eighth_dit_butterfly(u.lane[p], v.lane[p], q);
-}
-
 // The radix-2 butterfly of the stage on bit b for the lower point i of a pair (the stages of
-// a pass of 1 or 2 stages), with W from the table.
+// a pass of 1 or 2 stages), with W from the table: one twiddle for every lane.
 template <bool Inverse, class V>
 TG_HD void stage_butterfly(V& u, V& v, std::uint32_t i, unsigned b, unsigned m,
                            const Complex* W) {
-  if (Inverse) dit_butterfly(u, v, W[twiddle_exponent(i, b, m)]);
-  else dif_butterfly(u, v, W[twiddle_exponent(i, b, m)]);
+TG_UNROLL
+  for (unsigned p = 0; p < lane_count<V>; ++p) {
+    if (Inverse) dit_butterfly(lane(u, p), lane(v, p), W[twiddle_exponent(i, b, m)]);
+    else dif_butterfly(lane(u, p), lane(v, p), W[twiddle_exponent(i, b, m)]);
+  }
 }
 
 
@@ -280,8 +249,11 @@ TG_UNROLL
     for (unsigned r = 0; r < points_per_thread; ++r) {
       if (r & (1u << b)) continue;
       const unsigned q = (r & ((1u << b) - 1)) << (2 - b);
-      if (Inverse) eighth_dit_butterfly(v[r], v[r | (1u << b)], q);
-      else eighth_dif_butterfly(v[r], v[r | (1u << b)], q);
+TG_UNROLL
+      for (unsigned p = 0; p < lane_count<V>; ++p) {
+        if (Inverse) eighth_dit_butterfly(lane(v[r], p), lane(v[r | (1u << b)], p), q);
+        else eighth_dif_butterfly(lane(v[r], p), lane(v[r | (1u << b)], p), q);
+      }
     }
   }
 }
@@ -299,8 +271,11 @@ TG_HD void radix8_pass(V (&v)[points_per_thread], std::uint32_t n0, Pass pass,
     const Complex* table = W + (std::uint32_t{1} << m) + pass.table + n0;
 TG_UNROLL
     for (unsigned r = 1; r < points_per_thread; ++r) {
-      const Complex w = table[(r - 1) * h];
-      v[r] = Inverse ? times_conj(v[r], w) : times(v[r], w);
+      const Complex w = table[(r - 1) * h];  // one load for every lane
+TG_UNROLL
+      for (unsigned p = 0; p < lane_count<V>; ++p) {
+        lane(v[r], p) = Inverse ? times_conj(lane(v[r], p), w) : times(lane(v[r], p), w);
+      }
     }
   }
   if (Inverse) dft8_registers<true>(v);

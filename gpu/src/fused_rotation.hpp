@@ -66,12 +66,6 @@ TG_HD void multiply_add(Complex& sum, Complex d, Complex b) {
   sum.im += d.re * b.im;
   sum.im += d.im * b.re;
 }
-// Lane by lane, one key point b for every lane.
-template <unsigned P>
-TG_HD void multiply_add(Lanes<P>& sum, const Lanes<P>& d, Complex b) {
-TG_UNROLL
-  for (unsigned p = 0; p < P; ++p) multiply_add(sum.lane[p], d.lane[p], b);
-}
 
 // A launch shape: G thread groups of T = M/8 threads per rotation (G in {1, k+1, (k+1)l};
 // more threads per rotation for small batches) and R rotations per block (R > 1: the block's
@@ -422,7 +416,11 @@ TG_UNROLL
 TG_UNROLL
     for (unsigned r = 0; r < points_per_thread; ++r) {
       const Complex* point = key + r * f.T + t;
-      multiply_add(R.sum[c][r], R.v[r], Global ? load_global_key(point) : *point);  // every lane
+      const Complex b = Global ? load_global_key(point) : *point;  // one load for every lane
+TG_UNROLL
+      for (unsigned p = 0; p < Regs::lanes; ++p) {
+        multiply_add(lane(R.sum[c][r], p), lane(R.v[r], p), b);
+      }
     }
   }
 }
