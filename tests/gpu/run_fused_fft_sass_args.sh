@@ -3,20 +3,13 @@
 # before it looks for nvcc or cuobjdump (so this runs on any machine).
 #   run_fused_fft_sass_args.sh SCRIPT
 set -uo pipefail
-script="$1"
-fail() { echo "FAIL: $*"; exit 1; }
-refuses() {  # expected message, arguments...
-  local want="$1" out rc
-  shift
-  out="$("$script" "$@" 2>&1)"
-  rc=$?
-  [[ $rc -eq 2 ]] || fail "$* exited $rc, not 2: $out"
-  [[ "$out" == *"$want"* ]] || fail "$* said '$out', not '$want'"
-}
-refuses "unknown argument '--bogus'" --bogus
-refuses "--arch 'foo' is not like sm_90" --arch foo
-refuses "--arch needs a value" --arch
-refuses "--against needs a git revision" --against
-refuses "--json needs a file name" --json
-"$script" --help | grep -q "fused_fft_probe.cu" || fail "--help does not describe the script"
-echo "fused_fft_sass.sh: every bad argument refused"
+program="$1"
+# shellcheck source=../script_support.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../script_support.sh"
+expect 2 "unknown argument '--bogus'" --bogus
+expect 2 "--arch 'foo' is not like sm_90" --arch foo
+expect 2 "--arch needs a value" --arch
+expect 2 "--against needs a git revision" --against
+expect 2 "--json needs a file name" --json
+expect 0 "fused_fft_probe.cu" --help
+finish fused_fft_sass.sh

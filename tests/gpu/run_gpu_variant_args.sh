@@ -4,21 +4,14 @@
 # nvcc).
 #   run_gpu_variant_args.sh SCRIPT
 set -uo pipefail
-script="$1"
-fail() { echo "FAIL: $*"; exit 1; }
-refuses() {  # expected message, arguments...
-  local want="$1" out rc
-  shift
-  out="$("$script" "$@" 2>&1)"
-  rc=$?
-  [[ $rc -eq 2 ]] || fail "'$*' exited $rc, not 2: $out"
-  [[ "$out" == *"$want"* ]] || fail "'$*' said '$out', not '$want'"
-}
-refuses "scripts/gpu_variant.sh NAME [--at REV] [CMAKE_ARGUMENT...]"
-refuses "scripts/gpu_variant.sh NAME [--at REV] [CMAKE_ARGUMENT...]" -DTORUSGATE_FUSED_MAX_REGISTERS=144
-refuses "the name 'a b' must be letters, digits, '.', '_' or '-'" "a b"
-refuses "the name '../x' must be letters, digits, '.', '_' or '-'" ../x
-refuses "--at needs a revision (a commit, tag or branch)" base --at
-refuses "--at needs a revision (a commit, tag or branch)" base --at -DX=1
-refuses "--at no-such-revision-x: not a commit of this repository" base --at no-such-revision-x
-echo "gpu_variant.sh: every bad name and revision refused"
+program="$1"
+# shellcheck source=../script_support.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../script_support.sh"
+expect 2 "scripts/gpu_variant.sh NAME [--at REV] [CMAKE_ARGUMENT...]"
+expect 2 "scripts/gpu_variant.sh NAME [--at REV] [CMAKE_ARGUMENT...]" -DTORUSGATE_FUSED_MAX_REGISTERS=144
+expect 2 "the name 'a b' must be letters, digits, '.', '_' or '-'" "a b"
+expect 2 "the name '../x' must be letters, digits, '.', '_' or '-'" ../x
+expect 2 "--at needs a revision (a commit, tag or branch)" base --at
+expect 2 "--at needs a revision (a commit, tag or branch)" base --at -DX=1
+expect 2 "--at no-such-revision-x: not a commit of this repository" base --at no-such-revision-x
+finish gpu_variant.sh

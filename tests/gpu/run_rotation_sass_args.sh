@@ -4,19 +4,12 @@
 # its mangled name.
 #   run_rotation_sass_args.sh SCRIPT
 set -uo pipefail
-script="$1"
-fail() { echo "FAIL: $*"; exit 1; }
-refuses() {  # expected message, arguments...
-  local want="$1" out rc
-  shift
-  out="$(python3 "$script" "$@" 2>&1)"
-  rc=$?
-  [[ $rc -ne 0 ]] || fail "'$*' exited 0: $out"
-  [[ "$out" == *"$want"* ]] || fail "'$*' said '$out', not '$want'"
-}
-refuses "rotation_sass: /no/such/object.o: no such file" /no/such/object.o
-refuses "rotation_sass: --arch 'x90' is not like sm_90" "$script" --arch x90
-python3 - "$script" <<'PY' || fail "kernel labels"
+program="$1"
+# shellcheck source=../script_support.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../script_support.sh"
+expect 1 "rotation_sass: /no/such/object.o: no such file" /no/such/object.o
+expect 1 "rotation_sass: --arch 'x90' is not like sm_90" "$program" --arch x90
+python3 - "$program" <<'PY' || fail "kernel labels"
 import importlib.util, sys
 spec = importlib.util.spec_from_file_location("rotation_sass", sys.argv[1])
 m = importlib.util.module_from_spec(spec)
@@ -36,4 +29,4 @@ for mangled, want in cases.items():
     got = m.label(prefix + mangled)
     assert got == want, (mangled, got, want)
 PY
-echo "rotation_sass.py: bad arguments refused, kernels named"
+finish rotation_sass.py
