@@ -138,11 +138,50 @@ TG_HD constexpr std::uint32_t buffer_points(std::uint32_t M) { return M + M / 8;
 // bitrev_3(r).
 TG_HD constexpr unsigned reverse3(unsigned r) { return ((r & 1u) << 2) | (r & 2u) | ((r >> 2) & 1u); }
 
-// Entries of the twiddle table of M = 2^m points: the M powers of W, then the pass table.
-TG_HD constexpr std::uint32_t twiddle_table_size(std::uint32_t M) {
+// Whether a twisted transform (forward_transform<true>, inverse_transform<true>) carries
+// the twist in its first pass: when that pass is a radix-8 pass with twiddles (m a multiple
+// of 3, m >= 6; tfhe_lib_128's M = 512). Thread t's first-pass points are j = t + rT
+// (T = M/8), so the twist zeta^j = zeta^t zeta^{rT} = zeta^t exp(i pi r/16), N = 2M: the
+// factor exp(i pi r/16) of register r is a constant of the code (register_twist), and zeta^t,
+// common to the thread's 8 points, passes through the pass's 8-point DFT (which is linear and
+// combines the thread's registers only) into its twiddles: register r's output is multiplied
+// by zeta^t W^{t bitrev_3(r)}, one table entry (the twist table below). Per thread and
+// transform that is 8 loads instead of 8 twist loads and 7 twiddle loads, and the same
+// number of complex multiplications. The inverse undoes it in reverse: the conjugate entries
+// before the DFT, the conjugate constants (with the 1/M) after it.
+TG_HD constexpr bool twist_in_first_pass(unsigned m) { return m % 3 == 0 && m >= 6; }
+
+// Where the twist table starts in the twiddle table of M = 2^m points: after the M powers of
+// W and the pass table.
+TG_HD constexpr std::uint32_t twist_table_offset(std::uint32_t M) {
   const unsigned m = log2_exact(M);
   const Pass last = forward_pass(m, pass_count(m) - 1);
   return M + last.table + pass_twiddle_count(last.top, last.stages);
+}
+
+// Entries of the twiddle table of M = 2^m points: the M powers of W, the pass table, and the
+// twist table (M entries where twist_in_first_pass(m), else none).
+TG_HD constexpr std::uint32_t twiddle_table_size(std::uint32_t M) {
+  return twist_table_offset(M) + (twist_in_first_pass(log2_exact(M)) ? M : 0);
+}
+
+// exp(i pi r/16) for r < 8 (register r's share of the twist in a twisted transform's first
+// pass), correctly rounded to double; the CPU tests check them against long double.
+TG_HD Complex register_twist(unsigned r) {
+  constexpr double c1 = 0.98078528040323044912618223613424, s1 = 0.19509032201612826784828486847702;
+  constexpr double c2 = 0.92387953251128675612818318939679, s2 = 0.38268343236508977172845998403040;
+  constexpr double c3 = 0.83146961230254523707878837761791, s3 = 0.55557023301960222474283081394853;
+  constexpr double h = 0.70710678118654752440084436210484903928;
+  switch (r & 7u) {
+    case 0: return Complex{1, 0};
+    case 1: return Complex{c1, s1};
+    case 2: return Complex{c2, s2};
+    case 3: return Complex{c3, s3};
+    case 4: return Complex{h, h};
+    case 5: return Complex{s3, c3};
+    case 6: return Complex{s2, c2};
+    default: return Complex{s1, c1};
+  }
 }
 
 // The twiddle table (made on the host, uploaded once): first W^e = exp(-2 pi i e/M) for
@@ -153,7 +192,9 @@ TG_HD constexpr std::uint32_t twiddle_table_size(std::uint32_t M) {
 // Thread t of a group reads n0 = t mod 2^(top-2): a warp's loads of one register are
 // contiguous (measured on an H200, docs/results/gpu/nvidia-h200_2026-11-26b: read from the
 // powers directly, a warp's twiddle load touched up to 16 cache lines, and the FFT's
-// twiddle products waited on them for a fifth of the rotation kernel's time).
+// twiddle products waited on them for a fifth of the rotation kernel's time). Last, where
+// twist_in_first_pass(m), the twist table: zeta^t W^{t bitrev_3(r)} at twist_table_offset(M)
+// + r T + t for r < 8 and t < T = M/8 (zeta = exp(i pi/(2M))), each from its own angle.
 inline std::vector<Complex> twiddles(std::uint32_t M) {
   std::vector<Complex> w(twiddle_table_size(M));
   const long double pi = 3.141592653589793238462643383279502884L;
@@ -169,6 +210,18 @@ inline std::vector<Complex> twiddles(std::uint32_t M) {
     for (unsigned r = 1; r < 8; ++r) {
       for (std::uint32_t n0 = 0; n0 < h; ++n0) {
         w[M + pass.table + (r - 1) * h + n0] = w[(n0 * reverse3(r)) << (m - 1 - pass.top)];
+      }
+    }
+  }
+  if (twist_in_first_pass(m)) {
+    // zeta^t W^{t bitrev_3(r)} = exp(i pi t (1 - 4 bitrev_3(r)) / (2M)) at r T + t.
+    const std::uint32_t T = M / 8, at = twist_table_offset(M);
+    for (unsigned r = 0; r < 8; ++r) {
+      for (std::uint32_t t = 0; t < T; ++t) {
+        const long double a = pi * static_cast<long double>(t) *
+                              static_cast<long double>(1 - 4 * static_cast<int>(reverse3(r))) /
+                              static_cast<long double>(2 * M);
+        w[at + r * T + t] = Complex{static_cast<double>(std::cos(a)), static_cast<double>(std::sin(a))};
       }
     }
   }
@@ -258,6 +311,20 @@ TG_UNROLL
   }
 }
 
+// Registers First.. 7 times table[(r - First) h] (forward), or by its conjugate (inverse):
+// one load for every lane.
+template <bool Inverse, unsigned First, class V>
+TG_HD void twiddle_registers(V (&v)[points_per_thread], const Complex* table, std::uint32_t h) {
+TG_UNROLL
+  for (unsigned r = First; r < points_per_thread; ++r) {
+    const Complex w = table[(r - First) * h];
+TG_UNROLL
+    for (unsigned p = 0; p < lane_count<V>; ++p) {
+      lane(v[r], p) = Inverse ? times_conj(lane(v[r], p), w) : times(lane(v[r], p), w);
+    }
+  }
+}
+
 // A pass of 3 stages with top bit `top` on the 8 points of one radix-8 butterfly, n0 the
 // points' bits below top-2: forward, the DFT then register bitrev_3(k) times
 // W^{n0 k 2^(m-1-top)} (from the pass table, W: the twiddle table); inverse, the conjugate
@@ -267,17 +334,20 @@ TG_HD void radix8_pass(V (&v)[points_per_thread], std::uint32_t n0, Pass pass,
                        unsigned m, const Complex* W) {
   if (!Inverse) dft8_registers<false>(v);
   if (pass.top > 2) {
-    const std::uint32_t h = std::uint32_t{1} << (pass.top - 2);
-    const Complex* table = W + (std::uint32_t{1} << m) + pass.table + n0;
-TG_UNROLL
-    for (unsigned r = 1; r < points_per_thread; ++r) {
-      const Complex w = table[(r - 1) * h];  // one load for every lane
-TG_UNROLL
-      for (unsigned p = 0; p < lane_count<V>; ++p) {
-        lane(v[r], p) = Inverse ? times_conj(lane(v[r], p), w) : times(lane(v[r], p), w);
-      }
-    }
+    twiddle_registers<Inverse, 1>(v, W + (std::uint32_t{1} << m) + pass.table + n0,
+                                  std::uint32_t{1} << (pass.top - 2));
   }
+  if (Inverse) dft8_registers<true>(v);
+}
+
+// The first pass of a twisted transform where twist_in_first_pass(m): the radix-8 pass of
+// thread t (n0 = t) with every register's twiddle times zeta^t, from the twist table.
+template <bool Inverse, class V>
+TG_HD void twisted_first_pass(V (&v)[points_per_thread], std::uint32_t t, unsigned m,
+                              const Complex* W) {
+  if (!Inverse) dft8_registers<false>(v);
+  const std::uint32_t M = std::uint32_t{1} << m;
+  twiddle_registers<Inverse, 0>(v, W + twist_table_offset(M) + t, M / points_per_thread);
   if (Inverse) dft8_registers<true>(v);
 }
 
@@ -437,31 +507,81 @@ TG_UNROLL
   blk.sync();
 }
 
+// Whether the twisted transforms of groups f carry the twist in their first pass: for a
+// length fixed at compile time where twist_in_first_pass(m). Not for a run-time length: with
+// the choice made at run time nvcc compiles both versions of the rotation's step (sm_90,
+// twice the instructions of its kernels). TORUSGATE_FUSED_TWIST_TABLE (compile time) takes
+// the whole twist from the tables everywhere, for an A/B on a GPU (docs/gpu.md section 6.4).
+template <class Groups>
+TG_HD constexpr bool first_pass_twist(const Groups&) {
+#if defined(TORUSGATE_FUSED_TWIST_TABLE)
+  return false;
+#else
+  if constexpr (Groups::fixed) return twist_in_first_pass(Groups::m);
+  return false;
+#endif
+}
+
 // Forward transform of every group's points: on entry register r of thread t holds point
 // point_of(t, r, m-1) of its group's input; on exit spectrum point 8t + r (bit-reversed order).
-template <class Block, class Groups>
+// Twisted: the transform of the input times the twist zeta^j, of which the input carries
+// what twisted_input (below) gives it and the first pass the rest.
+template <bool Twisted = false, class Block, class Groups>
 TG_HD void forward_transform(Block& blk, const Groups& f) {
   each_pass(f, [&](unsigned p) {
     const Pass pass = forward_pass(f.m, p);
     if (p > 0) exchange(blk, f, forward_pass(f.m, p - 1).top, pass.top);
     blk.each([&](unsigned tid, auto& R) {
-      pass_registers<false>(R.v, f.thread(tid), pass, f.m, f.W);
+      if (Twisted && p == 0 && first_pass_twist(f)) {
+        twisted_first_pass<false>(R.v, f.thread(tid), f.m, f.W);
+      } else {
+        pass_registers<false>(R.v, f.thread(tid), pass, f.m, f.W);
+      }
     });
   });
 }
 
 // Inverse transform, times M: on entry register r of thread t holds spectrum point 8t + r; on
-// exit point point_of(t, r, m-1) of the result.
-template <class Block, class Groups>
+// exit point point_of(t, r, m-1) of the result. Twisted: of which untwisted_output (below)
+// makes the untwisted result over M.
+template <bool Twisted = false, class Block, class Groups>
 TG_HD void inverse_transform(Block& blk, const Groups& f) {
   const unsigned passes = pass_count(f.m);
   each_pass(f, [&](unsigned k) {
     const Pass pass = forward_pass(f.m, passes - 1 - k);
     if (k > 0) exchange(blk, f, forward_pass(f.m, passes - k).top, pass.top);
     blk.each([&](unsigned tid, auto& R) {
-      pass_registers<true>(R.v, f.thread(tid), pass, f.m, f.W);
+      if (Twisted && k + 1 == passes && first_pass_twist(f)) {
+        twisted_first_pass<true>(R.v, f.thread(tid), f.m, f.W);
+      } else {
+        pass_registers<true>(R.v, f.thread(tid), pass, f.m, f.W);
+      }
     });
   });
+}
+
+// (x + i y) times what input register r (point j) of a twisted forward transform of groups f
+// carries of the twist zeta^j: all of it (the twist table `twist`), or where the first pass
+// carries zeta^t (first_pass_twist), exp(i pi r/16) (nothing for r = 0).
+template <class Groups>
+TG_HD Complex twisted_input(const Groups& f, double x, double y, const Complex* twist,
+                            std::uint32_t j, unsigned r) {
+  if (!first_pass_twist(f)) return times(Complex{x, y}, twist[j]);
+  if (r == 0) return Complex{x, y};
+  return times(Complex{x, y}, register_twist(r));
+}
+
+// Output register r (point j) of a twisted inverse transform of groups f, untwisted and
+// divided by M: times the untwist table's zeta^-j / M, or where the first pass carried zeta^t,
+// times exp(-i pi r/16) / M (constants: the length is fixed).
+template <class Groups>
+TG_HD Complex untwisted_output(const Groups& f, Complex v, const Complex* untwist,
+                               std::uint32_t j, unsigned r) {
+  if (!first_pass_twist(f)) return times(v, untwist[j]);
+  const double scale = 1.0 / f.M;  // exact
+  if (r == 0) return Complex{v.re * scale, v.im * scale};
+  const Complex c = register_twist(r);
+  return times(v, Complex{c.re * scale, -c.im * scale});
 }
 
 }  // namespace torusgate::gpu::kernel::fused

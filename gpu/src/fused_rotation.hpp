@@ -365,7 +365,8 @@ struct DigitSource {
 };
 
 // Thread t of a group: the digits of level `level` of (X^power - 1) a for each lane p
-// (x.lane[p]), folded and twisted, at the first pass's points.
+// (x.lane[p]), folded and twisted as a twisted forward transform takes them
+// (twisted_input), at the first pass's points.
 template <class Regs, class Groups>
 TG_HD void load_digits(Regs& R, std::uint32_t t, const Groups& f,
                        PerLane<DigitSource, Regs::lanes> x, std::uint32_t level,
@@ -378,10 +379,10 @@ TG_UNROLL
     for (unsigned p = 0; p < Regs::lanes; ++p) {
       const Torus32 lo = rotate_minus_one(x.lane[p].a, x.lane[p].power, j, N);
       const Torus32 hi = rotate_minus_one(x.lane[p].a, x.lane[p].power, j + M, N);
-      // in.twist[j]: one load for every lane (nothing is stored between).
-      lane(R.v[r], p) = fold_twist(static_cast<double>(gadget_digit(in.gadget, lo, level)),
-                                   static_cast<double>(gadget_digit(in.gadget, hi, level)),
-                                   in.twist[j]);
+      // in.twist[j], where read: one load for every lane (nothing is stored between).
+      lane(R.v[r], p) = twisted_input(f, static_cast<double>(gadget_digit(in.gadget, lo, level)),
+                                      static_cast<double>(gadget_digit(in.gadget, hi, level)),
+                                      in.twist, j, r);
     }
   }
 }
@@ -425,8 +426,8 @@ TG_UNROLL
   }
 }
 
-// Thread t of a group, after the inverse transform: a.lane[p] += round(untwist * v) for each
-// lane p (a.lane[p]: its accumulator polynomial).
+// Thread t of a group, after the twisted inverse transform: a.lane[p] += round(untwisted v)
+// for each lane p (untwisted_output; a.lane[p]: its accumulator polynomial).
 template <class Regs, class Groups>
 TG_HD void untwist_add(Regs& R, std::uint32_t t, const Groups& f, const Complex* untwist,
                        PerLane<Torus32*, Regs::lanes> a) {
@@ -435,7 +436,7 @@ TG_UNROLL
     const std::uint32_t j = point_of(t, r, f.m - 1);
 TG_UNROLL
     for (unsigned p = 0; p < Regs::lanes; ++p) {
-      untwist_round_add(lane(R.v[r], p), untwist[j], a.lane[p], j, f.M);
+      round_add(untwisted_output(f, lane(R.v[r], p), untwist, j, r), a.lane[p], j, f.M);
     }
   }
 }
@@ -521,7 +522,7 @@ TG_UNROLL
       }
       load_digits(R, f.thread(tid), f, x, q % l + 1, in);
     });
-    forward_transform(blk, f);
+    forward_transform<true>(blk, f);
     if (shape.rotations > 1) {
       blk.each([&](unsigned, auto&) { stage_wait(); });
       blk.sync();  // every thread's copies are in the stage
@@ -546,7 +547,7 @@ TG_UNROLL
 TG_UNROLL
         for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = R.sum[c][r];
       });
-      inverse_transform(blk, f);
+      inverse_transform<true>(blk, f);
       blk.each([&](unsigned tid, auto& R) {
         untwist_add(R, f.thread(tid), f, in.untwist, polynomials(tid, c));
       });
@@ -590,7 +591,7 @@ TG_UNROLL
       for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = Complex{0, 0};
     });
     blk.sync();  // the sums have read the buffers that the inverse transform's exchanges write
-    inverse_transform(blk, f);
+    inverse_transform<true>(blk, f);
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t c = f.group(tid) % groups;
       if (c >= K1) return;
@@ -675,7 +676,7 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
       load_digits(R, f.thread(tid), f, {{DigitSource{blk.remote(acc, q / l), power}}}, q % l + 1,
                   in);
     });
-    forward_transform(blk, f);
+    forward_transform<true>(blk, f);
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = blk.rank(tid) + blocks * x;
       multiply_row<K1, true>(R, f.thread(tid), f, in.key_step + std::size_t{q} * K1 * M);
@@ -705,8 +706,8 @@ TG_UNROLL
         R, blocks, [&](std::uint32_t b) { return blk.remote(partials, b) + at; },
         [&](unsigned r) { return r * f.T; });
   });
-  inverse_transform(blk, f);  // its exchanges use each block's own buffer, free since the
-                              // forward transform's last barrier
+  inverse_transform<true>(blk, f);  // its exchanges use each block's own buffer, free since the
+                                    // forward transform's last barrier
   blk.each([&](unsigned tid, auto& R) {
     if (blk.rank(tid) >= K1) return;
     untwist_add(R, f.thread(tid), f, in.untwist, {{blk.local(acc, tid)}});

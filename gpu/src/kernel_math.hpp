@@ -313,6 +313,13 @@ TG_HD void untwist_round_add(Complex v, Complex untwist, Torus32* a, std::uint32
   a[j + M] += hi;
 }
 
+// Point j < M of a product polynomial already untwisted (the fused engine's twisted inverse
+// transform, fused_fft.hpp): rounded and added into a.
+TG_HD void round_add(Complex untwisted, Torus32* a, std::uint32_t j, std::uint32_t M) {
+  a[j] += round_to_torus32(untwisted.re);
+  a[j + M] += round_to_torus32(untwisted.im);
+}
+
 // Word w <= kN of the LWE sample extracted (coefficient 0) from the accumulator acc
 // ((k+1)N words): core's sample_extract.
 TG_HD Torus32 sample_extract_word(const Torus32* acc, std::uint32_t w, std::uint32_t k,

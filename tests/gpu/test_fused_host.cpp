@@ -126,6 +126,51 @@ std::vector<std::vector<k::Complex>> block_transform(const std::vector<std::vect
   return out;
 }
 
+// f(FixedGroups<m>{}) (a transform length fixed at compile time, as the kernels of the
+// parameter sets' lengths have it), for m in [L, max_transform_log2].
+template <unsigned L = fz::min_transform_log2, class F>
+void with_fixed_groups(unsigned m, F&& f) {
+  if (m == L) {
+    f(fz::FixedGroups<L>{});
+    return;
+  }
+  if constexpr (L < fz::max_transform_log2) with_fixed_groups<L + 1>(m, f);
+}
+
+// The block program's twisted transforms (as the rotation runs them), thread by thread:
+// forward, the spectrum of x_j zeta^j for the folded input x (register r of point j takes
+// twisted_input); inverse, the untwisted result over M (untwisted_output) of a spectrum.
+// Groups: FftGroups (the length at run time: the twist from its table) or FixedGroups<m>
+// (the twist in the first pass where twist_in_first_pass(m)).
+template <class Groups>
+std::vector<k::Complex> twisted_transform(const std::vector<k::Complex>& input,
+                                          const std::vector<k::Complex>& W, bool forward) {
+  const auto M = static_cast<std::uint32_t>(input.size());
+  const auto twist = k::twist_factors(2 * M), untwist = k::untwist_factors(2 * M);
+  std::vector<k::Complex> buffer(fz::buffer_points(M), k::Complex{NAN, NAN});
+  const Groups f = fz::make_groups<Groups>(M, buffer.data(), W.data());
+  REQUIRE(f.M == M);
+  fz::HostBlock<fz::TransformRegs> blk(f.T);
+  std::vector<k::Complex> out(M);
+  blk.each([&](unsigned tid, auto& R) {
+    for (unsigned r = 0; r < 8; ++r) {
+      const std::uint32_t j = fz::point_of(tid, r, f.m - 1);
+      R.v[r] = forward ? fz::twisted_input(f, input[j].re, input[j].im, twist.data(), j, r)
+                       : input[tid * 8 + r];
+    }
+  });
+  if (forward) fz::forward_transform<true>(blk, f);
+  else fz::inverse_transform<true>(blk, f);
+  blk.each([&](unsigned tid, auto& R) {
+    for (unsigned r = 0; r < 8; ++r) {
+      const std::uint32_t j = fz::point_of(tid, r, f.m - 1);
+      if (forward) out[tid * 8 + r] = R.v[r];
+      else out[j] = fz::untwisted_output(f, R.v[r], untwist.data(), j, r);
+    }
+  });
+  return out;
+}
+
 bool same_bits(const std::vector<k::Complex>& a, const std::vector<k::Complex>& b) {
   for (std::size_t i = 0; i < a.size(); ++i) {
     if (a[i].re != b[i].re || a[i].im != b[i].im) return false;
@@ -257,9 +302,11 @@ TEST_CASE("fused FFT: the block program equals the scalar schedule bit for bit a
 
 TEST_CASE("fused FFT: the pass table holds each radix-8 pass's twiddles in its threads' order",
           "[gpu-host][fused]") {
-  // M = 512: passes with top 8, 5, 2: 7 * 64 + 7 * 8 entries after the M powers.
-  STATIC_REQUIRE(fz::twiddle_table_size(512) == 512 + 7 * 64 + 7 * 8);
-  // M = 1024: a pass of one radix-2 stage (no entries), then tops 8, 5, 2.
+  // M = 512: passes with top 8, 5, 2: 7 * 64 + 7 * 8 entries after the M powers, then the
+  // twist table's 8 * 64.
+  STATIC_REQUIRE(fz::twist_table_offset(512) == 512 + 7 * 64 + 7 * 8);
+  STATIC_REQUIRE(fz::twiddle_table_size(512) == 512 + 7 * 64 + 7 * 8 + 512);
+  // M = 1024: a pass of one radix-2 stage (no entries), then tops 8, 5, 2; no twist table.
   STATIC_REQUIRE(fz::twiddle_table_size(1024) == 1024 + 7 * 64 + 7 * 8);
   STATIC_REQUIRE(fz::twiddle_table_size(8) == 8);  // one pass, top 2
   for (unsigned m = fz::min_transform_log2; m <= fz::max_transform_log2; ++m) {
@@ -287,8 +334,46 @@ TEST_CASE("fused FFT: the pass table holds each radix-8 pass's twiddles in its t
       }
       entries += 7 * h;
     }
-    REQUIRE(entries == W.size());
+    REQUIRE(entries == fz::twist_table_offset(M));
+    REQUIRE(W.size() == entries + (fz::twist_in_first_pass(m) ? M : 0));
   }
+}
+
+TEST_CASE("fused FFT: the twist goes into the first pass where it is a radix-8 pass with "
+          "twiddles, from correct constants and table entries",
+          "[gpu-host][fused]") {
+  const long double pi = 3.141592653589793238462643383279502884L;
+  // exp(i pi r/16), correctly rounded (the long double values round to the same doubles).
+  for (unsigned r = 0; r < 8; ++r) {
+    INFO("r = " << r);
+    const k::Complex c = fz::register_twist(r);
+    CHECK(c.re == static_cast<double>(std::cos(pi * r / 16)));
+    CHECK(c.im == static_cast<double>(std::sin(pi * r / 16)));
+  }
+  std::vector<unsigned> merged;
+  for (unsigned m = fz::min_transform_log2; m <= fz::max_transform_log2; ++m) {
+    if (!fz::twist_in_first_pass(m)) continue;
+    merged.push_back(m);
+    INFO("M = 2^" << m);
+    const fz::Pass first = fz::forward_pass(m, 0);
+    REQUIRE(first.stages == 3);  // a radix-8 pass with twiddles
+    REQUIRE(first.top > 2);
+    const std::uint32_t M = 1u << m, T = M / 8, at = fz::twist_table_offset(M);
+    const auto W = fz::twiddles(M);
+    for (unsigned r = 0; r < 8; ++r) {
+      for (std::uint32_t t = 0; t < T; ++t) {
+        // zeta^t W^{t bitrev(r)}, the product of the two in long double.
+        const long double zt = pi * t / (2.0L * M);
+        const long double wt = -2.0L * pi * static_cast<long double>(t * bit_reverse(r, 3)) / M;
+        const long double re = std::cos(zt) * std::cos(wt) - std::sin(zt) * std::sin(wt);
+        const long double im = std::cos(zt) * std::sin(wt) + std::sin(zt) * std::cos(wt);
+        const k::Complex w = W[at + r * T + t];
+        REQUIRE(std::abs(w.re - re) <= eps);
+        REQUIRE(std::abs(w.im - im) <= eps);
+      }
+    }
+  }
+  CHECK(merged == std::vector<unsigned>{6, 9});  // N = 128 and tfhe_lib_128's N = 1024
 }
 
 // block_transform with FixedGroups<L> for each L in [First, Last] against FftGroups.
@@ -466,6 +551,85 @@ TEST_CASE("fused FFT: negacyclic products through fold, twist, transform and unt
       }
     });
     REQUIRE(got == negacyclic_exact(d, b));
+    // The rotation's path: the digits through the twisted forward transform, the product
+    // through the twisted inverse one, with the length at run time and fixed (the twist in
+    // the first pass where it can be).
+    std::vector<k::Complex> folded(M);
+    for (std::uint32_t j = 0; j < M; ++j) folded[j] = k::Complex{double(d[j]), double(d[j + M])};
+    auto rotation_path = [&](auto groups) {
+      using Groups = decltype(groups);
+      const auto digits = twisted_transform<Groups>(folded, W, true);
+      std::vector<k::Complex> product(M);
+      for (std::uint32_t p = 0; p < M; ++p) {
+        const k::Complex x = digits[p], y = spectrum_b[fz::key_slot(p, T)];
+        product[p] = k::Complex{x.re * y.re - x.im * y.im, x.re * y.im + x.im * y.re};
+      }
+      const auto back = twisted_transform<Groups>(product, W, false);
+      std::vector<Torus32> words(N, 0);
+      for (std::uint32_t j = 0; j < M; ++j) k::round_add(back[j], words.data(), j, M);
+      return words;
+    };
+    REQUIRE(rotation_path(fz::FftGroups{}) == negacyclic_exact(d, b));
+    with_fixed_groups(f.m, [&](auto groups) { REQUIRE(rotation_path(groups) == negacyclic_exact(d, b)); });
+  }
+}
+
+TEST_CASE("fused FFT: the twisted transforms of a fixed length equal the exact transform of "
+          "the twisted input and, where the twist is not in their first pass, the plain "
+          "transforms bit for bit",
+          "[gpu-host][fused]") {
+  const std::uint64_t seed = catch_seed(0x74);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  const long double pi = 3.141592653589793238462643383279502884L;
+  for (unsigned m = fz::min_transform_log2; m <= fz::max_transform_log2; ++m) {
+    INFO("M = 2^" << m);
+    const std::uint32_t M = 1u << m, N = 2 * M;
+    const auto W = fz::twiddles(M);
+    const auto twist = k::twist_factors(N);
+    // Folded digits: small integers, as the rotation transforms them.
+    std::vector<k::Complex> x(M), twisted(M);
+    for (std::uint32_t j = 0; j < M; ++j) {
+      x[j] = k::Complex{double(rng.uniform_below(128)) - 64, double(rng.uniform_below(128)) - 64};
+      twisted[j] = k::fold_twist(x[j].re, x[j].im, twist[j]);
+    }
+    // The run-time length: the plain transform of the twisted input, bit for bit.
+    const auto plain = block_transform({twisted}, W, true)[0];
+    REQUIRE(same_bits(twisted_transform<fz::FftGroups>(x, W, true), plain));
+    std::vector<k::Complex> spectrum, back;
+    with_fixed_groups(m, [&](auto groups) {
+      spectrum = twisted_transform<decltype(groups)>(x, W, true);
+      back = twisted_transform<decltype(groups)>(spectrum, W, false);
+    });
+    // X_k = sum_j x_j zeta^j W^{jk}, zeta = exp(i pi/N), at point bitrev(k), in long double.
+    std::vector<long double> want_re(M), want_im(M);
+    for (std::uint32_t kk = 0; kk < M; ++kk) {
+      long double re = 0, im = 0;
+      for (std::uint32_t j = 0; j < M; ++j) {
+        const long double a = pi * static_cast<long double>(j) / N -
+                              2.0L * pi * static_cast<long double>((std::uint64_t{j} * kk) % M) / M;
+        re += x[j].re * std::cos(a) - x[j].im * std::sin(a);
+        im += x[j].re * std::sin(a) + x[j].im * std::cos(a);
+      }
+      want_re[bit_reverse(kk, m)] = re;
+      want_im[bit_reverse(kk, m)] = im;
+    }
+    const double forward_error = relative_error(spectrum, want_re, want_im);
+    INFO("forward error " << forward_error << ", plain " << relative_error(plain, want_re, want_im));
+    CHECK(forward_error < 2.0 * m * eps);
+    // Back: the folded input again (the 1/M and the untwist in untwisted_output).
+    std::vector<long double> x_re(M), x_im(M);
+    for (std::uint32_t j = 0; j < M; ++j) {
+      x_re[j] = x[j].re;
+      x_im[j] = x[j].im;
+    }
+    const double round_trip_error = relative_error(back, x_re, x_im);
+    INFO("round trip error " << round_trip_error);
+    CHECK(round_trip_error < 4.0 * m * eps);
+    // The same operations as the plain transform of the twisted input unless the first pass
+    // carries the twist, which rounds differently (and so is not the plain code).
+    if (fz::twist_in_first_pass(m)) CHECK_FALSE(same_bits(spectrum, plain));
+    else CHECK(same_bits(spectrum, plain));
   }
 }
 
