@@ -477,8 +477,17 @@ TG_UNROLL
 // Every thread's registers from the layout of the pass with top bit `from` to that of `to`,
 // through its group's buffer (with lanes, lane p through the p-th buffer after it: the
 // group's buffers are side by side, stride P buffer_points(M)).
+//
+// Barriers: the first exchange of a transform starts with one, so that whatever read the
+// buffer last (the previous transform's last exchange, the G > 1 partial sums) is done; then
+// one between the writes and the reads. A later exchange of the same transform needs no
+// barrier before its writes: each thread writes exactly the slots it read in the exchange
+// before (its own points of the pass between), which no other thread reads there. No
+// exchange ends with a barrier: whoever writes the buffer next waits first. So a transform of
+// 3 passes has 3 barriers (it had 4), one of 4 passes 4 (it had 6).
 template <class Block, class Groups>
-TG_HD void exchange(Block& blk, const Groups& f, unsigned from, unsigned to) {
+TG_HD void exchange(Block& blk, const Groups& f, unsigned from, unsigned to, bool first) {
+  if (first) blk.sync();
   blk.each([&](unsigned tid, auto& R) {
     Complex* b = f.buffer(tid);
     const std::uint32_t t = f.thread(tid);
@@ -504,7 +513,6 @@ TG_UNROLL
       }
     }
   });
-  blk.sync();
 }
 
 // Whether the twisted transforms of groups f carry the twist in their first pass: for a
@@ -524,13 +532,14 @@ TG_HD constexpr bool first_pass_twist(const Groups&) {
 
 // Forward transform of every group's points: on entry register r of thread t holds point
 // point_of(t, r, m-1) of its group's input; on exit spectrum point 8t + r (bit-reversed order).
+// Its exchanges' barriers: exchange() (it ends without one after its last reads).
 // Twisted: the transform of the input times the twist zeta^j, of which the input carries
 // what twisted_input (below) gives it and the first pass the rest.
 template <bool Twisted = false, class Block, class Groups>
 TG_HD void forward_transform(Block& blk, const Groups& f) {
   each_pass(f, [&](unsigned p) {
     const Pass pass = forward_pass(f.m, p);
-    if (p > 0) exchange(blk, f, forward_pass(f.m, p - 1).top, pass.top);
+    if (p > 0) exchange(blk, f, forward_pass(f.m, p - 1).top, pass.top, p == 1);
     blk.each([&](unsigned tid, auto& R) {
       if (Twisted && p == 0 && first_pass_twist(f)) {
         twisted_first_pass<false>(R.v, f.thread(tid), f.m, f.W);
@@ -549,7 +558,7 @@ TG_HD void inverse_transform(Block& blk, const Groups& f) {
   const unsigned passes = pass_count(f.m);
   each_pass(f, [&](unsigned k) {
     const Pass pass = forward_pass(f.m, passes - 1 - k);
-    if (k > 0) exchange(blk, f, forward_pass(f.m, passes - k).top, pass.top);
+    if (k > 0) exchange(blk, f, forward_pass(f.m, passes - k).top, pass.top, k == 1);
     blk.each([&](unsigned tid, auto& R) {
       if (Twisted && k + 1 == passes && first_pass_twist(f)) {
         twisted_first_pass<true>(R.v, f.thread(tid), f.m, f.W);

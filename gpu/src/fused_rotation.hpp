@@ -558,11 +558,14 @@ TG_UNROLL
     // Each rotation's products, column by column: every group writes its partial product c
     // into its own buffer, then group c sums the G partials in group order into its registers
     // (the others take zeros and idle along in the inverse transform). Two barriers a column
-    // instead of one per group. The buffers are free at column 0: the forward transform's last
-    // exchange ended with a barrier after its reads. R.sum is indexed by constants only (a
-    // register, not a local array indexed at run time).
+    // instead of one per group. R.sum is indexed by constants only (a register, not a local
+    // array indexed at run time).
     for (unsigned c = 0; c < K1; ++c) {
-      if (c > 0) blk.sync();  // column c-1's sums have read the buffers
+      // Column c-1's sums have read the buffers. Column 0 needs no barrier: each thread writes
+      // the slots of its points 8t + r, which it alone read last (the last forward
+      // transform's last exchange; M = 8 has none, and the previous step's sums are behind
+      // the step's first barrier).
+      if (c > 0) blk.sync();
       blk.each([&](unsigned tid, auto& R) {
         Complex* own = f.buffer(tid);
         const std::uint32_t t = f.thread(tid);
@@ -590,7 +593,7 @@ TG_UNROLL
 TG_UNROLL
       for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = Complex{0, 0};
     });
-    blk.sync();  // the sums have read the buffers that the inverse transform's exchanges write
+    // The inverse transform's first exchange waits for the sums' reads of the buffers.
     inverse_transform<true>(blk, f);
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t c = f.group(tid) % groups;
@@ -707,7 +710,7 @@ TG_UNROLL
         [&](unsigned r) { return r * f.T; });
   });
   inverse_transform<true>(blk, f);  // its exchanges use each block's own buffer, free since the
-                                    // forward transform's last barrier
+                                    // cluster barrier after the partials
   blk.each([&](unsigned tid, auto& R) {
     if (blk.rank(tid) >= K1) return;
     untwist_add(R, f.thread(tid), f, in.untwist, {{blk.local(acc, tid)}});
