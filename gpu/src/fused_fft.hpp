@@ -221,7 +221,8 @@ inline std::vector<Complex> twiddles(std::uint32_t M) {
         const long double a = pi * static_cast<long double>(t) *
                               static_cast<long double>(1 - 4 * static_cast<int>(reverse3(r))) /
                               static_cast<long double>(2 * M);
-        w[at + r * T + t] = Complex{static_cast<double>(std::cos(a)), static_cast<double>(std::sin(a))};
+        w[at + r * T + t] =
+            Complex{static_cast<double>(std::cos(a)), static_cast<double>(std::sin(a))};
       }
     }
   }

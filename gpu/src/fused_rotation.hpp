@@ -557,9 +557,9 @@ TG_UNROLL
   if constexpr (!one_group_shape<LS>) {
     // Each rotation's products, column by column: every group writes its partial product c
     // into its own buffer, then group c sums the G partials in group order into its registers
-    // (the others take zeros and idle along in the inverse transform). Two barriers a column
-    // instead of one per group. R.sum is indexed by constants only (a register, not a local
-    // array indexed at run time).
+    // (the others take zeros and idle along in the inverse transform). At most two barriers a
+    // column instead of one per group. R.sum is indexed by constants only (a register, not a
+    // local array indexed at run time).
     for (unsigned c = 0; c < K1; ++c) {
       // Column c-1's sums have read the buffers. Column 0 needs no barrier: each thread writes
       // the slots of its points 8t + r, which it alone read last (the last forward

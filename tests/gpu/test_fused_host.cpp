@@ -570,7 +570,9 @@ TEST_CASE("fused FFT: negacyclic products through fold, twist, transform and unt
       return words;
     };
     REQUIRE(rotation_path(fz::FftGroups{}) == negacyclic_exact(d, b));
-    with_fixed_groups(f.m, [&](auto groups) { REQUIRE(rotation_path(groups) == negacyclic_exact(d, b)); });
+    with_fixed_groups(f.m, [&](auto groups) {
+      REQUIRE(rotation_path(groups) == negacyclic_exact(d, b));
+    });
   }
 }
 
@@ -615,7 +617,8 @@ TEST_CASE("fused FFT: the twisted transforms of a fixed length equal the exact t
       want_im[bit_reverse(kk, m)] = im;
     }
     const double forward_error = relative_error(spectrum, want_re, want_im);
-    INFO("forward error " << forward_error << ", plain " << relative_error(plain, want_re, want_im));
+    INFO("forward error " << forward_error << ", plain "
+                          << relative_error(plain, want_re, want_im));
     CHECK(forward_error < 2.0 * m * eps);
     // Back: the folded input again (the 1/M and the untwist in untwisted_output).
     std::vector<long double> x_re(M), x_im(M);
