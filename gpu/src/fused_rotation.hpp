@@ -443,25 +443,65 @@ TG_UNROLL
 
 // R.v = partial(0)[at(r)] + partial(1)[at(r)] + ... + partial(count-1)[at(r)], added in that
 // order: one product's partials (partial(p): partial p's points, at(r): where point r of the
-// thread is in each).
-template <class Regs, class Partial, class At>
+// thread is in each). InFlight partials are loaded at once before they are added (the same
+// additions in the same order, so the same words): the cluster's partials are in other
+// blocks' shared memory, each round of loads a wait through the cluster, and InFlight = 3
+// makes a cluster of 6 wait twice a column instead of 6 times. The block program's groups
+// load one at a time: several partials' loads in flight cost registers (nvcc 13, sm_80: the
+// k = 1 block kernel spills 12 bytes per thread when the loop unrolls, none when it does not).
+template <unsigned InFlight = 1, class Regs, class Partial, class At>
 TG_HD void sum_partials(Regs& R, std::uint32_t count, Partial partial, At at) {
-  const Complex* first = partial(0);
+  if constexpr (InFlight == 1) {
+    const Complex* first = partial(0);
 TG_UNROLL
-  for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = first[at(r)];
-  // Not unrolled: several partials' loads in flight cost registers (nvcc 13, sm_80: the
-  // k = 1 block kernel spills 12 bytes per thread when this loop unrolls, none when it does
-  // not).
+    for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = first[at(r)];
 TG_NO_UNROLL
-  for (std::uint32_t p = 1; p < count; ++p) {
-    const Complex* next = partial(p);
+    for (std::uint32_t p = 1; p < count; ++p) {
+      const Complex* next = partial(p);
 TG_UNROLL
-    for (unsigned r = 0; r < points_per_thread; ++r) {
-      R.v[r].re += next[at(r)].re;
-      R.v[r].im += next[at(r)].im;
+      for (unsigned r = 0; r < points_per_thread; ++r) {
+        R.v[r].re += next[at(r)].re;
+        R.v[r].im += next[at(r)].im;
+      }
+    }
+  } else {
+    // Round p: partials p .. p + InFlight - 1 (those below count) loaded, then added in order
+    // (partial 0 taken, not added).
+    Complex x[InFlight][points_per_thread] = {};
+    auto load = [&](std::uint32_t p) {
+TG_UNROLL
+      for (unsigned q = 0; q < InFlight; ++q) {
+        if (p + q >= count) break;
+        const Complex* next = partial(p + q);
+TG_UNROLL
+        for (unsigned r = 0; r < points_per_thread; ++r) x[q][r] = next[at(r)];
+      }
+    };
+    auto add = [&](std::uint32_t p, unsigned from) {
+TG_UNROLL
+      for (unsigned q = from; q < InFlight; ++q) {
+        if (p + q >= count) break;
+TG_UNROLL
+        for (unsigned r = 0; r < points_per_thread; ++r) {
+          R.v[r].re += x[q][r].re;
+          R.v[r].im += x[q][r].im;
+        }
+      }
+    };
+    load(0);
+TG_UNROLL
+    for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = x[0][r];
+    add(0, 1);
+TG_NO_UNROLL
+    for (std::uint32_t p = InFlight; p < count; p += InFlight) {
+      load(p);
+      add(p, 0);
     }
   }
 }
+
+// Partials a cluster block loads at once when it sums a product (sum_partials).
+inline constexpr unsigned cluster_partials_in_flight = 3;
 
 // CMUX step: acc += external_product(BK_i, (X^power - 1) acc) for each of the block's R*P
 // accumulators ((k+1)N words each in shared memory). K1 = k + 1; Groups: FftGroups, or
@@ -705,7 +745,7 @@ TG_UNROLL
       return;
     }
     const std::size_t at = std::size_t{c} * points_per_thread * f.T + t;
-    sum_partials(
+    sum_partials<cluster_partials_in_flight>(
         R, blocks, [&](std::uint32_t b) { return blk.remote(partials, b) + at; },
         [&](unsigned r) { return r * f.T; });
   });
