@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A variant build of bench_gates for an A/B run on a GPU: the same sources configured with
-# extra CMake arguments (a compile-time choice, such as -DTORUSGATE_FUSED_MAX_REGISTERS=144),
+# extra CMake arguments (a compile-time choice, such as -DTORUSGATE_FUSED_MAX_REGISTERS=144;
+# a -DCMAKE_CUDA_FLAGS=... adds to the -Xptxas -v of the register report, not replaces it),
 # or with --at REV the sources of another commit (a git worktree in build-variant-NAME-src:
 # the baseline of a change), built here for compute capability 9.0 (H100, H200) into
 # build-variant-NAME and copied to .gpuvar/NAME/bench_gates (ignored by git), with ptxas's
@@ -45,9 +46,20 @@ if [[ "${1:-}" == --at ]]; then
   built="commit $commit"
 fi
 nvcc="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)"
+# ptxas's report below needs -Xptxas -v: kept in front of the caller's CMAKE_CUDA_FLAGS (for
+# a compile-time macro of the sources, say -DCMAKE_CUDA_FLAGS=-DTORUSGATE_FUSED_TWIST_TABLE).
+cuda_flags="-Xptxas -v"
+args=()
+for a in "$@"; do
+  if [[ "$a" == -DCMAKE_CUDA_FLAGS=* ]]; then
+    cuda_flags="$cuda_flags ${a#-DCMAKE_CUDA_FLAGS=}"
+  else
+    args+=("$a")
+  fi
+done
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" \
-  -DTORUSGATE_ENABLE_CUDA=ON -DCMAKE_CUDA_FLAGS="-Xptxas -v" "$@" > /dev/null
+  -DTORUSGATE_ENABLE_CUDA=ON -DCMAKE_CUDA_FLAGS="$cuda_flags" ${args[@]+"${args[@]}"} > /dev/null
 rm -f "$build/gpu/CMakeFiles/torusgate_gpu.dir/src/fused_kernels.cu.o"  # ptxas reports it again
 cmake --build "$build" --target bench_gates > "$build/build.log" 2>&1 || {
   tail -n 30 "$build/build.log" >&2
