@@ -451,52 +451,37 @@ TG_UNROLL
 // k = 1 block kernel spills 12 bytes per thread when the loop unrolls, none when it does not).
 template <unsigned InFlight = 1, class Regs, class Partial, class At>
 TG_HD void sum_partials(Regs& R, std::uint32_t count, Partial partial, At at) {
-  if constexpr (InFlight == 1) {
-    const Complex* first = partial(0);
+  // Round p: partials p .. p + InFlight - 1 (those below count; p itself always is) loaded,
+  // then added in order (partial 0 taken, not added).
+  Complex x[InFlight][points_per_thread] = {};
+  auto load = [&](std::uint32_t p) {
 TG_UNROLL
-    for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = first[at(r)];
-TG_NO_UNROLL
-    for (std::uint32_t p = 1; p < count; ++p) {
-      const Complex* next = partial(p);
+    for (unsigned q = 0; q < InFlight; ++q) {
+      if (q > 0 && p + q >= count) break;
+      const Complex* next = partial(p + q);
+TG_UNROLL
+      for (unsigned r = 0; r < points_per_thread; ++r) x[q][r] = next[at(r)];
+    }
+  };
+  auto add = [&](std::uint32_t p, unsigned from) {
+TG_UNROLL
+    for (unsigned q = from; q < InFlight; ++q) {
+      if (q > 0 && p + q >= count) break;
 TG_UNROLL
       for (unsigned r = 0; r < points_per_thread; ++r) {
-        R.v[r].re += next[at(r)].re;
-        R.v[r].im += next[at(r)].im;
+        R.v[r].re += x[q][r].re;
+        R.v[r].im += x[q][r].im;
       }
     }
-  } else {
-    // Round p: partials p .. p + InFlight - 1 (those below count) loaded, then added in order
-    // (partial 0 taken, not added).
-    Complex x[InFlight][points_per_thread] = {};
-    auto load = [&](std::uint32_t p) {
+  };
+  load(0);
 TG_UNROLL
-      for (unsigned q = 0; q < InFlight; ++q) {
-        if (p + q >= count) break;
-        const Complex* next = partial(p + q);
-TG_UNROLL
-        for (unsigned r = 0; r < points_per_thread; ++r) x[q][r] = next[at(r)];
-      }
-    };
-    auto add = [&](std::uint32_t p, unsigned from) {
-TG_UNROLL
-      for (unsigned q = from; q < InFlight; ++q) {
-        if (p + q >= count) break;
-TG_UNROLL
-        for (unsigned r = 0; r < points_per_thread; ++r) {
-          R.v[r].re += x[q][r].re;
-          R.v[r].im += x[q][r].im;
-        }
-      }
-    };
-    load(0);
-TG_UNROLL
-    for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = x[0][r];
-    add(0, 1);
+  for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = x[0][r];
+  add(0, 1);
 TG_NO_UNROLL
-    for (std::uint32_t p = InFlight; p < count; p += InFlight) {
-      load(p);
-      add(p, 0);
-    }
+  for (std::uint32_t p = InFlight; p < count; p += InFlight) {
+    load(p);
+    add(p, 0);
   }
 }
 

@@ -134,13 +134,6 @@ TG_HD Complex times_conj(Complex v, Complex w) {
 // (x + i y) * twist: the fold c_j = a_j + i a_{j+M} and its twist by zeta^j.
 TG_HD Complex fold_twist(double x, double y, Complex twist) { return times(Complex{x, y}, twist); }
 
-// v * untwist, rounded to Torus32: coefficient j (real part) and j+M (imaginary part).
-TG_HD void untwist_round(Complex v, Complex untwist, Torus32& lo, Torus32& hi) {
-  const Complex p = times(v, untwist);
-  lo = round_to_torus32(p.re);
-  hi = round_to_torus32(p.im);
-}
-
 // ---- layout index functions -------------------------------------------------------------
 
 // Complex index of point j of polynomial (q, c) of GGSW i in the Fourier bootstrapping key.
@@ -303,21 +296,17 @@ TG_HD void multiply_accumulate_point(const Complex* digits, const Complex* key, 
   }
 }
 
-// Point j < M of an inverse-transformed product polynomial: untwist, round and add into the
-// accumulator polynomial a (coefficients j and j+M).
-TG_HD void untwist_round_add(Complex v, Complex untwist, Torus32* a, std::uint32_t j,
-                             std::uint32_t M) {
-  Torus32 lo, hi;
-  untwist_round(v, untwist, lo, hi);
-  a[j] += lo;
-  a[j + M] += hi;
-}
-
-// Point j < M of a product polynomial already untwisted (the fused engine's twisted inverse
-// transform, fused_fft.hpp): rounded and added into a.
+// Point j < M of a product polynomial already untwisted, rounded to Torus32 and added into
+// the accumulator polynomial a: coefficient j (real part) and j+M (imaginary part).
 TG_HD void round_add(Complex untwisted, Torus32* a, std::uint32_t j, std::uint32_t M) {
   a[j] += round_to_torus32(untwisted.re);
   a[j + M] += round_to_torus32(untwisted.im);
+}
+
+// Point j < M of an inverse-transformed product polynomial: untwist, round and add into a.
+TG_HD void untwist_round_add(Complex v, Complex untwist, Torus32* a, std::uint32_t j,
+                             std::uint32_t M) {
+  round_add(times(v, untwist), a, j, M);
 }
 
 // Word w <= kN of the LWE sample extracted (coefficient 0) from the accumulator acc
