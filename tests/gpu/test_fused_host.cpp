@@ -190,6 +190,29 @@ double relative_error(const std::vector<k::Complex>& got, const std::vector<long
   return static_cast<double>(std::sqrt(err / norm));
 }
 
+constexpr long double pi = 3.141592653589793238462643383279502884L;
+
+// X_k = sum_j x_j zeta^j exp(-2 pi i jk/M) at point bitrev(k) (re, im), in long double:
+// zeta = exp(i pi/N), N = 2M (the twist) when twisted, else 1.
+void exact_spectrum(const std::vector<k::Complex>& x, bool twisted, std::vector<long double>& re,
+                    std::vector<long double>& im) {
+  const auto M = static_cast<std::uint32_t>(x.size());
+  const unsigned m = fz::log2_exact(M);
+  re.assign(M, 0);
+  im.assign(M, 0);
+  for (std::uint32_t kk = 0; kk < M; ++kk) {
+    long double sr = 0, si = 0;
+    for (std::uint32_t j = 0; j < M; ++j) {
+      const long double a = (twisted ? pi * static_cast<long double>(j) / (2 * M) : 0.0L) -
+                            2.0L * pi * static_cast<long double>((std::uint64_t{j} * kk) % M) / M;
+      sr += x[j].re * std::cos(a) - x[j].im * std::sin(a);
+      si += x[j].re * std::sin(a) + x[j].im * std::cos(a);
+    }
+    re[bit_reverse(kk, m)] = sr;
+    im[bit_reverse(kk, m)] = si;
+  }
+}
+
 std::vector<Torus32> negacyclic_exact(const std::vector<std::int32_t>& d, const std::vector<Torus32>& b) {
   const std::size_t N = d.size();
   std::vector<Torus32> out(N, 0);
@@ -276,17 +299,9 @@ TEST_CASE("fused FFT: the block program equals the scalar schedule bit for bit a
       REQUIRE(same_bits(back[g], scalar));
       if (g > 0) continue;  // the exact DFT (quadratic) for the first group
       // Forward: X_k = sum_j x_j exp(-2 pi i jk/M) at point bitrev(k), exactly in long double.
-      const long double pi = 3.141592653589793238462643383279502884L;
-      std::vector<long double> want_re(M), want_im(M), orig_re(M), orig_im(M);
+      std::vector<long double> want_re, want_im, orig_re(M), orig_im(M);
+      exact_spectrum(inputs[g], false, want_re, want_im);
       for (std::uint32_t kk = 0; kk < M; ++kk) {
-        long double re = 0, im = 0;
-        for (std::uint32_t j = 0; j < M; ++j) {
-          const long double a = -2.0L * pi * static_cast<long double>((std::uint64_t{j} * kk) % M) / M;
-          re += inputs[g][j].re * std::cos(a) - inputs[g][j].im * std::sin(a);
-          im += inputs[g][j].re * std::sin(a) + inputs[g][j].im * std::cos(a);
-        }
-        want_re[bit_reverse(kk, m)] = re;
-        want_im[bit_reverse(kk, m)] = im;
         orig_re[kk] = static_cast<long double>(inputs[g][kk].re) * M;
         orig_im[kk] = static_cast<long double>(inputs[g][kk].im) * M;
       }
@@ -342,7 +357,6 @@ TEST_CASE("fused FFT: the pass table holds each radix-8 pass's twiddles in its t
 TEST_CASE("fused FFT: the twist goes into the first pass where it is a radix-8 pass with "
           "twiddles, from correct constants and table entries",
           "[gpu-host][fused]") {
-  const long double pi = 3.141592653589793238462643383279502884L;
   // exp(i pi r/16), correctly rounded (the long double values round to the same doubles).
   for (unsigned r = 0; r < 8; ++r) {
     INFO("r = " << r);
@@ -583,7 +597,6 @@ TEST_CASE("fused FFT: the twisted transforms of a fixed length equal the exact t
   const std::uint64_t seed = catch_seed(0x74);
   INFO("seed " << seed);
   Csprng rng = seeded_rng(seed);
-  const long double pi = 3.141592653589793238462643383279502884L;
   for (unsigned m = fz::min_transform_log2; m <= fz::max_transform_log2; ++m) {
     INFO("M = 2^" << m);
     const std::uint32_t M = 1u << m, N = 2 * M;
@@ -604,18 +617,8 @@ TEST_CASE("fused FFT: the twisted transforms of a fixed length equal the exact t
       back = twisted_transform<decltype(groups)>(spectrum, W, false);
     });
     // X_k = sum_j x_j zeta^j W^{jk}, zeta = exp(i pi/N), at point bitrev(k), in long double.
-    std::vector<long double> want_re(M), want_im(M);
-    for (std::uint32_t kk = 0; kk < M; ++kk) {
-      long double re = 0, im = 0;
-      for (std::uint32_t j = 0; j < M; ++j) {
-        const long double a = pi * static_cast<long double>(j) / N -
-                              2.0L * pi * static_cast<long double>((std::uint64_t{j} * kk) % M) / M;
-        re += x[j].re * std::cos(a) - x[j].im * std::sin(a);
-        im += x[j].re * std::sin(a) + x[j].im * std::cos(a);
-      }
-      want_re[bit_reverse(kk, m)] = re;
-      want_im[bit_reverse(kk, m)] = im;
-    }
+    std::vector<long double> want_re, want_im;
+    exact_spectrum(x, true, want_re, want_im);
     const double forward_error = relative_error(spectrum, want_re, want_im);
     INFO("forward error " << forward_error << ", plain "
                           << relative_error(plain, want_re, want_im));
