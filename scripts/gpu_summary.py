@@ -51,11 +51,16 @@ def percent(part, whole):
 
 
 def shape_text(result):
-    """The fused engine's launch shape: GxR (groups per rotation x rotations per block) or cC
-    (a thread block cluster of C blocks per rotation)."""
+    """The fused engine's launch shape: GxR (groups per rotation x rotations per block), cC
+    (a thread block cluster of C blocks per rotation) or lP (P rotations per thread; clusters
+    and lanes never combine). Reports made before bench_gates recorded clusters or lanes
+    are GxR."""
     cluster = result.get("fused_cluster_blocks", 0)
     if cluster > 1:
         return f"c{cluster}"
+    lanes = result.get("fused_lanes", 0)
+    if lanes > 1:
+        return f"l{lanes}"
     groups = result.get("fused_groups", 0)
     if not groups:
         return "-"
@@ -63,9 +68,11 @@ def shape_text(result):
 
 
 def shape_order(text):
-    """GxR shapes by G then R, then the clusters by size."""
+    """GxR shapes by G then R, then the clusters (cC) by size, then the lanes (lP) by P."""
     if text.startswith("c"):
         return (1, int(text[1:]), 0)
+    if text.startswith("l"):
+        return (2, int(text[1:]), 0)
     groups, rotations = text.split("x")
     return (0, int(groups), int(rotations))
 
@@ -151,8 +158,12 @@ def run_table(run):
 
 
 def is_forced(run):
+    """Whether the run forced a launch shape: groups or rotations per block given, a cluster
+    of more than one block, or more than one lane (fused_lanes_option 0 is automatic, 1 one
+    lane)."""
     return bool(run.get("fused_groups_option") or run.get("fused_rotations_option")
-                or run.get("fused_cluster_option", 0) > 1)
+                or run.get("fused_cluster_option", 0) > 1
+                or run.get("fused_lanes_option", 0) > 1)
 
 
 def source_text(name, run, r, with_transfer=False):
@@ -235,8 +246,8 @@ def shape_study(reports):
         out += [f"## Fused launch shapes, {params}", "",
                 "Blind rotations per second of the rotation kernel's own device time (the key "
                 "switching left out), per forced shape (groups per rotation x rotations per "
-                "block, or cC: a cluster of C blocks per rotation) and the shape the engine "
-                "chose:", "",
+                "block, cC: a cluster of C blocks per rotation, or lP: P rotations per thread) "
+                "and the shape the engine chose:", "",
                 "| batch | chosen | " + " | ".join(shapes) + " | fastest |",
                 "|---|---|" + "---|" * len(shapes) + "---|"]
         for b in batches:

@@ -20,10 +20,17 @@ expect "$s" "Engine cuFFT-batched, key switching gather, device keys 124.0 MB ma
 expect "$s" "| 16384 | 20,000 | 0.0500 | 85.4% | 12.2% | 3.0% | 9.7% | - | 0 |"
 expect "$s" "| 16384 | 80,000 | 0.0125 | 87.9% | 9.8% | 10.9% | 38.9% | 1x4 | 0 |"
 expect "$s" "| 1 | 1,250 | 0.8000 | 87.5% | 6.2% | 3.6% | 0.6% | 6x1 | 0 |"
+# The two-lane report's own table labels its rows l2.
+expect "$s" "## tfhe_lib_128: \`bench_gates_gpu_tfhe_lib_128_fused_l2.json\`"
+expect "$s" "| 1 | 1,111 | 0.9000 | 88.9% | 8.9% | 2.2% | 0.0% | l2 | 0 |"
+expect "$s" "| 16384 | 85,333 | 0.0117 | 85.3% | 14.6% | 0.0% | 0.0% | l2 | 0 |"
 expect "$s" "- cuFFT engine, large batch, at least 15,000 bootstraps/s: 20,000/s (batch 16384, key switching gather; bench_gates_gpu_tfhe_lib_128.json) (met)"
 # The lower share of the two transfer modes: the pinned report's (0.7%) beats direct (3.0%).
 expect "$s" "- transfers at most 5% of a 16,384-gate run (cuFFT engine): 0.7% (batch 16384, pinned transfers; key switching gather; bench_gates_gpu_tfhe_lib_128_pinned.json) (met)"
-expect "$s" "- fused engine, large batch, at least 100,000 bootstraps/s: 80,000/s (batch 16384, shape 1x4, chosen; key switching tensor_core; bench_gates_gpu_tfhe_lib_128.json) (NOT met)"
+# The forced two-lane report's batch 16384 (85,333/s) beats the chosen 1x4 (80,000/s): its shape
+# is lP (fused_lanes 2, forced by fused_lanes_option 2 with groups, rotations and cluster
+# automatic), not 1x1 chosen.
+expect "$s" "- fused engine, large batch, at least 100,000 bootstraps/s: 85,333/s (batch 16384, shape l2, forced; key switching gather; bench_gates_gpu_tfhe_lib_128_fused_l2.json) (NOT met)"
 # The forced cluster report's batch 1 (0.4 ms) beats the forced 6x1 (0.6 ms) and the chosen
 # shape's (0.8 ms).
 expect "$s" "- fused engine, batch 1, at most 1 ms: 0.400 ms (batch 1, shape c6, forced; key switching gather; bench_gates_gpu_tfhe_lib_128_fused_c6.json) (met)"
@@ -49,10 +56,20 @@ python3 "$script" "$work/direct_wins" --out "$work/direct_wins.md" || fail "dire
 expect "$work/direct_wins.md" "- transfers at most 5% of a 16,384-gate run (cuFFT engine): 3.0% (batch 16384, direct transfers; key switching gather; bench_gates_gpu_tfhe_lib_128.json) (met)"
 expect "$work/direct_wins.md" "| 16384 | pinned (8 MiB staging) | 40.000 | 20.000 | 2.07 | 2.07 | 6.7% |"
 # The launch-shape study: the rotation kernel's own rate per forced shape beside the chosen one.
-# Shapes GxR by G then R, then the clusters (cC) by size.
-expect "$s" "| batch | chosen | 1x1 | 6x1 | c6 | fastest |"
-expect "$s" "| 1 | 1,429 (6x1) | 1,000 | 2,000 | 3,333 | c6, forced |"
-expect "$s" "| 16384 | 91,022 (1x4) | 64,000 | 54,613 | - | 1x4, chosen |"
+# Shapes GxR by G then R, then the clusters (cC) by size, then the lanes (lP) by P.
+expect "$s" "per forced shape (groups per rotation x rotations per block, cC: a cluster of C blocks per rotation, or lP: P rotations per thread)"
+expect "$s" "| batch | chosen | 1x1 | 6x1 | c6 | l2 | fastest |"
+expect "$s" "| 1 | 1,429 (6x1) | 1,000 | 2,000 | 3,333 | 1,250 | c6, forced |"
+expect "$s" "| 16384 | 91,022 (1x4) | 64,000 | 54,613 | - | 100,000 | l2, forced |"
+# Without the two-lane report the chosen shape is the fastest at 16384 and the best large batch.
+mkdir -p "$work/no_lanes"
+cp "$fixtures"/bench_*_gpu_*.json "$work/no_lanes/"
+rm "$work/no_lanes/bench_gates_gpu_tfhe_lib_128_fused_l2.json"
+python3 "$script" "$work/no_lanes" --out "$work/no_lanes.md" || fail "no_lanes was refused"
+expect "$work/no_lanes.md" "- fused engine, large batch, at least 100,000 bootstraps/s: 80,000/s (batch 16384, shape 1x4, chosen; key switching tensor_core; bench_gates_gpu_tfhe_lib_128.json) (NOT met)"
+expect "$work/no_lanes.md" "| batch | chosen | 1x1 | 6x1 | c6 | fastest |"
+expect "$work/no_lanes.md" "| 1 | 1,429 (6x1) | 1,000 | 2,000 | 3,333 | c6, forced |"
+expect "$work/no_lanes.md" "| 16384 | 91,022 (1x4) | 64,000 | 54,613 | - | 1x4, chosen |"
 # The circuit reports (bench_circuits) and DESIGN.md's circuit targets.
 expect "$s" "## Circuits, tfhe_lib_128: \`bench_circuits_gpu_tfhe_lib_128_fused.json\`"
 expect "$s" "engine fused blind rotation (launch shape chosen per batch), tensor_core key switching. Median of 5 run(s)"
