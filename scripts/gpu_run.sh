@@ -62,6 +62,7 @@
 #   VARIANTS_DIR  folder of variant builds for the variants step (default .gpuvar)
 #   SHAPES      the shapes step's shapes, GxR (groups x rotations per block), cC (a cluster
 #               of C blocks) or lP (P rotations per thread), space-separated (default all)
+#   SHAPE_BATCHES  the shapes step's batch sizes, comma-separated (default 1,64,1024,16384)
 #   HOTSPOT_SHAPES  shapes the hotspots step profiles besides the automatic one (default
 #               "l2": two rotations per thread; empty: none)
 #   SANITIZE_TOOLS  compute-sanitizer tools of the sanitize step, in order (default
@@ -137,6 +138,11 @@ else
   budget_run=(--memory-budget-mb 256 --batch 16384)
   circuit_widths=8,16,32 circuit_lanes=64 circuit_reps="$reps"
   regression_args=() cli_args=()
+fi
+shape_batches="${SHAPE_BATCHES:-$shape_batches}"
+if ! [[ "$shape_batches" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]]; then
+  echo "gpu_run: SHAPE_BATCHES='$shape_batches'; expected batch sizes such as 1,64,1024" >&2
+  exit 2
 fi
 if [[ -n "${SHAPES:-}" ]]; then read -ra shapes <<< "$SHAPES"; fi
 read -ra hotspot_shapes <<< "${HOTSPOT_SHAPES-l2}"
