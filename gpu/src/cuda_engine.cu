@@ -464,7 +464,8 @@ kernel::fused::LaunchShape CudaEngine::Impl::fused_shape_for(std::uint64_t capac
                                       std::max<std::uint32_t>(options.fused_rotations_per_block, 1)};
   }
   return kernel::fused::choose_shape(shape, capacity, limits.max_threads, limits.max_shared_bytes,
-                                     limits.resident_threads, cluster_room);
+                                     limits.resident_threads, cluster_room,
+                                     limits.lane_rotations);
 }
 
 void CudaEngine::Impl::record_rotation(Workspace& ws) {

@@ -233,6 +233,24 @@ FusedLimits fused_limits_k(const Shape& shape, int device) {
       &blocks, fused_blind_rotation_kernel<K1>, static_cast<int>(threads), shared));
   limits.resident_threads = std::uint64_t{static_cast<unsigned>(blocks)} *
                             static_cast<unsigned>(multiprocessors) * threads;
+  const fused::LaunchShape lanes{1, 1, 1, fused::max_lanes};
+  if (fused::valid_lanes(lanes.lanes, shape)) {
+    const RotationKernel kernel = rotation_kernel<K1>(shape, lanes);
+    cudaFuncAttributes lane_attributes{};
+    CUDA_TRY(cudaFuncGetAttributes(&lane_attributes, kernel));
+    const std::size_t lane_shared = fused::block_shared_bytes(lanes, shape);
+    const unsigned lane_threads = fused::block_threads(lanes, shape);
+    if (lane_threads <= static_cast<unsigned>(lane_attributes.maxThreadsPerBlock) &&
+        lane_shared <= limits.max_shared_bytes) {
+      allow_shared(kernel, lane_shared);
+      int lane_blocks = 0;
+      CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &lane_blocks, kernel, static_cast<int>(lane_threads), lane_shared));
+      limits.lane_rotations = std::uint64_t{static_cast<unsigned>(lane_blocks)} *
+                              static_cast<unsigned>(multiprocessors) *
+                              fused::block_rotations(lanes);
+    }
+  }
   return limits;
 }
 

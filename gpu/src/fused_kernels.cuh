@@ -16,11 +16,14 @@ namespace torusgate::gpu::detail {
 
 // What the engine needs to know about the rotation kernel of k+1 = shape.k1() columns on the
 // current device: its thread limit for its registers, the shared memory a block may use, and
-// the threads of one-group blocks the whole device keeps resident at once (occupancy API).
+// the threads of one-group blocks the whole device keeps resident at once, and the rotations
+// the lane kernel (two per thread) keeps resident at once: 0 where k+1 != 2 or it cannot run
+// (occupancy API).
 struct FusedLimits {
   std::uint32_t max_threads = 0;
   std::size_t max_shared_bytes = 0;
   std::uint64_t resident_threads = 0;
+  std::uint64_t lane_rotations = 0;
 };
 FusedLimits fused_limits(const Shape& shape, int device);
 

@@ -217,10 +217,16 @@ TG_HD std::uint32_t preferred_cluster(const detail::Shape& s) {
 // rotation kernel ran 40,660 rotations/s at 16,384 with 1x1 against 22,456 with 1x4 and
 // 25,635 with 1x2; staging the key rows for R > 1 rotations costs more (two barriers and a
 // load the block waits for, per row, and fewer blocks per multiprocessor) than the L2 reads
-// it saves. R > 1 stays for forced shapes.
+// it saves. R > 1 stays for forced shapes. lane_room is how many rotations the lane kernel
+// (two per thread, k = 1) keeps resident (0: none); a chunk that fills at least half of it
+// takes two lanes instead of 1x1: every key, twiddle and twist load then serves two rotations.
+// Measured on an H100 with tfhe_lib_128 (docs/results/gpu/nvidia-h100_2026-11-26b), the
+// rotation kernel ran 73,600 rotations/s at 1,024 with l2 against 60,300 with 1x1, and 76,300
+// against 72,100 at 16,384; at 64 rotations l2 was the slowest shape.
 inline LaunchShape choose_shape(const detail::Shape& s, std::uint64_t rotations,
                                 std::uint32_t max_threads, std::size_t max_shared,
-                                std::uint64_t resident_threads, std::uint64_t cluster_room = 0) {
+                                std::uint64_t resident_threads, std::uint64_t cluster_room = 0,
+                                std::uint64_t lane_room = 0) {
   auto fits = [&](const LaunchShape& b) {
     return block_threads(b, s) <= max_threads && block_shared_bytes(b, s) <= max_shared;
   };
@@ -230,6 +236,10 @@ inline LaunchShape choose_shape(const detail::Shape& s, std::uint64_t rotations,
   for (const std::uint32_t g : {s.rows(), s.k1()}) {
     const LaunchShape b{g, 1};
     if (fits(b) && rotations * block_threads(b, s) <= resident_threads) return b;
+  }
+  if (const LaunchShape l{1, 1, 1, max_lanes};
+      lane_room > 0 && 2 * rotations >= lane_room && valid_lanes(l.lanes, s) && fits(l)) {
+    return l;
   }
   return LaunchShape{1, 1};
 }
