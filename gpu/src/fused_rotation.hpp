@@ -217,12 +217,16 @@ TG_HD std::uint32_t preferred_cluster(const detail::Shape& s) {
 // rotation kernel ran 40,660 rotations/s at 16,384 with 1x1 against 22,456 with 1x4 and
 // 25,635 with 1x2; staging the key rows for R > 1 rotations costs more (two barriers and a
 // load the block waits for, per row, and fewer blocks per multiprocessor) than the L2 reads
-// it saves. R > 1 stays for forced shapes. lane_room is how many rotations the lane kernel
-// (two per thread, k = 1) keeps resident (0: none); a chunk that fills at least half of it
-// takes two lanes instead of 1x1: every key, twiddle and twist load then serves two rotations.
-// Measured on an H100 with tfhe_lib_128 (docs/results/gpu/nvidia-h100_2026-11-26b), the
-// rotation kernel ran 73,600 rotations/s at 1,024 with l2 against 60,300 with 1x1, and 76,300
-// against 72,100 at 16,384; at 64 rotations l2 was the slowest shape.
+// it saves. R > 1 stays for forced shapes. A chunk that 1x1 cannot hold resident at once
+// takes two rotations per thread (l2, k = 1) where the device runs the lane kernel (lane_room,
+// the rotations it keeps resident, > 0): every key, twiddle and twist load then serves two
+// rotations. Measured on an H100 with tfhe_lib_128 (docs/results/gpu/nvidia-h100_2026-11-26b,
+// 792 rotations resident with 1x1, 1,056 with l2), the rotation kernel's rotations/s:
+//   rotations   528     768     1,024   4,096   65,536
+//   1x1         47,459  68,973  62,041  69,494  69,117
+//   l2          40,431  58,794  73,478  74,873  78,303
+// Below one wave of 1x1, l2 leaves a third or more of its slots empty; past it, 1x1 runs a
+// partial second wave and l2 halves the key's L1 and L2 traffic per rotation.
 inline LaunchShape choose_shape(const detail::Shape& s, std::uint64_t rotations,
                                 std::uint32_t max_threads, std::size_t max_shared,
                                 std::uint64_t resident_threads, std::uint64_t cluster_room = 0,
@@ -237,11 +241,13 @@ inline LaunchShape choose_shape(const detail::Shape& s, std::uint64_t rotations,
     const LaunchShape b{g, 1};
     if (fits(b) && rotations * block_threads(b, s) <= resident_threads) return b;
   }
+  const LaunchShape one{1, 1};
   if (const LaunchShape l{1, 1, 1, max_lanes};
-      lane_room > 0 && 2 * rotations >= lane_room && valid_lanes(l.lanes, s) && fits(l)) {
+      lane_room > 0 && rotations * block_threads(one, s) > resident_threads &&
+      valid_lanes(l.lanes, s) && fits(l)) {
     return l;
   }
-  return LaunchShape{1, 1};
+  return one;
 }
 
 // One key polynomial (N coefficients) to its fused spectrum, by one group of T threads

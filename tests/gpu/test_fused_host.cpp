@@ -897,22 +897,24 @@ TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", 
   CHECK(cluster_of(1, 0) == 1);
   CHECK(fz::choose_shape(tfhe, 23, 1024, 227 * 1024, 132 * 1024, 22).groups == 6);
   CHECK(fz::choose_shape(tfhe, 1, 1024, 20 * 1024, 132 * 1024, 22).cluster == 1);  // 30 KB
-  // With room for 1,056 rotations in the lane kernel (4 blocks of two rotations per
-  // multiprocessor): a chunk past the G > 1 shapes that fills at least half of it takes two
-  // lanes; smaller ones, no room, k = 2 or too little shared memory keep 1x1.
+  // A chunk that 1x1 cannot hold resident at once (here 132 x 1024 threads: 2,112 rotations
+  // of 64 threads) takes two lanes where the lane kernel runs (room > 0); one that fits, or
+  // no lane kernel, keeps 1x1; the G > 1 shapes and clusters come first.
   auto lanes_of = [&](const gd::Shape& s, std::uint64_t rotations, std::size_t shared,
                       std::uint64_t lane_room) {
     const fz::LaunchShape b = fz::choose_shape(s, rotations, 1024, shared, 132 * 1024, 22, lane_room);
     if (b.lanes != 1) CHECK((b.groups == 1 && b.rotations == 1 && b.cluster == 1));
     return b.lanes;
   };
-  CHECK(lanes_of(tfhe, 1057, 227 * 1024, 1056) == 2);
+  CHECK(fz::block_threads({1, 1}, tfhe) == 64);
+  CHECK(lanes_of(tfhe, 2113, 227 * 1024, 1056) == 2);
   CHECK(lanes_of(tfhe, 1 << 16, 227 * 1024, 1056) == 2);
-  CHECK(lanes_of(tfhe, 1057, 227 * 1024, 2114) == 2);  // exactly half
-  CHECK(lanes_of(tfhe, 1057, 227 * 1024, 2115) == 1);
-  CHECK(lanes_of(tfhe, 1056, 227 * 1024, 1056) == 1);  // G = 2 still fits
+  CHECK(lanes_of(tfhe, 1 << 16, 227 * 1024, 1) == 2);  // the room only says it runs
+  CHECK(lanes_of(tfhe, 2112, 227 * 1024, 1056) == 1);  // one wave of 1x1
+  CHECK(choose(2112, 1024, 227 * 1024) == P{1, 1});
   CHECK(lanes_of(tfhe, 1 << 16, 227 * 1024, 0) == 1);
-  CHECK(lanes_of(tfhe, 1, 227 * 1024, 1056) == 1);      // a cluster
+  CHECK(lanes_of(tfhe, 1056, 227 * 1024, 1056) == 1);  // G = 2
+  CHECK(lanes_of(tfhe, 1, 227 * 1024, 1056) == 1);     // a cluster
   // Two lanes need two exchange buffers and two accumulators: 34 KB for tfhe_lib_128.
   CHECK(fz::block_shared_bytes({1, 1, 1, 2}, tfhe) == 2 * 576 * 16 + 2 * 2 * 1024 * 4);
   CHECK(lanes_of(tfhe, 1 << 16, 30 * 1024, 1056) == 1);
