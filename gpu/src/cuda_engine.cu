@@ -299,7 +299,7 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
     }
     const bool automatic =
         o.fused_cluster_blocks == 0 && o.fused_groups == 0 && o.fused_rotations_per_block == 0 &&
-        o.fused_lanes == 0;
+        o.fused_lanes <= 1;
     if (automatic || o.fused_cluster_blocks > 1) {
       const std::uint32_t cluster_blocks =
           automatic ? kernel::fused::preferred_cluster(s) : o.fused_cluster_blocks;
@@ -463,9 +463,10 @@ kernel::fused::LaunchShape CudaEngine::Impl::fused_shape_for(std::uint64_t capac
     return kernel::fused::LaunchShape{std::max<std::uint32_t>(options.fused_groups, 1),
                                       std::max<std::uint32_t>(options.fused_rotations_per_block, 1)};
   }
+  // fused_lanes = 1: one lane, the rest automatic.
   return kernel::fused::choose_shape(shape, capacity, limits.max_threads, limits.max_shared_bytes,
                                      limits.resident_threads, cluster_room,
-                                     limits.lane_rotations);
+                                     options.fused_lanes == 0 ? limits.lane_rotations : 0);
 }
 
 void CudaEngine::Impl::record_rotation(Workspace& ws) {

@@ -73,8 +73,8 @@ struct CudaOptions {
   // Fused engine launch shape: thread groups of N/16 threads per rotation (1, k+1 or (k+1)l)
   // and rotations per block (1..8, sharing each step's key reads). Both 0: chosen per chunk
   // (small batches: the most groups that keep every rotation on the device at once; batches
-  // that fill it: 1 group, 1 rotation per block). One of them 0: that one is 1. Every
-  // shape gives the same words.
+  // that fill it: 1 group, 1 rotation per block, or two lanes, below). One of them 0: that one
+  // is 1. Every shape gives the same words.
   std::uint32_t fused_groups = 0;
   std::uint32_t fused_rotations_per_block = 0;
   // Fused engine: blocks of a thread block cluster per rotation (compute capability 9.0: the
@@ -84,11 +84,13 @@ struct CudaOptions {
   // clusters and fused_groups and fused_rotations_per_block are 0); 1: never; k+1 or (k+1)l
   // (at most 8): always, with fused_groups and fused_rotations_per_block 0 or 1.
   std::uint32_t fused_cluster_blocks = 0;
-  // Fused engine: rotations each thread carries (its lanes). 0: automatic (1); 1; 2: a block
-  // of one group of N/16 threads runs two rotations, each thread the same points of both, so
-  // every twiddle, twist and key load serves two (half the key's L2 traffic per rotation;
-  // twice the registers). 2 needs k = 1, with fused_groups, fused_rotations_per_block and
-  // fused_cluster_blocks 0 or 1. An experiment until measured (docs/gpu.md section 1.1).
+  // Fused engine: rotations each thread carries (its lanes). 2: a block of one group of N/16
+  // threads runs two rotations, each thread the same points of both, so every twiddle, twist
+  // and key load serves two (half the key's L2 traffic per rotation; twice the registers);
+  // needs k = 1, with fused_groups, fused_rotations_per_block and fused_cluster_blocks 0 or
+  // 1. 0: automatic (2 for k = 1 when the other three are 0 and a chunk has more rotations
+  // than one group per rotation keeps resident on the device at once; measured faster there
+  // on an H100, docs/gpu.md section 6.5); 1: one lane, the rest of the shape automatic.
   std::uint32_t fused_lanes = 0;
   GpuKeySwitching key_switching = GpuKeySwitching::automatic;
   // Host-device transfers of upload() and download(); pinned uses two page-locked buffers
