@@ -64,7 +64,8 @@
 #               of C blocks) or lP (P rotations per thread), space-separated (default all)
 #   SHAPE_BATCHES  the shapes step's batch sizes, comma-separated (default 1,64,1024,16384)
 #   HOTSPOT_SHAPES  shapes the hotspots step profiles besides the automatic one (default
-#               "l2": two rotations per thread; empty: none)
+#               "1x1": one rotation per block, beside the automatic l2 of tfhe_lib_128 at
+#               16384; empty: none)
 #   SANITIZE_TOOLS  compute-sanitizer tools of the sanitize step, in order (default
 #               "memcheck racecheck synccheck"; racecheck takes about 80 s on an H100)
 #   DEADLINE    seconds since the epoch (date +%s) by which every command must end: each
@@ -145,7 +146,7 @@ if ! [[ "$shape_batches" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]]; then
   exit 2
 fi
 if [[ -n "${SHAPES:-}" ]]; then read -ra shapes <<< "$SHAPES"; fi
-read -ra hotspot_shapes <<< "${HOTSPOT_SHAPES-l2}"
+read -ra hotspot_shapes <<< "${HOTSPOT_SHAPES-1x1}"
 # Nsight Compute's filter for the fused rotation kernels (fused_kernels.cu).
 rotation_kernels='fused_(blind|fixed|lane|cluster)_rotation'
 
