@@ -32,17 +32,18 @@ using Accumulator =
 
 // Block (x, y): gate tiles x, x + gridDim.x, ... (64 gates each) and output words
 // [32y, 32y + 32) in all four planes (128 matrix columns). Per step of 32 key samples: the
-// A tile made from the gates' digits and the B tile copied from the matrix into shared memory,
-// then each warp's 2 x 2 fragment products. Epilogue: the accumulators through shared memory
-// (the same bytes as the A and B tiles), recombined and subtracted from the init.
+// A tile made from the gates' digits and the B tile copied from the matrix into one of two
+// stages of shared memory, one barrier, then the next step's loads issued into registers and
+// each warp's 2 x 2 fragment products of this step (the loads' latency hides behind them).
+// Epilogue: the accumulators through shared memory (the same bytes as the stages),
+// recombined and subtracted from the init.
 __global__ void __launch_bounds__(kg::threads)
     key_switch_gemm_kernel(const std::uint32_t* extracted, std::uint64_t jobs,
                            const std::uint64_t* result_index, const std::uint8_t* matrix,
                            kernel::KeySwitchConstants ks, kg::Layout layout,
                            std::uint32_t* result_words) {
   __shared__ __align__(128) std::int32_t shared[kg::shared_bytes / 4];
-  std::uint8_t* a_tile = reinterpret_cast<std::uint8_t*>(shared);
-  std::uint8_t* b_tile = a_tile + kg::a_tile_bytes;
+  std::uint8_t* const stages = reinterpret_cast<std::uint8_t*>(shared);
   const unsigned thread = threadIdx.x, warp = threadIdx.x / kg::warp_size;
   const std::uint32_t w0 = blockIdx.y * kg::tile_words;
   const std::uint64_t tiles = kg::gate_tiles(jobs);
@@ -56,10 +57,23 @@ __global__ void __launch_bounds__(kg::threads)
 #pragma unroll
       for (unsigned fn = 0; fn < kg::warp_fragments_n; ++fn) wmma::fill_fragment(acc[fm][fn], 0);
     }
-    for (std::uint32_t k0 = 0; k0 < layout.rows_padded; k0 += kg::tile_k) {
-      kg::load_a_tile(thread, g0, gates, k0, extracted, ks, layout, a_tile);
-      kg::load_b_tile(thread, k0, w0, matrix, layout, b_tile);
+    kg::AFetch a_next;
+    kg::BFetch b_next;
+    kg::fetch_a(thread, g0, gates, 0, extracted, ks, layout, a_next);
+    kg::fetch_b(thread, 0, w0, matrix, layout, b_next);
+    unsigned stage = 0;
+    for (std::uint32_t k0 = 0; k0 < layout.rows_padded; k0 += kg::tile_k, stage ^= 1u) {
+      // Stage `stage` was last read by the products of two steps ago, which every warp
+      // finished before the barrier of the step between.
+      std::uint8_t* const a_tile = stages + kg::a_stage_offset(stage);
+      std::uint8_t* const b_tile = stages + kg::b_stage_offset(stage);
+      kg::write_a_tile(thread, ks, a_next, a_tile);
+      kg::write_b_tile(thread, b_next, b_tile);
       __syncthreads();
+      if (k0 + kg::tile_k < layout.rows_padded) {
+        kg::fetch_a(thread, g0, gates, k0 + kg::tile_k, extracted, ks, layout, a_next);
+        kg::fetch_b(thread, k0 + kg::tile_k, w0, matrix, layout, b_next);
+      }
 #pragma unroll
       for (unsigned kk = 0; kk < kg::tile_k; kk += kg::fragment) {
         FragmentA a[kg::warp_fragments_m];
@@ -80,8 +94,8 @@ __global__ void __launch_bounds__(kg::threads)
           }
         }
       }
-      __syncthreads();
     }
+    __syncthreads();  // every warp's last products are done: the C tile overwrites the stages
 #pragma unroll
     for (unsigned fm = 0; fm < kg::warp_fragments_m; ++fm) {
 #pragma unroll
@@ -92,7 +106,7 @@ __global__ void __launch_bounds__(kg::threads)
     }
     __syncthreads();
     kg::store_tile(thread, g0, gates, w0, shared, extracted, result_index, ks, result_words);
-    __syncthreads();  // the next gate tile's A and B tiles overwrite the C tile
+    __syncthreads();  // the next gate tile's stages overwrite the C tile
   }
 }
 

@@ -56,13 +56,26 @@ inline constexpr unsigned warp_tile_columns = tile_columns / warp_grid_columns; 
 inline constexpr unsigned warp_fragments_m = warp_tile_gates / fragment;        // 2
 inline constexpr unsigned warp_fragments_n = warp_tile_columns / fragment;      // 2
 
-// Shared memory of a block: the A tile and the B tile during the K loop; then, in the same
-// bytes, the int32 C tile for the epilogue.
+// Shared memory of a block: two stages of an A tile and a B tile during the K loop (step s
+// writes stage s mod 2 while the products of step s-1 may still read the other, so a step
+// needs one barrier); then, in the same bytes, the int32 C tile for the epilogue.
 inline constexpr unsigned a_tile_bytes = tile_gates * tile_k;                  // 2 KB
 inline constexpr unsigned b_tile_bytes = tile_k * tile_columns;                // 4 KB
+inline constexpr unsigned stage_bytes = a_tile_bytes + b_tile_bytes;           // 6 KB
+inline constexpr unsigned stages = 2;
 inline constexpr unsigned c_tile_bytes = tile_gates * tile_columns * 4;        // 32 KB
 inline constexpr unsigned shared_bytes =
-    a_tile_bytes + b_tile_bytes > c_tile_bytes ? a_tile_bytes + b_tile_bytes : c_tile_bytes;
+    stages * stage_bytes > c_tile_bytes ? stages * stage_bytes : c_tile_bytes;
+// Byte offsets of stage `stage`'s A and B tiles in the block's shared memory.
+TG_HD unsigned a_stage_offset(unsigned stage) { return stage * stage_bytes; }
+TG_HD unsigned b_stage_offset(unsigned stage) { return stage * stage_bytes + a_tile_bytes; }
+
+// A thread's share of a step's tiles: A elements of one K column for every 8th gate, and
+// one 16-byte piece of the B tile. (Steps of 64 key samples, 16 A elements and 2 pieces a
+// thread, took 174 registers on sm_90, one block per multiprocessor; these take 80, three.)
+inline constexpr unsigned a_gate_step = threads / tile_k;                       // 8
+inline constexpr unsigned a_elements_per_thread = tile_gates / a_gate_step;     // 8
+inline constexpr unsigned b_copies_per_thread = tile_k * tile_columns / 16 / threads;  // 1
 
 // Leading dimensions of the fragments' loads and stores (elements).
 inline constexpr unsigned a_ldm = fragment;      // A and B tiles are 16-column slabs
@@ -71,8 +84,11 @@ inline constexpr unsigned c_ldm = tile_columns;  // C tile row-major
 
 static_assert(warp_grid_rows * warp_grid_columns == warps);
 static_assert(tile_k % fragment == 0 && tile_words % fragment == 0);
-static_assert(threads % tile_k == 0, "load_a_tile gives each thread one fixed K column");
-static_assert(tile_k * tile_columns / 16 == threads, "load_b_tile: one 16-byte copy per thread");
+static_assert(threads % tile_k == 0, "fetch_a gives each thread one fixed K column");
+static_assert(tile_gates % a_gate_step == 0 && a_elements_per_thread <= 32,
+              "fetch_a: a thread's gates as the bits of a 32-bit mask");
+static_assert(tile_k * tile_columns % (16 * threads) == 0, "fetch_b: whole 16-byte copies");
+static_assert(stage_bytes % 128 == 0, "every stage's tiles 128-byte aligned (WMMA needs 32)");
 static_assert(shared_bytes <= 48 * 1024, "static shared memory");
 
 // An accumulator is at most (ones in a row of A) * 255 <= kN * t * 255; int32 holds it while
@@ -262,41 +278,105 @@ TG_HD unsigned c_fragment_index(unsigned warp, unsigned fm, unsigned fn) {
 // Gate tiles of a batch.
 TG_HD std::uint64_t gate_tiles(std::uint64_t jobs) { return (jobs + tile_gates - 1) / tile_gates; }
 
-// Thread `thread` (< threads) writes its part of the A tile of gates [g0, g0 + gates) (gates
-// <= tile_gates; the others' rows are 0) and key samples [k0, k0 + tile_k): one K column per
-// thread (decoded once), every 8th gate.
-TG_HD void load_a_tile(unsigned thread, std::uint64_t g0, std::uint32_t gates, std::uint32_t k0,
-                       const Torus32* extracted, const KeySwitchConstants& ks, const Layout& l,
-                       std::uint8_t* a_tile) {
-  constexpr unsigned gate_step = threads / tile_k;
-  const unsigned kk = thread % tile_k;
-  const Sample s = decode_row(l, k0 + kk);
-  const bool stored = s.coefficient < ks.input_dimension;
+// A step's tiles go through registers: a thread first fetches its share from device memory
+// (fetch_a, fetch_b: loads only, nothing waits on them yet), and writes it into a stage of
+// shared memory (write_a_tile, write_b_tile) at the next step, so that the loads of step s+1
+// are in flight while the warps multiply step s's tiles.
+
+// Thread `thread`'s share of the A tile of gates [g0, g0 + gates) (gates <= tile_gates; the
+// others' rows are 0) and key samples [k0, k0 + tile_k): K column thread % tile_k (decoded
+// once) of gates thread / tile_k + a_gate_step i, as the gates' input coefficients.
+struct AFetch {
+  Sample sample;
+  std::uint32_t valid = 0;  // bit i: element i is a stored sample of a gate of the batch
+  Torus32 coefficient[a_elements_per_thread];
+};
+
+TG_HD void fetch_a(unsigned thread, std::uint64_t g0, std::uint32_t gates, std::uint32_t k0,
+                   const Torus32* extracted, const KeySwitchConstants& ks, const Layout& l,
+                   AFetch& f) {
+  f.sample = decode_row(l, k0 + thread % tile_k);
+  const bool stored = f.sample.coefficient < ks.input_dimension;
   const std::uint64_t in_words = std::uint64_t{ks.input_dimension} + 1;
-  for (unsigned g = thread / tile_k; g < tile_gates; g += gate_step) {
-    const bool one =
-        stored && g < gates && one_hot(ks, extracted[(g0 + g) * in_words + s.coefficient], s);
+  f.valid = 0;
+TG_UNROLL
+  for (unsigned i = 0; i < a_elements_per_thread; ++i) {
+    const unsigned g = thread / tile_k + i * a_gate_step;
+    const bool valid = stored && g < gates;
+    f.coefficient[i] = valid ? extracted[(g0 + g) * in_words + f.sample.coefficient] : 0;
+    f.valid |= std::uint32_t{valid} << i;
+  }
+}
+
+// Thread `thread` writes its fetched share into an A tile: 1 where the gate's digit selects
+// the column's key sample, else 0.
+TG_HD void write_a_tile(unsigned thread, const KeySwitchConstants& ks, const AFetch& f,
+                        std::uint8_t* a_tile) {
+  const unsigned kk = thread % tile_k;
+TG_UNROLL
+  for (unsigned i = 0; i < a_elements_per_thread; ++i) {
+    const unsigned g = thread / tile_k + i * a_gate_step;
+    const bool one = ((f.valid >> i) & 1u) != 0 && one_hot(ks, f.coefficient[i], f.sample) != 0;
     a_tile[a_tile_offset(g, kk)] = one ? 1 : 0;
   }
 }
 
-// 16 bytes, both pointers 16-byte aligned.
-TG_HD void copy16(std::uint8_t* dst, const std::uint8_t* src) {
+// 16 bytes of the matrix, 16-byte aligned.
+struct alignas(16) Bytes16 {
+  std::uint32_t word[4];
+};
+
+TG_HD Bytes16 load16(const std::uint8_t* src) {
 #if defined(__CUDA_ARCH__)
-  *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+  const uint4 v = *reinterpret_cast<const uint4*>(src);
+  return Bytes16{{v.x, v.y, v.z, v.w}};
 #else
-  std::memcpy(dst, src, 16);
+  Bytes16 v;
+  std::memcpy(v.word, src, 16);
+  return v;
 #endif
 }
 
-// Thread `thread` copies its 16 bytes of the B tile: matrix rows [k0, k0 + tile_k), words
-// [w0, w0 + tile_words) of each plane. Eight threads cover one row (4 planes x 2 halves).
-TG_HD void load_b_tile(unsigned thread, std::uint32_t k0, std::uint32_t w0,
-                       const std::uint8_t* matrix, const Layout& l, std::uint8_t* b_tile) {
+TG_HD void store16(std::uint8_t* dst, const Bytes16& v) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<uint4*>(dst) = make_uint4(v.word[0], v.word[1], v.word[2], v.word[3]);
+#else
+  std::memcpy(dst, v.word, 16);
+#endif
+}
+
+// Piece c of thread `thread`: B tile row kk, plane `plane`, 16 words from `word` (8 pieces
+// cover a row: 4 planes x 2 halves; consecutive threads take consecutive pieces).
+struct BPiece {
+  unsigned kk, plane, word;
+};
+TG_HD BPiece b_piece(unsigned thread, unsigned c) {
   constexpr unsigned parts = tile_words / 16, per_row = planes * parts;
-  const unsigned kk = thread / per_row, plane = (thread % per_row) / parts, part = thread % parts;
-  copy16(b_tile + b_tile_offset(kk, plane * tile_words + part * 16),
-         matrix + matrix_index(l, k0 + kk, plane, w0 + part * 16));
+  const unsigned piece = c * threads + thread;
+  return BPiece{piece / per_row, (piece % per_row) / parts, (piece % parts) * 16};
+}
+
+// Thread `thread`'s pieces of the B tile: matrix rows [k0, k0 + tile_k), words
+// [w0, w0 + tile_words) of each plane.
+struct BFetch {
+  Bytes16 piece[b_copies_per_thread];
+};
+
+TG_HD void fetch_b(unsigned thread, std::uint32_t k0, std::uint32_t w0,
+                   const std::uint8_t* matrix, const Layout& l, BFetch& f) {
+TG_UNROLL
+  for (unsigned c = 0; c < b_copies_per_thread; ++c) {
+    const BPiece p = b_piece(thread, c);
+    f.piece[c] = load16(matrix + matrix_index(l, k0 + p.kk, p.plane, w0 + p.word));
+  }
+}
+
+TG_HD void write_b_tile(unsigned thread, const BFetch& f, std::uint8_t* b_tile) {
+TG_UNROLL
+  for (unsigned c = 0; c < b_copies_per_thread; ++c) {
+    const BPiece p = b_piece(thread, c);
+    store16(b_tile + b_tile_offset(p.kk, p.plane * tile_words + p.word), f.piece[c]);
+  }
 }
 
 // Thread `thread` finishes its outputs of the block's tile (C tile complete in shared memory):

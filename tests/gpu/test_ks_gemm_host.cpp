@@ -62,8 +62,9 @@ void fragment_mma(const std::uint8_t* a, unsigned lda, const std::uint8_t* b, un
 }
 
 // key_switch_gemm_kernel on the host, block by block (grid x: gate tiles, y: word tiles),
-// with the kernel's shared memory (one buffer: A and B tiles, then the C tile in the same
-// bytes), its barriers as the order of the loops, and its per-thread and per-warp functions.
+// with the kernel's shared memory (one buffer: two stages of A and B tiles, then the C tile in
+// the same bytes), its barriers as the order of the loops, its per-thread registers (every
+// thread's fetched share of the next step) and its per-thread and per-warp functions.
 void mirror_key_switch_gemm(const std::vector<Torus32>& extracted, std::uint64_t jobs,
                             const std::vector<std::uint64_t>& result_index,
                             const std::vector<std::uint8_t>& matrix,
@@ -74,8 +75,9 @@ void mirror_key_switch_gemm(const std::vector<Torus32>& extracted, std::uint64_t
   REQUIRE(extracted.size() >= jobs * (std::uint64_t{ks.input_dimension} + 1));
   REQUIRE(result_index.size() >= jobs);
   std::vector<std::int32_t> shared(kg::shared_bytes / 4);
-  auto* a_tile = reinterpret_cast<std::uint8_t*>(shared.data());
-  auto* b_tile = a_tile + kg::a_tile_bytes;
+  auto* stages = reinterpret_cast<std::uint8_t*>(shared.data());
+  std::vector<kg::AFetch> a_next(kg::threads);
+  std::vector<kg::BFetch> b_next(kg::threads);
   constexpr unsigned fragment_words = kg::fragment * kg::fragment;
   using WarpAccumulators =
       std::array<std::int64_t, kg::warp_fragments_m * kg::warp_fragments_n * fragment_words>;
@@ -88,10 +90,23 @@ void mirror_key_switch_gemm(const std::vector<Torus32>& extracted, std::uint64_t
       const auto gates =
           static_cast<std::uint32_t>(std::min<std::uint64_t>(kg::tile_gates, jobs - g0));
       for (auto& a : acc) a.fill(0);
-      for (std::uint32_t k0 = 0; k0 < l.rows_padded; k0 += kg::tile_k) {
+      for (unsigned t = 0; t < kg::threads; ++t) {
+        kg::fetch_a(t, g0, gates, 0, extracted.data(), ks, l, a_next[t]);
+        kg::fetch_b(t, 0, w0, matrix.data(), l, b_next[t]);
+      }
+      unsigned stage = 0;
+      for (std::uint32_t k0 = 0; k0 < l.rows_padded; k0 += kg::tile_k, stage ^= 1u) {
+        std::uint8_t* const a_tile = stages + kg::a_stage_offset(stage);
+        std::uint8_t* const b_tile = stages + kg::b_stage_offset(stage);
         for (unsigned t = 0; t < kg::threads; ++t) {
-          kg::load_a_tile(t, g0, gates, k0, extracted.data(), ks, l, a_tile);
-          kg::load_b_tile(t, k0, w0, matrix.data(), l, b_tile);
+          kg::write_a_tile(t, ks, a_next[t], a_tile);
+          kg::write_b_tile(t, b_next[t], b_tile);
+        }
+        if (k0 + kg::tile_k < l.rows_padded) {  // after the barrier: the next step's loads
+          for (unsigned t = 0; t < kg::threads; ++t) {
+            kg::fetch_a(t, g0, gates, k0 + kg::tile_k, extracted.data(), ks, l, a_next[t]);
+            kg::fetch_b(t, k0 + kg::tile_k, w0, matrix.data(), l, b_next[t]);
+          }
         }
         for (unsigned g = gates; g < kg::tile_gates; ++g) {
           for (unsigned kk = 0; kk < kg::tile_k; ++kk) {
@@ -315,6 +330,37 @@ TEST_CASE("ks_gemm: the one-hot product of the byte planes equals core's key_swi
   CHECK(kg::recombine(0, 0, 0, 1) == 0x1000000u);
   CHECK(kg::recombine(0x7fffffff, 0, 0, 0x7fffffff) == 0x7fffffffu + 0xff000000u);
   CHECK(kg::output_word(5, 6, 0, 0, 0) == 0xffffffffu);
+}
+
+TEST_CASE("ks_gemm: a step's threads write every A element and B byte of a stage once",
+          "[gpu-host][ks-gemm]") {
+  // The stages are not cleared between steps, so an element no thread writes would keep an
+  // older step's value.
+  std::vector<unsigned> a_writes(kg::a_tile_bytes), b_writes(kg::b_tile_bytes);
+  for (unsigned t = 0; t < kg::threads; ++t) {
+    for (unsigned i = 0; i < kg::a_elements_per_thread; ++i) {
+      const unsigned g = t / kg::tile_k + i * kg::a_gate_step;
+      REQUIRE(g < kg::tile_gates);
+      ++a_writes.at(kg::a_tile_offset(g, t % kg::tile_k));
+    }
+    for (unsigned c = 0; c < kg::b_copies_per_thread; ++c) {
+      const kg::BPiece p = kg::b_piece(t, c);
+      REQUIRE(p.kk < kg::tile_k);
+      REQUIRE(p.plane < kg::planes);
+      REQUIRE(p.word + 16 <= kg::tile_words);
+      for (unsigned byte = 0; byte < 16; ++byte) {
+        ++b_writes.at(kg::b_tile_offset(p.kk, p.plane * kg::tile_words + p.word + byte));
+      }
+    }
+  }
+  CHECK(std::all_of(a_writes.begin(), a_writes.end(), [](unsigned n) { return n == 1; }));
+  CHECK(std::all_of(b_writes.begin(), b_writes.end(), [](unsigned n) { return n == 1; }));
+  // The two stages and the C tile fit the block's static shared memory, each stage's tiles
+  // 128-byte aligned.
+  CHECK(kg::b_stage_offset(1) + kg::b_tile_bytes <= kg::shared_bytes);
+  CHECK(kg::c_tile_bytes <= kg::shared_bytes);
+  CHECK(kg::a_stage_offset(1) % 128 == 0);
+  CHECK(kg::b_stage_offset(0) % 128 == 0);
 }
 
 TEST_CASE("ks_gemm: the kernel's tiling on the host equals core's key_switch word for word",
