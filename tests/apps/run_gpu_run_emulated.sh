@@ -108,7 +108,7 @@ for text in "## toy_INSECURE: \`bench_gates_gpu_toy_INSECURE.json\`" \
     "Engine fused, key switching tensor_core" "## toy_k2_INSECURE: \`bench_gates_gpu_toy_k2_INSECURE.json\`" \
     "## Circuits, toy_INSECURE: \`bench_circuits_gpu_toy_INSECURE_fused_lanes4.json\`" \
     "| mul.wrapping.dadda | u8 | 4 | 408 | 9 |" "## Fused launch shapes, toy_INSECURE" \
-    "| batch | chosen | 1x1 | 1x2 | 1x4 | 2x1 | 4x1 | c2 | c4 | fastest |" \
+    "| batch | chosen | 1x1 | 1x2 | 1x4 | 2x1 | 4x1 | c2 | c4 | l2 | fastest |" \
     "## toy_INSECURE: \`bench_gates_gpu_toy_INSECURE_pinned.json\`" \
     "Engine cuFFT-batched, key switching gather, pinned transfers (8 MiB staging), device keys" \
     "## Circuits, toy_INSECURE: \`bench_circuits_gpu_toy_INSECURE_cufft_lanes4_pinned.json\`"; do
