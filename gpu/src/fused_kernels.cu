@@ -211,6 +211,25 @@ void allow_shared(Kernel kernel, std::size_t bytes) {
 
 constexpr std::uint64_t max_blocks = std::uint64_t{1} << 30;
 
+// Blocks of launch shape b that one multiprocessor keeps resident with `kernel` (occupancy
+// API; its dynamic shared memory allowed first), 0 where a block has more threads than the
+// kernel's registers allow or more shared memory than max_shared.
+unsigned resident_blocks(RotationKernel kernel, const fused::LaunchShape& b, const Shape& shape,
+                         std::size_t max_shared) {
+  cudaFuncAttributes attributes{};
+  CUDA_TRY(cudaFuncGetAttributes(&attributes, kernel));
+  const std::size_t shared = fused::block_shared_bytes(b, shape);
+  const unsigned threads = fused::block_threads(b, shape);
+  if (threads > static_cast<unsigned>(attributes.maxThreadsPerBlock) || shared > max_shared) {
+    return 0;
+  }
+  allow_shared(kernel, shared);
+  int blocks = 0;
+  CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel,
+                                                         static_cast<int>(threads), shared));
+  return static_cast<unsigned>(blocks);
+}
+
 template <unsigned K1>
 FusedLimits fused_limits_k(const Shape& shape, int device) {
   cudaFuncAttributes attributes{};
@@ -223,33 +242,18 @@ FusedLimits fused_limits_k(const Shape& shape, int device) {
   limits.max_shared_bytes = static_cast<std::size_t>(optin) > attributes.sharedSizeBytes
                                 ? static_cast<std::size_t>(optin) - attributes.sharedSizeBytes
                                 : 0;
+  const auto sms = static_cast<unsigned>(multiprocessors);
   const fused::LaunchShape one{1, 1};
-  const std::size_t shared = fused::block_shared_bytes(one, shape);
-  const unsigned threads = fused::block_threads(one, shape);
-  if (threads > limits.max_threads || shared > limits.max_shared_bytes) return limits;
-  allow_shared(fused_blind_rotation_kernel<K1>, shared);
-  int blocks = 0;
-  CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &blocks, fused_blind_rotation_kernel<K1>, static_cast<int>(threads), shared));
-  limits.resident_threads = std::uint64_t{static_cast<unsigned>(blocks)} *
-                            static_cast<unsigned>(multiprocessors) * threads;
-  const fused::LaunchShape lanes{1, 1, 1, fused::max_lanes};
-  if (fused::valid_lanes(lanes.lanes, shape)) {
-    const RotationKernel kernel = rotation_kernel<K1>(shape, lanes);
-    cudaFuncAttributes lane_attributes{};
-    CUDA_TRY(cudaFuncGetAttributes(&lane_attributes, kernel));
-    const std::size_t lane_shared = fused::block_shared_bytes(lanes, shape);
-    const unsigned lane_threads = fused::block_threads(lanes, shape);
-    if (lane_threads <= static_cast<unsigned>(lane_attributes.maxThreadsPerBlock) &&
-        lane_shared <= limits.max_shared_bytes) {
-      allow_shared(kernel, lane_shared);
-      int lane_blocks = 0;
-      CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &lane_blocks, kernel, static_cast<int>(lane_threads), lane_shared));
-      limits.lane_rotations = std::uint64_t{static_cast<unsigned>(lane_blocks)} *
-                              static_cast<unsigned>(multiprocessors) *
-                              fused::block_rotations(lanes);
-    }
+  const unsigned blocks =
+      resident_blocks(fused_blind_rotation_kernel<K1>, one, shape, limits.max_shared_bytes);
+  if (blocks == 0) return limits;
+  limits.resident_threads = std::uint64_t{blocks} * sms * fused::block_threads(one, shape);
+  if (const fused::LaunchShape lanes{1, 1, 1, fused::max_lanes};
+      fused::valid_lanes(lanes.lanes, shape)) {
+    limits.lane_rotations =
+        std::uint64_t{resident_blocks(rotation_kernel<K1>(shape, lanes), lanes, shape,
+                                      limits.max_shared_bytes)} *
+        sms * fused::block_rotations(lanes);
   }
   return limits;
 }
