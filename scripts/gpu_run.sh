@@ -62,7 +62,8 @@
 #   VARIANTS_DIR  folder of variant builds for the variants step (default .gpuvar)
 #   SHAPES      the shapes step's shapes, GxR (groups x rotations per block), cC (a cluster
 #               of C blocks) or lP (P rotations per thread), space-separated (default all)
-#   SHAPE_BATCHES  the shapes step's batch sizes, comma-separated (default 1,64,1024,16384)
+#   SHAPE_BATCHES  the shapes step's batch sizes, comma-separated positive numbers (default
+#               1,64,1024,16384; empty: the default)
 #   HOTSPOT_SHAPES  shapes the hotspots step profiles besides the automatic one (default
 #               "1x1": one rotation per block, beside the automatic l2 of tfhe_lib_128 at
 #               16384; empty: none)

@@ -12,13 +12,19 @@ command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
 rm -rf "$work" && mkdir -p "$work"
 fail() { echo "FAIL: $*"; exit 1; }
 
-# A mode that is neither 0 nor 1, and an unknown step, are refused before anything runs.
+# A mode that is neither 0 nor 1, an unknown step, a DEADLINE or SHAPE_BATCHES that is not
+# numbers are refused before anything runs.
 msg="$(GPU_RUN_EMULATED=yes "$repo/scripts/gpu_run.sh" "$work/refused" env 2>&1)"
 [[ $? -eq 2 && "$msg" == *"GPU_RUN_EMULATED='yes'; expected 1"* ]] || fail "GPU_RUN_EMULATED=yes: $msg"
 msg="$(GPU_RUN_EMULATED=1 "$repo/scripts/gpu_run.sh" "$work/refused" benchmark 2>&1)"
 [[ $? -eq 2 && "$msg" == *"unknown step 'benchmark'"* ]] || fail "unknown step: $msg"
 msg="$(DEADLINE=soon GPU_RUN_EMULATED=1 "$repo/scripts/gpu_run.sh" "$work/refused" env 2>&1)"
 [[ $? -eq 2 && "$msg" == *"DEADLINE='soon'; expected seconds"* ]] || fail "DEADLINE=soon: $msg"
+for bad in "1,x" "0,64" "64,"; do
+  msg="$(SHAPE_BATCHES="$bad" GPU_RUN_EMULATED=1 "$repo/scripts/gpu_run.sh" "$work/refused" env 2>&1)"
+  [[ $? -eq 2 && "$msg" == *"SHAPE_BATCHES='$bad'; expected batch sizes"* ]] ||
+    fail "SHAPE_BATCHES=$bad: $msg"
+done
 rm -rf "$work/refused"
 
 # A DEADLINE already past: every command is skipped and named, none is started.
