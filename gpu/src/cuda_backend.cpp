@@ -127,6 +127,30 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p) {
               std::to_string(o.fused_groups) + ", fused_rotations_per_block=" +
               std::to_string(o.fused_rotations_per_block) + " and fused_cluster_blocks=" +
               std::to_string(o.fused_cluster_blocks) + " must be 0 or 1 with it");
+  {
+    namespace fz = gpu::kernel::fused;
+    const std::uint32_t points = o.fused_cluster_points;
+    EXPECTS(points == 0 || points == fz::points_per_thread || points == fz::wide_points,
+            "CudaOptions: fused_cluster_points=" + std::to_string(points) + " but expected 0 "
+            "(automatic), " + std::to_string(fz::points_per_thread) + " or " +
+            std::to_string(fz::wide_points) + " (wide clusters)");
+    EXPECTS(points != fz::wide_points || fz::valid_wide(shape),
+            "CudaOptions: fused_cluster_points=" + std::to_string(points) + " but parameter set '" +
+                p.name + "' has N=" + std::to_string(shape.N) + "; wide clusters run N = " +
+                std::to_string(2u << fz::first_fixed_log2) + ", " +
+                std::to_string(4u << fz::first_fixed_log2) + " or " +
+                std::to_string(2u << fz::last_fixed_log2));
+    const bool automatic = o.fused_cluster_blocks == 0 && o.fused_groups == 0 &&
+                           o.fused_rotations_per_block == 0 && o.fused_lanes <= 1;
+    EXPECTS(points != fz::wide_points || o.fused_cluster_blocks > 1 || automatic,
+            "CudaOptions: fused_cluster_points=" + std::to_string(points) +
+                " sets the points per thread of a cluster, but fused_cluster_blocks=" +
+                std::to_string(o.fused_cluster_blocks) + ", fused_groups=" +
+                std::to_string(o.fused_groups) + ", fused_rotations_per_block=" +
+                std::to_string(o.fused_rotations_per_block) + " and fused_lanes=" +
+                std::to_string(o.fused_lanes) + " run none (a cluster needs fused_cluster_blocks "
+                "above 1, or all four 0)");
+  }
   if (o.memory_budget_bytes != 0) {
     const std::size_t per_rotation = gpu::detail::bytes_per_rotation(shape, o.engine);
     EXPECTS(o.memory_budget_bytes >= 2 * per_rotation,

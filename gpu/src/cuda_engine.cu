@@ -180,6 +180,11 @@ struct CudaEngine::Impl {
   void record_rotation(Workspace& ws);
   kernel::fused::LaunchShape fused_shape_for(std::uint64_t capacity) const;
   bool fused() const { return options.engine == GpuEngine::fused; }
+  // Points per thread of the clusters' transforms (CudaOptions::fused_cluster_points).
+  std::uint32_t cluster_points() const {
+    return options.fused_cluster_points == 0 ? kernel::fused::points_per_thread
+                                             : options.fused_cluster_points;
+  }
   void run_rotation(Workspace& ws);
   void evaluate(const BatchPlan& plan);
   // A synchronous copy of `words` 32-bit words (direct or staged, as options.transfer says),
@@ -303,7 +308,7 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
     if (automatic || o.fused_cluster_blocks > 1) {
       const std::uint32_t cluster_blocks =
           automatic ? kernel::fused::preferred_cluster(s) : o.fused_cluster_blocks;
-      clusters = fused_clusters(s, cluster_blocks, o.device);
+      clusters = fused_clusters(s, cluster_blocks, cluster_points(), o.device);
       if (automatic) {
         cluster_room = std::min<std::uint64_t>(
             clusters, static_cast<unsigned>(info.multiprocessors) / cluster_blocks);
@@ -457,16 +462,18 @@ Workspace& CudaEngine::Impl::workspace_for(std::uint64_t capacity, std::size_t b
 kernel::fused::LaunchShape CudaEngine::Impl::fused_shape_for(std::uint64_t capacity) const {
   if (options.fused_lanes > 1) return kernel::fused::LaunchShape{1, 1, 1, options.fused_lanes};
   if (options.fused_cluster_blocks > 1) {
-    return kernel::fused::LaunchShape{1, 1, options.fused_cluster_blocks};
+    return kernel::fused::LaunchShape{1, 1, options.fused_cluster_blocks, 1, cluster_points()};
   }
   if (options.fused_groups != 0 || options.fused_rotations_per_block != 0) {
     return kernel::fused::LaunchShape{std::max<std::uint32_t>(options.fused_groups, 1),
                                       std::max<std::uint32_t>(options.fused_rotations_per_block, 1)};
   }
   // fused_lanes = 1: one lane, the rest automatic.
-  return kernel::fused::choose_shape(shape, capacity, limits.max_threads, limits.max_shared_bytes,
-                                     limits.resident_threads, cluster_room,
-                                     options.fused_lanes == 0 ? limits.lane_rotations : 0);
+  kernel::fused::LaunchShape chosen = kernel::fused::choose_shape(
+      shape, capacity, limits.max_threads, limits.max_shared_bytes, limits.resident_threads,
+      cluster_room, options.fused_lanes == 0 ? limits.lane_rotations : 0);
+  if (chosen.cluster > 1) chosen.points = cluster_points();
+  return chosen;
 }
 
 void CudaEngine::Impl::record_rotation(Workspace& ws) {
@@ -504,6 +511,7 @@ void CudaEngine::Impl::record_rotation(Workspace& ws) {
     times.fused_rotations_per_block = launch.rotations;
     times.fused_cluster_blocks = launch.cluster;
     times.fused_lanes = launch.lanes;
+    times.fused_cluster_points = launch.cluster > 1 ? launch.points : 0;
     launch_fused_blind_rotation(ws.acc.data(), ws.powers.data(), C, s, launch, bk_fourier.data(),
                                 twist.data(), untwist.data(), twiddles.data(), gadget, st());
     return;

@@ -159,10 +159,51 @@ TG_HD constexpr std::uint32_t twist_table_offset(std::uint32_t M) {
   return M + last.table + pass_twiddle_count(last.top, last.stages);
 }
 
-// Entries of the twiddle table of M = 2^m points: the M powers of W, the pass table, and the
-// twist table (M entries where twist_in_first_pass(m), else none).
-TG_HD constexpr std::uint32_t twiddle_table_size(std::uint32_t M) {
+// The wide transforms' passes (fused_wide.hpp: 4 points per thread, passes of up to 2
+// stages owning bits top and top-1; the first takes m mod 2 stages, or 2, the others 2, the
+// last has top 1). A radix-4 pass with top > 1 reads its twiddles from the wide pass table
+// (twiddles() below) at entry `table`.
+namespace wide {
+
+TG_HD constexpr unsigned pass_count(unsigned m) { return (m + 1) / 2; }
+
+// The wide pass table's entries of a pass: 3 twiddles for each of the 2^(top-1) values of the
+// points' low bits n0, for a radix-4 pass with top > 1; none for the others.
+TG_HD constexpr std::uint32_t pass_twiddle_count(unsigned top, unsigned stages) {
+  return stages == 2 && top > 1 ? std::uint32_t{3} << (top - 1) : 0;
+}
+
+// Forward pass p < pass_count(m) (the inverse runs them from the last to the first).
+TG_HD constexpr Pass forward_pass(unsigned m, unsigned p) {
+  const unsigned first = m % 2 == 0 ? 2 : 1;
+  Pass pass{m - 1, first, 0};
+  for (unsigned q = 1; q <= p; ++q) {
+    pass.table += pass_twiddle_count(pass.top, pass.stages);
+    pass = Pass{m - 1 - first - 2 * (q - 1), 2, pass.table};
+  }
+  return pass;
+}
+
+// bitrev_2(r).
+TG_HD constexpr unsigned reverse2(unsigned r) { return ((r & 1u) << 1) | ((r >> 1) & 1u); }
+
+}  // namespace wide
+
+// Where the wide pass table starts in the twiddle table of M = 2^m points: after the M powers
+// of W, the pass table and the twist table; and its entries.
+TG_HD constexpr std::uint32_t wide_table_offset(std::uint32_t M) {
   return twist_table_offset(M) + (twist_in_first_pass(log2_exact(M)) ? M : 0);
+}
+TG_HD constexpr std::uint32_t wide_table_size(std::uint32_t M) {
+  const unsigned m = log2_exact(M);
+  const Pass last = wide::forward_pass(m, wide::pass_count(m) - 1);
+  return last.table + wide::pass_twiddle_count(last.top, last.stages);
+}
+
+// Entries of the twiddle table of M = 2^m points: the M powers of W, the pass table, the
+// twist table (M entries where twist_in_first_pass(m), else none) and the wide pass table.
+TG_HD constexpr std::uint32_t twiddle_table_size(std::uint32_t M) {
+  return wide_table_offset(M) + wide_table_size(M);
 }
 
 // exp(i pi r/16) for r < 8 (register r's share of the twist in a twisted transform's first
@@ -194,7 +235,10 @@ TG_HD Complex register_twist(unsigned r) {
 // powers directly, a warp's twiddle load touched up to 16 cache lines, and the FFT's
 // twiddle products waited on them for a fifth of the rotation kernel's time). Last, where
 // twist_in_first_pass(m), the twist table: zeta^t W^{t bitrev_3(r)} at twist_table_offset(M)
-// + r T + t for r < 8 and t < T = M/8 (zeta = exp(i pi/(2M))), each from its own angle.
+// + r T + t for r < 8 and t < T = M/8 (zeta = exp(i pi/(2M))), each from its own angle. Then
+// the wide pass table (fused_wide.hpp's radix-4 passes with top > 1, in the same thread
+// order): at wide_table_offset(M) + pass.table + (r-1) 2^(top-1) + n0, W^{(n0 bitrev_2(r))
+// 2^(m-1-top)} for r = 1..3 and n0 < 2^(top-1).
 inline std::vector<Complex> twiddles(std::uint32_t M) {
   std::vector<Complex> w(twiddle_table_size(M));
   const long double pi = 3.141592653589793238462643383279502884L;
@@ -210,6 +254,17 @@ inline std::vector<Complex> twiddles(std::uint32_t M) {
     for (unsigned r = 1; r < 8; ++r) {
       for (std::uint32_t n0 = 0; n0 < h; ++n0) {
         w[M + pass.table + (r - 1) * h + n0] = w[(n0 * reverse3(r)) << (m - 1 - pass.top)];
+      }
+    }
+  }
+  for (unsigned p = 0; p < wide::pass_count(m); ++p) {
+    const Pass pass = wide::forward_pass(m, p);
+    if (wide::pass_twiddle_count(pass.top, pass.stages) == 0) continue;
+    const std::uint32_t h = std::uint32_t{1} << (pass.top - 1);
+    for (unsigned r = 1; r < 4; ++r) {
+      for (std::uint32_t n0 = 0; n0 < h; ++n0) {
+        w[wide_table_offset(M) + pass.table + (r - 1) * h + n0] =
+            w[(n0 * wide::reverse2(r)) << (m - 1 - pass.top)];
       }
     }
   }

@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "cuda_resources.cuh"
 #include "fused_rotation.hpp"
+#include "fused_wide.hpp"
 
 namespace torusgate::gpu::detail {
 namespace {
@@ -143,8 +145,10 @@ __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
 #if defined(TG_CLUSTER_CODE)
   TG_DYNAMIC_SHARED(shared);
   Torus32* column = reinterpret_cast<Torus32*>(shared + fused::cluster_accumulator_offset(s));
-  fused::RotationRegs<K1> regs;
-  DeviceClusterBlock<fused::RotationRegs<K1>> blk{{regs, threadIdx.x}};
+  constexpr bool wide = fused::wide::is_wide<Groups>;  // 4 points per thread (fused_wide.hpp)
+  using Regs = std::conditional_t<wide, fused::wide::Regs<K1>, fused::RotationRegs<K1>>;
+  Regs regs;
+  DeviceClusterBlock<Regs> blk{{regs, threadIdx.x}};
   const unsigned rank = blk.rank(threadIdx.x);
   for (std::uint64_t rotation = blockIdx.x / blocks; rotation < capacity;
        rotation += gridDim.x / blocks) {
@@ -152,8 +156,13 @@ __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
     if (rank < K1) {
       for (std::uint32_t w = threadIdx.x; w < s.N; w += blockDim.x) column[w] = acc_global[at + w];
     }
-    fused::cluster_blind_rotate<K1, Groups>(blk, s, blocks, shared, powers + rotation * s.n, key,
-                                            in);
+    if constexpr (wide) {
+      fused::wide::cluster_blind_rotate<K1, Groups>(blk, s, blocks, shared,
+                                                    powers + rotation * s.n, key, in);
+    } else {
+      fused::cluster_blind_rotate<K1, Groups>(blk, s, blocks, shared, powers + rotation * s.n,
+                                              key, in);
+    }
     if (rank < K1) {
       for (std::uint32_t w = threadIdx.x; w < s.N; w += blockDim.x) acc_global[at + w] = column[w];
     }
@@ -191,10 +200,17 @@ RotationKernel rotation_kernel(const Shape& s, const fused::LaunchShape& launch)
   return kernel;
 }
 
-// The cluster kernel for s: the fixed-length one where there is one.
+// The cluster kernel for s: the fixed-length one where there is one; with 4 points per thread
+// the wide one (fused_wide.hpp; fixed lengths only, valid_shape).
 template <unsigned K1>
-ClusterKernel cluster_kernel(const Shape& s) {
+ClusterKernel cluster_kernel(const Shape& s, std::uint32_t points = fused::points_per_thread) {
   ClusterKernel kernel = fused_cluster_rotation_kernel<K1, fused::FftGroups>;
+  if (points == fused::wide_points) {
+    fused::wide::with_length(s.M(), [&](auto groups) {
+      kernel = fused_cluster_rotation_kernel<K1, decltype(groups)>;
+    });
+    return kernel;
+  }
   fused::with_fixed_length(s.M(), [&](auto groups) {
     kernel = fused_cluster_rotation_kernel<K1, decltype(groups)>;
   });
@@ -259,17 +275,18 @@ FusedLimits fused_limits_k(const Shape& shape, int device) {
 }
 
 template <unsigned K1>
-std::uint64_t fused_clusters_k(const Shape& shape, std::uint32_t blocks, int device) {
+std::uint64_t fused_clusters_k(const Shape& shape, std::uint32_t blocks, std::uint32_t points,
+                               int device) {
   int cluster_launch = 0;
   CUDA_TRY(cudaDeviceGetAttribute(&cluster_launch, cudaDevAttrClusterLaunch, device));
   if (cluster_launch == 0 || blocks < 2) return 0;
   // The kernel's code must come from compute capability 9.0 or later: a build for 8.x alone
   // runs on a 9.0 device from its 8.x PTX, whose cluster kernel is the trap.
-  const ClusterKernel kernel = cluster_kernel<K1>(shape);
+  const ClusterKernel kernel = cluster_kernel<K1>(shape, points);
   cudaFuncAttributes attributes{};
   CUDA_TRY(cudaFuncGetAttributes(&attributes, kernel));
   if (attributes.ptxVersion < 90) return 0;
-  const fused::LaunchShape shape_c{1, 1, blocks};
+  const fused::LaunchShape shape_c{1, 1, blocks, 1, points};
   const std::size_t shared = fused::block_shared_bytes(shape_c, shape);
   allow_shared(kernel, shared);
   cudaLaunchAttribute attribute;
@@ -282,9 +299,10 @@ std::uint64_t fused_clusters_k(const Shape& shape, std::uint32_t blocks, int dev
 
 }  // namespace
 
-std::uint64_t fused_clusters(const Shape& shape, std::uint32_t blocks, int device) {
-  return shape.k1() == 2 ? fused_clusters_k<2>(shape, blocks, device)
-                         : fused_clusters_k<3>(shape, blocks, device);
+std::uint64_t fused_clusters(const Shape& shape, std::uint32_t blocks, std::uint32_t points,
+                             int device) {
+  return shape.k1() == 2 ? fused_clusters_k<2>(shape, blocks, points, device)
+                         : fused_clusters_k<3>(shape, blocks, points, device);
 }
 
 FusedLimits fused_limits(const Shape& shape, int device) {
@@ -328,8 +346,9 @@ void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers
   if (launch.cluster > 1) {
     const std::uint64_t clusters = std::min<std::uint64_t>(capacity, max_blocks / launch.cluster);
     const auto grid = static_cast<unsigned>(clusters * launch.cluster);
-    const ClusterKernel fused_cluster_rotation =
-        shape.k1() == 2 ? cluster_kernel<2>(shape) : cluster_kernel<3>(shape);
+    const ClusterKernel fused_cluster_rotation = shape.k1() == 2
+                                                     ? cluster_kernel<2>(shape, launch.points)
+                                                     : cluster_kernel<3>(shape, launch.points);
     allow_shared(fused_cluster_rotation, shared);
     TG_LAUNCH_CLUSTER(fused_cluster_rotation, grid, threads, shared, stream, launch.cluster)
     (acc, powers, capacity, shape, launch.cluster, key, in);

@@ -27,10 +27,11 @@ struct FusedLimits {
 };
 FusedLimits fused_limits(const Shape& shape, int device);
 
-// How many clusters of `blocks` blocks of the cluster kernel (one rotation each) the device
-// runs at once (the occupancy API); 0 where it has no thread block clusters (compute
-// capability below 9.0) or cannot run one.
-std::uint64_t fused_clusters(const Shape& shape, std::uint32_t blocks, int device);
+// How many clusters of `blocks` blocks of the cluster kernel (one rotation each; `points`
+// per thread: 8, or 4 for the wide kernel) the device runs at once (the occupancy API); 0
+// where it has no thread block clusters (compute capability below 9.0) or cannot run one.
+std::uint64_t fused_clusters(const Shape& shape, std::uint32_t blocks, std::uint32_t points,
+                             int device);
 
 // Every key polynomial (`polys` of N coefficients, core's BootstrappingKey order) to its
 // fused spectrum (fused_rotation.hpp: fold, twist, the engine's own FFT, key_slot order).

@@ -78,11 +78,16 @@ TG_HD void multiply_add(Complex& sum, Complex d, Complex b) {
 // untwist and key point serves P rotations, so the key's L2 traffic and the L1 lookups per
 // rotation are divided by P, for twice the registers per thread. Every shape gives the same
 // words as the one-block shape with G = C.
+//
+// points: the points per thread of a cluster's transforms, 8, or 4 for a wide cluster
+// (fused_wide.hpp: twice the threads per block, half a thread's work per step; fixed lengths
+// only, N = 512 .. 2048).
 struct LaunchShape {
   std::uint32_t groups = 1;
   std::uint32_t rotations = 1;
   std::uint32_t cluster = 1;
   std::uint32_t lanes = 1;
+  std::uint32_t points = points_per_thread;
 };
 
 // LaunchShape{G, R, 1, P} as compile-time constants, for the kernels of a fixed transform
@@ -143,7 +148,18 @@ TG_HD bool valid_cluster(std::uint32_t blocks, const detail::Shape& s) {
 TG_HD bool valid_lanes(std::uint32_t lanes, const detail::Shape& s) {
   return lanes == 1 || (lanes == max_lanes && s.k1() == lanes_columns);
 }
+// Points per thread of a wide cluster's transforms (fused_wide.hpp), and whether shape s has
+// them: a fixed length (N = 512 .. 2048).
+inline constexpr std::uint32_t wide_points = 4;
+TG_HD bool valid_wide(const detail::Shape& s) {
+  return s.M() >= (std::uint32_t{1} << first_fixed_log2) &&
+         s.M() <= (std::uint32_t{1} << last_fixed_log2);
+}
 TG_HD bool valid_shape(const LaunchShape& b, const detail::Shape& s) {
+  if (b.points != points_per_thread) {
+    return b.points == wide_points && b.cluster > 1 && b.groups == 1 && b.rotations == 1 &&
+           b.lanes == 1 && valid_cluster(b.cluster, s) && valid_wide(s);
+  }
   if (b.lanes != 1) {
     return b.groups == 1 && b.rotations == 1 && b.cluster == 1 && valid_lanes(b.lanes, s);
   }
@@ -172,6 +188,7 @@ TG_HD std::size_t cluster_block_bytes(const detail::Shape& s) {
 // group's P buffers side by side), with R > 1 the staged key rows (G rows x (k+1) spectra),
 // then R*P accumulators of (k+1)N Torus32.
 TG_HD std::uint32_t block_threads(const LaunchShape& b, const detail::Shape& s) {
+  if (b.cluster != 1) return s.M() / b.points;
   return b.rotations * b.groups * fft_threads(s.M());
 }
 TG_HD std::size_t block_buffer_bytes(const LaunchShape& b, const detail::Shape& s) {
@@ -468,15 +485,17 @@ TG_UNROLL
 template <unsigned InFlight = 1, class Regs, class Partial, class At>
 TG_HD void sum_partials(Regs& R, std::uint32_t count, Partial partial, At at) {
   // Round p: partials p .. p + InFlight - 1 (those below count; p itself always is) loaded,
-  // then added in order (partial 0 taken, not added).
-  Complex x[InFlight][points_per_thread] = {};
+  // then added in order (partial 0 taken, not added). Points: the thread's points (8, or 4
+  // in a wide cluster, fused_wide.hpp).
+  constexpr unsigned points = std::extent_v<decltype(Regs::v)>;
+  Complex x[InFlight][points] = {};
   auto load = [&](std::uint32_t p) {
 TG_UNROLL
     for (unsigned q = 0; q < InFlight; ++q) {
       if (q > 0 && p + q >= count) break;
       const Complex* next = partial(p + q);
 TG_UNROLL
-      for (unsigned r = 0; r < points_per_thread; ++r) x[q][r] = next[at(r)];
+      for (unsigned r = 0; r < points; ++r) x[q][r] = next[at(r)];
     }
   };
   auto add = [&](std::uint32_t p, unsigned from) {
@@ -484,7 +503,7 @@ TG_UNROLL
     for (unsigned q = from; q < InFlight; ++q) {
       if (q > 0 && p + q >= count) break;
 TG_UNROLL
-      for (unsigned r = 0; r < points_per_thread; ++r) {
+      for (unsigned r = 0; r < points; ++r) {
         R.v[r].re += x[q][r].re;
         R.v[r].im += x[q][r].im;
       }
@@ -492,7 +511,7 @@ TG_UNROLL
   };
   load(0);
 TG_UNROLL
-  for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = x[0][r];
+  for (unsigned r = 0; r < points; ++r) R.v[r] = x[0][r];
   add(0, 1);
 TG_NO_UNROLL
   for (std::uint32_t p = InFlight; p < count; p += InFlight) {

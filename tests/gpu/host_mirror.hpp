@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <numbers>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "batch_builder.hpp"
 #include "batch_plan.hpp"
 #include "fused_rotation.hpp"
+#include "fused_wide.hpp"
 #include "kernel_grid.hpp"
 #include "kernel_math.hpp"
 #include "torusgate/core/keys.hpp"
@@ -287,9 +289,23 @@ class HostEngine {
                                 std::vector<Torus32>& acc, std::uint32_t first_step,
                                 std::uint32_t last) {
     namespace fused = kernel::fused;
+    if (fused_.points == fused::wide_points) {
+      fused_cluster_rotation_k<K1, fused::wide::Regs<K1>>(capacity, powers, acc, first_step, last);
+    } else {
+      fused_cluster_rotation_k<K1, fused::RotationRegs<K1>>(capacity, powers, acc, first_step,
+                                                            last);
+    }
+  }
+  // The same with the registers of the 8-point (RotationRegs) or wide (fused_wide.hpp) program.
+  template <unsigned K1, class Regs>
+  void fused_cluster_rotation_k(std::uint64_t capacity, const std::vector<std::uint32_t>& powers,
+                                std::vector<Torus32>& acc, std::uint32_t first_step,
+                                std::uint32_t last) {
+    namespace fused = kernel::fused;
+    constexpr bool wide = std::is_same_v<Regs, fused::wide::Regs<K1>>;
     const std::uint32_t C = fused_.cluster, N = s_.N;
     const std::size_t bytes = fused::cluster_block_bytes(s_);
-    fused::HostClusterBlock<fused::RotationRegs<K1>> blk(C, fused::fft_threads(s_.M()), bytes);
+    fused::HostClusterBlock<Regs> blk(C, fused::block_threads(fused_, s_), bytes);
     // The cluster's shared memory, NaN-filled so that a read before a write shows.
     std::vector<Complex> shared(C * bytes / sizeof(Complex), Complex{NAN, NAN});
     auto* base = reinterpret_cast<unsigned char*>(shared.data());
@@ -305,18 +321,31 @@ class HostEngine {
       const std::uint32_t* rotation_powers = powers.data() + rotation * s_.n;
       auto run = [&](auto groups) {
         using Groups = decltype(groups);
-        if (first_step == 0 && last == s_.n) {  // the kernel's own loop
-          fused::cluster_blind_rotate<K1, Groups>(blk, s_, C, base, rotation_powers,
-                                                  fused_key_.data(), in);
-        } else {
-          for (std::uint32_t i = first_step; i < last; ++i) {
-            in.key_step = fused_key_.data() + i * key_step;
+        auto step = [&](std::uint32_t i) {
+          in.key_step = fused_key_.data() + i * key_step;
+          if constexpr (wide) {
+            fused::wide::cluster_cmux_step<K1, Groups>(blk, s_, C, base, rotation_powers[i], in);
+          } else {
             fused::cluster_cmux_step<K1, Groups>(blk, s_, C, base, rotation_powers[i], in);
           }
+        };
+        if (first_step != 0 || last != s_.n) {
+          for (std::uint32_t i = first_step; i < last; ++i) step(i);
+        } else if constexpr (wide) {  // the kernel's own loop
+          fused::wide::cluster_blind_rotate<K1, Groups>(blk, s_, C, base, rotation_powers,
+                                                        fused_key_.data(), in);
+        } else {
+          fused::cluster_blind_rotate<K1, Groups>(blk, s_, C, base, rotation_powers,
+                                                  fused_key_.data(), in);
         }
       };
-      // The device's choice of kernel (fused_kernels.cu: cluster_kernel).
-      if (!fixed_lengths_ || !fused::with_fixed_length(s_.M(), run)) run(fused::FftGroups{});
+      // The device's choice of kernel (fused_kernels.cu: cluster_kernel; the wide program has
+      // fixed lengths only, valid_shape).
+      if constexpr (wide) {
+        fused::wide::with_length(s_.M(), run);
+      } else if (!fixed_lengths_ || !fused::with_fixed_length(s_.M(), run)) {
+        run(fused::FftGroups{});
+      }
       for (std::uint32_t c = 0; c < K1; ++c) {
         std::copy_n(column(c), N, acc.begin() + (rotation * K1 + c) * N);
       }

@@ -81,7 +81,8 @@ CudaBackend& gpu_with(const Parameters& p, const CudaOptions& o) {
                          std::to_string(o.fused_groups) + "x" +
                          std::to_string(o.fused_rotations_per_block) + "x" +
                          std::to_string(o.fused_cluster_blocks) + "x" +
-                         std::to_string(o.fused_lanes) + "/" +
+                         std::to_string(o.fused_lanes) + "x" +
+                         std::to_string(o.fused_cluster_points) + "/" +
                          gpu_key_switching_name(o.key_switching) + "/" +
                          std::to_string(o.memory_budget_bytes);
   auto& be = (*cache)[id];
@@ -640,7 +641,7 @@ TEST_CASE("fused engine: ciphertexts equal the cuFFT engine's and the CPU backen
     CHECK(from_cufft == from_cpu);
     const std::uint32_t k1 = p.glwe_dimension + 1, rows = k1 * p.bk_level_count;
     struct ForcedShape {
-      std::uint32_t groups, rotations, cluster, lanes = 0;
+      std::uint32_t groups, rotations, cluster, lanes = 0, points = 0;
     };
     std::vector<ForcedShape> shapes = {{0, 0, 0}, {1, 1, 1}, {k1, 1, 1}, {rows, 1, 1},
                                        {1, 2, 1}, {1, 3, 1}, {1, 4, 1},  {k1, 2, 1},
@@ -650,11 +651,19 @@ TEST_CASE("fused engine: ciphertexts equal the cuFFT engine's and the CPU backen
       shapes.push_back({0, 0, 0, 2});  // two rotations per thread (k = 1)
       shapes.push_back({0, 0, 0, 1});  // one, the rest automatic
     }
-    for (const auto& [groups, rotations, cluster, lanes] : shapes) {
+    // Wide clusters (4 points per thread; N = 512 .. 2048): forced, and automatic.
+    if (p.polynomial_size >= 512 && p.polynomial_size <= 2048) {
+      shapes.push_back({0, 0, k1, 0, 4});
+      if (rows <= 8) shapes.push_back({0, 0, rows, 0, 4});
+      shapes.push_back({0, 0, 0, 0, 4});
+    }
+    for (const auto& [groups, rotations, cluster, lanes, points] : shapes) {
       INFO("fused_groups " << groups << ", fused_rotations_per_block " << rotations
-                           << ", fused_cluster_blocks " << cluster << ", fused_lanes " << lanes);
-      CudaBackend& fused =
-          gpu_with(p, fused_options(groups, GpuKeySwitching::gather, rotations, cluster, lanes));
+                           << ", fused_cluster_blocks " << cluster << ", fused_lanes " << lanes
+                           << ", fused_cluster_points " << points);
+      CudaOptions options = fused_options(groups, GpuKeySwitching::gather, rotations, cluster, lanes);
+      options.fused_cluster_points = points;
+      CudaBackend& fused = gpu_with(p, options);
       LweBatch from_fused;
       try {
         from_fused = run_plan(fused, plan, encrypted);
@@ -681,6 +690,12 @@ TEST_CASE("fused engine: ciphertexts equal the cuFFT engine's and the CPU backen
         CHECK(fused.last_times().fused_rotations_per_block == rotations);
       }
       if (cluster != 0) CHECK(fused.last_times().fused_cluster_blocks == cluster);
+      // A cluster's points per thread: what was asked (0: 8); none without a cluster.
+      if (fused.last_times().fused_cluster_blocks > 1) {
+        CHECK(fused.last_times().fused_cluster_points == (points == 0 ? 8u : points));
+      } else {
+        CHECK(fused.last_times().fused_cluster_points == 0);
+      }
       // Automatic lanes (0) take two only for k = 1, a shape otherwise automatic and a chunk
       // past what 1x1 holds resident (the CUDA emulator's 4 multiprocessors: this one).
       if (lanes != 0) {
@@ -870,6 +885,18 @@ TEST_CASE("a small batch on every engine and key switching (the compute-sanitize
         }
       }
     }
+  }
+  // A wide cluster (4 points per thread; N = 512 .. 2048), where the device has clusters.
+  if (clusters_here()) {
+    const Parameters p = gpu::test::sized_insecure(512, 1);
+    Csprng rng = seeded_rng(catch_seed(0x5b));
+    const BatchPlan plan = random_plan(rng, 12, 16);
+    const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
+    CudaOptions o = fused_options(0, GpuKeySwitching::gather, 0, p.glwe_dimension + 1);
+    o.fused_cluster_points = 4;
+    CudaBackend& be = gpu_with(p, o);
+    CHECK(run_plan(be, plan, encrypted) == run_plan(cpu_for(p), plan, encrypted));
+    CHECK(be.last_times().fused_cluster_points == 4);
   }
 }
 

@@ -16,6 +16,7 @@
 #include "backend_fixtures.hpp"
 #include "fused_fft.hpp"
 #include "fused_rotation.hpp"
+#include "fused_wide.hpp"
 #include "gpu_test_sets.hpp"
 #include "host_mirror.hpp"
 #include "test_support.hpp"
@@ -315,15 +316,130 @@ TEST_CASE("fused FFT: the block program equals the scalar schedule bit for bit a
   }
 }
 
-TEST_CASE("fused FFT: the pass table holds each radix-8 pass's twiddles in its threads' order",
+namespace {
+
+// The wide program's transforms (fused_wide.hpp, 4 points per thread) of `groups` inputs at
+// once, thread by thread: natural order in, bit-reversed order out (forward), or back.
+template <class G>
+std::vector<std::vector<k::Complex>> wide_transform(const std::vector<std::vector<k::Complex>>& inputs,
+                                                    const std::vector<k::Complex>& W, bool forward) {
+  constexpr std::uint32_t M = G::M, T = G::T;
+  const auto groups = static_cast<std::uint32_t>(inputs.size());
+  std::vector<k::Complex> buffers(groups * fz::buffer_points(M), k::Complex{NAN, NAN});
+  const G f{{}, buffers.data(), W.data(), fz::buffer_points(M)};
+  fz::HostBlock<fz::wide::TransformRegs> blk(groups * T);
+  blk.each([&](unsigned tid, auto& R) {
+    for (unsigned r = 0; r < 4; ++r) {
+      R.v[r] = inputs[f.group(tid)][forward ? r * T + f.thread(tid) : 4 * f.thread(tid) + r];
+    }
+  });
+  if (forward) fz::wide::forward_transform(blk, f);
+  else fz::wide::inverse_transform(blk, f);
+  std::vector<std::vector<k::Complex>> out(groups, std::vector<k::Complex>(M));
+  blk.each([&](unsigned tid, auto& R) {
+    for (unsigned r = 0; r < 4; ++r) {
+      out[f.group(tid)][forward ? 4 * f.thread(tid) + r : r * T + f.thread(tid)] = R.v[r];
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("fused FFT, wide (4 points per thread): the passes take every stage once, and the "
+          "transforms equal the exact DFT and the 8-point transforms",
+          "[gpu-host][fused]") {
+  const std::uint64_t seed = catch_seed(0x7a);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  auto check = [&](auto groups) {
+    using G = decltype(groups);
+    constexpr unsigned m = G::m;
+    constexpr std::uint32_t M = G::M, T = G::T;
+    INFO("M = 2^" << m);
+    REQUIRE(T == fz::wide::threads(M));
+    // Passes: bits m-1 down to 0, each once, in DIF order; each pass's points a bijection
+    // whose register index is the owned bits top, top-1.
+    std::vector<unsigned> stage_bits;
+    for (unsigned p = 0; p < fz::wide::pass_count(m); ++p) {
+      const fz::Pass pass = fz::wide::forward_pass(m, p);
+      REQUIRE(pass.stages >= 1);
+      REQUIRE(pass.stages <= 2);
+      REQUIRE(pass.top >= 1);
+      for (unsigned st = 0; st < pass.stages; ++st) stage_bits.push_back(pass.top - st);
+      std::vector<int> seen(M, 0);
+      for (std::uint32_t t = 0; t < T; ++t) {
+        for (unsigned r = 0; r < 4; ++r) {
+          const std::uint32_t point = fz::wide::point_of(t, r, pass.top);
+          REQUIRE(point < M);
+          ++seen[point];
+          REQUIRE(((point >> (pass.top - 1)) & 3u) == r);
+        }
+      }
+      REQUIRE(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }));
+    }
+    REQUIRE(stage_bits.size() == m);
+    for (unsigned st = 0; st < m; ++st) REQUIRE(stage_bits[st] == m - 1 - st);
+    for (std::uint32_t t = 0; t < T; ++t) {
+      for (unsigned r = 0; r < 4; ++r) {
+        REQUIRE(fz::wide::point_of(t, r, 1) == 4 * t + r);
+        REQUIRE(fz::wide::point_of(t, r, m - 1) == t + r * T);
+      }
+    }
+    // Transforms: two groups at once; the exact DFT in bit-reversed order, the 8-point
+    // program's spectrum, and the round trip (times M).
+    const auto W = fz::twiddles(M);
+    std::vector<std::vector<k::Complex>> inputs(2, std::vector<k::Complex>(M));
+    for (auto& in : inputs) {
+      for (auto& v : in) v = k::Complex{rng.standard_normal(), rng.standard_normal()};
+    }
+    const auto spectra = wide_transform<G>(inputs, W, true);
+    const auto back = wide_transform<G>(spectra, W, false);
+    const auto eight = block_transform(inputs, W, true);
+    for (std::size_t g = 0; g < inputs.size(); ++g) {
+      INFO("group " << g);
+      std::vector<long double> want_re, want_im, orig_re(M), orig_im(M), eight_re(M), eight_im(M);
+      exact_spectrum(inputs[g], false, want_re, want_im);
+      for (std::uint32_t kk = 0; kk < M; ++kk) {
+        orig_re[kk] = static_cast<long double>(inputs[g][kk].re) * M;
+        orig_im[kk] = static_cast<long double>(inputs[g][kk].im) * M;
+        eight_re[kk] = eight[g][kk].re;
+        eight_im[kk] = eight[g][kk].im;
+      }
+      const double forward_error = relative_error(spectra[g], want_re, want_im);
+      const double against_eight = relative_error(spectra[g], eight_re, eight_im);
+      const double round_trip_error = relative_error(back[g], orig_re, orig_im);
+      INFO("forward error " << forward_error << ", against 8 points " << against_eight
+                            << ", round trip " << round_trip_error);
+      REQUIRE(forward_error < 2.0 * m * eps);
+      REQUIRE(against_eight < 4.0 * m * eps);
+      REQUIRE(round_trip_error < 4.0 * m * eps);
+    }
+  };
+  check(fz::wide::Groups<8>{});
+  check(fz::wide::Groups<9>{});
+  check(fz::wide::Groups<10>{});
+  // Every length of the wide program, and no other.
+  unsigned lengths = 0;
+  for (unsigned m = fz::min_transform_log2; m <= fz::max_transform_log2; ++m) {
+    lengths += fz::wide::with_length(1u << m, [](auto) {}) ? 1 : 0;
+  }
+  CHECK(lengths == 3);
+}
+
+TEST_CASE("fused FFT: the pass tables hold each radix-8 (and wide radix-4) pass's twiddles in "
+          "its threads' order",
           "[gpu-host][fused]") {
   // M = 512: passes with top 8, 5, 2: 7 * 64 + 7 * 8 entries after the M powers, then the
-  // twist table's 8 * 64.
+  // twist table's 8 * 64, then the wide pass table (radix-4 passes with top 7, 5, 3).
   STATIC_REQUIRE(fz::twist_table_offset(512) == 512 + 7 * 64 + 7 * 8);
-  STATIC_REQUIRE(fz::twiddle_table_size(512) == 512 + 7 * 64 + 7 * 8 + 512);
-  // M = 1024: a pass of one radix-2 stage (no entries), then tops 8, 5, 2; no twist table.
-  STATIC_REQUIRE(fz::twiddle_table_size(1024) == 1024 + 7 * 64 + 7 * 8);
-  STATIC_REQUIRE(fz::twiddle_table_size(8) == 8);  // one pass, top 2
+  STATIC_REQUIRE(fz::wide_table_offset(512) == 512 + 7 * 64 + 7 * 8 + 512);
+  STATIC_REQUIRE(fz::wide_table_size(512) == 3 * 64 + 3 * 16 + 3 * 4);
+  STATIC_REQUIRE(fz::twiddle_table_size(512) == 512 + 7 * 64 + 7 * 8 + 512 + 252);
+  // M = 1024: a pass of one radix-2 stage (no entries), then tops 8, 5, 2; no twist table;
+  // the wide passes' tops 9, 7, 5, 3 (and 1, without twiddles).
+  STATIC_REQUIRE(fz::twiddle_table_size(1024) == 1024 + 7 * 64 + 7 * 8 + 3 * (256 + 64 + 16 + 4));
+  STATIC_REQUIRE(fz::twiddle_table_size(8) == 8);  // one pass, top 2; wide: tops 2 and 1
   for (unsigned m = fz::min_transform_log2; m <= fz::max_transform_log2; ++m) {
     INFO("M = 2^" << m);
     const std::uint32_t M = 1u << m;
@@ -350,7 +466,28 @@ TEST_CASE("fused FFT: the pass table holds each radix-8 pass's twiddles in its t
       entries += 7 * h;
     }
     REQUIRE(entries == fz::twist_table_offset(M));
-    REQUIRE(W.size() == entries + (fz::twist_in_first_pass(m) ? M : 0));
+    entries += fz::twist_in_first_pass(m) ? M : 0;
+    REQUIRE(entries == fz::wide_table_offset(M));
+    // The wide pass table: W^{(n0 bitrev_2(r)) 2^(m-1-top)} at (r-1) 2^(top-1) + n0 of each
+    // radix-4 pass with top > 1, bit for bit the power's.
+    for (unsigned p = 0; p < fz::wide::pass_count(m); ++p) {
+      const fz::Pass pass = fz::wide::forward_pass(m, p);
+      INFO("wide pass " << p << ", top " << pass.top);
+      REQUIRE(pass.table + fz::wide_table_offset(M) == entries);
+      if (pass.stages < 2 || pass.top == 1) continue;
+      const std::uint32_t h = 1u << (pass.top - 1);
+      for (unsigned r = 1; r < 4; ++r) {
+        for (std::uint32_t n0 = 0; n0 < h; ++n0) {
+          const std::uint32_t e = (n0 * bit_reverse(r, 2)) << (m - 1 - pass.top);
+          const k::Complex w = W[fz::wide_table_offset(M) + pass.table + (r - 1) * h + n0];
+          REQUIRE(e < 3 * M / 4);
+          REQUIRE(w.re == W[e].re);
+          REQUIRE(w.im == W[e].im);
+        }
+      }
+      entries += 3 * h;
+    }
+    REQUIRE(W.size() == entries);
   }
 }
 
@@ -716,6 +853,11 @@ TEST_CASE("fused engine: one CMUX step of the block program equals core's exact 
     // Two rotations per thread (k = 1).
     const fz::LaunchShape lanes{1, 1, 1, 2};
     if (fz::valid_lanes(2, s)) shapes.push_back(lanes);
+    // Wide clusters (4 points per thread; fixed lengths).
+    if (fz::valid_wide(s)) {
+      shapes.push_back({1, 1, s.k1(), 1, fz::wide_points});
+      if (fz::valid_cluster(s.rows(), s)) shapes.push_back({1, 1, s.rows(), 1, fz::wide_points});
+    }
     // The programs of a fixed length (N = 512 .. 2048, shape 1x1, a cluster or lanes) and, for
     // the same shapes, those of a run-time length.
     std::vector<std::pair<fz::LaunchShape, bool>> runs;
@@ -726,7 +868,9 @@ TEST_CASE("fused engine: one CMUX step of the block program equals core's exact 
     for (const auto& [shape, fixed] : runs) {
       INFO("groups " << shape.groups << ", rotations per block " << shape.rotations
                      << ", blocks per cluster " << shape.cluster << ", rotations per thread "
-                     << shape.lanes << ", fixed lengths " << fixed);
+                     << shape.lanes << ", points per thread " << shape.points
+                     << ", fixed lengths " << fixed);
+      REQUIRE(fz::valid_shape(shape, s));
       engine.set_fused_shape(shape);
       engine.set_fixed_lengths(fixed);
       std::vector<Torus32> acc = start;
@@ -752,8 +896,8 @@ TEST_CASE("fused engine: the whole data flow equals the CPU backend word for wor
   const std::vector<Case> cases = {
       {toy_insecure(), {{1, 1}, {2, 1}, {4, 1}, {1, 4}, {1, 1, 2}, {1, 1, 4}, {1, 1, 1, 2}}},
       {toy_k2_insecure(), {{1, 1}, {6, 1}, {1, 2}, {1, 1, 3}, {1, 1, 6}}},
-      {sized_insecure(512, 1), {{1, 1}, {2, 1}, {1, 3}, {1, 1, 2}, {1, 1, 1, 2}}},
-      {sized_insecure(2048, 2), {{1, 1}, {3, 1}, {1, 2}, {1, 1, 3}}}};
+      {sized_insecure(512, 1), {{1, 1}, {2, 1}, {1, 3}, {1, 1, 2}, {1, 1, 1, 2}, {1, 1, 2, 1, 4}}},
+      {sized_insecure(2048, 2), {{1, 1}, {3, 1}, {1, 2}, {1, 1, 3}, {1, 1, 3, 1, 4}}}};
   for (const Case& cs : cases) {
     const Parameters& p = cs.p;
     INFO("parameter set " << p.name);
@@ -770,7 +914,7 @@ TEST_CASE("fused engine: the whole data flow equals the CPU backend word for wor
     for (const fz::LaunchShape shape : cs.shapes) {
       INFO("groups " << shape.groups << ", rotations per block " << shape.rotations
                      << ", blocks per cluster " << shape.cluster << ", rotations per thread "
-                     << shape.lanes);
+                     << shape.lanes << ", points per thread " << shape.points);
       REQUIRE(fz::valid_shape(shape, shape_of(p)));
       engine.set_fused_shape(shape);
       engine.chunks_run = 0;
@@ -859,6 +1003,23 @@ TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", 
   CHECK(fz::block_threads({1, 1, 6}, tfhe) == 64);
   CHECK(fz::block_shared_bytes({1, 1, 6}, tfhe) == 576 * 16 + 2 * 512 * 16 + 1024 * 4);
   CHECK(fz::cluster_accumulator_offset(tfhe) == 576 * 16 + 2 * 512 * 16);
+  // Wide clusters: 4 points per thread, twice the threads, the same shared memory; clusters
+  // only, of the fixed lengths N = 512 .. 2048.
+  const fz::LaunchShape wide6{1, 1, 6, 1, 4};
+  CHECK(fz::valid_shape(wide6, tfhe));
+  CHECK(fz::valid_shape({1, 1, 2, 1, 4}, tfhe));
+  CHECK(fz::block_threads(wide6, tfhe) == 128);
+  CHECK(fz::block_shared_bytes(wide6, tfhe) == fz::block_shared_bytes({1, 1, 6}, tfhe));
+  CHECK_FALSE(fz::valid_shape({1, 1, 1, 1, 4}, tfhe));  // no cluster
+  CHECK_FALSE(fz::valid_shape({1, 1, 3, 1, 4}, tfhe));
+  CHECK_FALSE(fz::valid_shape({2, 1, 2, 1, 4}, tfhe));
+  CHECK_FALSE(fz::valid_shape({1, 1, 2, 2, 4}, tfhe));
+  CHECK_FALSE(fz::valid_shape({1, 1, 6, 1, 2}, tfhe));
+  CHECK_FALSE(fz::valid_shape({1, 1, 6, 1, 16}, tfhe));
+  CHECK_FALSE(fz::valid_shape({1, 1, 2, 1, 4}, shape_of(toy_insecure())));  // N = 32: no kernel
+  CHECK(fz::valid_wide(shape_of(gpu::test::sized_insecure(512, 1))));
+  CHECK(fz::valid_wide(shape_of(gpu::test::sized_insecure(2048, 2))));
+  CHECK_FALSE(fz::valid_wide(shape_of(gpu::test::sized_insecure(4096, 1))));
   CHECK(fz::unsupported_reason(tfhe) == nullptr);
   CHECK(fz::unsupported_reason(shape_of(default_128())) == nullptr);
   CHECK(fz::unsupported_reason(shape_of(toy_insecure())) == nullptr);

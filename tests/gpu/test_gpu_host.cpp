@@ -576,6 +576,34 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
   o.fused_cluster_blocks = 1;
   CHECK_NOTHROW(validate_cuda_options(o, p));
   o.fused_groups = o.fused_rotations_per_block = o.fused_cluster_blocks = o.fused_lanes = 0;
+  // Points per thread of a cluster's transforms: 8, or 4 (wide clusters: N = 512 .. 2048,
+  // where a cluster runs, chosen or forced).
+  for (const std::uint32_t points : {0u, 4u, 8u}) {
+    o.fused_cluster_points = points;
+    CHECK_NOTHROW(validate_cuda_options(o, p));
+  }
+  o.fused_cluster_points = 3;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),
+                           "fused_cluster_points=3 but expected 0 (automatic), 8 or 4 (wide "
+                           "clusters)");
+  o.fused_cluster_points = 4;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, toy_insecure()),
+                           "fused_cluster_points=4 but parameter set 'toy_INSECURE' has N=");
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, toy_insecure()),
+                           "wide clusters run N = 512, 1024 or 2048");
+  o.fused_cluster_blocks = 1;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),
+                           "fused_cluster_points=4 sets the points per thread of a cluster, but "
+                           "fused_cluster_blocks=1, fused_groups=0, fused_rotations_per_block=0 "
+                           "and fused_lanes=0 run none");
+  o.fused_cluster_blocks = 0;
+  o.fused_lanes = 2;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p), "and fused_lanes=2 run none");
+  o.fused_lanes = 0;
+  o.fused_cluster_blocks = 6;
+  CHECK_NOTHROW(validate_cuda_options(o, p));
+  o.fused_cluster_blocks = 0;
+  o.fused_cluster_points = 0;
   o.memory_budget_bytes = 2 * gd::bytes_per_rotation(gpu::test::shape_of(p), GpuEngine::fused);
   CHECK_NOTHROW(validate_cuda_options(o, p));
   Parameters wide = sized_insecure(1024, 3);

@@ -92,6 +92,12 @@ struct CudaOptions {
   // than one group per rotation keeps resident on the device at once; measured faster there
   // on an H100, docs/gpu.md section 6.5); 1: one lane, the rest of the shape automatic.
   std::uint32_t fused_lanes = 0;
+  // Fused engine: points per thread in the transforms of a cluster (where one runs, chosen or
+  // forced). 8 (0: automatic, 8 for now): blocks of N/16 threads. 4: wide clusters, blocks
+  // of N/8 threads, each thread half the work of a step (for batch-1 latency; N = 512, 1024
+  // or 2048; not yet measured on a GPU, docs/gpu.md section 6.6). 4 needs a cluster that can
+  // run: fused_cluster_blocks above 1, or 0 with the shape automatic.
+  std::uint32_t fused_cluster_points = 0;
   GpuKeySwitching key_switching = GpuKeySwitching::automatic;
   // Host-device transfers of upload() and download(); pinned uses two page-locked buffers
   // of staging_bytes (64 KiB..1 GiB, a multiple of 4), made at the first transfer.
@@ -119,6 +125,7 @@ struct CudaPhaseTimes {
   std::uint32_t fused_rotations_per_block = 0;  // and its rotations per block
   std::uint32_t fused_cluster_blocks = 0;       // and its blocks per cluster (1: no cluster)
   std::uint32_t fused_lanes = 0;                // and its rotations per thread
+  std::uint32_t fused_cluster_points = 0;       // and its cluster's points per thread (0: none)
   // Key switching of the last chunk: 0 the tensor-core matrix product, 1 the gather kernel,
   // S > 1 the gather kernel in S slices of the input coefficients (a small chunk).
   std::uint32_t key_switching_slices = 0;
