@@ -240,6 +240,8 @@ bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu) {
     gpu.fused_cluster_blocks = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 8));
   } else if (arg == "--fused-lanes") {
     gpu.fused_lanes = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 2));
+  } else if (arg == "--fused-cluster-points") {
+    gpu.fused_cluster_points = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 8));
   } else if (arg == "--key-switching") {
     gpu.key_switching = parse_gpu_key_switching(arg, cl.value());
   } else if (arg == "--transfer") {
@@ -264,6 +266,8 @@ std::string gpu_options_help(std::size_t column) {
       {"--fused-cluster C", "fused engine: blocks per thread block cluster and rotation, k+1 or "
                             "(k+1)l (0: automatic, 1: none)"},
       {"--fused-lanes P", "fused engine: rotations per thread, 1 or 2 (k = 1; 0: automatic)"},
+      {"--fused-cluster-points Q", "fused engine: points per thread in a cluster, 8 or 4 (wide: "
+                                   "twice the threads; N = 512..2048; 0: automatic)"},
       {"--transfer T", "direct (default) | pinned: through page-locked staging buffers"},
       {"--staging-mb MB", "pinned: each of the two staging buffers, 1..1024 MiB (default " +
                               std::to_string(CudaOptions{}.staging_bytes >> 20) + ")"}};
@@ -295,10 +299,13 @@ std::string gpu_engine_description(const CudaOptions& gpu) {
     if (gpu.fused_lanes > 1) {
       d += " (" + std::to_string(gpu.fused_lanes) + " rotations per thread)";
     } else if (gpu.fused_cluster_blocks > 1) {
-      d += " (clusters of " + std::to_string(gpu.fused_cluster_blocks) + " blocks per rotation)";
+      d += " (clusters of " + std::to_string(gpu.fused_cluster_blocks) + " blocks per rotation" +
+           (gpu.fused_cluster_points == 4 ? ", 4 points per thread)" : ")");
     } else if (gpu.fused_groups == 0 && gpu.fused_rotations_per_block == 0) {
       d += gpu.fused_cluster_blocks == 1 ? " (launch shape chosen per batch, no clusters)"
-                                         : " (launch shape chosen per batch)";
+           : gpu.fused_cluster_points == 4
+               ? " (launch shape chosen per batch, clusters of 4 points per thread)"
+               : " (launch shape chosen per batch)";
     } else {
       d += " (" + std::to_string(std::max(gpu.fused_groups, 1u)) + " groups x " +
            std::to_string(std::max(gpu.fused_rotations_per_block, 1u)) + " rotations per block)";
@@ -339,7 +346,8 @@ double fourier_key_bytes_per_bootstrap(const Parameters& p) {
 
 InvalidArgument gpu_options_not_for(const std::string& backend) {
   return InvalidArgument("--device, --memory-budget-mb, --no-cuda-graphs, --gpu-engine, "
-                         "--fused-groups, --fused-rotations, --fused-cluster, --fused-lanes, --key-switching, "
+                         "--fused-groups, --fused-rotations, --fused-cluster, --fused-lanes, "
+                         "--fused-cluster-points, --key-switching, "
                          "--transfer and "
                          "--staging-mb apply to the gpu backend, not to " + backend);
 }

@@ -126,5 +126,22 @@ TEST_CASE("the fused engine's launch-shape options: parsed, bounded and describe
              Catch::Matchers::Contains("\n  --fused-lanes P     fused engine: rotations per thread, 1 "
                                        "or 2 (k = 1; 0: automatic)\n"));
   CHECK_THAT(std::string(apps::gpu_options_not_for("openmp").what()),
-             Catch::Matchers::Contains("--fused-cluster, --fused-lanes, --key-switching"));
+             Catch::Matchers::Contains("--fused-cluster, --fused-lanes, --fused-cluster-points, "
+                                       "--key-switching"));
+  // Points per thread of a cluster's transforms (wide clusters: 4).
+  parse_gpu_args({"--fused-cluster", "6", "--fused-lanes", "0", "--fused-cluster-points", "4"}, gpu);
+  CHECK(gpu.fused_cluster_points == 4);
+  CHECK(apps::gpu_engine_description(gpu) ==
+        "fused blind rotation (clusters of 6 blocks per rotation, 4 points per thread), gather "
+        "key switching");
+  parse_gpu_args({"--fused-cluster", "0", "--fused-groups", "0", "--fused-rotations", "0"}, gpu);
+  CHECK(apps::gpu_engine_description(gpu) ==
+        "fused blind rotation (launch shape chosen per batch, clusters of 4 points per thread), "
+        "gather key switching");
+  REQUIRE_INVALID_ARGUMENT(parse_gpu_args({"--fused-cluster-points", "9"}, gpu),
+                           "--fused-cluster-points: 9 is out of range; expected an integer in 0..8");
+  CHECK_THAT(apps::gpu_options_help(22),
+             Catch::Matchers::Contains("\n  --fused-cluster-points Q fused engine: points per "
+                                       "thread in a cluster, 8 or 4 (wide: twice the threads; "
+                                       "N = 512..2048; 0: automatic)\n"));
 }
