@@ -35,10 +35,11 @@
 #   stalls  ncu warp states and scheduler statistics   -> stalls_*.log
 #           of the rotation kernels at batches 1 and
 #           16384: what the warps wait for
-#   hotspots ncu at batch 16384: the rotation kernel's  -> hotspots_16384[_SHAPE]_details.log,
-#           stall reasons per SASS instruction, its         hotspots_16384[_SHAPE]_sass.csv
-#           instruction mix, caches and pipes; the
-#           automatic shape and each of HOTSPOT_SHAPES
+#   hotspots ncu at batch HOTSPOT_BATCH (16384): the    -> hotspots_B[_SHAPE]_details.log,
+#           rotation kernel's stall reasons per SASS        hotspots_B[_SHAPE]_sass.csv
+#           instruction, its instruction mix, caches
+#           and pipes; the automatic shape and each of
+#           HOTSPOT_SHAPES
 #   variants bench_gates of each variant build          -> bench_gates_gpu_variant_*.json/.log
 #           (VARIANTS_DIR/NAME/bench_gates, made by
 #           scripts/gpu_variant.sh), fused engine,
@@ -61,12 +62,15 @@
 #   BENCH_REPS  timed repetitions per batch size (default 5)
 #   VARIANTS_DIR  folder of variant builds for the variants step (default .gpuvar)
 #   SHAPES      the shapes step's shapes, GxR (groups x rotations per block), cC (a cluster
-#               of C blocks) or lP (P rotations per thread), space-separated (default all)
+#               of C blocks), wC (a wide cluster: 4 points per thread) or lP (P rotations
+#               per thread), space-separated (default all)
 #   SHAPE_BATCHES  the shapes step's batch sizes, comma-separated positive numbers (default
 #               1,64,1024,16384; empty: the default)
 #   HOTSPOT_SHAPES  shapes the hotspots step profiles besides the automatic one (default
 #               "1x1": one rotation per block, beside the automatic l2 of tfhe_lib_128 at
 #               16384; empty: none)
+#   HOTSPOT_BATCH  the hotspots step's batch size (default 16384; 1 profiles the batch-1
+#               clusters: HOTSPOT_BATCH=1 HOTSPOT_SHAPES=w6 profiles c6, chosen, and w6)
 #   SANITIZE_TOOLS  compute-sanitizer tools of the sanitize step, in order (default
 #               "memcheck racecheck synccheck"; racecheck takes about 80 s on an H100)
 #   DEADLINE    seconds since the epoch (date +%s) by which every command must end: each
@@ -135,8 +139,8 @@ else
   batches=1,64,1024,16384,65536 shape_batches=1,64,1024,16384 small_batches=1,64,1024
   other_batches=1,1024,16384 transfer_batches=1024,16384,65536
   # GxR: groups 1, k+1, (k+1)l = 6 for tfhe_lib_128 x rotations per block; cC: clusters;
-  # lP: P rotations per thread
-  shapes=(1x1 l2 2x1 6x1 1x2 1x4 c2 c6)
+  # wC: wide clusters (4 points per thread); lP: P rotations per thread
+  shapes=(1x1 l2 2x1 6x1 1x2 1x4 c2 c6 w6)
   budget_run=(--memory-budget-mb 256 --batch 16384)
   circuit_widths=8,16,32 circuit_lanes=64 circuit_reps="$reps"
   regression_args=() cli_args=()
@@ -148,6 +152,11 @@ if ! [[ "$shape_batches" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]]; then
 fi
 if [[ -n "${SHAPES:-}" ]]; then read -ra shapes <<< "$SHAPES"; fi
 read -ra hotspot_shapes <<< "${HOTSPOT_SHAPES-1x1}"
+hotspot_batch="${HOTSPOT_BATCH:-16384}"
+if ! [[ "$hotspot_batch" =~ ^[1-9][0-9]*$ ]]; then
+  echo "gpu_run: HOTSPOT_BATCH='$hotspot_batch'; expected one batch size such as 1 or 16384" >&2
+  exit 2
+fi
 # Nsight Compute's filter for the fused rotation kernels (fused_kernels.cu).
 rotation_kernels='fused_(blind|fixed|lane|cluster)_rotation'
 
@@ -360,10 +369,12 @@ step_bench() {
     "${budget_run[@]}" --reps 3 --json "$out/bench_gates_gpu_${params}_budget.json"
 }
 
-# The bench_gates options that force a shape named GxR, cC or lP (into the array shape_args).
+# The bench_gates options that force a shape named GxR, cC, wC or lP (into the array
+# shape_args).
 set_shape_args() {
   case "$1" in
     c*) shape_args=(--fused-cluster "${1#c}") ;;
+    w*) shape_args=(--fused-cluster "${1#w}" --fused-cluster-points 4) ;;
     l*) shape_args=(--fused-lanes "${1#l}" --fused-cluster 1) ;;
     *) shape_args=(--fused-groups "${1%x*}" --fused-rotations "${1#*x}" --fused-cluster 1) ;;
   esac
@@ -485,10 +496,10 @@ step_hotspots() {
   local bench="$build/apps/bench_gates" ncu shape name shape_args
   find_ncu hotspots || return 0
   for shape in auto "${hotspot_shapes[@]}"; do
-    name=hotspots_16384
+    name="hotspots_$hotspot_batch"
     shape_args=()
     if [[ "$shape" != auto ]]; then
-      name="hotspots_16384_$shape"
+      name="hotspots_${hotspot_batch}_$shape"
       set_shape_args "$shape"
     fi
     run_logged "$name" "$ncu" --section SourceCounters --section WarpStateStats \
@@ -496,7 +507,7 @@ step_hotspots() {
       --section Occupancy --kernel-name "regex:$rotation_kernels" \
       --launch-count 1 --export "$out/$name" --force-overwrite \
       "$bench" --backend gpu --params tfhe_lib_128 --gpu-engine fused "${shape_args[@]}" \
-      --batch 16384 --reps 1 --warmup 0 || continue
+      --batch "$hotspot_batch" --reps 1 --warmup 0 || continue
     run_logged "${name}_details" "$ncu" --import "$out/$name.ncu-rep" --page details
     run_logged "${name}_sass" "$ncu" --import "$out/$name.ncu-rep" --page source --csv \
       --print-source sass

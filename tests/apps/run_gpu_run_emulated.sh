@@ -25,6 +25,11 @@ for bad in "1,x" "0,64" "64,"; do
   [[ $? -eq 2 && "$msg" == *"SHAPE_BATCHES='$bad'; expected batch sizes"* ]] ||
     fail "SHAPE_BATCHES=$bad: $msg"
 done
+for bad in "0" "1,64" "x"; do
+  msg="$(HOTSPOT_BATCH="$bad" GPU_RUN_EMULATED=1 "$repo/scripts/gpu_run.sh" "$work/refused" env 2>&1)"
+  [[ $? -eq 2 && "$msg" == *"HOTSPOT_BATCH='$bad'; expected one batch size"* ]] ||
+    fail "HOTSPOT_BATCH=$bad: $msg"
+done
 rm -rf "$work/refused"
 
 # A DEADLINE already past: every command is skipped and named, none is started.
