@@ -160,13 +160,20 @@ TG_UNROLL
   }
 }
 
-// Per-thread registers: the 4 points in flight and the K1 product sums.
+// Per-thread registers: the 4 points in flight, the K1 product sums, and the row's key points
+// (loaded with the digits, before the forward transform: their latency hides behind it).
 template <unsigned K1>
 struct Regs {
   static constexpr unsigned lanes = 1;
   Complex v[points];
   Complex sum[K1][points];
+  Complex key[K1][points];
 };
+
+// Partials a wide cluster's block loads at once when it sums a product: all of a cluster of
+// up to 6 (tfhe_lib_128's (k+1)l), one wait through the cluster; the 8-point program's
+// registers hold 3 (cluster_partials_in_flight).
+inline constexpr unsigned partials_in_flight = 6;
 
 // Per-thread registers of a plain wide transform.
 struct TransformRegs {
@@ -210,9 +217,18 @@ TG_UNROLL
     });
   }
   for (std::uint32_t x = 0; x < rows / blocks; ++x) {
-    // Digits of row q (column q / l, level q % l + 1), folded and twisted, at rT + t.
+    // Row q's key points at spectrum points 4t + r (key_slot order), then its digits (column
+    // q / l, level q % l + 1), folded and twisted, at rT + t.
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = blk.rank(tid) + blocks * x, t = f.thread(tid);
+      const Complex* row = in.key_step + std::size_t{q} * K1 * M;
+TG_UNROLL
+      for (unsigned c = 0; c < K1; ++c) {
+TG_UNROLL
+        for (unsigned r = 0; r < points; ++r) {
+          R.key[c][r] = load_global_key(row + c * M + key_slot(points * t + r, fft_threads(M)));
+        }
+      }
       const Torus32* a = blk.remote(acc, q / l);
 TG_UNROLL
       for (unsigned r = 0; r < points; ++r) {
@@ -224,17 +240,12 @@ TG_UNROLL
       }
     });
     wide::forward_transform(blk, f);
-    // sum_c += digits * BK_i[q][c] at spectrum points 4t + r (the key in key_slot order).
-    blk.each([&](unsigned tid, auto& R) {
-      const std::uint32_t q = blk.rank(tid) + blocks * x, t = f.thread(tid);
-      const Complex* row = in.key_step + std::size_t{q} * K1 * M;
+    // sum_c += digits * BK_i[q][c] at spectrum points 4t + r.
+    blk.each([&](unsigned, auto& R) {
 TG_UNROLL
       for (unsigned c = 0; c < K1; ++c) {
 TG_UNROLL
-        for (unsigned r = 0; r < points; ++r) {
-          const Complex b = load_global_key(row + c * M + key_slot(points * t + r, fft_threads(M)));
-          multiply_add(R.sum[c][r], R.v[r], b);
-        }
+        for (unsigned r = 0; r < points; ++r) multiply_add(R.sum[c][r], R.v[r], R.key[c][r]);
       }
     });
   }
@@ -256,7 +267,7 @@ TG_UNROLL
       return;
     }
     const std::size_t at = std::size_t{c} * points * T + t;
-    sum_partials<cluster_partials_in_flight>(
+    sum_partials<partials_in_flight>(
         R, blocks, [&](std::uint32_t b) { return blk.remote(partials, b) + at; },
         [&](unsigned r) { return r * T; });
   });
