@@ -61,6 +61,8 @@
 #   DEPS_ROOT   where to unpack them (default /opt/deps, else .deps/root when not writable)
 #   BENCH_REPS  timed repetitions per batch size (default 5)
 #   VARIANTS_DIR  folder of variant builds for the variants step (default .gpuvar)
+#   VARIANT_ARGS  more bench_gates arguments for the variants step (space-separated), the
+#               same for every variant (e.g. "--fused-cluster-points 4": wide clusters at batch 1)
 #   SHAPES      the shapes step's shapes, GxR (groups x rotations per block), cC (a cluster
 #               of C blocks), wC (a wide cluster: 4 points per thread) or lP (P rotations
 #               per thread), space-separated (default all)
@@ -153,6 +155,7 @@ fi
 if [[ -n "${SHAPES:-}" ]]; then read -ra shapes <<< "$SHAPES"; fi
 read -ra hotspot_shapes <<< "${HOTSPOT_SHAPES-1x1}"
 hotspot_batch="${HOTSPOT_BATCH:-16384}"
+read -ra variant_args <<< "${VARIANT_ARGS:-}"
 if ! [[ "$hotspot_batch" =~ ^[1-9][0-9]*$ ]]; then
   echo "gpu_run: HOTSPOT_BATCH='$hotspot_batch'; expected one batch size such as 1 or 16384" >&2
   exit 2
@@ -528,7 +531,7 @@ step_variants() {
     [[ -x "$v" ]] || continue
     name="$(basename "$(dirname "$v")")"
     run_logged "bench_gates_gpu_variant_$name" "$v" --backend gpu --params tfhe_lib_128 \
-      --gpu-engine fused --batch 1,16384 --reps 3 \
+      --gpu-engine fused --batch 1,16384 --reps 3 "${variant_args[@]}" \
       --json "$out/bench_gates_gpu_variant_$name.json"
   done
 }
