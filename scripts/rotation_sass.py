@@ -53,14 +53,15 @@ def label(mangled):
         return None
     kind, targs = match.groups()
     numbers = [int(n) for n in re.findall(r"Lj(\d+)E", targs)]
-    fixed = re.search(r"(Fixed|Wide)LengthILj(\d+)E", targs)
-    length = f"M=2^{fixed.group(2)}" if fixed else "M=run-time"
+    # FixedLength<log2 M> (older builds) or FixedLength<log2 M, points per thread> (4: wide).
+    fixed = re.search(r"FixedLengthILj(\d+)E(?:Lj(\d+)E)?", targs)
+    length = f"M=2^{fixed.group(1)}" if fixed else "M=run-time"
     if kind == "lane":
         return f"lane K1=2 {length}"
     if kind == "fixed":
         return f"fixed K1={numbers[0]} M=2^{numbers[1]}"
     if kind == "cluster":
-        wide = "wide " if fixed and fixed.group(1) == "Wide" else ""
+        wide = "wide " if fixed and fixed.group(2) == "4" else ""
         return f"{wide}cluster K1={numbers[0]} {length}"
     return f"blind K1={numbers[0]} M=run-time"
 

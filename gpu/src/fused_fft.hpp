@@ -26,7 +26,7 @@
 // points x_a = x_{base + a h} become
 //   y at register bitrev_3(k) = W_L^{n0 k} sum_a x_a W_8^{ak},   W_L = W^{M/L},
 // so a pass is an 8-point DFT whose twiddles are the constants 1, sqrt(1/2)(1 - i), -i and
-// -sqrt(1/2)(1 + i) (dft8_registers: the three radix-2 stages with those factors written in,
+// -sqrt(1/2)(1 + i) (dft_registers: the three radix-2 stages with those factors written in,
 // no twiddle load, no multiplication for 1 and -i), then 7 twiddle products W^{n0 k M/L}
 // (none in the last pass, where n0 = 0). The inverse pass takes the conjugate twiddles first,
 // then undoes the DFT (times 8). A pass of 1 or 2 stages (the first, when 3 does not divide
@@ -346,16 +346,20 @@ TG_UNROLL
 }
 
 
-// The 8-point DFT of a pass on the registers: forward, the three DIF stages (register bits
-// 2, 1, 0) with the constant twiddles W_8^q, leaving sum_a v_a W_8^{ak} in register
-// bitrev_3(k); inverse, the DIT stages undoing them (bits 0, 1, 2), times 8.
-template <bool Inverse, class V>
-TG_HD void dft8_registers(V (&v)[points_per_thread]) {
+// The 2^B-point DFT of a pass on the registers (P = 2^B points: B = 3, the 8-point DFT of the
+// radix-8 passes; B = 2, the 4-point DFT of fused_wide.hpp's radix-4 passes): forward, the B
+// DIF stages (register bits B-1 .. 0) with the constant twiddles W_P^q = W^{q' M/8}
+// (eighth_dif_butterfly, q' = q 8/P), leaving sum_a v_a W_P^{ak} in register bitrev_B(k);
+// inverse, the DIT stages undoing them (bits 0 .. B-1), times P.
+template <bool Inverse, class V, unsigned P>
+TG_HD void dft_registers(V (&v)[P]) {
+  static_assert(P == 4 || P == 8);
+  constexpr unsigned bits = P == 8 ? 3 : 2;
 TG_UNROLL
-  for (unsigned k = 0; k < 3; ++k) {
-    const unsigned b = Inverse ? k : 2 - k;
+  for (unsigned k = 0; k < bits; ++k) {
+    const unsigned b = Inverse ? k : bits - 1 - k;
 TG_UNROLL
-    for (unsigned r = 0; r < points_per_thread; ++r) {
+    for (unsigned r = 0; r < P; ++r) {
       if (r & (1u << b)) continue;
       const unsigned q = (r & ((1u << b) - 1)) << (2 - b);
 TG_UNROLL
@@ -388,12 +392,12 @@ TG_UNROLL
 template <bool Inverse, class V>
 TG_HD void radix8_pass(V (&v)[points_per_thread], std::uint32_t n0, Pass pass,
                        unsigned m, const Complex* W) {
-  if (!Inverse) dft8_registers<false>(v);
+  if (!Inverse) dft_registers<false>(v);
   if (pass.top > 2) {
     twiddle_registers<Inverse, 1>(v, W + (std::uint32_t{1} << m) + pass.table + n0,
                                   std::uint32_t{1} << (pass.top - 2));
   }
-  if (Inverse) dft8_registers<true>(v);
+  if (Inverse) dft_registers<true>(v);
 }
 
 // The first pass of a twisted transform where twist_in_first_pass(m): the radix-8 pass of
@@ -401,10 +405,10 @@ TG_HD void radix8_pass(V (&v)[points_per_thread], std::uint32_t n0, Pass pass,
 template <bool Inverse, class V>
 TG_HD void twisted_first_pass(V (&v)[points_per_thread], std::uint32_t t, unsigned m,
                               const Complex* W) {
-  if (!Inverse) dft8_registers<false>(v);
+  if (!Inverse) dft_registers<false>(v);
   const std::uint32_t M = std::uint32_t{1} << m;
   twiddle_registers<Inverse, 0>(v, W + twist_table_offset(M) + t, M / points_per_thread);
-  if (Inverse) dft8_registers<true>(v);
+  if (Inverse) dft_registers<true>(v);
 }
 
 // The stages of one pass on thread t's registers: forward (bits top down) or inverse
@@ -481,13 +485,16 @@ struct RunTimeLength {
 // slots and twiddle exponents fold into constants and per-thread bases (the rotation kernels
 // of the parameter sets' lengths, fused_kernels.cu). The same code, the same operations in the
 // same order: the same words as the run-time length.
-template <unsigned LogM>
+// Points: per thread, 8 (this file's transforms) or 4 (fused_wide.hpp's), so T = M / Points.
+template <unsigned LogM, unsigned Points = points_per_thread>
 struct FixedLength {
   static_assert(LogM >= min_transform_log2 && LogM <= max_transform_log2);
+  static_assert(Points == 4 || Points == 8);
   static constexpr bool fixed = true;
   static constexpr std::uint32_t M = std::uint32_t{1} << LogM;
   static constexpr unsigned m = LogM;
-  static constexpr std::uint32_t T = fft_threads(M);
+  static constexpr unsigned points = Points;
+  static constexpr std::uint32_t T = M / Points;
 };
 
 // Where the threads of a block are: `groups` groups of T = M/8 threads (Length: RunTimeLength

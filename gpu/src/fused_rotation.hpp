@@ -123,14 +123,15 @@ inline constexpr std::uint32_t lanes_columns = 2;
 inline constexpr unsigned first_fixed_log2 = 8;
 inline constexpr unsigned last_fixed_log2 = 10;
 
-// f(FixedGroups<log2 M>{}) where M has a fixed-length kernel (true), else nothing (false).
-template <unsigned L = first_fixed_log2, class F>
+// f(GroupsOf<log2 M>{}) where M has a fixed-length kernel (true), else nothing (false).
+// GroupsOf: FixedGroups, or the wide groups of fused_wide.hpp.
+template <template <unsigned> class GroupsOf = FixedGroups, unsigned L = first_fixed_log2, class F>
 bool with_fixed_length(std::uint32_t M, F&& f) {
   if (M == (std::uint32_t{1} << L)) {
-    f(FixedGroups<L>{});
+    f(GroupsOf<L>{});
     return true;
   }
-  if constexpr (L < last_fixed_log2) return with_fixed_length<L + 1>(M, f);
+  if constexpr (L < last_fixed_log2) return with_fixed_length<GroupsOf, L + 1>(M, f);
   return false;
 }
 
@@ -716,6 +717,56 @@ TG_HD Groups cluster_groups(const detail::Shape& s, unsigned char* base, const C
   return f;
 }
 
+// A cluster's block: its rows of the next step towards L2 (prefetch_span), where there is one.
+template <unsigned K1, class Block, class Groups>
+TG_HD void prefetch_cluster_rows(Block& blk, const Groups& f, const StepInputs& in,
+                                 std::uint32_t rows, std::uint32_t blocks) {
+  if (in.key_next == nullptr) return;
+  blk.each([&](unsigned tid, auto&) {
+    for (std::uint32_t q = blk.rank(tid); q < rows; q += blocks) {
+      prefetch_span(in.key_next + std::size_t{q} * K1 * f.M, std::size_t{K1} * f.M, f.thread(tid),
+                    f.T);
+    }
+  });
+}
+
+// Every thread of a cluster's block: its K1 product sums into its block's partials, point
+// Pt + r of product c at (cP + r)T + t (P: the thread's points, 8, or 4 in a wide cluster).
+template <unsigned K1, class Block, class Groups>
+TG_HD void store_partials(Block& blk, const Groups& f, Complex* partials) {
+  blk.each([&](unsigned tid, auto& R) {
+    constexpr unsigned P = std::extent_v<decltype(R.v)>;
+    Complex* own = blk.local(partials, tid);
+    const std::uint32_t t = f.thread(tid);
+TG_UNROLL
+    for (unsigned c = 0; c < K1; ++c) {
+TG_UNROLL
+      for (unsigned r = 0; r < P; ++r) own[(c * P + r) * f.T + t] = R.sum[c][r];
+    }
+  });
+}
+
+// After the cluster barrier that follows store_partials: block c < K1 sums product c's
+// partials over the cluster's blocks in rank order into its registers (InFlight at a time,
+// sum_partials); the other blocks take zeros and idle along in the inverse transform.
+template <unsigned K1, unsigned InFlight, class Block, class Groups>
+TG_HD void sum_cluster_partials(Block& blk, const Groups& f, Complex* partials,
+                                std::uint32_t blocks) {
+  blk.each([&](unsigned tid, auto& R) {
+    constexpr unsigned P = std::extent_v<decltype(R.v)>;
+    const std::uint32_t c = blk.rank(tid), t = f.thread(tid);
+    if (c >= K1) {
+TG_UNROLL
+      for (unsigned r = 0; r < P; ++r) R.v[r] = Complex{0, 0};
+      return;
+    }
+    const std::size_t at = std::size_t{c} * P * f.T + t;
+    sum_partials<InFlight>(
+        R, blocks, [&](std::uint32_t b) { return blk.remote(partials, b) + at; },
+        [&](unsigned r) { return r * f.T; });
+  });
+}
+
 // CMUX step of the cluster's rotation: acc += external_product(BK_i, (X^power - 1) acc).
 template <unsigned K1, class Groups = FftGroups, class Block>
 TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t blocks,
@@ -726,13 +777,7 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
   Torus32* acc = reinterpret_cast<Torus32*>(base + cluster_accumulator_offset(s));
   blk.cluster_sync();  // the previous step's columns are written and its partials read
   clear_sums<K1>(blk);
-  if (in.key_next != nullptr) {  // the block's rows of the next step
-    blk.each([&](unsigned tid, auto&) {
-      for (std::uint32_t q = blk.rank(tid); q < rows; q += blocks) {
-        prefetch_span(in.key_next + std::size_t{q} * K1 * M, std::size_t{K1} * M, f.thread(tid), f.T);
-      }
-    });
-  }
+  prefetch_cluster_rows<K1>(blk, f, in, rows, blocks);
   for (std::uint32_t x = 0; x < rows / blocks; ++x) {
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = blk.rank(tid) + blocks * x;
@@ -745,30 +790,9 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
       multiply_row<K1, true>(R, f.thread(tid), f, in.key_step + std::size_t{q} * K1 * M);
     });
   }
-  blk.each([&](unsigned tid, auto& R) {
-    Complex* own = blk.local(partials, tid);
-    const std::uint32_t t = f.thread(tid);
-TG_UNROLL
-    for (unsigned c = 0; c < K1; ++c) {
-TG_UNROLL
-      for (unsigned r = 0; r < points_per_thread; ++r) {
-        own[(c * points_per_thread + r) * f.T + t] = R.sum[c][r];
-      }
-    }
-  });
+  store_partials<K1>(blk, f, partials);
   blk.cluster_sync();  // every block's partials are written
-  blk.each([&](unsigned tid, auto& R) {
-    const std::uint32_t c = blk.rank(tid), t = f.thread(tid);
-    if (c >= K1) {  // no column: idle along in the inverse transform
-TG_UNROLL
-      for (unsigned r = 0; r < points_per_thread; ++r) R.v[r] = Complex{0, 0};
-      return;
-    }
-    const std::size_t at = std::size_t{c} * points_per_thread * f.T + t;
-    sum_partials<cluster_partials_in_flight>(
-        R, blocks, [&](std::uint32_t b) { return blk.remote(partials, b) + at; },
-        [&](unsigned r) { return r * f.T; });
-  });
+  sum_cluster_partials<K1, cluster_partials_in_flight>(blk, f, partials, blocks);
   inverse_transform<true>(blk, f);  // its exchanges use each block's own buffer, free since the
                                     // cluster barrier after the partials
   blk.each([&](unsigned tid, auto& R) {
@@ -777,19 +801,29 @@ TG_UNROLL
   });
 }
 
-// The n CMUX steps of the cluster's rotation (`powers`: its n switched masks); on return every
-// block of the cluster is done with the others' shared memory.
-template <unsigned K1, class Groups = FftGroups, class Block>
-TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_t blocks,
-                                unsigned char* base, const std::uint32_t* powers,
-                                const Complex* key, StepInputs in) {
+// The n CMUX steps of a cluster's rotation (`powers`: its n switched masks), each
+// step(power, in) with in's key rows of that step (key: the whole fused Fourier key); on
+// return every block of the cluster is done with the others' shared memory.
+template <class Block, class Step>
+TG_HD void cluster_steps(Block& blk, const detail::Shape& s, const std::uint32_t* powers,
+                         const Complex* key, StepInputs in, Step&& step) {
   const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
   for (std::uint32_t i = 0; i < s.n; ++i) {
     in.key_step = key + i * key_step;
     in.key_next = i + 1 < s.n ? in.key_step + key_step : nullptr;
-    cluster_cmux_step<K1, Groups>(blk, s, blocks, base, powers[i], in);
+    step(powers[i], in);
   }
   blk.cluster_sync();  // the last step's sums have read every block's partials
+}
+
+// The n CMUX steps of the cluster's rotation.
+template <unsigned K1, class Groups = FftGroups, class Block>
+TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_t blocks,
+                                unsigned char* base, const std::uint32_t* powers,
+                                const Complex* key, StepInputs in) {
+  cluster_steps(blk, s, powers, key, in, [&](std::uint32_t power, const StepInputs& step) {
+    cluster_cmux_step<K1, Groups>(blk, s, blocks, base, power, step);
+  });
 }
 
 // A cluster run on the host: one block of C*T threads, block b's shared memory at

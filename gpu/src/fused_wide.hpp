@@ -40,23 +40,15 @@ namespace torusgate::gpu::kernel::fused::wide {
 // Points per thread of a wide transform.
 inline constexpr unsigned points = 4;
 
-// M = 2^LogM with T = M/4 threads per transform (TransformGroups<WideLength<LogM>>: group,
-// thread and buffer of a thread as for the 8-point groups).
+// M = 2^LogM with T = M/4 threads per transform (group, thread and buffer of a thread as for
+// the 8-point groups).
 template <unsigned LogM>
-struct WideLength {
-  static_assert(LogM >= first_fixed_log2 && LogM <= last_fixed_log2);
-  static constexpr bool fixed = true;
-  static constexpr std::uint32_t M = std::uint32_t{1} << LogM;
-  static constexpr unsigned m = LogM;
-  static constexpr std::uint32_t T = M / points;
-};
-template <unsigned LogM>
-using Groups = TransformGroups<WideLength<LogM>>;
+using Groups = TransformGroups<FixedLength<LogM, points>>;
 
 template <class G>
 inline constexpr bool is_wide = false;
 template <unsigned LogM>
-inline constexpr bool is_wide<Groups<LogM>> = true;
+inline constexpr bool is_wide<TransformGroups<FixedLength<LogM, points>>> = true;
 
 // Threads of one wide transform of M points.
 TG_HD constexpr std::uint32_t threads(std::uint32_t M) { return M / points; }
@@ -66,24 +58,6 @@ TG_HD std::uint32_t point_of(std::uint32_t t, unsigned r, unsigned top) {
   const unsigned low_bits = top - 1;
   const std::uint32_t low = t & ((std::uint32_t{1} << low_bits) - 1);
   return ((t >> low_bits) << (top + 1)) | (static_cast<std::uint32_t>(r) << low_bits) | low;
-}
-
-// The 4-point DFT of a pass on the registers: forward, the two DIF stages (register bits 1,
-// 0) with the constant twiddles W_4^q = W^{2q M/8}, leaving sum_a v_a W_4^{ak} in register
-// bitrev_2(k); inverse, the DIT stages undoing them (bits 0, 1), times 4.
-template <bool Inverse>
-TG_HD void dft4_registers(Complex (&v)[points]) {
-TG_UNROLL
-  for (unsigned k = 0; k < 2; ++k) {
-    const unsigned b = Inverse ? k : 1 - k;
-TG_UNROLL
-    for (unsigned r = 0; r < points; ++r) {
-      if (r & (1u << b)) continue;
-      const unsigned q = 2 * ((r & ((1u << b) - 1)) << (1 - b));
-      if (Inverse) eighth_dit_butterfly(v[r], v[r | (1u << b)], q);
-      else eighth_dif_butterfly(v[r], v[r | (1u << b)], q);
-    }
-  }
 }
 
 // The stages of one pass on thread t's registers (W: the twiddle table, fused_fft.hpp):
@@ -99,7 +73,7 @@ TG_UNROLL
     }
     return;
   }
-  if (!Inverse) dft4_registers<false>(v);
+  if (!Inverse) dft_registers<false>(v);
   if (pass.top > 1) {
     const std::uint32_t h = std::uint32_t{1} << (pass.top - 1);
     const Complex* table = W + wide_table_offset(std::uint32_t{1} << m) + pass.table + (t & (h - 1));
@@ -109,7 +83,7 @@ TG_UNROLL
       v[r] = Inverse ? times_conj(v[r], w) : times(v[r], w);
     }
   }
-  if (Inverse) dft4_registers<true>(v);
+  if (Inverse) dft_registers<true>(v);
 }
 
 // Every thread's registers from the layout of the pass with top bit `from` to that of `to`,
@@ -209,13 +183,7 @@ TG_UNROLL
       for (unsigned r = 0; r < points; ++r) R.sum[c][r] = Complex{0, 0};
     }
   });
-  if (in.key_next != nullptr) {  // the block's rows of the next step
-    blk.each([&](unsigned tid, auto&) {
-      for (std::uint32_t q = blk.rank(tid); q < rows; q += blocks) {
-        prefetch_span(in.key_next + std::size_t{q} * K1 * M, std::size_t{K1} * M, f.thread(tid), T);
-      }
-    });
-  }
+  prefetch_cluster_rows<K1>(blk, f, in, rows, blocks);
   for (std::uint32_t x = 0; x < rows / blocks; ++x) {
     // Row q's key points at spectrum points 4t + r (key_slot order), then its digits (column
     // q / l, level q % l + 1), folded and twisted, at rT + t.
@@ -249,28 +217,9 @@ TG_UNROLL
       }
     });
   }
-  blk.each([&](unsigned tid, auto& R) {
-    Complex* own = blk.local(partials, tid);
-    const std::uint32_t t = f.thread(tid);
-TG_UNROLL
-    for (unsigned c = 0; c < K1; ++c) {
-TG_UNROLL
-      for (unsigned r = 0; r < points; ++r) own[(c * points + r) * T + t] = R.sum[c][r];
-    }
-  });
+  store_partials<K1>(blk, f, partials);
   blk.cluster_sync();  // every block's partials are written
-  blk.each([&](unsigned tid, auto& R) {
-    const std::uint32_t c = blk.rank(tid), t = f.thread(tid);
-    if (c >= K1) {  // no column: idle along in the inverse transform
-TG_UNROLL
-      for (unsigned r = 0; r < points; ++r) R.v[r] = Complex{0, 0};
-      return;
-    }
-    const std::size_t at = std::size_t{c} * points * T + t;
-    sum_partials<partials_in_flight>(
-        R, blocks, [&](std::uint32_t b) { return blk.remote(partials, b) + at; },
-        [&](unsigned r) { return r * T; });
-  });
+  sum_cluster_partials<K1, partials_in_flight>(blk, f, partials, blocks);
   wide::inverse_transform(blk, f);  // each block's own buffer, free since the last cluster barrier
   blk.each([&](unsigned tid, auto& R) {
     if (blk.rank(tid) >= K1) return;
@@ -284,30 +233,20 @@ TG_UNROLL
   });
 }
 
-// The n CMUX steps of a wide cluster's rotation (`powers`: its n switched masks); on return
-// every block of the cluster is done with the others' shared memory.
+// The n CMUX steps of a wide cluster's rotation (fused_rotation.hpp's cluster_steps).
 template <unsigned K1, class G, class Block>
 TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                                 unsigned char* base, const std::uint32_t* powers,
                                 const Complex* key, StepInputs in) {
-  const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
-  for (std::uint32_t i = 0; i < s.n; ++i) {
-    in.key_step = key + i * key_step;
-    in.key_next = i + 1 < s.n ? in.key_step + key_step : nullptr;
-    wide::cluster_cmux_step<K1, G>(blk, s, blocks, base, powers[i], in);
-  }
-  blk.cluster_sync();  // the last step's sums have read every block's partials
+  cluster_steps(blk, s, powers, key, in, [&](std::uint32_t power, const StepInputs& step) {
+    wide::cluster_cmux_step<K1, G>(blk, s, blocks, base, power, step);
+  });
 }
 
 // f(Groups<log2 M>{}) where the wide program has M (true), else nothing (false).
-template <unsigned L = first_fixed_log2, class F>
+template <class F>
 bool with_length(std::uint32_t M, F&& f) {
-  if (M == (std::uint32_t{1} << L)) {
-    f(Groups<L>{});
-    return true;
-  }
-  if constexpr (L < last_fixed_log2) return with_length<L + 1>(M, f);
-  return false;
+  return with_fixed_length<Groups>(M, f);
 }
 
 }  // namespace torusgate::gpu::kernel::fused::wide

@@ -22,8 +22,12 @@ cases = {
         "lane K1=2 M=2^10",
     "29fused_cluster_rotation_kernelILj3ENS0_6kernel5fused15TransformGroupsINS5_13RunTimeLengthEEEEEvPjPKjm":
         "cluster K1=3 M=run-time",
-    "29fused_cluster_rotation_kernelILj2ENS0_6kernel5fused15TransformGroupsINS5_4wide10WideLengthILj9EEEEEEEvPjPKjm":
+    "29fused_cluster_rotation_kernelILj2ENS0_6kernel5fused15TransformGroupsINS5_11FixedLengthILj9ELj4EEEEEEEvPjPKjm":
         "wide cluster K1=2 M=2^9",
+    "29fused_cluster_rotation_kernelILj3ENS0_6kernel5fused15TransformGroupsINS5_11FixedLengthILj10ELj8EEEEEEEvPjPKjm":
+        "cluster K1=3 M=2^10",
+    "26fused_lane_rotation_kernelINS0_6kernel5fused15TransformGroupsINS5_11FixedLengthILj9ELj8EEEEEEEvPjPKjm":
+        "lane K1=2 M=2^9",
     "27fused_blind_rotation_kernelILj2EEEvPjPKjmNS1_5ShapeE": "blind K1=2 M=run-time",
     "16fused_key_kernelEPKjmNS1_5ShapeEPKNS0_6kernel7ComplexES9_PS7_": None,
 }

@@ -229,43 +229,53 @@ std::vector<Torus32> negacyclic_exact(const std::vector<std::int32_t>& d, const 
 
 }  // namespace
 
+// The passes of a transform of M = 2^m points with P = 2^B points per thread (pass_of(p):
+// forward pass p of `passes`; point_of(t, r, top)): bits m-1 down to 0 each taken once, in
+// DIF order; each pass's points a bijection whose register index is the owned bits top ..
+// top-B+1; the last forward pass (and first inverse one) holds points Pt + r, the first
+// t + rT.
+template <class PassOf, class PointOf>
+void check_passes(unsigned m, unsigned P, unsigned passes, PassOf pass_of, PointOf point_of) {
+  const unsigned B = fz::log2_exact(P);
+  const std::uint32_t M = 1u << m, T = M / P;
+  std::vector<unsigned> stage_bits;
+  for (unsigned p = 0; p < passes; ++p) {
+    const fz::Pass pass = pass_of(p);
+    INFO("pass " << p << ", top " << pass.top);
+    REQUIRE(pass.stages >= 1);
+    REQUIRE(pass.stages <= B);
+    REQUIRE(pass.top >= B - 1);
+    for (unsigned s = 0; s < pass.stages; ++s) stage_bits.push_back(pass.top - s);
+    std::vector<int> seen(M, 0);
+    for (std::uint32_t t = 0; t < T; ++t) {
+      for (unsigned r = 0; r < P; ++r) {
+        const std::uint32_t point = point_of(t, r, pass.top);
+        REQUIRE(point < M);
+        ++seen[point];
+        REQUIRE(((point >> (pass.top + 1 - B)) & (P - 1)) == r);
+      }
+    }
+    REQUIRE(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }));
+  }
+  REQUIRE(stage_bits.size() == m);
+  for (unsigned s = 0; s < m; ++s) REQUIRE(stage_bits[s] == m - 1 - s);
+  const fz::Pass last = pass_of(passes - 1);
+  REQUIRE(last.top == B - 1);
+  for (std::uint32_t t = 0; t < T; ++t) {
+    for (unsigned r = 0; r < P; ++r) {
+      REQUIRE(point_of(t, r, last.top) == P * t + r);
+      REQUIRE(point_of(t, r, m - 1) == t + r * T);
+    }
+  }
+}
+
 TEST_CASE("fused FFT: the passes take every stage once and each pass's points are a bijection",
           "[gpu-host][fused]") {
   for (unsigned m = fz::min_transform_log2; m <= fz::max_transform_log2; ++m) {
     INFO("M = 2^" << m);
-    const std::uint32_t M = 1u << m, T = fz::fft_threads(M);
-    const unsigned passes = fz::pass_count(m);
-    std::vector<unsigned> stage_bits;
-    for (unsigned p = 0; p < passes; ++p) {
-      const fz::Pass pass = fz::forward_pass(m, p);
-      REQUIRE(pass.stages >= 1);
-      REQUIRE(pass.stages <= 3);
-      REQUIRE(pass.top >= 2);
-      for (unsigned s = 0; s < pass.stages; ++s) stage_bits.push_back(pass.top - s);
-      std::vector<int> seen(M, 0);
-      for (std::uint32_t t = 0; t < T; ++t) {
-        for (unsigned r = 0; r < 8; ++r) {
-          const std::uint32_t point = fz::point_of(t, r, pass.top);
-          REQUIRE(point < M);
-          ++seen[point];
-          // The register index is the owned bits top..top-2.
-          REQUIRE(((point >> (pass.top - 2)) & 7u) == r);
-        }
-      }
-      REQUIRE(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }));
-    }
-    // Bits m-1 down to 0, each once, in DIF order.
-    REQUIRE(stage_bits.size() == m);
-    for (unsigned s = 0; s < m; ++s) REQUIRE(stage_bits[s] == m - 1 - s);
-    // The last forward pass (and first inverse one) holds points 8t + r; the first, t + rM/8.
-    const fz::Pass last = fz::forward_pass(m, passes - 1);
-    REQUIRE(last.top == 2);
-    for (std::uint32_t t = 0; t < T; ++t) {
-      for (unsigned r = 0; r < 8; ++r) {
-        REQUIRE(fz::point_of(t, r, last.top) == 8 * t + r);
-        REQUIRE(fz::point_of(t, r, m - 1) == t + r * T);
-      }
-    }
+    const std::uint32_t M = 1u << m;
+    check_passes(m, 8, fz::pass_count(m), [&](unsigned p) { return fz::forward_pass(m, p); },
+                 [](std::uint32_t t, unsigned r, unsigned top) { return fz::point_of(t, r, top); });
     // Padded slots are distinct and within the buffer.
     std::vector<int> slots(fz::buffer_points(M), 0);
     for (std::uint32_t p = 0; p < M; ++p) ++slots[fz::padded(p)];
@@ -358,34 +368,9 @@ TEST_CASE("fused FFT, wide (4 points per thread): the passes take every stage on
     constexpr std::uint32_t M = G::M, T = G::T;
     INFO("M = 2^" << m);
     REQUIRE(T == fz::wide::threads(M));
-    // Passes: bits m-1 down to 0, each once, in DIF order; each pass's points a bijection
-    // whose register index is the owned bits top, top-1.
-    std::vector<unsigned> stage_bits;
-    for (unsigned p = 0; p < fz::wide::pass_count(m); ++p) {
-      const fz::Pass pass = fz::wide::forward_pass(m, p);
-      REQUIRE(pass.stages >= 1);
-      REQUIRE(pass.stages <= 2);
-      REQUIRE(pass.top >= 1);
-      for (unsigned st = 0; st < pass.stages; ++st) stage_bits.push_back(pass.top - st);
-      std::vector<int> seen(M, 0);
-      for (std::uint32_t t = 0; t < T; ++t) {
-        for (unsigned r = 0; r < 4; ++r) {
-          const std::uint32_t point = fz::wide::point_of(t, r, pass.top);
-          REQUIRE(point < M);
-          ++seen[point];
-          REQUIRE(((point >> (pass.top - 1)) & 3u) == r);
-        }
-      }
-      REQUIRE(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }));
-    }
-    REQUIRE(stage_bits.size() == m);
-    for (unsigned st = 0; st < m; ++st) REQUIRE(stage_bits[st] == m - 1 - st);
-    for (std::uint32_t t = 0; t < T; ++t) {
-      for (unsigned r = 0; r < 4; ++r) {
-        REQUIRE(fz::wide::point_of(t, r, 1) == 4 * t + r);
-        REQUIRE(fz::wide::point_of(t, r, m - 1) == t + r * T);
-      }
-    }
+    check_passes(
+        m, 4, fz::wide::pass_count(m), [&](unsigned p) { return fz::wide::forward_pass(m, p); },
+        [](std::uint32_t t, unsigned r, unsigned top) { return fz::wide::point_of(t, r, top); });
     // Transforms: two groups at once; the exact DFT in bit-reversed order, the 8-point
     // program's spectrum, and the round trip (times M).
     const auto W = fz::twiddles(M);
