@@ -398,6 +398,17 @@ struct DigitSource {
   std::uint32_t power;
 };
 
+// x, as a value the compiler cannot compute before this point (a volatile move on the
+// device): what is derived from it is computed here, at each call, instead of once before
+// the step loop and kept in registers. The lane kernels run at 255 registers, where the
+// accumulator points' shared addresses (t | 64r) kept across the steps were spilled.
+TG_HD std::uint32_t opaque(std::uint32_t x) {
+#if defined(__CUDA_ARCH__) && !defined(TORUSGATE_CUDA_EMULATION)
+  asm volatile("mov.b32 %0, %0;" : "+r"(x));
+#endif
+  return x;
+}
+
 // Thread t of a group: the digits of level `level` of (X^power - 1) a for each lane p
 // (x.lane[p]), folded and twisted as a twisted forward transform takes them
 // (twisted_input), at the first pass's points.
@@ -406,6 +417,7 @@ TG_HD void load_digits(Regs& R, std::uint32_t t, const Groups& f,
                        PerLane<DigitSource, Regs::lanes> x, std::uint32_t level,
                        const StepInputs& in) {
   const std::uint32_t M = f.M, N = 2 * f.M;
+  if constexpr (Regs::lanes > 1) t = opaque(t);
 TG_UNROLL
   for (unsigned r = 0; r < points_per_thread; ++r) {
     const std::uint32_t j = point_of(t, r, f.m - 1);
@@ -465,6 +477,7 @@ TG_UNROLL
 template <class Regs, class Groups>
 TG_HD void untwist_add(Regs& R, std::uint32_t t, const Groups& f, const Complex* untwist,
                        PerLane<Torus32*, Regs::lanes> a) {
+  if constexpr (Regs::lanes > 1) t = opaque(t);
 TG_UNROLL
   for (unsigned r = 0; r < points_per_thread; ++r) {
     const std::uint32_t j = point_of(t, r, f.m - 1);
