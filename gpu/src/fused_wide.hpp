@@ -16,7 +16,7 @@
 //
 // Radix 4: with top bit T, h = 2^(T-1), L = 4h and n0 = i mod h (the thread's low bits), the
 // points x_a = x_{base + a h} become y at register bitrev_2(k) = W_L^{n0 k} sum_a x_a W_4^{ak}
-// (W_L = W^{M/L}): a 4-point DFT with the constants 1 and -i (eighth_dif_butterfly), then 3
+// (W_L = W^{M/L}): a 4-point DFT with the constants 1 and -i (dft_registers), then 3
 // products by W^{(n0 k) 2^(m-1-T)} from the wide pass table, in the threads' order (none in
 // the last pass, n0 = 0). The passes' structure is in fused_fft.hpp (namespace wide).
 // The inverse takes the conjugate twiddles first, then undoes the DFT (times 4). A pass of 1
@@ -37,8 +37,8 @@
 
 namespace torusgate::gpu::kernel::fused::wide {
 
-// Points per thread of a wide transform.
-inline constexpr unsigned points = 4;
+// Points per thread of a wide transform (LaunchShape::points of a wide cluster).
+inline constexpr unsigned points = wide_points;
 
 // M = 2^LogM with T = M/4 threads per transform (group, thread and buffer of a thread as for
 // the 8-point groups).
