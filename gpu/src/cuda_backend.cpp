@@ -140,9 +140,7 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p) {
                 std::to_string(2u << fz::first_fixed_log2) + ", " +
                 std::to_string(4u << fz::first_fixed_log2) + " or " +
                 std::to_string(2u << fz::last_fixed_log2));
-    const bool automatic = o.fused_cluster_blocks == 0 && o.fused_groups == 0 &&
-                           o.fused_rotations_per_block == 0 && o.fused_lanes <= 1;
-    EXPECTS(points != fz::wide_points || o.fused_cluster_blocks > 1 || automatic,
+    EXPECTS(points != fz::wide_points || o.fused_cluster_blocks > 1 || o.fused_shape_automatic(),
             "CudaOptions: fused_cluster_points=" + std::to_string(points) +
                 " sets the points per thread of a cluster, but fused_cluster_blocks=" +
                 std::to_string(o.fused_cluster_blocks) + ", fused_groups=" +

@@ -302,9 +302,7 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
                         " threads and " + format_bytes(limits.max_shared_bytes) +
                         " for its kernel; use GpuEngine::cufft");
     }
-    const bool automatic =
-        o.fused_cluster_blocks == 0 && o.fused_groups == 0 && o.fused_rotations_per_block == 0 &&
-        o.fused_lanes <= 1;
+    const bool automatic = o.fused_shape_automatic();
     if (automatic || o.fused_cluster_blocks > 1) {
       const std::uint32_t cluster_blocks =
           automatic ? kernel::fused::preferred_cluster(s) : o.fused_cluster_blocks;

@@ -103,6 +103,13 @@ struct CudaOptions {
   // of staging_bytes (64 KiB..1 GiB, a multiple of 4), made at the first transfer.
   GpuTransfer transfer = GpuTransfer::direct;
   std::size_t staging_bytes = std::size_t{8} << 20;
+
+  // Whether the fused engine chooses its launch shape per chunk (clusters for the smallest):
+  // fused_cluster_blocks, fused_groups and fused_rotations_per_block 0, fused_lanes 0 or 1.
+  bool fused_shape_automatic() const {
+    return fused_cluster_blocks == 0 && fused_groups == 0 && fused_rotations_per_block == 0 &&
+           fused_lanes <= 1;
+  }
 };
 
 // Milliseconds. Transfers: the caller's wait in the last upload() / download() call (host
