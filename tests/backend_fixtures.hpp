@@ -67,11 +67,12 @@ inline void check_every_gate(const std::vector<std::uint8_t>& got, const TruthTa
   }
 }
 
-// One CpuKeyContext (default FFT engine, Fourier-domain key) per parameter set.
-inline std::shared_ptr<const CpuKeyContext> cpu_context_for(const Parameters& params) {
+// One CpuKeyContext (default FFT engine, Fourier-domain key) per parameter set and key form.
+inline std::shared_ptr<const CpuKeyContext> cpu_context_for(const Parameters& params,
+                                                            std::uint32_t unroll = 1) {
   static std::map<std::string, std::shared_ptr<const CpuKeyContext>> cache;
-  auto& ctx = cache[params.name];
-  if (!ctx) ctx = std::make_shared<const CpuKeyContext>(keys_for(params).cloud);
+  auto& ctx = cache[params.name + "/" + std::to_string(unroll)];
+  if (!ctx) ctx = std::make_shared<const CpuKeyContext>(keys_for(params, unroll).cloud);
   return ctx;
 }
 
@@ -89,10 +90,12 @@ struct CpuFixture {
   static constexpr bool encrypted = true;
   // The shared default-engine context; another engine gets a context of its own (a backend
   // made from a context uses that context's engine whatever options.fft says).
-  explicit CpuFixture(const Parameters& params = toy_insecure(), CpuOptions options = {})
-      : keys(keys_for(params)),
+  // unroll 2: the cloud key with an unrolled bootstrapping key (same secret key).
+  explicit CpuFixture(const Parameters& params = toy_insecure(), CpuOptions options = {},
+                      std::uint32_t unroll = 1)
+      : keys(keys_for(params, unroll)),
         be(options.fft == FftEngineKind::Auto
-               ? cpu_context_for(params)
+               ? cpu_context_for(params, unroll)
                : std::make_shared<const CpuKeyContext>(keys.cloud, options.fft),
            options),
         key(keys.secret) {}

@@ -29,22 +29,33 @@ inline std::uint64_t catch_seed(std::uint64_t salt) {
 }
 
 // Client and cloud keys of one parameter set, generated once per test executable from a
-// deterministic generator seeded by the parameter set's fingerprint.
+// deterministic generator seeded by the parameter set's fingerprint. unroll 2: a cloud key
+// with an unrolled bootstrapping key for the same secret key as unroll 1.
 struct TestKeys {
   Parameters params;
   SecretKey secret;
   std::shared_ptr<const CloudKey> cloud;
 };
 
-inline const TestKeys& keys_for(const Parameters& params) {
+inline const TestKeys& keys_for(const Parameters& params, std::uint32_t unroll = 1) {
   static std::map<std::string, std::unique_ptr<TestKeys>> cache;
-  auto it = cache.find(params.name);
+  const std::string name = params.name + (unroll == 1 ? "" : "/unroll" + std::to_string(unroll));
+  auto it = cache.find(name);
   if (it == cache.end()) {
-    Csprng rng = seeded_rng(params.fingerprint());
-    SecretKey secret(params, rng);
-    auto cloud = std::make_shared<const CloudKey>(CloudKey::generate(secret, rng));
-    auto keys = std::make_unique<TestKeys>(TestKeys{params, std::move(secret), std::move(cloud)});
-    it = cache.emplace(params.name, std::move(keys)).first;
+    std::unique_ptr<TestKeys> keys;
+    if (unroll == 1) {
+      Csprng rng = seeded_rng(params.fingerprint());
+      SecretKey secret(params, rng);
+      auto cloud = std::make_shared<const CloudKey>(CloudKey::generate(secret, rng));
+      keys = std::make_unique<TestKeys>(TestKeys{params, std::move(secret), std::move(cloud)});
+    } else {
+      const TestKeys& standard = keys_for(params);
+      Csprng rng = seeded_rng(params.fingerprint() ^ unroll);
+      auto cloud = std::make_shared<const CloudKey>(
+          CloudKey::generate(standard.secret, rng, unroll));
+      keys = std::make_unique<TestKeys>(TestKeys{params, standard.secret, std::move(cloud)});
+    }
+    it = cache.emplace(name, std::move(keys)).first;
   }
   REQUIRE(it->second->params == params);
   return *it->second;

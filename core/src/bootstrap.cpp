@@ -3,6 +3,8 @@
 #include "torusgate/core/bootstrap.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <numbers>
 
 #include "torusgate/core/error.hpp"
 #include "torusgate/core/vec8.hpp"
@@ -11,17 +13,25 @@ namespace torusgate {
 
 BootstrappingKeyFourier::BootstrappingKeyFourier(const BootstrappingKey& bk,
                                                  const NegacyclicFft& fft)
-    : params_(bk.parameters()), engine_(fft.name()) {
+    : params_(bk.parameters()), engine_(fft.name()), unroll_(bk.unroll()),
+      ggsw_count_(bk.ggsw_count()) {
   const std::size_t N = params_.polynomial_size, k = params_.glwe_dimension;
   EXPECTS(fft.polynomial_size() == N,
           "BootstrappingKeyFourier: FFT engine is for N=" + std::to_string(fft.polynomial_size()) +
               " but parameter set '" + params_.name + "' has N=" + std::to_string(N));
+  if (unroll_ == 2) {
+    EXPECTS(!fft.custom_arithmetic(),
+            "BootstrappingKeyFourier: an unrolled bootstrapping key (unroll 2) needs a double "
+            "FFT engine, but engine '" + fft.name() +
+                "' has custom arithmetic (use the standard key, unroll 1, with it)");
+    roots_ = spectrum_root_exponents(fft);
+  }
   const std::size_t polys = std::size_t{params_.ggsw_row_count()} * (k + 1);
   ggsw_doubles_ = polys * N;  // each spectrum is 2M = N doubles
-  data_.resize(params_.lwe_dimension * ggsw_doubles_);
+  data_.resize(ggsw_count_ * ggsw_doubles_);
   const std::size_t M = N / 2;
   std::vector<double> spectrum(N);
-  for (std::size_t i = 0; i < params_.lwe_dimension; ++i) {
+  for (std::size_t i = 0; i < ggsw_count_; ++i) {
     const auto g = bk.ggsw(i);
     double* out = data_.data() + i * ggsw_doubles_;
     for (std::size_t q = 0; q < polys; ++q) {
@@ -41,9 +51,9 @@ BootstrappingKeyFourier::BootstrappingKeyFourier(const BootstrappingKey& bk,
 void BootstrappingKeyFourier::spectrum(std::size_t i, std::size_t q, std::span<double> out) const {
   const std::size_t N = params_.polynomial_size, M = N / 2;
   const std::size_t polys = std::size_t{params_.ggsw_row_count()} * (params_.glwe_dimension + 1);
-  EXPECTS(i < params_.lwe_dimension && q < polys,
+  EXPECTS(i < ggsw_count_ && q < polys,
           "BootstrappingKeyFourier::spectrum: GGSW " + std::to_string(i) + ", polynomial " +
-              std::to_string(q) + " but the key has " + std::to_string(params_.lwe_dimension) +
+              std::to_string(q) + " but the key has " + std::to_string(ggsw_count_) +
               " GGSW samples of " + std::to_string(polys) + " polynomials");
   EXPECTS(out.size() == N, "BootstrappingKeyFourier::spectrum: output has " +
                                std::to_string(out.size()) + " slots but expected N=" +
@@ -59,7 +69,8 @@ void BootstrappingKeyFourier::spectrum(std::size_t i, std::size_t q, std::span<d
 namespace {
 
 // One external product in the Fourier domain for `gates` accumulators (split spectra of M
-// points): product_t[c] = sum_q digits_t[q] * key[q][c] for q < rows, c < k1.
+// points): product_t[c] = sum_q digits_t[q] * key[q][c] for q < rows, c < k1. With a factor
+// (unrolled keys): product_t[c] (= or +=) factor_t * sum_q ..., slot-wise.
 struct ExternalProduct {
   const double* digits;        // gate t, row q at digits + t*digit_stride + q*2M
   std::size_t digit_stride;
@@ -67,12 +78,15 @@ struct ExternalProduct {
   std::size_t rows, k1, M;
   double* product;             // gate t, column c at product + t*product_stride + c*2M
   std::size_t product_stride;
+  const double* factor = nullptr;  // gate t's 2M split slots at factor + t*factor_stride
+  std::size_t factor_stride = 0;
+  bool accumulate = false;         // with a factor: add to product instead of storing
 };
 
 // G gates at once: each key block is read once for all of them (sequentially), and the
 // accumulators of 8 points stay in registers across all rows. K1 = 0: k1 known at run time
-// only (fallback).
-template <std::size_t K1, std::size_t G>
+// only (fallback). Factor: the rotation of an unrolled key's step, applied in registers.
+template <std::size_t K1, std::size_t G, bool Factor>
 void external_product_fourier(const ExternalProduct& x) {
   constexpr std::size_t kMax = K1 == 0 ? 9 : K1;
   const std::size_t cols = K1 == 0 ? x.k1 : K1;
@@ -101,22 +115,46 @@ void external_product_fourier(const ExternalProduct& x) {
       }
     }
     for (std::size_t t = 0; t < G; ++t) {
+      Vec8 fr{}, fi{};
+      if constexpr (Factor) {
+        fr = load8(x.factor + t * x.factor_stride + j);
+        fi = load8(x.factor + t * x.factor_stride + M + j);
+      }
       for (std::size_t c = 0; c < cols; ++c) {
-        store8(x.product + t * x.product_stride + c * stride + j, acc_re[t][c]);
-        store8(x.product + t * x.product_stride + c * stride + M + j, acc_im[t][c]);
+        double* re = x.product + t * x.product_stride + c * stride + j;
+        double* im = re + M;
+        if constexpr (Factor) {
+          Vec8 pr = acc_re[t][c] * fr - acc_im[t][c] * fi;
+          Vec8 pi = acc_re[t][c] * fi + acc_im[t][c] * fr;
+          if (x.accumulate) {
+            pr += load8(re);
+            pi += load8(im);
+          }
+          store8(re, pr);
+          store8(im, pi);
+        } else {
+          store8(re, acc_re[t][c]);
+          store8(im, acc_im[t][c]);
+        }
       }
     }
   }
 }
 
-template <std::size_t K1>
+template <std::size_t K1, bool Factor>
 void external_product_fourier_group(const ExternalProduct& x, std::size_t gates) {
   switch (gates) {
-    case 4: return external_product_fourier<K1, 4>(x);
-    case 3: return external_product_fourier<K1, 3>(x);
-    case 2: return external_product_fourier<K1, 2>(x);
-    default: return external_product_fourier<K1, 1>(x);
+    case 4: return external_product_fourier<K1, 4, Factor>(x);
+    case 3: return external_product_fourier<K1, 3, Factor>(x);
+    case 2: return external_product_fourier<K1, 2, Factor>(x);
+    default: return external_product_fourier<K1, 1, Factor>(x);
   }
+}
+
+template <std::size_t K1>
+void external_product_fourier_group(const ExternalProduct& x, std::size_t gates) {
+  if (x.factor != nullptr) return external_product_fourier_group<K1, true>(x, gates);
+  external_product_fourier_group<K1, false>(x, gates);
 }
 
 // External products of `gates` (at most BlindRotator::group_size) digit sets with one GGSW.
@@ -130,7 +168,12 @@ void external_product_fourier(const ExternalProduct& x, std::size_t gates) {
         ExternalProduct one = x;
         one.digits += t * x.digit_stride;
         one.product += t * x.product_stride;
-        external_product_fourier<0, 1>(one);
+        if (one.factor != nullptr) {
+          one.factor += t * x.factor_stride;
+          external_product_fourier<0, 1, true>(one);
+        } else {
+          external_product_fourier<0, 1, false>(one);
+        }
       }
   }
 }
@@ -156,6 +199,15 @@ BlindRotator::BlindRotator(const BootstrappingKeyFourier& key, const NegacyclicF
   digit_spectra_.resize(group_size * rows * N);
   product_spectra_.resize(group_size * k1 * N);
   if (fft.custom_arithmetic()) key_spectra_.resize(rows * k1 * N);
+  if (key.unroll() == 2) {
+    unit_roots_.resize(4 * N);
+    const double step = std::numbers::pi / static_cast<double>(N);
+    for (std::size_t t = 0; t < 2 * N; ++t) {
+      unit_roots_[t] = std::cos(step * static_cast<double>(t));
+      unit_roots_[2 * N + t] = std::sin(step * static_cast<double>(t));
+    }
+    factors_.resize(group_size * 3 * N);
+  }
 }
 
 void BlindRotator::external_product_custom(std::size_t i, std::size_t gates) {
@@ -214,6 +266,72 @@ void BlindRotator::cmux_group(std::size_t i, const std::uint32_t* powers, Torus3
   }
 }
 
+void BlindRotator::pair_group(std::size_t p, const std::uint32_t* powers, Torus32* const* accs,
+                              std::size_t gates) {
+  const std::size_t N = params_.polynomial_size, M = N / 2, k1 = params_.glwe_dimension + 1;
+  const std::size_t l = params_.bk_level_count, rows = k1 * l;
+  const std::uint32_t mask = static_cast<std::uint32_t>(2 * N - 1);
+  const std::uint32_t* roots = key_.root_exponents().data();
+  const double* unit_re = unit_roots_.data();
+  const double* unit_im = unit_roots_.data() + 2 * N;
+  for (std::size_t t = 0; t < gates; ++t) {
+    for (std::size_t c = 0; c < k1; ++c) {
+      fft_.forward_decomposed(
+          std::span<const Torus32>(accs[t] + c * N, N), gadget_,
+          std::span<double>(digit_spectra_.data() + (t * rows + c * l) * N, l * N));
+    }
+    const std::uint32_t a = powers[2 * t], b = powers[2 * t + 1];
+    const std::uint32_t exponents[3] = {(a + b) & mask, a, b};  // s*t, s*(1-t), (1-s)*t
+    for (std::size_t g = 0; g < 3; ++g) {
+      double* re = factors_.data() + (t * 3 + g) * N;
+      double* im = re + M;
+      for (std::size_t j = 0; j < M; ++j) {  // zeta^(t_j e) - 1: X^e - 1 at slot j's root
+        const std::uint32_t at = (roots[j] * exponents[g]) & mask;
+        re[j] = unit_re[at] - 1.0;
+        im[j] = unit_im[at];
+      }
+    }
+  }
+  for (std::size_t g = 0; g < 3; ++g) {
+    ExternalProduct x{digit_spectra_.data(), rows * N, key_.ggsw(3 * p + g), rows, k1, M,
+                      product_spectra_.data(), k1 * N};
+    x.factor = factors_.data() + g * N;
+    x.factor_stride = 3 * N;
+    x.accumulate = g > 0;
+    external_product_fourier(x, gates);
+  }
+  for (std::size_t t = 0; t < gates; ++t) {
+    for (std::size_t c = 0; c < k1; ++c) {
+      fft_.inverse_add(std::span<const double>(product_spectra_.data() + (t * k1 + c) * N, N),
+                       std::span<Torus32>(accs[t] + c * N, N));
+    }
+  }
+}
+
+template <class Step>
+void BlindRotator::for_each_group(std::size_t first, std::size_t width,
+                                  std::span<Torus32> accumulators, std::size_t count,
+                                  Step&& step) {
+  const std::size_t n = params_.lwe_dimension;
+  const std::size_t acc_words = (params_.glwe_dimension + 1) * params_.polynomial_size;
+  std::uint32_t group_powers[group_size * 2];
+  Torus32* group_accs[group_size];
+  std::size_t in_group = 0;
+  for (std::size_t r = 0; r < count; ++r) {
+    const std::uint32_t* powers = powers_.data() + r * n + first;
+    if (std::all_of(powers, powers + width, [](std::uint32_t e) { return e == 0; })) {
+      continue;  // X^0 = 1: nothing to add
+    }
+    std::copy(powers, powers + width, group_powers + in_group * width);
+    group_accs[in_group] = accumulators.data() + r * acc_words;
+    if (++in_group == group_size) {
+      step(group_powers, group_accs, in_group);
+      in_group = 0;
+    }
+  }
+  if (in_group > 0) step(group_powers, group_accs, in_group);
+}
+
 void BlindRotator::blind_rotate(std::span<const Torus32> inputs, std::size_t count, Torus32 mu,
                                 std::span<Torus32> accumulators) {
   const std::size_t n = params_.lwe_dimension, N = params_.polynomial_size;
@@ -242,23 +360,21 @@ void BlindRotator::blind_rotate(std::span<const Torus32> inputs, std::size_t cou
     for (std::size_t j = 0; j < N; ++j) body[j] = (j + shift < N ? sign : Torus32{0} - sign) * mu;
     for (std::size_t i = 0; i < n; ++i) powers_[r * n + i] = mod_switch_from_torus(in[i], two_n);
   }
-  // Key-major loop: GGSW i is read once for the whole batch (from cache after the first
-  // group), and each block of it once per group of accumulators.
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint32_t group_powers[group_size];
-    Torus32* group_accs[group_size];
-    std::size_t in_group = 0;
-    for (std::size_t r = 0; r < count; ++r) {
-      const std::uint32_t power = powers_[r * n + i];
-      if (power == 0) continue;  // X^0 - 1 = 0: nothing to add
-      group_powers[in_group] = power;
-      group_accs[in_group] = accumulators.data() + r * acc_words;
-      if (++in_group == group_size) {
-        cmux_group(i, group_powers, group_accs, in_group);
-        in_group = 0;
-      }
-    }
-    if (in_group > 0) cmux_group(i, group_powers, group_accs, in_group);
+  // Key-major loop: each step's GGSW samples are read once for the whole batch (from cache
+  // after the first group), and each block of them once per group of accumulators.
+  const std::size_t paired = key_.unroll() == 2 ? n / 2 * 2 : 0;
+  for (std::size_t i = 0; i < paired; i += 2) {
+    for_each_group(i, 2, accumulators, count,
+                   [&](const std::uint32_t* powers, Torus32* const* accs, std::size_t gates) {
+                     pair_group(i / 2, powers, accs, gates);
+                   });
+  }
+  for (std::size_t i = paired; i < n; ++i) {
+    const std::size_t ggsw = paired / 2 * 3 + (i - paired);
+    for_each_group(i, 1, accumulators, count,
+                   [&](const std::uint32_t* powers, Torus32* const* accs, std::size_t gates) {
+                     cmux_group(ggsw, powers, accs, gates);
+                   });
   }
 }
 

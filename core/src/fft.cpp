@@ -57,6 +57,34 @@ void NegacyclicFft::forward_decomposed(std::span<const Torus32> poly,
   forward_digits(poly.data(), gadget, spectra.data());
 }
 
+std::vector<std::uint32_t> spectrum_root_exponents(const NegacyclicFft& fft) {
+  EXPECTS(!fft.custom_arithmetic(),
+          "spectrum_root_exponents: engine '" + fft.name() +
+              "' has custom arithmetic (its spectrum slots are not complex values)");
+  const std::size_t N = fft.polynomial_size(), M = N / 2;
+  std::vector<std::int32_t> x(N, 0);
+  x[1] = 1;
+  std::vector<double> spectrum(N);
+  fft.forward(x, spectrum);
+  std::vector<std::uint32_t> exponents(M);
+  std::vector<bool> seen(2 * N, false);
+  const double step = std::numbers::pi / static_cast<double>(N);
+  for (std::size_t j = 0; j < M; ++j) {
+    const double re = spectrum[j], im = spectrum[M + j];
+    const long t = std::lround(std::atan2(im, re) / step);
+    const auto e = static_cast<std::uint32_t>((t % static_cast<long>(2 * N) + 2 * N) % (2 * N));
+    const double angle = step * e;
+    EXPECTS(e % 2 == 1 && !seen[e] && std::abs(re - std::cos(angle)) < 1e-9 &&
+                std::abs(im - std::sin(angle)) < 1e-9,
+            "spectrum_root_exponents: engine '" + fft.name() + "' slot " + std::to_string(j) +
+                " holds (" + std::to_string(re) + ", " + std::to_string(im) +
+                ") for the polynomial X, not an unused odd power of exp(i*pi/N)");
+    seen[e] = true;
+    exponents[j] = e;
+  }
+  return exponents;
+}
+
 void NegacyclicFft::inverse(std::span<const double> spectrum, std::span<Torus32> poly) const {
   check_sizes(poly.size(), spectrum.size(), "inverse");
   inverse_to_torus(spectrum.data(), poly.data(), false);

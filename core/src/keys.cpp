@@ -42,29 +42,65 @@ SecretKey::SecretKey(const Parameters& params, LweKey lwe_key, GlweKey glwe_key)
               std::to_string(params_.polynomial_size));
 }
 
-BootstrappingKey::BootstrappingKey(const Parameters& params, std::vector<Torus32> data)
-    : params_(params), data_(std::move(data)) {
-  params_.validate();
-  const std::size_t want = std::size_t{params_.lwe_dimension} * ggsw_size(params_);
-  EXPECTS(data_.size() == want, size_error("BootstrappingKey", data_.size(), want, params_));
+namespace {
+
+void check_unroll(std::uint32_t unroll, const char* fn) {
+  EXPECTS(unroll == 1 || unroll == 2,
+          std::string(fn) + ": unroll=" + std::to_string(unroll) +
+              " but expected 1 (the standard key) or 2 (the unrolled key)");
 }
 
-BootstrappingKey BootstrappingKey::generate(const SecretKey& key, Csprng& rng) {
+}  // namespace
+
+std::size_t BootstrappingKey::ggsw_count(const Parameters& params, std::uint32_t unroll) {
+  check_unroll(unroll, "BootstrappingKey::ggsw_count");
+  const std::size_t n = params.lwe_dimension;
+  return unroll == 1 ? n : 3 * (n / 2) + n % 2;
+}
+
+std::vector<std::int32_t> BootstrappingKey::messages(std::span<const std::int32_t> s,
+                                                     std::uint32_t unroll) {
+  check_unroll(unroll, "BootstrappingKey::messages");
+  std::vector<std::int32_t> out;
+  const std::size_t n = s.size(), paired = unroll == 2 ? n / 2 * 2 : 0;
+  for (std::size_t i = 0; i < paired; i += 2) {
+    out.push_back(s[i] * s[i + 1]);
+    out.push_back(s[i] * (1 - s[i + 1]));
+    out.push_back((1 - s[i]) * s[i + 1]);
+  }
+  for (std::size_t i = paired; i < n; ++i) out.push_back(s[i]);
+  return out;
+}
+
+BootstrappingKey::BootstrappingKey(const Parameters& params, std::vector<Torus32> data,
+                                   std::uint32_t unroll)
+    : params_(params), data_(std::move(data)), unroll_(unroll) {
+  params_.validate();
+  check_unroll(unroll, "BootstrappingKey");
+  const std::size_t want = ggsw_count(params_, unroll) * ggsw_size(params_);
+  EXPECTS(data_.size() == want, size_error("BootstrappingKey", data_.size(), want, params_) +
+                                    " (unroll " + std::to_string(unroll) + ")");
+}
+
+BootstrappingKey BootstrappingKey::generate(const SecretKey& key, Csprng& rng,
+                                            std::uint32_t unroll) {
+  check_unroll(unroll, "BootstrappingKey::generate");
+  check_key_made(key, "BootstrappingKey::generate");
   const Parameters& p = key.parameters();
   const std::size_t g = ggsw_size(p);
-  std::vector<Torus32> data(std::size_t{p.lwe_dimension} * g);
-  const auto s = key.lwe_key().coefficients();
-  for (std::size_t i = 0; i < p.lwe_dimension; ++i) {
-    encrypt_ggsw(std::span<Torus32>(data).subspan(i * g, g), s[i], key.glwe_key(), p,
+  const auto m = messages(key.lwe_key().coefficients(), unroll);
+  std::vector<Torus32> data(m.size() * g);
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    encrypt_ggsw(std::span<Torus32>(data).subspan(i * g, g), m[i], key.glwe_key(), p,
                  p.glwe_noise_stddev, rng);
   }
-  return BootstrappingKey(p, std::move(data));
+  return BootstrappingKey(p, std::move(data), unroll);
 }
 
 std::span<const Torus32> BootstrappingKey::ggsw(std::size_t i) const {
-  EXPECTS(i < params_.lwe_dimension, "BootstrappingKey::ggsw: index " + std::to_string(i) +
-                                         " but the key has n=" +
-                                         std::to_string(params_.lwe_dimension) + " samples");
+  const std::size_t count = ggsw_count();
+  EXPECTS(i < count, "BootstrappingKey::ggsw: index " + std::to_string(i) + " but the key has " +
+                         std::to_string(count) + " GGSW samples");
   const std::size_t g = ggsw_size(params_);
   return std::span<const Torus32>(data_).subspan(i * g, g);
 }
@@ -112,8 +148,8 @@ CloudKey::CloudKey(BootstrappingKey bk, KeySwitchingKey ksk)
               "' but the key-switching key is for '" + ksk_.parameters().name + "'");
 }
 
-CloudKey CloudKey::generate(const SecretKey& key, Csprng& rng) {
-  auto bk = BootstrappingKey::generate(key, rng);
+CloudKey CloudKey::generate(const SecretKey& key, Csprng& rng, std::uint32_t unroll) {
+  auto bk = BootstrappingKey::generate(key, rng, unroll);
   auto ksk = KeySwitchingKey::generate(key, rng);
   return CloudKey(std::move(bk), std::move(ksk));
 }

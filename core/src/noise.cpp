@@ -23,8 +23,10 @@ double log2_add(double x, double y) {
 
 }  // namespace
 
-NoiseModel noise_model(const Parameters& p) {
+NoiseModel noise_model(const Parameters& p, std::uint32_t unroll) {
   p.validate();
+  EXPECTS(unroll == 1 || unroll == 2, "noise_model: unroll=" + std::to_string(unroll) +
+                                          " but expected 1 (the standard key) or 2 (unrolled)");
   const double n = p.lwe_dimension, k = p.glwe_dimension, N = p.polynomial_size;
   const double l = p.bk_level_count, Bg = std::ldexp(1.0, static_cast<int>(p.bk_base_log));
   const double t = p.ks_level_count, base = std::ldexp(1.0, static_cast<int>(p.ks_base_log));
@@ -33,8 +35,13 @@ NoiseModel noise_model(const Parameters& p) {
   NoiseModel m;
   m.fresh = p.lwe_noise_stddev * p.lwe_noise_stddev;
   const double digit2 = (Bg * Bg + 2.0) / 12.0;
-  m.blind_rotation = n * (k + 1) * l * N * digit2 * p.glwe_noise_stddev * p.glwe_noise_stddev +
-                     n * (1 + k * N / 2) * q * q / 12.0;
+  // Key terms: one external product per CMUX; an unrolled pair adds three, each rotated by
+  // X^e - 1 (twice the variance for e != 0), so 6 per pair of bits instead of 2.
+  const double pairs = unroll == 2 ? std::floor(n / 2) : 0;
+  const double key_terms = (n - 2 * pairs) + 6 * pairs;
+  m.blind_rotation =
+      key_terms * (k + 1) * l * N * digit2 * p.glwe_noise_stddev * p.glwe_noise_stddev +
+      n * (1 + k * N / 2) * q * q / 12.0;
   m.key_switching = k * N * t * (1 - 1 / base) * p.lwe_noise_stddev * p.lwe_noise_stddev +
                     (k * N / 2) * pr * pr / 12.0;
   m.modulus_switching = (1 + n / 2) / (12.0 * (2 * N) * (2 * N));

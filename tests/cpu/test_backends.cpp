@@ -210,6 +210,21 @@ TEMPLATE_TEST_CASE("every gate kind on every input combination in one mixed batc
   }
 }
 
+TEST_CASE("an unrolled bootstrapping key: every gate kind, sequential and OpenMP agree",
+          "[backend][unroll]") {
+  for (const Parameters& p : {toy_insecure(), toy_k2_insecure()}) {
+    INFO("parameter set " << p.name);
+    SequentialFixture seq(p, {}, 2);
+    OpenMpFixture omp(p, {}, 2);
+    REQUIRE(seq.keys.cloud->bootstrapping_key().unroll() == 2);
+    const std::uint64_t seed = catch_seed(0x4e11);
+    CHECK(check_all_gates_one_batch(seq, seed) == check_all_gates_one_batch(omp, seed));
+  }
+  // The FFTW engine too (the default engine is SimdFft where AVX-512 is built).
+  SequentialFixture fftw(toy_insecure(), CpuOptions{FftEngineKind::Fftw, 2, 0}, 2);
+  check_all_gates_one_batch(fftw, catch_seed(0x4e12));
+}
+
 TEST_CASE("one mixed batch of every gate with real parameter sets, sequential and OpenMP",
           "[backend][real]") {
   for (const Parameters& p : {tfhe_lib_128(), default_128()}) {
@@ -611,7 +626,8 @@ NoiseReport run_levels(OpenMpFixture& f, const std::vector<std::size_t>& widths,
   using S = CpuStorage;
   Csprng rng = seeded_rng(seed);
   const auto specs = bootstrapped_specs();
-  const NoiseModel model = noise_model(f.be.parameters());
+  const NoiseModel model =
+      noise_model(f.be.parameters(), f.keys.cloud->bootstrapping_key().unroll());
   NoiseReport report;
   std::vector<std::uint8_t> prev_plain = random_bits(rng, 3 * widths[0]);
   BitBuffer<S> prev = upload_bits(f, prev_plain, rng);
@@ -713,6 +729,18 @@ TEST_CASE("tfhe_lib_128 phase noise of bootstrapped outputs matches the noise mo
   const NoiseReport r = run_levels(f, {512}, seed);
   CHECK(r.errors == 0);
   CHECK(r.samples == 512);
+  check_phase_statistics(r, f.be.parameters());
+}
+
+TEST_CASE("tfhe_lib_128 with an unrolled key: zero errors, phase noise as modelled",
+          "[backend][real][noise][unroll]") {
+  const std::uint64_t seed = catch_seed(0x2011e);
+  INFO("seed " << seed);
+  OpenMpFixture f(tfhe_lib_128(), {}, 2);
+  REQUIRE(f.keys.cloud->bootstrapping_key().unroll() == 2);
+  const NoiseReport r = run_levels(f, {256, 768}, seed);
+  CHECK(r.gates == 1024);
+  CHECK(r.errors == 0);
   check_phase_statistics(r, f.be.parameters());
 }
 

@@ -107,6 +107,14 @@ class ComplexNegacyclicFft : public NegacyclicFft {
   std::vector<double> untwist_re_, untwist_im_;  // zeta^-j / M
 };
 
+// Where each spectrum slot evaluates: slot j (j < M) of forward(a) holds a(zeta^t_j), zeta =
+// exp(i*pi/N), for an odd t_j in [1, 2N) (the negacyclic transform evaluates at the N/2 roots
+// of X^N + 1 it keeps). Probed once from the engine's own forward(X) and checked (odd, distinct,
+// the value within 1e-9 of zeta^t_j), so it holds for any slot order. Multiplying a spectrum
+// slot-wise by zeta^(t_j e) multiplies the polynomial by X^e. Throws InvalidArgument for an
+// engine with custom_arithmetic() (its slots are not complex values).
+std::vector<std::uint32_t> spectrum_root_exponents(const NegacyclicFft& fft);
+
 // acc += a * b pointwise on split spectra (complex multiply-accumulate).
 inline void fourier_multiply_add(std::span<const double> a, std::span<const double> b,
                                  std::span<double> acc) {

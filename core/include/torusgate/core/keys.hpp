@@ -33,22 +33,37 @@ class SecretKey {
   GlweKey glwe_;
 };
 
-// Bootstrapping key in coefficient form: n GGSW encryptions of the LWE key bits under the
-// GLWE key (TFHE, J. Cryptology 2020, algorithm 3). Sample i at words [i*G, (i+1)*G),
-// G = ggsw_size(params).
+// Bootstrapping key in coefficient form, in one of two forms (`unroll`):
+// - 1, the standard key: n GGSW encryptions of the LWE key bits under the GLWE key (TFHE,
+//   J. Cryptology 2020, algorithm 3), one CMUX per key bit;
+// - 2, the unrolled key (bootstrapping key unrolling, Zhou et al., IEEE Access 2018): for each
+//   pair of key bits (s, t) = (s_2p, s_2p+1), three GGSW encryptions of s*t, s*(1-t) and
+//   (1-s)*t, so that one step multiplies the accumulator by X^(a s + b t) with one
+//   decomposition and half as many transforms per key bit; for odd n the last bit keeps one
+//   standard GGSW. ggsw_count() samples in all.
+// Sample i at words [i*G, (i+1)*G), G = ggsw_size(params).
 class BootstrappingKey {
  public:
   BootstrappingKey() = default;
-  BootstrappingKey(const Parameters& params, std::vector<Torus32> data);  // validated sizes
-  static BootstrappingKey generate(const SecretKey& key, Csprng& rng);
+  // Validated sizes and unroll (1 or 2).
+  BootstrappingKey(const Parameters& params, std::vector<Torus32> data, std::uint32_t unroll = 1);
+  static BootstrappingKey generate(const SecretKey& key, Csprng& rng, std::uint32_t unroll = 1);
+  // GGSW samples of a key of this form: n (unroll 1), 3*floor(n/2) + n%2 (unroll 2).
+  static std::size_t ggsw_count(const Parameters& params, std::uint32_t unroll);
+  // What each GGSW sample of a key of this form encrypts (0 or 1), for the LWE key s:
+  // s_i (unroll 1); s*t, s*(1-t), (1-s)*t for each pair, then s_(n-1) for odd n (unroll 2).
+  static std::vector<std::int32_t> messages(std::span<const std::int32_t> s, std::uint32_t unroll);
 
   const Parameters& parameters() const { return params_; }
+  std::uint32_t unroll() const { return unroll_; }
+  std::size_t ggsw_count() const { return ggsw_count(params_, unroll_); }
   std::span<const Torus32> ggsw(std::size_t i) const;
   std::span<const Torus32> data() const { return data_; }
 
  private:
   Parameters params_;
   std::vector<Torus32> data_;
+  std::uint32_t unroll_ = 1;
 };
 
 // Key-switching key from the extracted key (dimension k*N) to the LWE key (dimension n),
@@ -80,7 +95,8 @@ class CloudKey {
  public:
   CloudKey() = default;
   CloudKey(BootstrappingKey bk, KeySwitchingKey ksk);  // throws if their parameters differ
-  static CloudKey generate(const SecretKey& key, Csprng& rng);
+  // unroll: the bootstrapping key's form (1 standard, 2 unrolled; see BootstrappingKey).
+  static CloudKey generate(const SecretKey& key, Csprng& rng, std::uint32_t unroll = 1);
 
   const Parameters& parameters() const { return bk_.parameters(); }
   const BootstrappingKey& bootstrapping_key() const { return bk_; }

@@ -1,0 +1,228 @@
+// The unrolled bootstrapping key (unroll 2): where each engine's spectrum slots evaluate,
+// rotations in the Fourier domain, the key's GGSW messages and sizes, and bootstrapping with
+// it (signs, and the noise against the model) on toy parameters, an odd n and tfhe_lib_128.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "test_support.hpp"
+#include "torusgate/core/bootstrap.hpp"
+#include "torusgate/core/fft.hpp"
+#include "torusgate/core/keys.hpp"
+#include "torusgate/core/noise.hpp"
+#include "torusgate/core/simd_fft.hpp"
+#include "torusgate/cpu/fftw_fft.hpp"
+
+using namespace torusgate;
+using torusgate::test::catch_seed;
+using torusgate::test::keys_for;
+using torusgate::test::seeded_rng;
+
+namespace {
+
+constexpr Torus32 mu = Torus32{1} << 29;  // 1/8
+
+// X^e * a mod X^N + 1, exactly.
+std::vector<std::int64_t> times_monomial(const std::vector<std::int32_t>& a, std::uint32_t e) {
+  const std::size_t N = a.size();
+  std::vector<std::int64_t> out(N);
+  for (std::size_t j = 0; j < N; ++j) {
+    const std::size_t to = (j + e) % (2 * N);
+    out[to % N] += to < N ? a[j] : -std::int64_t{a[j]};
+  }
+  return out;
+}
+
+// A toy set with an odd n: the last key bit keeps a standard GGSW.
+Parameters toy_odd_n() {
+  Parameters p = toy_insecure();
+  p.name = "toy_n65_INSECURE";
+  p.lwe_dimension = 65;
+  return p;
+}
+
+void check_roots_and_rotation(const NegacyclicFft& fft, std::uint64_t seed) {
+  INFO("engine " << fft.name() << ", N=" << fft.polynomial_size() << ", seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  const std::size_t N = fft.polynomial_size(), M = N / 2;
+  const auto roots = spectrum_root_exponents(fft);
+  REQUIRE(roots.size() == M);
+  std::vector<bool> seen(2 * N, false);
+  for (std::uint32_t t : roots) {
+    CHECK(t % 2 == 1);
+    CHECK(t < 2 * N);
+    CHECK_FALSE(seen[t]);
+    seen[t] = true;
+  }
+  // Slot-wise zeta^(t_j e) on the spectrum of a is the spectrum of X^e a: the inverse
+  // transform gives X^e a exactly (small integers, far from rounding).
+  std::vector<std::int32_t> a(N);
+  for (auto& c : a) c = static_cast<std::int32_t>(rng.uniform_below(2048)) - 1024;
+  std::vector<double> spectrum(N), rotated(N);
+  fft.forward(a, spectrum);
+  for (std::uint32_t e : {0u, 1u, 7u, static_cast<std::uint32_t>(N - 1),
+                          static_cast<std::uint32_t>(N), static_cast<std::uint32_t>(N + 3),
+                          static_cast<std::uint32_t>(2 * N - 1),
+                          static_cast<std::uint32_t>(rng.uniform_below(2 * N))}) {
+    INFO("e = " << e);
+    for (std::size_t j = 0; j < M; ++j) {
+      const double angle = std::acos(-1.0) * ((std::uint64_t{roots[j]} * e) % (2 * N)) / N;
+      const double wr = std::cos(angle), wi = std::sin(angle);
+      rotated[j] = spectrum[j] * wr - spectrum[M + j] * wi;
+      rotated[M + j] = spectrum[j] * wi + spectrum[M + j] * wr;
+    }
+    std::vector<Torus32> back(N);
+    fft.inverse(rotated, back);
+    const auto want = times_monomial(a, e);
+    std::size_t wrong = 0;
+    for (std::size_t j = 0; j < N; ++j) wrong += back[j] != static_cast<Torus32>(want[j]);
+    CHECK(wrong == 0);
+  }
+}
+
+// Bootstraps encryptions of spread phases with `key` and checks each sign, then measures the
+// noise of every accumulator coefficient against the model of the key's form. Returns the
+// mean square error of the coefficients (torus fractions squared).
+double check_bootstrap(const Parameters& p, std::uint32_t unroll, const NegacyclicFft& fft,
+                       std::size_t count, std::uint64_t seed) {
+  INFO("parameter set " << p.name << ", unroll " << unroll << ", engine " << fft.name()
+                        << ", seed " << seed);
+  const auto& keys = keys_for(p, unroll);
+  REQUIRE(keys.cloud->bootstrapping_key().unroll() == unroll);
+  const BootstrappingKeyFourier fourier(keys.cloud->bootstrapping_key(), fft);
+  Csprng rng = seeded_rng(seed);
+  const std::size_t n1 = p.lwe_dimension + 1, big1 = p.extracted_lwe_dimension() + 1;
+  std::vector<Torus32> phases, inputs(count * n1);
+  while (phases.size() < count) {  // at least 1/32 from the boundaries 0 and 1/2
+    const Torus32 t = rng.uniform_torus();
+    const double x = torus_to_double(t);
+    if (std::fmin(std::fabs(x), 0.5 - std::fabs(x)) >= 1.0 / 32) phases.push_back(t);
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    encrypt_lwe(std::span<Torus32>(inputs).subspan(i * n1, n1), phases[i], keys.secret.lwe_key(),
+                p.lwe_noise_stddev, rng);
+  }
+  BlindRotator rotator(fourier, fft, count);
+  const std::size_t acc_words = glwe_size(p);
+  std::vector<Torus32> acc(count * acc_words), extracted(count * big1);
+  rotator.blind_rotate(inputs, count, mu, acc);
+  rotator.bootstrap_extract(inputs, count, mu, extracted);
+  const LweKey big_key = keys.secret.glwe_key().extracted_lwe_key();
+  const NoiseModel model = noise_model(p, unroll);
+  const double bound = 8 * std::sqrt(model.blind_rotation);
+  std::vector<Torus32> coefficients(p.polynomial_size);
+  double sum2 = 0;
+  std::size_t samples = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    INFO("input phase " << torus_to_double(phases[i]));
+    const Torus32 want = static_cast<std::int32_t>(phases[i]) >= 0 ? mu : Torus32{0} - mu;
+    const Torus32 out =
+        lwe_phase(std::span<const Torus32>(extracted).subspan(i * big1, big1), big_key);
+    CHECK(torus_distance(out, want) < bound);
+    // Every coefficient of X^(-phase) (mu, ..., mu) is +-mu.
+    glwe_phase(std::span<const Torus32>(acc).subspan(i * acc_words, acc_words),
+               keys.secret.glwe_key(), coefficients);
+    for (Torus32 c : coefficients) {
+      const double e = std::fmin(torus_distance(c, mu), torus_distance(c, Torus32{0} - mu));
+      sum2 += e * e;
+      ++samples;
+    }
+  }
+  const double mean_square = sum2 / samples;
+  INFO("mean square error " << mean_square << ", model V_BR " << model.blind_rotation
+                            << " (ratio " << mean_square / model.blind_rotation << ")");
+  CHECK(mean_square < 2.0 * model.blind_rotation);
+  return mean_square;
+}
+
+}  // namespace
+
+TEST_CASE("spectrum_root_exponents: slot-wise powers rotate exactly in every double engine",
+          "[fft][unroll]") {
+  const std::uint64_t seed = catch_seed(0x4007);
+  check_roots_and_rotation(PortableFft(256), seed);
+  check_roots_and_rotation(PortableFft(1024), seed + 1);
+  check_roots_and_rotation(FftwFft(1024), seed + 2);
+  check_roots_and_rotation(FftwFft(2048), seed + 3);
+  check_roots_and_rotation(SimdFft(1024), seed + 4);
+  check_roots_and_rotation(SimdFft(512), seed + 5);
+}
+
+TEST_CASE("the unrolled key: sizes, GGSW messages s*t, s*(1-t), (1-s)*t, validation",
+          "[bootstrap][keys][unroll]") {
+  for (const Parameters& p : {toy_insecure(), toy_odd_n()}) {
+    INFO("parameter set " << p.name);
+    const auto& keys = keys_for(p, 2);
+    const auto& bk = keys.cloud->bootstrapping_key();
+    const std::size_t n = p.lwe_dimension, pairs = n / 2;
+    CHECK(bk.unroll() == 2);
+    CHECK(bk.ggsw_count() == 3 * pairs + n % 2);
+    CHECK(BootstrappingKey::ggsw_count(p, 1) == n);
+    CHECK(bk.data().size() == bk.ggsw_count() * ggsw_size(p));
+    // GGSW i's last row's body phase is m_i * g_l, m_i the message.
+    const auto s = keys.secret.lwe_key().coefficients();
+    std::vector<std::int32_t> messages;
+    for (std::size_t i = 0; i + 1 < n; i += 2) {
+      messages.push_back(s[i] * s[i + 1]);
+      messages.push_back(s[i] * (1 - s[i + 1]));
+      messages.push_back((1 - s[i]) * s[i + 1]);
+    }
+    if (n % 2 == 1) messages.push_back(s[n - 1]);
+    REQUIRE(messages.size() == bk.ggsw_count());
+    const GadgetDecomposition g(p.bk_base_log, p.bk_level_count);
+    const std::size_t row = glwe_size(p), l = p.bk_level_count, k = p.glwe_dimension;
+    std::vector<Torus32> phase(p.polynomial_size);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < messages.size(); ++i) {
+      const auto body_row = bk.ggsw(i).subspan((k * l + l - 1) * row, row);
+      glwe_phase(body_row, keys.secret.glwe_key(), phase);
+      const Torus32 want = static_cast<Torus32>(messages[i]) * g.gadget_value(l);
+      wrong += torus_distance(phase[0], want) > 8 * p.glwe_noise_stddev;
+    }
+    CHECK(wrong == 0);
+    REQUIRE_INVALID_ARGUMENT(bk.ggsw(bk.ggsw_count()), "GGSW samples");
+  }
+  const Parameters p = toy_insecure();
+  const auto& keys = keys_for(p, 2);
+  Csprng rng = seeded_rng(1);
+  REQUIRE_INVALID_ARGUMENT(BootstrappingKey::generate(keys.secret, rng, 3), "unroll=3");
+  REQUIRE_INVALID_ARGUMENT(CloudKey::generate(keys.secret, rng, 0), "unroll=0");
+  REQUIRE_INVALID_ARGUMENT(BootstrappingKey::ggsw_count(p, 4), "unroll=4");
+  REQUIRE_INVALID_ARGUMENT(noise_model(p, 3), "unroll=3");
+  // A standard key's words are not an unrolled key's, and the other way round.
+  const auto& standard = keys_for(p).cloud->bootstrapping_key();
+  std::vector<Torus32> words(standard.data().begin(), standard.data().end());
+  REQUIRE_INVALID_ARGUMENT(BootstrappingKey(p, words, 2), "unroll 2");
+  const auto unrolled = keys.cloud->bootstrapping_key().data();
+  REQUIRE_INVALID_ARGUMENT(
+      BootstrappingKey(p, std::vector<Torus32>(unrolled.begin(), unrolled.end()), 1),
+      "unroll 1");
+  CHECK_NOTHROW(BootstrappingKey(p, std::vector<Torus32>(unrolled.begin(), unrolled.end()), 2));
+}
+
+TEST_CASE("bootstrapping with the unrolled key: signs, and noise as modelled",
+          "[bootstrap][unroll]") {
+  const std::uint64_t seed = catch_seed(0x2011);
+  SECTION("toy_INSECURE, portable") {
+    check_bootstrap(toy_insecure(), 2, PortableFft(256), 48, seed);
+  }
+  SECTION("odd n, portable") { check_bootstrap(toy_odd_n(), 2, PortableFft(256), 48, seed); }
+  SECTION("toy_k2_INSECURE, FFTW") {
+    check_bootstrap(toy_k2_insecure(), 2, FftwFft(256), 24, seed);
+  }
+  SECTION("tfhe_lib_128: FFTW and SimdFft; the key term three times the standard key's") {
+    const Parameters p = tfhe_lib_128();
+    const double unrolled = check_bootstrap(p, 2, FftwFft(1024), 8, seed);
+    check_bootstrap(p, 2, SimdFft(1024), 4, seed + 1);
+    const double standard = check_bootstrap(p, 1, FftwFft(1024), 8, seed + 2);
+    const double ratio = noise_model(p, 2).blind_rotation / noise_model(p, 1).blind_rotation;
+    INFO("measured " << unrolled << " / " << standard << " = " << unrolled / standard
+                     << ", modelled " << ratio);
+    CHECK(ratio > 2.9);
+    CHECK(unrolled / standard > 0.6 * ratio);
+    CHECK(unrolled / standard < 1.6 * ratio);
+  }
+}
