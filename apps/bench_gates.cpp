@@ -43,6 +43,8 @@ void usage(std::ostream& os) {
         "                    sequential | openmp | gpu\n"
         "  --params NAME     tfhe_lib_128 (default), tfhe_lib_80, default_128, toy_INSECURE,\n"
         "                    toy_k2_INSECURE\n"
+        "  --unroll U        bootstrapping key: 1 standard (default), 2 unrolled (half the\n"
+        "                    transforms per key bit; CPU backends only for now)\n"
         "  --batch N[,N...]  gates per evaluate() call; repeatable (default 1,16,64 on a CPU\n"
         "                    backend, 1,64,1024,16384,65536 on the GPU)\n"
         "  --reps R          timed repetitions per batch size (default 5)\n"
@@ -82,6 +84,7 @@ void usage(std::ostream& os) {
 struct Options {
   std::string backend = "best";
   std::string params = "tfhe_lib_128";
+  std::uint32_t unroll = 1;  // --unroll: the bootstrapping key's form
   std::vector<std::size_t> batches;
   std::size_t reps = 5;
   std::size_t warmup = 1;
@@ -106,6 +109,8 @@ bool parse(int argc, char** argv, Options& o) {
       o.backend = cl.value();
     } else if (arg == "--params") {
       o.params = cl.value();
+    } else if (arg == "--unroll") {
+      o.unroll = static_cast<std::uint32_t>(apps::parse_count(arg, cl.value(), 1, 2));
     } else if (arg == "--batch") {
       for (const std::string& item : apps::split_list(cl.value()))
         o.batches.push_back(apps::parse_count("--batch", item, 1, max_batch));
@@ -332,6 +337,7 @@ void write_json(std::ostream& os, const Options& o, const Parameters& p,
      << "  \"warmup\": " << o.warmup << ",\n"
      << "  \"gate\": \"NAND\",\n"
      << "  \"parameters\": " << apps::parameters_json(p, "    ") << ",\n"
+     << "  \"bootstrapping_key_unroll\": " << cloud.bootstrapping_key().unroll() << ",\n"
      << "  \"key_generation_s\": " << json_number(keygen_s) << ",\n";
   if (!gpu) os << "  \"fourier_key_s\": " << json_number(backend_key_s) << ",\n";
   os << "  \"key_bytes\": {\n"
@@ -377,7 +383,9 @@ void print_header(const Parameters& params, const std::string& backend_line, dou
               params.bk_base_log, params.bk_level_count, params.ks_base_log,
               params.ks_level_count, params.insecure ? "  -- INSECURE, for tests only" : "");
   std::printf("backend      %s\n", backend_line.c_str());
-  std::printf("key gen      %.2f s; %s\n", keygen_s, key_line.c_str());
+  std::printf("key gen      %.2f s%s; %s\n", keygen_s,
+              cloud.bootstrapping_key().unroll() == 2 ? " (unrolled bootstrapping key)" : "",
+              key_line.c_str());
   std::printf("key memory   cloud key %.1f MB (bootstrapping %.1f MB + key switching %.1f MB); %s\n",
               cloud.memory_bytes() / 1e6, cloud.bootstrapping_key().data().size_bytes() / 1e6,
               cloud.key_switching_key().data().size_bytes() / 1e6, memory_tail.c_str());
@@ -456,7 +464,7 @@ int main(int argc, char** argv) try {
   auto t0 = std::chrono::steady_clock::now();
   Csprng rng;
   const SecretKey secret(params, rng);
-  auto cloud = std::make_shared<const CloudKey>(CloudKey::generate(secret, rng));
+  auto cloud = std::make_shared<const CloudKey>(CloudKey::generate(secret, rng, o.unroll));
   const double keygen_s = apps::seconds_since(t0);
 
   std::vector<BatchResult> results;

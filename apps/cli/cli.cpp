@@ -196,6 +196,13 @@ std::unique_ptr<CLI::App> make_app(Options& o) {
       ->type_name("FILE");
   keygen->add_option("-c,--cloud-key", o.keygen.cloud_key, "Write the cloud key to FILE; required")
       ->type_name("FILE");
+  keygen
+      ->add_option("--unroll", o.keygen.unroll,
+                   "Bootstrapping key form: 1 standard (default; the TFHE library's), 2 unrolled "
+                   "(pairs of key bits, half the transforms per bit, 1.5x the key; native files "
+                   "and CPU backends only for now)")
+      ->check(CLI::Range(1, 2))
+      ->type_name("U");
   keygen->add_flag("-f,--force", o.keygen.force, "Replace existing files");
   keygen->add_flag("--insecure-ok", o.keygen.insecure_ok,
                    "Allow an INSECURE toy parameter set (tests only)");

@@ -126,7 +126,7 @@ int run_keygen_from(const KeygenOptions& o, Console& console) {
 
   const auto start = Clock::now();
   Csprng rng;
-  const CloudKey cloud = CloudKey::generate(secret, rng);
+  const CloudKey cloud = CloudKey::generate(secret, rng, o.unroll);
   cloud_file.write([&](const fs::path& path) { save_cloud_key(path, cloud); });
   cloud_file.commit();
   if (!console.quiet) {
@@ -170,7 +170,7 @@ int run_keygen(const KeygenOptions& o, Console& console) {
   const auto start = Clock::now();
   Csprng rng;
   const SecretKey secret(params, rng);
-  const CloudKey cloud = CloudKey::generate(secret, rng);
+  const CloudKey cloud = CloudKey::generate(secret, rng, o.unroll);
   secret_file.write([&](const fs::path& path) { save_secret_key(path, secret); });
   cloud_file.write([&](const fs::path& path) { save_cloud_key(path, cloud); });
   secret_file.commit();

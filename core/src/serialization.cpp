@@ -168,9 +168,12 @@ void check_integer_array(const Parameters& params, const IntegerArrayCiphertext&
               " samples but " + array.describe() + " needs " + std::to_string(samples));
 }
 
-void write_header(Writer& w, ObjectType type, const Parameters& p) {
+// Every object is written in version 1 (readable by older builds) unless it needs a later
+// version's fields: only a cloud key with an unrolled bootstrapping key does (version 2).
+void write_header(Writer& w, ObjectType type, const Parameters& p,
+                  std::uint32_t version = oldest_native_format_version) {
   w.bytes(file_magic.data(), file_magic.size());
-  w.u32(native_format_version);
+  w.u32(version);
   w.u32(static_cast<std::uint32_t>(type));
   w.u64(p.fingerprint());
   w.u32(static_cast<std::uint32_t>(p.name.size()));
@@ -209,7 +212,9 @@ void write_cloud_key_impl(std::ostream& out, const CloudKey& key, const std::str
   const Parameters& p = key.parameters();
   check_writable(p, ctx);
   Writer w(out, ctx);
-  write_header(w, ObjectType::CloudKey, p);
+  const std::uint32_t unroll = key.bootstrapping_key().unroll();
+  write_header(w, ObjectType::CloudKey, p, unroll == 1 ? 1 : 2);
+  if (unroll != 1) w.u32(unroll);
   const auto bk = key.bootstrapping_key().data();
   w.u64(bk.size());
   w.u32_array(bk);
@@ -280,6 +285,8 @@ class Reader {
   }
 
   std::uint64_t offset() const { return offset_; }
+  // The file's format version, once read_prefix has read it (0 before).
+  std::uint32_t version = 0;
   std::optional<std::uint64_t> remaining() const {
     if (!available_) return std::nullopt;
     return *available_ - std::min(*available_, offset_);
@@ -405,10 +412,12 @@ ObjectType read_prefix(Reader& r, std::optional<ObjectType> want) {
   }
   if (got < magic.size()) r.truncated("the magic", magic.size(), 0);
   const std::uint32_t version = r.u32("the format version");
-  if (version != native_format_version) {
-    r.fail("file format version " + std::to_string(version) + " but this build reads version " +
+  if (version < oldest_native_format_version || version > native_format_version) {
+    r.fail("file format version " + std::to_string(version) + " but this build reads versions " +
+           std::to_string(oldest_native_format_version) + " to " +
            std::to_string(native_format_version));
   }
+  r.version = version;
   const std::uint32_t raw_type = r.u32("the object type");
   if (!known_type(raw_type)) {
     r.fail("unknown object type " + std::to_string(raw_type) + " (expected 1 to " +
@@ -513,15 +522,23 @@ SecretKey read_secret_key_impl(std::istream& in, const std::string& ctx) {
 CloudKey read_cloud_key_impl(std::istream& in, const std::string& ctx) {
   Reader r(in, ctx);
   const Parameters p = read_header(r, ObjectType::CloudKey);
+  std::uint32_t unroll = 1;
+  if (r.version >= 2) {
+    unroll = r.u32("the bootstrapping key form");
+    if (unroll != 1 && unroll != 2) {
+      r.fail("bootstrapping key form (unroll) " + std::to_string(unroll) +
+             " but expected 1 (standard) or 2 (unrolled)");
+    }
+  }
   const auto bk_words = read_count(r, "the bootstrapping key word count",
-                                   std::uint64_t{p.lwe_dimension} * ggsw_size(p), p);
+                                   BootstrappingKey::ggsw_count(p, unroll) * ggsw_size(p), p);
   auto bk = r.u32_array(bk_words, "the bootstrapping key");
   const auto ksk_words =
       read_count(r, "the key-switching key word count", KeySwitchingKey::size(p), p);
   auto ksk = r.u32_array(ksk_words, "the key-switching key");
   r.verify_checksum();
   try {
-    return CloudKey(BootstrappingKey(p, std::move(bk)), KeySwitchingKey(p, std::move(ksk)));
+    return CloudKey(BootstrappingKey(p, std::move(bk), unroll), KeySwitchingKey(p, std::move(ksk)));
   } catch (const InvalidArgument& e) {
     r.fail(std::string("invalid cloud key: ") + e.what());
   }
@@ -751,6 +768,7 @@ FileHeader read_file_header(const fs::path& path) {
   Reader r(in, fn + ": " + quoted(path));
   FileHeader header;
   header.params = read_header(r, std::nullopt, &header.type);
+  header.version = r.version;
   return header;
 }
 
@@ -782,7 +800,8 @@ std::string describe_file(const fs::path& path) {
     case ObjectType::CloudKey: {
       const CloudKey key = load_file(path, fn, type, read_cloud_key_impl);
       p = key.parameters();
-      details = ", bootstrapping key " + std::to_string(key.bootstrapping_key().data().size()) +
+      details = std::string(key.bootstrapping_key().unroll() == 2 ? ", unrolled" : "") +
+                ", bootstrapping key " + std::to_string(key.bootstrapping_key().data().size()) +
                 " words, key-switching key " +
                 std::to_string(key.key_switching_key().data().size()) + " words";
       break;
@@ -810,7 +829,7 @@ std::string describe_file(const fs::path& path) {
   }
   std::error_code ec;
   const auto size = fs::file_size(path, ec);
-  return object_type_name(type) + ", format version " + std::to_string(native_format_version) +
+  return object_type_name(type) + ", format version " + std::to_string(read_file_header(path).version) +
          ", " + describe_parameters(p) + details +
          (ec ? std::string() : ", " + std::to_string(size) + " bytes");
 }

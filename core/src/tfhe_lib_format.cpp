@@ -823,6 +823,10 @@ struct KeysetView {
 void check_keyset_file(const KeysetView& file, const std::string& ctx) {
   const Parameters& p = file.key.parameters();
   p.validate();
+  EXPECTS(file.key.bootstrapping_key().unroll() == 1,
+          ctx + ": the cloud key's bootstrapping key is unrolled (unroll 2), which the TFHE "
+                "library's format cannot hold; write it in the native format, or generate a "
+                "standard key (unroll 1) for the library");
   for (const auto& [name, v] : {std::pair{"ks_variance", file.ks_variance},
                                 std::pair{"bk_variance", file.bk_variance}}) {
     EXPECTS(std::isfinite(v) && v >= 0, ctx + ": " + name + "=" + std::to_string(v) +
@@ -991,9 +995,11 @@ std::string key_pair_problem(const SecretKey& secret, const CloudKey& cloud) {
   const BootstrappingKey& bk = cloud.bootstrapping_key();
   const std::int64_t bk_tolerance = quarter_step(p.bk_base_log);
   const std::size_t row_words = (k + 1) * N;
-  for (std::size_t i = 0; i < p.lwe_dimension; ++i) {
+  const auto messages = BootstrappingKey::messages(s.coefficients(), bk.unroll());
+  const std::string form = bk.unroll() == 2 ? " (unrolled key)" : "";
+  for (std::size_t i = 0; i < messages.size(); ++i) {
     const auto ggsw = bk.ggsw(i);
-    const auto bit = static_cast<std::uint32_t>(s.coefficients()[i]);
+    const auto bit = static_cast<std::uint32_t>(messages[i]);
     for (std::size_t r = 0; r < (k + 1) * l; ++r) {
       const Torus32* row = ggsw.data() + r * row_words;
       Torus32 phase0 = row[k * N];
@@ -1012,9 +1018,11 @@ std::string key_pair_problem(const SecretKey& secret, const CloudKey& cloud) {
           block == k ? message : Torus32{0} - message * static_cast<Torus32>(extracted[block * N]);
       const std::int64_t off = torus_distance(phase0, want);
       if (off >= bk_tolerance) {
-        return "the bootstrapping key's TGSW sample " + std::to_string(i) + ", row " +
-               std::to_string(r) + ", does not encrypt bit " + std::to_string(i) +
-               " of the LWE key (" + std::to_string(bit) +
+        return "the bootstrapping key's TGSW sample " + std::to_string(i) + form + ", row " +
+               std::to_string(r) + ", does not encrypt " +
+               (bk.unroll() == 2 ? std::string("its product of LWE key bits")
+                                 : "bit " + std::to_string(i) + " of the LWE key") +
+               " (" + std::to_string(bit) +
                ") under the TGSW key: coefficient 0 of its phase is " + torus_fraction(off) +
                " away from it (a key made from these secret keys is within " +
                torus_fraction(bk_tolerance) + ")";

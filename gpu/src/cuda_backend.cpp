@@ -165,6 +165,9 @@ CudaBackend::CudaBackend(std::shared_ptr<const CloudKey> key, CudaOptions option
   const Parameters& p = key_->parameters();
   p.validate();
   validate_cuda_options(options_, p);
+  EXPECTS(key_->bootstrapping_key().unroll() == 1,
+          "CudaBackend: the cloud key's bootstrapping key is unrolled (unroll 2), which the GPU "
+          "engines do not run yet; use a CPU backend with it, or a standard key (unroll 1)");
   const gpu::detail::Shape shape = shape_of(p);
   const auto bk = key_->bootstrapping_key().data();
   const auto ksk = key_->key_switching_key().data();

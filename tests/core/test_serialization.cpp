@@ -175,6 +175,7 @@ bool same_secret_key(const SecretKey& a, const SecretKey& b) {
 bool same_cloud_key(const CloudKey& a, const CloudKey& b) {
   return bit_identical(a.parameters(), b.parameters()) &&
          bit_identical(a.key_switching_key().parameters(), b.key_switching_key().parameters()) &&
+         a.bootstrapping_key().unroll() == b.bootstrapping_key().unroll() &&
          std::ranges::equal(a.bootstrapping_key().data(), b.bootstrapping_key().data()) &&
          std::ranges::equal(a.key_switching_key().data(), b.key_switching_key().data());
 }
@@ -268,6 +269,51 @@ TEST_CASE("serialization: cloud key round trip (toy_insecure)", "[serialization]
   CHECK(same_cloud_key(cloud_key_from(bytes), ck));
   // The same through a stream that cannot seek (payload read chunk by chunk).
   CHECK(same_cloud_key(cloud_key_from_pipe(bytes), ck));
+}
+
+TEST_CASE("serialization: an unrolled cloud key is format version 2 with its form; bad forms",
+          "[serialization][unroll]") {
+  Csprng rng = test_rng(77);
+  const CloudKey ck = CloudKey::generate(toy_keys().sk, rng, 2);
+  const Parameters& p = ck.parameters();
+  const std::string bytes = bytes_of([&](std::ostream& out) { write_cloud_key(out, ck); });
+  const std::size_t words = BootstrappingKey::ggsw_count(p, 2) * ggsw_size(p);
+  CHECK(bytes.size() == body_offset(p) + 4 + 8 + 4 * words + 8 + 4 * KeySwitchingKey::size(p) + 8);
+  CHECK(bytes.substr(8, 4) == std::string("\x02\x00\x00\x00", 4));
+  CHECK(bytes.substr(body_offset(p), 4) == std::string("\x02\x00\x00\x00", 4));
+  const CloudKey back = cloud_key_from(bytes);
+  CHECK(back.bootstrapping_key().unroll() == 2);
+  CHECK(same_cloud_key(back, ck));
+  CHECK(same_cloud_key(cloud_key_from_pipe(bytes), ck));
+  // A standard key stays version 1, readable by older builds.
+  const std::string standard =
+      bytes_of([&](std::ostream& out) { write_cloud_key(out, toy_keys().ck); });
+  CHECK(standard.substr(8, 4) == std::string("\x01\x00\x00\x00", 4));
+  // Files: describe_file names the version and the form.
+  TempDir dir;
+  save_cloud_key(dir / "u.tgck", ck);
+  const std::string line = describe_file(dir / "u.tgck");
+  CHECK_THAT(line, Contains("cloud key, format version 2") && Contains("unrolled"));
+  CHECK(read_file_header(dir / "u.tgck").version == 2);
+  CHECK(same_cloud_key(load_cloud_key(dir / "u.tgck"), ck));
+  // A form other than 1 or 2, even with the right checksum.
+  std::string bad = bytes;
+  put_u32(bad, body_offset(p), 3);
+  reseal(bad);
+  CHECK_THROWS_AS(cloud_key_from(bad), FormatError);
+  CHECK_THROWS_WITH(cloud_key_from(bad), Contains("bootstrapping key form (unroll) 3"));
+  // Form 1 in a version 2 file: the count must then be the standard key's.
+  put_u32(bad, body_offset(p), 1);
+  reseal(bad);
+  CHECK_THROWS_WITH(cloud_key_from(bad), Contains("bootstrapping key word count"));
+  // The unrolled words under a version 1 header (no form field): the count is wrong for it.
+  std::string v1 = bytes.substr(0, body_offset(p)) + bytes.substr(body_offset(p) + 4);
+  put_u32(v1, 8, 1);
+  reseal(v1);
+  CHECK_THROWS_WITH(cloud_key_from(v1), Contains("bootstrapping key word count"));
+  // Truncated inside the form field.
+  CHECK_THROWS_WITH(cloud_key_from(bytes.substr(0, body_offset(p) + 2)),
+                    Contains("truncated") && Contains("form"));
 }
 
 TEST_CASE("serialization: cloud key round trip (tfhe_lib_128, 93 MB)", "[serialization][slow]") {
@@ -418,7 +464,8 @@ TEST_CASE("serialization: wrong format version is rejected", "[serialization]") 
   std::string bytes = bytes_of([&](std::ostream& out) { write_secret_key(out, toy_keys().sk); });
   put_u32(bytes, 8, 7);
   CHECK_THROWS_AS(secret_key_from(bytes), FormatError);
-  CHECK_THROWS_WITH(secret_key_from(bytes), Contains("version 7 but this build reads version 1"));
+  CHECK_THROWS_WITH(secret_key_from(bytes),
+                    Contains("version 7 but this build reads versions 1 to 2"));
   reseal(bytes);  // still rejected when the checksum is right
   CHECK_THROWS_WITH(secret_key_from(bytes), Contains("version 7"));
   std::istringstream in(bytes);

@@ -1,12 +1,12 @@
 // The native, versioned binary file format (DESIGN.md section 9): parameters, secret keys,
 // cloud keys and ciphertext batches, to streams and files, validated in full on read.
 //
-// Layout of format version 1. Every integer is little-endian and written byte by byte
+// Layout of format versions 1 and 2. Every integer is little-endian and written byte by byte
 // (never a host struct); f64 is the IEEE-754 binary64 bit pattern as a u64.
 //
 //   offset  size  field
 //   0       8     magic "TGATEBIN"
-//   8       4     u32 format version (1)
+//   8       4     u32 format version (1 or 2; version 2 only adds the cloud key's form)
 //   12      4     u32 object type (ObjectType below)
 //   16      8     u64 parameter fingerprint (Parameters::fingerprint() of the record below)
 //   24      ...   parameters record:
@@ -19,7 +19,9 @@
 //                   SecretKey:       u64 count (= n),   n   x i32 LWE key coefficients;
 //                                    u64 count (= k*N), k*N x i32 GLWE key coefficients,
 //                                    polynomial-major; every coefficient 0 or 1
-//                   CloudKey:        u64 count (= n*ggsw_size), u32 bootstrapping-key words;
+//                   CloudKey:        version 2 only: u32 the bootstrapping key's form (unroll:
+//                                    1 standard, 2 unrolled); version 1: the form is 1;
+//                                    u64 count (= ggsw_count*ggsw_size), u32 bootstrapping-key words;
 //                                    u64 count (= KeySwitchingKey::size), u32 key-switching-key
 //                                    words (both in the in-memory order of keys.hpp)
 //                   CiphertextBatch: u64 sample count, u64 words per sample (= n+1),
@@ -60,8 +62,11 @@ enum class ObjectType : std::uint32_t {
   IntegerArray = 5,
 };
 
-// The format version this build writes and reads.
-inline constexpr std::uint32_t native_format_version = 1;
+// The format versions this build reads: oldest_native_format_version to native_format_version.
+// Writers use version 1 for every object that version 1 can hold (so that older builds read
+// it), and version 2 only for a cloud key with an unrolled bootstrapping key.
+inline constexpr std::uint32_t native_format_version = 2;
+inline constexpr std::uint32_t oldest_native_format_version = 1;
 
 // "parameters", "secret key", "cloud key", "ciphertext batch", "integer array" (or
 // "unknown object type 9").
@@ -132,6 +137,7 @@ ObjectType peek_object_type(std::istream& in);
 // The header of a native file: its object type and parameter set.
 struct FileHeader {
   ObjectType type = ObjectType::Parameters;
+  std::uint32_t version = 0;  // the file's format version
   Parameters params;
 };
 // Reads and checks the header of the file at `path` (magic, version, object type, parameters
