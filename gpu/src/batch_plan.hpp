@@ -27,8 +27,13 @@ struct Shape {
   std::uint32_t bk_level_count = 0;  // l
   std::uint32_t ks_base_log = 0;
   std::uint32_t ks_level_count = 0;  // t
+  std::uint32_t unroll = 1;          // the bootstrapping key's form (BootstrappingKey::unroll)
 
   TG_HD std::uint32_t k1() const { return k + 1; }
+  // GGSW samples of the bootstrapping key: n, or 3 per pair of key bits (+1 for odd n).
+  TG_HD std::uint32_t ggsw_count() const { return unroll == 2 ? 3 * (n / 2) + n % 2 : n; }
+  // Key bits that pair steps take (unroll 2): 2 floor(n/2); the others take CMUX steps.
+  TG_HD std::uint32_t paired_bits() const { return unroll == 2 ? n / 2 * 2 : 0; }
   TG_HD std::uint32_t M() const { return N / 2; }
   TG_HD std::uint32_t rows() const { return (k + 1) * bk_level_count; }
   TG_HD std::uint32_t n1() const { return n + 1; }
@@ -39,7 +44,7 @@ struct Shape {
     return log;
   }
   // Words of the coefficient bootstrapping key and of the key-switching key.
-  TG_HD std::size_t bk_words() const { return std::size_t{n} * rows() * k1() * N; }
+  TG_HD std::size_t bk_words() const { return std::size_t{ggsw_count()} * rows() * k1() * N; }
   TG_HD std::size_t ksk_words() const {
     return std::size_t{extracted_dimension()} * ks_level_count *
            ((std::size_t{1} << ks_base_log) - 1) * n1();

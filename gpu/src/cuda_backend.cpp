@@ -14,10 +14,10 @@
 namespace torusgate {
 namespace {
 
-gpu::detail::Shape shape_of(const Parameters& p) {
+gpu::detail::Shape shape_of(const Parameters& p, std::uint32_t unroll = 1) {
   return gpu::detail::Shape{p.lwe_dimension,  p.glwe_dimension, p.polynomial_size,
                             p.bk_base_log,    p.bk_level_count, p.ks_base_log,
-                            p.ks_level_count};
+                            p.ks_level_count, unroll};
 }
 
 }  // namespace
@@ -55,7 +55,7 @@ const char* gpu_transfer_name(GpuTransfer transfer) {
   return "unknown";
 }
 
-void validate_cuda_options(const CudaOptions& o, const Parameters& p) {
+void validate_cuda_options(const CudaOptions& o, const Parameters& p, std::uint32_t unroll) {
   EXPECTS(o.device >= 0, "CudaOptions: device=" + std::to_string(o.device) +
                              " but expected 0 or more (an index of gpu::devices())");
   EXPECTS(o.max_cached_workspaces >= 1 && o.max_cached_workspaces <= 64,
@@ -76,7 +76,19 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p) {
               o.staging_bytes <= (std::size_t{1} << 30) && o.staging_bytes % 4 == 0,
           "CudaOptions: staging_bytes=" + std::to_string(o.staging_bytes) +
               " but expected a multiple of 4 from 65536 (64 KiB) to 1073741824 (1 GiB)");
-  const gpu::detail::Shape shape = shape_of(p);
+  EXPECTS(unroll == 1 || unroll == 2, "CudaOptions: the bootstrapping key's unroll=" +
+                                          std::to_string(unroll) + " but expected 1 or 2");
+  const gpu::detail::Shape shape = shape_of(p, unroll);
+  if (unroll == 2) {
+    // The pair step has no lane, staged (R > 1) or wide-cluster program (valid_unrolled).
+    EXPECTS(o.fused_lanes <= 1 && o.fused_rotations_per_block <= 1 &&
+                o.fused_cluster_points != gpu::kernel::fused::wide_points,
+            "CudaOptions: fused_lanes=" + std::to_string(o.fused_lanes) +
+                ", fused_rotations_per_block=" + std::to_string(o.fused_rotations_per_block) +
+                " and fused_cluster_points=" + std::to_string(o.fused_cluster_points) +
+                " but an unrolled bootstrapping key runs one lane, one rotation per block and 8 "
+                "points per thread (0 or 1, 0 or 1, and 0 or 8)");
+  }
   if (o.engine == GpuEngine::fused) {
     const char* why = gpu::kernel::fused::unsupported_reason(shape);
     EXPECTS(why == nullptr, "CudaOptions: engine=fused cannot run parameter set '" + p.name +
@@ -164,11 +176,9 @@ CudaBackend::CudaBackend(std::shared_ptr<const CloudKey> key, CudaOptions option
   EXPECTS(key_ != nullptr, "CudaBackend: the cloud key is null");
   const Parameters& p = key_->parameters();
   p.validate();
-  validate_cuda_options(options_, p);
-  EXPECTS(key_->bootstrapping_key().unroll() == 1,
-          "CudaBackend: the cloud key's bootstrapping key is unrolled (unroll 2), which the GPU "
-          "engines do not run yet; use a CPU backend with it, or a standard key (unroll 1)");
-  const gpu::detail::Shape shape = shape_of(p);
+  const std::uint32_t unroll = key_->bootstrapping_key().unroll();
+  validate_cuda_options(options_, p, unroll);
+  const gpu::detail::Shape shape = shape_of(p, unroll);
   const auto bk = key_->bootstrapping_key().data();
   const auto ksk = key_->key_switching_key().data();
   EXPECTS(bk.size() == shape.bk_words() && ksk.size() == shape.ksk_words(),

@@ -178,6 +178,8 @@ struct CudaEngine::Impl {
   std::unique_ptr<Workspace> make_workspace(std::uint64_t capacity);
   Workspace& workspace_for(std::uint64_t capacity, std::size_t budget_bytes);
   void record_rotation(Workspace& ws);
+  // Unrolled keys: roots and unit, from the engine's transform of the polynomial X.
+  void make_rotation_tables();
   kernel::fused::LaunchShape fused_shape_for(std::uint64_t capacity) const;
   bool fused() const { return options.engine == GpuEngine::fused; }
   // Points per thread of the clusters' transforms (CudaOptions::fused_cluster_points).
@@ -206,6 +208,10 @@ struct CudaEngine::Impl {
   std::uint64_t ks_target_blocks = 0;  // key switching below this many blocks runs in slices
   DeviceBuffer<Complex> twist, untwist, bk_fourier;
   DeviceBuffer<Complex> twiddles;  // fused engine: its FFT's twiddle table (fused_fft.hpp)
+  // Unrolled keys (shape.unroll = 2): the root exponent of each slot of the engine's spectra
+  // (probed from its transform of X) and the unit table zeta^x (kernel_math.hpp).
+  DeviceBuffer<std::uint32_t> roots;
+  DeviceBuffer<Complex> unit;
   FusedLimits limits;              // fused engine: the rotation kernel on this device
   // Fused engine: clusters of the forced size, else of the automatic one, that the device
   // runs at once (0: none, or clusters not asked for), and of those the rotations the
@@ -281,7 +287,7 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
   }
 
   // The bootstrapping key: coefficients to the device, then to the engine's Fourier form.
-  const std::size_t polys = std::size_t{s.n} * s.rows() * s.k1();
+  const std::size_t polys = std::size_t{s.ggsw_count()} * s.rows() * s.k1();
   DeviceBuffer<std::uint32_t> coefficients(s.bk_words(), st(),
                                            "the bootstrapping key in coefficient form");
   CUDA_TRY(cudaMemcpyAsync(coefficients.data(), bk, coefficients.bytes(), cudaMemcpyHostToDevice,
@@ -336,6 +342,50 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
     CUDA_TRY(cudaStreamSynchronize(st()));  // before the plan goes
   }
   CUDA_TRY(cudaStreamSynchronize(st()));  // the host tables above are read by now
+  if (s.unroll == 2) make_rotation_tables();
+}
+
+void CudaEngine::Impl::make_rotation_tables() {
+  // The engine's own transform of the polynomial X, the way it made the key's spectra: slot t
+  // holds zeta^(root t), which gives each slot's root exponent (kernel_math.hpp).
+  const Shape& s = shape;
+  const std::size_t M = s.M();
+  std::vector<std::uint32_t> x(s.N, 0);
+  x[1] = 1;
+  DeviceBuffer<std::uint32_t> x_device(s.N, st(), "the probe polynomial X");
+  DeviceBuffer<Complex> spectrum(M, st(), "the probe spectrum");
+  CUDA_TRY(cudaMemcpyAsync(x_device.data(), x.data(), x_device.bytes(), cudaMemcpyHostToDevice,
+                           st()));
+  if (fused()) {
+    launch_fused_key(x_device.data(), 1, s, twist.data(), twiddles.data(), spectrum.data(), st());
+  } else {
+    launch_bk_fold_twist(x_device.data(), 1, s, twist.data(), spectrum.data(), st());
+    CufftPlan plan;
+    int m = static_cast<int>(M);
+    std::size_t work = 0;
+    CUFFT_TRY(cufftMakePlanMany(plan.get(), 1, &m, nullptr, 1, m, nullptr, 1, m, CUFFT_Z2Z, 1,
+                                &work));
+    CUFFT_TRY(cufftSetStream(plan.get(), st()));
+    CUFFT_TRY(cufftExecZ2Z(plan.get(), as_cufft(spectrum.data()), as_cufft(spectrum.data()),
+                           CUFFT_FORWARD));
+  }
+  std::vector<Complex> host(M);
+  CUDA_TRY(cudaMemcpyAsync(host.data(), spectrum.data(), spectrum.bytes(), cudaMemcpyDeviceToHost,
+                           st()));
+  CUDA_TRY(cudaStreamSynchronize(st()));
+  const std::vector<std::uint32_t> exponents = kernel::root_exponents(host, s.N);
+  if (exponents.empty()) {
+    throw SystemError("CudaBackend: the " + std::string(fused() ? "fused" : "cuFFT") +
+                      " engine's transform of the polynomial X is not a set of distinct odd "
+                      "powers of exp(i pi/N), so it cannot run an unrolled bootstrapping key");
+  }
+  const std::vector<Complex> u = kernel::unit_roots(s.N);
+  roots = DeviceBuffer<std::uint32_t>(M, st(), "the spectrum slots' root exponents");
+  unit = DeviceBuffer<Complex>(u.size(), st(), "the unit roots of the pair steps");
+  CUDA_TRY(cudaMemcpyAsync(roots.data(), exponents.data(), roots.bytes(), cudaMemcpyHostToDevice,
+                           st()));
+  CUDA_TRY(cudaMemcpyAsync(unit.data(), u.data(), unit.bytes(), cudaMemcpyHostToDevice, st()));
+  CUDA_TRY(cudaStreamSynchronize(st()));  // the host tables are read by now
 }
 
 CudaEngine::Impl::~Impl() {
@@ -467,6 +517,7 @@ kernel::fused::LaunchShape CudaEngine::Impl::fused_shape_for(std::uint64_t capac
                                       std::max<std::uint32_t>(options.fused_rotations_per_block, 1)};
   }
   // fused_lanes = 1: one lane, the rest automatic.
+  // (An unrolled key has no lane kernel: fused_limits gives it no lane room.)
   kernel::fused::LaunchShape chosen = kernel::fused::choose_shape(
       shape, capacity, limits.max_threads, limits.max_shared_bytes, limits.resident_threads,
       cluster_room, options.fused_lanes == 0 ? limits.lane_rotations : 0);
@@ -511,15 +562,32 @@ void CudaEngine::Impl::record_rotation(Workspace& ws) {
     times.fused_lanes = launch.lanes;
     times.fused_cluster_points = launch.cluster > 1 ? launch.points : 0;
     launch_fused_blind_rotation(ws.acc.data(), ws.powers.data(), C, s, launch, bk_fourier.data(),
-                                twist.data(), untwist.data(), twiddles.data(), gadget, st());
+                                twist.data(), untwist.data(), twiddles.data(), gadget,
+                                roots.data(), unit.data(), st());
     return;
   }
-  for (std::uint32_t i = 0; i < s.n; ++i) {
+  // Unrolled key: pair steps on GGSW 3p..3p+2 (key bits 2p, 2p+1), then a CMUX step per key
+  // bit left, on the GGSW after the pairs'.
+  const std::uint32_t paired = s.paired_bits();
+  for (std::uint32_t i = 0; i < paired; i += 2) {
+    launch_rotate_decompose(ws.acc.data(), ws.powers.data(), i, C, s, gadget, twist.data(),
+                            ws.digits.data(), st(), /*rotate=*/false);
+    CUFFT_TRY(cufftExecZ2Z(ws.forward.get(), as_cufft(ws.digits.data()),
+                           as_cufft(ws.digits.data()), CUFFT_FORWARD));
+    launch_multiply_accumulate_pair(ws.digits.data(), bk_fourier.data() + i / 2 * 3 * key_step,
+                                    ws.powers.data(), i, roots.data(), unit.data(), C, s,
+                                    ws.product.data(), st());
+    CUFFT_TRY(cufftExecZ2Z(ws.inverse.get(), as_cufft(ws.product.data()),
+                           as_cufft(ws.product.data()), CUFFT_INVERSE));
+    launch_untwist_round_add(ws.product.data(), untwist.data(), C, s, ws.acc.data(), st());
+  }
+  for (std::uint32_t i = paired; i < s.n; ++i) {
+    const std::size_t ggsw = std::size_t{paired} / 2 * 3 + (i - paired);
     launch_rotate_decompose(ws.acc.data(), ws.powers.data(), i, C, s, gadget, twist.data(),
                             ws.digits.data(), st());
     CUFFT_TRY(cufftExecZ2Z(ws.forward.get(), as_cufft(ws.digits.data()),
                            as_cufft(ws.digits.data()), CUFFT_FORWARD));
-    launch_multiply_accumulate(ws.digits.data(), bk_fourier.data() + i * key_step, C, s,
+    launch_multiply_accumulate(ws.digits.data(), bk_fourier.data() + ggsw * key_step, C, s,
                                ws.product.data(), st());
     CUFFT_TRY(cufftExecZ2Z(ws.inverse.get(), as_cufft(ws.product.data()),
                            as_cufft(ws.product.data()), CUFFT_INVERSE));

@@ -54,8 +54,20 @@ __global__ void accumulator_init_kernel(std::uint64_t total, const std::uint32_t
 __global__ void rotate_decompose_kernel(std::uint64_t total, const std::uint32_t* acc,
                                         const std::uint32_t* powers, std::uint32_t step, Shape s,
                                         GadgetConstants g, const Complex* twist,
-                                        Complex* digits) {
-  TG_GRID_STRIDE(idx, total) grid::rotate_decompose_at(idx, acc, powers, step, s, g, twist, digits);
+                                        Complex* digits, bool rotate) {
+  TG_GRID_STRIDE(idx, total) {
+    grid::rotate_decompose_at(idx, acc, powers, step, s, g, twist, digits, rotate);
+  }
+}
+
+__global__ void multiply_accumulate_pair_kernel(std::uint64_t total, const Complex* digits,
+                                                const Complex* key_pair,
+                                                const std::uint32_t* powers, std::uint32_t bit,
+                                                const std::uint32_t* roots, const Complex* unit,
+                                                Shape s, Complex* product) {
+  TG_GRID_STRIDE(idx, total) {
+    grid::multiply_accumulate_pair_at(idx, digits, key_pair, powers, bit, roots, unit, s, product);
+  }
 }
 
 __global__ void multiply_accumulate_kernel(std::uint64_t total, const Complex* digits,
@@ -123,6 +135,7 @@ void load_rotation_kernels() {
   CUDA_TRY(cudaFuncGetAttributes(&a, accumulator_init_kernel));
   CUDA_TRY(cudaFuncGetAttributes(&a, rotate_decompose_kernel));
   CUDA_TRY(cudaFuncGetAttributes(&a, multiply_accumulate_kernel));
+  CUDA_TRY(cudaFuncGetAttributes(&a, multiply_accumulate_pair_kernel));
   CUDA_TRY(cudaFuncGetAttributes(&a, untwist_round_add_kernel));
 }
 
@@ -166,12 +179,24 @@ void launch_accumulator_init(const std::uint32_t* pre, std::uint64_t capacity, c
 void launch_rotate_decompose(const std::uint32_t* acc, const std::uint32_t* powers,
                              std::uint32_t step, std::uint64_t capacity, const Shape& shape,
                              const GadgetConstants& gadget, const Complex* twist,
-                             Complex* digits, cudaStream_t stream) {
+                             Complex* digits, cudaStream_t stream, bool rotate) {
   const std::uint64_t total = grid::polynomial_points_size(capacity, shape);
   if (total == 0) return;
   TG_LAUNCH(rotate_decompose_kernel, blocks_for(total), threads_per_block, 0, stream)
-  (total, acc, powers, step, shape, gadget, twist, digits);
+  (total, acc, powers, step, shape, gadget, twist, digits, rotate);
   CUDA_CHECK_LAUNCH(rotate_decompose_kernel, stream);
+}
+
+void launch_multiply_accumulate_pair(const Complex* digits, const Complex* key_pair,
+                                     const std::uint32_t* powers, std::uint32_t bit,
+                                     const std::uint32_t* roots, const Complex* unit,
+                                     std::uint64_t capacity, const Shape& shape,
+                                     Complex* product, cudaStream_t stream) {
+  const std::uint64_t total = grid::rotation_points_size(capacity, shape);
+  if (total == 0) return;
+  TG_LAUNCH(multiply_accumulate_pair_kernel, blocks_for(total), threads_per_block, 0, stream)
+  (total, digits, key_pair, powers, bit, roots, unit, shape, product);
+  CUDA_CHECK_LAUNCH(multiply_accumulate_pair_kernel, stream);
 }
 
 void launch_multiply_accumulate(const Complex* digits, const Complex* key_step,

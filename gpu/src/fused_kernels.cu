@@ -48,8 +48,9 @@ constexpr int rotation_max_threads = K1 == 2 ? 384 : 256;
 #endif
 
 // The rotations of blocks blockIdx.x, blockIdx.x + gridDim.x, ... in blocks of `shape`
-// (LaunchShape, or a FixedShape with FixedGroups or with lanes).
-template <unsigned K1, class Groups, class LS>
+// (LaunchShape, or a FixedShape with FixedGroups or with lanes). Unrolled: an unrolled key's
+// pair steps (fused_rotation.hpp; one rotation slot and one lane per block).
+template <unsigned K1, class Groups, bool Unrolled = false, class LS>
 __device__ void rotate_blocks(std::uint32_t* acc_global, const std::uint32_t* powers,
                               std::uint64_t capacity, const Shape& s, LS shape,
                               const Complex* key, const fused::StepInputs& in) {
@@ -71,7 +72,8 @@ __device__ void rotate_blocks(std::uint32_t* acc_global, const std::uint32_t* po
       const std::uint32_t p = w / words < valid ? w / words : valid - 1;
       mem.acc[w] = acc_global[(first + p) * words + w % words];
     }
-    fused::blind_rotate<K1, Groups>(blk, s, shape, mem, powers + first * s.n, valid, key, in);
+    fused::blind_rotate<K1, Groups, Unrolled>(blk, s, shape, mem, powers + first * s.n, valid,
+                                              key, in);
     __syncthreads();
     for (std::uint32_t w = threadIdx.x; w < valid * words; w += blockDim.x) {
       acc_global[first * words + w] = mem.acc[w];
@@ -81,22 +83,22 @@ __device__ void rotate_blocks(std::uint32_t* acc_global, const std::uint32_t* po
 }
 
 // Any launch shape, any length.
-template <unsigned K1>
+template <unsigned K1, bool Unrolled = false>
 __global__ void TG_ROTATION_BOUNDS(K1) fused_blind_rotation_kernel(
     std::uint32_t* acc_global, const std::uint32_t* powers, std::uint64_t capacity, Shape s,
     fused::LaunchShape shape, const Complex* key, fused::StepInputs in) {
-  rotate_blocks<K1, fused::FftGroups>(acc_global, powers, capacity, s, shape, key, in);
+  rotate_blocks<K1, fused::FftGroups, Unrolled>(acc_global, powers, capacity, s, shape, key, in);
 }
 
 // The 1x1 shape (what chunks that fill the device take) at a length fixed at compile time,
 // N = 2^(LogM+1): the transform's passes unrolled, its indices constants (FixedGroups). The
 // same words as fused_blind_rotation_kernel; `shape` is 1x1.
-template <unsigned K1, unsigned LogM>
+template <unsigned K1, unsigned LogM, bool Unrolled = false>
 __global__ void TG_ROTATION_BOUNDS(K1) fused_fixed_rotation_kernel(
     std::uint32_t* acc_global, const std::uint32_t* powers, std::uint64_t capacity, Shape s,
     fused::LaunchShape, const Complex* key, fused::StepInputs in) {
-  rotate_blocks<K1, fused::FixedGroups<LogM>>(acc_global, powers, capacity, s,
-                                              fused::FixedShape<1, 1>{}, key, in);
+  rotate_blocks<K1, fused::FixedGroups<LogM>, Unrolled>(acc_global, powers, capacity, s,
+                                                        fused::FixedShape<1, 1>{}, key, in);
 }
 
 // Two rotations per thread (LaunchShape::lanes = 2, k = 1): one group of T = M/8 threads per
@@ -138,7 +140,7 @@ struct DeviceClusterBlock : fused::DeviceBlock<Regs> {
 // group: rank c < k+1 loads and stores accumulator column c.
 // Blocks of T = N/16 <= 256 threads: the registers are never capped below what the program
 // needs.
-template <unsigned K1, class Groups>
+template <unsigned K1, class Groups, bool Unrolled = false>
 __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
     std::uint32_t* acc_global, const std::uint32_t* powers, std::uint64_t capacity, Shape s,
     std::uint32_t blocks, const Complex* key, fused::StepInputs in) {
@@ -160,8 +162,8 @@ __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
       fused::wide::cluster_blind_rotate<K1, Groups>(blk, s, blocks, shared,
                                                     powers + rotation * s.n, key, in);
     } else {
-      fused::cluster_blind_rotate<K1, Groups>(blk, s, blocks, shared, powers + rotation * s.n,
-                                              key, in);
+      fused::cluster_blind_rotate<K1, Groups, Unrolled>(blk, s, blocks, shared,
+                                                        powers + rotation * s.n, key, in);
     }
     if (rank < K1) {
       for (std::uint32_t w = threadIdx.x; w < s.N; w += blockDim.x) acc_global[at + w] = column[w];
@@ -179,9 +181,19 @@ using ClusterKernel = void (*)(std::uint32_t*, const std::uint32_t*, std::uint64
                               std::uint32_t, const Complex*, fused::StepInputs);
 
 // The kernel of block shape `launch` for parameter set shape s: the lane kernel for lanes = 2
-// (k = 1), the fixed-length one for 1x1 where there is one, else fused_blind_rotation_kernel.
+// (k = 1), the fixed-length one for 1x1 where there is one, else fused_blind_rotation_kernel;
+// for an unrolled key (s.unroll = 2, one lane) their Unrolled kernels.
 template <unsigned K1>
 RotationKernel rotation_kernel(const Shape& s, const fused::LaunchShape& launch) {
+  if (s.unroll == 2) {
+    RotationKernel kernel = fused_blind_rotation_kernel<K1, true>;
+    if (launch.groups == 1 && launch.rotations == 1) {
+      fused::with_fixed_length(s.M(), [&](auto groups) {
+        kernel = fused_fixed_rotation_kernel<K1, decltype(groups)::m, true>;
+      });
+    }
+    return kernel;
+  }
   if constexpr (K1 == fused::lanes_columns) {
     if (launch.lanes == fused::max_lanes) {
       RotationKernel kernel = fused_lane_rotation_kernel<fused::FftGroups>;
@@ -204,6 +216,13 @@ RotationKernel rotation_kernel(const Shape& s, const fused::LaunchShape& launch)
 // the wide one (fused_wide.hpp; fixed lengths only, valid_shape).
 template <unsigned K1>
 ClusterKernel cluster_kernel(const Shape& s, std::uint32_t points = fused::points_per_thread) {
+  if (s.unroll == 2) {  // 8 points per thread only (valid_unrolled)
+    ClusterKernel kernel = fused_cluster_rotation_kernel<K1, fused::FftGroups, true>;
+    fused::with_fixed_length(s.M(), [&](auto groups) {
+      kernel = fused_cluster_rotation_kernel<K1, decltype(groups), true>;
+    });
+    return kernel;
+  }
   ClusterKernel kernel = fused_cluster_rotation_kernel<K1, fused::FftGroups>;
   if (points == fused::wide_points) {
     fused::wide::with_length(s.M(), [&](auto groups) {
@@ -261,11 +280,11 @@ FusedLimits fused_limits_k(const Shape& shape, int device) {
   const auto sms = static_cast<unsigned>(multiprocessors);
   const fused::LaunchShape one{1, 1};
   const unsigned blocks =
-      resident_blocks(fused_blind_rotation_kernel<K1>, one, shape, limits.max_shared_bytes);
+      resident_blocks(rotation_kernel<K1>(shape, one), one, shape, limits.max_shared_bytes);
   if (blocks == 0) return limits;
   limits.resident_threads = std::uint64_t{blocks} * sms * fused::block_threads(one, shape);
   if (const fused::LaunchShape lanes{1, 1, 1, fused::max_lanes};
-      fused::valid_lanes(lanes.lanes, shape)) {
+      fused::valid_lanes(lanes.lanes, shape) && shape.unroll == 1) {
     limits.lane_rotations =
         std::uint64_t{resident_blocks(rotation_kernel<K1>(shape, lanes), lanes, shape,
                                       limits.max_shared_bytes)} *
@@ -326,13 +345,16 @@ void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers
                                  const kernel::fused::LaunchShape& launch, const Complex* key,
                                  const Complex* twist, const Complex* untwist,
                                  const Complex* twiddles, const kernel::GadgetConstants& gadget,
+                                 const std::uint32_t* roots, const Complex* unit,
                                  cudaStream_t stream) {
   if (capacity == 0) return;
-  EXPECTS(fused::valid_shape(launch, shape) && shape.k1() >= 2 && shape.k1() <= 3,
+  EXPECTS(fused::valid_shape(launch, shape) && shape.k1() >= 2 && shape.k1() <= 3 &&
+              (shape.unroll == 1 || fused::valid_unrolled(launch)),
           "launch_fused_blind_rotation: groups=" + std::to_string(launch.groups) +
               ", rotations=" + std::to_string(launch.rotations) +
-              ", lanes=" + std::to_string(launch.lanes) + " with k+1=" +
-              std::to_string(shape.k1()));
+              ", lanes=" + std::to_string(launch.lanes) + ", points=" +
+              std::to_string(launch.points) + " with k+1=" + std::to_string(shape.k1()) +
+              ", unroll " + std::to_string(shape.unroll));
   const std::size_t shared = fused::block_shared_bytes(launch, shape);
   const unsigned threads = fused::block_threads(launch, shape);
   const std::uint32_t per_block = fused::block_rotations(launch);
@@ -343,6 +365,8 @@ void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers
   in.untwist = untwist;
   in.W = twiddles;
   in.gadget = gadget;
+  in.roots = roots;
+  in.unit = unit;
   if (launch.cluster > 1) {
     const std::uint64_t clusters = std::min<std::uint64_t>(capacity, max_blocks / launch.cluster);
     const auto grid = static_cast<unsigned>(clusters * launch.cluster);

@@ -168,6 +168,13 @@ TG_HD bool valid_shape(const LaunchShape& b, const detail::Shape& s) {
   return valid_groups(b.groups, s) && b.rotations >= 1 && b.rotations <= max_rotations_per_block;
 }
 
+// Launch shapes that run an unrolled key's pair steps: one rotation slot and one lane per
+// block, 8 points per thread (the pair step reads its three GGSW from device memory, with no
+// staging and no lane or wide program of its own).
+TG_HD bool valid_unrolled(const LaunchShape& b) {
+  return b.rotations == 1 && b.lanes == 1 && b.points == points_per_thread;
+}
+
 // Rotations a block runs at once: R slots of P lanes.
 TG_HD std::uint32_t block_rotations(const LaunchShape& b) { return b.rotations * b.lanes; }
 
@@ -370,6 +377,11 @@ struct StepInputs {
   const Complex* untwist = nullptr;   // zeta^-j / M
   const Complex* W = nullptr;         // twiddles (fused_fft.hpp)
   GadgetConstants gadget;
+  // Unrolled keys (pair steps, kernel_math.hpp): the root exponent of every key slot (M, in
+  // key_slot order) and the unit table zeta^x, x < 2N; null for the standard key.
+  const std::uint32_t* roots = nullptr;
+  const Complex* unit = nullptr;
+  std::uint32_t next_ggsws = 1;  // GGSW samples at key_next that the next step reads
 };
 
 // The block's shared memory, as block_shared_bytes lays it out.
@@ -389,6 +401,10 @@ struct StepPowers {
   std::uint32_t valid = 1;
   TG_HD std::uint32_t of(std::uint32_t rotation) const {
     return powers[std::size_t{rotation < valid ? rotation : valid - 1} * stride];
+  }
+  // A pair step's second power (the key bit after `of`'s).
+  TG_HD std::uint32_t second(std::uint32_t rotation) const {
+    return powers[std::size_t{rotation < valid ? rotation : valid - 1} * stride + 1];
   }
 };
 
@@ -456,7 +472,8 @@ struct RotatedWords {
 // thread's scratch `w`, rotated at a column's first row and read back at its other rows (the
 // l rows of a column rotate once: for tfhe_lib_128 2 of every 3 rotations and half the
 // accumulator loads saved, for one store per word; docs/gpu.md section 6.8).
-template <bool ByColumn = false, class Regs, class Groups>
+// Plain: the digits of a itself, not rotated (an unrolled key's pair step).
+template <bool ByColumn = false, bool Plain = false, class Regs, class Groups>
 TG_HD void load_digits(Regs& R, std::uint32_t t, const Groups& f,
                        PerLane<DigitSource, Regs::lanes> x, std::uint32_t level,
                        const StepInputs& in, RotatedWords w = {}) {
@@ -468,7 +485,10 @@ TG_UNROLL
 TG_UNROLL
     for (unsigned p = 0; p < Regs::lanes; ++p) {
       Torus32 lo, hi;
-      if constexpr (ByColumn) {
+      if constexpr (Plain) {
+        lo = x.lane[p].a[j];
+        hi = x.lane[p].a[j + M];
+      } else if constexpr (ByColumn) {
         Torus32& lo_word = w.scratch[scratch_slot(p, 0, r, w.tid, w.threads)];
         Torus32& hi_word = w.scratch[scratch_slot(p, 1, r, w.tid, w.threads)];
         if (w.rotate) {
@@ -524,6 +544,35 @@ TG_UNROLL
 TG_UNROLL
       for (unsigned p = 0; p < Regs::lanes; ++p) {
         multiply_add(lane(R.sum[c][r], p), lane(R.v[r], p), b);
+      }
+    }
+  }
+}
+
+// Thread t of a group, a pair step: sum_c += sum_g (digits * f_g) * row_g[c], row_g: key row q
+// of the pair's GGSW g (row + g * ggsw, in device memory), f_g = zeta^(t_s e_g) - 1 at the
+// point's slot s (kernel_math.hpp), e: each lane's three exponents.
+template <unsigned K1, class Regs, class Groups>
+TG_HD void multiply_row_pair(Regs& R, std::uint32_t t, const Groups& f, const Complex* row,
+                             std::size_t ggsw, PerLane<PairExponents, Regs::lanes> e,
+                             const StepInputs& in) {
+  const std::uint32_t N = 2 * f.M;
+TG_UNROLL
+  for (unsigned r = 0; r < points_per_thread; ++r) {
+    const std::uint32_t slot = r * f.T + t;
+    const std::uint32_t root = in.roots[slot];
+TG_UNROLL
+    for (unsigned g = 0; g < 3; ++g) {
+      Complex w[Regs::lanes];
+TG_UNROLL
+      for (unsigned p = 0; p < Regs::lanes; ++p) {
+        w[p] = times(lane(R.v[r], p), rotation_factor(in.unit, root, e.lane[p].e[g], N));
+      }
+TG_UNROLL
+      for (unsigned c = 0; c < K1; ++c) {
+        const Complex b = load_global_key(row + g * ggsw + std::size_t{c} * f.M + slot);
+TG_UNROLL
+        for (unsigned p = 0; p < Regs::lanes; ++p) multiply_add(lane(R.sum[c][r], p), w[p], b);
       }
     }
   }
@@ -597,8 +646,10 @@ inline constexpr unsigned cluster_partials_in_flight = 3;
 // CMUX step: acc += external_product(BK_i, (X^power - 1) acc) for each of the block's R*P
 // accumulators ((k+1)N words each in shared memory). K1 = k + 1; Groups: FftGroups, or
 // FixedGroups<log2 M> (then s.N must be 2M); LS: LaunchShape, or a FixedShape (required with
-// P = Block::registers::lanes > 1: FixedShape<1, 1, P>).
-template <unsigned K1, class Groups = FftGroups, class Block, class LS>
+// P = Block::registers::lanes > 1: FixedShape<1, 1, P>). Pair: an unrolled key's pair step
+// instead, acc += sum_g (X^e_g - 1) (GGSW_g [x] acc) with the three GGSW from in.key_step and
+// powers.of / powers.second the pair's switched masks (one rotation slot per block: R = 1).
+template <unsigned K1, class Groups = FftGroups, bool Pair = false, class Block, class LS>
 TG_HD void cmux_step(Block& blk, const detail::Shape& s, LS shape, const BlockMemory& mem,
                      const StepPowers& powers, const StepInputs& in) {
   constexpr unsigned P = Block::registers::lanes;
@@ -625,11 +676,12 @@ TG_UNROLL
   clear_sums<K1>(blk);
   if (in.key_next != nullptr) {
     blk.each([&](unsigned tid, auto&) {
-      prefetch_span(in.key_next, std::size_t{rows} * K1 * M, tid, threads);
+      prefetch_span(in.key_next, std::size_t{in.next_ggsws} * rows * K1 * M, tid, threads);
     });
   }
+  const std::size_t ggsw = std::size_t{rows} * K1 * M;
   for (std::uint32_t x = 0; x < rows / groups; ++x) {
-    if (shape.rotations > 1) {
+    if (!Pair && shape.rotations > 1) {
       // Key rows g + G x (g < G), every column, staged for the block's rotations: copied
       // asynchronously while the digits are decomposed and transformed, waited for just
       // before the products (each thread waits for its own copies, then the barrier).
@@ -652,7 +704,9 @@ TG_UNROLL
         src.lane[p] = DigitSource{acc_of(tid, p) + std::size_t{q / l} * N,
                                   powers.of(rotation_of(tid, p))};
       }
-      if (rotate_per_column && groups == 1) {  // rotates_per_column(shape)
+      if constexpr (Pair) {
+        load_digits<false, true>(R, f.thread(tid), f, src, q % l + 1, in);
+      } else if (rotate_per_column && groups == 1) {  // rotates_per_column(shape)
         // The thread's first row of column q / l (with G = 1, q % l == 0; written this way,
         // nvcc 13 leaves the N = 1024 kernels without spills, which it does not for q % l).
         const bool rotate = x == 0 || q / l != (q - groups) / l;
@@ -663,14 +717,23 @@ TG_UNROLL
       }
     });
     forward_transform<true>(blk, f);
-    if (shape.rotations > 1) {
+    if (!Pair && shape.rotations > 1) {
       blk.each([&](unsigned, auto&) { stage_wait(); });
       blk.sync();  // every thread's copies are in the stage
     }
     // sum_c += digits * BK_i[q][c], pointwise, in registers.
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t g = f.group(tid) % groups;
-      if (shape.rotations > 1) {
+      if constexpr (Pair) {
+        PerLane<PairExponents, P> e;
+TG_UNROLL
+        for (unsigned p = 0; p < P; ++p) {
+          const std::uint32_t rotation = rotation_of(tid, p);
+          e.lane[p] = pair_exponents(powers.of(rotation), powers.second(rotation), N);
+        }
+        multiply_row_pair<K1>(R, f.thread(tid), f,
+                              in.key_step + (std::size_t{g} + groups * x) * K1 * M, ggsw, e, in);
+      } else if (shape.rotations > 1) {
         multiply_row<K1, false>(R, f.thread(tid), f, mem.stage + std::size_t{g} * K1 * M);
       } else {
         multiply_row<K1, true>(R, f.thread(tid), f,
@@ -746,14 +809,27 @@ TG_UNROLL
 // The n CMUX steps of the block's rotations on their accumulators in shared memory: `powers`
 // points to the first rotation's n switched masks (rotation p's at powers + p*n, p < valid),
 // key is the whole fused Fourier key.
-template <unsigned K1, class Groups = FftGroups, class Block, class LS>
+template <unsigned K1, class Groups = FftGroups, bool Unrolled = false, class Block, class LS>
 TG_HD void blind_rotate(Block& blk, const detail::Shape& s, LS shape, const BlockMemory& mem,
                         const std::uint32_t* powers, std::uint32_t valid, const Complex* key,
                         StepInputs in) {
   const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
-  for (std::uint32_t i = 0; i < s.n; ++i) {
-    in.key_step = key + i * key_step;
+  // Unrolled: pair p on GGSW 3p..3p+2 and key bits 2p, 2p+1; then a CMUX step per key bit
+  // left (odd n), on the GGSW after the pairs'.
+  const std::uint32_t paired = Unrolled ? s.paired_bits() : 0;
+  if constexpr (Unrolled) {
+    for (std::uint32_t i = 0; i < paired; i += 2) {
+      in.key_step = key + std::size_t{i / 2} * 3 * key_step;
+      in.key_next = i + 2 < s.n ? in.key_step + 3 * key_step : nullptr;
+      in.next_ggsws = i + 2 < paired ? 3 : 1;
+      cmux_step<K1, Groups, true>(blk, s, shape, mem, StepPowers{powers + i, s.n, valid}, in);
+    }
+  }
+  const std::size_t first_single = std::size_t{paired / 2} * 3;
+  for (std::uint32_t i = paired; i < s.n; ++i) {
+    in.key_step = key + (first_single + i - paired) * key_step;
     in.key_next = i + 1 < s.n ? in.key_step + key_step : nullptr;
+    in.next_ggsws = 1;
     cmux_step<K1, Groups>(blk, s, shape, mem, StepPowers{powers + i, s.n, valid}, in);
   }
 }
@@ -803,9 +879,11 @@ TG_HD void prefetch_cluster_rows(Block& blk, const Groups& f, const StepInputs& 
                                  std::uint32_t rows, std::uint32_t blocks) {
   if (in.key_next == nullptr) return;
   blk.each([&](unsigned tid, auto&) {
-    for (std::uint32_t q = blk.rank(tid); q < rows; q += blocks) {
-      prefetch_span(in.key_next + std::size_t{q} * K1 * f.M, std::size_t{K1} * f.M, f.thread(tid),
-                    f.T);
+    for (std::uint32_t g = 0; g < in.next_ggsws; ++g) {
+      for (std::uint32_t q = blk.rank(tid); q < rows; q += blocks) {
+        prefetch_span(in.key_next + (std::size_t{g} * rows + q) * K1 * f.M, std::size_t{K1} * f.M,
+                      f.thread(tid), f.T);
+      }
     }
   });
 }
@@ -847,10 +925,12 @@ TG_UNROLL
   });
 }
 
-// CMUX step of the cluster's rotation: acc += external_product(BK_i, (X^power - 1) acc).
-template <unsigned K1, class Groups = FftGroups, class Block>
+// CMUX step of the cluster's rotation: acc += external_product(BK_i, (X^power - 1) acc). Pair:
+// an unrolled key's pair step on the three GGSW at in.key_step, switched masks power, second.
+template <unsigned K1, class Groups = FftGroups, bool Pair = false, class Block>
 TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t blocks,
-                             unsigned char* base, std::uint32_t power, const StepInputs& in) {
+                             unsigned char* base, std::uint32_t power, const StepInputs& in,
+                             std::uint32_t second = 0) {
   const Groups f = cluster_groups<Groups>(s, base, in.W);
   const std::uint32_t M = f.M, l = s.bk_level_count, rows = s.rows();
   Complex* partials = reinterpret_cast<Complex*>(base + cluster_partials_offset(s));
@@ -861,13 +941,19 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
   for (std::uint32_t x = 0; x < rows / blocks; ++x) {
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = blk.rank(tid) + blocks * x;
-      load_digits(R, f.thread(tid), f, {{DigitSource{blk.remote(acc, q / l), power}}}, q % l + 1,
-                  in);
+      load_digits<false, Pair>(R, f.thread(tid), f, {{DigitSource{blk.remote(acc, q / l), power}}},
+                               q % l + 1, in);
     });
     forward_transform<true>(blk, f);
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = blk.rank(tid) + blocks * x;
-      multiply_row<K1, true>(R, f.thread(tid), f, in.key_step + std::size_t{q} * K1 * M);
+      if constexpr (Pair) {
+        multiply_row_pair<K1>(R, f.thread(tid), f, in.key_step + std::size_t{q} * K1 * M,
+                              std::size_t{rows} * K1 * M, {{pair_exponents(power, second, 2 * M)}},
+                              in);
+      } else {
+        multiply_row<K1, true>(R, f.thread(tid), f, in.key_step + std::size_t{q} * K1 * M);
+      }
     });
   }
   store_partials<K1>(blk, f, partials);
@@ -896,14 +982,33 @@ TG_HD void cluster_steps(Block& blk, const detail::Shape& s, const std::uint32_t
   blk.cluster_sync();  // the last step's sums have read every block's partials
 }
 
-// The n CMUX steps of the cluster's rotation.
-template <unsigned K1, class Groups = FftGroups, class Block>
+// The n CMUX steps of the cluster's rotation; Unrolled: its pair steps, then a CMUX step per
+// key bit left (blind_rotate's order).
+template <unsigned K1, class Groups = FftGroups, bool Unrolled = false, class Block>
 TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                                 unsigned char* base, const std::uint32_t* powers,
                                 const Complex* key, StepInputs in) {
-  cluster_steps(blk, s, powers, key, in, [&](std::uint32_t power, const StepInputs& step) {
-    cluster_cmux_step<K1, Groups>(blk, s, blocks, base, power, step);
-  });
+  if constexpr (!Unrolled) {
+    cluster_steps(blk, s, powers, key, in, [&](std::uint32_t power, const StepInputs& step) {
+      cluster_cmux_step<K1, Groups>(blk, s, blocks, base, power, step);
+    });
+  } else {
+    const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
+    const std::uint32_t paired = s.paired_bits();
+    for (std::uint32_t i = 0; i < paired; i += 2) {
+      in.key_step = key + std::size_t{i / 2} * 3 * key_step;
+      in.key_next = i + 2 < s.n ? in.key_step + 3 * key_step : nullptr;
+      in.next_ggsws = i + 2 < paired ? 3 : 1;
+      cluster_cmux_step<K1, Groups, true>(blk, s, blocks, base, powers[i], in, powers[i + 1]);
+    }
+    for (std::uint32_t i = paired; i < s.n; ++i) {
+      in.key_step = key + (std::size_t{paired / 2} * 3 + i - paired) * key_step;
+      in.key_next = i + 1 < s.n ? in.key_step + key_step : nullptr;
+      in.next_ggsws = 1;
+      cluster_cmux_step<K1, Groups>(blk, s, blocks, base, powers[i], in);
+    }
+    blk.cluster_sync();  // the last step's sums have read every block's partials
+  }
 }
 
 // A cluster run on the host: one block of C*T threads, block b's shared memory at

@@ -86,14 +86,15 @@ TG_HD void accumulator_init_at(std::uint64_t idx, const std::uint32_t* pre, std:
 TG_HD void rotate_decompose_at(std::uint64_t idx, const std::uint32_t* acc,
                                const std::uint32_t* powers, std::uint32_t step, const Shape& s,
                                const kernel::GadgetConstants& g, const Complex* twist,
-                               Complex* digits) {
+                               Complex* digits, bool rotate = true) {
   const std::uint32_t M = s.M(), k1 = s.k1(), rows = s.rows();
   const std::uint64_t r = idx / (std::uint64_t{k1} * M);
   const auto c = static_cast<std::uint32_t>((idx / M) % k1);
   const auto j = static_cast<std::uint32_t>(idx % M);
   kernel::rotate_decompose_twist(acc + kernel::accumulator_index(r, c, 0, k1, s.N),
                                  powers[r * s.n + step], j, s.N, g, twist[j],
-                                 digits + kernel::digit_index(r, c * g.level_count, j, rows, M), M);
+                                 digits + kernel::digit_index(r, c * g.level_count, j, rows, M), M,
+                                 rotate);
 }
 
 // CMUX step: point j of every product column of rotation r.
@@ -104,6 +105,23 @@ TG_HD void multiply_accumulate_at(std::uint64_t idx, const Complex* digits, cons
   const auto j = static_cast<std::uint32_t>(idx % M);
   kernel::multiply_accumulate_point(digits + kernel::digit_index(r, 0, 0, rows, M), key_step,
                                     product + kernel::product_index(r, 0, 0, k1, M), j, rows, k1, M);
+}
+
+// Pair step of an unrolled key (key bits `bit` and bit+1): point j of every product column of
+// rotation r, against the pair's three GGSW at `key_pair` (roots: each slot's root exponent,
+// unit: zeta^x; kernel_math.hpp).
+TG_HD void multiply_accumulate_pair_at(std::uint64_t idx, const Complex* digits,
+                                       const Complex* key_pair, const std::uint32_t* powers,
+                                       std::uint32_t bit, const std::uint32_t* roots,
+                                       const Complex* unit, const Shape& s, Complex* product) {
+  const std::uint32_t M = s.M(), k1 = s.k1(), rows = s.rows();
+  const std::uint64_t r = idx / M;
+  const auto j = static_cast<std::uint32_t>(idx % M);
+  const std::uint32_t* p = powers + r * s.n + bit;
+  kernel::multiply_accumulate_pair_point(
+      digits + kernel::digit_index(r, 0, 0, rows, M), key_pair,
+      product + kernel::product_index(r, 0, 0, k1, M), j, rows, k1, M,
+      kernel::pair_exponents(p[0], p[1], s.N), roots[j], unit);
 }
 
 // CMUX step, after the inverse transform: point j of product polynomial idx / M.

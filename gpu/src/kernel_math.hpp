@@ -264,14 +264,15 @@ TG_HD Torus32 rotate_minus_one(const Torus32* a, std::uint32_t power, std::uint3
 }
 
 // For point j < M of polynomial `a` of an accumulator: the coefficients j and j+M of
-// (X^power - 1) a, decomposed into l signed digits, folded and twisted: level p's value goes
-// to out[(p-1) * level_stride] (digit rows c*l + p-1 of one rotation, stride M).
+// (X^power - 1) a (rotate), or of a itself (an unrolled key's step), decomposed into l signed
+// digits, folded and twisted: level p's value goes to out[(p-1) * level_stride] (digit rows
+// c*l + p-1 of one rotation, stride M).
 TG_HD void rotate_decompose_twist(const Torus32* a, std::uint32_t power, std::uint32_t j,
                                   std::uint32_t N, const GadgetConstants& g, Complex twist,
-                                  Complex* out, std::size_t level_stride) {
+                                  Complex* out, std::size_t level_stride, bool rotate = true) {
   const std::uint32_t M = N / 2;
-  const Torus32 lo = rotate_minus_one(a, power, j, N);
-  const Torus32 hi = rotate_minus_one(a, power, j + M, N);
+  const Torus32 lo = rotate ? rotate_minus_one(a, power, j, N) : a[j];
+  const Torus32 hi = rotate ? rotate_minus_one(a, power, j + M, N) : a[j + M];
   for (std::uint32_t p = 1; p <= g.level_count; ++p) {
     out[(p - 1) * level_stride] = fold_twist(static_cast<double>(gadget_digit(g, lo, p)),
                                              static_cast<double>(gadget_digit(g, hi, p)), twist);
@@ -291,6 +292,88 @@ TG_HD void multiply_accumulate_point(const Complex* digits, const Complex* key, 
       const Complex b = key[(std::size_t{q} * k1 + c) * M + j];
       re += d.re * b.re - d.im * b.im;
       im += d.re * b.im + d.im * b.re;
+    }
+    product[std::size_t{c} * M + j] = Complex{re, im};
+  }
+}
+
+// ---- unrolled bootstrapping keys (core/bootstrap.hpp, BlindRotator::pair_group) -----------
+//
+// A pair step of rotation r adds sum_g (X^e_g - 1) (GGSW_3p+g [x] ACC), e = (a+b, a, b) for
+// the pair's switched masks a, b: the products of one decomposition of ACC with the pair's
+// three GGSW, each multiplied slot-wise by zeta^(t e_g) - 1, t the slot's root exponent (the
+// odd t < 2N where the engine's transform evaluates that slot, probed from its transform of
+// the polynomial X), zeta = exp(i pi/N).
+
+// zeta^x for x < 2N: the unit table of the factors.
+inline std::vector<Complex> unit_roots(std::uint32_t polynomial_size) {
+  const std::size_t N = polynomial_size;
+  std::vector<Complex> u(2 * N);
+  for (std::size_t x = 0; x < 2 * N; ++x) {
+    const double angle = std::numbers::pi * static_cast<double>(x) / static_cast<double>(N);
+    u[x] = Complex{std::cos(angle), std::sin(angle)};
+  }
+  return u;
+}
+
+// The root exponent of every slot, from an engine's transform of the polynomial X (slot s
+// holds zeta^t_s): empty when a slot holds no distinct odd power of zeta (a wrong probe).
+inline std::vector<std::uint32_t> root_exponents(const std::vector<Complex>& transform_of_x,
+                                                 std::uint32_t polynomial_size) {
+  const std::uint32_t N = polynomial_size;
+  const double step = std::numbers::pi / static_cast<double>(N);
+  std::vector<std::uint32_t> roots(transform_of_x.size());
+  std::vector<bool> seen(2 * std::size_t{N}, false);
+  for (std::size_t slot = 0; slot < roots.size(); ++slot) {
+    const Complex v = transform_of_x[slot];
+    const long t = std::lround(std::atan2(v.im, v.re) / step);
+    const auto e = static_cast<std::uint32_t>(((t % (2L * N)) + 2L * N) % (2L * N));
+    const double angle = step * e;
+    if (e % 2 == 0 || seen[e] || std::abs(v.re - std::cos(angle)) > 1e-9 ||
+        std::abs(v.im - std::sin(angle)) > 1e-9) {
+      return {};
+    }
+    seen[e] = true;
+    roots[slot] = e;
+  }
+  return roots;
+}
+
+// The three exponents of a pair step with switched masks a, b: (a+b, a, b) mod 2N.
+struct PairExponents {
+  std::uint32_t e[3];
+};
+TG_HD PairExponents pair_exponents(std::uint32_t a, std::uint32_t b, std::uint32_t N) {
+  return PairExponents{{(a + b) & (2 * N - 1), a, b}};
+}
+
+// zeta^(root e) - 1: X^e - 1 at the slot of root exponent `root`.
+TG_HD Complex rotation_factor(const Complex* unit, std::uint32_t root, std::uint32_t e,
+                              std::uint32_t N) {
+  const Complex u = unit[(root * e) & (2 * N - 1)];
+  return Complex{u.re - 1.0, u.im};
+}
+
+// Point j of a pair step's product for one rotation: product[c] = sum_g f_g sum_q digits[q] *
+// key_g[q][c] (key: the pair's three GGSW, contiguous; f_g = rotation_factor(e_g) at slot j).
+TG_HD void multiply_accumulate_pair_point(const Complex* digits, const Complex* key,
+                                          Complex* product, std::uint32_t j, std::uint32_t rows,
+                                          std::uint32_t k1, std::uint32_t M, PairExponents x,
+                                          std::uint32_t root, const Complex* unit) {
+  const std::size_t ggsw = std::size_t{rows} * k1 * M;
+  for (std::uint32_t c = 0; c < k1; ++c) {
+    double re = 0, im = 0;
+    for (std::uint32_t g = 0; g < 3; ++g) {
+      double gr = 0, gi = 0;
+      for (std::uint32_t q = 0; q < rows; ++q) {
+        const Complex d = digits[std::size_t{q} * M + j];
+        const Complex b = key[g * ggsw + (std::size_t{q} * k1 + c) * M + j];
+        gr += d.re * b.re - d.im * b.im;
+        gi += d.re * b.im + d.im * b.re;
+      }
+      const Complex v = times(Complex{gr, gi}, rotation_factor(unit, root, x.e[g], 2 * M));
+      re += v.re;
+      im += v.im;
     }
     product[std::size_t{c} * M + j] = Complex{re, im};
   }

@@ -17,6 +17,14 @@ inline Parameters sized_insecure(std::uint32_t N, std::uint32_t k) {
                     16, k, N, 10, 2, 3, 5, std::ldexp(1.0, -20), std::ldexp(1.0, -30), true};
 }
 
+// sized_insecure with an odd n (17): an unrolled key's last key bit takes a CMUX step.
+inline Parameters odd_n_insecure(std::uint32_t N, std::uint32_t k) {
+  Parameters p = sized_insecure(N, k);
+  p.name = "test_N" + std::to_string(N) + "_k" + std::to_string(k) + "_n17_INSECURE";
+  p.lwe_dimension = 17;
+  return p;
+}
+
 // The named sets, then N = 512 (k = 1) and N = 2048 (k = 2).
 inline std::vector<Parameters> every_test_set() {
   std::vector<Parameters> sets = all_parameter_sets();

@@ -94,9 +94,9 @@ class NaturalFft {
   std::vector<Complex> forward_, inverse_;
 };
 
-inline detail::Shape shape_of(const Parameters& p) {
+inline detail::Shape shape_of(const Parameters& p, std::uint32_t unroll = 1) {
   return detail::Shape{p.lwe_dimension,  p.glwe_dimension, p.polynomial_size, p.bk_base_log,
-                       p.bk_level_count, p.ks_base_log,    p.ks_level_count};
+                       p.bk_level_count, p.ks_base_log,    p.ks_level_count, unroll};
 }
 
 // The device engine's work, on the host: each kernel is a loop over its grid's indices
@@ -107,7 +107,8 @@ class HostEngine {
   // fused_groups: 0 for the cuFFT engine's kernels, else the fused engine with that many
   // thread groups per rotation (1, k+1 or (k+1)l).
   explicit HostEngine(const CloudKey& key, std::uint32_t fused_groups = 0)
-      : s_(shape_of(key.parameters())), fft_(s_.M()), fused_{fused_groups, 1},
+      : s_(shape_of(key.parameters(), key.bootstrapping_key().unroll())), fft_(s_.M()),
+        fused_{fused_groups, 1},
         gadget_(kernel::make_gadget(s_.bk_base_log, s_.bk_level_count)),
         ks_(kernel::make_key_switch(s_.ks_base_log, s_.ks_level_count, s_.n,
                                     s_.extracted_dimension())),
@@ -115,12 +116,24 @@ class HostEngine {
     const auto bk = key.bootstrapping_key().data();
     ksk_.assign(key.key_switching_key().data().begin(), key.key_switching_key().data().end());
     // bk_fold_twist_kernel, then the batched forward transform of every polynomial.
-    const std::size_t polys = std::size_t{s_.n} * s_.rows() * s_.k1(), M = s_.M();
+    const std::size_t polys = std::size_t{s_.ggsw_count()} * s_.rows() * s_.k1(), M = s_.M();
     bk_fourier_.resize(polys * M);
     for (std::uint64_t idx = 0; idx < detail::grid::bk_fold_twist_size(polys, s_); ++idx) {
       detail::grid::bk_fold_twist_at(idx, bk.data(), s_, twist_.data(), bk_fourier_.data());
     }
     for (std::size_t poly = 0; poly < polys; ++poly) fft_.forward(bk_fourier_.data() + poly * M);
+    std::vector<Torus32> x(s_.N, 0);  // the probe polynomial X of the root exponents
+    x[1] = 1;
+    if (s_.unroll == 2) {
+      // CudaEngine::Impl::make_rotation_tables, cuFFT engine: the key's transform of X.
+      std::vector<Complex> spectrum(M);
+      for (std::uint64_t idx = 0; idx < detail::grid::bk_fold_twist_size(1, s_); ++idx) {
+        detail::grid::bk_fold_twist_at(idx, x.data(), s_, twist_.data(), spectrum.data());
+      }
+      fft_.forward(spectrum.data());
+      roots_ = kernel::root_exponents(spectrum, s_.N);
+      unit_ = kernel::unit_roots(s_.N);
+    }
     if (fused_.groups != 0) {
       // fused_key_kernel: one block of T threads per polynomial.
       namespace fused = kernel::fused;
@@ -133,8 +146,18 @@ class HostEngine {
                                         twiddles_.data(), buffer.data(),
                                         fused_key_.data() + poly * M);
       }
+      if (s_.unroll == 2) {  // the fused key's slots evaluate elsewhere: their own roots
+        std::vector<Complex> spectrum(M);
+        fused::transform_key_polynomial(blk, x.data(), s_.N, twist_.data(), twiddles_.data(),
+                                        buffer.data(), spectrum.data());
+        fused_roots_ = kernel::root_exponents(spectrum, s_.N);
+      }
     }
   }
+
+  // The root exponents of the cuFFT engine's slots and of the fused engine's (unroll 2).
+  const std::vector<std::uint32_t>& roots() const { return roots_; }
+  const std::vector<std::uint32_t>& fused_roots() const { return fused_roots_; }
 
   // Another launch shape of the fused engine (the engine was made with fused_groups > 0).
   void set_fused_shape(kernel::fused::LaunchShape shape) { fused_ = shape; }
@@ -154,9 +177,11 @@ class HostEngine {
   const detail::Shape& shape() const { return s_; }
 
   // One CMUX step for `capacity` accumulators ([capacity][k1][N]) with switched masks
-  // `powers` ([capacity][n]): the three kernels and the two batched transforms.
+  // `powers` ([capacity][n]): the three kernels and the two batched transforms, against GGSW
+  // `ggsw` (default: `step`; an unrolled key's CMUX steps come after its pairs' GGSW).
   void cmux_step(std::uint32_t step, std::uint64_t capacity, const std::vector<std::uint32_t>& powers,
-                 std::vector<Torus32>& acc) {
+                 std::vector<Torus32>& acc, std::uint32_t ggsw = UINT32_MAX) {
+    if (ggsw == UINT32_MAX) ggsw = step;
     namespace grid = detail::grid;
     const std::uint32_t M = s_.M(), k1 = s_.k1(), rows = s_.rows();
     digits_.resize(capacity * rows * M);
@@ -166,9 +191,34 @@ class HostEngine {
                                 digits_.data());
     }
     for (std::size_t poly = 0; poly < capacity * rows; ++poly) fft_.forward(digits_.data() + poly * M);
-    const Complex* key_step = bk_fourier_.data() + kernel::bk_spectrum_index(step, 0, 0, 0, rows, k1, M);
+    const Complex* key_step = bk_fourier_.data() + kernel::bk_spectrum_index(ggsw, 0, 0, 0, rows, k1, M);
     for (std::uint64_t idx = 0; idx < grid::rotation_points_size(capacity, s_); ++idx) {
       grid::multiply_accumulate_at(idx, digits_.data(), key_step, s_, product_.data());
+    }
+    for (std::size_t poly = 0; poly < capacity * k1; ++poly) fft_.inverse(product_.data() + poly * M);
+    for (std::uint64_t idx = 0; idx < grid::polynomial_points_size(capacity, s_); ++idx) {
+      grid::untwist_round_add_at(idx, product_.data(), untwist_.data(), s_, acc.data());
+    }
+  }
+
+  // A pair step of an unrolled key (key bits `bit`, bit+1; GGSW 3 bit/2 ..): the cuFFT
+  // engine's kernels (rotate = false, the pair's products) and the two batched transforms.
+  void pair_step(std::uint32_t bit, std::uint64_t capacity,
+                 const std::vector<std::uint32_t>& powers, std::vector<Torus32>& acc) {
+    namespace grid = detail::grid;
+    const std::uint32_t M = s_.M(), k1 = s_.k1(), rows = s_.rows();
+    digits_.resize(capacity * rows * M);
+    product_.resize(capacity * k1 * M);
+    for (std::uint64_t idx = 0; idx < grid::polynomial_points_size(capacity, s_); ++idx) {
+      grid::rotate_decompose_at(idx, acc.data(), powers.data(), bit, s_, gadget_, twist_.data(),
+                                digits_.data(), /*rotate=*/false);
+    }
+    for (std::size_t poly = 0; poly < capacity * rows; ++poly) fft_.forward(digits_.data() + poly * M);
+    const Complex* key_pair =
+        bk_fourier_.data() + kernel::bk_spectrum_index(bit / 2 * 3, 0, 0, 0, rows, k1, M);
+    for (std::uint64_t idx = 0; idx < grid::rotation_points_size(capacity, s_); ++idx) {
+      grid::multiply_accumulate_pair_at(idx, digits_.data(), key_pair, powers.data(), bit,
+                                        roots_.data(), unit_.data(), s_, product_.data());
     }
     for (std::size_t poly = 0; poly < capacity * k1; ++poly) fft_.inverse(product_.data() + poly * M);
     for (std::uint64_t idx = 0; idx < grid::polynomial_points_size(capacity, s_); ++idx) {
@@ -202,8 +252,15 @@ class HostEngine {
       for (std::uint64_t idx = 0; idx < grid::accumulator_init_size(C, s_); ++idx) {
         grid::accumulator_init_at(idx, pre.data(), C, s_, powers.data(), acc.data());
       }
-      if (fused_.groups != 0) fused_rotation(C, powers, acc);
-      else for (std::uint32_t i = 0; i < s_.n; ++i) cmux_step(i, C, powers, acc);
+      if (fused_.groups != 0) {
+        fused_rotation(C, powers, acc);
+      } else {  // record_rotation's order: pair steps, then CMUX steps
+        const std::uint32_t paired = s_.paired_bits();
+        for (std::uint32_t i = 0; i < paired; i += 2) pair_step(i, C, powers, acc);
+        for (std::uint32_t i = paired; i < s_.n; ++i) {
+          cmux_step(i, C, powers, acc, paired / 2 * 3 + (i - paired));
+        }
+      }
       std::vector<Torus32> extracted(chunk.jobs() * (kN + 1));
       std::vector<std::uint64_t> result_index(chunk.jobs());
       for (std::uint64_t idx = 0; idx < grid::extract_size(chunk, s_); ++idx) {
@@ -279,6 +336,10 @@ class HostEngine {
     in.untwist = untwist_.data();
     in.W = twiddles_.data();
     in.gadget = gadget_;
+    if (s_.unroll == 2) {
+      in.roots = fused_roots_.data();
+      in.unit = unit_.data();
+    }
     return in;
   }
 
@@ -329,7 +390,16 @@ class HostEngine {
             fused::cluster_cmux_step<K1, Groups>(blk, s_, C, base, rotation_powers[i], in);
           }
         };
-        if (first_step != 0 || last != s_.n) {
+        if (s_.unroll == 2) {  // the unrolled kernel's own loop (8 points per thread only)
+          if constexpr (!wide) {
+            REQUIRE(first_step == 0);
+            REQUIRE(last == s_.n);
+            fused::cluster_blind_rotate<K1, Groups, true>(blk, s_, C, base, rotation_powers,
+                                                          fused_key_.data(), in);
+          } else {
+            FAIL("a wide cluster runs no unrolled key (valid_unrolled)");
+          }
+        } else if (first_step != 0 || last != s_.n) {
           for (std::uint32_t i = first_step; i < last; ++i) step(i);
         } else if constexpr (wide) {  // the kernel's own loop
           fused::wide::cluster_blind_rotate<K1, Groups>(blk, s_, C, base, rotation_powers,
@@ -396,7 +466,16 @@ class HostEngine {
       const std::uint32_t* block_powers = powers.data() + first * s_.n;
       auto run = [&](auto groups, auto shape) {
         using Groups = decltype(groups);
-        if (first_step == 0 && last == s_.n) {  // the kernel's own loop
+        if (s_.unroll == 2) {  // the unrolled kernel's own loop
+          if constexpr (P == 1) {
+            REQUIRE(first_step == 0);
+            REQUIRE(last == s_.n);
+            fused::blind_rotate<K1, Groups, true>(blk, s_, shape, mem, block_powers, valid,
+                                                  fused_key_.data(), in);
+          } else {
+            FAIL("lanes run no unrolled key (valid_unrolled)");
+          }
+        } else if (first_step == 0 && last == s_.n) {  // the kernel's own loop
           fused::blind_rotate<K1, Groups>(blk, s_, shape, mem, block_powers, valid,
                                           fused_key_.data(), in);
         } else {
@@ -436,6 +515,8 @@ class HostEngine {
   std::vector<Complex> twist_, untwist_, bk_fourier_;
   std::vector<Torus32> ksk_;
   std::vector<Complex> digits_, product_;
+  std::vector<std::uint32_t> roots_, fused_roots_;  // unroll 2: each engine's slot roots
+  std::vector<Complex> unit_;                       // unroll 2: zeta^x, x < 2N
 };
 
 // Runs `batch_of(out)` on the CPU backend and through the host mirror (into a second output

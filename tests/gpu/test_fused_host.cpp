@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -932,6 +933,103 @@ TEST_CASE("fused engine: the data flow equals the CPU backend on tfhe_lib_128", 
     engine.set_fused_shape(shape);
     const auto [cpu, fused] = cpu_and_mirror(f, engine, 3, 4, batch_of);
     REQUIRE(fused == cpu);
+    CHECK(decrypt_bits(f.key, fused) == std::vector<std::uint8_t>{1, 0, 0});
+  }
+}
+
+TEST_CASE("unrolled key: each engine's slot roots; the cuFFT and fused data flows equal the CPU "
+          "backend word for word",
+          "[gpu-host][fused][unroll]") {
+  using S = CpuStorage;
+  const std::uint64_t seed = catch_seed(0x2011);
+  INFO("seed " << seed);
+  struct Case {
+    Parameters p;
+    std::vector<fz::LaunchShape> shapes;
+  };
+  const std::vector<Case> cases = {
+      {toy_insecure(), {{1, 1}, {2, 1}, {4, 1}, {1, 1, 2}, {1, 1, 4}}},
+      {toy_k2_insecure(), {{1, 1}, {3, 1}, {6, 1}, {1, 1, 3}, {1, 1, 6}}},
+      {gpu::test::odd_n_insecure(512, 1), {{1, 1}, {2, 1}, {1, 1, 2}}},
+      {sized_insecure(2048, 2), {{1, 1}, {1, 1, 3}}}};
+  for (const Case& cs : cases) {
+    const Parameters& p = cs.p;
+    INFO("parameter set " << p.name);
+    const std::uint32_t N = p.polynomial_size;
+    Csprng rng = seeded_rng(seed);
+    test::SequentialFixture f(p, {}, 2);
+    REQUIRE(f.keys.cloud->bootstrapping_key().unroll() == 2);
+    const test::TruthTableInputs t = test::truth_table_inputs();
+    auto A = encrypt(f.be, f.key, t.a, rng), B = encrypt(f.be, f.key, t.b, rng),
+         C = encrypt(f.be, f.key, t.c, rng);
+    auto batch_of = [&](const BitBuffer<S>& out) {
+      return test::every_gate_batch<S>(A.bits(), B.bits(), C.bits(), out.bits());
+    };
+    const std::size_t bits = 8 * test::all_specs().size();
+    // The cuFFT engine: natural order, slot j evaluates at zeta^(1 - 4j).
+    HostEngine cufft(*f.keys.cloud, 0);
+    REQUIRE(cufft.roots().size() == N / 2);
+    for (std::uint32_t j = 0; j < N / 2; ++j) {
+      REQUIRE(cufft.roots()[j] == (2 * N + 1 - (4 * j) % (2 * N)) % (2 * N));
+    }
+    {
+      const auto [cpu, mirror] = cpu_and_mirror(f, cufft, bits, 6, batch_of);
+      REQUIRE(mirror == cpu);
+      test::check_every_gate(decrypt_bits(f.key, mirror), t);
+    }
+    // The fused engine: its own (bit-reversed) slots, a permutation of the same roots.
+    HostEngine engine(*f.keys.cloud, 1);
+    std::vector<std::uint32_t> sorted = engine.fused_roots(), want = cufft.roots();
+    std::sort(sorted.begin(), sorted.end());
+    std::sort(want.begin(), want.end());
+    REQUIRE(sorted == want);
+    CHECK(engine.fused_roots() != cufft.roots());
+    for (const fz::LaunchShape shape : cs.shapes) {
+      INFO("groups " << shape.groups << ", blocks per cluster " << shape.cluster);
+      REQUIRE(fz::valid_shape(shape, shape_of(p, 2)));
+      REQUIRE(fz::valid_unrolled(shape));
+      engine.set_fused_shape(shape);
+      engine.chunks_run = 0;
+      const auto [cpu, fused] = cpu_and_mirror(f, engine, bits, 6, batch_of);
+      CHECK(engine.chunks_run > 1);
+      REQUIRE(fused == cpu);
+      test::check_every_gate(decrypt_bits(f.key, fused), t);
+    }
+  }
+  // Shapes without a pair step; a probe that is no set of odd roots gives none.
+  CHECK_FALSE(fz::valid_unrolled(fz::LaunchShape{1, 2}));
+  CHECK_FALSE(fz::valid_unrolled(fz::LaunchShape{1, 1, 1, 2}));
+  CHECK_FALSE(fz::valid_unrolled(fz::LaunchShape{1, 1, 2, 1, 4}));
+  std::vector<k::Complex> bad(8, k::Complex{1, 0});  // zeta^0 everywhere
+  CHECK(k::root_exponents(bad, 16).empty());
+  bad = {{std::cos(std::numbers::pi / 16), std::sin(std::numbers::pi / 16)}, {std::cos(std::numbers::pi / 16), std::sin(std::numbers::pi / 16)}};
+  CHECK(k::root_exponents(bad, 16).empty());  // twice the same root
+}
+
+TEST_CASE("unrolled key: the data flow equals the CPU backend on tfhe_lib_128",
+          "[gpu-host][fused][unroll]") {
+  using S = CpuStorage;
+  const std::uint64_t seed = catch_seed(0x2012);
+  INFO("seed " << seed);
+  const Parameters p = tfhe_lib_128();
+  Csprng rng = seeded_rng(seed);
+  test::SequentialFixture f(p, {}, 2);
+  auto A = encrypt(f.be, f.key, std::vector<std::uint8_t>{0, 1}, rng);
+  auto B = encrypt(f.be, f.key, std::vector<std::uint8_t>{1, 1}, rng);
+  auto C = encrypt(f.be, f.key, std::vector<std::uint8_t>{0, 0}, rng);
+  auto batch_of = [&](const BitBuffer<S>& out) {
+    return std::vector<GateOp<S>>{gate::nand<S>(A.bits(), B.bits(), out.bits(0, 2)),
+                                  gate::mux<S>(A.bits(0, 1), B.bits(0, 1), C.bits(0, 1), out.bits(2, 1))};
+  };
+  HostEngine cufft(*f.keys.cloud, 0);
+  HostEngine engine(*f.keys.cloud, 1);
+  const auto [cpu, from_cufft] = cpu_and_mirror(f, cufft, 3, 4, batch_of);
+  REQUIRE(from_cufft == cpu);
+  for (const fz::LaunchShape shape : {fz::LaunchShape{1, 1}, fz::LaunchShape{1, 1, 6}}) {
+    INFO("blocks per cluster " << shape.cluster);
+    engine.set_fused_shape(shape);
+    const auto [cpu2, fused] = cpu_and_mirror(f, engine, 3, 4, batch_of);
+    REQUIRE(fused == cpu2);
     CHECK(decrypt_bits(f.key, fused) == std::vector<std::uint8_t>{1, 0, 0});
   }
 }

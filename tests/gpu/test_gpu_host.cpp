@@ -13,6 +13,7 @@
 #include <memory>
 #include <numbers>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "backend_fixtures.hpp"
@@ -647,11 +648,38 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
   }
   CHECK(std::string(gpu_transfer_name(GpuTransfer::pinned)) == "pinned");
   CHECK(std::string(gpu_transfer_name(GpuTransfer::direct)) == "direct");
+  // An unrolled key: no lanes, staged rotations or wide clusters; everything else as before.
+  o = CudaOptions{};
+  CHECK_NOTHROW(validate_cuda_options(o, p, 2));
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 3), "unroll=3");
+  for (const auto& [lanes, rotations, points] :
+       {std::tuple{2u, 0u, 0u}, std::tuple{0u, 2u, 0u}, std::tuple{0u, 0u, 4u}}) {
+    o.fused_lanes = lanes;
+    o.fused_rotations_per_block = rotations;
+    o.fused_cluster_points = points;
+    if (points == 4) o.fused_cluster_blocks = 2;
+    CHECK_NOTHROW(validate_cuda_options(o, p));
+    REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 2), "an unrolled bootstrapping key runs");
+    o = CudaOptions{};
+  }
+  for (const std::uint32_t groups : {1u, 2u, 6u}) {
+    o.fused_groups = groups;
+    o.fused_rotations_per_block = 1;
+    CHECK_NOTHROW(validate_cuda_options(o, p, 2));
+  }
+  o = CudaOptions{};
+  o.fused_cluster_blocks = 6;
+  o.fused_cluster_points = 8;
+  CHECK_NOTHROW(validate_cuda_options(o, p, 2));
   o = CudaOptions{};
   // The constructor checks its arguments first, with or without CUDA and a device.
   REQUIRE_INVALID_ARGUMENT(CudaBackend(nullptr), "the cloud key is null");
   o.device = -3;
   REQUIRE_INVALID_ARGUMENT(CudaBackend(keys_for(toy_insecure()).cloud, o), "device=-3");
+  o.device = 0;
+  o.fused_lanes = 2;
+  REQUIRE_INVALID_ARGUMENT(CudaBackend(keys_for(toy_insecure(), 2).cloud, o),
+                           "an unrolled bootstrapping key runs");
 }
 
 TEST_CASE("CudaBackend where no GPU can be used: a clear SystemError, never an abort",
