@@ -368,6 +368,7 @@ void CudaEngine::Impl::make_rotation_tables() {
     CUFFT_TRY(cufftSetStream(plan.get(), st()));
     CUFFT_TRY(cufftExecZ2Z(plan.get(), as_cufft(spectrum.data()), as_cufft(spectrum.data()),
                            CUFFT_FORWARD));
+    CUDA_TRY(cudaStreamSynchronize(st()));  // before the plan goes
   }
   std::vector<Complex> host(M);
   CUDA_TRY(cudaMemcpyAsync(host.data(), spectrum.data(), spectrum.bytes(), cudaMemcpyDeviceToHost,

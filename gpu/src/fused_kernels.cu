@@ -41,10 +41,14 @@ constexpr int rotation_max_threads = K1 == 2 ? 384 : 256;
 // more one-group blocks fit per SM (128: 8 blocks of 64 threads against the 6 that 166
 // registers allow; ptxas spills 20 bytes for k = 1, 956 for k = 2); blocks of up to 65536/R
 // threads.
+// The fixed-length 1x1 kernel of an unrolled key (Unrolled): blocks of M/8 <= 128 threads,
+// so up to 255 registers: capped at 168 for k = 1, its pair step spilled 92 bytes (N = 1024).
 #if defined(TORUSGATE_FUSED_MAX_REGISTERS) && !defined(TORUSGATE_CUDA_EMULATION)
 #define TG_ROTATION_BOUNDS(K1) __maxnreg__(TORUSGATE_FUSED_MAX_REGISTERS)
+#define TG_FIXED_BOUNDS(K1, Unrolled) __maxnreg__(TORUSGATE_FUSED_MAX_REGISTERS)
 #else
 #define TG_ROTATION_BOUNDS(K1) __launch_bounds__(rotation_max_threads<K1>)
+#define TG_FIXED_BOUNDS(K1, Unrolled) __launch_bounds__((Unrolled) ? 256 : rotation_max_threads<K1>)
 #endif
 
 // The rotations of blocks blockIdx.x, blockIdx.x + gridDim.x, ... in blocks of `shape`
@@ -94,7 +98,7 @@ __global__ void TG_ROTATION_BOUNDS(K1) fused_blind_rotation_kernel(
 // N = 2^(LogM+1): the transform's passes unrolled, its indices constants (FixedGroups). The
 // same words as fused_blind_rotation_kernel; `shape` is 1x1.
 template <unsigned K1, unsigned LogM, bool Unrolled = false>
-__global__ void TG_ROTATION_BOUNDS(K1) fused_fixed_rotation_kernel(
+__global__ void TG_FIXED_BOUNDS(K1, Unrolled) fused_fixed_rotation_kernel(
     std::uint32_t* acc_global, const std::uint32_t* powers, std::uint64_t capacity, Shape s,
     fused::LaunchShape, const Complex* key, fused::StepInputs in) {
   rotate_blocks<K1, fused::FixedGroups<LogM>, Unrolled>(acc_global, powers, capacity, s,

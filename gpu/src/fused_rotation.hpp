@@ -676,7 +676,9 @@ TG_UNROLL
   clear_sums<K1>(blk);
   if (in.key_next != nullptr) {
     blk.each([&](unsigned tid, auto&) {
-      prefetch_span(in.key_next, std::size_t{in.next_ggsws} * rows * K1 * M, tid, threads);
+      // (A CMUX step's next step is one: only a pair step's next may be a pair.)
+      prefetch_span(in.key_next, std::size_t{Pair ? in.next_ggsws : 1} * rows * K1 * M, tid,
+                    threads);
     });
   }
   const std::size_t ggsw = std::size_t{rows} * K1 * M;
@@ -874,12 +876,13 @@ TG_HD Groups cluster_groups(const detail::Shape& s, unsigned char* base, const C
 }
 
 // A cluster's block: its rows of the next step towards L2 (prefetch_span), where there is one.
-template <unsigned K1, class Block, class Groups>
+template <unsigned K1, bool Pair = false, class Block, class Groups>
 TG_HD void prefetch_cluster_rows(Block& blk, const Groups& f, const StepInputs& in,
                                  std::uint32_t rows, std::uint32_t blocks) {
   if (in.key_next == nullptr) return;
+  const std::uint32_t ggsws = Pair ? in.next_ggsws : 1;  // as in cmux_step
   blk.each([&](unsigned tid, auto&) {
-    for (std::uint32_t g = 0; g < in.next_ggsws; ++g) {
+    for (std::uint32_t g = 0; g < ggsws; ++g) {
       for (std::uint32_t q = blk.rank(tid); q < rows; q += blocks) {
         prefetch_span(in.key_next + (std::size_t{g} * rows + q) * K1 * f.M, std::size_t{K1} * f.M,
                       f.thread(tid), f.T);
@@ -937,7 +940,7 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
   Torus32* acc = reinterpret_cast<Torus32*>(base + cluster_accumulator_offset(s));
   blk.cluster_sync();  // the previous step's columns are written and its partials read
   clear_sums<K1>(blk);
-  prefetch_cluster_rows<K1>(blk, f, in, rows, blocks);
+  prefetch_cluster_rows<K1, Pair>(blk, f, in, rows, blocks);
   for (std::uint32_t x = 0; x < rows / blocks; ++x) {
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = blk.rank(tid) + blocks * x;
