@@ -43,7 +43,7 @@ ls "$work/late"/bench_gates_*.json > /dev/null 2>&1 && fail "a command ran past 
 rm -rf "$work/late"
 
 GPU_RUN_EMULATED=1 BUILD_DIR="$build" "$repo/scripts/gpu_run.sh" "$work" \
-  env apps bench shapes circuits slow sanitize profile quick stalls hotspots variants \
+  env apps bench shapes circuits slow sanitize profile quick stalls hotspots variants unrolled \
   > "$work/stdout.txt" 2>&1
 rc=$?
 if [[ $rc -ne 0 ]]; then
@@ -78,6 +78,12 @@ for path in glob.glob(os.path.join(d, "bench_gates_gpu_*.json")):
         for res in run["results"]:
             assert res["errors"] == 0, (path, res)
             assert res["phases_ms_median"]["blind_rotation"] > 0, (path, res)
+for suffix in ("unrolled", "unrolled_1x1", "unrolled_cufft"):
+    r = load(f"bench_gates_gpu_toy_INSECURE_{suffix}.json")
+    assert r["bootstrapping_key_unroll"] == 2, suffix
+    assert all(res["errors"] == 0 for run in r["runs"] for res in run["results"]), suffix
+assert load("bench_gates_gpu_toy_INSECURE.json")["bootstrapping_key_unroll"] == 1
+assert {run["engine"] for run in load("bench_gates_gpu_toy_INSECURE_unrolled_cufft.json")["runs"]} == {"cufft"}
 quick = load("bench_gates_gpu_toy_INSECURE_quick.json")
 assert {(r["engine"], r["key_switching"]) for r in quick["runs"]} == {("fused", "gather"), ("fused", "tensor_core")}
 assert load("bench_gates_gpu_toy_INSECURE_quick_cufft.json")["runs"][0]["engine"] == "cufft"
@@ -122,7 +128,8 @@ for text in "## toy_INSECURE: \`bench_gates_gpu_toy_INSECURE.json\`" \
     "| batch | chosen | 1x1 | 1x2 | 1x4 | 2x1 | 4x1 | c2 | c4 | l2 | fastest |" \
     "## toy_INSECURE: \`bench_gates_gpu_toy_INSECURE_pinned.json\`" \
     "Engine cuFFT-batched, key switching gather, pinned transfers (8 MiB staging), device keys" \
-    "## Circuits, toy_INSECURE: \`bench_circuits_gpu_toy_INSECURE_cufft_lanes4_pinned.json\`"; do
+    "## Circuits, toy_INSECURE: \`bench_circuits_gpu_toy_INSECURE_cufft_lanes4_pinned.json\`" \
+    "With an **unrolled bootstrapping key**"; do
   grep -qF -- "$text" "$s" || { cat "$s"; fail "summary.md lacks: $text"; }
 done
 echo "gpu_run.sh dry run on the emulator: ok"

@@ -181,49 +181,14 @@ class HostEngine {
   // `ggsw` (default: `step`; an unrolled key's CMUX steps come after its pairs' GGSW).
   void cmux_step(std::uint32_t step, std::uint64_t capacity, const std::vector<std::uint32_t>& powers,
                  std::vector<Torus32>& acc, std::uint32_t ggsw = UINT32_MAX) {
-    if (ggsw == UINT32_MAX) ggsw = step;
-    namespace grid = detail::grid;
-    const std::uint32_t M = s_.M(), k1 = s_.k1(), rows = s_.rows();
-    digits_.resize(capacity * rows * M);
-    product_.resize(capacity * k1 * M);
-    for (std::uint64_t idx = 0; idx < grid::polynomial_points_size(capacity, s_); ++idx) {
-      grid::rotate_decompose_at(idx, acc.data(), powers.data(), step, s_, gadget_, twist_.data(),
-                                digits_.data());
-    }
-    for (std::size_t poly = 0; poly < capacity * rows; ++poly) fft_.forward(digits_.data() + poly * M);
-    const Complex* key_step = bk_fourier_.data() + kernel::bk_spectrum_index(ggsw, 0, 0, 0, rows, k1, M);
-    for (std::uint64_t idx = 0; idx < grid::rotation_points_size(capacity, s_); ++idx) {
-      grid::multiply_accumulate_at(idx, digits_.data(), key_step, s_, product_.data());
-    }
-    for (std::size_t poly = 0; poly < capacity * k1; ++poly) fft_.inverse(product_.data() + poly * M);
-    for (std::uint64_t idx = 0; idx < grid::polynomial_points_size(capacity, s_); ++idx) {
-      grid::untwist_round_add_at(idx, product_.data(), untwist_.data(), s_, acc.data());
-    }
+    engine_step(false, step, capacity, powers, acc, ggsw == UINT32_MAX ? step : ggsw);
   }
 
-  // A pair step of an unrolled key (key bits `bit`, bit+1; GGSW 3 bit/2 ..): the cuFFT
-  // engine's kernels (rotate = false, the pair's products) and the two batched transforms.
+  // A pair step of an unrolled key (key bits `bit`, bit+1; GGSW 3 bit/2 ..): the same with
+  // rotate = false and the pair's product kernel.
   void pair_step(std::uint32_t bit, std::uint64_t capacity,
                  const std::vector<std::uint32_t>& powers, std::vector<Torus32>& acc) {
-    namespace grid = detail::grid;
-    const std::uint32_t M = s_.M(), k1 = s_.k1(), rows = s_.rows();
-    digits_.resize(capacity * rows * M);
-    product_.resize(capacity * k1 * M);
-    for (std::uint64_t idx = 0; idx < grid::polynomial_points_size(capacity, s_); ++idx) {
-      grid::rotate_decompose_at(idx, acc.data(), powers.data(), bit, s_, gadget_, twist_.data(),
-                                digits_.data(), /*rotate=*/false);
-    }
-    for (std::size_t poly = 0; poly < capacity * rows; ++poly) fft_.forward(digits_.data() + poly * M);
-    const Complex* key_pair =
-        bk_fourier_.data() + kernel::bk_spectrum_index(bit / 2 * 3, 0, 0, 0, rows, k1, M);
-    for (std::uint64_t idx = 0; idx < grid::rotation_points_size(capacity, s_); ++idx) {
-      grid::multiply_accumulate_pair_at(idx, digits_.data(), key_pair, powers.data(), bit,
-                                        roots_.data(), unit_.data(), s_, product_.data());
-    }
-    for (std::size_t poly = 0; poly < capacity * k1; ++poly) fft_.inverse(product_.data() + poly * M);
-    for (std::uint64_t idx = 0; idx < grid::polynomial_points_size(capacity, s_); ++idx) {
-      grid::untwist_round_add_at(idx, product_.data(), untwist_.data(), s_, acc.data());
-    }
+    engine_step(true, bit, capacity, powers, acc, bit / 2 * 3);
   }
 
   // The engine's evaluate(): plan pointers are host pointers; chunks of at most `capacity`
@@ -329,6 +294,35 @@ class HostEngine {
   std::size_t chunks_run = 0;
 
  private:
+  // The cuFFT engine's step (record_rotation): decompose (rotated for a CMUX step), forward,
+  // the products with GGSW `ggsw` (a pair: with the three from there), inverse, untwist.
+  void engine_step(bool pair, std::uint32_t bit, std::uint64_t capacity,
+                   const std::vector<std::uint32_t>& powers, std::vector<Torus32>& acc,
+                   std::uint32_t ggsw) {
+    namespace grid = detail::grid;
+    const std::uint32_t M = s_.M(), k1 = s_.k1(), rows = s_.rows();
+    digits_.resize(capacity * rows * M);
+    product_.resize(capacity * k1 * M);
+    for (std::uint64_t idx = 0; idx < grid::polynomial_points_size(capacity, s_); ++idx) {
+      grid::rotate_decompose_at(idx, acc.data(), powers.data(), bit, s_, gadget_, twist_.data(),
+                                digits_.data(), /*rotate=*/!pair);
+    }
+    for (std::size_t poly = 0; poly < capacity * rows; ++poly) fft_.forward(digits_.data() + poly * M);
+    const Complex* key = bk_fourier_.data() + kernel::bk_spectrum_index(ggsw, 0, 0, 0, rows, k1, M);
+    for (std::uint64_t idx = 0; idx < grid::rotation_points_size(capacity, s_); ++idx) {
+      if (pair) {
+        grid::multiply_accumulate_pair_at(idx, digits_.data(), key, powers.data(), bit,
+                                          roots_.data(), unit_.data(), s_, product_.data());
+      } else {
+        grid::multiply_accumulate_at(idx, digits_.data(), key, s_, product_.data());
+      }
+    }
+    for (std::size_t poly = 0; poly < capacity * k1; ++poly) fft_.inverse(product_.data() + poly * M);
+    for (std::uint64_t idx = 0; idx < grid::polynomial_points_size(capacity, s_); ++idx) {
+      grid::untwist_round_add_at(idx, product_.data(), untwist_.data(), s_, acc.data());
+    }
+  }
+
   // What the fused engine's steps read besides the accumulators and the key.
   kernel::fused::StepInputs fused_inputs() const {
     kernel::fused::StepInputs in;

@@ -74,7 +74,8 @@ CudaBackend& gpu_for(const Parameters& p) {
 // One backend per parameter set and options (engine, launch shape, key switching). On the
 // emulator, whose device memory is the host's, only the 4 most recently made are kept (no
 // test holds more than 3 at once).
-CudaBackend& gpu_with(const Parameters& p, const CudaOptions& o) {
+// unroll 2: the cloud key with an unrolled bootstrapping key (the same secret key).
+CudaBackend& gpu_with(const Parameters& p, const CudaOptions& o, std::uint32_t unroll = 1) {
   static auto* cache = new std::map<std::string, std::unique_ptr<CudaBackend>>;
   static auto* made = new std::vector<std::string>;
   const std::string id = p.name + "/" + gpu_engine_name(o.engine) + "/" +
@@ -84,14 +85,14 @@ CudaBackend& gpu_with(const Parameters& p, const CudaOptions& o) {
                          std::to_string(o.fused_lanes) + "x" +
                          std::to_string(o.fused_cluster_points) + "/" +
                          gpu_key_switching_name(o.key_switching) + "/" +
-                         std::to_string(o.memory_budget_bytes);
+                         std::to_string(o.memory_budget_bytes) + "/u" + std::to_string(unroll);
   auto& be = (*cache)[id];
   if (!be) {
     if (emulated && made->size() == 4) {
       cache->erase(made->front());
       made->erase(made->begin());
     }
-    be = std::make_unique<CudaBackend>(keys_for(p).cloud, o);
+    be = std::make_unique<CudaBackend>(keys_for(p, unroll).cloud, o);
     made->push_back(id);
   }
   return *be;
@@ -115,10 +116,10 @@ CudaOptions fused_options(std::uint32_t groups = 0,
 // emulator's device is 9.0).
 bool clusters_here() { return gpu::devices().at(0).compute_capability_major >= 9; }
 
-OpenMpBackend& cpu_for(const Parameters& p) {
+OpenMpBackend& cpu_for(const Parameters& p, std::uint32_t unroll = 1) {
   static std::map<std::string, std::unique_ptr<OpenMpBackend>> cache;
-  auto& be = cache[p.name];
-  if (!be) be = std::make_unique<OpenMpBackend>(test::cpu_context_for(p));
+  auto& be = cache[p.name + "/u" + std::to_string(unroll)];
+  if (!be) be = std::make_unique<OpenMpBackend>(test::cpu_context_for(p, unroll));
   return *be;
 }
 
@@ -709,6 +710,56 @@ TEST_CASE("fused engine: ciphertexts equal the cuFFT engine's and the CPU backen
   }
 }
 
+TEST_CASE("unrolled key: both engines and every launch shape that runs it give the CPU "
+          "backend's words",
+          "[gpu][fused][unroll]") {
+  std::vector<Parameters> sets = gpu::test::every_test_set();
+  sets.push_back(gpu::test::odd_n_insecure(512, 1));
+  for (const Parameters& p : sets) {
+    const std::uint64_t seed = catch_seed(0x2013);
+    INFO("parameter set " << p.name << ", seed " << seed);
+    Csprng rng = seeded_rng(seed);
+    const BatchPlan plan =
+        plan_with_bootstrap(rng, gates_for(p.insecure ? 500 : 200, p.insecure ? 100 : 4), 300);
+    const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
+    const LweBatch from_cpu = run_plan(cpu_for(p, 2), plan, encrypted);
+    CHECK(decrypt_bits(keys_for(p).secret, from_cpu) == plan.expected());
+    CHECK(run_plan(gpu_with(p, cufft_options(), 2), plan, encrypted) == from_cpu);
+    const std::uint32_t k1 = p.glwe_dimension + 1, rows = k1 * p.bk_level_count;
+    std::vector<std::array<std::uint32_t, 3>> shapes = {
+        {0, 0, 0}, {1, 1, 1}, {k1, 1, 1}, {rows, 1, 1}, {0, 0, 1}, {0, 0, k1}};
+    if (rows <= 8) shapes.push_back({0, 0, rows});
+    for (const auto& [groups, rotations, cluster] : shapes) {
+      INFO("fused_groups " << groups << ", fused_rotations_per_block " << rotations
+                           << ", fused_cluster_blocks " << cluster);
+      CudaBackend& fused =
+          gpu_with(p, fused_options(groups, GpuKeySwitching::gather, rotations, cluster), 2);
+      LweBatch from_fused;
+      try {
+        from_fused = run_plan(fused, plan, encrypted);
+      } catch (const SystemError& e) {  // as in the standard key's case above
+        const std::string what = e.what();
+        INFO(what);
+        if (cluster > 1) {
+          CHECK(what.find("clusters need 9.0") != std::string::npos);
+        } else {
+          CHECK(what.find("0 and 0 choose a shape that fits") != std::string::npos);
+        }
+        continue;
+      }
+      CHECK(from_fused == from_cpu);
+      CHECK(fused.last_times().fused_lanes == 1);  // no lane program for pair steps
+      CHECK(fused.last_times().fused_rotations_per_block <= 1);
+      if (cluster > 1) CHECK(fused.last_times().fused_cluster_blocks == cluster);
+    }
+  }
+  // The shapes without a pair step are refused, with the reason.
+  CudaOptions lanes = fused_options();
+  lanes.fused_lanes = 2;
+  CHECK_THROWS_WITH(CudaBackend(keys_for(tfhe_lib_128(), 2).cloud, lanes),
+                    Catch::Matchers::Contains("an unrolled bootstrapping key runs"));
+}
+
 TEST_CASE("fused engine: every gate kind on every input combination and random batches of 1 "
           "to 100k gates",
           "[gpu][fused]") {
@@ -897,6 +948,24 @@ TEST_CASE("a small batch on every engine and key switching (the compute-sanitize
     CudaBackend& be = gpu_with(p, o);
     CHECK(run_plan(be, plan, encrypted) == run_plan(cpu_for(p), plan, encrypted));
     CHECK(be.last_times().fused_cluster_points == 4);
+  }
+  // An unrolled key (pair steps, and an odd n's last CMUX step): the cuFFT engine, the fused
+  // 1x1 and (k+1)l-group blocks and, where the device has them, a cluster of k+1 blocks.
+  {
+    const Parameters p = gpu::test::odd_n_insecure(512, 1);
+    Csprng rng = seeded_rng(catch_seed(0x5c));
+    const BatchPlan plan = plan_with_bootstrap(rng, 12, 16);
+    const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
+    const LweBatch want = run_plan(cpu_for(p, 2), plan, encrypted);
+    const std::uint32_t k1 = p.glwe_dimension + 1;
+    CHECK(run_plan(gpu_with(p, cufft_options(), 2), plan, encrypted) == want);
+    for (const auto& [groups, blocks] :
+         {std::pair{1u, 1u}, std::pair{k1 * p.bk_level_count, 1u},
+          std::pair{0u, clusters_here() ? k1 : 1u}}) {
+      INFO("unrolled key, fused, groups " << groups << ", blocks per cluster " << blocks);
+      CHECK(run_plan(gpu_with(p, fused_options(groups, GpuKeySwitching::gather, 1, blocks), 2),
+                     plan, encrypted) == want);
+    }
   }
 }
 

@@ -870,45 +870,62 @@ TEST_CASE("fused engine: one CMUX step of the block program equals core's exact 
   }
 }
 
+namespace {
+
+struct DataFlowCase {
+  Parameters p;
+  std::vector<fz::LaunchShape> shapes;
+};
+
+// Every gate kind on the truth-table inputs (encrypted from `seed`), on the CPU backend of `f`
+// and through the host mirror `engine` with each of `shapes` (none: the engine as it is, the
+// cuFFT engine's kernels), in chunks of 6: the same words, and the right decryptions.
+void check_every_gate_flow(test::SequentialFixture& f, HostEngine& engine,
+                           const std::vector<fz::LaunchShape>& shapes, std::uint64_t seed) {
+  using S = CpuStorage;
+  const Parameters& p = f.be.parameters();
+  Csprng rng = seeded_rng(seed);
+  const test::TruthTableInputs t = test::truth_table_inputs();
+  auto A = encrypt(f.be, f.key, t.a, rng), B = encrypt(f.be, f.key, t.b, rng),
+       C = encrypt(f.be, f.key, t.c, rng);
+  auto batch_of = [&](const BitBuffer<S>& out) {
+    return test::every_gate_batch<S>(A.bits(), B.bits(), C.bits(), out.bits());
+  };
+  const std::size_t bits = 8 * test::all_specs().size();
+  auto run = [&] {
+    engine.chunks_run = 0;
+    const auto [cpu, mirror] = cpu_and_mirror(f, engine, bits, 6, batch_of);
+    CHECK(engine.chunks_run > 1);
+    REQUIRE(mirror == cpu);
+    test::check_every_gate(decrypt_bits(f.key, mirror), t);
+  };
+  if (shapes.empty()) run();
+  for (const fz::LaunchShape shape : shapes) {
+    INFO("groups " << shape.groups << ", rotations per block " << shape.rotations
+                   << ", blocks per cluster " << shape.cluster << ", rotations per thread "
+                   << shape.lanes << ", points per thread " << shape.points);
+    REQUIRE(fz::valid_shape(shape, shape_of(p, engine.shape().unroll)));
+    engine.set_fused_shape(shape);
+    run();
+  }
+}
+
+}  // namespace
+
 TEST_CASE("fused engine: the whole data flow equals the CPU backend word for word",
           "[gpu-host][fused]") {
-  using S = CpuStorage;
   const std::uint64_t seed = catch_seed(0x6d);
   INFO("seed " << seed);
-  struct Case {
-    Parameters p;
-    std::vector<fz::LaunchShape> shapes;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<DataFlowCase> cases = {
       {toy_insecure(), {{1, 1}, {2, 1}, {4, 1}, {1, 4}, {1, 1, 2}, {1, 1, 4}, {1, 1, 1, 2}}},
       {toy_k2_insecure(), {{1, 1}, {6, 1}, {1, 2}, {1, 1, 3}, {1, 1, 6}}},
       {sized_insecure(512, 1), {{1, 1}, {2, 1}, {1, 3}, {1, 1, 2}, {1, 1, 1, 2}, {1, 1, 2, 1, 4}}},
       {sized_insecure(2048, 2), {{1, 1}, {3, 1}, {1, 2}, {1, 1, 3}, {1, 1, 3, 1, 4}}}};
-  for (const Case& cs : cases) {
-    const Parameters& p = cs.p;
-    INFO("parameter set " << p.name);
-    Csprng rng = seeded_rng(seed);
-    test::SequentialFixture f(p);
-    const test::TruthTableInputs t = test::truth_table_inputs();
-    auto A = encrypt(f.be, f.key, t.a, rng), B = encrypt(f.be, f.key, t.b, rng),
-         C = encrypt(f.be, f.key, t.c, rng);
-    auto batch_of = [&](const BitBuffer<S>& out) {
-      return test::every_gate_batch<S>(A.bits(), B.bits(), C.bits(), out.bits());
-    };
-    const std::size_t bits = 8 * test::all_specs().size();
-    HostEngine engine(*keys_for(p).cloud, 1);
-    for (const fz::LaunchShape shape : cs.shapes) {
-      INFO("groups " << shape.groups << ", rotations per block " << shape.rotations
-                     << ", blocks per cluster " << shape.cluster << ", rotations per thread "
-                     << shape.lanes << ", points per thread " << shape.points);
-      REQUIRE(fz::valid_shape(shape, shape_of(p)));
-      engine.set_fused_shape(shape);
-      engine.chunks_run = 0;
-      const auto [cpu, fused] = cpu_and_mirror(f, engine, bits, 6, batch_of);
-      CHECK(engine.chunks_run > 1);
-      REQUIRE(fused == cpu);
-      test::check_every_gate(decrypt_bits(f.key, fused), t);
-    }
+  for (const DataFlowCase& cs : cases) {
+    INFO("parameter set " << cs.p.name);
+    test::SequentialFixture f(cs.p);
+    HostEngine engine(*keys_for(cs.p).cloud, 1);
+    check_every_gate_flow(f, engine, cs.shapes, seed);
   }
 }
 
@@ -940,43 +957,25 @@ TEST_CASE("fused engine: the data flow equals the CPU backend on tfhe_lib_128", 
 TEST_CASE("unrolled key: each engine's slot roots; the cuFFT and fused data flows equal the CPU "
           "backend word for word",
           "[gpu-host][fused][unroll]") {
-  using S = CpuStorage;
   const std::uint64_t seed = catch_seed(0x2011);
   INFO("seed " << seed);
-  struct Case {
-    Parameters p;
-    std::vector<fz::LaunchShape> shapes;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<DataFlowCase> cases = {
       {toy_insecure(), {{1, 1}, {2, 1}, {4, 1}, {1, 1, 2}, {1, 1, 4}}},
       {toy_k2_insecure(), {{1, 1}, {3, 1}, {6, 1}, {1, 1, 3}, {1, 1, 6}}},
       {gpu::test::odd_n_insecure(512, 1), {{1, 1}, {2, 1}, {1, 1, 2}}},
       {sized_insecure(2048, 2), {{1, 1}, {1, 1, 3}}}};
-  for (const Case& cs : cases) {
-    const Parameters& p = cs.p;
-    INFO("parameter set " << p.name);
-    const std::uint32_t N = p.polynomial_size;
-    Csprng rng = seeded_rng(seed);
-    test::SequentialFixture f(p, {}, 2);
+  for (const DataFlowCase& cs : cases) {
+    INFO("parameter set " << cs.p.name);
+    const std::uint32_t N = cs.p.polynomial_size;
+    test::SequentialFixture f(cs.p, {}, 2);
     REQUIRE(f.keys.cloud->bootstrapping_key().unroll() == 2);
-    const test::TruthTableInputs t = test::truth_table_inputs();
-    auto A = encrypt(f.be, f.key, t.a, rng), B = encrypt(f.be, f.key, t.b, rng),
-         C = encrypt(f.be, f.key, t.c, rng);
-    auto batch_of = [&](const BitBuffer<S>& out) {
-      return test::every_gate_batch<S>(A.bits(), B.bits(), C.bits(), out.bits());
-    };
-    const std::size_t bits = 8 * test::all_specs().size();
     // The cuFFT engine: natural order, slot j evaluates at zeta^(1 - 4j).
     HostEngine cufft(*f.keys.cloud, 0);
     REQUIRE(cufft.roots().size() == N / 2);
     for (std::uint32_t j = 0; j < N / 2; ++j) {
       REQUIRE(cufft.roots()[j] == (2 * N + 1 - (4 * j) % (2 * N)) % (2 * N));
     }
-    {
-      const auto [cpu, mirror] = cpu_and_mirror(f, cufft, bits, 6, batch_of);
-      REQUIRE(mirror == cpu);
-      test::check_every_gate(decrypt_bits(f.key, mirror), t);
-    }
+    check_every_gate_flow(f, cufft, {}, seed);
     // The fused engine: its own (bit-reversed) slots, a permutation of the same roots.
     HostEngine engine(*f.keys.cloud, 1);
     std::vector<std::uint32_t> sorted = engine.fused_roots(), want = cufft.roots();
@@ -984,17 +983,8 @@ TEST_CASE("unrolled key: each engine's slot roots; the cuFFT and fused data flow
     std::sort(want.begin(), want.end());
     REQUIRE(sorted == want);
     CHECK(engine.fused_roots() != cufft.roots());
-    for (const fz::LaunchShape shape : cs.shapes) {
-      INFO("groups " << shape.groups << ", blocks per cluster " << shape.cluster);
-      REQUIRE(fz::valid_shape(shape, shape_of(p, 2)));
-      REQUIRE(fz::valid_unrolled(shape));
-      engine.set_fused_shape(shape);
-      engine.chunks_run = 0;
-      const auto [cpu, fused] = cpu_and_mirror(f, engine, bits, 6, batch_of);
-      CHECK(engine.chunks_run > 1);
-      REQUIRE(fused == cpu);
-      test::check_every_gate(decrypt_bits(f.key, fused), t);
-    }
+    for (const fz::LaunchShape shape : cs.shapes) REQUIRE(fz::valid_unrolled(shape));
+    check_every_gate_flow(f, engine, cs.shapes, seed);
   }
   // Shapes without a pair step; a probe that is no set of odd roots gives none.
   CHECK_FALSE(fz::valid_unrolled(fz::LaunchShape{1, 2}));
