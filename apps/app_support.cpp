@@ -330,18 +330,23 @@ std::string device_json(const gpu::DeviceInfo& d) {
   return os.str();
 }
 
-double nominal_fp64_per_bootstrap(const Parameters& p) {
+double nominal_fp64_per_bootstrap(const Parameters& p, std::uint32_t unroll) {
   const double M = p.polynomial_size / 2.0, k1 = p.glwe_dimension + 1.0;
   const double rows = k1 * p.bk_level_count;
   const double fft = 5.0 * M * std::log2(M);
   const double step = (rows + k1) * fft + rows * k1 * M * 8.0 + (rows + k1) * M * 6.0;
-  return step * p.lwe_dimension;
+  // A pair step (unroll 2): the same transforms, three products, and each of the three
+  // product columns times its factor (a complex product: 6 flops).
+  const double pair = (rows + k1) * fft + 3 * rows * k1 * M * 8.0 + 3 * k1 * M * 6.0 +
+                      (rows + k1) * M * 6.0;
+  const double pairs = unroll == 2 ? p.lwe_dimension / 2 : 0;
+  return pair * pairs + step * (p.lwe_dimension - 2 * pairs);
 }
 
-double fourier_key_bytes_per_bootstrap(const Parameters& p) {
+double fourier_key_bytes_per_bootstrap(const Parameters& p, std::uint32_t unroll) {
   const double k1 = p.glwe_dimension + 1.0;
-  return static_cast<double>(p.lwe_dimension) * k1 * p.bk_level_count * k1 *
-         (p.polynomial_size / 2.0) * 16.0;
+  return static_cast<double>(BootstrappingKey::ggsw_count(p, unroll)) * k1 * p.bk_level_count *
+         k1 * (p.polynomial_size / 2.0) * 16.0;
 }
 
 InvalidArgument gpu_options_not_for(const std::string& backend) {

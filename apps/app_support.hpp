@@ -158,8 +158,8 @@ std::string device_json(const gpu::DeviceInfo& d);
 // flops each, (k+1)l(k+1)M complex multiply-adds at 8 and (k+1)(l+1)M twists and untwists at
 // 6 (tfhe_lib_128: 162,570,240 flops); and the bytes of Fourier key one bootstrap reads (from
 // L2 or device memory), n (k+1)l (k+1) M complex doubles (tfhe_lib_128: 61,931,520).
-double nominal_fp64_per_bootstrap(const Parameters& p);
-double fourier_key_bytes_per_bootstrap(const Parameters& p);
+double nominal_fp64_per_bootstrap(const Parameters& p, std::uint32_t unroll = 1);
+double fourier_key_bytes_per_bootstrap(const Parameters& p, std::uint32_t unroll = 1);
 
 // The InvalidArgument for GPU options given with a CPU backend.
 InvalidArgument gpu_options_not_for(const std::string& backend);

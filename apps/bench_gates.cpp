@@ -43,8 +43,8 @@ void usage(std::ostream& os) {
         "                    sequential | openmp | gpu\n"
         "  --params NAME     tfhe_lib_128 (default), tfhe_lib_80, default_128, toy_INSECURE,\n"
         "                    toy_k2_INSECURE\n"
-        "  --unroll U        bootstrapping key: 1 standard (default), 2 unrolled (half the\n"
-        "                    transforms per key bit; CPU backends only for now)\n"
+        "  --unroll U        bootstrapping key: 1 standard (default), 2 unrolled (pairs of\n"
+        "                    key bits: half the transforms per key bit, 1.5x the key)\n"
         "  --batch N[,N...]  gates per evaluate() call; repeatable (default 1,16,64 on a CPU\n"
         "                    backend, 1,64,1024,16384,65536 on the GPU)\n"
         "  --reps R          timed repetitions per batch size (default 5)\n"
@@ -270,7 +270,8 @@ struct GpuRun {
 // The "results" array: one entry per batch size; on the GPU with its phases and roofline
 // figures (fp64_peak and key bytes as above; 0 peak: unknown).
 void write_results(std::ostream& os, const std::vector<BatchResult>& results, bool gpu,
-                   const Parameters& p, double fp64_peak, const std::string& indent) {
+                   const Parameters& p, std::uint32_t unroll, double fp64_peak,
+                   const std::string& indent) {
   using apps::json_number;
   os << indent << "\"results\": [";
   for (std::size_t i = 0; i < results.size(); ++i) {
@@ -310,13 +311,13 @@ void write_results(std::ostream& os, const std::vector<BatchResult>& results, bo
          << ", \"fused_lanes\": " << g.fused_lanes
          << ", \"fused_cluster_points\": " << g.fused_cluster_points
          << ", \"key_switching_slices\": " << g.key_switching_slices << ",\n"
-         << indent << "   \"nominal_fp64_per_s\": " << json_number(rate * apps::nominal_fp64_per_bootstrap(p))
+         << indent << "   \"nominal_fp64_per_s\": " << json_number(rate * apps::nominal_fp64_per_bootstrap(p, unroll))
          << ", \"fp64_percent_of_peak\": "
-         << json_number(fp64_peak > 0 ? 100.0 * rate * apps::nominal_fp64_per_bootstrap(p) / fp64_peak : 0)
+         << json_number(fp64_peak > 0 ? 100.0 * rate * apps::nominal_fp64_per_bootstrap(p, unroll) / fp64_peak : 0)
          << ", \"blind_rotation_fp64_percent_of_peak\": "
-         << json_number(fp64_peak > 0 ? 100.0 * rotation_rate * apps::nominal_fp64_per_bootstrap(p) / fp64_peak : 0)
+         << json_number(fp64_peak > 0 ? 100.0 * rotation_rate * apps::nominal_fp64_per_bootstrap(p, unroll) / fp64_peak : 0)
          << ", \"fourier_key_read_bytes_per_s\": "
-         << json_number(rate * apps::fourier_key_bytes_per_bootstrap(p));
+         << json_number(rate * apps::fourier_key_bytes_per_bootstrap(p, unroll));
     }
     os << ", \"errors\": " << r.errors << "}";
   }
@@ -346,12 +347,12 @@ void write_json(std::ostream& os, const Options& o, const Parameters& p,
      << "    \"cloud_key\": " << cloud.memory_bytes() << backend.key_bytes_json << "\n"
      << "  },\n";
   if (!gpu) {
-    write_results(os, results, false, p, 0, "  ");
+    write_results(os, results, false, p, o.unroll, 0, "  ");
     os << "\n}\n";
     return;
   }
-  os << "  \"nominal_fp64_per_bootstrap\": " << json_number(apps::nominal_fp64_per_bootstrap(p)) << ",\n"
-     << "  \"fourier_key_bytes_per_bootstrap\": " << json_number(apps::fourier_key_bytes_per_bootstrap(p))
+  os << "  \"nominal_fp64_per_bootstrap\": " << json_number(apps::nominal_fp64_per_bootstrap(p, o.unroll)) << ",\n"
+     << "  \"fourier_key_bytes_per_bootstrap\": " << json_number(apps::fourier_key_bytes_per_bootstrap(p, o.unroll))
      << ",\n  \"runs\": [";
   for (std::size_t i = 0; i < gpu_runs.size(); ++i) {
     const GpuRun& run = gpu_runs[i];
@@ -366,7 +367,7 @@ void write_json(std::ostream& os, const Options& o, const Parameters& p,
        << ", \"fused_cluster_points_option\": " << run.options.fused_cluster_points
        << ", \"device_key_upload_s\": " << json_number(run.key_upload_s)
        << ", \"device_key_bytes\": " << run.device_key_bytes << ",\n";
-    write_results(os, run.results, true, p, fp64_peak, "     ");
+    write_results(os, run.results, true, p, o.unroll, fp64_peak, "     ");
     os << "}";
   }
   os << "\n  ]\n}\n";
@@ -522,10 +523,10 @@ int main(int argc, char** argv) try {
                     be.device_key_bytes() / 1e6, run.key_upload_s);
         run.results = run_all(be, secret, rng, o, errors);
         if (fp64_peak > 0) {
-          std::printf("nominal FP64 work %.1f MFLOP per bootstrap: ", apps::nominal_fp64_per_bootstrap(params) / 1e6);
+          std::printf("nominal FP64 work %.1f MFLOP per bootstrap: ", apps::nominal_fp64_per_bootstrap(params, o.unroll) / 1e6);
           for (const BatchResult& r : run.results) {
             std::printf("%s%zu: %.2f%%", &r == &run.results.front() ? "" : ", ", r.batch,
-                        100.0 * r.batch / r.summary.median * apps::nominal_fp64_per_bootstrap(params) /
+                        100.0 * r.batch / r.summary.median * apps::nominal_fp64_per_bootstrap(params, o.unroll) /
                             fp64_peak);
           }
           std::printf(" of the FP64 peak\n");

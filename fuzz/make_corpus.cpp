@@ -92,8 +92,8 @@ void native_seeds(const SecretKey& tiny_key, const CloudKey& tiny_cloud, const S
     s[0] = 'X';
     put("native_parameters", "bad_magic", native(tiny, true, s));
     s = params;
-    put_u32(s, 8, 2);
-    put("native_parameters", "version_2", native(tiny, true, s));
+    put_u32(s, 8, 3);  // versions 1 and 2 are read
+    put("native_parameters", "version_3", native(tiny, true, s));
     s = params;
     put_u32(s, 12, 9);
     put("native_parameters", "unknown_type", native(tiny, true, s));
@@ -155,6 +155,16 @@ void native_seeds(const SecretKey& tiny_key, const CloudKey& tiny_cloud, const S
     s = tiny_ck;
     s[body_offset(tiny) + 20] ^= 0x40;
     put("native_cloud_key", "flipped_bit", native(tiny, false, s));
+  }
+  {
+    // An unrolled key (format version 2, with its form field), from a generator of its own
+    // so that the seeds after it do not change; and a form that is neither 1 nor 2.
+    Csprng own = Csprng::deterministic(20261126, testing::insecure_deterministic);
+    const CloudKey unrolled = CloudKey::generate(tiny_key, own, 2);
+    std::string s = bytes_of([&](std::ostream& o) { write_cloud_key(o, unrolled); });
+    put("native_cloud_key", "valid_tiny_unrolled", native(tiny, false, s));
+    put_u32(s, body_offset(tiny), 3);
+    put("native_cloud_key", "unroll_3", native(tiny, true, s));
   }
 
   // Ciphertext batches.

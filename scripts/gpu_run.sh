@@ -40,6 +40,12 @@
 #           instruction, its instruction mix, caches
 #           and pipes; the automatic shape and each of
 #           HOTSPOT_SHAPES
+#   unrolled bench_gates with an unrolled key (--unroll   -> bench_gates_gpu_*_unrolled*.json/.log
+#           2): the fused engine at the issue's batch
+#           sizes, both key switchings, and its forced
+#           shapes 1x1 and c6 at batch 1; the cuFFT
+#           engine at small batches; the standard key's
+#           quick step beside it for the A/B
 #   variants bench_gates of each variant build          -> bench_gates_gpu_variant_*.json/.log
 #           (VARIANTS_DIR/NAME/bench_gates, made by
 #           scripts/gpu_variant.sh), fused engine,
@@ -99,7 +105,7 @@ steps=("$@")
 [[ ${#steps[@]} -eq 0 ]] && steps=(env build host test apps slow bench shapes circuits sanitize profile stalls)
 for s in "${steps[@]}"; do
   case "$s" in
-    env|build|host|test|apps|slow|bench|shapes|circuits|sanitize|profile|quick|stalls|hotspots|variants) ;;
+    env|build|host|test|apps|slow|bench|shapes|circuits|sanitize|profile|quick|stalls|hotspots|variants|unrolled) ;;
     *) echo "gpu_run: unknown step '$s'" >&2; usage; exit 2;;
   esac
 done
@@ -476,6 +482,23 @@ step_quick() {
     --json "$out/bench_gates_gpu_${params}_quick_cufft.json"
 }
 
+# An unrolled key (docs/gpu.md section 6.9) against the standard one, on the same machine: the
+# fused engine's automatic shapes, 1x1 and the cluster at batch 1, the cuFFT engine.
+step_unrolled() {
+  local bench="$build/apps/bench_gates$exe"
+  require_built unrolled "$bench" || return 1
+  run_logged "bench_gates_gpu_${params}_unrolled" "$bench" --backend gpu --params "$params" \
+    --unroll 2 --gpu-engine fused --key-switching gather,tensor_core --batch "$batches" --reps 3 \
+    --json "$out/bench_gates_gpu_${params}_unrolled.json"
+  run_logged "bench_gates_gpu_${params}_unrolled_1x1" "$bench" --backend gpu --params "$params" \
+    --unroll 2 --gpu-engine fused --fused-groups 1 --fused-rotations 1 --fused-cluster 1 \
+    --batch 1,16384 --reps 3 --json "$out/bench_gates_gpu_${params}_unrolled_1x1.json"
+  run_logged "bench_gates_gpu_${params}_unrolled_cufft" "$bench" --backend gpu --params "$params" \
+    --unroll 2 --gpu-engine cufft --key-switching gather --batch "$small_batches" --reps 3 \
+    --json "$out/bench_gates_gpu_${params}_unrolled_cufft.json"
+  step_quick
+}
+
 # What the rotation kernels' warps wait for (Nsight Compute's warp state statistics: long
 # scoreboard = device memory, short scoreboard = shared memory, barrier, ...).
 step_stalls() {
@@ -577,7 +600,8 @@ fi
 summary_due=0
 for s in "${steps[@]}"; do
   "step_$s"
-  [[ "$s" == bench || "$s" == shapes || "$s" == circuits || "$s" == quick ]] && summary_due=1
+  [[ "$s" == bench || "$s" == shapes || "$s" == circuits || "$s" == quick || "$s" == unrolled ]] &&
+    summary_due=1
 done
 [[ $summary_due == 1 ]] && summarize
 [[ ${#skipped[@]} -gt 0 ]] && log "gpu_run: skipped at the DEADLINE: ${skipped[*]}"

@@ -355,6 +355,10 @@ def summary(reports, circuit_reports=()):
         p = report["parameters"]
         out.append(f"## {p['name']}: `{name}`")
         out.append("")
+        if report.get("bootstrapping_key_unroll", 1) == 2:
+            out.append("With an **unrolled bootstrapping key** (`--unroll 2`: pair steps, "
+                       "docs/gpu.md section 6.9).")
+            out.append("")
         out.append(f"{device_text(report)}; medians of "
                    f"{report['runs'][0]['results'][0]['reps'] if report['runs'] and report['runs'][0]['results'] else '?'} "
                    f"repetitions; nominal work {report.get('nominal_fp64_per_bootstrap', 0) / 1e6:.1f} "

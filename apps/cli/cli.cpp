@@ -199,8 +199,8 @@ std::unique_ptr<CLI::App> make_app(Options& o) {
   keygen
       ->add_option("--unroll", o.keygen.unroll,
                    "Bootstrapping key form: 1 standard (default; the TFHE library's), 2 unrolled "
-                   "(pairs of key bits, half the transforms per bit, 1.5x the key; native files "
-                   "and CPU backends only for now)")
+                   "(pairs of key bits: half the transforms per bit, 1.5x the key, 3x the key's "
+                   "noise term; native files only)")
       ->check(CLI::Range(1, 2))
       ->type_name("U");
   keygen->add_flag("-f,--force", o.keygen.force, "Replace existing files");
