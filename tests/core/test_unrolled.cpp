@@ -14,6 +14,7 @@
 #include "torusgate/core/keys.hpp"
 #include "torusgate/core/noise.hpp"
 #include "torusgate/core/simd_fft.hpp"
+#include "torusgate/core/tfhe_lib_format.hpp"
 #include "torusgate/cpu/fftw_fft.hpp"
 
 using namespace torusgate;
@@ -201,6 +202,14 @@ TEST_CASE("the unrolled key: sizes, GGSW messages s*t, s*(1-t), (1-s)*t, validat
       BootstrappingKey(p, std::vector<Torus32>(unrolled.begin(), unrolled.end()), 1),
       "unroll 1");
   CHECK_NOTHROW(BootstrappingKey(p, std::vector<Torus32>(unrolled.begin(), unrolled.end()), 2));
+  // key_pair_problem checks an unrolled key's products against the secret key.
+  CHECK(tfhe_lib::key_pair_problem(keys.secret, *keys.cloud).empty());
+  const SecretKey other(p, rng);  // an unrolled key of other secret keys, beside the right KSK
+  const CloudKey mixed(BootstrappingKey::generate(other, rng, 2),
+                       keys.cloud->key_switching_key());
+  CHECK_THAT(tfhe_lib::key_pair_problem(keys.secret, mixed),
+             Catch::Matchers::Contains("(unrolled key)") &&
+                 Catch::Matchers::Contains("its product of LWE key bits"));
 }
 
 TEST_CASE("bootstrapping with the unrolled key: signs, and noise as modelled",
