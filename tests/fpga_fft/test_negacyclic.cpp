@@ -162,6 +162,13 @@ TEST_CASE("fpga_fft negacyclic: a Fourier key is usable only with the engine tha
                            "FFT engine is null");
   auto wrong_size = std::make_shared<const PortableFft>(512);
   REQUIRE_INVALID_ARGUMENT(CpuKeyContext(keys.cloud, wrong_size), "is for N=512");
+  // An unrolled key's rotations are complex products in the Fourier domain: not with words
+  // of custom arithmetic.
+  const auto& unrolled = keys_for(toy_insecure(), 2);
+  REQUIRE_INVALID_ARGUMENT(BootstrappingKeyFourier(unrolled.cloud->bootstrapping_key(), fixed),
+                           "has custom arithmetic (use the standard key, unroll 1, with it)");
+  REQUIRE_INVALID_ARGUMENT(spectrum_root_exponents(fixed), "has custom arithmetic");
+  CHECK_NOTHROW(BootstrappingKeyFourier(unrolled.cloud->bootstrapping_key(), portable));
 }
 
 namespace {
