@@ -183,7 +183,7 @@ StudyResult run_study(B& be, const SecretKey& secret, Csprng& rng, const StudyCo
   }
   // An output error beyond 1/16 (or 10 model standard deviations, for very noisy sets)
   // cannot come from bootstrapping noise: the decided phases do not explain the output.
-  const NoiseModel model = noise_model(p);
+  const NoiseModel model = noise_model(p, config.unroll);
   std::vector<double> unexplained_above(K);
   for (std::size_t k = 0; k < K; ++k) {
     unexplained_above[k] =

@@ -83,6 +83,7 @@ struct StudyConfig {
   std::vector<StudyGate> gates = default_study_gates();
   std::uint64_t total_gates = 100000;  // split evenly over `gates` (remainder to the first)
   std::size_t round_size = 2048;       // gates per evaluate() call
+  std::uint32_t unroll = 1;            // the cloud key's bootstrapping key form (noise model)
 };
 
 struct StudyResult {

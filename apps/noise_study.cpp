@@ -47,6 +47,7 @@ void measure(const NoiseStudyOptions& o, B& be, const SecretKey& secret, Csprng&
   config.gates = o.kinds;
   config.total_gates = o.gates;
   config.round_size = o.round_size;
+  config.unroll = o.unroll;
   ProgressBar bar(params.name, "gates", o.progress);
   set.result = run_noise_study(be, secret, rng, config,
                                [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); });
@@ -56,14 +57,14 @@ void measure(const NoiseStudyOptions& o, B& be, const SecretKey& secret, Csprng&
 SetReport run_set(const NoiseStudyOptions& o, const Parameters& params) {
   SetReport set;
   set.params = params;
-  set.model = noise_model(params);
+  set.model = noise_model(params, o.unroll);
   // Client: keys. Deterministic only with --seed (INSECURE, reproducible tests).
   const auto t0 = std::chrono::steady_clock::now();
   Csprng rng = o.seed ? Csprng::deterministic(*o.seed ^ params.fingerprint(),
                                               testing::insecure_deterministic)
                       : Csprng();
   const SecretKey secret(params, rng);
-  auto cloud = std::make_shared<const CloudKey>(CloudKey::generate(secret, rng));
+  auto cloud = std::make_shared<const CloudKey>(CloudKey::generate(secret, rng, o.unroll));
   // Server: the backend holds only the cloud key.
   if (o.backend == "gpu") {
     CudaBackend be(cloud, o.gpu);
