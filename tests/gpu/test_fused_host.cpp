@@ -929,14 +929,18 @@ TEST_CASE("fused engine: the whole data flow equals the CPU backend word for wor
   }
 }
 
-TEST_CASE("fused engine: the data flow equals the CPU backend on tfhe_lib_128", "[gpu-host][fused]") {
+namespace {
+
+// A NAND of two bits and a MUX on tfhe_lib_128 with a key of form `unroll` (3 outputs, chunks
+// of 4 rotations): the CPU backend's words through the host mirror with `fused_groups` (0: the
+// cuFFT engine, as it is) and each of `shapes`.
+void check_lib128_flow(std::uint32_t unroll, std::uint32_t fused_groups,
+                       const std::vector<fz::LaunchShape>& shapes, std::uint64_t seed) {
   using S = CpuStorage;
-  const std::uint64_t seed = catch_seed(0x6e);
-  INFO("seed " << seed);
-  const Parameters p = tfhe_lib_128();
+  INFO("seed " << seed << ", unroll " << unroll);
   Csprng rng = seeded_rng(seed);
-  test::SequentialFixture f(p);
-  HostEngine engine(*keys_for(p).cloud, 1);
+  test::SequentialFixture f(tfhe_lib_128(), {}, unroll);
+  HostEngine engine(*f.keys.cloud, fused_groups);
   auto A = encrypt(f.be, f.key, std::vector<std::uint8_t>{0, 1}, rng);
   auto B = encrypt(f.be, f.key, std::vector<std::uint8_t>{1, 1}, rng);
   auto C = encrypt(f.be, f.key, std::vector<std::uint8_t>{0, 0}, rng);
@@ -944,14 +948,24 @@ TEST_CASE("fused engine: the data flow equals the CPU backend on tfhe_lib_128", 
     return std::vector<GateOp<S>>{gate::nand<S>(A.bits(), B.bits(), out.bits(0, 2)),
                                   gate::mux<S>(A.bits(0, 1), B.bits(0, 1), C.bits(0, 1), out.bits(2, 1))};
   };
-  // One rotation per thread, and two (the lane kernel's program; 4 rotations: 2 full blocks).
-  for (const fz::LaunchShape shape : {fz::LaunchShape{1, 1}, fz::LaunchShape{1, 1, 1, 2}}) {
-    INFO("rotations per thread " << shape.lanes);
+  auto run = [&] {
+    const auto [cpu, mirror] = cpu_and_mirror(f, engine, 3, 4, batch_of);
+    REQUIRE(mirror == cpu);
+    CHECK(decrypt_bits(f.key, mirror) == std::vector<std::uint8_t>{1, 0, 0});
+  };
+  if (shapes.empty()) run();
+  for (const fz::LaunchShape shape : shapes) {
+    INFO("rotations per thread " << shape.lanes << ", blocks per cluster " << shape.cluster);
     engine.set_fused_shape(shape);
-    const auto [cpu, fused] = cpu_and_mirror(f, engine, 3, 4, batch_of);
-    REQUIRE(fused == cpu);
-    CHECK(decrypt_bits(f.key, fused) == std::vector<std::uint8_t>{1, 0, 0});
+    run();
   }
+}
+
+}  // namespace
+
+TEST_CASE("fused engine: the data flow equals the CPU backend on tfhe_lib_128", "[gpu-host][fused]") {
+  // One rotation per thread, and two (the lane kernel's program; 4 rotations: 2 full blocks).
+  check_lib128_flow(1, 1, {fz::LaunchShape{1, 1}, fz::LaunchShape{1, 1, 1, 2}}, catch_seed(0x6e));
 }
 
 TEST_CASE("unrolled key: each engine's slot roots; the cuFFT and fused data flows equal the CPU "
@@ -998,30 +1012,9 @@ TEST_CASE("unrolled key: each engine's slot roots; the cuFFT and fused data flow
 
 TEST_CASE("unrolled key: the data flow equals the CPU backend on tfhe_lib_128",
           "[gpu-host][fused][unroll]") {
-  using S = CpuStorage;
   const std::uint64_t seed = catch_seed(0x2012);
-  INFO("seed " << seed);
-  const Parameters p = tfhe_lib_128();
-  Csprng rng = seeded_rng(seed);
-  test::SequentialFixture f(p, {}, 2);
-  auto A = encrypt(f.be, f.key, std::vector<std::uint8_t>{0, 1}, rng);
-  auto B = encrypt(f.be, f.key, std::vector<std::uint8_t>{1, 1}, rng);
-  auto C = encrypt(f.be, f.key, std::vector<std::uint8_t>{0, 0}, rng);
-  auto batch_of = [&](const BitBuffer<S>& out) {
-    return std::vector<GateOp<S>>{gate::nand<S>(A.bits(), B.bits(), out.bits(0, 2)),
-                                  gate::mux<S>(A.bits(0, 1), B.bits(0, 1), C.bits(0, 1), out.bits(2, 1))};
-  };
-  HostEngine cufft(*f.keys.cloud, 0);
-  HostEngine engine(*f.keys.cloud, 1);
-  const auto [cpu, from_cufft] = cpu_and_mirror(f, cufft, 3, 4, batch_of);
-  REQUIRE(from_cufft == cpu);
-  for (const fz::LaunchShape shape : {fz::LaunchShape{1, 1}, fz::LaunchShape{1, 1, 6}}) {
-    INFO("blocks per cluster " << shape.cluster);
-    engine.set_fused_shape(shape);
-    const auto [cpu2, fused] = cpu_and_mirror(f, engine, 3, 4, batch_of);
-    REQUIRE(fused == cpu2);
-    CHECK(decrypt_bits(f.key, fused) == std::vector<std::uint8_t>{1, 0, 0});
-  }
+  check_lib128_flow(2, 0, {}, seed);  // the cuFFT engine
+  check_lib128_flow(2, 1, {fz::LaunchShape{1, 1}, fz::LaunchShape{1, 1, 6}}, seed);
 }
 
 TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", "[gpu-host][fused]") {
