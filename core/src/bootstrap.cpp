@@ -3,8 +3,6 @@
 #include "torusgate/core/bootstrap.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <numbers>
 
 #include "torusgate/core/error.hpp"
 #include "torusgate/core/vec8.hpp"
@@ -200,12 +198,8 @@ BlindRotator::BlindRotator(const BootstrappingKeyFourier& key, const NegacyclicF
   product_spectra_.resize(group_size * k1 * N);
   if (fft.custom_arithmetic()) key_spectra_.resize(rows * k1 * N);
   if (key.unroll() == 2) {
-    unit_roots_.resize(4 * N);
-    const double step = std::numbers::pi / static_cast<double>(N);
-    for (std::size_t t = 0; t < 2 * N; ++t) {
-      unit_roots_[t] = std::cos(step * static_cast<double>(t));
-      unit_roots_[2 * N + t] = std::sin(step * static_cast<double>(t));
-    }
+    const auto unit = unit_roots_split(params_.polynomial_size);
+    unit_roots_.assign(unit.begin(), unit.end());
     factors_.resize(group_size * 3 * N);
   }
 }

@@ -57,6 +57,39 @@ void NegacyclicFft::forward_decomposed(std::span<const Torus32> poly,
   forward_digits(poly.data(), gadget, spectra.data());
 }
 
+std::vector<std::uint32_t> root_exponents_of_x(std::span<const double> re,
+                                               std::span<const double> im,
+                                               std::uint32_t polynomial_size) {
+  const std::size_t N = polynomial_size;
+  std::vector<std::uint32_t> exponents(re.size());
+  std::vector<bool> seen(2 * N, false);
+  const double step = std::numbers::pi / static_cast<double>(N);
+  for (std::size_t j = 0; j < re.size() && j < im.size(); ++j) {
+    const long t = std::lround(std::atan2(im[j], re[j]) / step);
+    const auto e = static_cast<std::uint32_t>((t % static_cast<long>(2 * N) + 2 * N) % (2 * N));
+    const double angle = step * e;
+    if (e % 2 == 0 || seen[e] || std::abs(re[j] - std::cos(angle)) > 1e-9 ||
+        std::abs(im[j] - std::sin(angle)) > 1e-9) {
+      return {};
+    }
+    seen[e] = true;
+    exponents[j] = e;
+  }
+  if (re.size() != im.size()) return {};
+  return exponents;
+}
+
+std::vector<double> unit_roots_split(std::uint32_t polynomial_size) {
+  const std::size_t N = polynomial_size;
+  std::vector<double> u(4 * N);
+  const double step = std::numbers::pi / static_cast<double>(N);
+  for (std::size_t x = 0; x < 2 * N; ++x) {
+    u[x] = std::cos(step * static_cast<double>(x));
+    u[2 * N + x] = std::sin(step * static_cast<double>(x));
+  }
+  return u;
+}
+
 std::vector<std::uint32_t> spectrum_root_exponents(const NegacyclicFft& fft) {
   EXPECTS(!fft.custom_arithmetic(),
           "spectrum_root_exponents: engine '" + fft.name() +
@@ -66,22 +99,12 @@ std::vector<std::uint32_t> spectrum_root_exponents(const NegacyclicFft& fft) {
   x[1] = 1;
   std::vector<double> spectrum(N);
   fft.forward(x, spectrum);
-  std::vector<std::uint32_t> exponents(M);
-  std::vector<bool> seen(2 * N, false);
-  const double step = std::numbers::pi / static_cast<double>(N);
-  for (std::size_t j = 0; j < M; ++j) {
-    const double re = spectrum[j], im = spectrum[M + j];
-    const long t = std::lround(std::atan2(im, re) / step);
-    const auto e = static_cast<std::uint32_t>((t % static_cast<long>(2 * N) + 2 * N) % (2 * N));
-    const double angle = step * e;
-    EXPECTS(e % 2 == 1 && !seen[e] && std::abs(re - std::cos(angle)) < 1e-9 &&
-                std::abs(im - std::sin(angle)) < 1e-9,
-            "spectrum_root_exponents: engine '" + fft.name() + "' slot " + std::to_string(j) +
-                " holds (" + std::to_string(re) + ", " + std::to_string(im) +
-                ") for the polynomial X, not an unused odd power of exp(i*pi/N)");
-    seen[e] = true;
-    exponents[j] = e;
-  }
+  auto exponents = root_exponents_of_x(std::span<const double>(spectrum).first(M),
+                                       std::span<const double>(spectrum).subspan(M), fft.polynomial_size());
+  EXPECTS(!exponents.empty(),
+          "spectrum_root_exponents: engine '" + fft.name() +
+              "' transforms the polynomial X into slots that are not distinct odd powers of "
+              "exp(i*pi/N)");
   return exponents;
 }
 

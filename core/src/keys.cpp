@@ -42,15 +42,11 @@ SecretKey::SecretKey(const Parameters& params, LweKey lwe_key, GlweKey glwe_key)
               std::to_string(params_.polynomial_size));
 }
 
-namespace {
-
-void check_unroll(std::uint32_t unroll, const char* fn) {
+void check_unroll(std::uint32_t unroll, const std::string& context) {
   EXPECTS(unroll == 1 || unroll == 2,
-          std::string(fn) + ": unroll=" + std::to_string(unroll) +
+          context + ": unroll=" + std::to_string(unroll) +
               " but expected 1 (the standard key) or 2 (the unrolled key)");
 }
-
-}  // namespace
 
 std::size_t BootstrappingKey::ggsw_count(const Parameters& params, std::uint32_t unroll) {
   check_unroll(unroll, "BootstrappingKey::ggsw_count");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "torusgate/core/error.hpp"
+#include "torusgate/core/keys.hpp"
 
 namespace torusgate {
 namespace {
@@ -25,8 +26,7 @@ double log2_add(double x, double y) {
 
 NoiseModel noise_model(const Parameters& p, std::uint32_t unroll) {
   p.validate();
-  EXPECTS(unroll == 1 || unroll == 2, "noise_model: unroll=" + std::to_string(unroll) +
-                                          " but expected 1 (the standard key) or 2 (unrolled)");
+  check_unroll(unroll, "noise_model");
   const double n = p.lwe_dimension, k = p.glwe_dimension, N = p.polynomial_size;
   const double l = p.bk_level_count, Bg = std::ldexp(1.0, static_cast<int>(p.bk_base_log));
   const double t = p.ks_level_count, base = std::ldexp(1.0, static_cast<int>(p.ks_base_log));

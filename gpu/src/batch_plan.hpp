@@ -34,6 +34,12 @@ struct Shape {
   TG_HD std::uint32_t ggsw_count() const { return unroll == 2 ? 3 * (n / 2) + n % 2 : n; }
   // Key bits that pair steps take (unroll 2): 2 floor(n/2); the others take CMUX steps.
   TG_HD std::uint32_t paired_bits() const { return unroll == 2 ? n / 2 * 2 : 0; }
+  // The first GGSW of the step that starts at key bit i: a pair step (i < paired_bits()) takes
+  // GGSW 3i/2 .. 3i/2 + 2, a CMUX step after the pairs the GGSW after theirs.
+  TG_HD std::size_t step_ggsw(std::uint32_t i) const {
+    const std::uint32_t p = paired_bits();
+    return i < p ? std::size_t{i} / 2 * 3 : std::size_t{p} / 2 * 3 + (i - p);
+  }
   TG_HD std::uint32_t M() const { return N / 2; }
   TG_HD std::uint32_t rows() const { return (k + 1) * bk_level_count; }
   TG_HD std::uint32_t n1() const { return n + 1; }

@@ -76,8 +76,7 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p, std::uint3
               o.staging_bytes <= (std::size_t{1} << 30) && o.staging_bytes % 4 == 0,
           "CudaOptions: staging_bytes=" + std::to_string(o.staging_bytes) +
               " but expected a multiple of 4 from 65536 (64 KiB) to 1073741824 (1 GiB)");
-  EXPECTS(unroll == 1 || unroll == 2, "CudaOptions: the bootstrapping key's unroll=" +
-                                          std::to_string(unroll) + " but expected 1 or 2");
+  check_unroll(unroll, "CudaOptions: the bootstrapping key");
   const gpu::detail::Shape shape = shape_of(p, unroll);
   if (unroll == 2) {
     // The pair step has no lane, staged (R > 1) or wide-cluster program (valid_unrolled).

@@ -39,6 +39,7 @@
 #include "kernel_grid.hpp"
 #include "ks_gemm.cuh"
 #include "ks_gemm.hpp"
+#include "rotation_tables.hpp"
 
 namespace torusgate::gpu::detail {
 
@@ -180,6 +181,9 @@ struct CudaEngine::Impl {
   void record_rotation(Workspace& ws);
   // Unrolled keys: roots and unit, from the engine's transform of the polynomial X.
   void make_rotation_tables();
+  // The engine's forward transform of `polys` coefficient polynomials (device memory) into
+  // `out` (polys x M, the engine's slot order): the key's and the probe's; waits for cuFFT.
+  void transform_polynomials(const std::uint32_t* coefficients, std::size_t polys, Complex* out);
   kernel::fused::LaunchShape fused_shape_for(std::uint64_t capacity) const;
   bool fused() const { return options.engine == GpuEngine::fused; }
   // Points per thread of the clusters' transforms (CudaOptions::fused_cluster_points).
@@ -322,27 +326,34 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
     twiddles = DeviceBuffer<Complex>(w.size(), st(), "the fused engine's twiddle table");
     CUDA_TRY(cudaMemcpyAsync(twiddles.data(), w.data(), twiddles.bytes(), cudaMemcpyHostToDevice,
                              st()));
-    launch_fused_key(coefficients.data(), polys, s, twist.data(), twiddles.data(),
-                     bk_fourier.data(), st());
-  } else {
-    // Fold and twist, then one batched forward transform of every polynomial, in place (the
-    // same cuFFT transform as the digits', so both spectra share cuFFT's point order).
-    EXPECTS(polys <= static_cast<std::size_t>(INT_MAX),
-            "CudaBackend: the bootstrapping key has " + std::to_string(polys) +
-                " polynomials; cuFFT batches hold at most 2^31-1");
-    launch_bk_fold_twist(coefficients.data(), polys, s, twist.data(), bk_fourier.data(), st());
-    CufftPlan plan;
-    int m = static_cast<int>(M);
-    std::size_t work = 0;
-    CUFFT_TRY(cufftMakePlanMany(plan.get(), 1, &m, nullptr, 1, m, nullptr, 1, m, CUFFT_Z2Z,
-                                static_cast<int>(polys), &work));
-    CUFFT_TRY(cufftSetStream(plan.get(), st()));
-    CUFFT_TRY(cufftExecZ2Z(plan.get(), as_cufft(bk_fourier.data()), as_cufft(bk_fourier.data()),
-                           CUFFT_FORWARD));
-    CUDA_TRY(cudaStreamSynchronize(st()));  // before the plan goes
   }
+  transform_polynomials(coefficients.data(), polys, bk_fourier.data());
   CUDA_TRY(cudaStreamSynchronize(st()));  // the host tables above are read by now
   if (s.unroll == 2) make_rotation_tables();
+}
+
+void CudaEngine::Impl::transform_polynomials(const std::uint32_t* coefficients, std::size_t polys,
+                                             Complex* out) {
+  const std::size_t M = shape.M();
+  if (fused()) {
+    // The fused engine's own transform of every polynomial (point order of its FFT).
+    launch_fused_key(coefficients, polys, shape, twist.data(), twiddles.data(), out, st());
+    return;
+  }
+  // Fold and twist, then one batched forward transform of every polynomial, in place (the
+  // same cuFFT transform as the digits', so both spectra share cuFFT's point order).
+  EXPECTS(polys <= static_cast<std::size_t>(INT_MAX),
+          "CudaBackend: the bootstrapping key has " + std::to_string(polys) +
+              " polynomials; cuFFT batches hold at most 2^31-1");
+  launch_bk_fold_twist(coefficients, polys, shape, twist.data(), out, st());
+  CufftPlan plan;
+  int m = static_cast<int>(M);
+  std::size_t work = 0;
+  CUFFT_TRY(cufftMakePlanMany(plan.get(), 1, &m, nullptr, 1, m, nullptr, 1, m, CUFFT_Z2Z,
+                              static_cast<int>(polys), &work));
+  CUFFT_TRY(cufftSetStream(plan.get(), st()));
+  CUFFT_TRY(cufftExecZ2Z(plan.get(), as_cufft(out), as_cufft(out), CUFFT_FORWARD));
+  CUDA_TRY(cudaStreamSynchronize(st()));  // before the plan goes
 }
 
 void CudaEngine::Impl::make_rotation_tables() {
@@ -356,31 +367,18 @@ void CudaEngine::Impl::make_rotation_tables() {
   DeviceBuffer<Complex> spectrum(M, st(), "the probe spectrum");
   CUDA_TRY(cudaMemcpyAsync(x_device.data(), x.data(), x_device.bytes(), cudaMemcpyHostToDevice,
                            st()));
-  if (fused()) {
-    launch_fused_key(x_device.data(), 1, s, twist.data(), twiddles.data(), spectrum.data(), st());
-  } else {
-    launch_bk_fold_twist(x_device.data(), 1, s, twist.data(), spectrum.data(), st());
-    CufftPlan plan;
-    int m = static_cast<int>(M);
-    std::size_t work = 0;
-    CUFFT_TRY(cufftMakePlanMany(plan.get(), 1, &m, nullptr, 1, m, nullptr, 1, m, CUFFT_Z2Z, 1,
-                                &work));
-    CUFFT_TRY(cufftSetStream(plan.get(), st()));
-    CUFFT_TRY(cufftExecZ2Z(plan.get(), as_cufft(spectrum.data()), as_cufft(spectrum.data()),
-                           CUFFT_FORWARD));
-    CUDA_TRY(cudaStreamSynchronize(st()));  // before the plan goes
-  }
+  transform_polynomials(x_device.data(), 1, spectrum.data());
   std::vector<Complex> host(M);
   CUDA_TRY(cudaMemcpyAsync(host.data(), spectrum.data(), spectrum.bytes(), cudaMemcpyDeviceToHost,
                            st()));
   CUDA_TRY(cudaStreamSynchronize(st()));
-  const std::vector<std::uint32_t> exponents = kernel::root_exponents(host, s.N);
+  const std::vector<std::uint32_t> exponents = slot_root_exponents(host, s.N);
   if (exponents.empty()) {
     throw SystemError("CudaBackend: the " + std::string(fused() ? "fused" : "cuFFT") +
                       " engine's transform of the polynomial X is not a set of distinct odd "
                       "powers of exp(i pi/N), so it cannot run an unrolled bootstrapping key");
   }
-  const std::vector<Complex> u = kernel::unit_roots(s.N);
+  const std::vector<Complex> u = unit_roots_complex(s.N);
   roots = DeviceBuffer<std::uint32_t>(M, st(), "the spectrum slots' root exponents");
   unit = DeviceBuffer<Complex>(u.size(), st(), "the unit roots of the pair steps");
   CUDA_TRY(cudaMemcpyAsync(roots.data(), exponents.data(), roots.bytes(), cudaMemcpyHostToDevice,
@@ -567,29 +565,23 @@ void CudaEngine::Impl::record_rotation(Workspace& ws) {
                                 roots.data(), unit.data(), st());
     return;
   }
-  // Unrolled key: pair steps on GGSW 3p..3p+2 (key bits 2p, 2p+1), then a CMUX step per key
-  // bit left, on the GGSW after the pairs'.
+  // Per step: decompose, forward, products, inverse, untwist. An unrolled key's pair steps
+  // (key bits i, i+1: ACC not rotated, the pair's three GGSW) come first, then a CMUX step per
+  // key bit left (Shape::step_ggsw).
   const std::uint32_t paired = s.paired_bits();
-  for (std::uint32_t i = 0; i < paired; i += 2) {
+  for (std::uint32_t i = 0; i < s.n; i += i < paired ? 2 : 1) {
+    const bool pair = i < paired;
+    const Complex* key = bk_fourier.data() + s.step_ggsw(i) * key_step;
     launch_rotate_decompose(ws.acc.data(), ws.powers.data(), i, C, s, gadget, twist.data(),
-                            ws.digits.data(), st(), /*rotate=*/false);
+                            ws.digits.data(), st(), /*rotate=*/!pair);
     CUFFT_TRY(cufftExecZ2Z(ws.forward.get(), as_cufft(ws.digits.data()),
                            as_cufft(ws.digits.data()), CUFFT_FORWARD));
-    launch_multiply_accumulate_pair(ws.digits.data(), bk_fourier.data() + i / 2 * 3 * key_step,
-                                    ws.powers.data(), i, roots.data(), unit.data(), C, s,
-                                    ws.product.data(), st());
-    CUFFT_TRY(cufftExecZ2Z(ws.inverse.get(), as_cufft(ws.product.data()),
-                           as_cufft(ws.product.data()), CUFFT_INVERSE));
-    launch_untwist_round_add(ws.product.data(), untwist.data(), C, s, ws.acc.data(), st());
-  }
-  for (std::uint32_t i = paired; i < s.n; ++i) {
-    const std::size_t ggsw = std::size_t{paired} / 2 * 3 + (i - paired);
-    launch_rotate_decompose(ws.acc.data(), ws.powers.data(), i, C, s, gadget, twist.data(),
-                            ws.digits.data(), st());
-    CUFFT_TRY(cufftExecZ2Z(ws.forward.get(), as_cufft(ws.digits.data()),
-                           as_cufft(ws.digits.data()), CUFFT_FORWARD));
-    launch_multiply_accumulate(ws.digits.data(), bk_fourier.data() + ggsw * key_step, C, s,
-                               ws.product.data(), st());
+    if (pair) {
+      launch_multiply_accumulate_pair(ws.digits.data(), key, ws.powers.data(), i, roots.data(),
+                                      unit.data(), C, s, ws.product.data(), st());
+    } else {
+      launch_multiply_accumulate(ws.digits.data(), key, C, s, ws.product.data(), st());
+    }
     CUFFT_TRY(cufftExecZ2Z(ws.inverse.get(), as_cufft(ws.product.data()),
                            as_cufft(ws.product.data()), CUFFT_INVERSE));
     launch_untwist_round_add(ws.product.data(), untwist.data(), C, s, ws.acc.data(), st());

@@ -808,6 +808,33 @@ TG_UNROLL
   }
 }
 
+// The steps of a blind rotation in order, each step(i, pair) (pair: a std::bool_constant)
+// with in's key rows of it and of the next step: an unrolled key's pair steps (key bits i,
+// i+1, GGSW 3i/2 .. 3i/2 + 2) first, then a CMUX step per key bit left, each on the GGSW after
+// them (Shape::step_ggsw); for the standard key (Unrolled false) a CMUX step per key bit.
+template <bool Unrolled, class Step>
+TG_HD void for_each_step(const detail::Shape& s, const Complex* key, StepInputs& in,
+                         Step&& step) {
+  const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
+  const std::uint32_t paired = Unrolled ? s.paired_bits() : 0;
+  // Two loops, not one with a branch: nvcc 13 then keeps the unrolled 1x1 kernel of
+  // N = 1024 without a spill (4 bytes with the branch).
+  if constexpr (Unrolled) {
+    for (std::uint32_t i = 0; i < paired; i += 2) {
+      in.key_step = key + s.step_ggsw(i) * key_step;
+      in.key_next = i + 2 < s.n ? in.key_step + 3 * key_step : nullptr;
+      in.next_ggsws = i + 2 < paired ? 3 : 1;
+      step(i, std::true_type{});
+    }
+  }
+  for (std::uint32_t i = paired; i < s.n; ++i) {
+    in.key_step = key + (Unrolled ? s.step_ggsw(i) : i) * key_step;
+    in.key_next = i + 1 < s.n ? in.key_step + key_step : nullptr;
+    in.next_ggsws = 1;
+    step(i, std::false_type{});
+  }
+}
+
 // The n CMUX steps of the block's rotations on their accumulators in shared memory: `powers`
 // points to the first rotation's n switched masks (rotation p's at powers + p*n, p < valid),
 // key is the whole fused Fourier key.
@@ -815,25 +842,10 @@ template <unsigned K1, class Groups = FftGroups, bool Unrolled = false, class Bl
 TG_HD void blind_rotate(Block& blk, const detail::Shape& s, LS shape, const BlockMemory& mem,
                         const std::uint32_t* powers, std::uint32_t valid, const Complex* key,
                         StepInputs in) {
-  const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
-  // Unrolled: pair p on GGSW 3p..3p+2 and key bits 2p, 2p+1; then a CMUX step per key bit
-  // left (odd n), on the GGSW after the pairs'.
-  const std::uint32_t paired = Unrolled ? s.paired_bits() : 0;
-  if constexpr (Unrolled) {
-    for (std::uint32_t i = 0; i < paired; i += 2) {
-      in.key_step = key + std::size_t{i / 2} * 3 * key_step;
-      in.key_next = i + 2 < s.n ? in.key_step + 3 * key_step : nullptr;
-      in.next_ggsws = i + 2 < paired ? 3 : 1;
-      cmux_step<K1, Groups, true>(blk, s, shape, mem, StepPowers{powers + i, s.n, valid}, in);
-    }
-  }
-  const std::size_t first_single = std::size_t{paired / 2} * 3;
-  for (std::uint32_t i = paired; i < s.n; ++i) {
-    in.key_step = key + (first_single + i - paired) * key_step;
-    in.key_next = i + 1 < s.n ? in.key_step + key_step : nullptr;
-    in.next_ggsws = 1;
-    cmux_step<K1, Groups>(blk, s, shape, mem, StepPowers{powers + i, s.n, valid}, in);
-  }
+  for_each_step<Unrolled>(s, key, in, [&](std::uint32_t i, auto pair) {
+    cmux_step<K1, Groups, decltype(pair)::value>(blk, s, shape, mem,
+                                                 StepPowers{powers + i, s.n, valid}, in);
+  });
 }
 
 // The block's shared memory at `base` (16-byte aligned) for a launch shape.
@@ -976,12 +988,7 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
 template <class Block, class Step>
 TG_HD void cluster_steps(Block& blk, const detail::Shape& s, const std::uint32_t* powers,
                          const Complex* key, StepInputs in, Step&& step) {
-  const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
-  for (std::uint32_t i = 0; i < s.n; ++i) {
-    in.key_step = key + i * key_step;
-    in.key_next = i + 1 < s.n ? in.key_step + key_step : nullptr;
-    step(powers[i], in);
-  }
+  for_each_step<false>(s, key, in, [&](std::uint32_t i, auto) { step(powers[i], in); });
   blk.cluster_sync();  // the last step's sums have read every block's partials
 }
 
@@ -991,27 +998,14 @@ template <unsigned K1, class Groups = FftGroups, bool Unrolled = false, class Bl
 TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                                 unsigned char* base, const std::uint32_t* powers,
                                 const Complex* key, StepInputs in) {
-  if constexpr (!Unrolled) {
-    cluster_steps(blk, s, powers, key, in, [&](std::uint32_t power, const StepInputs& step) {
-      cluster_cmux_step<K1, Groups>(blk, s, blocks, base, power, step);
-    });
-  } else {
-    const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
-    const std::uint32_t paired = s.paired_bits();
-    for (std::uint32_t i = 0; i < paired; i += 2) {
-      in.key_step = key + std::size_t{i / 2} * 3 * key_step;
-      in.key_next = i + 2 < s.n ? in.key_step + 3 * key_step : nullptr;
-      in.next_ggsws = i + 2 < paired ? 3 : 1;
+  for_each_step<Unrolled>(s, key, in, [&](std::uint32_t i, auto pair) {
+    if constexpr (decltype(pair)::value) {
       cluster_cmux_step<K1, Groups, true>(blk, s, blocks, base, powers[i], in, powers[i + 1]);
-    }
-    for (std::uint32_t i = paired; i < s.n; ++i) {
-      in.key_step = key + (std::size_t{paired / 2} * 3 + i - paired) * key_step;
-      in.key_next = i + 1 < s.n ? in.key_step + key_step : nullptr;
-      in.next_ggsws = 1;
+    } else {
       cluster_cmux_step<K1, Groups>(blk, s, blocks, base, powers[i], in);
     }
-    blk.cluster_sync();  // the last step's sums have read every block's partials
-  }
+  });
+  blk.cluster_sync();  // the last step's sums have read every block's partials
 }
 
 // A cluster run on the host: one block of C*T threads, block b's shared memory at

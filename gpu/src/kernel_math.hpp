@@ -303,41 +303,8 @@ TG_HD void multiply_accumulate_point(const Complex* digits, const Complex* key, 
 // the pair's switched masks a, b: the products of one decomposition of ACC with the pair's
 // three GGSW, each multiplied slot-wise by zeta^(t e_g) - 1, t the slot's root exponent (the
 // odd t < 2N where the engine's transform evaluates that slot, probed from its transform of
-// the polynomial X), zeta = exp(i pi/N).
-
-// zeta^x for x < 2N: the unit table of the factors.
-inline std::vector<Complex> unit_roots(std::uint32_t polynomial_size) {
-  const std::size_t N = polynomial_size;
-  std::vector<Complex> u(2 * N);
-  for (std::size_t x = 0; x < 2 * N; ++x) {
-    const double angle = std::numbers::pi * static_cast<double>(x) / static_cast<double>(N);
-    u[x] = Complex{std::cos(angle), std::sin(angle)};
-  }
-  return u;
-}
-
-// The root exponent of every slot, from an engine's transform of the polynomial X (slot s
-// holds zeta^t_s): empty when a slot holds no distinct odd power of zeta (a wrong probe).
-inline std::vector<std::uint32_t> root_exponents(const std::vector<Complex>& transform_of_x,
-                                                 std::uint32_t polynomial_size) {
-  const std::uint32_t N = polynomial_size;
-  const double step = std::numbers::pi / static_cast<double>(N);
-  std::vector<std::uint32_t> roots(transform_of_x.size());
-  std::vector<bool> seen(2 * std::size_t{N}, false);
-  for (std::size_t slot = 0; slot < roots.size(); ++slot) {
-    const Complex v = transform_of_x[slot];
-    const long t = std::lround(std::atan2(v.im, v.re) / step);
-    const auto e = static_cast<std::uint32_t>(((t % (2L * N)) + 2L * N) % (2L * N));
-    const double angle = step * e;
-    if (e % 2 == 0 || seen[e] || std::abs(v.re - std::cos(angle)) > 1e-9 ||
-        std::abs(v.im - std::sin(angle)) > 1e-9) {
-      return {};
-    }
-    seen[e] = true;
-    roots[slot] = e;
-  }
-  return roots;
-}
+// the polynomial X by core's root_exponents_of_x), zeta = exp(i pi/N), read from a table of
+// zeta^x, x < 2N (core's unit_roots_split, interleaved).
 
 // The three exponents of a pair step with switched masks a, b: (a+b, a, b) mod 2N.
 struct PairExponents {

@@ -25,6 +25,7 @@
 #include "fused_wide.hpp"
 #include "kernel_grid.hpp"
 #include "kernel_math.hpp"
+#include "rotation_tables.hpp"
 #include "torusgate/core/keys.hpp"
 
 namespace torusgate::gpu::test {
@@ -131,8 +132,8 @@ class HostEngine {
         detail::grid::bk_fold_twist_at(idx, x.data(), s_, twist_.data(), spectrum.data());
       }
       fft_.forward(spectrum.data());
-      roots_ = kernel::root_exponents(spectrum, s_.N);
-      unit_ = kernel::unit_roots(s_.N);
+      roots_ = detail::slot_root_exponents(spectrum, s_.N);
+      unit_ = detail::unit_roots_complex(s_.N);
     }
     if (fused_.groups != 0) {
       // fused_key_kernel: one block of T threads per polynomial.
@@ -150,7 +151,7 @@ class HostEngine {
         std::vector<Complex> spectrum(M);
         fused::transform_key_polynomial(blk, x.data(), s_.N, twist_.data(), twiddles_.data(),
                                         buffer.data(), spectrum.data());
-        fused_roots_ = kernel::root_exponents(spectrum, s_.N);
+        fused_roots_ = detail::slot_root_exponents(spectrum, s_.N);
       }
     }
   }
@@ -177,18 +178,10 @@ class HostEngine {
   const detail::Shape& shape() const { return s_; }
 
   // One CMUX step for `capacity` accumulators ([capacity][k1][N]) with switched masks
-  // `powers` ([capacity][n]): the three kernels and the two batched transforms, against GGSW
-  // `ggsw` (default: `step`; an unrolled key's CMUX steps come after its pairs' GGSW).
+  // `powers` ([capacity][n]): the three kernels and the two batched transforms (standard key).
   void cmux_step(std::uint32_t step, std::uint64_t capacity, const std::vector<std::uint32_t>& powers,
-                 std::vector<Torus32>& acc, std::uint32_t ggsw = UINT32_MAX) {
-    engine_step(false, step, capacity, powers, acc, ggsw == UINT32_MAX ? step : ggsw);
-  }
-
-  // A pair step of an unrolled key (key bits `bit`, bit+1; GGSW 3 bit/2 ..): the same with
-  // rotate = false and the pair's product kernel.
-  void pair_step(std::uint32_t bit, std::uint64_t capacity,
-                 const std::vector<std::uint32_t>& powers, std::vector<Torus32>& acc) {
-    engine_step(true, bit, capacity, powers, acc, bit / 2 * 3);
+                 std::vector<Torus32>& acc) {
+    engine_step(false, step, capacity, powers, acc, step);
   }
 
   // The engine's evaluate(): plan pointers are host pointers; chunks of at most `capacity`
@@ -221,9 +214,8 @@ class HostEngine {
         fused_rotation(C, powers, acc);
       } else {  // record_rotation's order: pair steps, then CMUX steps
         const std::uint32_t paired = s_.paired_bits();
-        for (std::uint32_t i = 0; i < paired; i += 2) pair_step(i, C, powers, acc);
-        for (std::uint32_t i = paired; i < s_.n; ++i) {
-          cmux_step(i, C, powers, acc, paired / 2 * 3 + (i - paired));
+        for (std::uint32_t i = 0; i < s_.n; i += i < paired ? 2 : 1) {
+          engine_step(i < paired, i, C, powers, acc, static_cast<std::uint32_t>(s_.step_ggsw(i)));
         }
       }
       std::vector<Torus32> extracted(chunk.jobs() * (kN + 1));

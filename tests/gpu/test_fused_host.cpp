@@ -1005,9 +1005,9 @@ TEST_CASE("unrolled key: each engine's slot roots; the cuFFT and fused data flow
   CHECK_FALSE(fz::valid_unrolled(fz::LaunchShape{1, 1, 1, 2}));
   CHECK_FALSE(fz::valid_unrolled(fz::LaunchShape{1, 1, 2, 1, 4}));
   std::vector<k::Complex> bad(8, k::Complex{1, 0});  // zeta^0 everywhere
-  CHECK(k::root_exponents(bad, 16).empty());
+  CHECK(gd::slot_root_exponents(bad, 16).empty());
   bad = {{std::cos(std::numbers::pi / 16), std::sin(std::numbers::pi / 16)}, {std::cos(std::numbers::pi / 16), std::sin(std::numbers::pi / 16)}};
-  CHECK(k::root_exponents(bad, 16).empty());  // twice the same root
+  CHECK(gd::slot_root_exponents(bad, 16).empty());  // twice the same root
 }
 
 TEST_CASE("unrolled key: the data flow equals the CPU backend on tfhe_lib_128",

@@ -115,6 +115,17 @@ class ComplexNegacyclicFft : public NegacyclicFft {
 // engine with custom_arithmetic() (its slots are not complex values).
 std::vector<std::uint32_t> spectrum_root_exponents(const NegacyclicFft& fft);
 
+// The check behind spectrum_root_exponents, for any engine's transform of the polynomial X
+// given as slot values (re[j], im[j]) (the GPU engines' too): each slot's exponent t_j, or an
+// empty vector unless they are distinct odd powers of zeta within 1e-9.
+std::vector<std::uint32_t> root_exponents_of_x(std::span<const double> re,
+                                               std::span<const double> im,
+                                               std::uint32_t polynomial_size);
+
+// zeta^x, x < 2N, split: 2N real parts, then 2N imaginary parts (the factors zeta^(t_j e) - 1
+// of an unrolled key's pair steps are read from it).
+std::vector<double> unit_roots_split(std::uint32_t polynomial_size);
+
 // acc += a * b pointwise on split spectra (complex multiply-accumulate).
 inline void fourier_multiply_add(std::span<const double> a, std::span<const double> b,
                                  std::span<double> acc) {

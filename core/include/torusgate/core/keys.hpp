@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "torusgate/core/glwe.hpp"
@@ -65,6 +66,10 @@ class BootstrappingKey {
   std::vector<Torus32> data_;
   std::uint32_t unroll_ = 1;
 };
+
+// Throws InvalidArgument ("<context>: unroll=U but expected 1 ... or 2 ...") unless `unroll` is
+// a bootstrapping key form: 1 standard, 2 unrolled.
+void check_unroll(std::uint32_t unroll, const std::string& context);
 
 // Key-switching key from the extracted key (dimension k*N) to the LWE key (dimension n),
 // base 2^ks_base_log, t = ks_level_count levels. Entry (i, j, v), v = 1..base-1, is an LWE
