@@ -74,6 +74,8 @@
 #               per thread), space-separated (default all)
 #   SHAPE_BATCHES  the shapes step's batch sizes, comma-separated positive numbers (default
 #               1,64,1024,16384; empty: the default)
+#   SHAPE_ARGS  more bench_gates arguments for the shapes and hotspots steps (space-separated),
+#               e.g. "--unroll 2": every forced shape with an unrolled bootstrapping key
 #   HOTSPOT_SHAPES  shapes the hotspots step profiles besides the automatic one (default
 #               "1x1": one rotation per block, beside the automatic l2 of tfhe_lib_128 at
 #               16384; empty: none)
@@ -162,6 +164,7 @@ if [[ -n "${SHAPES:-}" ]]; then read -ra shapes <<< "$SHAPES"; fi
 read -ra hotspot_shapes <<< "${HOTSPOT_SHAPES-1x1}"
 hotspot_batch="${HOTSPOT_BATCH:-16384}"
 read -ra variant_args <<< "${VARIANT_ARGS:-}"
+read -ra extra_shape_args <<< "${SHAPE_ARGS:-}"
 if ! [[ "$hotspot_batch" =~ ^[1-9][0-9]*$ ]]; then
   echo "gpu_run: HOTSPOT_BATCH='$hotspot_batch'; expected one batch size such as 1 or 16384" >&2
   exit 2
@@ -399,8 +402,8 @@ step_shapes() {
   for shape in "${shapes[@]}"; do
     set_shape_args "$shape"
     run_logged "bench_gates_gpu_${params}_fused_$shape" "$bench" --backend gpu \
-      --params "$params" --gpu-engine fused "${shape_args[@]}" --batch "$shape_batches" \
-      --reps 3 --json "$out/bench_gates_gpu_${params}_fused_$shape.json"
+      --params "$params" --gpu-engine fused "${shape_args[@]}" "${extra_shape_args[@]}" \
+      --batch "$shape_batches" --reps 3 --json "$out/bench_gates_gpu_${params}_fused_$shape.json"
   done
 }
 
@@ -533,7 +536,7 @@ step_hotspots() {
       --section Occupancy --kernel-name "regex:$rotation_kernels" \
       --launch-count 1 --export "$out/$name" --force-overwrite \
       "$bench" --backend gpu --params tfhe_lib_128 --gpu-engine fused "${shape_args[@]}" \
-      --batch "$hotspot_batch" --reps 1 --warmup 0 || continue
+      "${extra_shape_args[@]}" --batch "$hotspot_batch" --reps 1 --warmup 0 || continue
     run_logged "${name}_details" "$ncu" --import "$out/$name.ncu-rep" --page details
     run_logged "${name}_sass" "$ncu" --import "$out/$name.ncu-rep" --page source --csv \
       --print-source sass
