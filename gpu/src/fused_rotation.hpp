@@ -208,33 +208,10 @@ TG_HD std::size_t block_stage_bytes(const LaunchShape& b, const detail::Shape& s
 TG_HD std::size_t block_accumulator_offset(const LaunchShape& b, const detail::Shape& s) {
   return block_buffer_bytes(b, s) + block_stage_bytes(b, s);
 }
-// The rotated accumulator's scratch (load_digits<true> below): per thread and lane, the
-// 16 words of (X^a - 1) ACC at its 8 points and their partners j + M, for the l digit rows of
-// one column. TORUSGATE_FUSED_ROTATE_PER_ROW (compile time) rotates per row instead, for an
-// A/B on a GPU (docs/gpu.md section 6.8).
-#if defined(TORUSGATE_FUSED_ROTATE_PER_ROW)
-inline constexpr bool rotate_per_column = false;
-#else
-inline constexpr bool rotate_per_column = true;
-#endif
-TG_HD std::size_t block_scratch_offset(const LaunchShape& b, const detail::Shape& s) {
-  return block_accumulator_offset(b, s) +
-         std::size_t{block_rotations(b)} * s.k1() * s.N * sizeof(Torus32);
-}
-// One group per rotation only: with G = (k+1)l groups each has one row, with G = k+1 a
-// group's rows change column after at most l - 1 of them, and the 6x1 shape's blocks would
-// lose a third of their room on a multiprocessor.
-TG_HD bool rotates_per_column(const LaunchShape& b) {
-  return rotate_per_column && b.groups == 1 && b.cluster == 1;
-}
-TG_HD std::size_t block_scratch_bytes(const LaunchShape& b, const detail::Shape& s) {
-  return rotates_per_column(b)
-             ? std::size_t{block_threads(b, s)} * b.lanes * 2 * points_per_thread * sizeof(Torus32)
-             : 0;
-}
 TG_HD std::size_t block_shared_bytes(const LaunchShape& b, const detail::Shape& s) {
   if (b.cluster != 1) return cluster_block_bytes(s);
-  return block_scratch_offset(b, s) + block_scratch_bytes(b, s);
+  return block_accumulator_offset(b, s) +
+         std::size_t{block_rotations(b)} * s.k1() * s.N * sizeof(Torus32);
 }
 
 // Why the fused engine cannot run parameter set shape s, or null: k + 1 <= 3 columns of
@@ -389,7 +366,6 @@ struct BlockMemory {
   Complex* buffers = nullptr;  // R*G exchange buffers, rotation-major
   Complex* stage = nullptr;    // R > 1: the staged key rows
   Torus32* acc = nullptr;      // R accumulators of (k+1)N words
-  Torus32* scratch = nullptr;  // the rotated accumulators' words (rotate_per_column)
 };
 
 // The block's rotations in this step: the power of rotation p < `valid` is
@@ -449,34 +425,14 @@ TG_HD std::uint32_t opaque(std::uint32_t x) {
   return x;
 }
 
-// The rotated words of thread `tid` of a block of `threads`: lane p, point r, half h (0:
-// coefficient j, 1: j + M) at ((2p + h) 8 + r) threads + tid, so a warp's accesses of one
-// word are contiguous. Each thread reads only what it wrote: no barrier.
-TG_HD std::size_t scratch_slot(unsigned p, unsigned h, unsigned r, unsigned tid,
-                               std::uint32_t threads) {
-  return ((std::size_t{2} * p + h) * points_per_thread + r) * threads + tid;
-}
-
-// Where load_digits<true> keeps a thread's rotated words (scratch_slot), and whether this
-// row rotates them (the thread's first row of a column) or reads them back.
-struct RotatedWords {
-  Torus32* scratch = nullptr;
-  unsigned tid = 0;
-  std::uint32_t threads = 0;
-  bool rotate = true;
-};
-
 // Thread t of a group: the digits of level `level` of (X^power - 1) a for each lane p
 // (x.lane[p]), folded and twisted as a twisted forward transform takes them
-// (twisted_input), at the first pass's points. ByColumn: the rotated words go through the
-// thread's scratch `w`, rotated at a column's first row and read back at its other rows (the
-// l rows of a column rotate once: for tfhe_lib_128 2 of every 3 rotations and half the
-// accumulator loads saved, for one store per word; docs/gpu.md section 6.8).
-// Plain: the digits of a itself, not rotated (an unrolled key's pair step).
-template <bool ByColumn = false, bool Plain = false, class Regs, class Groups>
+// (twisted_input), at the first pass's points. Plain: the digits of a itself, not rotated
+// (an unrolled key's pair step).
+template <bool Plain = false, class Regs, class Groups>
 TG_HD void load_digits(Regs& R, std::uint32_t t, const Groups& f,
                        PerLane<DigitSource, Regs::lanes> x, std::uint32_t level,
-                       const StepInputs& in, RotatedWords w = {}) {
+                       const StepInputs& in) {
   const std::uint32_t M = f.M, N = 2 * f.M;
   if constexpr (Regs::lanes > 1) t = opaque(t);
 TG_UNROLL
@@ -488,16 +444,6 @@ TG_UNROLL
       if constexpr (Plain) {
         lo = x.lane[p].a[j];
         hi = x.lane[p].a[j + M];
-      } else if constexpr (ByColumn) {
-        Torus32& lo_word = w.scratch[scratch_slot(p, 0, r, w.tid, w.threads)];
-        Torus32& hi_word = w.scratch[scratch_slot(p, 1, r, w.tid, w.threads)];
-        if (w.rotate) {
-          lo = lo_word = rotate_minus_one(x.lane[p].a, x.lane[p].power, j, N);
-          hi = hi_word = rotate_minus_one(x.lane[p].a, x.lane[p].power, j + M, N);
-        } else {
-          lo = lo_word;
-          hi = hi_word;
-        }
       } else {
         lo = rotate_minus_one(x.lane[p].a, x.lane[p].power, j, N);
         hi = rotate_minus_one(x.lane[p].a, x.lane[p].power, j + M, N);
@@ -696,8 +642,7 @@ TG_UNROLL
         }
       });
     }
-    // Digits of row q (column q / l, level q % l + 1) at the first pass's points; with
-    // rotate_per_column, rotated once per column (at the thread's first row of it).
+    // Digits of row q (column q / l, level q % l + 1) at the first pass's points.
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = f.group(tid) % groups + groups * x;
       PerLane<DigitSource, P> src;
@@ -706,17 +651,7 @@ TG_UNROLL
         src.lane[p] = DigitSource{acc_of(tid, p) + std::size_t{q / l} * N,
                                   powers.of(rotation_of(tid, p))};
       }
-      if constexpr (Pair) {
-        load_digits<false, true>(R, f.thread(tid), f, src, q % l + 1, in);
-      } else if (rotate_per_column && groups == 1) {  // rotates_per_column(shape)
-        // The thread's first row of column q / l (with G = 1, q % l == 0; written this way,
-        // nvcc 13 leaves the N = 1024 kernels without spills, which it does not for q % l).
-        const bool rotate = x == 0 || q / l != (q - groups) / l;
-        load_digits<true>(R, f.thread(tid), f, src, q % l + 1, in,
-                          RotatedWords{mem.scratch, tid, threads, rotate});
-      } else {
-        load_digits(R, f.thread(tid), f, src, q % l + 1, in);
-      }
+      load_digits<Pair>(R, f.thread(tid), f, src, q % l + 1, in);
     });
     forward_transform<true>(blk, f);
     if (!Pair && shape.rotations > 1) {
@@ -855,7 +790,6 @@ TG_HD BlockMemory block_memory(unsigned char* base, const LaunchShape& shape,
   mem.buffers = reinterpret_cast<Complex*>(base);
   mem.stage = reinterpret_cast<Complex*>(base + block_buffer_bytes(shape, s));
   mem.acc = reinterpret_cast<Torus32*>(base + block_accumulator_offset(shape, s));
-  mem.scratch = reinterpret_cast<Torus32*>(base + block_scratch_offset(shape, s));
   return mem;
 }
 
@@ -956,8 +890,8 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
   for (std::uint32_t x = 0; x < rows / blocks; ++x) {
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = blk.rank(tid) + blocks * x;
-      load_digits<false, Pair>(R, f.thread(tid), f, {{DigitSource{blk.remote(acc, q / l), power}}},
-                               q % l + 1, in);
+      load_digits<Pair>(R, f.thread(tid), f, {{DigitSource{blk.remote(acc, q / l), power}}},
+                        q % l + 1, in);
     });
     forward_transform<true>(blk, f);
     blk.each([&](unsigned tid, auto& R) {
