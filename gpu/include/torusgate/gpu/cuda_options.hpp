@@ -95,7 +95,7 @@ struct CudaOptions {
   // Fused engine: points per thread in the transforms of a cluster (where one runs, chosen or
   // forced). 8 (0: automatic, 8 for now): blocks of N/16 threads. 4: wide clusters, blocks
   // of N/8 threads, each thread half the work of a step (for batch-1 latency; N = 512, 1024
-  // or 2048; not yet measured on a GPU, docs/gpu.md section 6.6). 4 needs a cluster that can
+  // or 2048; on an H100 no faster than 8, docs/gpu.md section 6.10). 4 needs a cluster that can
   // run: fused_cluster_blocks above 1, or 0 with the shape automatic.
   std::uint32_t fused_cluster_points = 0;
   GpuKeySwitching key_switching = GpuKeySwitching::automatic;
