@@ -42,6 +42,21 @@ grep -qF "gpu_run: skipped at the DEADLINE: bench_gates_gpu_toy_INSECURE " "$wor
 ls "$work/late"/bench_gates_*.json > /dev/null 2>&1 && fail "a command ran past the DEADLINE"
 rm -rf "$work/late"
 
+# SHAPE_ARGS reaches every forced shape's run: an unrolled key on the shape asked for.
+SHAPES="c2" SHAPE_BATCHES=1,3 SHAPE_ARGS="--unroll 2" GPU_RUN_EMULATED=1 BUILD_DIR="$build" \
+  "$repo/scripts/gpu_run.sh" "$work/shape_args" shapes > /dev/null 2>&1 ||
+  fail "the shapes step with SHAPE_ARGS failed"
+python3 - "$work/shape_args/bench_gates_gpu_toy_INSECURE_fused_c2.json" <<'PY' ||
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["bootstrapping_key_unroll"] == 2, r["bootstrapping_key_unroll"]
+res = [x for run in r["runs"] for x in run["results"]]
+assert [x["batch"] for x in res] == [1, 3], res
+assert all(x["fused_cluster_blocks"] == 2 and x["errors"] == 0 for x in res), res
+PY
+  fail "the SHAPE_ARGS report"
+rm -rf "$work/shape_args"
+
 GPU_RUN_EMULATED=1 BUILD_DIR="$build" "$repo/scripts/gpu_run.sh" "$work" \
   env apps bench shapes circuits slow sanitize profile quick stalls hotspots variants unrolled \
   > "$work/stdout.txt" 2>&1
