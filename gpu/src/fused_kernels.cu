@@ -141,7 +141,7 @@ struct DeviceClusterBlock : fused::DeviceBlock<Regs> {
 #endif
 
 // One rotation per cluster of `blocks` blocks (the grid: whole clusters), each block of one
-// group: rank c < k+1 loads and stores accumulator column c.
+// group: every block loads the whole accumulator into its copy, rank c < k+1 stores column c.
 // Blocks of T = N/16 <= 256 threads: the registers are never capped below what the program
 // needs.
 template <unsigned K1, class Groups, bool Unrolled = false>
@@ -150,7 +150,7 @@ __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
     std::uint32_t blocks, const Complex* key, fused::StepInputs in) {
 #if defined(TG_CLUSTER_CODE)
   TG_DYNAMIC_SHARED(shared);
-  Torus32* column = reinterpret_cast<Torus32*>(shared + fused::cluster_accumulator_offset(s));
+  Torus32* copy = reinterpret_cast<Torus32*>(shared + fused::cluster_accumulator_offset(s));
   constexpr bool wide = fused::wide::is_wide<Groups>;  // 4 points per thread (fused_wide.hpp)
   using Regs = std::conditional_t<wide, fused::wide::Regs<K1>, fused::RotationRegs<K1>>;
   Regs regs;
@@ -158,10 +158,8 @@ __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
   const unsigned rank = blk.rank(threadIdx.x);
   for (std::uint64_t rotation = blockIdx.x / blocks; rotation < capacity;
        rotation += gridDim.x / blocks) {
-    const std::size_t at = (rotation * K1 + rank) * s.N;
-    if (rank < K1) {
-      for (std::uint32_t w = threadIdx.x; w < s.N; w += blockDim.x) column[w] = acc_global[at + w];
-    }
+    const std::size_t at = rotation * K1 * s.N;
+    for (std::uint32_t w = threadIdx.x; w < K1 * s.N; w += blockDim.x) copy[w] = acc_global[at + w];
     if constexpr (wide) {
       fused::wide::cluster_blind_rotate<K1, Groups>(blk, s, blocks, shared,
                                                     powers + rotation * s.n, key, in);
@@ -170,7 +168,10 @@ __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
                                                         powers + rotation * s.n, key, in);
     }
     if (rank < K1) {
-      for (std::uint32_t w = threadIdx.x; w < s.N; w += blockDim.x) acc_global[at + w] = column[w];
+      const std::size_t column = std::size_t{rank} * s.N;
+      for (std::uint32_t w = threadIdx.x; w < s.N; w += blockDim.x) {
+        acc_global[at + column + w] = copy[column + w];
+      }
     }
     __syncthreads();
   }

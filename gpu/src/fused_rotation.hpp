@@ -179,8 +179,9 @@ TG_HD bool valid_unrolled(const LaunchShape& b) {
 TG_HD std::uint32_t block_rotations(const LaunchShape& b) { return b.rotations * b.lanes; }
 
 // A block of a cluster: its exchange buffer, its K1 partial products (M points each, point
-// 8t + r of product c at (c*8 + r)*T + t), and the accumulator column its rank owns (ranks
-// below k+1; the others leave it unused).
+// 8t + r of product c at (c*8 + r)*T + t), and a copy of the whole accumulator (k+1 columns
+// of N words): block c < k+1 owns column c and sends it to the others' copies after each
+// step (push_columns), so that every block decomposes from its own shared memory.
 TG_HD std::size_t cluster_partials_offset(const detail::Shape& s) {
   return std::size_t{buffer_points(s.M())} * sizeof(Complex);
 }
@@ -188,7 +189,7 @@ TG_HD std::size_t cluster_accumulator_offset(const detail::Shape& s) {
   return cluster_partials_offset(s) + std::size_t{s.k1()} * s.M() * sizeof(Complex);
 }
 TG_HD std::size_t cluster_block_bytes(const detail::Shape& s) {
-  return cluster_accumulator_offset(s) + std::size_t{s.N} * sizeof(Torus32);
+  return cluster_accumulator_offset(s) + std::size_t{s.k1()} * s.N * sizeof(Torus32);
 }
 
 // Threads of one block, and its shared memory: R*G*P exchange buffers of buffer_points(M)
@@ -802,9 +803,10 @@ TG_HD BlockMemory block_memory(unsigned char* base, const LaunchShape& shape,
 // rows; each block writes its K1 partial products into its own shared memory; after a
 // cluster barrier block c < k+1 sums product c's partials over the cluster in rank order
 // (the one-block program's group order: the same words as G = C), transforms it back and
-// adds it into accumulator column c, which it keeps in its own shared memory and the others
-// read, through the cluster, when they decompose. Two cluster barriers a step: at its start
-// (the columns are written and the partials read) and between the partials and their sums.
+// adds it into accumulator column c of its copy of the accumulator, then writes the column
+// into the other blocks' copies (push_columns), so that each block decomposes from its own
+// shared memory. Two cluster barriers a step: at its start (the copies are written and the
+// partials read) and between the partials and their sums.
 //
 // A cluster Block has, beside each/sync, cluster_sync() (every thread of every block of the
 // cluster), rank(tid) (the block of thread tid), local(p, tid) and remote(p, b): for a pointer
@@ -874,6 +876,36 @@ TG_UNROLL
   });
 }
 
+// Four accumulator words, one 16-byte access.
+struct alignas(16) Words4 {
+  Torus32 w[4];
+};
+
+// After the owners' untwist_add: block c < K1 copies its column c (N words at acc + cN, where
+// acc is the block's copy of the accumulator) into column c of every other block's copy, 16
+// bytes per access, through the cluster. A block barrier first (the column's words were
+// written by all of its threads); the cluster barrier that starts the next step makes the
+// copies visible before anyone decomposes. Every block's copy then equals the owners'
+// columns, and the decomposition reads its own shared memory (Nsight Compute, H100, batch 1:
+// the loads of the owners' columns through the cluster were 57% of the step's long-scoreboard
+// stalls; docs/gpu.md section 6.11).
+template <unsigned K1, class Block, class Groups>
+TG_HD void push_columns(Block& blk, const Groups& f, Torus32* acc, std::uint32_t N,
+                        std::uint32_t blocks) {
+  blk.sync();  // the owner's column is written
+  blk.each([&](unsigned tid, auto&) {
+    const std::uint32_t c = blk.rank(tid);
+    if (c >= K1) return;
+    const auto* own = reinterpret_cast<const Words4*>(blk.local(acc, tid) + std::size_t{c} * N);
+    for (std::uint32_t w = f.thread(tid); w < N / 4; w += f.T) {
+      const Words4 v = own[w];
+      for (std::uint32_t b = 0; b < blocks; ++b) {
+        if (b != c) reinterpret_cast<Words4*>(blk.remote(acc, b) + std::size_t{c} * N)[w] = v;
+      }
+    }
+  });
+}
+
 // CMUX step of the cluster's rotation: acc += external_product(BK_i, (X^power - 1) acc). Pair:
 // an unrolled key's pair step on the three GGSW at in.key_step, switched masks power, second.
 template <unsigned K1, class Groups = FftGroups, bool Pair = false, class Block>
@@ -881,7 +913,7 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
                              unsigned char* base, std::uint32_t power, const StepInputs& in,
                              std::uint32_t second = 0) {
   const Groups f = cluster_groups<Groups>(s, base, in.W);
-  const std::uint32_t M = f.M, l = s.bk_level_count, rows = s.rows();
+  const std::uint32_t M = f.M, N = 2 * M, l = s.bk_level_count, rows = s.rows();
   Complex* partials = reinterpret_cast<Complex*>(base + cluster_partials_offset(s));
   Torus32* acc = reinterpret_cast<Torus32*>(base + cluster_accumulator_offset(s));
   blk.cluster_sync();  // the previous step's columns are written and its partials read
@@ -890,7 +922,8 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
   for (std::uint32_t x = 0; x < rows / blocks; ++x) {
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = blk.rank(tid) + blocks * x;
-      load_digits<Pair>(R, f.thread(tid), f, {{DigitSource{blk.remote(acc, q / l), power}}},
+      load_digits<Pair>(R, f.thread(tid), f,
+                        {{DigitSource{blk.local(acc, tid) + std::size_t{q / l} * N, power}}},
                         q % l + 1, in);
     });
     forward_transform<true>(blk, f);
@@ -911,9 +944,11 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
   inverse_transform<true>(blk, f);  // its exchanges use each block's own buffer, free since the
                                     // cluster barrier after the partials
   blk.each([&](unsigned tid, auto& R) {
-    if (blk.rank(tid) >= K1) return;
-    untwist_add(R, f.thread(tid), f, in.untwist, {{blk.local(acc, tid)}});
+    const std::uint32_t c = blk.rank(tid);
+    if (c >= K1) return;
+    untwist_add(R, f.thread(tid), f, in.untwist, {{blk.local(acc, tid) + std::size_t{c} * N}});
   });
+  push_columns<K1>(blk, f, acc, N, blocks);
 }
 
 // The n CMUX steps of a cluster's rotation (`powers`: its n switched masks), each

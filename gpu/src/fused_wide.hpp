@@ -197,7 +197,7 @@ TG_UNROLL
           R.key[c][r] = load_global_key(row + c * M + key_slot(points * t + r, fft_threads(M)));
         }
       }
-      const Torus32* a = blk.remote(acc, q / l);
+      const Torus32* a = blk.local(acc, tid) + std::size_t{q / l} * N;  // its own copy
 TG_UNROLL
       for (unsigned r = 0; r < points; ++r) {
         const std::uint32_t j = r * T + t;
@@ -222,8 +222,9 @@ TG_UNROLL
   sum_cluster_partials<K1, partials_in_flight>(blk, f, partials, blocks);
   wide::inverse_transform(blk, f);  // each block's own buffer, free since the last cluster barrier
   blk.each([&](unsigned tid, auto& R) {
-    if (blk.rank(tid) >= K1) return;
-    Torus32* a = blk.local(acc, tid);
+    const std::uint32_t c = blk.rank(tid);
+    if (c >= K1) return;
+    Torus32* a = blk.local(acc, tid) + std::size_t{c} * N;
     const std::uint32_t t = f.thread(tid);
 TG_UNROLL
     for (unsigned r = 0; r < points; ++r) {
@@ -231,6 +232,7 @@ TG_UNROLL
       round_add(times(R.v[r], in.untwist[j]), a, j, M);
     }
   });
+  push_columns<K1>(blk, f, acc, N, blocks);
 }
 
 // The n CMUX steps of a wide cluster's rotation (fused_rotation.hpp's cluster_steps).

@@ -359,11 +359,13 @@ class HostEngine {
     fused::StepInputs in = fused_inputs();
     const std::size_t key_step = std::size_t{s_.rows()} * s_.k1() * s_.M();
     for (std::uint64_t rotation = 0; rotation < capacity; ++rotation) {
-      auto column = [&](std::uint32_t c) {
-        return reinterpret_cast<Torus32*>(base + c * bytes + fused::cluster_accumulator_offset(s_));
+      // Block b's copy of the accumulator (k+1 columns); block c < k+1 owns column c.
+      auto copy = [&](std::uint32_t b) {
+        return reinterpret_cast<Torus32*>(base + b * bytes + fused::cluster_accumulator_offset(s_));
       };
-      for (std::uint32_t c = 0; c < K1; ++c) {
-        std::copy_n(acc.begin() + (rotation * K1 + c) * N, N, column(c));
+      auto column = [&](std::uint32_t c) { return copy(c) + std::size_t{c} * N; };
+      for (std::uint32_t b = 0; b < C; ++b) {
+        std::copy_n(acc.begin() + rotation * K1 * N, K1 * N, copy(b));
       }
       const std::uint32_t* rotation_powers = powers.data() + rotation * s_.n;
       auto run = [&](auto groups) {

@@ -1068,7 +1068,8 @@ TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", 
   CHECK(fz::preferred_cluster(deep) == 2);
   CHECK(fz::preferred_cluster(tfhe) == 6);
   CHECK(fz::block_threads({1, 1, 6}, tfhe) == 64);
-  CHECK(fz::block_shared_bytes({1, 1, 6}, tfhe) == 576 * 16 + 2 * 512 * 16 + 1024 * 4);
+  // A cluster block: its exchange buffer, 2 partial products, a copy of both columns.
+  CHECK(fz::block_shared_bytes({1, 1, 6}, tfhe) == 576 * 16 + 2 * 512 * 16 + 2 * 1024 * 4);
   CHECK(fz::cluster_accumulator_offset(tfhe) == 576 * 16 + 2 * 512 * 16);
   // Wide clusters: 4 points per thread, twice the threads, the same shared memory; clusters
   // only, of the fixed lengths N = 512 .. 2048.
