@@ -60,11 +60,12 @@ void NegacyclicFft::forward_decomposed(std::span<const Torus32> poly,
 std::vector<std::uint32_t> root_exponents_of_x(std::span<const double> re,
                                                std::span<const double> im,
                                                std::uint32_t polynomial_size) {
+  if (re.size() != im.size()) return {};
   const std::size_t N = polynomial_size;
   std::vector<std::uint32_t> exponents(re.size());
   std::vector<bool> seen(2 * N, false);
   const double step = std::numbers::pi / static_cast<double>(N);
-  for (std::size_t j = 0; j < re.size() && j < im.size(); ++j) {
+  for (std::size_t j = 0; j < re.size(); ++j) {
     const long t = std::lround(std::atan2(im[j], re[j]) / step);
     const auto e = static_cast<std::uint32_t>((t % static_cast<long>(2 * N) + 2 * N) % (2 * N));
     const double angle = step * e;
@@ -75,7 +76,6 @@ std::vector<std::uint32_t> root_exponents_of_x(std::span<const double> re,
     seen[e] = true;
     exponents[j] = e;
   }
-  if (re.size() != im.size()) return {};
   return exponents;
 }
 
@@ -99,8 +99,8 @@ std::vector<std::uint32_t> spectrum_root_exponents(const NegacyclicFft& fft) {
   x[1] = 1;
   std::vector<double> spectrum(N);
   fft.forward(x, spectrum);
-  auto exponents = root_exponents_of_x(std::span<const double>(spectrum).first(M),
-                                       std::span<const double>(spectrum).subspan(M), fft.polynomial_size());
+  const std::span<const double> slots(spectrum);
+  auto exponents = root_exponents_of_x(slots.first(M), slots.subspan(M), fft.polynomial_size());
   EXPECTS(!exponents.empty(),
           "spectrum_root_exponents: engine '" + fft.name() +
               "' transforms the polynomial X into slots that are not distinct odd powers of "

@@ -916,7 +916,7 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
   const std::uint32_t M = f.M, N = 2 * M, l = s.bk_level_count, rows = s.rows();
   Complex* partials = reinterpret_cast<Complex*>(base + cluster_partials_offset(s));
   Torus32* acc = reinterpret_cast<Torus32*>(base + cluster_accumulator_offset(s));
-  blk.cluster_sync();  // the previous step's columns are written and its partials read
+  blk.cluster_sync();  // the previous step's copies are written and its partials read
   clear_sums<K1>(blk);
   prefetch_cluster_rows<K1, Pair>(blk, f, in, rows, blocks);
   for (std::uint32_t x = 0; x < rows / blocks; ++x) {
@@ -949,16 +949,6 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
     untwist_add(R, f.thread(tid), f, in.untwist, {{blk.local(acc, tid) + std::size_t{c} * N}});
   });
   push_columns<K1>(blk, f, acc, N, blocks);
-}
-
-// The n CMUX steps of a cluster's rotation (`powers`: its n switched masks), each
-// step(power, in) with in's key rows of that step (key: the whole fused Fourier key); on
-// return every block of the cluster is done with the others' shared memory.
-template <class Block, class Step>
-TG_HD void cluster_steps(Block& blk, const detail::Shape& s, const std::uint32_t* powers,
-                         const Complex* key, StepInputs in, Step&& step) {
-  for_each_step<false>(s, key, in, [&](std::uint32_t i, auto) { step(powers[i], in); });
-  blk.cluster_sync();  // the last step's sums have read every block's partials
 }
 
 // The n CMUX steps of the cluster's rotation; Unrolled: its pair steps, then a CMUX step per

@@ -175,7 +175,7 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
   const std::uint32_t l = s.bk_level_count, rows = s.rows();
   Complex* partials = reinterpret_cast<Complex*>(base + cluster_partials_offset(s));
   Torus32* acc = reinterpret_cast<Torus32*>(base + cluster_accumulator_offset(s));
-  blk.cluster_sync();  // the previous step's columns are written and its partials read
+  blk.cluster_sync();  // the previous step's copies are written and its partials read
   blk.each([&](unsigned, auto& R) {
 TG_UNROLL
     for (unsigned c = 0; c < K1; ++c) {
@@ -235,14 +235,16 @@ TG_UNROLL
   push_columns<K1>(blk, f, acc, N, blocks);
 }
 
-// The n CMUX steps of a wide cluster's rotation (fused_rotation.hpp's cluster_steps).
+// The n CMUX steps of a wide cluster's rotation (the 8-point program's step walk,
+// for_each_step; the standard key only).
 template <unsigned K1, class G, class Block>
 TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                                 unsigned char* base, const std::uint32_t* powers,
                                 const Complex* key, StepInputs in) {
-  cluster_steps(blk, s, powers, key, in, [&](std::uint32_t power, const StepInputs& step) {
-    wide::cluster_cmux_step<K1, G>(blk, s, blocks, base, power, step);
+  for_each_step<false>(s, key, in, [&](std::uint32_t i, auto) {
+    wide::cluster_cmux_step<K1, G>(blk, s, blocks, base, powers[i], in);
   });
+  blk.cluster_sync();  // the last step's sums have read every block's partials
 }
 
 // f(Groups<log2 M>{}) where the wide program has M (true), else nothing (false).

@@ -14,8 +14,8 @@
 namespace torusgate::gpu::detail {
 
 // Empty unless the slots hold distinct odd powers of zeta (a wrong probe).
-inline std::vector<std::uint32_t> slot_root_exponents(const std::vector<kernel::Complex>& x_spectrum,
-                                                      std::uint32_t polynomial_size) {
+inline std::vector<std::uint32_t> slot_root_exponents(
+    const std::vector<kernel::Complex>& x_spectrum, std::uint32_t polynomial_size) {
   std::vector<double> re(x_spectrum.size()), im(x_spectrum.size());
   for (std::size_t j = 0; j < x_spectrum.size(); ++j) {
     re[j] = x_spectrum[j].re;
