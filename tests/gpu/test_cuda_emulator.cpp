@@ -144,6 +144,156 @@ __global__ void copy_async_misuse_kernel(std::uint32_t* global, bool to_global) 
   __syncthreads();
 }
 
+// 16 bytes, what the fused cluster program sends per store_async.
+struct Words4 {
+  std::uint32_t w[4];
+};
+
+// The shared memory of async_gather_kernel for a cluster of `size` blocks of `threads`:
+// `size` inbox slots and a result of `threads` Words4 each, then two mbarriers.
+std::size_t gather_shared_bytes(unsigned size, unsigned threads) {
+  return (std::size_t{size} + 1) * threads * sizeof(Words4) + 16;
+}
+
+// What a block's thread t holds after a round, from what the round's sum gave it.
+Words4 next_value(const Words4& sum, unsigned rank, unsigned t) {
+  Words4 v;
+  for (unsigned i = 0; i < 4; ++i) v.w[i] = sum.w[i] * 3 + rank + 7 * t;
+  return v;
+}
+
+// The fused cluster program's exchange in small, for `rounds` rounds: every block's thread t
+// sends its value into slot `rank` of block 0's inbox (store_async on block 0's mbarrier 0;
+// block 0 keeps its own in place); block 0 waits for them (unless !leader_waits), sums slot
+// by slot and sends the sum into every other block's result (their mbarrier 1); the others
+// wait for it (unless !others_wait); everyone's next value comes from the sum. Each
+// mbarrier completes one phase a round. out: each thread's last value.
+__global__ void async_gather_kernel(Words4* out, unsigned rounds, bool leader_waits,
+                                    bool others_wait) {
+  const cg::cluster_group cluster = cg::this_cluster();
+  const unsigned rank = cluster.block_rank(), size = cluster.num_blocks();
+  const unsigned t = threadIdx.x, T = blockDim.x;
+  auto* inbox = reinterpret_cast<Words4*>(cuda_emu::dynamic_shared_memory());
+  Words4* result = inbox + size * T;
+  auto* bars = reinterpret_cast<std::uint64_t*>(result + T);
+  if (t == 0) {
+    cuda_emu::mbarrier_init(&bars[0], 1);
+    cuda_emu::mbarrier_init(&bars[1], 1);
+  }
+  cluster.sync();
+  Words4 v{{rank + 1, t, rank * t, 5}};
+  unsigned parity = 0;
+  for (unsigned round = 0; round < rounds; ++round, parity ^= 1) {
+    if (rank == 0) {
+      inbox[t] = v;
+    } else {
+      cuda_emu::store_async(cluster.map_shared_rank(inbox + rank * T + t, 0), &v, 16,
+                            cluster.map_shared_rank(&bars[0], 0));
+    }
+    if (rank == 0) {
+      if (leader_waits) {
+        if (t == 0) cuda_emu::mbarrier_arrive_expect_tx(&bars[0], (size - 1) * T * 16);
+        cuda_emu::mbarrier_wait_parity(&bars[0], parity);
+      }
+      Words4 sum{};
+      for (unsigned b = 0; b < size; ++b) {
+        for (unsigned i = 0; i < 4; ++i) sum.w[i] += inbox[b * T + t].w[i] * (b + 1);
+      }
+      result[t] = sum;
+      for (unsigned b = 1; b < size; ++b) {
+        cuda_emu::store_async(cluster.map_shared_rank(result + t, b), &sum, 16,
+                              cluster.map_shared_rank(&bars[1], b));
+      }
+    } else if (others_wait) {
+      if (t == 0) cuda_emu::mbarrier_arrive_expect_tx(&bars[1], T * 16);
+      cuda_emu::mbarrier_wait_parity(&bars[1], parity);
+    }
+    v = next_value(result[t], rank, t);
+  }
+  out[blockIdx.x * T + t] = v;
+  cluster.sync();
+}
+
+// async_gather_kernel's values, computed on the host.
+std::vector<Words4> gathered(unsigned clusters, unsigned size, unsigned threads, unsigned rounds) {
+  std::vector<Words4> out(std::size_t{clusters} * size * threads);
+  for (unsigned t = 0; t < threads; ++t) {
+    std::vector<Words4> v(size);
+    for (unsigned r = 0; r < size; ++r) v[r] = Words4{{r + 1, t, r * t, 5}};
+    for (unsigned round = 0; round < rounds; ++round) {
+      Words4 sum{};
+      for (unsigned b = 0; b < size; ++b) {
+        for (unsigned i = 0; i < 4; ++i) sum.w[i] += v[b].w[i] * (b + 1);
+      }
+      for (unsigned r = 0; r < size; ++r) v[r] = next_value(sum, r, t);
+    }
+    for (unsigned c = 0; c < clusters; ++c) {
+      for (unsigned r = 0; r < size; ++r) out[(std::size_t{c} * size + r) * threads + t] = v[r];
+    }
+  }
+  return out;
+}
+
+// Thread t reads its word (salt + t, written before a cluster barrier) into out[2t], then
+// sends 1000 + t into the next rank's word t (store_async); a cluster barrier between the read
+// and the store when `ordered`. Then it waits for the word from the rank below and writes it
+// into out[2t + 1].
+__global__ void async_overtake_kernel(std::uint32_t* out, std::uint32_t salt, bool ordered) {
+  const cg::cluster_group cluster = cg::this_cluster();
+  const unsigned rank = cluster.block_rank(), t = threadIdx.x, T = blockDim.x;
+  std::uint32_t* words = shared_words();
+  auto* bar = reinterpret_cast<std::uint64_t*>(words + T);
+  words[t] = salt + t;
+  if (t == 0) cuda_emu::mbarrier_init(bar, 1);
+  cluster.sync();
+  std::uint32_t* o = out + 2 * (std::size_t{blockIdx.x} * T + t);
+  o[0] = words[t];
+  if (ordered) cluster.sync();
+  const unsigned next = (rank + 1) % cluster.num_blocks();
+  const std::uint32_t v = 1000 + t;
+  cuda_emu::store_async(cluster.map_shared_rank(words + t, next), &v, 4,
+                        cluster.map_shared_rank(bar, next));
+  if (t == 0) cuda_emu::mbarrier_arrive_expect_tx(bar, T * 4);
+  cuda_emu::mbarrier_wait_parity(bar, 0);
+  o[1] = words[t];
+  cluster.sync();
+}
+
+// Misuses of mbarriers and store_async, each a fault: 0 waits for 16 bytes that no one sends;
+// 1 waits on an mbarrier never initialised; 2 sends to a block whose mbarrier is not
+// initialised; 3 sends 16 bytes to an address aligned to 8 only; 4 sends 12 bytes.
+__global__ void mbarrier_misuse_kernel(unsigned which) {
+  const cg::cluster_group cluster = cg::this_cluster();
+  auto* words = reinterpret_cast<Words4*>(cuda_emu::dynamic_shared_memory());
+  auto* bars = reinterpret_cast<std::uint64_t*>(words + 2);
+  if (threadIdx.x == 0) cuda_emu::mbarrier_init(&bars[0], 1);
+  cluster.sync();
+  const unsigned next = (cluster.block_rank() + 1) % cluster.num_blocks();
+  const Words4 v{};
+  switch (which) {
+    case 0:
+      if (threadIdx.x == 0) cuda_emu::mbarrier_arrive_expect_tx(&bars[0], 16);
+      cuda_emu::mbarrier_wait_parity(&bars[0], 0);
+      break;
+    case 1:
+      cuda_emu::mbarrier_wait_parity(&bars[1], 0);
+      break;
+    case 2:
+      cuda_emu::store_async(cluster.map_shared_rank(words, next), &v, 16,
+                            cluster.map_shared_rank(&bars[1], next));
+      break;
+    case 3:
+      cuda_emu::store_async(cluster.map_shared_rank(&words[0].w[2], next), &v, 16,
+                            cluster.map_shared_rank(&bars[0], next));
+      break;
+    default:
+      cuda_emu::store_async(cluster.map_shared_rank(words, next), &v, 12,
+                            cluster.map_shared_rank(&bars[0], next));
+      break;
+  }
+  cluster.sync();
+}
+
 // Thread 0 at its block's barrier, the others at the cluster's: neither can open.
 __global__ void mixed_barriers_kernel() {
   if (threadIdx.x == 0) {
@@ -668,6 +818,101 @@ TEST_CASE("emulator: mixed barriers, a barrier an exited block cannot reach and 
       cuda_emu::launcher(map_static_shared_kernel, "map_static_shared_kernel", dim3(4), dim3(8),
                          8 * 4, nullptr, size)();
       expect_fault();
+    }
+  }
+}
+
+TEST_CASE("emulator: store_async and mbarriers: a phase a round, and a missing wait shows",
+          "[emulator][cluster]") {
+  const OrderGuard guard;
+  constexpr unsigned threads = 32, clusters = 3, rounds = 5;
+  for (const unsigned size : {2u, 3u, 6u, 8u}) {
+    const unsigned blocks = clusters * size;
+    Words4* d = nullptr;
+    REQUIRE(cudaMalloc(reinterpret_cast<void**>(&d), blocks * threads * 16) == cudaSuccess);
+    std::vector<Words4> h(std::size_t{blocks} * threads);
+    // Runs the kernel; the threads whose values are wrong.
+    const auto wrong_values = [&](bool leader_waits, bool others_wait, unsigned rounds) {
+      const std::vector<Words4> want = gathered(clusters, size, threads, rounds);
+      cuda_emu::launcher(async_gather_kernel, "async_gather_kernel", dim3(blocks),
+                         dim3(threads), gather_shared_bytes(size, threads), nullptr,
+                         size)(d, rounds, leader_waits, others_wait);
+      REQUIRE(cudaGetLastError() == cudaSuccess);
+      REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+      REQUIRE(cudaMemcpy(h.data(), d, h.size() * 16, cudaMemcpyDeviceToHost) == cudaSuccess);
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < h.size(); ++i) {
+        wrong += !std::equal(h[i].w, h[i].w + 4, want[i].w);
+      }
+      return wrong;
+    };
+    for (const char* order : {"forward", "reverse", "shuffle"}) {
+      INFO("cluster of " << size << " blocks, order " << order);
+      cuda_emu::set_thread_order(order);
+      CHECK(wrong_values(true, true, rounds) == 0);
+      // forward delivers the stores only when every thread waits or has returned: a block
+      // that reads without waiting reads the old contents (block 0 its inbox, the others
+      // their result), and every value that depends on them is wrong. (One round: in more,
+      // the block that does not wait sends its next round's values into a phase that
+      // expects the last round's, which then never completes, a fault.)
+      if (std::string(order) == "forward") {
+        CHECK(wrong_values(false, true, 1) == h.size());
+        CHECK(wrong_values(true, false, 1) == h.size() - clusters * threads);
+      }
+    }
+    CHECK(cudaFree(d) == cudaSuccess);
+  }
+}
+
+TEST_CASE("emulator: a store_async that overtakes a read shows in the reverse order",
+          "[emulator][cluster]") {
+  const OrderGuard guard;
+  constexpr unsigned threads = 16, size = 4, blocks = 2 * size;
+  std::uint32_t* d = nullptr;
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&d), 2 * blocks * threads * 4) == cudaSuccess);
+  std::vector<std::uint32_t> h(2 * blocks * threads);
+  const auto overtaken = [&](bool ordered) {
+    cuda_emu::launcher(async_overtake_kernel, "async_overtake_kernel", dim3(blocks),
+                       dim3(threads), threads * 4 + 8, nullptr, size)(d, 77u, ordered);
+    REQUIRE(cudaGetLastError() == cudaSuccess);
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    REQUIRE(cudaMemcpy(h.data(), d, h.size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+    std::size_t before = 0;
+    for (unsigned i = 0; i < blocks * threads; ++i) {
+      const unsigned t = i % threads;
+      CHECK(h[2 * i + 1] == 1000 + t);  // what the wait gave it, in every order
+      before += h[2 * i] != 77 + t;     // the read before the store saw the store
+    }
+    return before;
+  };
+  for (const char* order : {"forward", "reverse", "shuffle"}) {
+    INFO("order " << order);
+    cuda_emu::set_thread_order(order);
+    CHECK(overtaken(true) == 0);
+    // forward: the stores land after everyone's reads; reverse: at once, and the blocks run
+    // from the last, whose store into block 0 lands before block 0 reads.
+    if (std::string(order) == "forward") CHECK(overtaken(false) == 0);
+    if (std::string(order) == "reverse") CHECK(overtaken(false) == 2 * threads);
+  }
+  CHECK(cudaFree(d) == cudaSuccess);
+}
+
+TEST_CASE("emulator: mbarrier and store_async misuses are faults that say what happened",
+          "[emulator][cluster]") {
+  const OrderGuard guard;
+  const std::vector<std::string> says = {"which nothing left can complete", "no mbarrier_init",
+                                         "not an initialised one", "not aligned",
+                                         "12 bytes (4, 8 or 16)"};
+  for (const char* order : {"forward", "reverse", "shuffle"}) {
+    cuda_emu::set_thread_order(order);
+    for (unsigned which = 0; which < says.size(); ++which) {
+      INFO("order " << order << ", misuse " << which);
+      cuda_emu::launcher(mbarrier_misuse_kernel, "mbarrier_misuse_kernel", dim3(4), dim3(8),
+                         2 * 16 + 16, nullptr, 2)(which);
+      CHECK(cudaDeviceSynchronize() == cudaErrorLaunchFailure);
+      CHECK(cuda_emu::fault_message().find(says[which]) != std::string::npos);
+      cuda_emu::clear_fault();
+      cudaGetLastError();
     }
   }
 }

@@ -294,6 +294,27 @@ unsigned cluster_blocks();
 // the calling block's cluster; a device fault unless that range lies in the calling block's
 // dynamic shared memory and rank < cluster_blocks().
 void* map_shared_rank(const void* addr, std::size_t bytes, unsigned rank);
+// mbarrier objects (compute capability 9.0 with their transaction counts), 8 bytes aligned
+// to 8 in the calling block's dynamic shared memory; the emulator keeps their state beside
+// that memory, so a barrier is used only after mbarrier_init (else a device fault).
+// mbarrier.init: phase 0, `count` arrivals expected per phase, no transactions.
+void mbarrier_init(std::uint64_t* bar, unsigned count);
+// mbarrier.arrive.expect_tx: `bytes` more transactions for the current phase, then one
+// arrival; the phase completes when its arrivals are all there and its transaction count is
+// back at zero (transactions may complete before they are expected: the count goes below
+// zero meanwhile, as on a device).
+void mbarrier_arrive_expect_tx(std::uint64_t* bar, unsigned bytes);
+// mbarrier.try_wait.parity in a loop: the calling fiber waits until the phase of parity
+// `parity` has completed (the current phase's parity differs).
+void mbarrier_wait_parity(std::uint64_t* bar, unsigned parity);
+// st.async (shared::cluster, mbarrier::complete_tx::bytes): `bytes` (4, 8 or 16, dst aligned to
+// them) from src into dst, in the dynamic shared memory of a block of the calling block's
+// cluster (map_shared_rank), then `bytes` transactions completed on bar, an initialised
+// mbarrier in that same block's memory. When: at once in the reverse order, when no thread
+// of the cluster is ready in forward (every other thread has run on until it waits), either
+// at random in shuffle: a read of dst that no wait on bar orders after the store sees the old
+// contents in forward, a store that overtakes a read it must follow shows in reverse.
+void store_async(void* dst, const void* src, std::size_t bytes, std::uint64_t* bar);
 }  // namespace cuda_emu
 
 inline void __syncthreads() { cuda_emu::sync_threads(); }

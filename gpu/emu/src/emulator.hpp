@@ -14,6 +14,8 @@ namespace cuda_emu {
 // took a fault is unusable); the message names the kernel, the block and the thread.
 void set_fault(cudaError_t error, const std::string& message);
 cudaError_t fault();
+// The sticky fault's message (empty when there is none).
+std::string fault_message();
 // Forgets the sticky fault (the emulator's own tests, which provoke faults on purpose).
 void clear_fault();
 

@@ -319,6 +319,12 @@ void set_fault(cudaError_t error, const std::string& message) {
 
 cudaError_t fault() { return check_fault(); }
 
+std::string fault_message() {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  return s.fault_message;
+}
+
 void clear_fault() {
   State& s = state();
   std::lock_guard lock(s.mutex);

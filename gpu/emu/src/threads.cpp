@@ -46,6 +46,17 @@
 // thread, so the blocks of a cluster would share them: a cluster kernel keeps its shared memory
 // in dynamic shared memory (undetected otherwise).
 //
+// mbarriers and st.async (store_async, cuda_runtime.h): a barrier's state lives beside the
+// shared memory (initialised by mbarrier_init, forgotten when its block returns); a fiber
+// waiting for a phase leaves the phase to the others. An asynchronous store is delivered
+// (its bytes written, then its transactions completed) at once in the reverse order, and in
+// the forward order only when no thread of the cluster is ready (every thread waits or has
+// returned), the shuffled order choosing either at random: a read that no wait orders after
+// the store sees the old contents in forward, a store that lands before a read it must
+// follow shows in reverse. When nothing is ready, the stores in flight are delivered and the
+// waits whose phase completed go on; a wait that nothing left can complete is a device fault
+// that names the barrier's state.
+//
 // The fiber switch is a few instructions of x86-64 assembly (the callee-saved registers and
 // the stack pointer; kernels never change the floating-point control state, which all fibers
 // share); other machines and AddressSanitizer builds use ucontext.
@@ -136,8 +147,9 @@ tg_emu_fiber_start:
 namespace cuda_emu {
 namespace {
 
-// waiting: at its block's barrier; cluster_waiting: at its cluster's.
-enum class FiberState { ready, waiting, cluster_waiting, done };
+// waiting: at its block's barrier; cluster_waiting: at its cluster's; mbarrier_waiting: for a
+// phase of an mbarrier (mbarrier_wait_parity).
+enum class FiberState { ready, waiting, cluster_waiting, mbarrier_waiting, done };
 
 struct Stack {
   unsigned char* base = nullptr;  // the mapping; its lowest page is a guard page
@@ -176,6 +188,27 @@ struct Fiber {
     std::size_t bytes;
   };
   std::vector<PendingCopy> copies;
+  // While mbarrier_waiting: the barrier and the parity of the phase it waits for.
+  const std::uint64_t* wait_bar = nullptr;
+  unsigned wait_parity = 0;
+};
+
+// An mbarrier's state (mbarrier_init): arrivals expected per phase and still pending in the
+// current one, its transaction count (below zero while transactions complete before they are
+// expected) and its phase number.
+struct MBarrier {
+  unsigned expected = 0;
+  unsigned pending = 0;
+  std::int64_t tx = 0;
+  std::uint64_t phase = 0;
+};
+
+// A store_async not yet delivered: its bytes, where they go and the barrier they complete on.
+struct PendingStore {
+  unsigned char* dst;
+  const std::uint64_t* bar;
+  unsigned bytes;
+  unsigned char data[16];
 };
 
 // One per OS thread: blocks run one at a time on it.
@@ -196,6 +229,11 @@ struct Scheduler {
   std::uint64_t barriers = 0;   // barriers reached in this grid on this OS thread
   bool faulted = false;
   std::string fault;
+  // The running cluster's mbarriers (by address), its undelivered store_async and the state of
+  // the shuffled order's choice of when each is delivered.
+  std::map<const std::uint64_t*, MBarrier> mbarriers;
+  std::vector<PendingStore> stores;
+  std::uint64_t store_state = 0;
 };
 
 thread_local Scheduler scheduler;
@@ -342,6 +380,7 @@ bool run_block_direct(unsigned threads, const dim3& block) {
   Scheduler& s = scheduler;
   thread_local std::vector<unsigned> order;
   phase_order(order, threads, 0);
+  s.mbarriers.clear();
   for (const unsigned t : order) {
     threadIdx = uint3{t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
     try {
@@ -359,6 +398,79 @@ bool run_block_direct(unsigned threads, const dim3& block) {
 uint3 block_at(std::uint64_t b, const dim3& g) {
   return uint3{static_cast<unsigned>(b % g.x), static_cast<unsigned>(b / g.x % g.y),
                static_cast<unsigned>(b / (std::uint64_t{g.x} * g.y))};
+}
+
+// The rank of the cluster block whose dynamic shared memory holds [p, p + bytes), or -1.
+int shared_rank(const void* p, std::size_t bytes) {
+  const Scheduler& s = scheduler;
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  for (unsigned r = 0; r < s.cluster; ++r) {
+    const auto base = reinterpret_cast<std::uintptr_t>(s.cluster_shared[r]);
+    if (a >= base && a - base <= s.shared_bytes && bytes <= s.shared_bytes - (a - base)) {
+      return static_cast<int>(r);
+    }
+  }
+  return -1;
+}
+
+// Where p lies, for a message: "offset X of block R's shared memory".
+std::string shared_place(const void* p) {
+  const int r = shared_rank(p, 1);
+  if (r < 0) return "an address outside the cluster's shared memory";
+  const auto offset = reinterpret_cast<std::uintptr_t>(p) -
+                      reinterpret_cast<std::uintptr_t>(scheduler.cluster_shared[r]);
+  return "offset " + std::to_string(offset) + " of block rank " + std::to_string(r) +
+         "'s shared memory";
+}
+
+// The largest transaction count an mbarrier holds either way (2^20 - 1 on a device).
+constexpr std::int64_t max_transactions = (1 << 20) - 1;
+
+// The phase completes when its arrivals are all there and its transactions all done.
+void advance(MBarrier& b) {
+  if (b.pending == 0 && b.tx == 0) {
+    ++b.phase;
+    b.pending = b.expected;
+  }
+}
+
+// Delivers store p (its bytes, then its transactions); an error message, empty when none.
+std::string deliver(const PendingStore& p) {
+  Scheduler& s = scheduler;
+  const auto it = s.mbarriers.find(p.bar);
+  if (it == s.mbarriers.end()) {
+    return "store_async: the mbarrier at " + shared_place(p.bar) +
+           " is no longer initialised when the store completes (its block has returned?)";
+  }
+  std::memcpy(p.dst, p.data, p.bytes);
+  MBarrier& b = it->second;
+  b.tx -= p.bytes;
+  if (b.tx < -max_transactions) {
+    return "store_async: the mbarrier at " + shared_place(p.bar) +
+           " has more completed transactions than it can count (2^20 - 1)";
+  }
+  advance(b);
+  return {};
+}
+
+// Delivers every store_async not yet delivered, in the order issued; false after a fault.
+bool deliver_stores() {
+  Scheduler& s = scheduler;
+  for (const PendingStore& p : s.stores) {
+    if (std::string e = deliver(p); !e.empty()) {
+      s.fault = e;
+      s.faulted = true;
+      return false;
+    }
+  }
+  s.stores.clear();
+  return true;
+}
+
+// Whether fiber f, waiting for a phase of an mbarrier, may go on.
+bool phase_done(const Fiber* f) {
+  const auto it = scheduler.mbarriers.find(f->wait_bar);
+  return it != scheduler.mbarriers.end() && (it->second.phase & 1) != f->wait_parity;
 }
 
 // Where the threads of one block of a cluster are, between two phases.
@@ -391,6 +503,9 @@ bool run_cluster(const LaunchConfig& config, std::uint64_t first, unsigned threa
   for (unsigned r = 0; r < size; ++r) {
     std::memset(shared[r], 0xC3, config.shared_bytes);  // uninitialised, as on a device
   }
+  s.mbarriers.clear();
+  s.stores.clear();
+  s.store_state = shuffle_seed() ^ (first * 0x9E3779B97F4A7C15ull);
   const dim3 block = config.block;
   for (unsigned i = 0; i < total; ++i) {
     Fiber* f = s.fibers[i].get();
@@ -424,15 +539,17 @@ bool run_cluster(const LaunchConfig& config, std::uint64_t first, unsigned threa
     if (f->state == FiberState::cluster_waiting) {
       ++b.at_cluster;
       ++at_cluster;
-    } else {
+    } else if (f->state == FiberState::done) {
       --live;
       if (--b.live == 0 && --live_blocks != 0) {
         // The block has exited while others of its cluster run: a device frees its shared
-        // memory, and a later read of it through map_shared_rank gets garbage.
+        // memory, and a later read of it through map_shared_rank gets garbage; its
+        // mbarriers are gone (a store_async still to complete on one faults).
         std::memset(shared[f->rank], 0xC3, config.shared_bytes);
+        std::erase_if(s.mbarriers, [&](const auto& m) { return shared_rank(m.first, 8) == static_cast<int>(f->rank); });
       }
     }
-    return false;
+    return false;  // done, or waiting for an mbarrier's phase
   };
   thread_local std::vector<unsigned> order, block_order;
   std::uint64_t phase = 0;
@@ -457,13 +574,45 @@ bool run_cluster(const LaunchConfig& config, std::uint64_t first, unsigned threa
         }
       }
     }
-    // No thread is ready: each waits at a barrier or has returned.
+    // No thread is ready: each waits at a barrier or an mbarrier, or has returned.
     if (live == 0) return true;
+    // The stores in flight complete, and the threads whose mbarrier phase has completed go on.
+    if (!deliver_stores()) return false;
+    bool woke = false;
+    for (unsigned i = 0; i < total; ++i) {
+      Fiber* f = s.fibers[i].get();
+      if (f->state == FiberState::mbarrier_waiting && phase_done(f)) {
+        f->state = FiberState::ready;
+        woke = true;
+      }
+    }
+    if (woke) continue;
     if (at_cluster == total) {
       for (unsigned i = 0; i < total; ++i) s.fibers[i]->state = FiberState::ready;
       for (ClusterBlock& b : blocks) b.at_cluster = 0;
       at_cluster = 0;
       continue;
+    }
+    // An mbarrier phase that nothing left can complete.
+    for (unsigned i = 0; i < total; ++i) {
+      const Fiber* f = s.fibers[i].get();
+      if (f->state != FiberState::mbarrier_waiting) continue;
+      const auto it = s.mbarriers.find(f->wait_bar);
+      std::string state = "no longer initialised";
+      if (it != s.mbarriers.end()) {
+        const MBarrier& b = it->second;
+        state = "phase " + std::to_string(b.phase) + ", " + std::to_string(b.pending) + " of " +
+                std::to_string(b.expected) + " arrivals pending, transaction count " +
+                std::to_string(b.tx);
+      }
+      s.fault = where(f->block, f->tid) + ": waits for the phase of parity " +
+                std::to_string(f->wait_parity) + " of the mbarrier at " +
+                shared_place(f->wait_bar) + ", which nothing left can complete (" + state + "; " +
+                std::to_string(total - live) + " of the cluster's " + std::to_string(total) +
+                " threads have returned, " + std::to_string(at_cluster) +
+                " wait at cluster.sync())";
+      s.faulted = true;
+      return false;
     }
     // No barrier can open: say why, naming a waiting thread (and the other side).
     const auto first_in = [&](unsigned r, FiberState state) -> const Fiber* {
@@ -641,6 +790,101 @@ void* map_shared_rank(const void* addr, std::size_t bytes, unsigned rank) {
                      .c_str());
   }
   return s.cluster_shared[rank] + (p - own);
+}
+
+namespace {
+
+// The calling block's mbarrier at bar, for `call`: a device fault unless bar is 8-aligned in
+// the block's dynamic shared memory and (unless `init`) initialised.
+MBarrier& own_mbarrier(std::uint64_t* bar, const char* call, bool init = false) {
+  Scheduler& s = scheduler;
+  if (s.body == nullptr) device_fault((std::string(call) + " outside a kernel").c_str());
+  if (reinterpret_cast<std::uintptr_t>(bar) % 8 != 0 ||
+      shared_rank(bar, 8) != static_cast<int>(s.current != nullptr ? s.current->rank : 0) ||
+      (s.current == nullptr && s.cluster != 1)) {
+    device_fault((std::string(call) + ": the mbarrier is not 8 bytes aligned to 8 in the "
+                  "calling block's dynamic shared memory (" + shared_place(bar) + ")").c_str());
+  }
+  if (init) return s.mbarriers[bar];
+  const auto it = s.mbarriers.find(bar);
+  if (it == s.mbarriers.end()) {
+    device_fault((std::string(call) + ": no mbarrier_init for the mbarrier at " +
+                  shared_place(bar)).c_str());
+  }
+  return it->second;
+}
+
+}  // namespace
+
+void mbarrier_init(std::uint64_t* bar, unsigned count) {
+  MBarrier& b = own_mbarrier(bar, "mbarrier_init", true);
+  if (count == 0 || count > max_transactions) {
+    device_fault(("mbarrier_init: " + std::to_string(count) +
+                  " arrivals per phase (1 .. 2^20 - 1)").c_str());
+  }
+  b = MBarrier{count, count, 0, 0};
+}
+
+void mbarrier_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) {
+  MBarrier& b = own_mbarrier(bar, "mbarrier_arrive_expect_tx");
+  b.tx += bytes;
+  if (b.tx > max_transactions) {
+    device_fault(("mbarrier_arrive_expect_tx: the mbarrier at " + shared_place(bar) +
+                  " would expect " + std::to_string(b.tx) + " transactions (at most 2^20 - 1)")
+                     .c_str());
+  }
+  --b.pending;  // never 0 here: the phase completed at its last arrival
+  advance(b);
+}
+
+void mbarrier_wait_parity(std::uint64_t* bar, unsigned parity) {
+  Scheduler& s = scheduler;
+  const MBarrier& b = own_mbarrier(bar, "mbarrier_wait_parity");
+  if ((b.phase & 1) != (parity & 1)) return;
+  if (s.direct || s.current == nullptr) {
+    device_fault(
+        "mbarrier_wait_parity: a wait in a kernel whose earlier launches reached no barrier, "
+        "which the emulator therefore runs without fibers (TORUSGATE_CUDA_EMU_FIBERS=always "
+        "runs every kernel on fibers)");
+  }
+  Fiber* f = s.current;
+  ++s.barriers;
+  f->wait_bar = bar;
+  f->wait_parity = parity & 1;
+  f->state = FiberState::mbarrier_waiting;
+  to_scheduler(f);
+}
+
+void store_async(void* dst, const void* src, std::size_t bytes, std::uint64_t* bar) {
+  Scheduler& s = scheduler;
+  if (s.body == nullptr) device_fault("store_async outside a kernel");
+  if (bytes != 4 && bytes != 8 && bytes != 16) {
+    device_fault(("store_async: " + std::to_string(bytes) + " bytes (4, 8 or 16)").c_str());
+  }
+  if (reinterpret_cast<std::uintptr_t>(dst) % bytes != 0) {
+    device_fault(("store_async: the destination is not aligned to its " + std::to_string(bytes) +
+                  " bytes (" + shared_place(dst) + ")").c_str());
+  }
+  const int rank = shared_rank(dst, bytes);
+  if (rank < 0) {
+    device_fault("store_async: the destination is not in the dynamic shared memory of a block "
+                 "of the cluster (map_shared_rank)");
+  }
+  if (shared_rank(bar, 8) != rank || s.mbarriers.find(bar) == s.mbarriers.end()) {
+    device_fault(("store_async: the mbarrier is not an initialised one in the destination's "
+                  "block (" + shared_place(bar) + ", the destination at " + shared_place(dst) +
+                  ")").c_str());
+  }
+  PendingStore p{static_cast<unsigned char*>(dst), bar, static_cast<unsigned>(bytes), {}};
+  std::memcpy(p.data, src, bytes);
+  const Order order = thread_order();
+  const bool now = s.direct || s.current == nullptr || order == Order::reverse ||
+                   (order == Order::shuffle && (splitmix64(s.store_state) & 1) != 0);
+  if (!now) {
+    s.stores.push_back(p);
+    return;
+  }
+  if (std::string e = deliver(p); !e.empty()) device_fault(e.c_str());
 }
 
 void device_fault(const char* what) {
