@@ -3,8 +3,9 @@
 
 Reads the SASS of every fused rotation kernel in a CUDA object or executable (cuobjdump) and
 prints, per kernel, its static instruction counts by class (FP64, global loads, shared
-loads and stores, barriers, the rest) and the same divided by the rotations a thread
-carries (2 for fused_lane_rotation_kernel, else 1). Static counts of loop bodies, not
+loads and stores, barriers, the cluster kernels' async stores, mbarrier operations and
+cluster barriers, the rest) and the same divided by the rotations a thread carries (2 for
+fused_lane_rotation_kernel, else 1). Static counts of loop bodies, not
 executed counts: they compare two builds or two kernels, no GPU needed (docs/gpu.md,
 section 6.3).
 
@@ -28,6 +29,10 @@ CLASSES = (
     ("shared_loads", ("LDS",)),
     ("shared_stores", ("STS",)),
     ("barriers", ("BAR",)),
+    # The cluster kernels' transfers (st.async), mbarrier operations and cluster barriers.
+    ("async_stores", ("STAS",)),
+    ("mbarrier", ("SYNCS",)),
+    ("cluster_barriers", ("UCGABAR",)),
 )
 
 
@@ -52,6 +57,13 @@ def label(mangled):
     if not match:
         return None
     kind, targs = match.groups()
+    # An unrolled key's kernels (template argument Unrolled = true, mangled Lb1E) apart.
+    unrolled = " unrolled" if re.search(r"Lb1E+$", targs) else ""
+    name = _label(kind, targs)
+    return name + unrolled
+
+
+def _label(kind, targs):
     numbers = [int(n) for n in re.findall(r"Lj(\d+)E", targs)]
     # FixedLength<log2 M> (older builds) or FixedLength<log2 M, points per thread> (4: wide).
     fixed = re.search(r"FixedLengthILj(\d+)E(?:Lj(\d+)E)?", targs)

@@ -536,7 +536,8 @@ void CudaEngine::Impl::record_rotation(Workspace& ws) {
     if (threads > limits.max_threads || shared > limits.max_shared_bytes) {
       throw SystemError("CudaBackend: CudaOptions::fused_groups=" + std::to_string(launch.groups) +
                         ", fused_rotations_per_block=" + std::to_string(launch.rotations) +
-                        " and fused_lanes=" + std::to_string(launch.lanes) +
+                        ", fused_lanes=" + std::to_string(launch.lanes) +
+                        " and fused_cluster_blocks=" + std::to_string(launch.cluster) +
                         " need blocks of " + std::to_string(threads) + " threads and " +
                         format_bytes(shared) + " of shared memory; device " + info.name +
                         " allows " + std::to_string(limits.max_threads) + " threads and " +

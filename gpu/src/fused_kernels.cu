@@ -123,10 +123,88 @@ __global__ void __launch_bounds__(256) fused_lane_rotation_kernel(
 #if defined(TORUSGATE_CUDA_EMULATION) || !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 #define TG_CLUSTER_CODE 1
 
+// The mbarrier and st.async instructions of the cluster program (PTX ISA 8.1, sm_90), or the
+// CUDA emulator's versions of them.
+#if !defined(TORUSGATE_CUDA_EMULATION)
+__device__ inline std::uint32_t shared_address(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+#endif
+
+// mbarrier.init with one arrival per phase, then the fence that makes it visible to the
+// cluster's other blocks (their sends complete on it after the cluster barrier that follows).
+__device__ inline void init_signal(std::uint64_t* bar) {
+#if defined(TORUSGATE_CUDA_EMULATION)
+  cuda_emu::mbarrier_init(bar, 1);
+#else
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(bar)) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+}
+
+// The 16 bytes v into place p (in the caller's layout) of block b's shared memory, completing
+// 16 bytes on block b's mbarrier at bar (st.async with mapa: no fence, no wait).
+template <class T>
+__device__ inline void send_async(T* p, unsigned b, const T& v, std::uint64_t* bar) {
+  static_assert(sizeof(T) == 16);
+#if defined(TORUSGATE_CUDA_EMULATION)
+  const auto cluster = cooperative_groups::this_cluster();
+  cuda_emu::store_async(cluster.map_shared_rank(p, b), &v, sizeof(T),
+                        cluster.map_shared_rank(bar, b));
+#else
+  std::uint32_t w[4];
+  memcpy(w, &v, sizeof(T));
+  std::uint32_t dst, remote_bar;
+  asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(dst) : "r"(shared_address(p)), "r"(b));
+  asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote_bar) : "r"(shared_address(bar)), "r"(b));
+  asm volatile(
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];"
+      ::"r"(dst), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]), "r"(remote_bar)
+      : "memory");
+#endif
+}
+
+// mbarrier.arrive.expect_tx: `bytes` more to arrive in this phase, and the one arrival.
+__device__ inline void expect_signal(std::uint64_t* bar, std::uint32_t bytes) {
+#if defined(TORUSGATE_CUDA_EMULATION)
+  cuda_emu::mbarrier_arrive_expect_tx(bar, bytes);
+#else
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+               ::"r"(shared_address(bar)), "r"(bytes) : "memory");
+#endif
+}
+
+// Waits until the phase of parity `parity` of the block's mbarrier at bar has completed
+// (try_wait with acquire at cluster scope: the bytes the other blocks sent are visible after;
+// it compiles to an L1 invalidation after the wait). TORUSGATE_FUSED_EXPERIMENT_WAIT_CTA
+// (compile time, an experiment for an A/B, not correct by the memory model) acquires at CTA
+// scope instead, without the invalidation: what the invalidation costs (docs/gpu.md 6.12).
+#if defined(TORUSGATE_FUSED_EXPERIMENT_WAIT_CTA)
+#define TG_SIGNAL_WAIT_SCOPE "cta"
+#else
+#define TG_SIGNAL_WAIT_SCOPE "cluster"
+#endif
+__device__ inline void wait_signal_phase(std::uint64_t* bar, std::uint32_t parity) {
+#if defined(TORUSGATE_CUDA_EMULATION)
+  cuda_emu::mbarrier_wait_parity(bar, parity);
+#else
+  std::uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n"
+        " mbarrier.try_wait.parity.acquire." TG_SIGNAL_WAIT_SCOPE ".shared::cta.b64 p, [%1], %2;\n"
+        " selp.u32 %0, 1, 0, p;\n}"
+        : "=r"(done) : "r"(shared_address(bar)), "r"(parity) : "memory");
+  } while (done == 0);
+#endif
+}
+
 // A block of a cluster for the cluster program (fused_rotation.hpp): its own shared memory,
-// the others' through the cluster (distributed shared memory).
+// the others' through the cluster (distributed shared memory), its transfers asynchronous
+// stores that complete on the receiver's mbarriers.
 template <class Regs>
 struct DeviceClusterBlock : fused::DeviceBlock<Regs> {
+  std::uint32_t parities = 0;  // bit i: the parity of the next phase mbarrier i completes
   __device__ void cluster_sync() { cooperative_groups::this_cluster().sync(); }
   __device__ unsigned rank(unsigned) const { return cooperative_groups::this_cluster().block_rank(); }
   template <class U>
@@ -136,6 +214,24 @@ struct DeviceClusterBlock : fused::DeviceBlock<Regs> {
   template <class U>
   __device__ U* remote(U* p, unsigned b) const {
     return cooperative_groups::this_cluster().map_shared_rank(p, b);
+  }
+  template <class U>
+  __device__ void send(U* p, unsigned b, const U& v, std::uint64_t* signal) const {
+    send_async(p, b, v, signal);
+  }
+  // Thread 0 initialises the block's mbarriers (a cluster barrier must follow before use).
+  __device__ void init_signals(std::uint64_t* signals) const {
+    if (threadIdx.x == 0) {
+      for (unsigned i = 0; i < fused::cluster_signals; ++i) init_signal(signals + i);
+    }
+  }
+  // Every thread of the block: waits until mbarrier `which` has counted `bytes` more (thread
+  // 0 expects them, the one arrival of the phase).
+  __device__ void wait_signal(unsigned tid, std::uint64_t* signals, unsigned which,
+                              std::uint32_t bytes) {
+    if (tid == 0) expect_signal(signals + which, bytes);
+    wait_signal_phase(signals + which, (parities >> which) & 1u);
+    parities ^= 1u << which;
   }
 };
 #endif
@@ -150,12 +246,14 @@ __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
     std::uint32_t blocks, const Complex* key, fused::StepInputs in) {
 #if defined(TG_CLUSTER_CODE)
   TG_DYNAMIC_SHARED(shared);
-  Torus32* copy = reinterpret_cast<Torus32*>(shared + fused::cluster_accumulator_offset(s));
+  const fused::ClusterMemory mem = fused::cluster_memory(s, blocks, shared);
+  Torus32* copy = mem.acc;
   constexpr bool wide = fused::wide::is_wide<Groups>;  // 4 points per thread (fused_wide.hpp)
   using Regs = std::conditional_t<wide, fused::wide::Regs<K1>, fused::RotationRegs<K1>>;
   Regs regs;
   DeviceClusterBlock<Regs> blk{{regs, threadIdx.x}};
   const unsigned rank = blk.rank(threadIdx.x);
+  blk.init_signals(mem.signals);  // visible after the cluster barrier a rotation starts with
   for (std::uint64_t rotation = blockIdx.x / blocks; rotation < capacity;
        rotation += gridDim.x / blocks) {
     const std::size_t at = rotation * K1 * s.N;
@@ -312,6 +410,13 @@ std::uint64_t fused_clusters_k(const Shape& shape, std::uint32_t blocks, std::ui
   if (attributes.ptxVersion < 90) return 0;
   const fused::LaunchShape shape_c{1, 1, blocks, 1, points};
   const std::size_t shared = fused::block_shared_bytes(shape_c, shape);
+  // A block's inbox grows with the cluster (section 6.12): N = 4096 with 6 blocks needs more
+  // shared memory than a block may have, and such a cluster runs nowhere.
+  int optin = 0;
+  CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (shared + static_cast<std::size_t>(attributes.sharedSizeBytes) > static_cast<std::size_t>(optin)) {
+    return 0;
+  }
   allow_shared(kernel, shared);
   cudaLaunchAttribute attribute;
   const cudaLaunchConfig_t config = cluster_config(

@@ -178,18 +178,25 @@ TG_HD bool valid_unrolled(const LaunchShape& b) {
 // Rotations a block runs at once: R slots of P lanes.
 TG_HD std::uint32_t block_rotations(const LaunchShape& b) { return b.rotations * b.lanes; }
 
-// A block of a cluster: its exchange buffer, its K1 partial products (M points each, point
-// 8t + r of product c at (c*8 + r)*T + t), and a copy of the whole accumulator (k+1 columns
-// of N words): block c < k+1 owns column c and sends it to the others' copies after each
-// step (push_columns), so that every block decomposes from its own shared memory.
+// A block of a cluster of C blocks: its exchange buffer; its inbox, C slots of M points where
+// block b sends its partial product c when this block is c < k+1 (slot b; point Pt + r at
+// (bP + r)T + t, P points per thread); a copy of the whole accumulator (k+1 columns of N
+// words): block c < k+1 owns column c and sends it into the others' copies after each step
+// (push_columns), so that every block decomposes from its own shared memory; then its two
+// mbarriers, the signals that its partials and its columns have arrived (cluster_signals).
 TG_HD std::size_t cluster_partials_offset(const detail::Shape& s) {
   return std::size_t{buffer_points(s.M())} * sizeof(Complex);
 }
-TG_HD std::size_t cluster_accumulator_offset(const detail::Shape& s) {
-  return cluster_partials_offset(s) + std::size_t{s.k1()} * s.M() * sizeof(Complex);
+TG_HD std::size_t cluster_accumulator_offset(const detail::Shape& s, std::uint32_t blocks) {
+  return cluster_partials_offset(s) + std::size_t{blocks} * s.M() * sizeof(Complex);
 }
-TG_HD std::size_t cluster_block_bytes(const detail::Shape& s) {
-  return cluster_accumulator_offset(s) + std::size_t{s.k1()} * s.N * sizeof(Torus32);
+TG_HD std::size_t cluster_signals_offset(const detail::Shape& s, std::uint32_t blocks) {
+  return cluster_accumulator_offset(s, blocks) + std::size_t{s.k1()} * s.N * sizeof(Torus32);
+}
+inline constexpr unsigned cluster_signals = 2;  // partials_arrived, columns_arrived
+inline constexpr unsigned partials_arrived = 0, columns_arrived = 1;
+TG_HD std::size_t cluster_block_bytes(const detail::Shape& s, std::uint32_t blocks) {
+  return cluster_signals_offset(s, blocks) + cluster_signals * sizeof(std::uint64_t);
 }
 
 // Threads of one block, and its shared memory: R*G*P exchange buffers of buffer_points(M)
@@ -210,7 +217,7 @@ TG_HD std::size_t block_accumulator_offset(const LaunchShape& b, const detail::S
   return block_buffer_bytes(b, s) + block_stage_bytes(b, s);
 }
 TG_HD std::size_t block_shared_bytes(const LaunchShape& b, const detail::Shape& s) {
-  if (b.cluster != 1) return cluster_block_bytes(s);
+  if (b.cluster != 1) return cluster_block_bytes(s, b.cluster);
   return block_accumulator_offset(b, s) +
          std::size_t{block_rotations(b)} * s.k1() * s.N * sizeof(Torus32);
 }
@@ -544,9 +551,9 @@ TG_UNROLL
 // R.v = partial(0)[at(r)] + partial(1)[at(r)] + ... + partial(count-1)[at(r)], added in that
 // order: one product's partials (partial(p): partial p's points, at(r): where point r of the
 // thread is in each). InFlight partials are loaded at once before they are added (the same
-// additions in the same order, so the same words): the cluster's partials are in other
-// blocks' shared memory, each round of loads a wait through the cluster, and InFlight = 3
-// makes a cluster of 6 wait twice a column instead of 6 times. The block program's groups
+// additions in the same order, so the same words): InFlight = 3 made a cluster of 6 wait
+// twice a column instead of 6 times when its partials were read through the cluster (section
+// 6.4; they arrive in the owner's inbox since section 6.12). The block program's groups
 // load one at a time: several partials' loads in flight cost registers (nvcc 13, sm_80: the
 // k = 1 block kernel spills 12 bytes per thread when the loop unrolls, none when it does not).
 template <unsigned InFlight = 1, class Regs, class Partial, class At>
@@ -798,29 +805,55 @@ TG_HD BlockMemory block_memory(unsigned char* base, const LaunchShape& shape,
 //
 // For batch 1 a one-block rotation keeps one SM busy for 630 steps; its FP64 pipe alone
 // bounds it near 0.76 ms (docs/gpu.md section 6). A cluster of C blocks (compute capability
-// 9.0: co-scheduled, each may read and write the others' shared memory) splits each step
-// over C SMs: block b transforms digit rows b, b + C, ... and multiplies them by their key
-// rows; each block writes its K1 partial products into its own shared memory; after a
-// cluster barrier block c < k+1 sums product c's partials over the cluster in rank order
-// (the one-block program's group order: the same words as G = C), transforms it back and
-// adds it into accumulator column c of its copy of the accumulator, then writes the column
-// into the other blocks' copies (push_columns), so that each block decomposes from its own
-// shared memory. Two cluster barriers a step: at its start (the copies are written and the
-// partials read) and between the partials and their sums.
+// 9.0: co-scheduled, each may write the others' shared memory) splits each step over C SMs:
+// block b transforms digit rows b, b + C, ... and multiplies them by their key rows; it sends
+// its partial product c into slot b of block c's inbox (block c < k+1 keeps its own in
+// place); block c, once all have arrived, sums them in rank order (the one-block program's
+// group order: the same words as G = C), transforms the sum back and adds it into accumulator
+// column c of its copy of the accumulator, then sends the column into the other blocks'
+// copies (push_columns), so that each block decomposes from its own shared memory.
 //
-// A cluster Block has, beside each/sync, cluster_sync() (every thread of every block of the
+// No cluster barrier in a step (docs/gpu.md section 6.12): every transfer is an asynchronous
+// store into the receiver's shared memory (st.async) that completes on one of the receiver's
+// mbarriers, which counts the bytes (partials_arrived: the k+1 owners, (C-1)M points a step;
+// columns_arrived: every block, its k+1 columns but its own), and the receiver waits for its
+// mbarrier's phase (Block::wait_signal), not for the whole cluster. The order of a step needs
+// no more: block b sends its step i+1 partials only after all k+1 columns of step i arrived,
+// and owner c sent its column only after it had read its inbox of step i, so no slot is
+// written while it is read; owner c sends its column of step i+1 only after every block's
+// partials of step i+1 arrived, which each block sends only after its decomposition has read
+// its copy, so no copy is written while it is read.
+//
+// A cluster Block has, beside each/sync: cluster_sync() (every thread of every block of the
 // cluster), rank(tid) (the block of thread tid), local(p, tid) and remote(p, b): for a pointer
 // p into shared memory as `base` lays it out, the same place in the calling thread's own block
-// and in block b. On the device base is the block's own shared memory and tid its thread
-// index; the host runs the cluster as one block of C*T threads, block b's memory at
-// base + b * cluster_block_bytes.
+// and in block b; send(p, b, v, signals) (v, 16 bytes, into place p of block b, completing on
+// its signals' mbarrier), wait_signal(tid, signals, which, bytes) (a block's threads wait
+// until its mbarrier `which` has counted `bytes` more) and init_signals(signals). On the
+// device base is the block's own shared memory and tid its thread index; the host runs the
+// cluster as one block of C*T threads, block b's memory at base + b * cluster_block_bytes,
+// each phase for every thread in turn, so its sends are plain stores and its waits nothing.
 
 // The FFT groups of a cluster's block program: one per block, T threads each.
 template <class Groups = FftGroups>
-TG_HD Groups cluster_groups(const detail::Shape& s, unsigned char* base, const Complex* W) {
+TG_HD Groups cluster_groups(const detail::Shape& s, std::uint32_t blocks, unsigned char* base,
+                            const Complex* W) {
   Groups f = make_groups<Groups>(s.M(), reinterpret_cast<Complex*>(base), W);
-  f.stride = cluster_block_bytes(s) / sizeof(Complex);
+  f.stride = cluster_block_bytes(s, blocks) / sizeof(Complex);
   return f;
+}
+
+// Where a cluster's block keeps its inbox, its copy of the accumulator and its mbarriers.
+struct ClusterMemory {
+  Complex* inbox;
+  Torus32* acc;
+  std::uint64_t* signals;
+};
+TG_HD ClusterMemory cluster_memory(const detail::Shape& s, std::uint32_t blocks,
+                                   unsigned char* base) {
+  return {reinterpret_cast<Complex*>(base + cluster_partials_offset(s)),
+          reinterpret_cast<Torus32*>(base + cluster_accumulator_offset(s, blocks)),
+          reinterpret_cast<std::uint64_t*>(base + cluster_signals_offset(s, blocks))};
 }
 
 // A cluster's block: its rows of the next step towards L2 (prefetch_span), where there is one.
@@ -839,28 +872,31 @@ TG_HD void prefetch_cluster_rows(Block& blk, const Groups& f, const StepInputs& 
   });
 }
 
-// Every thread of a cluster's block: its K1 product sums into its block's partials, point
-// Pt + r of product c at (cP + r)T + t (P: the thread's points, 8, or 4 in a wide cluster).
-template <unsigned K1, class Block, class Groups>
-TG_HD void store_partials(Block& blk, const Groups& f, Complex* partials) {
+// Every thread of a cluster's block b, after its rows: its partial product c into slot b of
+// block c's inbox, point Pt + r at (bP + r)T + t (P: the thread's points, 8, or 4 in a wide
+// cluster), sent for c != b and stored in place for c = b; then block c < K1 waits until the
+// other C - 1 blocks' partials have arrived and sums the C slots in rank order into its
+// registers (InFlight at a time, sum_partials), while the other blocks take zeros (and idle
+// along in the inverse transform).
+template <unsigned K1, unsigned InFlight, class Block, class Groups>
+TG_HD void exchange_partials(Block& blk, const Groups& f, const ClusterMemory& mem,
+                             std::uint32_t blocks) {
   blk.each([&](unsigned tid, auto& R) {
     constexpr unsigned P = std::extent_v<decltype(R.v)>;
-    Complex* own = blk.local(partials, tid);
-    const std::uint32_t t = f.thread(tid);
+    const std::uint32_t b = blk.rank(tid), t = f.thread(tid);
 TG_UNROLL
     for (unsigned c = 0; c < K1; ++c) {
 TG_UNROLL
-      for (unsigned r = 0; r < P; ++r) own[(c * P + r) * f.T + t] = R.sum[c][r];
+      for (unsigned r = 0; r < P; ++r) {
+        const std::size_t at = (std::size_t{b} * P + r) * f.T + t;
+        if (c == b) {
+          blk.local(mem.inbox, tid)[at] = R.sum[c][r];  // read back by this thread alone
+        } else {
+          blk.send(mem.inbox + at, c, R.sum[c][r], mem.signals);
+        }
+      }
     }
   });
-}
-
-// After the cluster barrier that follows store_partials: block c < K1 sums product c's
-// partials over the cluster's blocks in rank order into its registers (InFlight at a time,
-// sum_partials); the other blocks take zeros and idle along in the inverse transform.
-template <unsigned K1, unsigned InFlight, class Block, class Groups>
-TG_HD void sum_cluster_partials(Block& blk, const Groups& f, Complex* partials,
-                                std::uint32_t blocks) {
   blk.each([&](unsigned tid, auto& R) {
     constexpr unsigned P = std::extent_v<decltype(R.v)>;
     const std::uint32_t c = blk.rank(tid), t = f.thread(tid);
@@ -869,9 +905,11 @@ TG_UNROLL
       for (unsigned r = 0; r < P; ++r) R.v[r] = Complex{0, 0};
       return;
     }
-    const std::size_t at = std::size_t{c} * P * f.T + t;
+    blk.wait_signal(tid, mem.signals, partials_arrived,
+                    (blocks - 1) * f.M * static_cast<std::uint32_t>(sizeof(Complex)));
+    const Complex* inbox = blk.local(mem.inbox, tid) + t;
     sum_partials<InFlight>(
-        R, blocks, [&](std::uint32_t b) { return blk.remote(partials, b) + at; },
+        R, blocks, [&](std::uint32_t slot) { return inbox + std::size_t{slot} * P * f.T; },
         [&](unsigned r) { return r * f.T; });
   });
 }
@@ -881,28 +919,31 @@ struct alignas(16) Words4 {
   Torus32 w[4];
 };
 
-// After the owners' untwist_add: block c < K1 copies its column c (N words at acc + cN, where
+// After the owners' untwist_add: block c < K1 sends its column c (N words at acc + cN, where
 // acc is the block's copy of the accumulator) into column c of every other block's copy, 16
-// bytes per access, through the cluster. A block barrier first (the column's words were
-// written by all of its threads); the cluster barrier that starts the next step makes the
-// copies visible before anyone decomposes. Every block's copy then equals the owners'
-// columns, and the decomposition reads its own shared memory (Nsight Compute, H100, batch 1:
-// the loads of the owners' columns through the cluster were 57% of the step's long-scoreboard
-// stalls; docs/gpu.md section 6.11).
+// bytes per store; then every block waits until the columns it does not own have arrived.
+// A block barrier first (the column's words were written by all of its threads). Every
+// block's copy then equals the owners' columns, and the decomposition reads its own shared
+// memory (Nsight Compute, H100, batch 1: the loads of the owners' columns through the
+// cluster were 57% of the step's long-scoreboard stalls; docs/gpu.md section 6.11).
 template <unsigned K1, class Block, class Groups>
-TG_HD void push_columns(Block& blk, const Groups& f, Torus32* acc, std::uint32_t N,
+TG_HD void push_columns(Block& blk, const Groups& f, const ClusterMemory& mem, std::uint32_t N,
                         std::uint32_t blocks) {
   blk.sync();  // the owner's column is written
   blk.each([&](unsigned tid, auto&) {
     const std::uint32_t c = blk.rank(tid);
-    if (c >= K1) return;
-    const auto* own = reinterpret_cast<const Words4*>(blk.local(acc, tid) + std::size_t{c} * N);
-    for (std::uint32_t w = f.thread(tid); w < N / 4; w += f.T) {
-      const Words4 v = own[w];
-      for (std::uint32_t b = 0; b < blocks; ++b) {
-        if (b != c) reinterpret_cast<Words4*>(blk.remote(acc, b) + std::size_t{c} * N)[w] = v;
+    if (c < K1) {
+      const auto* own = reinterpret_cast<const Words4*>(blk.local(mem.acc, tid) + std::size_t{c} * N);
+      auto* column = reinterpret_cast<Words4*>(mem.acc + std::size_t{c} * N);
+      for (std::uint32_t w = f.thread(tid); w < N / 4; w += f.T) {
+        const Words4 v = own[w];
+        for (std::uint32_t b = 0; b < blocks; ++b) {
+          if (b != c) blk.send(column + w, b, v, mem.signals + columns_arrived);
+        }
       }
     }
+    blk.wait_signal(tid, mem.signals, columns_arrived,
+                    (K1 - (c < K1 ? 1 : 0)) * N * static_cast<std::uint32_t>(sizeof(Torus32)));
   });
 }
 
@@ -912,18 +953,16 @@ template <unsigned K1, class Groups = FftGroups, bool Pair = false, class Block>
 TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                              unsigned char* base, std::uint32_t power, const StepInputs& in,
                              std::uint32_t second = 0) {
-  const Groups f = cluster_groups<Groups>(s, base, in.W);
+  const Groups f = cluster_groups<Groups>(s, blocks, base, in.W);
   const std::uint32_t M = f.M, N = 2 * M, l = s.bk_level_count, rows = s.rows();
-  Complex* partials = reinterpret_cast<Complex*>(base + cluster_partials_offset(s));
-  Torus32* acc = reinterpret_cast<Torus32*>(base + cluster_accumulator_offset(s));
-  blk.cluster_sync();  // the previous step's copies are written and its partials read
+  const ClusterMemory mem = cluster_memory(s, blocks, base);
   clear_sums<K1>(blk);
   prefetch_cluster_rows<K1, Pair>(blk, f, in, rows, blocks);
   for (std::uint32_t x = 0; x < rows / blocks; ++x) {
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = blk.rank(tid) + blocks * x;
       load_digits<Pair>(R, f.thread(tid), f,
-                        {{DigitSource{blk.local(acc, tid) + std::size_t{q / l} * N, power}}},
+                        {{DigitSource{blk.local(mem.acc, tid) + std::size_t{q / l} * N, power}}},
                         q % l + 1, in);
     });
     forward_transform<true>(blk, f);
@@ -938,25 +977,26 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
       }
     });
   }
-  store_partials<K1>(blk, f, partials);
-  blk.cluster_sync();  // every block's partials are written
-  sum_cluster_partials<K1, cluster_partials_in_flight>(blk, f, partials, blocks);
-  inverse_transform<true>(blk, f);  // its exchanges use each block's own buffer, free since the
-                                    // cluster barrier after the partials
+  exchange_partials<K1, cluster_partials_in_flight>(blk, f, mem, blocks);
+  inverse_transform<true>(blk, f);  // its exchanges use each block's own buffer
   blk.each([&](unsigned tid, auto& R) {
     const std::uint32_t c = blk.rank(tid);
     if (c >= K1) return;
-    untwist_add(R, f.thread(tid), f, in.untwist, {{blk.local(acc, tid) + std::size_t{c} * N}});
+    untwist_add(R, f.thread(tid), f, in.untwist, {{blk.local(mem.acc, tid) + std::size_t{c} * N}});
   });
-  push_columns<K1>(blk, f, acc, N, blocks);
+  push_columns<K1>(blk, f, mem, N, blocks);
 }
 
-// The n CMUX steps of the cluster's rotation; Unrolled: its pair steps, then a CMUX step per
-// key bit left (blind_rotate's order).
+// The n CMUX steps of the cluster's rotation, whose accumulator every block has loaded into
+// its copy; Unrolled: its pair steps, then a CMUX step per key bit left (blind_rotate's
+// order). A cluster barrier before them (every copy is loaded; on the first rotation the
+// mbarriers are initialised for every block) and one after them (no block leaves, or loads
+// the next rotation, while a transfer to it is in flight).
 template <unsigned K1, class Groups = FftGroups, bool Unrolled = false, class Block>
 TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                                 unsigned char* base, const std::uint32_t* powers,
                                 const Complex* key, StepInputs in) {
+  blk.cluster_sync();
   for_each_step<Unrolled>(s, key, in, [&](std::uint32_t i, auto pair) {
     if constexpr (decltype(pair)::value) {
       cluster_cmux_step<K1, Groups, true>(blk, s, blocks, base, powers[i], in, powers[i + 1]);
@@ -964,12 +1004,13 @@ TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_
       cluster_cmux_step<K1, Groups>(blk, s, blocks, base, powers[i], in);
     }
   });
-  blk.cluster_sync();  // the last step's sums have read every block's partials
+  blk.cluster_sync();
 }
 
 // A cluster run on the host: one block of C*T threads, block b's shared memory at
 // base + b * bytes (the program's phases run for every thread of the cluster in turn, so
-// both barriers are nothing here; the CUDA emulator runs the real cluster kernel).
+// both barriers and the waits are nothing here, and a send is a store; the CUDA emulator runs
+// the real cluster kernel).
 template <class Regs>
 struct HostClusterBlock : HostBlock<Regs> {
   std::uint32_t T;
@@ -986,6 +1027,12 @@ struct HostClusterBlock : HostBlock<Regs> {
   U* local(U* p, unsigned tid) const {
     return remote(p, rank(tid));
   }
+  template <class U>
+  void send(U* p, unsigned b, const U& v, std::uint64_t*) const {
+    *remote(p, b) = v;
+  }
+  void wait_signal(unsigned, std::uint64_t*, unsigned, std::uint32_t) const {}
+  void init_signals(std::uint64_t*) const {}
 };
 
 }  // namespace torusgate::gpu::kernel::fused

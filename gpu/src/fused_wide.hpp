@@ -145,8 +145,8 @@ struct Regs {
 };
 
 // Partials a wide cluster's block loads at once when it sums a product: all of a cluster of
-// up to 6 (tfhe_lib_128's (k+1)l), one wait through the cluster; the 8-point program's
-// registers hold 3 (cluster_partials_in_flight).
+// up to 6 (tfhe_lib_128's (k+1)l), from its inbox; the 8-point program's registers hold 3
+// (cluster_partials_in_flight).
 inline constexpr unsigned partials_in_flight = 6;
 
 // Per-thread registers of a plain wide transform.
@@ -157,25 +157,24 @@ struct TransformRegs {
 // The wide groups of a cluster's block program: one per block, T = M/4 threads each (the
 // host runs the cluster as one block, so a block's buffer strides by its shared memory).
 template <class G>
-TG_HD G cluster_groups(const detail::Shape& s, unsigned char* base, const Complex* W) {
-  return G{{}, reinterpret_cast<Complex*>(base), W, cluster_block_bytes(s) / sizeof(Complex)};
+TG_HD G cluster_groups(const detail::Shape& s, std::uint32_t blocks, unsigned char* base,
+                       const Complex* W) {
+  return G{{}, reinterpret_cast<Complex*>(base), W, cluster_block_bytes(s, blocks) / sizeof(Complex)};
 }
 
 // CMUX step of a wide cluster's rotation: acc += external_product(BK_i, (X^power - 1) acc).
-// The cluster program of fused_rotation.hpp (the same barriers, partial products and sums in
-// rank order) with 4 points per thread: block b takes digit rows b, b + C, ...; block c < k+1
-// sums product c and owns accumulator column c. Partial product c's point 4t + r is at
-// (4c + r) T + t of its block's partials.
+// The cluster program of fused_rotation.hpp (the same transfers and waits, partial products
+// and sums in rank order) with 4 points per thread: block b takes digit rows b, b + C, ...;
+// block c < k+1 sums product c and owns accumulator column c. Block b's partial product c,
+// point 4t + r, is at (4b + r) T + t of block c's inbox.
 template <unsigned K1, class G, class Block>
 TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                              unsigned char* base, std::uint32_t power, const StepInputs& in) {
   static_assert(is_wide<G>);
-  const G f = cluster_groups<G>(s, base, in.W);
+  const G f = cluster_groups<G>(s, blocks, base, in.W);
   constexpr std::uint32_t M = G::M, N = 2 * M, T = G::T;
   const std::uint32_t l = s.bk_level_count, rows = s.rows();
-  Complex* partials = reinterpret_cast<Complex*>(base + cluster_partials_offset(s));
-  Torus32* acc = reinterpret_cast<Torus32*>(base + cluster_accumulator_offset(s));
-  blk.cluster_sync();  // the previous step's copies are written and its partials read
+  const ClusterMemory mem = cluster_memory(s, blocks, base);
   blk.each([&](unsigned, auto& R) {
 TG_UNROLL
     for (unsigned c = 0; c < K1; ++c) {
@@ -197,7 +196,7 @@ TG_UNROLL
           R.key[c][r] = load_global_key(row + c * M + key_slot(points * t + r, fft_threads(M)));
         }
       }
-      const Torus32* a = blk.local(acc, tid) + std::size_t{q / l} * N;  // its own copy
+      const Torus32* a = blk.local(mem.acc, tid) + std::size_t{q / l} * N;  // its own copy
 TG_UNROLL
       for (unsigned r = 0; r < points; ++r) {
         const std::uint32_t j = r * T + t;
@@ -217,14 +216,12 @@ TG_UNROLL
       }
     });
   }
-  store_partials<K1>(blk, f, partials);
-  blk.cluster_sync();  // every block's partials are written
-  sum_cluster_partials<K1, partials_in_flight>(blk, f, partials, blocks);
-  wide::inverse_transform(blk, f);  // each block's own buffer, free since the last cluster barrier
+  exchange_partials<K1, partials_in_flight>(blk, f, mem, blocks);
+  wide::inverse_transform(blk, f);  // each block's own buffer
   blk.each([&](unsigned tid, auto& R) {
     const std::uint32_t c = blk.rank(tid);
     if (c >= K1) return;
-    Torus32* a = blk.local(acc, tid) + std::size_t{c} * N;
+    Torus32* a = blk.local(mem.acc, tid) + std::size_t{c} * N;
     const std::uint32_t t = f.thread(tid);
 TG_UNROLL
     for (unsigned r = 0; r < points; ++r) {
@@ -232,7 +229,7 @@ TG_UNROLL
       round_add(times(R.v[r], in.untwist[j]), a, j, M);
     }
   });
-  push_columns<K1>(blk, f, acc, N, blocks);
+  push_columns<K1>(blk, f, mem, N, blocks);
 }
 
 // The n CMUX steps of a wide cluster's rotation (the 8-point program's step walk,
@@ -241,10 +238,11 @@ template <unsigned K1, class G, class Block>
 TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                                 unsigned char* base, const std::uint32_t* powers,
                                 const Complex* key, StepInputs in) {
+  blk.cluster_sync();  // as in the 8-point program's cluster_blind_rotate
   for_each_step<false>(s, key, in, [&](std::uint32_t i, auto) {
     wide::cluster_cmux_step<K1, G>(blk, s, blocks, base, powers[i], in);
   });
-  blk.cluster_sync();  // the last step's sums have read every block's partials
+  blk.cluster_sync();
 }
 
 // f(Groups<log2 M>{}) where the wide program has M (true), else nothing (false).

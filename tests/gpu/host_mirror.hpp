@@ -351,7 +351,7 @@ class HostEngine {
     namespace fused = kernel::fused;
     constexpr bool wide = std::is_same_v<Regs, fused::wide::Regs<K1>>;
     const std::uint32_t C = fused_.cluster, N = s_.N;
-    const std::size_t bytes = fused::cluster_block_bytes(s_);
+    const std::size_t bytes = fused::cluster_block_bytes(s_, C);
     fused::HostClusterBlock<Regs> blk(C, fused::block_threads(fused_, s_), bytes);
     // The cluster's shared memory, NaN-filled so that a read before a write shows.
     std::vector<Complex> shared(C * bytes / sizeof(Complex), Complex{NAN, NAN});
@@ -361,7 +361,7 @@ class HostEngine {
     for (std::uint64_t rotation = 0; rotation < capacity; ++rotation) {
       // Block b's copy of the accumulator (k+1 columns); block c < k+1 owns column c.
       auto copy = [&](std::uint32_t b) {
-        return reinterpret_cast<Torus32*>(base + b * bytes + fused::cluster_accumulator_offset(s_));
+        return reinterpret_cast<Torus32*>(base + b * bytes + fused::cluster_accumulator_offset(s_, C));
       };
       auto column = [&](std::uint32_t c) { return copy(c) + std::size_t{c} * N; };
       for (std::uint32_t b = 0; b < C; ++b) {

@@ -1068,9 +1068,13 @@ TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", 
   CHECK(fz::preferred_cluster(deep) == 2);
   CHECK(fz::preferred_cluster(tfhe) == 6);
   CHECK(fz::block_threads({1, 1, 6}, tfhe) == 64);
-  // A cluster block: its exchange buffer, 2 partial products, a copy of both columns.
-  CHECK(fz::block_shared_bytes({1, 1, 6}, tfhe) == 576 * 16 + 2 * 512 * 16 + 2 * 1024 * 4);
-  CHECK(fz::cluster_accumulator_offset(tfhe) == 576 * 16 + 2 * 512 * 16);
+  // A cluster block of C: its exchange buffer, an inbox of C partial products, a copy of
+  // both columns, two mbarriers.
+  CHECK(fz::block_shared_bytes({1, 1, 6}, tfhe) == 576 * 16 + 6 * 512 * 16 + 2 * 1024 * 4 + 16);
+  CHECK(fz::block_shared_bytes({1, 1, 2}, tfhe) == 576 * 16 + 2 * 512 * 16 + 2 * 1024 * 4 + 16);
+  CHECK(fz::cluster_accumulator_offset(tfhe, 6) == 576 * 16 + 6 * 512 * 16);
+  CHECK(fz::cluster_signals_offset(tfhe, 6) == 576 * 16 + 6 * 512 * 16 + 2 * 1024 * 4);
+  CHECK(fz::cluster_signals_offset(tfhe, 6) % 8 == 0);
   // Wide clusters: 4 points per thread, twice the threads, the same shared memory; clusters
   // only, of the fixed lengths N = 512 .. 2048.
   const fz::LaunchShape wide6{1, 1, 6, 1, 4};
