@@ -987,24 +987,32 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
   push_columns<K1>(blk, f, mem, N, blocks);
 }
 
-// The n CMUX steps of the cluster's rotation, whose accumulator every block has loaded into
-// its copy; Unrolled: its pair steps, then a CMUX step per key bit left (blind_rotate's
-// order). A cluster barrier before them (every copy is loaded; on the first rotation the
-// mbarriers are initialised for every block) and one after them (no block leaves, or loads
-// the next rotation, while a transfer to it is in flight).
+// The steps of a cluster's rotation (for_each_step), whose accumulator every block has
+// loaded into its copy, between its only two cluster barriers: one before (every copy is
+// loaded; on the first rotation the mbarriers are initialised for every block) and one
+// after (no block leaves, or loads the next rotation, while a transfer to it is in flight).
+// Both cluster programs walk their steps with it.
+template <bool Unrolled, class Block, class Step>
+TG_HD void cluster_steps(Block& blk, const detail::Shape& s, const Complex* key, StepInputs& in,
+                         Step&& step) {
+  blk.cluster_sync();
+  for_each_step<Unrolled>(s, key, in, step);
+  blk.cluster_sync();
+}
+
+// The n CMUX steps of the cluster's rotation; Unrolled: its pair steps, then a CMUX step per
+// key bit left (blind_rotate's order).
 template <unsigned K1, class Groups = FftGroups, bool Unrolled = false, class Block>
 TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                                 unsigned char* base, const std::uint32_t* powers,
                                 const Complex* key, StepInputs in) {
-  blk.cluster_sync();
-  for_each_step<Unrolled>(s, key, in, [&](std::uint32_t i, auto pair) {
+  cluster_steps<Unrolled>(blk, s, key, in, [&](std::uint32_t i, auto pair) {
     if constexpr (decltype(pair)::value) {
       cluster_cmux_step<K1, Groups, true>(blk, s, blocks, base, powers[i], in, powers[i + 1]);
     } else {
       cluster_cmux_step<K1, Groups>(blk, s, blocks, base, powers[i], in);
     }
   });
-  blk.cluster_sync();
 }
 
 // A cluster run on the host: one block of C*T threads, block b's shared memory at

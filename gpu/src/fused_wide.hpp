@@ -232,17 +232,15 @@ TG_UNROLL
   push_columns<K1>(blk, f, mem, N, blocks);
 }
 
-// The n CMUX steps of a wide cluster's rotation (the 8-point program's step walk,
-// for_each_step; the standard key only).
+// The n CMUX steps of a wide cluster's rotation (fused_rotation.hpp's cluster_steps; the
+// standard key only).
 template <unsigned K1, class G, class Block>
 TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                                 unsigned char* base, const std::uint32_t* powers,
                                 const Complex* key, StepInputs in) {
-  blk.cluster_sync();  // as in the 8-point program's cluster_blind_rotate
-  for_each_step<false>(s, key, in, [&](std::uint32_t i, auto) {
+  cluster_steps<false>(blk, s, key, in, [&](std::uint32_t i, auto) {
     wide::cluster_cmux_step<K1, G>(blk, s, blocks, base, powers[i], in);
   });
-  blk.cluster_sync();
 }
 
 // f(Groups<log2 M>{}) where the wide program has M (true), else nothing (false).

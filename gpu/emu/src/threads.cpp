@@ -400,7 +400,8 @@ uint3 block_at(std::uint64_t b, const dim3& g) {
                static_cast<unsigned>(b / (std::uint64_t{g.x} * g.y))};
 }
 
-// The rank of the cluster block whose dynamic shared memory holds [p, p + bytes), or -1.
+// The rank of the cluster block whose dynamic shared memory holds [p, p + bytes), or -1 (a
+// kernel runs: run_blocks has set cluster_shared).
 int shared_rank(const void* p, std::size_t bytes) {
   const Scheduler& s = scheduler;
   const auto a = reinterpret_cast<std::uintptr_t>(p);
@@ -758,15 +759,7 @@ void wait_async_copies() {
 }
 
 bool is_shared(const void* addr) {
-  const Scheduler& s = scheduler;
-  if (s.body == nullptr) return false;
-  const auto p = reinterpret_cast<std::uintptr_t>(addr);
-  for (unsigned r = 0; r < s.cluster; ++r) {
-    const auto base = reinterpret_cast<std::uintptr_t>(
-        s.cluster_shared != nullptr ? s.cluster_shared[r] : s.dynamic_shared);
-    if (p >= base && p - base < s.shared_bytes) return true;
-  }
-  return false;
+  return scheduler.body != nullptr && shared_rank(addr, 1) >= 0;
 }
 
 void* map_shared_rank(const void* addr, std::size_t bytes, unsigned rank) {
@@ -800,8 +793,7 @@ MBarrier& own_mbarrier(std::uint64_t* bar, const char* call, bool init = false) 
   Scheduler& s = scheduler;
   if (s.body == nullptr) device_fault((std::string(call) + " outside a kernel").c_str());
   if (reinterpret_cast<std::uintptr_t>(bar) % 8 != 0 ||
-      shared_rank(bar, 8) != static_cast<int>(s.current != nullptr ? s.current->rank : 0) ||
-      (s.current == nullptr && s.cluster != 1)) {
+      shared_rank(bar, 8) != static_cast<int>(s.current != nullptr ? s.current->rank : 0)) {
     device_fault((std::string(call) + ": the mbarrier is not 8 bytes aligned to 8 in the "
                   "calling block's dynamic shared memory (" + shared_place(bar) + ")").c_str());
   }
