@@ -174,27 +174,53 @@ __device__ inline void expect_signal(std::uint64_t* bar, std::uint32_t bytes) {
 #endif
 }
 
-// Waits until the phase of parity `parity` of the block's mbarrier at bar has completed
-// (try_wait with acquire at cluster scope: the bytes the other blocks sent are visible after;
-// it compiles to an L1 invalidation after the wait). TORUSGATE_FUSED_EXPERIMENT_WAIT_CTA
-// (compile time, an experiment for an A/B, not correct by the memory model) acquires at CTA
-// scope instead, without the invalidation: what the invalidation costs (docs/gpu.md 6.12).
+// `bytes` (a multiple of 16; both addresses 16-byte aligned) from device memory at src into
+// the block's own shared memory at dst, completing on its mbarrier at bar: the TMA's
+// one-dimensional bulk copy (cp.async.bulk, no register holds the data, the thread goes on).
+__device__ inline void bulk_copy(void* dst, const void* src, std::uint32_t bytes,
+                                 std::uint64_t* bar) {
+#if defined(TORUSGATE_CUDA_EMULATION)
+  cuda_emu::bulk_copy_async(dst, src, bytes, bar);
+#else
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+      ::"r"(shared_address(dst)), "l"(src), "r"(bytes), "r"(shared_address(bar))
+      : "memory");
+#endif
+}
+
+// Waits until the phase of parity `parity` of the block's mbarrier at bar has completed.
+// Cluster: with acquire at cluster scope (the bytes the other blocks sent are visible after;
+// it compiles to an L1 invalidation after the wait); else at CTA scope, enough for the
+// block's own bulk copies (no invalidation: the twiddle, twist and untwist tables stay in
+// L1). TORUSGATE_FUSED_EXPERIMENT_WAIT_CTA (compile time, an experiment for an A/B, not
+// correct by the memory model) acquires at CTA scope for the other blocks' transfers too,
+// without the invalidation: what the invalidation costs (docs/gpu.md 6.12).
 #if defined(TORUSGATE_FUSED_EXPERIMENT_WAIT_CTA)
 #define TG_SIGNAL_WAIT_SCOPE "cta"
 #else
 #define TG_SIGNAL_WAIT_SCOPE "cluster"
 #endif
+template <bool Cluster = true>
 __device__ inline void wait_signal_phase(std::uint64_t* bar, std::uint32_t parity) {
 #if defined(TORUSGATE_CUDA_EMULATION)
   cuda_emu::mbarrier_wait_parity(bar, parity);
 #else
   std::uint32_t done = 0;
   do {
-    asm volatile(
-        "{\n .reg .pred p;\n"
-        " mbarrier.try_wait.parity.acquire." TG_SIGNAL_WAIT_SCOPE ".shared::cta.b64 p, [%1], %2;\n"
-        " selp.u32 %0, 1, 0, p;\n}"
-        : "=r"(done) : "r"(shared_address(bar)), "r"(parity) : "memory");
+    if constexpr (Cluster) {
+      asm volatile(
+          "{\n .reg .pred p;\n"
+          " mbarrier.try_wait.parity.acquire." TG_SIGNAL_WAIT_SCOPE ".shared::cta.b64 p, [%1], %2;\n"
+          " selp.u32 %0, 1, 0, p;\n}"
+          : "=r"(done) : "r"(shared_address(bar)), "r"(parity) : "memory");
+    } else {
+      asm volatile(
+          "{\n .reg .pred p;\n"
+          " mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
+          " selp.u32 %0, 1, 0, p;\n}"
+          : "=r"(done) : "r"(shared_address(bar)), "r"(parity) : "memory");
+    }
   } while (done == 0);
 #endif
 }
@@ -230,8 +256,28 @@ struct DeviceClusterBlock : fused::DeviceBlock<Regs> {
   __device__ void wait_signal(unsigned tid, std::uint64_t* signals, unsigned which,
                               std::uint32_t bytes) {
     if (tid == 0) expect_signal(signals + which, bytes);
-    wait_signal_phase(signals + which, (parities >> which) & 1u);
+    wait_phase<true>(which, signals);
+  }
+  // Every thread of the block: waits for the next phase of mbarrier `which`, the block's own
+  // fetch (acquire at CTA scope).
+  __device__ void wait_fetched(unsigned, std::uint64_t* signals, unsigned which) {
+    wait_phase<false>(which, signals);
+  }
+  template <bool Cluster>
+  __device__ void wait_phase(unsigned which, std::uint64_t* signals) {
+    wait_signal_phase<Cluster>(signals + which, (parities >> which) & 1u);
     parities ^= 1u << which;
+  }
+  // The block's last thread (the emulator's reverse order runs it first, so a fetch issued
+  // before the others have read the stage shows): expects the bytes of the phase, its one
+  // arrival, then asks for `segments` runs of `count` complex from device memory at
+  // src + g * stride into dst + g * count of the block's own shared memory.
+  __device__ void fetch(unsigned tid, Complex* dst, const Complex* src, std::size_t count,
+                        std::size_t stride, std::uint32_t segments, std::uint64_t* signal) const {
+    if (tid != blockDim.x - 1) return;
+    const auto bytes = static_cast<std::uint32_t>(count * sizeof(Complex));
+    expect_signal(signal, segments * bytes);
+    for (std::uint32_t g = 0; g < segments; ++g) bulk_copy(dst + g * count, src + g * stride, bytes, signal);
   }
 };
 #endif

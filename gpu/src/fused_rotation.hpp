@@ -182,21 +182,32 @@ TG_HD std::uint32_t block_rotations(const LaunchShape& b) { return b.rotations *
 // block b sends its partial product c when this block is c < k+1 (slot b; point Pt + r at
 // (bP + r)T + t, P points per thread); a copy of the whole accumulator (k+1 columns of N
 // words): block c < k+1 owns column c and sends it into the others' copies after each step
-// (push_columns), so that every block decomposes from its own shared memory; then its two
-// mbarriers, the signals that its partials and its columns have arrived (cluster_signals).
+// (push_columns), so that every block decomposes from its own shared memory; its key stage,
+// the key rows of its next products (one digit row of the 1 or, with an unrolled key's pair
+// steps, 3 GGSW samples a step reads; fetch_key_rows); then its three mbarriers, the signals
+// that its partials, its columns and its key rows have arrived (cluster_signals).
 TG_HD std::size_t cluster_partials_offset(const detail::Shape& s) {
   return std::size_t{buffer_points(s.M())} * sizeof(Complex);
 }
 TG_HD std::size_t cluster_accumulator_offset(const detail::Shape& s, std::uint32_t blocks) {
   return cluster_partials_offset(s) + std::size_t{blocks} * s.M() * sizeof(Complex);
 }
-TG_HD std::size_t cluster_signals_offset(const detail::Shape& s, std::uint32_t blocks) {
+TG_HD std::size_t cluster_stage_offset(const detail::Shape& s, std::uint32_t blocks) {
   return cluster_accumulator_offset(s, blocks) + std::size_t{s.k1()} * s.N * sizeof(Torus32);
 }
-inline constexpr unsigned cluster_signals = 2;  // partials_arrived, columns_arrived
-inline constexpr unsigned partials_arrived = 0, columns_arrived = 1;
+// GGSW samples whose rows a cluster block's key stage holds at most: 3 in an unrolled key's
+// pair step, else 1.
+TG_HD std::uint32_t cluster_stage_ggsws(const detail::Shape& s) { return s.unroll == 2 ? 3 : 1; }
+TG_HD std::size_t cluster_signals_offset(const detail::Shape& s, std::uint32_t blocks) {
+  return cluster_stage_offset(s, blocks) +
+         std::size_t{cluster_stage_ggsws(s)} * s.k1() * s.M() * sizeof(Complex);
+}
+inline constexpr unsigned cluster_signals = 3;  // partials_arrived, columns_arrived, key_arrived
+inline constexpr unsigned partials_arrived = 0, columns_arrived = 1, key_arrived = 2;
+// Rounded up to 16 bytes (the host runs a cluster's blocks one after the other in memory).
 TG_HD std::size_t cluster_block_bytes(const detail::Shape& s, std::uint32_t blocks) {
-  return cluster_signals_offset(s, blocks) + cluster_signals * sizeof(std::uint64_t);
+  return (cluster_signals_offset(s, blocks) + cluster_signals * sizeof(std::uint64_t) + 15) / 16 *
+         16;
 }
 
 // Threads of one block, and its shared memory: R*G*P exchange buffers of buffer_points(M)
@@ -504,9 +515,10 @@ TG_UNROLL
 }
 
 // Thread t of a group, a pair step: sum_c += sum_g (digits * f_g) * row_g[c], row_g: key row q
-// of the pair's GGSW g (row + g * ggsw, in device memory), f_g = zeta^(t_s e_g) - 1 at the
-// point's slot s (kernel_math.hpp), e: each lane's three exponents.
-template <unsigned K1, class Regs, class Groups>
+// of the pair's GGSW g (row + g * ggsw, in device memory when Global, else staged in shared
+// memory), f_g = zeta^(t_s e_g) - 1 at the point's slot s (kernel_math.hpp), e: each lane's
+// three exponents.
+template <unsigned K1, bool Global = true, class Regs, class Groups>
 TG_HD void multiply_row_pair(Regs& R, std::uint32_t t, const Groups& f, const Complex* row,
                              std::size_t ggsw, PerLane<PairExponents, Regs::lanes> e,
                              const StepInputs& in) {
@@ -524,7 +536,8 @@ TG_UNROLL
       }
 TG_UNROLL
       for (unsigned c = 0; c < K1; ++c) {
-        const Complex b = load_global_key(row + g * ggsw + std::size_t{c} * f.M + slot);
+        const Complex* point = row + g * ggsw + std::size_t{c} * f.M + slot;
+        const Complex b = Global ? load_global_key(point) : *point;
 TG_UNROLL
         for (unsigned p = 0; p < Regs::lanes; ++p) multiply_add(lane(R.sum[c][r], p), w[p], b);
       }
@@ -824,15 +837,27 @@ TG_HD BlockMemory block_memory(unsigned char* base, const LaunchShape& shape,
 // partials of step i+1 arrived, which each block sends only after its decomposition has read
 // its copy, so no copy is written while it is read.
 //
+// Each block's key rows come into its key stage (docs/gpu.md section 6.13): its products wait
+// for the stage's mbarrier key_arrived, and only after a block barrier behind them (every
+// thread has read the stage) does the block ask for the rows of its next products, its next
+// row of the step or its first of the next step, so a fetch lands while the block transforms
+// the next digits, and never in a stage still being read. A block fetches once per row and
+// waits once per row, so the mbarrier's phases pair up; the rotation's last step fetches
+// nothing, and its first fetches its own first rows.
+//
 // A cluster Block has, beside each/sync: cluster_sync() (every thread of every block of the
 // cluster), rank(tid) (the block of thread tid), local(p, tid) and remote(p, b): for a pointer
 // p into shared memory as `base` lays it out, the same place in the calling thread's own block
 // and in block b; send(p, b, v, signals) (v, 16 bytes, into place p of block b, completing on
 // its signals' mbarrier), wait_signal(tid, signals, which, bytes) (a block's threads wait
-// until its mbarrier `which` has counted `bytes` more) and init_signals(signals). On the
-// device base is the block's own shared memory and tid its thread index; the host runs the
-// cluster as one block of C*T threads, block b's memory at base + b * cluster_block_bytes,
-// each phase for every thread in turn, so its sends are plain stores and its waits nothing.
+// until its mbarrier `which` has counted `bytes` more), init_signals(signals),
+// fetch(tid, dst, src, count, stride, segments, signal) (one thread of the block copies
+// `segments` runs of `count` complex from device memory, src + g * stride, into its own shared
+// memory at dst + g * count, completing on its mbarrier `signal`) and wait_fetched(tid,
+// signals, which) (the block's threads wait for the fetch's phase). On the device base is the
+// block's own shared memory and tid its thread index; the host runs the cluster as one block
+// of C*T threads, block b's memory at base + b * cluster_block_bytes, each phase for every
+// thread in turn, so its sends and fetches are plain copies and its waits nothing.
 
 // The FFT groups of a cluster's block program: one per block, T threads each.
 template <class Groups = FftGroups>
@@ -843,16 +868,19 @@ TG_HD Groups cluster_groups(const detail::Shape& s, std::uint32_t blocks, unsign
   return f;
 }
 
-// Where a cluster's block keeps its inbox, its copy of the accumulator and its mbarriers.
+// Where a cluster's block keeps its inbox, its copy of the accumulator, its key stage and its
+// mbarriers.
 struct ClusterMemory {
   Complex* inbox;
   Torus32* acc;
+  Complex* stage;
   std::uint64_t* signals;
 };
 TG_HD ClusterMemory cluster_memory(const detail::Shape& s, std::uint32_t blocks,
                                    unsigned char* base) {
   return {reinterpret_cast<Complex*>(base + cluster_partials_offset(s)),
           reinterpret_cast<Torus32*>(base + cluster_accumulator_offset(s, blocks)),
+          reinterpret_cast<Complex*>(base + cluster_stage_offset(s, blocks)),
           reinterpret_cast<std::uint64_t*>(base + cluster_signals_offset(s, blocks))};
 }
 
@@ -870,6 +898,37 @@ TG_HD void prefetch_cluster_rows(Block& blk, const Groups& f, const StepInputs& 
       }
     }
   });
+}
+
+// A cluster's block: the key rows of its digit row x of a step (row q = rank + x C of `ggsws`
+// GGSW samples from `ggsw`, GGSW g's at ggsw + g rows K1 M, K1 M points each) into its key
+// stage, completing on its mbarrier key_arrived (Block::fetch: one thread of the block issues
+// the copies, the TMA's bulk copies on a device; wait_fetched waits for them).
+template <unsigned K1, class Block>
+TG_HD void fetch_key_rows(Block& blk, const ClusterMemory& mem, const Complex* ggsw,
+                          std::uint32_t x, std::uint32_t ggsws, std::uint32_t rows,
+                          std::uint32_t blocks, std::uint32_t M) {
+  blk.each([&](unsigned tid, auto&) {
+    const std::uint32_t q = blk.rank(tid) + blocks * x;
+    blk.fetch(tid, mem.stage, ggsw + std::size_t{q} * K1 * M, std::size_t{K1} * M,
+              std::size_t{rows} * K1 * M, ggsws, mem.signals + key_arrived);
+  });
+}
+
+// After a cluster block's products of its digit row x of a step have read its key stage (the
+// barrier: every thread's): the rows of its next products into the stage, its row x + 1 of this
+// step, or its first row of the next step, where there is one. Pair: this step is an unrolled
+// key's pair step (3 GGSW samples a row; the next step's count is in.next_ggsws).
+template <unsigned K1, bool Pair, class Block>
+TG_HD void fetch_next_key_rows(Block& blk, const ClusterMemory& mem, const StepInputs& in,
+                               std::uint32_t x, std::uint32_t rows, std::uint32_t blocks,
+                               std::uint32_t M) {
+  blk.sync();  // every thread's products have read the stage
+  if (x + 1 < rows / blocks) {
+    fetch_key_rows<K1>(blk, mem, in.key_step, x + 1, Pair ? 3 : 1, rows, blocks, M);
+  } else if (in.key_next != nullptr) {
+    fetch_key_rows<K1>(blk, mem, in.key_next, 0, Pair ? in.next_ggsws : 1, rows, blocks, M);
+  }
 }
 
 // Every thread of a cluster's block b, after its rows: its partial product c into slot b of
@@ -949,13 +1008,17 @@ TG_HD void push_columns(Block& blk, const Groups& f, const ClusterMemory& mem, s
 
 // CMUX step of the cluster's rotation: acc += external_product(BK_i, (X^power - 1) acc). Pair:
 // an unrolled key's pair step on the three GGSW at in.key_step, switched masks power, second.
+// The key rows of each block's products come through its key stage, each asked for once the
+// previous products have read it (fetch_next_key_rows); first: the rotation's first step, which
+// asks for its own first rows.
 template <unsigned K1, class Groups = FftGroups, bool Pair = false, class Block>
 TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                              unsigned char* base, std::uint32_t power, const StepInputs& in,
-                             std::uint32_t second = 0) {
+                             std::uint32_t second = 0, bool first = false) {
   const Groups f = cluster_groups<Groups>(s, blocks, base, in.W);
   const std::uint32_t M = f.M, N = 2 * M, l = s.bk_level_count, rows = s.rows();
   const ClusterMemory mem = cluster_memory(s, blocks, base);
+  if (first) fetch_key_rows<K1>(blk, mem, in.key_step, 0, Pair ? 3 : 1, rows, blocks, M);
   clear_sums<K1>(blk);
   prefetch_cluster_rows<K1, Pair>(blk, f, in, rows, blocks);
   for (std::uint32_t x = 0; x < rows / blocks; ++x) {
@@ -967,15 +1030,16 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
     });
     forward_transform<true>(blk, f);
     blk.each([&](unsigned tid, auto& R) {
-      const std::uint32_t q = blk.rank(tid) + blocks * x;
+      blk.wait_fetched(tid, mem.signals, key_arrived);
+      const Complex* stage = blk.local(mem.stage, tid);
       if constexpr (Pair) {
-        multiply_row_pair<K1>(R, f.thread(tid), f, in.key_step + std::size_t{q} * K1 * M,
-                              std::size_t{rows} * K1 * M, {{pair_exponents(power, second, 2 * M)}},
-                              in);
+        multiply_row_pair<K1, false>(R, f.thread(tid), f, stage, std::size_t{K1} * M,
+                                     {{pair_exponents(power, second, 2 * M)}}, in);
       } else {
-        multiply_row<K1, true>(R, f.thread(tid), f, in.key_step + std::size_t{q} * K1 * M);
+        multiply_row<K1, false>(R, f.thread(tid), f, stage);
       }
     });
+    fetch_next_key_rows<K1, Pair>(blk, mem, in, x, rows, blocks, M);
   }
   exchange_partials<K1, cluster_partials_in_flight>(blk, f, mem, blocks);
   inverse_transform<true>(blk, f);  // its exchanges use each block's own buffer
@@ -1008,9 +1072,10 @@ TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_
                                 const Complex* key, StepInputs in) {
   cluster_steps<Unrolled>(blk, s, key, in, [&](std::uint32_t i, auto pair) {
     if constexpr (decltype(pair)::value) {
-      cluster_cmux_step<K1, Groups, true>(blk, s, blocks, base, powers[i], in, powers[i + 1]);
+      cluster_cmux_step<K1, Groups, true>(blk, s, blocks, base, powers[i], in, powers[i + 1],
+                                          i == 0);
     } else {
-      cluster_cmux_step<K1, Groups>(blk, s, blocks, base, powers[i], in);
+      cluster_cmux_step<K1, Groups>(blk, s, blocks, base, powers[i], in, 0, i == 0);
     }
   });
 }
@@ -1041,6 +1106,16 @@ struct HostClusterBlock : HostBlock<Regs> {
   }
   void wait_signal(unsigned, std::uint64_t*, unsigned, std::uint32_t) const {}
   void init_signals(std::uint64_t*) const {}
+  // The key stage's copies, done at once by the block's last thread (the device's issuer).
+  void fetch(unsigned tid, Complex* dst, const Complex* src, std::size_t count,
+             std::size_t stride, std::uint32_t segments, std::uint64_t*) const {
+    if (tid % T != T - 1) return;
+    Complex* to = local(dst, tid);
+    for (std::uint32_t g = 0; g < segments; ++g) {
+      for (std::size_t e = 0; e < count; ++e) to[g * count + e] = src[g * stride + e];
+    }
+  }
+  void wait_fetched(unsigned, std::uint64_t*, unsigned) const {}
 };
 
 }  // namespace torusgate::gpu::kernel::fused

@@ -134,14 +134,13 @@ TG_UNROLL
   }
 }
 
-// Per-thread registers: the 4 points in flight, the K1 product sums, and the row's key points
-// (loaded with the digits, before the forward transform: their latency hides behind it).
+// Per-thread registers: the 4 points in flight and the K1 product sums (the row's key points
+// come from the block's key stage, fetched while the digits are transformed).
 template <unsigned K1>
 struct Regs {
   static constexpr unsigned lanes = 1;
   Complex v[points];
   Complex sum[K1][points];
-  Complex key[K1][points];
 };
 
 // Partials a wide cluster's block loads at once when it sums a product: all of a cluster of
@@ -166,15 +165,18 @@ TG_HD G cluster_groups(const detail::Shape& s, std::uint32_t blocks, unsigned ch
 // The cluster program of fused_rotation.hpp (the same transfers and waits, partial products
 // and sums in rank order) with 4 points per thread: block b takes digit rows b, b + C, ...;
 // block c < k+1 sums product c and owns accumulator column c. Block b's partial product c,
-// point 4t + r, is at (4b + r) T + t of block c's inbox.
+// point 4t + r, is at (4b + r) T + t of block c's inbox. The key rows come through the key
+// stage as in the 8-point program (first: the rotation's first step).
 template <unsigned K1, class G, class Block>
 TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t blocks,
-                             unsigned char* base, std::uint32_t power, const StepInputs& in) {
+                             unsigned char* base, std::uint32_t power, const StepInputs& in,
+                             bool first) {
   static_assert(is_wide<G>);
   const G f = cluster_groups<G>(s, blocks, base, in.W);
   constexpr std::uint32_t M = G::M, N = 2 * M, T = G::T;
   const std::uint32_t l = s.bk_level_count, rows = s.rows();
   const ClusterMemory mem = cluster_memory(s, blocks, base);
+  if (first) fetch_key_rows<K1>(blk, mem, in.key_step, 0, 1, rows, blocks, M);
   blk.each([&](unsigned, auto& R) {
 TG_UNROLL
     for (unsigned c = 0; c < K1; ++c) {
@@ -184,18 +186,9 @@ TG_UNROLL
   });
   prefetch_cluster_rows<K1>(blk, f, in, rows, blocks);
   for (std::uint32_t x = 0; x < rows / blocks; ++x) {
-    // Row q's key points at spectrum points 4t + r (key_slot order), then its digits (column
-    // q / l, level q % l + 1), folded and twisted, at rT + t.
+    // Row q's digits (column q / l, level q % l + 1), folded and twisted, at rT + t.
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = blk.rank(tid) + blocks * x, t = f.thread(tid);
-      const Complex* row = in.key_step + std::size_t{q} * K1 * M;
-TG_UNROLL
-      for (unsigned c = 0; c < K1; ++c) {
-TG_UNROLL
-        for (unsigned r = 0; r < points; ++r) {
-          R.key[c][r] = load_global_key(row + c * M + key_slot(points * t + r, fft_threads(M)));
-        }
-      }
       const Torus32* a = blk.local(mem.acc, tid) + std::size_t{q / l} * N;  // its own copy
 TG_UNROLL
       for (unsigned r = 0; r < points; ++r) {
@@ -207,14 +200,20 @@ TG_UNROLL
       }
     });
     wide::forward_transform(blk, f);
-    // sum_c += digits * BK_i[q][c] at spectrum points 4t + r.
-    blk.each([&](unsigned, auto& R) {
+    // sum_c += digits * BK_i[q][c] at spectrum points 4t + r (key_slot order), from the stage.
+    blk.each([&](unsigned tid, auto& R) {
+      blk.wait_fetched(tid, mem.signals, key_arrived);
+      const Complex* row = blk.local(mem.stage, tid);
+      const std::uint32_t t = f.thread(tid);
 TG_UNROLL
       for (unsigned c = 0; c < K1; ++c) {
 TG_UNROLL
-        for (unsigned r = 0; r < points; ++r) multiply_add(R.sum[c][r], R.v[r], R.key[c][r]);
+        for (unsigned r = 0; r < points; ++r) {
+          multiply_add(R.sum[c][r], R.v[r], row[c * M + key_slot(points * t + r, fft_threads(M))]);
+        }
       }
     });
+    fetch_next_key_rows<K1, false>(blk, mem, in, x, rows, blocks, M);
   }
   exchange_partials<K1, partials_in_flight>(blk, f, mem, blocks);
   wide::inverse_transform(blk, f);  // each block's own buffer
@@ -239,7 +238,7 @@ TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_
                                 unsigned char* base, const std::uint32_t* powers,
                                 const Complex* key, StepInputs in) {
   cluster_steps<false>(blk, s, key, in, [&](std::uint32_t i, auto) {
-    wide::cluster_cmux_step<K1, G>(blk, s, blocks, base, powers[i], in);
+    wide::cluster_cmux_step<K1, G>(blk, s, blocks, base, powers[i], in, i == 0);
   });
 }
 

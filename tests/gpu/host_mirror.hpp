@@ -370,12 +370,16 @@ class HostEngine {
       const std::uint32_t* rotation_powers = powers.data() + rotation * s_.n;
       auto run = [&](auto groups) {
         using Groups = decltype(groups);
+        // One step alone: it fetches its own key rows (first) and none for a next step.
         auto step = [&](std::uint32_t i) {
           in.key_step = fused_key_.data() + i * key_step;
+          in.key_next = nullptr;
           if constexpr (wide) {
-            fused::wide::cluster_cmux_step<K1, Groups>(blk, s_, C, base, rotation_powers[i], in);
+            fused::wide::cluster_cmux_step<K1, Groups>(blk, s_, C, base, rotation_powers[i], in,
+                                                       true);
           } else {
-            fused::cluster_cmux_step<K1, Groups>(blk, s_, C, base, rotation_powers[i], in);
+            fused::cluster_cmux_step<K1, Groups>(blk, s_, C, base, rotation_powers[i], in, 0,
+                                                 true);
           }
         };
         if (s_.unroll == 2) {  // the unrolled kernel's own loop (8 points per thread only)

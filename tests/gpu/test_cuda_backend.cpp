@@ -740,7 +740,12 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
       } catch (const SystemError& e) {  // as in the standard key's case above
         const std::string what = e.what();
         INFO(what);
-        if (cluster > 1) {
+        // A cluster block's key stage holds a row of 3 GGSW samples (docs/gpu.md section
+        // 6.13): with N = 2048 and k = 2 that is 144 KiB, and no cluster fits an H100's 227 KiB.
+        const bool too_big = p.polynomial_size == 2048 && p.glwe_dimension == 2;
+        if (cluster > 1 && too_big) {
+          CHECK(what.find("KiB of shared memory") != std::string::npos);
+        } else if (cluster > 1) {
           CHECK(what.find("clusters need 9.0") != std::string::npos);
         } else {
           CHECK(what.find("0 and 0 choose a shape that fits") != std::string::npos);

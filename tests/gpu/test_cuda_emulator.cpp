@@ -294,6 +294,54 @@ __global__ void mbarrier_misuse_kernel(unsigned which) {
   cluster.sync();
 }
 
+// The fused cluster program's key stage in small, for `rounds` rounds on one block: the
+// block's last thread (the fused program's issuer) expects and asks for round r's T words
+// of src (bulk_copy_async into the stage, on the block's mbarrier); every thread waits for
+// the phase (unless !wait) and reads its neighbour's word into out[rT + t]; then a block
+// barrier (unless !sync) before the issuer asks for the next round's.
+__global__ void bulk_stage_kernel(std::uint32_t* out, const Words4* src, unsigned rounds,
+                                  bool wait, bool sync) {
+  const unsigned t = threadIdx.x, T = blockDim.x;
+  auto* stage = reinterpret_cast<Words4*>(cuda_emu::dynamic_shared_memory());
+  auto* bar = reinterpret_cast<std::uint64_t*>(stage + T);
+  if (t == T - 1) cuda_emu::mbarrier_init(bar, 1);
+  __syncthreads();
+  for (unsigned r = 0; r < rounds; ++r) {
+    if (t == T - 1) {
+      cuda_emu::mbarrier_arrive_expect_tx(bar, T * 16);
+      // Two copies, as the fused program's pair steps make (one per GGSW).
+      cuda_emu::bulk_copy_async(stage, src + std::size_t{r} * T, T / 2 * 16, bar);
+      cuda_emu::bulk_copy_async(stage + T / 2, src + std::size_t{r} * T + T / 2, T / 2 * 16, bar);
+    }
+    if (wait) cuda_emu::mbarrier_wait_parity(bar, r & 1u);
+    out[std::size_t{r} * T + t] = stage[(t + 1) % T].w[t % 4];
+    if (sync) __syncthreads();
+  }
+  // The last phase completes before the block returns (a device would fault on a transfer to
+  // a block that has gone; here the emulator delivers it when nothing is ready).
+  if (!wait) cuda_emu::mbarrier_wait_parity(bar, (rounds - 1) & 1u);
+}
+
+// Misuses of bulk_copy_async, each a fault: 0 copies 24 bytes; 1 from shared memory; 2 into
+// device memory; 3 from an address aligned to 8 only; 4 on an mbarrier never initialised.
+__global__ void bulk_misuse_kernel(const Words4* global, unsigned which) {
+  auto* stage = reinterpret_cast<Words4*>(cuda_emu::dynamic_shared_memory());
+  auto* bars = reinterpret_cast<std::uint64_t*>(stage + 2);
+  if (threadIdx.x == 0) {
+    cuda_emu::mbarrier_init(&bars[0], 1);
+    auto* to_global = const_cast<Words4*>(global);
+    const auto* misaligned = reinterpret_cast<const unsigned char*>(global) + 8;
+    switch (which) {
+      case 0: cuda_emu::bulk_copy_async(stage, global, 24, &bars[0]); break;
+      case 1: cuda_emu::bulk_copy_async(stage, stage + 1, 16, &bars[0]); break;
+      case 2: cuda_emu::bulk_copy_async(to_global, global + 1, 16, &bars[0]); break;
+      case 3: cuda_emu::bulk_copy_async(stage, misaligned, 16, &bars[0]); break;
+      default: cuda_emu::bulk_copy_async(stage, global, 16, &bars[1]); break;
+    }
+  }
+  __syncthreads();
+}
+
 // Thread 0 at its block's barrier, the others at the cluster's: neither can open.
 __global__ void mixed_barriers_kernel() {
   if (threadIdx.x == 0) {
@@ -915,6 +963,72 @@ TEST_CASE("emulator: mbarrier and store_async misuses are faults that say what h
       cudaGetLastError();
     }
   }
+}
+
+TEST_CASE("emulator: bulk_copy_async fills a stage on an mbarrier; a missing wait or barrier shows",
+          "[emulator][cluster]") {
+  const OrderGuard guard;
+  constexpr unsigned threads = 16, rounds = 4;
+  Words4* src = nullptr;
+  std::uint32_t* out = nullptr;
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&src), rounds * threads * 16) == cudaSuccess);
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&out), rounds * threads * 4) == cudaSuccess);
+  std::vector<Words4> words(rounds * threads);
+  for (unsigned i = 0; i < words.size(); ++i) {
+    for (unsigned w = 0; w < 4; ++w) words[i].w[w] = 1000 * i + w;
+  }
+  REQUIRE(cudaMemcpy(src, words.data(), words.size() * 16, cudaMemcpyHostToDevice) == cudaSuccess);
+  // Runs the kernel; how many threads' words are not their neighbour's of their round.
+  const auto wrong_words = [&](bool wait, bool sync, unsigned rounds) {
+    cuda_emu::launcher(bulk_stage_kernel, "bulk_stage_kernel", dim3(1), dim3(threads),
+                       threads * 16 + 8, nullptr)(out, src, rounds, wait, sync);
+    REQUIRE(cudaGetLastError() == cudaSuccess);
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    std::vector<std::uint32_t> h(rounds * threads);
+    REQUIRE(cudaMemcpy(h.data(), out, h.size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+    std::size_t wrong = 0;
+    for (unsigned r = 0; r < rounds; ++r) {
+      for (unsigned t = 0; t < threads; ++t) {
+        wrong += h[r * threads + t] != words[r * threads + (t + 1) % threads].w[t % 4];
+      }
+    }
+    return wrong;
+  };
+  for (const char* order : {"forward", "reverse", "shuffle"}) {
+    INFO("order " << order);
+    cuda_emu::set_thread_order(order);
+    CHECK(wrong_words(true, true, rounds) == 0);
+    // forward delivers a copy only when no thread is ready: every read before the wait sees
+    // the uninitialised stage. (One round: in more, the issuer would expect the next round's
+    // bytes in a phase that still waits for this round's.)
+    if (std::string(order) == "forward") CHECK(wrong_words(false, true, 1) == threads);
+    // reverse runs the issuer first and delivers at once: without the barrier it runs ahead,
+    // its copies overwrite the stage and complete the phases, and the other threads then wait
+    // for a phase that nothing can complete: a fault.
+    if (std::string(order) == "reverse") {
+      cuda_emu::launcher(bulk_stage_kernel, "bulk_stage_kernel", dim3(1), dim3(threads),
+                         threads * 16 + 8, nullptr)(out, src, rounds, true, false);
+      CHECK(cudaDeviceSynchronize() == cudaErrorLaunchFailure);
+      CHECK(cuda_emu::fault_message().find("nothing left can complete") != std::string::npos);
+      cuda_emu::clear_fault();
+      cudaGetLastError();
+    }
+  }
+  const std::vector<std::string> says = {"24 bytes (a positive multiple of 16",
+                                         "the source is shared memory",
+                                         "the destination is not in the dynamic shared memory",
+                                         "not aligned to 16 bytes", "not an initialised one"};
+  for (unsigned which = 0; which < says.size(); ++which) {
+    INFO("misuse " << which);
+    cuda_emu::launcher(bulk_misuse_kernel, "bulk_misuse_kernel", dim3(1), dim3(4), 2 * 16 + 16,
+                       nullptr)(src, which);
+    CHECK(cudaDeviceSynchronize() == cudaErrorLaunchFailure);
+    CHECK(cuda_emu::fault_message().find(says[which]) != std::string::npos);
+    cuda_emu::clear_fault();
+    cudaGetLastError();
+  }
+  CHECK(cudaFree(src) == cudaSuccess);
+  CHECK(cudaFree(out) == cudaSuccess);
 }
 
 TEST_CASE("emulator: cudaOccupancyMaxActiveClusters and cudaDevAttrClusterLaunch",

@@ -1069,12 +1069,22 @@ TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", 
   CHECK(fz::preferred_cluster(tfhe) == 6);
   CHECK(fz::block_threads({1, 1, 6}, tfhe) == 64);
   // A cluster block of C: its exchange buffer, an inbox of C partial products, a copy of
-  // both columns, two mbarriers.
-  CHECK(fz::block_shared_bytes({1, 1, 6}, tfhe) == 576 * 16 + 6 * 512 * 16 + 2 * 1024 * 4 + 16);
-  CHECK(fz::block_shared_bytes({1, 1, 2}, tfhe) == 576 * 16 + 2 * 512 * 16 + 2 * 1024 * 4 + 16);
+  // both columns, a key stage of one row (K1 spectra), three mbarriers (and 8 bytes to keep
+  // blocks 16-byte aligned when the host lays a cluster's blocks one after the other).
+  constexpr std::size_t stage = 2 * 512 * 16;
+  CHECK(fz::block_shared_bytes({1, 1, 6}, tfhe) ==
+        576 * 16 + 6 * 512 * 16 + 2 * 1024 * 4 + stage + 32);
+  CHECK(fz::block_shared_bytes({1, 1, 2}, tfhe) ==
+        576 * 16 + 2 * 512 * 16 + 2 * 1024 * 4 + stage + 32);
   CHECK(fz::cluster_accumulator_offset(tfhe, 6) == 576 * 16 + 6 * 512 * 16);
-  CHECK(fz::cluster_signals_offset(tfhe, 6) == 576 * 16 + 6 * 512 * 16 + 2 * 1024 * 4);
+  CHECK(fz::cluster_stage_offset(tfhe, 6) == 576 * 16 + 6 * 512 * 16 + 2 * 1024 * 4);
+  CHECK(fz::cluster_stage_offset(tfhe, 6) % 16 == 0);  // the bulk copies' alignment
+  CHECK(fz::cluster_signals_offset(tfhe, 6) == 576 * 16 + 6 * 512 * 16 + 2 * 1024 * 4 + stage);
   CHECK(fz::cluster_signals_offset(tfhe, 6) % 8 == 0);
+  // An unrolled key's pair steps read a row of 3 GGSW samples: a stage three times as large.
+  gd::Shape unrolled = tfhe;
+  unrolled.unroll = 2;
+  CHECK(fz::cluster_signals_offset(unrolled, 6) - fz::cluster_stage_offset(unrolled, 6) == 3 * stage);
   // Wide clusters: 4 points per thread, twice the threads, the same shared memory; clusters
   // only, of the fixed lengths N = 512 .. 2048.
   const fz::LaunchShape wide6{1, 1, 6, 1, 4};

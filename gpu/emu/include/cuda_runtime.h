@@ -315,6 +315,13 @@ void mbarrier_wait_parity(std::uint64_t* bar, unsigned parity);
 // at random in shuffle: a read of dst that no wait on bar orders after the store sees the old
 // contents in forward, a store that overtakes a read it must follow shows in reverse.
 void store_async(void* dst, const void* src, std::size_t bytes, std::uint64_t* bar);
+// cp.async.bulk (shared::cluster from global, mbarrier::complete_tx::bytes; the TMA's
+// one-dimensional copy): `bytes` (a positive multiple of 16, both addresses aligned to 16)
+// from device memory at src into dst, in the dynamic shared memory of a block of the calling
+// block's cluster, then `bytes` transactions completed on bar, an initialised mbarrier in that
+// same block's memory. Delivered as store_async is (src is read then); a source in shared
+// memory is a device fault.
+void bulk_copy_async(void* dst, const void* src, std::size_t bytes, std::uint64_t* bar);
 }  // namespace cuda_emu
 
 inline void __syncthreads() { cuda_emu::sync_threads(); }

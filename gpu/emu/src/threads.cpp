@@ -46,14 +46,14 @@
 // thread, so the blocks of a cluster would share them: a cluster kernel keeps its shared memory
 // in dynamic shared memory (undetected otherwise).
 //
-// mbarriers and st.async (store_async, cuda_runtime.h): a barrier's state lives beside the
-// shared memory (initialised by mbarrier_init, forgotten when its block returns); a fiber
-// waiting for a phase leaves the phase to the others. An asynchronous store is delivered
-// (its bytes written, then its transactions completed) at once in the reverse order, and in
-// the forward order only when no thread of the cluster is ready (every thread waits or has
-// returned), the shuffled order choosing either at random: a read that no wait orders after
-// the store sees the old contents in forward, a store that lands before a read it must
-// follow shows in reverse. When nothing is ready, the stores in flight are delivered and the
+// mbarriers, st.async and cp.async.bulk (store_async, bulk_copy_async, cuda_runtime.h): a
+// barrier's state lives beside the shared memory (initialised by mbarrier_init, forgotten when
+// its block returns); a fiber waiting for a phase leaves the phase to the others. An
+// asynchronous store or bulk copy is delivered (its bytes written, then its transactions
+// completed) at once in the reverse order, and in the forward order only when no thread of
+// the cluster is ready (every thread waits or has returned), the shuffled order choosing
+// either at random: a read that no wait orders after the store sees the old contents in
+// forward, a store that lands before a read it must follow shows in reverse. When nothing is ready, the stores in flight are delivered and the
 // waits whose phase completed go on; a wait that nothing left can complete is a device fault
 // that names the barrier's state.
 //
@@ -203,12 +203,15 @@ struct MBarrier {
   std::uint64_t phase = 0;
 };
 
-// A store_async not yet delivered: its bytes, where they go and the barrier they complete on.
+// A store_async or bulk_copy_async not yet delivered: its bytes (a store's in data, a bulk
+// copy's read from src when it is delivered), where they go and the barrier they complete on.
 struct PendingStore {
   unsigned char* dst;
   const std::uint64_t* bar;
   unsigned bytes;
   unsigned char data[16];
+  const unsigned char* src = nullptr;
+  const char* what = "store_async";
 };
 
 // One per OS thread: blocks run one at a time on it.
@@ -440,14 +443,14 @@ std::string deliver(const PendingStore& p) {
   Scheduler& s = scheduler;
   const auto it = s.mbarriers.find(p.bar);
   if (it == s.mbarriers.end()) {
-    return "store_async: the mbarrier at " + shared_place(p.bar) +
-           " is no longer initialised when the store completes (its block has returned?)";
+    return std::string(p.what) + ": the mbarrier at " + shared_place(p.bar) +
+           " is no longer initialised when the transfer completes (its block has returned?)";
   }
-  std::memcpy(p.dst, p.data, p.bytes);
+  std::memcpy(p.dst, p.src != nullptr ? p.src : p.data, p.bytes);
   MBarrier& b = it->second;
   b.tx -= p.bytes;
   if (b.tx < -max_transactions) {
-    return "store_async: the mbarrier at " + shared_place(p.bar) +
+    return std::string(p.what) + ": the mbarrier at " + shared_place(p.bar) +
            " has more completed transactions than it can count (2^20 - 1)";
   }
   advance(b);
@@ -847,6 +850,38 @@ void mbarrier_wait_parity(std::uint64_t* bar, unsigned parity) {
   to_scheduler(f);
 }
 
+namespace {
+
+// Issues transfer p (checked): delivered at once in the reverse order, when no thread of the
+// cluster is ready in forward, either at random in shuffle.
+void issue_transfer(const PendingStore& p) {
+  Scheduler& s = scheduler;
+  const Order order = thread_order();
+  const bool now = s.direct || s.current == nullptr || order == Order::reverse ||
+                   (order == Order::shuffle && (splitmix64(s.store_state) & 1) != 0);
+  if (!now) {
+    s.stores.push_back(p);
+    return;
+  }
+  if (std::string e = deliver(p); !e.empty()) device_fault(e.c_str());
+}
+
+// The checks of an asynchronous transfer's destination [dst, dst + bytes) and mbarrier bar.
+void check_transfer(const char* what, const void* dst, std::size_t bytes, const std::uint64_t* bar) {
+  const std::string name = what;
+  const int rank = shared_rank(dst, bytes);
+  if (rank < 0) {
+    device_fault((name + ": the destination is not in the dynamic shared memory of a block "
+                  "of the cluster (map_shared_rank)").c_str());
+  }
+  if (shared_rank(bar, 8) != rank || scheduler.mbarriers.find(bar) == scheduler.mbarriers.end()) {
+    device_fault((name + ": the mbarrier is not an initialised one in the destination's block (" +
+                  shared_place(bar) + ", the destination at " + shared_place(dst) + ")").c_str());
+  }
+}
+
+}  // namespace
+
 void store_async(void* dst, const void* src, std::size_t bytes, std::uint64_t* bar) {
   Scheduler& s = scheduler;
   if (s.body == nullptr) device_fault("store_async outside a kernel");
@@ -857,26 +892,32 @@ void store_async(void* dst, const void* src, std::size_t bytes, std::uint64_t* b
     device_fault(("store_async: the destination is not aligned to its " + std::to_string(bytes) +
                   " bytes (" + shared_place(dst) + ")").c_str());
   }
-  const int rank = shared_rank(dst, bytes);
-  if (rank < 0) {
-    device_fault("store_async: the destination is not in the dynamic shared memory of a block "
-                 "of the cluster (map_shared_rank)");
-  }
-  if (shared_rank(bar, 8) != rank || s.mbarriers.find(bar) == s.mbarriers.end()) {
-    device_fault(("store_async: the mbarrier is not an initialised one in the destination's "
-                  "block (" + shared_place(bar) + ", the destination at " + shared_place(dst) +
-                  ")").c_str());
-  }
+  check_transfer("store_async", dst, bytes, bar);
   PendingStore p{static_cast<unsigned char*>(dst), bar, static_cast<unsigned>(bytes), {}};
   std::memcpy(p.data, src, bytes);
-  const Order order = thread_order();
-  const bool now = s.direct || s.current == nullptr || order == Order::reverse ||
-                   (order == Order::shuffle && (splitmix64(s.store_state) & 1) != 0);
-  if (!now) {
-    s.stores.push_back(p);
-    return;
+  issue_transfer(p);
+}
+
+void bulk_copy_async(void* dst, const void* src, std::size_t bytes, std::uint64_t* bar) {
+  Scheduler& s = scheduler;
+  if (s.body == nullptr) device_fault("bulk_copy_async outside a kernel");
+  if (bytes == 0 || bytes % 16 != 0 || bytes > static_cast<std::size_t>(max_transactions)) {
+    device_fault(("bulk_copy_async: " + std::to_string(bytes) +
+                  " bytes (a positive multiple of 16, at most 2^20 - 1)").c_str());
   }
-  if (std::string e = deliver(p); !e.empty()) device_fault(e.c_str());
+  if (reinterpret_cast<std::uintptr_t>(dst) % 16 != 0 ||
+      reinterpret_cast<std::uintptr_t>(src) % 16 != 0) {
+    device_fault(("bulk_copy_async: the source or the destination (" + shared_place(dst) +
+                  ") is not aligned to 16 bytes").c_str());
+  }
+  if (shared_rank(src, 1) >= 0) {
+    device_fault("bulk_copy_async: the source is shared memory, not global");
+  }
+  check_transfer("bulk_copy_async", dst, bytes, bar);
+  PendingStore p{static_cast<unsigned char*>(dst), bar, static_cast<unsigned>(bytes), {}};
+  p.src = static_cast<const unsigned char*>(src);
+  p.what = "bulk_copy_async";
+  issue_transfer(p);
 }
 
 void device_fault(const char* what) {
