@@ -3,8 +3,8 @@
 
 Reads the SASS of every fused rotation kernel in a CUDA object or executable (cuobjdump) and
 prints, per kernel, its static instruction counts by class (FP64, global loads, shared
-loads and stores, barriers, the cluster kernels' async stores, mbarrier operations and
-cluster barriers, the rest) and the same divided by the rotations a thread carries (2 for
+loads and stores, barriers, the cluster kernels' async stores, bulk copies, mbarrier
+operations and cluster barriers, the rest) and the same divided by the rotations a thread carries (2 for
 fused_lane_rotation_kernel, else 1). Static counts of loop bodies, not
 executed counts: they compare two builds or two kernels, no GPU needed (docs/gpu.md,
 section 6.3).
@@ -29,8 +29,10 @@ CLASSES = (
     ("shared_loads", ("LDS",)),
     ("shared_stores", ("STS",)),
     ("barriers", ("BAR",)),
-    # The cluster kernels' transfers (st.async), mbarrier operations and cluster barriers.
+    # The cluster kernels' transfers (st.async), key fetches (the TMA's cp.async.bulk),
+    # mbarrier operations and cluster barriers.
     ("async_stores", ("STAS",)),
+    ("bulk_copies", ("UBLKCP",)),
     ("mbarrier", ("SYNCS",)),
     ("cluster_barriers", ("UCGABAR",)),
 )
