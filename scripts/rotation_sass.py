@@ -4,8 +4,8 @@
 Reads the SASS of every fused rotation kernel in a CUDA object or executable (cuobjdump) and
 prints, per kernel, its static instruction counts by class (FP64, global loads, shared
 loads and stores, barriers, the cluster kernels' async stores, bulk copies, mbarrier
-operations and cluster barriers, the rest) and the same divided by the rotations a thread carries (2 for
-fused_lane_rotation_kernel, else 1). Static counts of loop bodies, not
+operations and cluster barriers, the rest) and the same divided by the rotations a thread
+carries (2 for fused_lane_rotation_kernel, else 1). Static counts of loop bodies, not
 executed counts: they compare two builds or two kernels, no GPU needed (docs/gpu.md,
 section 6.3).
 

@@ -207,21 +207,20 @@ __device__ inline void wait_signal_phase(std::uint64_t* bar, std::uint32_t parit
   cuda_emu::mbarrier_wait_parity(bar, parity);
 #else
   std::uint32_t done = 0;
+  // One try_wait with acquire at SCOPE (a string literal): done = whether the phase completed.
+#define TG_TRY_WAIT(SCOPE)                                                                   \
+  asm volatile("{\n .reg .pred p;\n"                                                        \
+               " mbarrier.try_wait.parity.acquire." SCOPE ".shared::cta.b64 p, [%1], %2;\n" \
+               " selp.u32 %0, 1, 0, p;\n}"                                                  \
+               : "=r"(done) : "r"(shared_address(bar)), "r"(parity) : "memory")
   do {
     if constexpr (Cluster) {
-      asm volatile(
-          "{\n .reg .pred p;\n"
-          " mbarrier.try_wait.parity.acquire." TG_SIGNAL_WAIT_SCOPE ".shared::cta.b64 p, [%1], %2;\n"
-          " selp.u32 %0, 1, 0, p;\n}"
-          : "=r"(done) : "r"(shared_address(bar)), "r"(parity) : "memory");
+      TG_TRY_WAIT(TG_SIGNAL_WAIT_SCOPE);
     } else {
-      asm volatile(
-          "{\n .reg .pred p;\n"
-          " mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
-          " selp.u32 %0, 1, 0, p;\n}"
-          : "=r"(done) : "r"(shared_address(bar)), "r"(parity) : "memory");
+      TG_TRY_WAIT("cta");
     }
   } while (done == 0);
+#undef TG_TRY_WAIT
 #endif
 }
 
@@ -277,7 +276,9 @@ struct DeviceClusterBlock : fused::DeviceBlock<Regs> {
     if (tid != blockDim.x - 1) return;
     const auto bytes = static_cast<std::uint32_t>(count * sizeof(Complex));
     expect_signal(signal, segments * bytes);
-    for (std::uint32_t g = 0; g < segments; ++g) bulk_copy(dst + g * count, src + g * stride, bytes, signal);
+    for (std::uint32_t g = 0; g < segments; ++g) {
+      bulk_copy(dst + g * count, src + g * stride, bytes, signal);
+    }
   }
 };
 #endif

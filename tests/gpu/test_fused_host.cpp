@@ -1084,7 +1084,8 @@ TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", 
   // An unrolled key's pair steps read a row of 3 GGSW samples: a stage three times as large.
   gd::Shape unrolled = tfhe;
   unrolled.unroll = 2;
-  CHECK(fz::cluster_signals_offset(unrolled, 6) - fz::cluster_stage_offset(unrolled, 6) == 3 * stage);
+  CHECK(fz::cluster_signals_offset(unrolled, 6) - fz::cluster_stage_offset(unrolled, 6) ==
+        3 * stage);
   // Wide clusters: 4 points per thread, twice the threads, the same shared memory; clusters
   // only, of the fixed lengths N = 512 .. 2048.
   const fz::LaunchShape wide6{1, 1, 6, 1, 4};

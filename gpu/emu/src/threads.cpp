@@ -53,9 +53,9 @@
 // completed) at once in the reverse order, and in the forward order only when no thread of
 // the cluster is ready (every thread waits or has returned), the shuffled order choosing
 // either at random: a read that no wait orders after the store sees the old contents in
-// forward, a store that lands before a read it must follow shows in reverse. When nothing is ready, the stores in flight are delivered and the
-// waits whose phase completed go on; a wait that nothing left can complete is a device fault
-// that names the barrier's state.
+// forward, a store that lands before a read it must follow shows in reverse. When nothing is
+// ready, the stores in flight are delivered and the waits whose phase completed go on; a wait
+// that nothing left can complete is a device fault that names the barrier's state.
 //
 // The fiber switch is a few instructions of x86-64 assembly (the callee-saved registers and
 // the stack pointer; kernels never change the floating-point control state, which all fibers
@@ -867,7 +867,8 @@ void issue_transfer(const PendingStore& p) {
 }
 
 // The checks of an asynchronous transfer's destination [dst, dst + bytes) and mbarrier bar.
-void check_transfer(const char* what, const void* dst, std::size_t bytes, const std::uint64_t* bar) {
+void check_transfer(const char* what, const void* dst, std::size_t bytes,
+                    const std::uint64_t* bar) {
   const std::string name = what;
   const int rank = shared_rank(dst, bytes);
   if (rank < 0) {
