@@ -190,16 +190,17 @@ __device__ inline void bulk_copy(void* dst, const void* src, std::uint32_t bytes
 }
 
 // Waits until the phase of parity `parity` of the block's mbarrier at bar has completed.
-// Cluster: with acquire at cluster scope (the bytes the other blocks sent are visible after;
-// it compiles to an L1 invalidation after the wait); else at CTA scope, enough for the
-// block's own bulk copies (no invalidation: the twiddle, twist and untwist tables stay in
-// L1). TORUSGATE_FUSED_EXPERIMENT_WAIT_CTA (compile time, an experiment for an A/B, not
-// correct by the memory model) acquires at CTA scope for the other blocks' transfers too,
-// without the invalidation: what the invalidation costs (docs/gpu.md 6.12).
-#if defined(TORUSGATE_FUSED_EXPERIMENT_WAIT_CTA)
-#define TG_SIGNAL_WAIT_SCOPE "cta"
-#else
-#define TG_SIGNAL_WAIT_SCOPE "cluster"
+// Cluster (the other blocks' st.async transfers): a relaxed try_wait at cluster scope, then
+// an acquire fence at cluster scope restricted to shared memory
+// (fence.acquire.sync_restrict::shared::cluster, PTX ISA 8.6): the bytes the others sent are
+// visible after, and since the fence orders only shared-memory accesses it needs no L1
+// invalidation, so the twiddle, twist and untwist tables stay in L1 (the acquire form,
+// try_wait.acquire.cluster, compiles to a CCTL.IVALL after each wait; docs/gpu.md 6.14).
+// CUDA before 12.8 (no such fence in its PTX) keeps the acquire form. Not Cluster (the
+// block's own bulk copies): acquire at CTA scope, which needs no invalidation either.
+#if defined(__CUDACC_VER_MAJOR__) && \
+    (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 8))
+#define TG_SHARED_ACQUIRE_FENCE 1
 #endif
 template <bool Cluster = true>
 __device__ inline void wait_signal_phase(std::uint64_t* bar, std::uint32_t parity) {
@@ -207,20 +208,30 @@ __device__ inline void wait_signal_phase(std::uint64_t* bar, std::uint32_t parit
   cuda_emu::mbarrier_wait_parity(bar, parity);
 #else
   std::uint32_t done = 0;
-  // One try_wait with acquire at SCOPE (a string literal): done = whether the phase completed.
-#define TG_TRY_WAIT(SCOPE)                                                                   \
-  asm volatile("{\n .reg .pred p;\n"                                                        \
-               " mbarrier.try_wait.parity.acquire." SCOPE ".shared::cta.b64 p, [%1], %2;\n" \
-               " selp.u32 %0, 1, 0, p;\n}"                                                  \
+  // One try_wait with semantics SEM at SCOPE (string literals): done = whether the phase
+  // completed.
+#define TG_TRY_WAIT(SEM, SCOPE)                                                             \
+  asm volatile("{\n .reg .pred p;\n"                                                       \
+               " mbarrier.try_wait.parity." SEM "." SCOPE ".shared::cta.b64 p, [%1], %2;\n" \
+               " selp.u32 %0, 1, 0, p;\n}"                                                 \
                : "=r"(done) : "r"(shared_address(bar)), "r"(parity) : "memory")
   do {
-    if constexpr (Cluster) {
-      TG_TRY_WAIT(TG_SIGNAL_WAIT_SCOPE);
+    if constexpr (!Cluster) {
+      TG_TRY_WAIT("acquire", "cta");
     } else {
-      TG_TRY_WAIT("cta");
+#if defined(TG_SHARED_ACQUIRE_FENCE)
+      TG_TRY_WAIT("relaxed", "cluster");
+#else
+      TG_TRY_WAIT("acquire", "cluster");
+#endif
     }
   } while (done == 0);
 #undef TG_TRY_WAIT
+#if defined(TG_SHARED_ACQUIRE_FENCE)
+  if constexpr (Cluster) {
+    asm volatile("fence.acquire.sync_restrict::shared::cluster.cluster;" ::: "memory");
+  }
+#endif
 #endif
 }
 
