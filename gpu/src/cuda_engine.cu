@@ -219,8 +219,10 @@ struct CudaEngine::Impl {
   FusedLimits limits;              // fused engine: the rotation kernel on this device
   // Fused engine: clusters of the forced size, else of the automatic one, that the device
   // runs at once (0: none, or clusters not asked for), and of those the rotations the
-  // automatic shape gives a cluster (a multiprocessor per block). Asked once, at construction.
-  std::uint64_t clusters = 0, cluster_room = 0;
+  // automatic shape gives a cluster (a multiprocessor per block); wide_room the same for wide
+  // clusters (4 points per thread), which the automatic shape and points take for the
+  // smallest chunks (0: none, points forced, or an unrolled key). Asked once, at construction.
+  std::uint64_t clusters = 0, cluster_room = 0, wide_room = 0;
   DeviceBuffer<std::uint32_t> ksk;         // gather key switching: core's layout
   DeviceBuffer<std::uint8_t> ks_matrix;    // tensor-core key switching: byte planes
   DeviceBuffer<OpDesc> ops;
@@ -318,8 +320,12 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
           automatic ? kernel::fused::preferred_cluster(s) : o.fused_cluster_blocks;
       clusters = fused_clusters(s, cluster_blocks, cluster_points(), o.device);
       if (automatic) {
-        cluster_room = std::min<std::uint64_t>(
-            clusters, static_cast<unsigned>(info.multiprocessors) / cluster_blocks);
+        const auto per_device = static_cast<unsigned>(info.multiprocessors) / cluster_blocks;
+        cluster_room = std::min<std::uint64_t>(clusters, per_device);
+        if (o.fused_cluster_points == 0 && s.unroll != 2 && kernel::fused::valid_wide(s)) {
+          wide_room = std::min<std::uint64_t>(
+              fused_clusters(s, cluster_blocks, kernel::fused::wide_points, o.device), per_device);
+        }
       }
     }
     w = kernel::fused::twiddles(static_cast<std::uint32_t>(M));
@@ -519,8 +525,10 @@ kernel::fused::LaunchShape CudaEngine::Impl::fused_shape_for(std::uint64_t capac
   // (An unrolled key has no lane kernel: fused_limits gives it no lane room.)
   kernel::fused::LaunchShape chosen = kernel::fused::choose_shape(
       shape, capacity, limits.max_threads, limits.max_shared_bytes, limits.resident_threads,
-      cluster_room, options.fused_lanes == 0 ? limits.lane_rotations : 0);
-  if (chosen.cluster > 1) chosen.points = cluster_points();
+      cluster_room, options.fused_lanes == 0 ? limits.lane_rotations : 0, wide_room);
+  if (chosen.cluster > 1 && options.fused_cluster_points != 0) {
+    chosen.points = options.fused_cluster_points;
+  }
   return chosen;
 }
 
