@@ -79,14 +79,12 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p, std::uint3
   check_unroll(unroll, "CudaOptions: the bootstrapping key");
   const gpu::detail::Shape shape = shape_of(p, unroll);
   if (unroll == 2) {
-    // The pair step has no lane, staged (R > 1) or wide-cluster program (valid_unrolled).
-    EXPECTS(o.fused_lanes <= 1 && o.fused_rotations_per_block <= 1 &&
-                o.fused_cluster_points != gpu::kernel::fused::wide_points,
+    // The pair step has no lane or staged (R > 1) program (valid_unrolled).
+    EXPECTS(o.fused_lanes <= 1 && o.fused_rotations_per_block <= 1,
             "CudaOptions: fused_lanes=" + std::to_string(o.fused_lanes) +
-                ", fused_rotations_per_block=" + std::to_string(o.fused_rotations_per_block) +
-                " and fused_cluster_points=" + std::to_string(o.fused_cluster_points) +
-                " but an unrolled bootstrapping key runs one lane, one rotation per block and 8 "
-                "points per thread (0 or 1, 0 or 1, and 0 or 8)");
+                " and fused_rotations_per_block=" + std::to_string(o.fused_rotations_per_block) +
+                " but an unrolled bootstrapping key runs one lane and one rotation per block "
+                "(0 or 1, and 0 or 1)");
   }
   if (o.engine == GpuEngine::fused) {
     const char* why = gpu::kernel::fused::unsupported_reason(shape);

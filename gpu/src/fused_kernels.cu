@@ -317,8 +317,8 @@ __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
     const std::size_t at = rotation * K1 * s.N;
     for (std::uint32_t w = threadIdx.x; w < K1 * s.N; w += blockDim.x) copy[w] = acc_global[at + w];
     if constexpr (wide) {
-      fused::wide::cluster_blind_rotate<K1, Groups>(blk, s, blocks, shared,
-                                                    powers + rotation * s.n, key, in);
+      fused::wide::cluster_blind_rotate<K1, Groups, Unrolled>(blk, s, blocks, shared,
+                                                              powers + rotation * s.n, key, in);
     } else {
       fused::cluster_blind_rotate<K1, Groups, Unrolled>(blk, s, blocks, shared,
                                                         powers + rotation * s.n, key, in);
@@ -375,26 +375,25 @@ RotationKernel rotation_kernel(const Shape& s, const fused::LaunchShape& launch)
 
 // The cluster kernel for s: the fixed-length one where there is one; with 4 points per thread
 // the wide one (fused_wide.hpp; fixed lengths only, valid_shape).
-template <unsigned K1>
-ClusterKernel cluster_kernel(const Shape& s, std::uint32_t points = fused::points_per_thread) {
-  if (s.unroll == 2) {  // 8 points per thread only (valid_unrolled)
-    ClusterKernel kernel = fused_cluster_rotation_kernel<K1, fused::FftGroups, true>;
-    fused::with_fixed_length(s.M(), [&](auto groups) {
-      kernel = fused_cluster_rotation_kernel<K1, decltype(groups), true>;
-    });
-    return kernel;
-  }
-  ClusterKernel kernel = fused_cluster_rotation_kernel<K1, fused::FftGroups>;
+// An unrolled key (s.unroll = 2) takes the Unrolled kernels.
+template <unsigned K1, bool Unrolled>
+ClusterKernel cluster_kernel_of(const Shape& s, std::uint32_t points) {
+  ClusterKernel kernel = fused_cluster_rotation_kernel<K1, fused::FftGroups, Unrolled>;
   if (points == fused::wide_points) {
     fused::wide::with_length(s.M(), [&](auto groups) {
-      kernel = fused_cluster_rotation_kernel<K1, decltype(groups)>;
+      kernel = fused_cluster_rotation_kernel<K1, decltype(groups), Unrolled>;
     });
     return kernel;
   }
   fused::with_fixed_length(s.M(), [&](auto groups) {
-    kernel = fused_cluster_rotation_kernel<K1, decltype(groups)>;
+    kernel = fused_cluster_rotation_kernel<K1, decltype(groups), Unrolled>;
   });
   return kernel;
+}
+template <unsigned K1>
+ClusterKernel cluster_kernel(const Shape& s, std::uint32_t points = fused::points_per_thread) {
+  return s.unroll == 2 ? cluster_kernel_of<K1, true>(s, points)
+                       : cluster_kernel_of<K1, false>(s, points);
 }
 
 template <class Kernel>

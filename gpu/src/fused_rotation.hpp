@@ -169,10 +169,12 @@ TG_HD bool valid_shape(const LaunchShape& b, const detail::Shape& s) {
 }
 
 // Launch shapes that run an unrolled key's pair steps: one rotation slot and one lane per
-// block, 8 points per thread (the pair step reads its three GGSW from device memory, with no
-// staging and no lane or wide program of its own).
+// block, 8 points per thread, or 4 in a wide cluster (the pair step reads its three GGSW from
+// device memory, or a cluster block's key stage, with no R > 1 staging and no lane program of
+// its own).
 TG_HD bool valid_unrolled(const LaunchShape& b) {
-  return b.rotations == 1 && b.lanes == 1 && b.points == points_per_thread;
+  return b.rotations == 1 && b.lanes == 1 &&
+         (b.points == points_per_thread || (b.points == wide_points && b.cluster > 1));
 }
 
 // Rotations a block runs at once: R slots of P lanes.

@@ -24,7 +24,8 @@
 //
 // Fixed lengths only (N = 512, 1024, 2048: the kernels of fused_kernels.cu): the twist and
 // untwist come from the engine's tables (zeta^j and zeta^-j / M), the key from the fused
-// Fourier key of the 8-point program (key_slot), so both programs share one key.
+// Fourier key of the 8-point program (key_slot), so both programs share one key; so do an
+// unrolled key's slot roots (in.roots, by key slot).
 #pragma once
 
 #include <cstddef>
@@ -166,17 +167,22 @@ TG_HD G cluster_groups(const detail::Shape& s, std::uint32_t blocks, unsigned ch
 // and sums in rank order) with 4 points per thread: block b takes digit rows b, b + C, ...;
 // block c < k+1 sums product c and owns accumulator column c. Block b's partial product c,
 // point 4t + r, is at (4b + r) T + t of block c's inbox. The key rows come through the key
-// stage as in the 8-point program (first: the rotation's first step).
-template <unsigned K1, class G, class Block>
+// stage as in the 8-point program (first: the rotation's first step). Pair: an unrolled key's
+// pair step on the three GGSW at in.key_step, switched masks power, second: the digits of
+// acc itself, each row's products with the three GGSW times their rotation factors, as
+// multiply_row_pair does them point by point (the same operations in the same order, so the
+// same words).
+template <unsigned K1, class G, bool Pair = false, class Block>
 TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                              unsigned char* base, std::uint32_t power, const StepInputs& in,
-                             bool first) {
+                             std::uint32_t second, bool first) {
   static_assert(is_wide<G>);
   const G f = cluster_groups<G>(s, blocks, base, in.W);
   constexpr std::uint32_t M = G::M, N = 2 * M, T = G::T;
+  constexpr std::uint32_t ggsws = Pair ? 3 : 1;
   const std::uint32_t l = s.bk_level_count, rows = s.rows();
   const ClusterMemory mem = cluster_memory(s, blocks, base);
-  if (first) fetch_key_rows<K1>(blk, mem, in.key_step, 0, 1, rows, blocks, M);
+  if (first) fetch_key_rows<K1>(blk, mem, in.key_step, 0, ggsws, rows, blocks, M);
   blk.each([&](unsigned, auto& R) {
 TG_UNROLL
     for (unsigned c = 0; c < K1; ++c) {
@@ -184,7 +190,7 @@ TG_UNROLL
       for (unsigned r = 0; r < points; ++r) R.sum[c][r] = Complex{0, 0};
     }
   });
-  prefetch_cluster_rows<K1>(blk, f, in, rows, blocks);
+  prefetch_cluster_rows<K1, Pair>(blk, f, in, rows, blocks);
   for (std::uint32_t x = 0; x < rows / blocks; ++x) {
     // Row q's digits (column q / l, level q % l + 1), folded and twisted, at rT + t.
     blk.each([&](unsigned tid, auto& R) {
@@ -193,27 +199,41 @@ TG_UNROLL
 TG_UNROLL
       for (unsigned r = 0; r < points; ++r) {
         const std::uint32_t j = r * T + t;
-        const Torus32 lo = rotate_minus_one(a, power, j, N), hi = rotate_minus_one(a, power, j + M, N);
+        const Torus32 lo = Pair ? a[j] : rotate_minus_one(a, power, j, N);
+        const Torus32 hi = Pair ? a[j + M] : rotate_minus_one(a, power, j + M, N);
         R.v[r] = fold_twist(static_cast<double>(gadget_digit(in.gadget, lo, q % l + 1)),
                             static_cast<double>(gadget_digit(in.gadget, hi, q % l + 1)),
                             in.twist[j]);
       }
     });
     wide::forward_transform(blk, f);
-    // sum_c += digits * BK_i[q][c] at spectrum points 4t + r (key_slot order), from the stage.
+    // sum_c += digits * BK_i[q][c] at spectrum points 4t + r (key_slot order), from the stage;
+    // Pair: sum_c += sum_g (digits * f_g) * BK_g[q][c], f_g = zeta^(root e_g) - 1 at the slot.
     blk.each([&](unsigned tid, auto& R) {
       blk.wait_fetched(tid, mem.signals, key_arrived);
       const Complex* row = blk.local(mem.stage, tid);
       const std::uint32_t t = f.thread(tid);
 TG_UNROLL
-      for (unsigned c = 0; c < K1; ++c) {
+      for (unsigned r = 0; r < points; ++r) {
+        const std::uint32_t slot = key_slot(points * t + r, fft_threads(M));
+        if constexpr (Pair) {
+          const PairExponents e = pair_exponents(power, second, N);
+          const std::uint32_t root = in.roots[slot];
 TG_UNROLL
-        for (unsigned r = 0; r < points; ++r) {
-          multiply_add(R.sum[c][r], R.v[r], row[c * M + key_slot(points * t + r, fft_threads(M))]);
+          for (unsigned g = 0; g < ggsws; ++g) {
+            const Complex w = times(R.v[r], rotation_factor(in.unit, root, e.e[g], N));
+TG_UNROLL
+            for (unsigned c = 0; c < K1; ++c) {
+              multiply_add(R.sum[c][r], w, row[(std::size_t{g} * K1 + c) * M + slot]);
+            }
+          }
+        } else {
+TG_UNROLL
+          for (unsigned c = 0; c < K1; ++c) multiply_add(R.sum[c][r], R.v[r], row[c * M + slot]);
         }
       }
     });
-    fetch_next_key_rows<K1, false>(blk, mem, in, x, rows, blocks, M);
+    fetch_next_key_rows<K1, Pair>(blk, mem, in, x, rows, blocks, M);
   }
   exchange_partials<K1, partials_in_flight>(blk, f, mem, blocks);
   wide::inverse_transform(blk, f);  // each block's own buffer
@@ -231,14 +251,19 @@ TG_UNROLL
   push_columns<K1>(blk, f, mem, N, blocks);
 }
 
-// The n CMUX steps of a wide cluster's rotation (fused_rotation.hpp's cluster_steps; the
-// standard key only).
-template <unsigned K1, class G, class Block>
+// The n CMUX steps of a wide cluster's rotation (fused_rotation.hpp's cluster_steps);
+// Unrolled: its pair steps, then a CMUX step per key bit left (blind_rotate's order).
+template <unsigned K1, class G, bool Unrolled = false, class Block>
 TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                                 unsigned char* base, const std::uint32_t* powers,
                                 const Complex* key, StepInputs in) {
-  cluster_steps<false>(blk, s, key, in, [&](std::uint32_t i, auto) {
-    wide::cluster_cmux_step<K1, G>(blk, s, blocks, base, powers[i], in, i == 0);
+  cluster_steps<Unrolled>(blk, s, key, in, [&](std::uint32_t i, auto pair) {
+    if constexpr (decltype(pair)::value) {
+      wide::cluster_cmux_step<K1, G, true>(blk, s, blocks, base, powers[i], in, powers[i + 1],
+                                           i == 0);
+    } else {
+      wide::cluster_cmux_step<K1, G>(blk, s, blocks, base, powers[i], in, 0, i == 0);
+    }
   });
 }
 

@@ -376,20 +376,21 @@ class HostEngine {
           in.key_next = nullptr;
           if constexpr (wide) {
             fused::wide::cluster_cmux_step<K1, Groups>(blk, s_, C, base, rotation_powers[i], in,
-                                                       true);
+                                                       0, true);
           } else {
             fused::cluster_cmux_step<K1, Groups>(blk, s_, C, base, rotation_powers[i], in, 0,
                                                  true);
           }
         };
-        if (s_.unroll == 2) {  // the unrolled kernel's own loop (8 points per thread only)
-          if constexpr (!wide) {
-            REQUIRE(first_step == 0);
-            REQUIRE(last == s_.n);
+        if (s_.unroll == 2) {  // the unrolled kernel's own loop
+          REQUIRE(first_step == 0);
+          REQUIRE(last == s_.n);
+          if constexpr (wide) {
+            fused::wide::cluster_blind_rotate<K1, Groups, true>(blk, s_, C, base, rotation_powers,
+                                                                fused_key_.data(), in);
+          } else {
             fused::cluster_blind_rotate<K1, Groups, true>(blk, s_, C, base, rotation_powers,
                                                           fused_key_.data(), in);
-          } else {
-            FAIL("a wide cluster runs no unrolled key (valid_unrolled)");
           }
         } else if (first_step != 0 || last != s_.n) {
           for (std::uint32_t i = first_step; i < last; ++i) step(i);

@@ -726,14 +726,21 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
     CHECK(decrypt_bits(keys_for(p).secret, from_cpu) == plan.expected());
     CHECK(run_plan(gpu_with(p, cufft_options(), 2), plan, encrypted) == from_cpu);
     const std::uint32_t k1 = p.glwe_dimension + 1, rows = k1 * p.bk_level_count;
-    std::vector<std::array<std::uint32_t, 3>> shapes = {
-        {0, 0, 0}, {1, 1, 1}, {k1, 1, 1}, {rows, 1, 1}, {0, 0, 1}, {0, 0, k1}};
-    if (rows <= 8) shapes.push_back({0, 0, rows});
-    for (const auto& [groups, rotations, cluster] : shapes) {
+    std::vector<std::array<std::uint32_t, 4>> shapes = {
+        {0, 0, 0, 0}, {1, 1, 1, 0}, {k1, 1, 1, 0}, {rows, 1, 1, 0}, {0, 0, 1, 0}, {0, 0, k1, 0}};
+    if (rows <= 8) shapes.push_back({0, 0, rows, 0});
+    // Wide clusters (4 points per thread; N = 512 .. 2048), forced.
+    if (p.polynomial_size >= 512 && p.polynomial_size <= 2048) {
+      shapes.push_back({0, 0, k1, 4});
+      if (rows <= 8) shapes.push_back({0, 0, rows, 4});
+    }
+    for (const auto& [groups, rotations, cluster, points] : shapes) {
       INFO("fused_groups " << groups << ", fused_rotations_per_block " << rotations
-                           << ", fused_cluster_blocks " << cluster);
-      CudaBackend& fused =
-          gpu_with(p, fused_options(groups, GpuKeySwitching::gather, rotations, cluster), 2);
+                           << ", fused_cluster_blocks " << cluster << ", fused_cluster_points "
+                           << points);
+      CudaOptions options = fused_options(groups, GpuKeySwitching::gather, rotations, cluster);
+      options.fused_cluster_points = points;
+      CudaBackend& fused = gpu_with(p, options, 2);
       LweBatch from_fused;
       try {
         from_fused = run_plan(fused, plan, encrypted);
@@ -755,7 +762,10 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
       CHECK(from_fused == from_cpu);
       CHECK(fused.last_times().fused_lanes == 1);  // no lane program for pair steps
       CHECK(fused.last_times().fused_rotations_per_block <= 1);
-      if (cluster > 1) CHECK(fused.last_times().fused_cluster_blocks == cluster);
+      if (cluster > 1) {
+        CHECK(fused.last_times().fused_cluster_blocks == cluster);
+        CHECK(fused.last_times().fused_cluster_points == (points == 0 ? 8u : points));
+      }
     }
   }
   // The shapes without a pair step are refused, with the reason.

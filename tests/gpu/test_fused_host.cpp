@@ -976,8 +976,9 @@ TEST_CASE("unrolled key: each engine's slot roots; the cuFFT and fused data flow
   const std::vector<DataFlowCase> cases = {
       {toy_insecure(), {{1, 1}, {2, 1}, {4, 1}, {1, 1, 2}, {1, 1, 4}}},
       {toy_k2_insecure(), {{1, 1}, {3, 1}, {6, 1}, {1, 1, 3}, {1, 1, 6}}},
-      {gpu::test::odd_n_insecure(512, 1), {{1, 1}, {2, 1}, {1, 1, 2}}},
-      {sized_insecure(2048, 2), {{1, 1}, {1, 1, 3}}}};
+      // Wide clusters (4 points per thread): N = 512 .. 2048.
+      {gpu::test::odd_n_insecure(512, 1), {{1, 1}, {2, 1}, {1, 1, 2}, {1, 1, 2, 1, 4}}},
+      {sized_insecure(2048, 2), {{1, 1}, {1, 1, 3}, {1, 1, 3, 1, 4}}}};
   for (const DataFlowCase& cs : cases) {
     INFO("parameter set " << cs.p.name);
     const std::uint32_t N = cs.p.polynomial_size;
@@ -1003,7 +1004,8 @@ TEST_CASE("unrolled key: each engine's slot roots; the cuFFT and fused data flow
   // Shapes without a pair step; a probe that is no set of odd roots gives none.
   CHECK_FALSE(fz::valid_unrolled(fz::LaunchShape{1, 2}));
   CHECK_FALSE(fz::valid_unrolled(fz::LaunchShape{1, 1, 1, 2}));
-  CHECK_FALSE(fz::valid_unrolled(fz::LaunchShape{1, 1, 2, 1, 4}));
+  CHECK_FALSE(fz::valid_unrolled(fz::LaunchShape{1, 1, 1, 1, 4}));  // 4 points: clusters only
+  CHECK(fz::valid_unrolled(fz::LaunchShape{1, 1, 2, 1, 4}));
   std::vector<k::Complex> bad(8, k::Complex{1, 0});  // zeta^0 everywhere
   CHECK(gd::slot_root_exponents(bad, 16).empty());
   bad = {{std::cos(std::numbers::pi / 16), std::sin(std::numbers::pi / 16)}, {std::cos(std::numbers::pi / 16), std::sin(std::numbers::pi / 16)}};
@@ -1014,7 +1016,11 @@ TEST_CASE("unrolled key: the data flow equals the CPU backend on tfhe_lib_128",
           "[gpu-host][fused][unroll]") {
   const std::uint64_t seed = catch_seed(0x2012);
   check_lib128_flow(2, 0, {}, seed);  // the cuFFT engine
-  check_lib128_flow(2, 1, {fz::LaunchShape{1, 1}, fz::LaunchShape{1, 1, 6}}, seed);
+  // 1x1, c6 and w6 (a wide cluster: 4 points per thread).
+  check_lib128_flow(2, 1,
+                    {fz::LaunchShape{1, 1}, fz::LaunchShape{1, 1, 6},
+                     fz::LaunchShape{1, 1, 6, 1, 4}},
+                    seed);
 }
 
 TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", "[gpu-host][fused]") {
