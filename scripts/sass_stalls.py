@@ -27,11 +27,11 @@ import re
 import sys
 
 PRODUCERS = (
-    ("mbarrier wait", ("SYNCS.PHASECHK",)),
-    ("local load (spill)", ("LDL",)),
-    ("global load", ("LDG",)),
-    ("generic load", ("LD.", "LD ")),
-    ("shared load", ("LDS",)),
+    ("mbarrier wait", "SYNCS.PHASECHK"),
+    ("local load (spill)", "LDL"),
+    ("global load", "LDG"),
+    ("generic load", "LD."),
+    ("shared load", "LDS"),
 )
 
 
@@ -91,7 +91,8 @@ def written(opcode, operands):
 def read(opcode, guard, operands):
     """The registers and predicates an instruction reads."""
     sources = {guard} if guard else set()
-    start = 0 if opcode.startswith(("ST", "RED", "BRA", "CCTL")) or not written(opcode, operands) else 1
+    stores = opcode.startswith(("ST", "RED", "BRA", "CCTL"))
+    start = 0 if stores or not written(opcode, operands) else 1
     for operand in operands[start:]:
         sources |= registers(operand)
         sources |= set(re.findall(r"\b(U?P[0-6T]?)\b", operand)) - {"PT", "UPT"}
@@ -99,8 +100,9 @@ def read(opcode, guard, operands):
 
 
 def producer_class(opcode):
-    for name, prefixes in PRODUCERS:
-        if any(opcode.startswith(p) or (opcode + " ").startswith(p) for p in prefixes):
+    """PRODUCERS' name of the opcode (LD alone or LD.*: a generic load), else "other"."""
+    for name, prefix in PRODUCERS:
+        if (opcode + ".").startswith(prefix):
             return name
     return "other"
 
@@ -127,10 +129,10 @@ def main():
         return int(cell) if cell.strip().isdigit() else 0
 
     code = [parse(row[column["Source"]]) for row in rows]
+    per_row = [{reason: count(row, reason) for reason in reasons} for row in rows]
     totals = collections.Counter()
-    for row in rows:
-        for reason in reasons:
-            totals[reason] += count(row, reason)
+    for row in per_row:
+        totals.update(row)
     samples = sum(totals.values())
     if samples == 0:
         sys.exit(f"sass_stalls: {args.csv}: no stall samples")
@@ -141,8 +143,8 @@ def main():
 
     long_sb = collections.Counter()
     if "stall_long_sb" in column:
-        for k, row in enumerate(rows):
-            n = count(row, "stall_long_sb")
+        for k, row in enumerate(per_row):
+            n = row["stall_long_sb"]
             if not n:
                 continue
             guard, opcode, operands = code[k]
@@ -160,15 +162,17 @@ def main():
         for source, n in long_sb.most_common():
             print(f"  {source:22s} {n:8d} {100 * n / total_long:5.1f}%")
 
-    ranked = sorted(range(len(rows)), key=lambda k: -sum(count(rows[k], r) for r in reasons))
+    row_samples = [sum(row.values()) for row in per_row]
+    ranked = sorted(range(len(rows)), key=lambda k: -row_samples[k])
     print(f"top {args.top} instructions by samples:")
     for k in ranked[:args.top]:
-        n = sum(count(rows[k], r) for r in reasons)
+        n = row_samples[k]
         if n == 0:
             break
-        parts = sorted(((count(rows[k], r), r[6:]) for r in reasons), reverse=True)[:2]
+        parts = sorted(((c, r[6:]) for r, c in per_row[k].items()), reverse=True)[:2]
         why = ", ".join(f"{r} {c}" for c, r in parts if c)
-        print(f"  {n:7d} {100 * n / samples:5.1f}%  {rows[k][column['Source']].strip()[:60]:60s} {why}")
+        source = rows[k][column["Source"]].strip()[:60]
+        print(f"  {n:7d} {100 * n / samples:5.1f}%  {source:60s} {why}")
 
 
 if __name__ == "__main__":

@@ -528,18 +528,20 @@ TG_UNROLL
   }
 }
 
-// Thread t of a group, a pair step: sum_c += sum_g (digits * f_g) * row_g[c], row_g: key row q
-// of the pair's GGSW g (row + g * ggsw, in device memory when Global, else staged in shared
-// memory), f_g = zeta^(t_s e_g) - 1 at the point's slot s (kernel_math.hpp), e: each lane's
-// three exponents.
-template <unsigned K1, bool Global = true, class Regs, class Groups>
-TG_HD void multiply_row_pair(Regs& R, std::uint32_t t, const Groups& f, const Complex* row,
-                             std::size_t ggsw, PerLane<PairExponents, Regs::lanes> e,
-                             const StepInputs& in) {
+// A thread's pair step: sum_c += sum_g (digits * f_g) * row_g[c], row_g: key row q of the
+// pair's GGSW g (row + g * ggsw, in device memory when Global, else staged in shared memory),
+// f_g = zeta^(t_s e_g) - 1 at the point's slot s (kernel_math.hpp), e: each lane's three
+// exponents; register r's point at key slot slot_of(r) (the 8-point groups' r T + t, or a
+// wide cluster's, fused_wide.hpp).
+template <unsigned K1, bool Global = true, class Regs, class Groups, class Slot>
+TG_HD void multiply_row_pair_at(Regs& R, const Groups& f, const Complex* row, std::size_t ggsw,
+                                PerLane<PairExponents, Regs::lanes> e, const StepInputs& in,
+                                Slot slot_of) {
+  constexpr unsigned points = std::extent_v<decltype(Regs::v)>;
   const std::uint32_t N = 2 * f.M;
 TG_UNROLL
-  for (unsigned r = 0; r < points_per_thread; ++r) {
-    const std::uint32_t slot = r * f.T + t;
+  for (unsigned r = 0; r < points; ++r) {
+    const std::uint32_t slot = slot_of(r);
     const std::uint32_t root = in.roots[slot];
 TG_UNROLL
     for (unsigned g = 0; g < 3; ++g) {
@@ -557,6 +559,15 @@ TG_UNROLL
       }
     }
   }
+}
+
+// Thread t of an 8-point group, a pair step (multiply_row_pair_at at slots r T + t).
+template <unsigned K1, bool Global = true, class Regs, class Groups>
+TG_HD void multiply_row_pair(Regs& R, std::uint32_t t, const Groups& f, const Complex* row,
+                             std::size_t ggsw, PerLane<PairExponents, Regs::lanes> e,
+                             const StepInputs& in) {
+  multiply_row_pair_at<K1, Global>(R, f, row, ggsw, e, in,
+                                   [&](unsigned r) { return r * f.T + t; });
 }
 
 // Thread t of a group, after the twisted inverse transform: a.lane[p] += round(untwisted v)

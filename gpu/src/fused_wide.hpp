@@ -169,9 +169,9 @@ TG_HD G cluster_groups(const detail::Shape& s, std::uint32_t blocks, unsigned ch
 // point 4t + r, is at (4b + r) T + t of block c's inbox. The key rows come through the key
 // stage as in the 8-point program (first: the rotation's first step). Pair: an unrolled key's
 // pair step on the three GGSW at in.key_step, switched masks power, second: the digits of
-// acc itself, each row's products with the three GGSW times their rotation factors, as
-// multiply_row_pair does them point by point (the same operations in the same order, so the
-// same words).
+// acc itself, each row's products with the three GGSW times their rotation factors by the
+// 8-point program's multiply_row_pair_at (the same operations in the same order, so the same
+// words).
 template <unsigned K1, class G, bool Pair = false, class Block>
 TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                              unsigned char* base, std::uint32_t power, const StepInputs& in,
@@ -179,10 +179,9 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
   static_assert(is_wide<G>);
   const G f = cluster_groups<G>(s, blocks, base, in.W);
   constexpr std::uint32_t M = G::M, N = 2 * M, T = G::T;
-  constexpr std::uint32_t ggsws = Pair ? 3 : 1;
   const std::uint32_t l = s.bk_level_count, rows = s.rows();
   const ClusterMemory mem = cluster_memory(s, blocks, base);
-  if (first) fetch_key_rows<K1>(blk, mem, in.key_step, 0, ggsws, rows, blocks, M);
+  if (first) fetch_key_rows<K1>(blk, mem, in.key_step, 0, Pair ? 3 : 1, rows, blocks, M);
   blk.each([&](unsigned, auto& R) {
 TG_UNROLL
     for (unsigned c = 0; c < K1; ++c) {
@@ -208,28 +207,22 @@ TG_UNROLL
     });
     wide::forward_transform(blk, f);
     // sum_c += digits * BK_i[q][c] at spectrum points 4t + r (key_slot order), from the stage;
-    // Pair: sum_c += sum_g (digits * f_g) * BK_g[q][c], f_g = zeta^(root e_g) - 1 at the slot.
+    // Pair: the 8-point program's products (multiply_row_pair_at) at those slots.
     blk.each([&](unsigned tid, auto& R) {
       blk.wait_fetched(tid, mem.signals, key_arrived);
       const Complex* row = blk.local(mem.stage, tid);
       const std::uint32_t t = f.thread(tid);
+      auto slot_of = [&](unsigned r) { return key_slot(points * t + r, fft_threads(M)); };
+      if constexpr (Pair) {
+        multiply_row_pair_at<K1, false>(R, f, row, std::size_t{K1} * M,
+                                        {{pair_exponents(power, second, N)}}, in, slot_of);
+      } else {
 TG_UNROLL
-      for (unsigned r = 0; r < points; ++r) {
-        const std::uint32_t slot = key_slot(points * t + r, fft_threads(M));
-        if constexpr (Pair) {
-          const PairExponents e = pair_exponents(power, second, N);
-          const std::uint32_t root = in.roots[slot];
+        for (unsigned c = 0; c < K1; ++c) {
 TG_UNROLL
-          for (unsigned g = 0; g < ggsws; ++g) {
-            const Complex w = times(R.v[r], rotation_factor(in.unit, root, e.e[g], N));
-TG_UNROLL
-            for (unsigned c = 0; c < K1; ++c) {
-              multiply_add(R.sum[c][r], w, row[(std::size_t{g} * K1 + c) * M + slot]);
-            }
+          for (unsigned r = 0; r < points; ++r) {
+            multiply_add(R.sum[c][r], R.v[r], row[c * M + slot_of(r)]);
           }
-        } else {
-TG_UNROLL
-          for (unsigned c = 0; c < K1; ++c) multiply_add(R.sum[c][r], R.v[r], row[c * M + slot]);
         }
       }
     });
