@@ -461,8 +461,9 @@ TG_HD std::uint32_t opaque(std::uint32_t x) {
 // Thread t of a group: the digits of level `level` of (X^power - 1) a for each lane p
 // (x.lane[p]), folded and twisted as a twisted forward transform takes them
 // (twisted_input), at the first pass's points. Plain: the digits of a itself, not rotated
-// (an unrolled key's pair step).
-template <bool Plain = false, class Regs, class Groups>
+// (an unrolled key's pair step). Flat: rotated by rotate_minus_one_flat (the cluster program)
+// instead of rotate_minus_one (the same words).
+template <bool Plain = false, bool Flat = false, class Regs, class Groups>
 TG_HD void load_digits(Regs& R, std::uint32_t t, const Groups& f,
                        PerLane<DigitSource, Regs::lanes> x, std::uint32_t level,
                        const StepInputs& in) {
@@ -477,6 +478,9 @@ TG_UNROLL
       if constexpr (Plain) {
         lo = x.lane[p].a[j];
         hi = x.lane[p].a[j + M];
+      } else if constexpr (Flat) {
+        lo = rotate_minus_one_flat(x.lane[p].a, x.lane[p].power, j, N);
+        hi = rotate_minus_one_flat(x.lane[p].a, x.lane[p].power, j + M, N);
       } else {
         lo = rotate_minus_one(x.lane[p].a, x.lane[p].power, j, N);
         hi = rotate_minus_one(x.lane[p].a, x.lane[p].power, j + M, N);
@@ -1049,9 +1053,9 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
   for (std::uint32_t x = 0; x < rows / blocks; ++x) {
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = blk.rank(tid) + blocks * x;
-      load_digits<Pair>(R, f.thread(tid), f,
-                        {{DigitSource{blk.local(mem.acc, tid) + std::size_t{q / l} * N, power}}},
-                        q % l + 1, in);
+      load_digits<Pair, true>(
+          R, f.thread(tid), f,
+          {{DigitSource{blk.local(mem.acc, tid) + std::size_t{q / l} * N, power}}}, q % l + 1, in);
     });
     forward_transform<true>(blk, f);
     blk.each([&](unsigned tid, auto& R) {

@@ -146,6 +146,7 @@ TEST_CASE("kernel math: test vector, rotation and sample extraction equal core's
       multiply_by_monomial(a, power, rotated);
       for (std::uint32_t j = 0; j < N; ++j) {
         REQUIRE(k::rotate_minus_one(a.data(), power, j, N) == rotated[j] - a[j]);
+        REQUIRE(k::rotate_minus_one_flat(a.data(), power, j, N) == rotated[j] - a[j]);
       }
     }
   }
