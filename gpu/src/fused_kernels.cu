@@ -241,8 +241,11 @@ __device__ inline void wait_signal_phase(std::uint64_t* bar, std::uint32_t parit
 template <class Regs>
 struct DeviceClusterBlock : fused::DeviceBlock<Regs> {
   std::uint32_t parities = 0;  // bit i: the parity of the next phase mbarrier i completes
+  fused::ClusterRoles roles_{};  // this block's, set once by the kernel
   __device__ void cluster_sync() { cooperative_groups::this_cluster().sync(); }
   __device__ unsigned rank(unsigned) const { return cooperative_groups::this_cluster().block_rank(); }
+  __device__ std::uint32_t inboxes() const { return roles_.inboxes; }
+  __device__ fused::ClusterRoles roles(unsigned) const { return roles_; }
   template <class U>
   __device__ U* local(U* p, unsigned) const {
     return p;
@@ -295,7 +298,7 @@ struct DeviceClusterBlock : fused::DeviceBlock<Regs> {
 #endif
 
 // One rotation per cluster of `blocks` blocks (the grid: whole clusters), each block of one
-// group: every block loads the whole accumulator into its copy, rank c < k+1 stores column c.
+// group: every block loads the whole accumulator into its copy, the owner of column c stores it.
 // Blocks of T = N/16 <= 256 threads: the registers are never capped below what the program
 // needs.
 template <unsigned K1, class Groups, bool Unrolled = false>
@@ -304,13 +307,14 @@ __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
     std::uint32_t blocks, const Complex* key, fused::StepInputs in) {
 #if defined(TG_CLUSTER_CODE)
   TG_DYNAMIC_SHARED(shared);
-  const fused::ClusterMemory mem = fused::cluster_memory(s, blocks, shared);
+  const fused::ClusterRoles roles =
+      fused::cluster_roles(s, blocks, cooperative_groups::this_cluster().block_rank());
+  const fused::ClusterMemory mem = fused::cluster_memory(s, blocks, roles.inboxes, shared);
   Torus32* copy = mem.acc;
   constexpr bool wide = fused::wide::is_wide<Groups>;  // 4 points per thread (fused_wide.hpp)
   using Regs = std::conditional_t<wide, fused::wide::Regs<K1>, fused::RotationRegs<K1>>;
   Regs regs;
-  DeviceClusterBlock<Regs> blk{{regs, threadIdx.x}};
-  const unsigned rank = blk.rank(threadIdx.x);
+  DeviceClusterBlock<Regs> blk{{regs, threadIdx.x}, 0, roles};
   blk.init_signals(mem.signals);  // visible after the cluster barrier a rotation starts with
   for (std::uint64_t rotation = blockIdx.x / blocks; rotation < capacity;
        rotation += gridDim.x / blocks) {
@@ -323,8 +327,8 @@ __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
       fused::cluster_blind_rotate<K1, Groups, Unrolled>(blk, s, blocks, shared,
                                                         powers + rotation * s.n, key, in);
     }
-    if (rank < K1) {
-      const std::size_t column = std::size_t{rank} * s.N;
+    if (const std::uint32_t c = roles.owned; c < K1) {
+      const std::size_t column = std::size_t{c} * s.N;
       for (std::uint32_t w = threadIdx.x; w < s.N; w += blockDim.x) {
         acc_global[at + column + w] = copy[column + w];
       }

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "batch_plan.hpp"
 #include "fused_fft.hpp"
@@ -180,36 +181,129 @@ TG_HD bool valid_unrolled(const LaunchShape& b) {
 // Rotations a block runs at once: R slots of P lanes.
 TG_HD std::uint32_t block_rotations(const LaunchShape& b) { return b.rotations * b.lanes; }
 
-// A block of a cluster of C blocks: its exchange buffer; its inbox, C slots of M points where
-// block b sends its partial product c when this block is c < k+1 (slot b; point Pt + r at
-// (bP + r)T + t, P points per thread); a copy of the whole accumulator (k+1 columns of N
-// words): block c < k+1 owns column c and sends it into the others' copies after each step
-// (push_columns), so that every block decomposes from its own shared memory; its key stage,
-// the key rows of its next products (one digit row of the 1 or, with an unrolled key's pair
-// steps, 3 GGSW samples a step reads; fetch_key_rows); then its three mbarriers, the signals
-// that its partials, its columns and its key rows have arrived (cluster_signals).
+// A block of a cluster of C blocks (rows q = b, b + C, ... for block b, each decomposing
+// column q / l): its exchange buffer; its inbox, C slots of M points where block b sends its
+// partial product c when this block owns column c (column_owner; slot b; point Pt + r at
+// (bP + r)T + t, P points per thread), twice over where the inbox alternates between two
+// buffers by step (cluster_inboxes); a copy of the whole accumulator (k+1 columns of N
+// words): the owner of column c sends it into the copies of the blocks that decompose it
+// after each step (push_columns), so that every block decomposes from its own shared memory;
+// its key stage, the key rows of its next products (one digit row of the 1 or, with an
+// unrolled key's pair steps, 3 GGSW samples a step reads; fetch_key_rows); then its
+// mbarriers, the signals that its partials (one per inbox buffer), its columns and its key
+// rows have arrived (cluster_signals).
+//
+// The owner of column c: block c l with C = (k+1)l, whose one row decomposes column c (so it
+// sends the column to the l - 1 other blocks of rows c l .. c l + l - 1), else block c.
+TG_HD std::uint32_t column_owner(std::uint32_t c, std::uint32_t blocks, const detail::Shape& s) {
+  return blocks == s.rows() ? c * s.bk_level_count : c;
+}
+// The column block b owns, or k+1 if none.
+TG_HD std::uint32_t owned_column(std::uint32_t b, std::uint32_t blocks, const detail::Shape& s) {
+  for (std::uint32_t c = 0; c < s.k1(); ++c) {
+    if (column_owner(c, blocks, s) == b) return c;
+  }
+  return s.k1();
+}
+// Whether one of block b's rows decomposes column c.
+TG_HD bool decomposes_column(std::uint32_t b, std::uint32_t c, std::uint32_t blocks,
+                             const detail::Shape& s) {
+  for (std::uint32_t q = b; q < s.rows(); q += blocks) {
+    if (q / s.bk_level_count == c) return true;
+  }
+  return false;
+}
+// Shared memory a cluster's block may have: compute capability 9.0's 227 KiB per block.
+inline constexpr std::size_t cluster_shared_room = 227 * 1024;
+TG_HD std::size_t cluster_block_bytes_with(const detail::Shape& s, std::uint32_t blocks,
+                                           std::uint32_t inboxes);
+// The inbox buffers of a cluster's block: 2 where some block decomposes no row of some column
+// (C = (k+1)l with k+1 > 1 columns), so that the owners send each column only to the blocks
+// that decompose it and each block waits for those columns alone (docs/gpu.md section 6.16:
+// the order of a step then needs the inbox to alternate), unless two do not fit in
+// cluster_shared_room; else 1, and every owner sends its column to every block.
+TG_HD std::uint32_t cluster_inboxes(const detail::Shape& s, std::uint32_t blocks) {
+  bool every = true;
+  for (std::uint32_t b = 0; b < blocks; ++b) {
+    for (std::uint32_t c = 0; c < s.k1(); ++c) every = every && decomposes_column(b, c, blocks, s);
+  }
+  return !every && cluster_block_bytes_with(s, blocks, 2) <= cluster_shared_room ? 2 : 1;
+}
+// Whether column c goes to block b (the owner's push), and the bytes of columns block b
+// receives a step.
+TG_HD bool receives_column(std::uint32_t b, std::uint32_t c, std::uint32_t blocks,
+                           std::uint32_t inboxes, const detail::Shape& s) {
+  return column_owner(c, blocks, s) != b && (inboxes == 1 || decomposes_column(b, c, blocks, s));
+}
+TG_HD std::uint32_t received_column_bytes(std::uint32_t b, std::uint32_t blocks,
+                                          std::uint32_t inboxes, const detail::Shape& s) {
+  std::uint32_t columns = 0;
+  for (std::uint32_t c = 0; c < s.k1(); ++c) columns += receives_column(b, c, blocks, inboxes, s);
+  return columns * s.N * static_cast<std::uint32_t>(sizeof(Torus32));
+}
 TG_HD std::size_t cluster_partials_offset(const detail::Shape& s) {
   return std::size_t{buffer_points(s.M())} * sizeof(Complex);
 }
-TG_HD std::size_t cluster_accumulator_offset(const detail::Shape& s, std::uint32_t blocks) {
-  return cluster_partials_offset(s) + std::size_t{blocks} * s.M() * sizeof(Complex);
+TG_HD std::size_t cluster_accumulator_offset_with(const detail::Shape& s, std::uint32_t blocks,
+                                                  std::uint32_t inboxes) {
+  return cluster_partials_offset(s) + std::size_t{inboxes} * blocks * s.M() * sizeof(Complex);
 }
-TG_HD std::size_t cluster_stage_offset(const detail::Shape& s, std::uint32_t blocks) {
-  return cluster_accumulator_offset(s, blocks) + std::size_t{s.k1()} * s.N * sizeof(Torus32);
+TG_HD std::size_t cluster_stage_offset_with(const detail::Shape& s, std::uint32_t blocks,
+                                            std::uint32_t inboxes) {
+  return cluster_accumulator_offset_with(s, blocks, inboxes) +
+         std::size_t{s.k1()} * s.N * sizeof(Torus32);
 }
 // GGSW samples whose rows a cluster block's key stage holds at most: 3 in an unrolled key's
 // pair step, else 1.
 TG_HD std::uint32_t cluster_stage_ggsws(const detail::Shape& s) { return s.unroll == 2 ? 3 : 1; }
-TG_HD std::size_t cluster_signals_offset(const detail::Shape& s, std::uint32_t blocks) {
-  return cluster_stage_offset(s, blocks) +
+TG_HD std::size_t cluster_signals_offset_with(const detail::Shape& s, std::uint32_t blocks,
+                                              std::uint32_t inboxes) {
+  return cluster_stage_offset_with(s, blocks, inboxes) +
          std::size_t{cluster_stage_ggsws(s)} * s.k1() * s.M() * sizeof(Complex);
 }
-inline constexpr unsigned cluster_signals = 3;  // partials_arrived, columns_arrived, key_arrived
-inline constexpr unsigned partials_arrived = 0, columns_arrived = 1, key_arrived = 2;
+// partials_arrived + i: inbox buffer i's partials.
+inline constexpr unsigned cluster_signals = 4;
+inline constexpr unsigned partials_arrived = 0, columns_arrived = 2, key_arrived = 3;
 // Rounded up to 16 bytes (the host runs a cluster's blocks one after the other in memory).
+TG_HD std::size_t cluster_block_bytes_with(const detail::Shape& s, std::uint32_t blocks,
+                                           std::uint32_t inboxes) {
+  return (cluster_signals_offset_with(s, blocks, inboxes) +
+          cluster_signals * sizeof(std::uint64_t) + 15) / 16 * 16;
+}
+TG_HD std::size_t cluster_accumulator_offset(const detail::Shape& s, std::uint32_t blocks) {
+  return cluster_accumulator_offset_with(s, blocks, cluster_inboxes(s, blocks));
+}
+TG_HD std::size_t cluster_stage_offset(const detail::Shape& s, std::uint32_t blocks) {
+  return cluster_stage_offset_with(s, blocks, cluster_inboxes(s, blocks));
+}
+TG_HD std::size_t cluster_signals_offset(const detail::Shape& s, std::uint32_t blocks) {
+  return cluster_signals_offset_with(s, blocks, cluster_inboxes(s, blocks));
+}
 TG_HD std::size_t cluster_block_bytes(const detail::Shape& s, std::uint32_t blocks) {
-  return (cluster_signals_offset(s, blocks) + cluster_signals * sizeof(std::uint64_t) + 15) / 16 *
-         16;
+  return cluster_block_bytes_with(s, blocks, cluster_inboxes(s, blocks));
+}
+
+// What block `rank` of a cluster does with the columns, worked out once per kernel (the
+// functions above divide by l and loop; a step reads these): the inbox buffers, the column it
+// owns (k+1: none), the owner of each column (4 bits each), the blocks that receive its column
+// (bit b) and the bytes of the columns it receives a step.
+struct ClusterRoles {
+  std::uint32_t inboxes;
+  std::uint32_t owned;
+  std::uint32_t owners;
+  std::uint32_t receivers;
+  std::uint32_t received_bytes;
+  TG_HD std::uint32_t owner(std::uint32_t c) const { return (owners >> (4 * c)) & 15u; }
+};
+TG_HD ClusterRoles cluster_roles(const detail::Shape& s, std::uint32_t blocks,
+                                 std::uint32_t rank) {
+  ClusterRoles r{cluster_inboxes(s, blocks), owned_column(rank, blocks, s), 0, 0, 0};
+  for (std::uint32_t c = 0; c < s.k1(); ++c) r.owners |= column_owner(c, blocks, s) << (4 * c);
+  for (std::uint32_t b = 0; b < blocks && r.owned < s.k1(); ++b) {
+    if (receives_column(b, r.owned, blocks, r.inboxes, s)) r.receivers |= 1u << b;
+  }
+  r.received_bytes = received_column_bytes(rank, blocks, r.inboxes, s);
+  return r;
 }
 
 // Threads of one block, and its shared memory: R*G*P exchange buffers of buffer_points(M)
@@ -849,22 +943,30 @@ TG_HD BlockMemory block_memory(unsigned char* base, const LaunchShape& shape,
 // bounds it near 0.76 ms (docs/gpu.md section 6). A cluster of C blocks (compute capability
 // 9.0: co-scheduled, each may write the others' shared memory) splits each step over C SMs:
 // block b transforms digit rows b, b + C, ... and multiplies them by their key rows; it sends
-// its partial product c into slot b of block c's inbox (block c < k+1 keeps its own in
-// place); block c, once all have arrived, sums them in rank order (the one-block program's
-// group order: the same words as G = C), transforms the sum back and adds it into accumulator
-// column c of its copy of the accumulator, then sends the column into the other blocks'
-// copies (push_columns), so that each block decomposes from its own shared memory.
+// its partial product c into slot b of the inbox of column c's owner (column_owner: block c l
+// with C = (k+1)l, else block c; the owner keeps its own in place); the owner, once all have
+// arrived, sums them in rank order (the one-block program's group order: the same words as
+// G = C), transforms the sum back and adds it into accumulator column c of its copy of the
+// accumulator, then sends the column into the copies of the blocks that decompose it
+// (push_columns), so that each block decomposes from its own shared memory.
 //
 // No cluster barrier in a step (docs/gpu.md section 6.12): every transfer is an asynchronous
 // store into the receiver's shared memory (st.async) that completes on one of the receiver's
-// mbarriers, which counts the bytes (partials_arrived: the k+1 owners, (C-1)M points a step;
-// columns_arrived: every block, its k+1 columns but its own), and the receiver waits for its
-// mbarrier's phase (Block::wait_signal), not for the whole cluster. The order of a step needs
-// no more: block b sends its step i+1 partials only after all k+1 columns of step i arrived,
-// and owner c sent its column only after it had read its inbox of step i, so no slot is
-// written while it is read; owner c sends its column of step i+1 only after every block's
-// partials of step i+1 arrived, which each block sends only after its decomposition has read
-// its copy, so no copy is written while it is read.
+// mbarriers, which counts the bytes (partials_arrived + i, the owners' inbox buffer i:
+// (C-1)M points a step; columns_arrived: the columns a block decomposes and does not own), and
+// the receiver waits for its mbarrier's phase (Block::wait_signal), not for the whole cluster.
+// With one inbox buffer (cluster_inboxes: every block decomposes every column, or two do not
+// fit) every owner sends its column to every block, and the order of a step needs no more:
+// block b sends its step i+1 partials only after all k+1 columns of step i arrived, and owner
+// c sent its column only after it had read its inbox of step i, so no slot is written while it
+// is read. With two (docs/gpu.md section 6.16), step i's partials go into buffer i mod 2 and
+// complete on its own mbarrier, and a block waits only for the columns it decomposes: block b
+// writes buffer i+1 mod 2 of owner o at step i+1 only after the column of step i that its row
+// decomposes was summed (by b itself, or by an owner that waited for o's partials of step i),
+// and o sent those only after it had read buffer i-1 mod 2 = i+1 mod 2 at step i-1; nor can
+// they arrive before o's phase of step i-1 completed. Either way owner c sends its column of
+// step i+1 only after every block's partials of step i+1 arrived, which each block sends only
+// after its decomposition has read its copy, so no copy is written while it is read.
 //
 // Each block's key rows come into its key stage (docs/gpu.md section 6.13): its products wait
 // for the stage's mbarrier key_arrived, and only after a block barrier behind them (every
@@ -875,7 +977,8 @@ TG_HD BlockMemory block_memory(unsigned char* base, const LaunchShape& shape,
 // nothing, and its first fetches its own first rows.
 //
 // A cluster Block has, beside each/sync: cluster_sync() (every thread of every block of the
-// cluster), rank(tid) (the block of thread tid), local(p, tid) and remote(p, b): for a pointer
+// cluster), rank(tid) (the block of thread tid), inboxes() and roles(tid) (cluster_inboxes and
+// the ClusterRoles of thread tid's block), local(p, tid) and remote(p, b): for a pointer
 // p into shared memory as `base` lays it out, the same place in the calling thread's own block
 // and in block b; send(p, b, v, signals) (v, 16 bytes, into place p of block b, completing on
 // its signals' mbarrier), wait_signal(tid, signals, which, bytes) (a block's threads wait
@@ -888,29 +991,32 @@ TG_HD BlockMemory block_memory(unsigned char* base, const LaunchShape& shape,
 // of C*T threads, block b's memory at base + b * cluster_block_bytes, each phase for every
 // thread in turn, so its sends and fetches are plain copies and its waits nothing.
 
-// The FFT groups of a cluster's block program: one per block, T threads each.
+// The FFT groups of a cluster's block program: one per block, T threads each (inboxes: the
+// blocks' inbox buffers, ClusterRoles).
 template <class Groups = FftGroups>
-TG_HD Groups cluster_groups(const detail::Shape& s, std::uint32_t blocks, unsigned char* base,
-                            const Complex* W) {
+TG_HD Groups cluster_groups(const detail::Shape& s, std::uint32_t blocks, std::uint32_t inboxes,
+                            unsigned char* base, const Complex* W) {
   Groups f = make_groups<Groups>(s.M(), reinterpret_cast<Complex*>(base), W);
-  f.stride = cluster_block_bytes(s, blocks) / sizeof(Complex);
+  f.stride = cluster_block_bytes_with(s, blocks, inboxes) / sizeof(Complex);
   return f;
 }
 
-// Where a cluster's block keeps its inbox, its copy of the accumulator, its key stage and its
-// mbarriers.
+// Where a cluster's block keeps its inbox (inboxes buffers), its copy of the accumulator,
+// its key stage and its mbarriers.
 struct ClusterMemory {
   Complex* inbox;
   Torus32* acc;
   Complex* stage;
   std::uint64_t* signals;
+  std::uint32_t inboxes;
 };
 TG_HD ClusterMemory cluster_memory(const detail::Shape& s, std::uint32_t blocks,
-                                   unsigned char* base) {
+                                   std::uint32_t inboxes, unsigned char* base) {
   return {reinterpret_cast<Complex*>(base + cluster_partials_offset(s)),
-          reinterpret_cast<Torus32*>(base + cluster_accumulator_offset(s, blocks)),
-          reinterpret_cast<Complex*>(base + cluster_stage_offset(s, blocks)),
-          reinterpret_cast<std::uint64_t*>(base + cluster_signals_offset(s, blocks))};
+          reinterpret_cast<Torus32*>(base + cluster_accumulator_offset_with(s, blocks, inboxes)),
+          reinterpret_cast<Complex*>(base + cluster_stage_offset_with(s, blocks, inboxes)),
+          reinterpret_cast<std::uint64_t*>(base + cluster_signals_offset_with(s, blocks, inboxes)),
+          inboxes};
 }
 
 // A cluster's block: its rows of the next step towards L2 (prefetch_span), where there is one.
@@ -961,43 +1067,47 @@ TG_HD void fetch_next_key_rows(Block& blk, const ClusterMemory& mem, const StepI
 }
 
 // Every thread of a cluster's block b, after its rows: its partial product c into slot b of
-// block c's inbox, point Pt + r at (bP + r)T + t (P: the thread's points, 8, or 4 in a wide
-// cluster), sent for c != b and stored in place for c = b; then block c < K1 waits until the
-// other C - 1 blocks' partials have arrived and sums the C slots in rank order into its
-// registers (InFlight at a time, sum_partials), while the other blocks take zeros (and idle
-// along in the inverse transform).
+// the inbox of column c's owner o (buffer `parity` of it where there are two), point Pt + r at
+// (bP + r)T + t (P: the thread's points, 8, or 4 in a wide cluster), sent for o != b and
+// stored in place for o = b; then each owner waits until the other C - 1 blocks' partials have
+// arrived and sums the C slots in rank order into its registers (InFlight at a time,
+// sum_partials), while the other blocks take zeros (and idle along in the inverse transform).
 template <unsigned K1, unsigned InFlight, class Block, class Groups>
 TG_HD void exchange_partials(Block& blk, const Groups& f, const ClusterMemory& mem,
-                             std::uint32_t blocks) {
+                             std::uint32_t blocks, std::uint32_t parity) {
+  const std::uint32_t buffer = mem.inboxes == 2 ? parity : 0;
+  Complex* const inbox = mem.inbox + std::size_t{buffer} * blocks * f.M;
   blk.each([&](unsigned tid, auto& R) {
     constexpr unsigned P = std::extent_v<decltype(R.v)>;
     const std::uint32_t b = blk.rank(tid), t = f.thread(tid);
+    const ClusterRoles roles = blk.roles(tid);
 TG_UNROLL
     for (unsigned c = 0; c < K1; ++c) {
+      const std::uint32_t owner = roles.owner(c);
 TG_UNROLL
       for (unsigned r = 0; r < P; ++r) {
         const std::size_t at = (std::size_t{b} * P + r) * f.T + t;
-        if (c == b) {
-          blk.local(mem.inbox, tid)[at] = R.sum[c][r];  // read back by this thread alone
+        if (owner == b) {
+          blk.local(inbox, tid)[at] = R.sum[c][r];  // read back by this thread alone
         } else {
-          blk.send(mem.inbox + at, c, R.sum[c][r], mem.signals);
+          blk.send(inbox + at, owner, R.sum[c][r], mem.signals + partials_arrived + buffer);
         }
       }
     }
   });
   blk.each([&](unsigned tid, auto& R) {
     constexpr unsigned P = std::extent_v<decltype(R.v)>;
-    const std::uint32_t c = blk.rank(tid), t = f.thread(tid);
-    if (c >= K1) {
+    const std::uint32_t t = f.thread(tid);
+    if (blk.roles(tid).owned >= K1) {
 TG_UNROLL
       for (unsigned r = 0; r < P; ++r) R.v[r] = Complex{0, 0};
       return;
     }
-    blk.wait_signal(tid, mem.signals, partials_arrived,
+    blk.wait_signal(tid, mem.signals, partials_arrived + buffer,
                     (blocks - 1) * f.M * static_cast<std::uint32_t>(sizeof(Complex)));
-    const Complex* inbox = blk.local(mem.inbox, tid) + t;
+    const Complex* own = blk.local(inbox, tid) + t;
     sum_partials<InFlight>(
-        R, blocks, [&](std::uint32_t slot) { return inbox + std::size_t{slot} * P * f.T; },
+        R, blocks, [&](std::uint32_t slot) { return own + std::size_t{slot} * P * f.T; },
         [&](unsigned r) { return r * f.T; });
   });
 }
@@ -1007,31 +1117,34 @@ struct alignas(16) Words4 {
   Torus32 w[4];
 };
 
-// After the owners' untwist_add: block c < K1 sends its column c (N words at acc + cN, where
-// acc is the block's copy of the accumulator) into column c of every other block's copy, 16
-// bytes per store; then every block waits until the columns it does not own have arrived.
-// A block barrier first (the column's words were written by all of its threads). Every
-// block's copy then equals the owners' columns, and the decomposition reads its own shared
-// memory (Nsight Compute, H100, batch 1: the loads of the owners' columns through the
-// cluster were 57% of the step's long-scoreboard stalls; docs/gpu.md section 6.11).
+// After the owners' untwist_add: the owner of column c sends it (N words at acc + cN, where
+// acc is the block's copy of the accumulator) into column c of the copies of the blocks that
+// receive it (receives_column: every other block with one inbox buffer, else those whose rows
+// decompose it), 16 bytes per store; then every block waits until the columns it receives have
+// arrived (none: no wait). A block barrier first (the column's words were written by all of
+// its threads). Every block's copy then holds the columns its rows decompose, and the
+// decomposition reads its own shared memory (Nsight Compute, H100, batch 1: the loads of the
+// owners' columns through the cluster were 57% of the step's long-scoreboard stalls;
+// docs/gpu.md section 6.11).
 template <unsigned K1, class Block, class Groups>
 TG_HD void push_columns(Block& blk, const Groups& f, const ClusterMemory& mem, std::uint32_t N,
                         std::uint32_t blocks) {
   blk.sync();  // the owner's column is written
   blk.each([&](unsigned tid, auto&) {
-    const std::uint32_t c = blk.rank(tid);
-    if (c < K1) {
+    const ClusterRoles roles = blk.roles(tid);
+    if (const std::uint32_t c = roles.owned; c < K1) {
       const auto* own = reinterpret_cast<const Words4*>(blk.local(mem.acc, tid) + std::size_t{c} * N);
       auto* column = reinterpret_cast<Words4*>(mem.acc + std::size_t{c} * N);
       for (std::uint32_t w = f.thread(tid); w < N / 4; w += f.T) {
         const Words4 v = own[w];
         for (std::uint32_t b = 0; b < blocks; ++b) {
-          if (b != c) blk.send(column + w, b, v, mem.signals + columns_arrived);
+          if ((roles.receivers >> b) & 1u) blk.send(column + w, b, v, mem.signals + columns_arrived);
         }
       }
     }
-    blk.wait_signal(tid, mem.signals, columns_arrived,
-                    (K1 - (c < K1 ? 1 : 0)) * N * static_cast<std::uint32_t>(sizeof(Torus32)));
+    if (roles.received_bytes > 0) {
+      blk.wait_signal(tid, mem.signals, columns_arrived, roles.received_bytes);
+    }
   });
 }
 
@@ -1039,14 +1152,16 @@ TG_HD void push_columns(Block& blk, const Groups& f, const ClusterMemory& mem, s
 // an unrolled key's pair step on the three GGSW at in.key_step, switched masks power, second.
 // The key rows of each block's products come through its key stage, each asked for once the
 // previous products have read it (fetch_next_key_rows); first: the rotation's first step, which
-// asks for its own first rows.
+// asks for its own first rows; parity: the step's number in its rotation mod 2 (its inbox
+// buffer where there are two).
 template <unsigned K1, class Groups = FftGroups, bool Pair = false, class Block>
 TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                              unsigned char* base, std::uint32_t power, const StepInputs& in,
-                             std::uint32_t second = 0, bool first = false) {
-  const Groups f = cluster_groups<Groups>(s, blocks, base, in.W);
+                             std::uint32_t second, bool first, std::uint32_t parity) {
+  const std::uint32_t inboxes = blk.inboxes();
+  const Groups f = cluster_groups<Groups>(s, blocks, inboxes, base, in.W);
   const std::uint32_t M = f.M, N = 2 * M, l = s.bk_level_count, rows = s.rows();
-  const ClusterMemory mem = cluster_memory(s, blocks, base);
+  const ClusterMemory mem = cluster_memory(s, blocks, inboxes, base);
   if (first) fetch_key_rows<K1>(blk, mem, in.key_step, 0, Pair ? 3 : 1, rows, blocks, M);
   clear_sums<K1>(blk);
   prefetch_cluster_rows<K1, Pair>(blk, f, in, rows, blocks);
@@ -1070,10 +1185,10 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
     });
     fetch_next_key_rows<K1, Pair>(blk, mem, in, x, rows, blocks, M);
   }
-  exchange_partials<K1, cluster_partials_in_flight>(blk, f, mem, blocks);
+  exchange_partials<K1, cluster_partials_in_flight>(blk, f, mem, blocks, parity);
   inverse_transform<true>(blk, f);  // its exchanges use each block's own buffer
   blk.each([&](unsigned tid, auto& R) {
-    const std::uint32_t c = blk.rank(tid);
+    const std::uint32_t c = blk.roles(tid).owned;
     if (c >= K1) return;
     untwist_add(R, f.thread(tid), f, in.untwist, {{blk.local(mem.acc, tid) + std::size_t{c} * N}});
   });
@@ -1084,12 +1199,17 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
 // loaded into its copy, between its only two cluster barriers: one before (every copy is
 // loaded; on the first rotation the mbarriers are initialised for every block) and one
 // after (no block leaves, or loads the next rotation, while a transfer to it is in flight).
-// Both cluster programs walk their steps with it.
+// Both cluster programs walk their steps with it: step(i, pair, parity), parity the step's
+// number in the rotation mod 2.
 template <bool Unrolled, class Block, class Step>
 TG_HD void cluster_steps(Block& blk, const detail::Shape& s, const Complex* key, StepInputs& in,
                          Step&& step) {
   blk.cluster_sync();
-  for_each_step<Unrolled>(s, key, in, step);
+  std::uint32_t count = 0;
+  for_each_step<Unrolled>(s, key, in, [&](std::uint32_t i, auto pair) {
+    step(i, pair, count & 1u);
+    ++count;
+  });
   blk.cluster_sync();
 }
 
@@ -1099,12 +1219,12 @@ template <unsigned K1, class Groups = FftGroups, bool Unrolled = false, class Bl
 TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                                 unsigned char* base, const std::uint32_t* powers,
                                 const Complex* key, StepInputs in) {
-  cluster_steps<Unrolled>(blk, s, key, in, [&](std::uint32_t i, auto pair) {
+  cluster_steps<Unrolled>(blk, s, key, in, [&](std::uint32_t i, auto pair, std::uint32_t parity) {
     if constexpr (decltype(pair)::value) {
       cluster_cmux_step<K1, Groups, true>(blk, s, blocks, base, powers[i], in, powers[i + 1],
-                                          i == 0);
+                                          i == 0, parity);
     } else {
-      cluster_cmux_step<K1, Groups>(blk, s, blocks, base, powers[i], in, 0, i == 0);
+      cluster_cmux_step<K1, Groups>(blk, s, blocks, base, powers[i], in, 0, i == 0, parity);
     }
   });
 }
@@ -1117,10 +1237,19 @@ template <class Regs>
 struct HostClusterBlock : HostBlock<Regs> {
   std::uint32_t T;
   std::size_t bytes;
-  HostClusterBlock(std::uint32_t blocks, std::uint32_t threads, std::size_t block_bytes)
-      : HostBlock<Regs>(std::size_t{blocks} * threads), T(threads), bytes(block_bytes) {}
+  std::uint32_t inboxes_;
+  std::vector<ClusterRoles> roles_;  // per block
+  HostClusterBlock(const detail::Shape& s, std::uint32_t blocks, std::uint32_t threads)
+      : HostBlock<Regs>(std::size_t{blocks} * threads),
+        T(threads),
+        bytes(cluster_block_bytes(s, blocks)),
+        inboxes_(cluster_inboxes(s, blocks)) {
+    for (std::uint32_t b = 0; b < blocks; ++b) roles_.push_back(cluster_roles(s, blocks, b));
+  }
   void cluster_sync() {}
   unsigned rank(unsigned tid) const { return tid / T; }
+  std::uint32_t inboxes() const { return inboxes_; }
+  ClusterRoles roles(unsigned tid) const { return roles_[rank(tid)]; }
   template <class U>
   U* remote(U* p, unsigned b) const {
     return reinterpret_cast<U*>(reinterpret_cast<unsigned char*>(p) + std::size_t{b} * bytes);

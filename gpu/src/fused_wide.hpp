@@ -157,16 +157,17 @@ struct TransformRegs {
 // The wide groups of a cluster's block program: one per block, T = M/4 threads each (the
 // host runs the cluster as one block, so a block's buffer strides by its shared memory).
 template <class G>
-TG_HD G cluster_groups(const detail::Shape& s, std::uint32_t blocks, unsigned char* base,
-                       const Complex* W) {
-  return G{{}, reinterpret_cast<Complex*>(base), W, cluster_block_bytes(s, blocks) / sizeof(Complex)};
+TG_HD G cluster_groups(const detail::Shape& s, std::uint32_t blocks, std::uint32_t inboxes,
+                       unsigned char* base, const Complex* W) {
+  return G{{}, reinterpret_cast<Complex*>(base), W,
+           cluster_block_bytes_with(s, blocks, inboxes) / sizeof(Complex)};
 }
 
 // CMUX step of a wide cluster's rotation: acc += external_product(BK_i, (X^power - 1) acc).
 // The cluster program of fused_rotation.hpp (the same transfers and waits, partial products
 // and sums in rank order) with 4 points per thread: block b takes digit rows b, b + C, ...;
-// block c < k+1 sums product c and owns accumulator column c. Block b's partial product c,
-// point 4t + r, is at (4b + r) T + t of block c's inbox. The key rows come through the key
+// the owner of accumulator column c (column_owner) sums product c. Block b's partial product
+// c, point 4t + r, is at (4b + r) T + t of the owner's inbox. The key rows come through the key
 // stage as in the 8-point program (first: the rotation's first step). Pair: an unrolled key's
 // pair step on the three GGSW at in.key_step, switched masks power, second: the digits of
 // acc itself, each row's products with the three GGSW times their rotation factors by the
@@ -175,12 +176,13 @@ TG_HD G cluster_groups(const detail::Shape& s, std::uint32_t blocks, unsigned ch
 template <unsigned K1, class G, bool Pair = false, class Block>
 TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                              unsigned char* base, std::uint32_t power, const StepInputs& in,
-                             std::uint32_t second, bool first) {
+                             std::uint32_t second, bool first, std::uint32_t parity) {
   static_assert(is_wide<G>);
-  const G f = cluster_groups<G>(s, blocks, base, in.W);
+  const std::uint32_t inboxes = blk.inboxes();
+  const G f = cluster_groups<G>(s, blocks, inboxes, base, in.W);
   constexpr std::uint32_t M = G::M, N = 2 * M, T = G::T;
   const std::uint32_t l = s.bk_level_count, rows = s.rows();
-  const ClusterMemory mem = cluster_memory(s, blocks, base);
+  const ClusterMemory mem = cluster_memory(s, blocks, inboxes, base);
   if (first) fetch_key_rows<K1>(blk, mem, in.key_step, 0, Pair ? 3 : 1, rows, blocks, M);
   blk.each([&](unsigned, auto& R) {
 TG_UNROLL
@@ -228,10 +230,10 @@ TG_UNROLL
     });
     fetch_next_key_rows<K1, Pair>(blk, mem, in, x, rows, blocks, M);
   }
-  exchange_partials<K1, partials_in_flight>(blk, f, mem, blocks);
+  exchange_partials<K1, partials_in_flight>(blk, f, mem, blocks, parity);
   wide::inverse_transform(blk, f);  // each block's own buffer
   blk.each([&](unsigned tid, auto& R) {
-    const std::uint32_t c = blk.rank(tid);
+    const std::uint32_t c = blk.roles(tid).owned;
     if (c >= K1) return;
     Torus32* a = blk.local(mem.acc, tid) + std::size_t{c} * N;
     const std::uint32_t t = f.thread(tid);
@@ -250,12 +252,12 @@ template <unsigned K1, class G, bool Unrolled = false, class Block>
 TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                                 unsigned char* base, const std::uint32_t* powers,
                                 const Complex* key, StepInputs in) {
-  cluster_steps<Unrolled>(blk, s, key, in, [&](std::uint32_t i, auto pair) {
+  cluster_steps<Unrolled>(blk, s, key, in, [&](std::uint32_t i, auto pair, std::uint32_t parity) {
     if constexpr (decltype(pair)::value) {
       wide::cluster_cmux_step<K1, G, true>(blk, s, blocks, base, powers[i], in, powers[i + 1],
-                                           i == 0);
+                                           i == 0, parity);
     } else {
-      wide::cluster_cmux_step<K1, G>(blk, s, blocks, base, powers[i], in, 0, i == 0);
+      wide::cluster_cmux_step<K1, G>(blk, s, blocks, base, powers[i], in, 0, i == 0, parity);
     }
   });
 }

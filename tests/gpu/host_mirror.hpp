@@ -352,18 +352,20 @@ class HostEngine {
     constexpr bool wide = std::is_same_v<Regs, fused::wide::Regs<K1>>;
     const std::uint32_t C = fused_.cluster, N = s_.N;
     const std::size_t bytes = fused::cluster_block_bytes(s_, C);
-    fused::HostClusterBlock<Regs> blk(C, fused::block_threads(fused_, s_), bytes);
+    fused::HostClusterBlock<Regs> blk(s_, C, fused::block_threads(fused_, s_));
     // The cluster's shared memory, NaN-filled so that a read before a write shows.
     std::vector<Complex> shared(C * bytes / sizeof(Complex), Complex{NAN, NAN});
     auto* base = reinterpret_cast<unsigned char*>(shared.data());
     fused::StepInputs in = fused_inputs();
     const std::size_t key_step = std::size_t{s_.rows()} * s_.k1() * s_.M();
     for (std::uint64_t rotation = 0; rotation < capacity; ++rotation) {
-      // Block b's copy of the accumulator (k+1 columns); block c < k+1 owns column c.
+      // Block b's copy of the accumulator (k+1 columns); column c's owner holds it.
       auto copy = [&](std::uint32_t b) {
         return reinterpret_cast<Torus32*>(base + b * bytes + fused::cluster_accumulator_offset(s_, C));
       };
-      auto column = [&](std::uint32_t c) { return copy(c) + std::size_t{c} * N; };
+      auto column = [&](std::uint32_t c) {
+        return copy(fused::column_owner(c, C, s_)) + std::size_t{c} * N;
+      };
       for (std::uint32_t b = 0; b < C; ++b) {
         std::copy_n(acc.begin() + rotation * K1 * N, K1 * N, copy(b));
       }
@@ -376,10 +378,10 @@ class HostEngine {
           in.key_next = nullptr;
           if constexpr (wide) {
             fused::wide::cluster_cmux_step<K1, Groups>(blk, s_, C, base, rotation_powers[i], in,
-                                                       0, true);
+                                                       0, true, i & 1u);
           } else {
             fused::cluster_cmux_step<K1, Groups>(blk, s_, C, base, rotation_powers[i], in, 0,
-                                                 true);
+                                                 true, i & 1u);
           }
         };
         if (s_.unroll == 2) {  // the unrolled kernel's own loop

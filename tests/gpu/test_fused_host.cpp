@@ -1074,19 +1074,46 @@ TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", 
   CHECK(fz::preferred_cluster(deep) == 2);
   CHECK(fz::preferred_cluster(tfhe) == 6);
   CHECK(fz::block_threads({1, 1, 6}, tfhe) == 64);
-  // A cluster block of C: its exchange buffer, an inbox of C partial products, a copy of
-  // both columns, a key stage of one row (K1 spectra), three mbarriers (and 8 bytes to keep
-  // blocks 16-byte aligned when the host lays a cluster's blocks one after the other).
+  // A cluster block of C: its exchange buffer, an inbox of C partial products (two with
+  // C = (k+1)l, where each block decomposes one column: section 6.16), a copy of both columns,
+  // a key stage of one row (K1 spectra), four mbarriers.
   constexpr std::size_t stage = 2 * 512 * 16;
+  CHECK(fz::cluster_inboxes(tfhe, 6) == 2);
+  CHECK(fz::cluster_inboxes(tfhe, 2) == 1);  // both blocks decompose both columns
   CHECK(fz::block_shared_bytes({1, 1, 6}, tfhe) ==
-        576 * 16 + 6 * 512 * 16 + 2 * 1024 * 4 + stage + 32);
+        576 * 16 + 2 * 6 * 512 * 16 + 2 * 1024 * 4 + stage + 32);
   CHECK(fz::block_shared_bytes({1, 1, 2}, tfhe) ==
         576 * 16 + 2 * 512 * 16 + 2 * 1024 * 4 + stage + 32);
-  CHECK(fz::cluster_accumulator_offset(tfhe, 6) == 576 * 16 + 6 * 512 * 16);
-  CHECK(fz::cluster_stage_offset(tfhe, 6) == 576 * 16 + 6 * 512 * 16 + 2 * 1024 * 4);
+  CHECK(fz::cluster_accumulator_offset(tfhe, 6) == 576 * 16 + 2 * 6 * 512 * 16);
+  CHECK(fz::cluster_stage_offset(tfhe, 6) == 576 * 16 + 2 * 6 * 512 * 16 + 2 * 1024 * 4);
   CHECK(fz::cluster_stage_offset(tfhe, 6) % 16 == 0);  // the bulk copies' alignment
-  CHECK(fz::cluster_signals_offset(tfhe, 6) == 576 * 16 + 6 * 512 * 16 + 2 * 1024 * 4 + stage);
+  CHECK(fz::cluster_signals_offset(tfhe, 6) ==
+        576 * 16 + 2 * 6 * 512 * 16 + 2 * 1024 * 4 + stage);
   CHECK(fz::cluster_signals_offset(tfhe, 6) % 8 == 0);
+  // Who owns, decomposes and receives which column. c6 (l = 3): block b's row decomposes
+  // column b / 3; blocks 0 and 3 own columns 0 and 1 and send each to the two other blocks of
+  // its rows, so blocks 0 and 3 receive nothing and the others one column.
+  CHECK(fz::column_owner(0, 6, tfhe) == 0);
+  CHECK(fz::column_owner(1, 6, tfhe) == 3);
+  CHECK(fz::owned_column(3, 6, tfhe) == 1);
+  CHECK(fz::owned_column(1, 6, tfhe) == 2);  // none
+  for (std::uint32_t b = 0; b < 6; ++b) {
+    INFO("block " << b);
+    CHECK(fz::decomposes_column(b, b / 3, 6, tfhe));
+    CHECK_FALSE(fz::decomposes_column(b, 1 - b / 3, 6, tfhe));
+    CHECK(fz::received_column_bytes(b, 6, 2, tfhe) == (b % 3 == 0 ? 0u : 1024u * 4));
+    // One inbox buffer: every owner sends its column to every other block.
+    CHECK(fz::received_column_bytes(b, 6, 1, tfhe) == (b % 3 == 0 ? 1u : 2u) * 1024 * 4);
+  }
+  // c2: blocks 0 and 1 own columns 0 and 1 and decompose both.
+  CHECK(fz::column_owner(1, 2, tfhe) == 1);
+  CHECK(fz::received_column_bytes(0, 2, 1, tfhe) == 1024 * 4);
+  // Two inbox buffers where they fit in 227 KiB: N = 2048, k = 2, C = 6 keeps one (two would
+  // take 280 KiB).
+  const gd::Shape n2048 = shape_of(sized_insecure(2048, 2));
+  CHECK(fz::cluster_inboxes(n2048, 6) == 1);
+  CHECK(fz::cluster_block_bytes_with(n2048, 6, 2) > fz::cluster_shared_room);
+  CHECK(fz::cluster_block_bytes(n2048, 6) <= fz::cluster_shared_room);
   // An unrolled key's pair steps read a row of 3 GGSW samples: a stage three times as large.
   gd::Shape unrolled = tfhe;
   unrolled.unroll = 2;
