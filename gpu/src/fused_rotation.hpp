@@ -1237,18 +1237,16 @@ template <class Regs>
 struct HostClusterBlock : HostBlock<Regs> {
   std::uint32_t T;
   std::size_t bytes;
-  std::uint32_t inboxes_;
   std::vector<ClusterRoles> roles_;  // per block
   HostClusterBlock(const detail::Shape& s, std::uint32_t blocks, std::uint32_t threads)
       : HostBlock<Regs>(std::size_t{blocks} * threads),
         T(threads),
-        bytes(cluster_block_bytes(s, blocks)),
-        inboxes_(cluster_inboxes(s, blocks)) {
+        bytes(cluster_block_bytes(s, blocks)) {
     for (std::uint32_t b = 0; b < blocks; ++b) roles_.push_back(cluster_roles(s, blocks, b));
   }
   void cluster_sync() {}
   unsigned rank(unsigned tid) const { return tid / T; }
-  std::uint32_t inboxes() const { return inboxes_; }
+  std::uint32_t inboxes() const { return roles_.front().inboxes; }  // every block's
   ClusterRoles roles(unsigned tid) const { return roles_[rank(tid)]; }
   template <class U>
   U* remote(U* p, unsigned b) const {
