@@ -59,12 +59,16 @@ void check_launch(const char* kernel_name, cudaStream_t stream, const char* file
   ::cuda_emu::launcher(kernel, #kernel, grid, block, shared_bytes, stream)
 // The block's dynamic shared memory as `unsigned char name[]` (16-byte aligned).
 #define TG_DYNAMIC_SHARED(name) unsigned char* name = ::cuda_emu::dynamic_shared_memory()
+// The same, `align` bytes aligned (at most 128; the emulator's buffers are 256-aligned).
+#define TG_DYNAMIC_SHARED_ALIGNED(name, align) TG_DYNAMIC_SHARED(name)
 #define TG_LAUNCH_CLUSTER(kernel, grid, block, shared_bytes, stream, cluster) \
   ::cuda_emu::launcher(kernel, #kernel, grid, block, shared_bytes, stream, cluster)
 #else
 #define TG_LAUNCH(kernel, grid, block, shared_bytes, stream) \
   kernel<<<grid, block, shared_bytes, stream>>>
 #define TG_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
+#define TG_DYNAMIC_SHARED_ALIGNED(name, align) \
+  extern __shared__ __align__(align) unsigned char name[]
 #define TG_LAUNCH_CLUSTER(kernel, grid, block, shared_bytes, stream, cluster)             \
   ::torusgate::gpu::detail::ClusterLaunch<std::remove_pointer_t<decltype(kernel)>>{       \
       kernel, #kernel, grid, block, shared_bytes, stream, cluster}

@@ -449,29 +449,11 @@ TG_HD void prefetch_span(const Complex* first, std::size_t count, std::uint32_t 
   }
 }
 
-// The R > 1 shapes' key staging: *dst = *src (one complex, device memory to shared memory),
-// asynchronously where the device copies asynchronously (cp.async.cg, compute capability
-// 8.0 and later: no register holds the value, the thread goes on); stage_wait() waits for the
-// calling thread's copies (a barrier after it makes everyone's visible). On the host both are
-// plain (the block program's phases run thread after thread); on the CUDA emulator a copy is
-// done at the thread's wait, not before, so a read before the wait sees the old contents.
-TG_HD void stage_copy_async(Complex* dst, const Complex* src) {
-#if defined(__CUDA_ARCH__) && !defined(TORUSGATE_CUDA_EMULATION) && __CUDA_ARCH__ >= 800
-  const auto to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(src) : "memory");
-#elif defined(TORUSGATE_CUDA_EMULATION)
-  cuda_emu::copy_async(dst, src, sizeof(Complex));
-#else
-  *dst = *src;
-#endif
-}
-TG_HD void stage_wait() {
-#if defined(__CUDA_ARCH__) && !defined(TORUSGATE_CUDA_EMULATION) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
-#elif defined(TORUSGATE_CUDA_EMULATION)
-  cuda_emu::wait_async_copies();
-#endif
-}
+// The R > 1 shapes' key staging: *dst = *src (one complex, device memory to shared memory)
+// with copy16_async (kernel_math.hpp); stage_wait() waits for the calling thread's copies (a
+// barrier after it makes everyone's visible).
+TG_HD void stage_copy_async(Complex* dst, const Complex* src) { copy16_async(dst, src); }
+TG_HD void stage_wait() { copy16_async_wait(); }
 
 // What one step reads besides the accumulators.
 struct StepInputs {

@@ -1,6 +1,7 @@
 // The per-element math of the CUDA kernels, compiled by nvcc for the device and by the host
 // compiler for the CPU tests (tests/gpu/test_gpu_host.cpp checks every function against
-// core/ and runs the kernels' whole data flow on the host). Standard headers only.
+// core/ and runs the kernels' whole data flow on the host). Standard headers only (and,
+// compiled for the CUDA emulator, its runtime header).
 //
 // Each kernel of cuda_kernels.cu computes its indices and calls one of the "body" functions
 // below; the host mirror calls the same bodies for every index. Layouts (all contiguous,
@@ -23,6 +24,10 @@
 #include <numbers>
 #include <vector>
 
+#if defined(TORUSGATE_CUDA_EMULATION)
+#include <cuda_runtime.h>  // copy_async of the CUDA emulator (gpu/emu)
+#endif
+
 #if defined(__CUDACC__)
 #define TG_HD __host__ __device__ __forceinline__
 #define TG_UNROLL _Pragma("unroll")
@@ -36,6 +41,30 @@
 namespace torusgate::gpu::kernel {
 
 using Torus32 = std::uint32_t;
+
+// 16 bytes from device memory to shared memory (both 16-byte aligned), asynchronously where
+// the device copies asynchronously (cp.async.cg, compute capability 8.0 and later: no register
+// holds the bytes, the thread goes on); copy16_async_wait() waits for the calling thread's
+// copies (a barrier after it makes everyone's visible). On the host both are plain (the block
+// programs run thread after thread); on the CUDA emulator a copy is done at the thread's
+// wait, not before, so a read before the wait sees the old contents.
+TG_HD void copy16_async(void* dst, const void* src) {
+#if defined(__CUDA_ARCH__) && !defined(TORUSGATE_CUDA_EMULATION) && __CUDA_ARCH__ >= 800
+  const auto to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(src) : "memory");
+#elif defined(TORUSGATE_CUDA_EMULATION)
+  cuda_emu::copy_async(dst, src, 16);
+#else
+  std::memcpy(dst, src, 16);
+#endif
+}
+TG_HD void copy16_async_wait() {
+#if defined(__CUDA_ARCH__) && !defined(TORUSGATE_CUDA_EMULATION) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
+#elif defined(TORUSGATE_CUDA_EMULATION)
+  cuda_emu::wait_async_copies();
+#endif
+}
 
 // Layout-compatible with cufftDoubleComplex (double2: 16 bytes, 16-byte aligned).
 struct alignas(16) Complex {

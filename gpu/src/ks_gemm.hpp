@@ -8,21 +8,29 @@
 // mod 2^32 of DESIGN.md section 4) is
 //   out[g] = (0,...,0,b_g) - sum_{i < kN, j < t} KSK[i][j][d_gij]
 // with d_gij the unsigned digit j of a_gi + round_offset; digit 0 selects nothing (its sample
-// is not stored). Number the stored samples r = (i*t + j)*(base-1) + d-1 (core's order, so
-// row r of the key is words [r(n+1), (r+1)(n+1)) of KeySwitchingKey::data()). Then
+// is not stored). Give each (i, j) a group of base = 2^base_log rows of the matrix, row
+// r = ((i t + j) << base_log) + d holding sample (i, j, d) for d >= 1 and zeros for d = 0.
+// Then
 //   out[g] = init[g] - sum_r A[g][r] B[r]   (mod 2^32)
-// with A[g][r] = 1 when gate g selects sample r, else 0 (one-hot: at most kN*t ones per row)
-// and B = the key as a [K = kN t (base-1)][n+1] matrix. Split every key word into its four
-// unsigned bytes, B = sum_b 2^(8b) B_b with B_b in [0, 255]; each A B_b is an exact int32
-// product (every entry at most kN*t*255, checked < 2^31 by make_layout), so
+// with A[g][r] = 1 when gate g's digit (i, j) is d >= 1, else 0 (one-hot: at most kN*t ones
+// per row) and B = the key as a [K = kN t base][n+1] matrix. Split every key word into its
+// four unsigned bytes, B = sum_b 2^(8b) B_b with B_b in [0, 255]; each A B_b is an exact
+// int32 product (every entry at most kN*t*255, checked < 2^31 by make_layout), so
 //   sum_r A[g][r] B[r][w] = sum_b 2^(8b) (A B_b)[g][w]   (mod 2^32, uint32 wrap)
 // gives core's words exactly: same samples, same noise.
 //
-// Byte-plane matrix (device memory, made once per key): [rows_padded][4 * plane_columns]
-// uint8, row-major; row r is key sample r; plane b (byte b of each word, b = 0 least
-// significant) occupies columns [b * plane_columns, (b+1) * plane_columns), word w at column
-// b * plane_columns + w. rows_padded = K rounded up to tile_k, plane_columns = n+1 rounded up
-// to tile_words; every padding byte is 0.
+// Why a zero row per group: with base >= 4 the rows of a group fill whole 32-bit words of a
+// gate's row of A, so a thread makes a word of A from one digit with a shift (1 << 8(d - p),
+// p the word's first row in the group), instead of a compare per byte with groups of base-1
+// rows straddling words; the price is base/(base-1) times the products (4/3 for
+// tfhe_lib_128's base 4).
+//
+// Byte-plane matrix (device memory, made once per key): [4 * plane_columns][rows_padded]
+// uint8, column-major (each column's rows contiguous, as the tensor cores take B: a 16-byte
+// piece is 16 rows of one column, copied as it is into the B tile); plane b (byte b of each
+// word, b = 0 least significant) is columns [b * plane_columns, (b+1) * plane_columns), word
+// w column b * plane_columns + w; row r as above. rows_padded = K rounded up to tile_k,
+// plane_columns = n+1 rounded up to tile_words; every padding byte and every d = 0 row is 0.
 #pragma once
 
 #include <cstddef>
@@ -41,55 +49,61 @@ namespace torusgate::gpu::kernel::ks_gemm {
 inline constexpr unsigned fragment = 16;   // WMMA m = n = k (u8 x u8 -> int32)
 inline constexpr unsigned planes = 4;      // bytes of a Torus32
 inline constexpr unsigned tile_gates = 64;  // gates per block (A rows)
-inline constexpr unsigned tile_words = 32;  // output words per block, in each of the 4 planes
-inline constexpr unsigned tile_columns = planes * tile_words;  // 128 columns of the matrix
-inline constexpr unsigned tile_k = 32;      // key samples per step of the K loop
+inline constexpr unsigned tile_words = 64;  // output words per block, in each of the 4 planes
+inline constexpr unsigned tile_columns = planes * tile_words;  // 256 columns of the matrix
+inline constexpr unsigned tile_k = 64;      // matrix rows per step of the K loop
 inline constexpr unsigned threads = 256;    // 8 warps
 inline constexpr unsigned warp_size = 32;
+// The launch bound's blocks per multiprocessor: at most 128 registers a thread (unbounded,
+// ptxas took 170-181 for the kernel's 64 accumulator registers and the step's fragments
+// loaded ahead, one block per SM).
+inline constexpr unsigned blocks_per_multiprocessor = 2;
 inline constexpr unsigned warps = threads / warp_size;
-// The warps of a block as a 2 x 4 grid over the 64 x 128 output tile: each warp owns 32 gates
-// x 32 columns, 2 x 2 fragments of 16 x 16 int32 accumulators.
+// The warps of a block as a 2 x 4 grid: each warp owns 32 gates and 16 words in all four
+// planes, 2 x 4 fragments of 16 x 16 int32 accumulators (row fragment fm, plane b). The four
+// planes of a word are in the same warp, so the epilogue recombines them in registers: the
+// accumulators of one fragment type map their elements to the same positions, so element e
+// of plane b's fragments is the same (gate, word) for every b.
 inline constexpr unsigned warp_grid_rows = 2;
 inline constexpr unsigned warp_grid_columns = 4;
-inline constexpr unsigned warp_tile_gates = tile_gates / warp_grid_rows;        // 32
-inline constexpr unsigned warp_tile_columns = tile_columns / warp_grid_columns;  // 32
-inline constexpr unsigned warp_fragments_m = warp_tile_gates / fragment;        // 2
-inline constexpr unsigned warp_fragments_n = warp_tile_columns / fragment;      // 2
+inline constexpr unsigned warp_tile_gates = tile_gates / warp_grid_rows;    // 32
+inline constexpr unsigned warp_tile_words = tile_words / warp_grid_columns;  // 16
+inline constexpr unsigned warp_fragments_m = warp_tile_gates / fragment;    // 2
+static_assert(warp_tile_words == fragment, "a warp's words are one fragment wide per plane");
 
 // Shared memory of a block: two stages of an A tile and a B tile during the K loop (step s
 // writes stage s mod 2 while the products of step s-1 may still read the other, so a step
-// needs one barrier); then, in the same bytes, the int32 C tile for the epilogue.
-inline constexpr unsigned a_tile_bytes = tile_gates * tile_k;                  // 2 KB
-inline constexpr unsigned b_tile_bytes = tile_k * tile_columns;                // 4 KB
-inline constexpr unsigned stage_bytes = a_tile_bytes + b_tile_bytes;           // 6 KB
+// needs one barrier); then, in the same bytes, the int32 C tile of recombined words for the
+// epilogue.
+inline constexpr unsigned a_tile_bytes = tile_gates * tile_k;                  // 4 KB
+inline constexpr unsigned b_tile_bytes = tile_k * tile_columns;                // 16 KB
+inline constexpr unsigned stage_bytes = a_tile_bytes + b_tile_bytes;           // 20 KB
 inline constexpr unsigned stages = 2;
-inline constexpr unsigned c_tile_bytes = tile_gates * tile_columns * 4;        // 32 KB
+inline constexpr unsigned c_tile_bytes = tile_gates * tile_words * 4;          // 16 KB
 inline constexpr unsigned shared_bytes =
     stages * stage_bytes > c_tile_bytes ? stages * stage_bytes : c_tile_bytes;
 // Byte offsets of stage `stage`'s A and B tiles in the block's shared memory.
 TG_HD unsigned a_stage_offset(unsigned stage) { return stage * stage_bytes; }
 TG_HD unsigned b_stage_offset(unsigned stage) { return stage * stage_bytes + a_tile_bytes; }
 
-// A thread's share of a step's tiles: A elements of one K column for every 8th gate, and
-// one 16-byte piece of the B tile. (Steps of 64 key samples, 16 A elements and 2 pieces a
-// thread, took 174 registers on sm_90, one block per multiprocessor; these take 80, three.)
-inline constexpr unsigned a_gate_step = threads / tile_k;                       // 8
-inline constexpr unsigned a_elements_per_thread = tile_gates / a_gate_step;     // 8
-inline constexpr unsigned b_copies_per_thread = tile_k * tile_columns / 16 / threads;  // 1
+// A thread's share of a step's tiles: 16 consecutive rows of one gate's A row (one 16-byte
+// store), and 4 pieces of 16 bytes of the B tile (asynchronous copies).
+inline constexpr unsigned a_rows_per_thread = 16;
+inline constexpr unsigned b_copies_per_thread = tile_k * tile_columns / 16 / threads;  // 4
 
 // Leading dimensions of the fragments' loads and stores (elements).
 inline constexpr unsigned a_ldm = fragment;      // A and B tiles are 16-column slabs
-inline constexpr unsigned b_ldm = fragment;
-inline constexpr unsigned c_ldm = tile_columns;  // C tile row-major
+inline constexpr unsigned b_ldm = fragment;      // (B column-major)
+inline constexpr unsigned c_ldm = tile_words;    // C tile row-major
 
 static_assert(warp_grid_rows * warp_grid_columns == warps);
 static_assert(tile_k % fragment == 0 && tile_words % fragment == 0);
-static_assert(threads % tile_k == 0, "fetch_a gives each thread one fixed K column");
-static_assert(tile_gates % a_gate_step == 0 && a_elements_per_thread <= 32,
-              "fetch_a: a thread's gates as the bits of a 32-bit mask");
+static_assert(tile_gates * tile_k == threads * a_rows_per_thread,
+              "fetch_a: one gate's 16 rows a thread");
+static_assert(a_rows_per_thread == fragment, "a thread's A rows are one slab row");
 static_assert(tile_k * tile_columns % (16 * threads) == 0, "fetch_b: whole 16-byte copies");
 static_assert(stage_bytes % 128 == 0, "every stage's tiles 128-byte aligned (WMMA needs 32)");
-static_assert(shared_bytes <= 48 * 1024, "static shared memory");
+static_assert(shared_bytes <= 48 * 1024, "dynamic shared memory without the opt-in attribute");
 
 // An accumulator is at most (ones in a row of A) * 255 <= kN * t * 255; int32 holds it while
 // kN * t <= accumulator_limit / 255 = 8,421,504. Every valid parameter set is far below
@@ -104,15 +118,16 @@ TG_HD std::uint64_t max_accumulator(const KeySwitchConstants& ks) {
 // ---- the byte-plane matrix ------------------------------------------------------------------
 
 struct Layout {
-  std::uint32_t rows = 0;                     // K = kN t (base-1): key samples, core's order
-  std::uint32_t rows_padded = 0;              // K rounded up to tile_k (zero rows after K)
-  std::uint32_t samples_per_coefficient = 0;  // t (base-1)
-  std::uint32_t digits = 0;                   // base - 1 (stored digits 1..base-1)
-  std::uint32_t words = 0;                    // n + 1
-  std::uint32_t plane_columns = 0;            // n + 1 rounded up to tile_words
+  std::uint32_t rows = 0;         // K = kN t base: a group of base rows per (coefficient, level)
+  std::uint32_t rows_padded = 0;  // K rounded up to tile_k (zero rows after K)
+  std::uint32_t base_log = 0;     // log2(base): a group's rows
+  std::uint32_t level_count = 0;  // t
+  std::uint32_t words = 0;        // n + 1
+  std::uint32_t plane_columns = 0;  // n + 1 rounded up to tile_words
 
-  TG_HD std::size_t row_bytes() const { return std::size_t{planes} * plane_columns; }
-  TG_HD std::size_t bytes() const { return std::size_t{rows_padded} * row_bytes(); }
+  TG_HD std::size_t bytes() const {
+    return std::size_t{rows_padded} * planes * plane_columns;
+  }
   TG_HD std::uint32_t word_tiles() const { return plane_columns / tile_words; }
   TG_HD std::uint32_t k_tiles() const { return rows_padded / tile_k; }
 };
@@ -120,7 +135,7 @@ struct Layout {
 // Byte offset of (row r, plane b, word w) in the matrix.
 TG_HD std::size_t matrix_index(const Layout& l, std::uint32_t row, unsigned plane,
                                std::uint32_t word) {
-  return std::size_t{row} * l.row_bytes() + std::size_t{plane} * l.plane_columns + word;
+  return (std::size_t{plane} * l.plane_columns + word) * l.rows_padded + row;
 }
 
 // The matrix layout of a key-switching shape, or InvalidArgument naming what does not fit:
@@ -140,26 +155,44 @@ inline Layout make_layout(const KeySwitchConstants& ks) {
               "most 2^31-1 = " + std::to_string(accumulator_limit) +
               " (input_dimension*level_count at most " + std::to_string(accumulator_limit / 255) +
               ")");
-  const std::uint64_t digits = (std::uint64_t{1} << ks.base_log) - 1;
-  const std::uint64_t rows = std::uint64_t{ks.input_dimension} * ks.level_count * digits;
+  const std::uint64_t rows = (std::uint64_t{ks.input_dimension} * ks.level_count) << ks.base_log;
   const std::uint64_t rows_padded = (rows + tile_k - 1) / tile_k * tile_k;
   EXPECTS(rows_padded <= 0x80000000u - tile_k,
-          where + "the key has " + std::to_string(rows) +
-              " samples (kN*t*(base-1)), expected at most 2^31 - " + std::to_string(tile_k));
+          where + "the matrix would have " + std::to_string(rows) +
+              " rows (kN*t*2^base_log), expected at most 2^31 - " + std::to_string(tile_k));
   const std::uint64_t words = std::uint64_t{ks.n} + 1;
   const std::uint64_t plane_columns = (words + tile_words - 1) / tile_words * tile_words;
   EXPECTS(plane_columns / tile_words <= 65535,
           where + "n=" + std::to_string(ks.n) + " needs " +
               std::to_string(plane_columns / tile_words) +
-              " word tiles (grid dimension y), expected at most 65535");
+              " word tiles (grid dimension x), expected at most 65535");
   Layout l;
   l.rows = static_cast<std::uint32_t>(rows);
   l.rows_padded = static_cast<std::uint32_t>(rows_padded);
-  l.samples_per_coefficient = static_cast<std::uint32_t>(ks.level_count * digits);
-  l.digits = static_cast<std::uint32_t>(digits);
+  l.base_log = ks.base_log;
+  l.level_count = ks.level_count;
   l.words = static_cast<std::uint32_t>(words);
   l.plane_columns = static_cast<std::uint32_t>(plane_columns);
   return l;
+}
+
+// Matrix row r as (input coefficient, level 0..t-1, digit 0..base-1); digit 0 is a zero row.
+struct Sample {
+  std::uint32_t coefficient;
+  std::uint32_t level;
+  std::uint32_t digit;
+};
+
+TG_HD Sample decode_row(const Layout& l, std::uint32_t r) {
+  const std::uint32_t group = r >> l.base_log;
+  return Sample{group / l.level_count, group % l.level_count,
+                r & ((std::uint32_t{1} << l.base_log) - 1)};
+}
+
+// The matrix row of key sample (coefficient, level, digit).
+TG_HD std::uint32_t sample_row(const Layout& l, std::uint32_t coefficient, std::uint32_t level,
+                               std::uint32_t digit) {
+  return ((coefficient * l.level_count + level) << l.base_log) + digit;
 }
 
 // Writes the byte-plane matrix of core's key-switching key words (KeySwitchingKey::data(),
@@ -167,18 +200,25 @@ inline Layout make_layout(const KeySwitchConstants& ks) {
 inline void write_matrix(const Torus32* ksk, std::size_t ksk_words, const Layout& l,
                          std::uint8_t* out, std::size_t out_bytes) {
   const std::string where = "ks_gemm::write_matrix: ";
-  EXPECTS(ksk_words == std::size_t{l.rows} * l.words,
-          where + "the key has " + std::to_string(ksk_words) + " words, expected rows*(n+1) = " +
-              std::to_string(std::size_t{l.rows} * l.words));
+  const std::size_t base = std::size_t{1} << l.base_log;
+  const std::size_t samples = std::size_t{l.rows} / base * (base - 1);
+  EXPECTS(ksk_words == samples * l.words,
+          where + "the key has " + std::to_string(ksk_words) +
+              " words, expected kN*t*(base-1)*(n+1) = " + std::to_string(samples * l.words));
   EXPECTS(out_bytes == l.bytes(), where + "the output has " + std::to_string(out_bytes) +
                                       " bytes, expected " + std::to_string(l.bytes()));
   std::memset(out, 0, out_bytes);
-  for (std::uint32_t r = 0; r < l.rows; ++r) {
-    const Torus32* sample = ksk + std::size_t{r} * l.words;
-    for (unsigned b = 0; b < planes; ++b) {
-      std::uint8_t* plane = out + matrix_index(l, r, b, 0);
-      for (std::uint32_t w = 0; w < l.words; ++w) {
-        plane[w] = static_cast<std::uint8_t>(sample[w] >> (8 * b));
+  // 16 words at a time: a sample's 64 bytes read together, 64 columns written in row order.
+  constexpr std::uint32_t block = 16;
+  for (std::uint32_t w0 = 0; w0 < l.words; w0 += block) {
+    const std::uint32_t w1 = w0 + block < l.words ? w0 + block : l.words;
+    for (std::size_t s = 0; s < samples; ++s) {  // core's sample s = (i t + j)(base-1) + d-1
+      const auto r = static_cast<std::uint32_t>(s / (base - 1) * base + s % (base - 1) + 1);
+      const Torus32* sample = ksk + s * l.words;
+      for (std::uint32_t w = w0; w < w1; ++w) {
+        for (unsigned b = 0; b < planes; ++b) {
+          out[matrix_index(l, r, b, w)] = static_cast<std::uint8_t>(sample[w] >> (8 * b));
+        }
       }
     }
   }
@@ -203,29 +243,19 @@ inline std::vector<std::uint8_t> build_matrix(const Torus32* ksk, std::size_t ks
 
 // ---- the one-hot left matrix and the epilogue ------------------------------------------------
 
-// Key sample r as (input coefficient, level 0..t-1, digit 1..base-1).
-struct Sample {
-  std::uint32_t coefficient;
-  std::uint32_t level;
-  std::uint32_t digit;
-};
-
-TG_HD Sample decode_row(const Layout& l, std::uint32_t r) {
-  const std::uint32_t rest = r % l.samples_per_coefficient;
-  return Sample{r / l.samples_per_coefficient, rest / l.digits, rest % l.digits + 1};
+// Digit `level` of a gate's input coefficient `a` (the extracted word, without the rounding
+// offset).
+TG_HD std::uint32_t gate_digit(const KeySwitchConstants& ks, Torus32 a, std::uint32_t level) {
+  return key_switch_digit(ks, a + ks.round_offset, level);
 }
 
-// A(g, r) for a gate whose input coefficient s.coefficient is `a` (the extracted word,
-// without the rounding offset): 1 when its digit of level s.level is s.digit.
-TG_HD std::uint8_t one_hot(const KeySwitchConstants& ks, Torus32 a, const Sample& s) {
-  return key_switch_digit(ks, a + ks.round_offset, s.level) == s.digit ? 1 : 0;
-}
-
-// A(g, r) from the gate's extracted sample (kN + 1 words); 0 on the padding rows.
+// A(g, r) from the gate's extracted sample (kN + 1 words): 1 when row r is the sample its
+// digit selects; 0 on the d = 0 rows and the padding rows.
 TG_HD std::uint8_t a_element(const KeySwitchConstants& ks, const Layout& l,
                              const Torus32* gate_sample, std::uint32_t r) {
   const Sample s = decode_row(l, r);
-  return s.coefficient < ks.input_dimension ? one_hot(ks, gate_sample[s.coefficient], s) : 0;
+  if (r >= l.rows || s.digit == 0) return 0;
+  return gate_digit(ks, gate_sample[s.coefficient], s.level) == s.digit ? 1 : 0;
 }
 
 // sum_b 2^(8b) P_b mod 2^32: the selected samples' sum of word w from its four plane sums.
@@ -235,10 +265,7 @@ TG_HD Torus32 recombine(std::int32_t p0, std::int32_t p1, std::int32_t p2, std::
 }
 
 // Output word: init (the body for w = n, else 0) minus the selected samples' sum.
-TG_HD Torus32 output_word(Torus32 init, std::int32_t p0, std::int32_t p1, std::int32_t p2,
-                          std::int32_t p3) {
-  return init - recombine(p0, p1, p2, p3);
-}
+TG_HD Torus32 output_word(Torus32 init, Torus32 sum) { return init - sum; }
 
 // ---- tiles (shared memory layouts, and the work of each thread and warp) ---------------------
 
@@ -250,74 +277,104 @@ TG_HD Torus32 output_word(Torus32 init, std::int32_t p0, std::int32_t p1, std::i
 TG_HD unsigned a_tile_offset(unsigned gate, unsigned kk) {
   return (kk / fragment) * (tile_gates * fragment) + gate * fragment + kk % fragment;
 }
-// B tile: [tile_columns/16][tile_k][16] uint8, the same slabs over the block's 128 columns
-// (column c = plane * tile_words + local word).
+// B tile: [tile_k/16][tile_columns][16] uint8: slab s holds K rows [16s, 16s+16) of every
+// column (column c = plane * tile_words + local word), each column's 16 bytes contiguous, so
+// the fragment (K [16s, 16s+16), columns [16n, 16n+16)) is a 16 x 16 column-major matrix
+// with leading dimension 16 at a multiple of 256 bytes: the tensor cores' B layout, which
+// the warps load with ldmatrix (a row-major B fragment of bytes is loaded byte by byte).
 TG_HD unsigned b_tile_offset(unsigned kk, unsigned column) {
-  return (column / fragment) * (tile_k * fragment) + kk * fragment + column % fragment;
+  return (kk / fragment) * (tile_columns * fragment) + column * fragment + kk % fragment;
 }
-// C tile: [tile_gates][tile_columns] int32, row-major.
-TG_HD unsigned c_tile_index(unsigned gate, unsigned column) { return gate * tile_columns + column; }
+// C tile: [tile_gates][tile_words] int32 (recombined words), row-major.
+TG_HD unsigned c_tile_index(unsigned gate, unsigned word) { return gate * tile_words + word; }
 
-// The warp's first gate and first column in the block's tile.
+// The warp's first gate and first word in the block's tile.
 TG_HD unsigned warp_gate0(unsigned warp) { return (warp / warp_grid_columns) * warp_tile_gates; }
-TG_HD unsigned warp_column0(unsigned warp) {
-  return (warp % warp_grid_columns) * warp_tile_columns;
-}
-// Where warp `warp` loads its fragments of A (row fragment fm) and B (column fragment fn) for
-// the 16 K columns from kk, and stores accumulator (fm, fn).
+TG_HD unsigned warp_word0(unsigned warp) { return (warp % warp_grid_columns) * warp_tile_words; }
+// Where warp `warp` loads its fragments of A (row fragment fm) and B (plane b) for the 16 K
+// columns from kk, and stores its recombined words of row fragment fm.
 TG_HD unsigned a_fragment_offset(unsigned warp, unsigned fm, unsigned kk) {
   return a_tile_offset(warp_gate0(warp) + fm * fragment, kk);
 }
-TG_HD unsigned b_fragment_offset(unsigned warp, unsigned fn, unsigned kk) {
-  return b_tile_offset(kk, warp_column0(warp) + fn * fragment);
+TG_HD unsigned b_fragment_offset(unsigned warp, unsigned plane, unsigned kk) {
+  return b_tile_offset(kk, plane * tile_words + warp_word0(warp));
 }
-TG_HD unsigned c_fragment_index(unsigned warp, unsigned fm, unsigned fn) {
-  return c_tile_index(warp_gate0(warp) + fm * fragment, warp_column0(warp) + fn * fragment);
+TG_HD unsigned c_fragment_index(unsigned warp, unsigned fm) {
+  return c_tile_index(warp_gate0(warp) + fm * fragment, warp_word0(warp));
 }
 
 // Gate tiles of a batch.
 TG_HD std::uint64_t gate_tiles(std::uint64_t jobs) { return (jobs + tile_gates - 1) / tile_gates; }
 
-// A step's tiles go through registers: a thread first fetches its share from device memory
-// (fetch_a, fetch_b: loads only, nothing waits on them yet), and writes it into a stage of
-// shared memory (write_a_tile, write_b_tile) at the next step, so that the loads of step s+1
-// are in flight while the warps multiply step s's tiles.
+// A step's tiles are fetched a step ahead, so that the loads of step s+1 are in flight while
+// the warps multiply step s's tiles: a thread's share of the A tile into registers (fetch_a:
+// loads only, nothing waits on them yet), written into a stage of shared memory at the next
+// step (write_a_tile, which makes the one-hot bytes); its share of the B tile copied into the
+// other stage asynchronously (copy_b_tile_async), waited for at the next step.
+
+// The groups (one per coefficient and level) that a thread's 16 rows of A meet: 16/base for
+// base <= 16 (whole groups), else 1 (part of one). The kernel is compiled for each.
+TG_HD constexpr unsigned groups_per_thread(std::uint32_t base_log) {
+  return base_log >= 4 ? 1u : 16u >> base_log;
+}
 
 // Thread `thread`'s share of the A tile of gates [g0, g0 + gates) (gates <= tile_gates; the
-// others' rows are 0) and key samples [k0, k0 + tile_k): K column thread % tile_k (decoded
-// once) of gates thread / tile_k + a_gate_step i, as the gates' input coefficients.
+// others' rows are 0) and matrix rows [k0, k0 + tile_k): rows [k0 + 16 s, k0 + 16 s + 16)
+// of gate thread % 64, s = thread / 64 (a warp's 32 gates of one slab: its 16-byte stores
+// cover 512 consecutive bytes), as the input coefficient and level of each group they meet.
+template <unsigned G>
 struct AFetch {
-  Sample sample;
-  std::uint32_t valid = 0;  // bit i: element i is a stored sample of a gate of the batch
-  Torus32 coefficient[a_elements_per_thread];
+  std::uint32_t row0 = 0;    // the first of the 16 rows
+  std::uint32_t level0 = 0;  // group 0's level (group q's: level0 + q, modulo t)
+  std::uint32_t valid = 0;   // bit q: group q is a stored group of a gate of the batch
+  Torus32 coefficient[G];
 };
 
+// The level after `level` (0 after t - 1): the next group's.
+TG_HD std::uint32_t next_level(std::uint32_t level, const Layout& l) {
+  return level + 1 == l.level_count ? 0 : level + 1;
+}
+
+TG_HD unsigned a_gate(unsigned thread) { return thread % tile_gates; }
+TG_HD unsigned a_slab(unsigned thread) { return thread / tile_gates; }
+
+template <unsigned G>
 TG_HD void fetch_a(unsigned thread, std::uint64_t g0, std::uint32_t gates, std::uint32_t k0,
                    const Torus32* extracted, const KeySwitchConstants& ks, const Layout& l,
-                   AFetch& f) {
-  f.sample = decode_row(l, k0 + thread % tile_k);
-  const bool stored = f.sample.coefficient < ks.input_dimension;
+                   AFetch<G>& f) {
+  const unsigned g = a_gate(thread);
+  f.row0 = k0 + a_rows_per_thread * a_slab(thread);
+  const std::uint32_t group0 = f.row0 >> l.base_log;
+  std::uint32_t coefficient = group0 / l.level_count, level = group0 % l.level_count;
   const std::uint64_t in_words = std::uint64_t{ks.input_dimension} + 1;
+  const Torus32* sample = extracted + (g0 + g) * in_words;
+  f.level0 = level;
   f.valid = 0;
 TG_UNROLL
-  for (unsigned i = 0; i < a_elements_per_thread; ++i) {
-    const unsigned g = thread / tile_k + i * a_gate_step;
-    const bool valid = stored && g < gates;
-    f.coefficient[i] = valid ? extracted[(g0 + g) * in_words + f.sample.coefficient] : 0;
-    f.valid |= std::uint32_t{valid} << i;
+  for (unsigned q = 0; q < G; ++q) {
+    const bool valid = g < gates && coefficient < ks.input_dimension;
+    f.coefficient[q] = valid ? sample[coefficient] : 0;
+    f.valid |= std::uint32_t{valid} << q;
+    level = next_level(level, l);  // the next group
+    coefficient += level == 0 ? 1 : 0;
   }
 }
 
-// Thread `thread` writes its fetched share into an A tile: 1 where the gate's digit selects
-// the column's key sample, else 0.
-TG_HD void write_a_tile(unsigned thread, const KeySwitchConstants& ks, const AFetch& f,
-                        std::uint8_t* a_tile) {
-  const unsigned kk = thread % tile_k;
-TG_UNROLL
-  for (unsigned i = 0; i < a_elements_per_thread; ++i) {
-    const unsigned g = thread / tile_k + i * a_gate_step;
-    const bool one = ((f.valid >> i) & 1u) != 0 && one_hot(ks, f.coefficient[i], f.sample) != 0;
-    a_tile[a_tile_offset(g, kk)] = one ? 1 : 0;
+// Word q < 4 of a thread's 16 A bytes (rows row0 + 4q .. row0 + 4q + 3), from the digits of
+// its groups (digit[q'] of group q'; 0 where the group is not stored): byte p is 1 where its
+// row is the sample its group's digit selects. Base 2: the word holds groups 2q and 2q+1,
+// rows (0, 1) each; base >= 4: one group, the word's first row at position
+// (row0 + 4q) mod base in it.
+template <unsigned G>
+TG_HD std::uint32_t a_word(const std::uint32_t (&digit)[G], [[maybe_unused]] std::uint32_t row0,
+                           unsigned q, [[maybe_unused]] std::uint32_t base_log) {
+  if constexpr (G == 8) {
+    return (digit[2 * q] != 0 ? 1u << 8 : 0u) | (digit[2 * q + 1] != 0 ? 1u << 24 : 0u);
+  } else {
+    const std::uint32_t d = digit[q * G / 4];
+    const std::uint32_t position = (row0 + 4 * q) & ((std::uint32_t{1} << base_log) - 1);
+    const std::uint32_t byte = d - position;  // wraps past 3 when d < position
+    return d != 0 && byte < 4 ? 1u << (8 * byte) : 0u;
   }
 }
 
@@ -325,17 +382,6 @@ TG_UNROLL
 struct alignas(16) Bytes16 {
   std::uint32_t word[4];
 };
-
-TG_HD Bytes16 load16(const std::uint8_t* src) {
-#if defined(__CUDA_ARCH__)
-  const uint4 v = *reinterpret_cast<const uint4*>(src);
-  return Bytes16{{v.x, v.y, v.z, v.w}};
-#else
-  Bytes16 v;
-  std::memcpy(v.word, src, 16);
-  return v;
-#endif
-}
 
 TG_HD void store16(std::uint8_t* dst, const Bytes16& v) {
 #if defined(__CUDA_ARCH__)
@@ -345,43 +391,55 @@ TG_HD void store16(std::uint8_t* dst, const Bytes16& v) {
 #endif
 }
 
-// Piece c of thread `thread`: B tile row kk, plane `plane`, 16 words from `word` (8 pieces
-// cover a row: 4 planes x 2 halves; consecutive threads take consecutive pieces).
+// Thread `thread` writes its fetched share into an A tile: 16 bytes, one store.
+template <unsigned G>
+TG_HD void write_a_tile(unsigned thread, const KeySwitchConstants& ks, const Layout& l,
+                        const AFetch<G>& f, std::uint8_t* a_tile) {
+  std::uint32_t digit[G];
+  std::uint32_t level = f.level0;
+TG_UNROLL
+  for (unsigned q = 0; q < G; ++q) {
+    digit[q] = ((f.valid >> q) & 1u) != 0 ? gate_digit(ks, f.coefficient[q], level) : 0;
+    level = next_level(level, l);
+  }
+  Bytes16 v;
+TG_UNROLL
+  for (unsigned q = 0; q < 4; ++q) v.word[q] = a_word(digit, f.row0, q, ks.base_log);
+  store16(a_tile + a_tile_offset(a_gate(thread), a_rows_per_thread * a_slab(thread)), v);
+}
+
+// Piece c of thread `thread`: B tile rows [kk, kk + 16) of column (plane, word). A warp
+// copies 8 columns x 4 pieces (each column's 64 rows of the step: 64 consecutive bytes of the
+// matrix, two whole sectors); the 8 threads of each quarter-warp store the same slab of 8
+// consecutive columns, 128 consecutive bytes of shared memory (no bank conflict).
 struct BPiece {
   unsigned kk, plane, word;
 };
 TG_HD BPiece b_piece(unsigned thread, unsigned c) {
-  constexpr unsigned parts = tile_words / 16, per_row = planes * parts;
+  constexpr unsigned columns_per_warp = 8;
   const unsigned piece = c * threads + thread;
-  return BPiece{piece / per_row, (piece % per_row) / parts, (piece % parts) * 16};
+  const unsigned lane = piece % warp_size, group = piece / warp_size;  // group < 32
+  const unsigned column = group * columns_per_warp + lane % columns_per_warp;  // 0..255
+  return BPiece{(lane / columns_per_warp) * fragment, column / tile_words, column % tile_words};
 }
 
-// Thread `thread`'s pieces of the B tile: matrix rows [k0, k0 + tile_k), words
-// [w0, w0 + tile_words) of each plane.
-struct BFetch {
-  Bytes16 piece[b_copies_per_thread];
-};
-
-TG_HD void fetch_b(unsigned thread, std::uint32_t k0, std::uint32_t w0,
-                   const std::uint8_t* matrix, const Layout& l, BFetch& f) {
+// Thread `thread` copies its pieces of the B tile (matrix rows [k0, k0 + tile_k), words
+// [w0, w0 + tile_words) of each plane) into `b_tile` with copy16_async: on the device no
+// register holds them; they are there after the thread's copy16_async_wait().
+TG_HD void copy_b_tile_async(unsigned thread, std::uint32_t k0, std::uint32_t w0,
+                             const std::uint8_t* matrix, const Layout& l, std::uint8_t* b_tile) {
 TG_UNROLL
   for (unsigned c = 0; c < b_copies_per_thread; ++c) {
     const BPiece p = b_piece(thread, c);
-    f.piece[c] = load16(matrix + matrix_index(l, k0 + p.kk, p.plane, w0 + p.word));
+    copy16_async(b_tile + b_tile_offset(p.kk, p.plane * tile_words + p.word),
+                 matrix + matrix_index(l, k0 + p.kk, p.plane, w0 + p.word));
   }
 }
 
-TG_HD void write_b_tile(unsigned thread, const BFetch& f, std::uint8_t* b_tile) {
-TG_UNROLL
-  for (unsigned c = 0; c < b_copies_per_thread; ++c) {
-    const BPiece p = b_piece(thread, c);
-    store16(b_tile + b_tile_offset(p.kk, p.plane * tile_words + p.word), f.piece[c]);
-  }
-}
-
-// Thread `thread` finishes its outputs of the block's tile (C tile complete in shared memory):
-// gate g0 + g, word w0 + w for every (g, w) it owns, recombined and subtracted from the init
-// (the body for word n), written to result_words[result_index[gate] * (n+1) + word].
+// Thread `thread` finishes its outputs of the block's tile (C tile of recombined sums
+// complete in shared memory): gate g0 + g, word w0 + w for every (g, w) it owns, subtracted
+// from the init (the body for word n), written to result_words[result_index[gate] * (n+1) +
+// word].
 TG_HD void store_tile(unsigned thread, std::uint64_t g0, std::uint32_t gates, std::uint32_t w0,
                       const std::int32_t* c_tile, const Torus32* extracted,
                       const std::uint64_t* result_index, const KeySwitchConstants& ks,
@@ -392,10 +450,9 @@ TG_HD void store_tile(unsigned thread, std::uint64_t g0, std::uint32_t gates, st
     const unsigned g = e / tile_words, wl = e % tile_words;
     const std::uint32_t w = w0 + wl;
     if (g >= gates || w > ks.n) continue;
-    const std::int32_t* p = c_tile + c_tile_index(g, wl);
     const Torus32 init = w == ks.n ? extracted[(g0 + g) * in_words + ks.input_dimension] : 0;
     result_words[result_index[g0 + g] * n1 + w] =
-        output_word(init, p[0], p[tile_words], p[2 * tile_words], p[3 * tile_words]);
+        output_word(init, static_cast<Torus32>(c_tile[c_tile_index(g, wl)]));
   }
 }
 

@@ -69,6 +69,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <cstdint>
 #include <cstdio>
@@ -941,11 +942,17 @@ bool run_blocks(const LaunchConfig& config, const std::function<void()>& thread,
   const unsigned cluster = config.cluster;  // launch() checked that it divides g.x
   const std::uint64_t units = blocks / cluster;  // what the OS threads take: blocks or clusters
   // Exactly the bytes asked for, so that a sanitizer sees an access beyond them; one buffer
-  // per block of a cluster.
-  std::vector<std::unique_ptr<unsigned char[]>> owned(cluster);
+  // per block of a cluster, 256-byte aligned (a device's dynamic shared memory is at least as
+  // aligned as a kernel declares it, up to 128 bytes; WMMA needs 32).
+  constexpr std::align_val_t shared_alignment{256};
+  struct AlignedDelete {
+    void operator()(unsigned char* p) const { ::operator delete[](p, shared_alignment); }
+  };
+  std::vector<std::unique_ptr<unsigned char[], AlignedDelete>> owned(cluster);
   std::vector<unsigned char*> shared(cluster);
   for (unsigned r = 0; r < cluster; ++r) {
-    owned[r].reset(new unsigned char[std::max<std::size_t>(config.shared_bytes, 1)]);
+    owned[r].reset(static_cast<unsigned char*>(::operator new[](
+        std::max<std::size_t>(config.shared_bytes, 1), shared_alignment)));
     shared[r] = owned[r].get();
   }
   s.body = &thread;
