@@ -449,12 +449,6 @@ TG_HD void prefetch_span(const Complex* first, std::size_t count, std::uint32_t 
   }
 }
 
-// The R > 1 shapes' key staging: *dst = *src (one complex, device memory to shared memory)
-// with copy16_async (kernel_math.hpp); stage_wait() waits for the calling thread's copies (a
-// barrier after it makes everyone's visible).
-TG_HD void stage_copy_async(Complex* dst, const Complex* src) { copy16_async(dst, src); }
-TG_HD void stage_wait() { copy16_async_wait(); }
-
 // What one step reads besides the accumulators.
 struct StepInputs {
   const Complex* key_step = nullptr;  // GGSW i: rows x k1 fused spectra
@@ -764,7 +758,7 @@ TG_UNROLL
         const std::uint32_t per_row = K1 * M;
         for (std::uint32_t e = tid; e < groups * per_row; e += threads) {
           const std::size_t row = std::size_t{e / per_row} + groups * x;
-          stage_copy_async(mem.stage + e, in.key_step + row * per_row + e % per_row);
+          copy16_async(mem.stage + e, in.key_step + row * per_row + e % per_row);
         }
       });
     }
@@ -781,7 +775,7 @@ TG_UNROLL
     });
     forward_transform<true>(blk, f);
     if (!Pair && shape.rotations > 1) {
-      blk.each([&](unsigned, auto&) { stage_wait(); });
+      blk.each([&](unsigned, auto&) { copy16_async_wait(); });
       blk.sync();  // every thread's copies are in the stage
     }
     // sum_c += digits * BK_i[q][c], pointwise, in registers.

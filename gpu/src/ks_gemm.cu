@@ -33,12 +33,12 @@ using Accumulator =
 // Block (x, y): output words [64x, 64x + 64) in all four planes (256 matrix columns) of gate
 // tiles y, y + gridDim.y, ... (64 gates each). The word tiles of a gate tile are neighbours in
 // the launch order (x first), so the blocks that run together read the same gates'
-// coefficients (hits in L2 after the first) as well as the same rows of the key. Per step of 64 matrix rows: the
-// A tile made from the gates' digits and the B tile copied from the matrix into one of two
-// stages of shared memory, one barrier, then the next step's A loads issued into registers,
-// its B tile copied asynchronously into the other stage, and each warp's 2 x 4 fragment
-// products for each of the step's 4 slabs (the loads' latency
-// hides behind them). Epilogue: each warp recombines its four planes' accumulators in
+// coefficients (hits in L2 after the first) as well as the same rows of the key. Per step of
+// 64 matrix rows: the A tile made from the gates' digits and the B tile copied from the
+// matrix into one of two stages of shared memory, one barrier, then the next step's A loads
+// issued into registers, its B tile copied asynchronously into the other stage, and each
+// warp's 2 x 4 fragment products for each of the step's 4 slabs (the loads' latency hides
+// behind them). Epilogue: each warp recombines its four planes' accumulators in
 // registers, stores the words through shared memory (the same bytes as the stages), and the
 // block subtracts them from the init. G: groups_per_thread(base_log).
 template <unsigned G>
@@ -129,24 +129,11 @@ void launch_key_switch_gemm(const std::uint32_t* extracted, std::uint64_t jobs,
   if (jobs == 0) return;
   const dim3 grid_size(layout.word_tiles(),
                        static_cast<unsigned>(std::min(kg::gate_tiles(jobs), max_gate_blocks)));
-  switch (kg::groups_per_thread(ks.base_log)) {
-    case 8:
-      TG_LAUNCH(key_switch_gemm_kernel<8>, grid_size, kg::threads, kg::shared_bytes, stream)
-      (extracted, jobs, result_index, matrix, ks, layout, result_words);
-      break;
-    case 4:
-      TG_LAUNCH(key_switch_gemm_kernel<4>, grid_size, kg::threads, kg::shared_bytes, stream)
-      (extracted, jobs, result_index, matrix, ks, layout, result_words);
-      break;
-    case 2:
-      TG_LAUNCH(key_switch_gemm_kernel<2>, grid_size, kg::threads, kg::shared_bytes, stream)
-      (extracted, jobs, result_index, matrix, ks, layout, result_words);
-      break;
-    default:
-      TG_LAUNCH(key_switch_gemm_kernel<1>, grid_size, kg::threads, kg::shared_bytes, stream)
-      (extracted, jobs, result_index, matrix, ks, layout, result_words);
-      break;
-  }
+  kg::with_groups_per_thread(ks.base_log, [&](auto groups) {
+    constexpr unsigned G = decltype(groups)::value;
+    TG_LAUNCH(key_switch_gemm_kernel<G>, grid_size, kg::threads, kg::shared_bytes, stream)
+    (extracted, jobs, result_index, matrix, ks, layout, result_words);
+  });
   CUDA_CHECK_LAUNCH(key_switch_gemm_kernel, stream);
 }
 

@@ -166,12 +166,10 @@ void mirror_key_switch_gemm(const std::vector<Torus32>& extracted, std::uint64_t
                             const std::vector<std::uint8_t>& matrix,
                             const k::KeySwitchConstants& ks, std::vector<Torus32>& result_words,
                             MirrorStats& stats) {
-  switch (kg::groups_per_thread(ks.base_log)) {  // the launcher's dispatch
-    case 8: return mirror_key_switch_gemm<8>(extracted, jobs, result_index, matrix, ks, result_words, stats);
-    case 4: return mirror_key_switch_gemm<4>(extracted, jobs, result_index, matrix, ks, result_words, stats);
-    case 2: return mirror_key_switch_gemm<2>(extracted, jobs, result_index, matrix, ks, result_words, stats);
-    default: return mirror_key_switch_gemm<1>(extracted, jobs, result_index, matrix, ks, result_words, stats);
-  }
+  kg::with_groups_per_thread(ks.base_log, [&](auto groups) {  // the launcher's choice
+    mirror_key_switch_gemm<decltype(groups)::value>(extracted, jobs, result_index, matrix, ks, result_words,
+                                     stats);
+  });
 }
 
 // The gates of a test batch: odd gates have every coefficient one edge value (every digit
