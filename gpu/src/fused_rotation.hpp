@@ -556,8 +556,8 @@ TG_UNROLL
         hi = rotate_minus_one(x.lane[p].a, x.lane[p].power, j + M, N);
       }
       // in.twist[j], where read: one load for every lane (nothing is stored between).
-      lane(R.v[r], p) = twisted_input(f, static_cast<double>(gadget_digit(in.gadget, lo, level)),
-                                      static_cast<double>(gadget_digit(in.gadget, hi, level)),
+      lane(R.v[r], p) = twisted_input(f, gadget_digit_double(in.gadget, lo, level),
+                                      gadget_digit_double(in.gadget, hi, level),
                                       in.twist, j, r);
     }
   }

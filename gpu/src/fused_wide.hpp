@@ -202,8 +202,8 @@ TG_UNROLL
         const std::uint32_t j = r * T + t;
         const Torus32 lo = Pair ? a[j] : rotate_minus_one_flat(a, power, j, N);
         const Torus32 hi = Pair ? a[j + M] : rotate_minus_one_flat(a, power, j + M, N);
-        R.v[r] = fold_twist(static_cast<double>(gadget_digit(in.gadget, lo, q % l + 1)),
-                            static_cast<double>(gadget_digit(in.gadget, hi, q % l + 1)),
+        R.v[r] = fold_twist(gadget_digit_double(in.gadget, lo, q % l + 1),
+                            gadget_digit_double(in.gadget, hi, q % l + 1),
                             in.twist[j]);
       }
     });

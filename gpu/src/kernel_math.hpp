@@ -106,6 +106,7 @@ struct GadgetConstants {
   std::int32_t half = 0;
   std::uint32_t base_log = 0;
   std::uint32_t level_count = 0;
+  double digit_bias = 0;  // 2^52 + Bg/2 (gadget_digit_double)
 };
 
 inline GadgetConstants make_gadget(std::uint32_t base_log, std::uint32_t level_count) {
@@ -115,6 +116,7 @@ inline GadgetConstants make_gadget(std::uint32_t base_log, std::uint32_t level_c
   g.level_count = level_count;
   g.half = static_cast<std::int32_t>(base / 2);
   g.mask = base - 1;
+  g.digit_bias = 4503599627370496.0 + static_cast<double>(base / 2);
   for (std::uint32_t p = 1; p <= level_count; ++p) g.offset += Torus32(base / 2) << (32 - p * base_log);
   const std::uint32_t precision = base_log * level_count;
   if (precision < 32) g.offset += Torus32{1} << (32 - precision - 1);
@@ -125,6 +127,24 @@ inline GadgetConstants make_gadget(std::uint32_t base_log, std::uint32_t level_c
 TG_HD std::int32_t gadget_digit(const GadgetConstants& g, Torus32 x, std::uint32_t p) {
   const Torus32 shifted = (x + g.offset) >> (32 - p * g.base_log);
   return static_cast<std::int32_t>(shifted & g.mask) - g.half;
+}
+
+// The same digit as a double, without an integer-to-double conversion: the double whose high
+// word is 0x43300000 and whose low word is the digit's bits u in [0, Bg) is exactly 2^52 + u,
+// and subtracting 2^52 + Bg/2 leaves u - Bg/2 exactly (every value is an integer below 2^53).
+// On the device that is a move and a DADD instead of an I2F.F64, which runs at a quarter of the
+// DFMA rate on compute capability 8.0 and 9.0 (16 results per clock and SM against 64 on 9.0;
+// the CUDA programming guide's throughput table); the rotations convert 2(k+1)lN digits a step.
+TG_HD double gadget_digit_double(const GadgetConstants& g, Torus32 x, std::uint32_t p) {
+  const Torus32 bits = ((x + g.offset) >> (32 - p * g.base_log)) & g.mask;
+#if defined(__CUDA_ARCH__)
+  const double biased = __hiloint2double(0x43300000, static_cast<int>(bits));
+#else
+  const std::uint64_t word = (std::uint64_t{0x43300000} << 32) | bits;
+  double biased;
+  std::memcpy(&biased, &word, sizeof biased);
+#endif
+  return biased - g.digit_bias;
 }
 
 // ---- fold, twist, untwist (core/fft.hpp's ComplexNegacyclicFft) --------------------------
@@ -319,8 +339,8 @@ TG_HD void rotate_decompose_twist(const Torus32* a, std::uint32_t power, std::ui
   const Torus32 lo = rotate ? rotate_minus_one(a, power, j, N) : a[j];
   const Torus32 hi = rotate ? rotate_minus_one(a, power, j + M, N) : a[j + M];
   for (std::uint32_t p = 1; p <= g.level_count; ++p) {
-    out[(p - 1) * level_stride] = fold_twist(static_cast<double>(gadget_digit(g, lo, p)),
-                                             static_cast<double>(gadget_digit(g, hi, p)), twist);
+    out[(p - 1) * level_stride] =
+        fold_twist(gadget_digit_double(g, lo, p), gadget_digit_double(g, hi, p), twist);
   }
 }
 

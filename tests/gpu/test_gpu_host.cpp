@@ -111,17 +111,32 @@ TEST_CASE("kernel math: gadget digits equal core's GadgetDecomposition for every
     for (const Torus32 x : xs) {
       for (std::uint32_t level = 1; level <= p.bk_level_count; ++level) {
         REQUIRE(k::gadget_digit(g, x, level) == ref.digit(x, level));
+        // The rotations' form (no int-to-double conversion): the same value, exactly.
+        REQUIRE(k::gadget_digit_double(g, x, level) == static_cast<double>(ref.digit(x, level)));
       }
     }
   }
-  // Extreme gadgets: precision 32 (no rounding bit) and base 2.
+  // Extreme gadgets: precision 32 (no rounding bit), base 2, and digits of up to 16 bits.
   for (const auto& [base_log, levels] : {std::pair{8u, 4u}, std::pair{1u, 5u}, std::pair{16u, 2u}}) {
     const GadgetDecomposition ref(base_log, levels);
     const k::GadgetConstants g = k::make_gadget(base_log, levels);
     for (const Torus32 x : xs) {
       for (std::uint32_t level = 1; level <= levels; ++level) {
         REQUIRE(k::gadget_digit(g, x, level) == ref.digit(x, level));
+        REQUIRE(k::gadget_digit_double(g, x, level) == static_cast<double>(ref.digit(x, level)));
       }
+    }
+  }
+  // Every digit value of tfhe_lib_128's gadget (Bg = 2^7) at every level: the bits that make
+  // digit d at level p, for d = -64 .. 63, the extremes included.
+  const k::GadgetConstants g = k::make_gadget(7, 3);
+  const GadgetDecomposition ref(7, 3);
+  for (std::uint32_t level = 1; level <= 3; ++level) {
+    for (std::int32_t d = -64; d < 64; ++d) {
+      const Torus32 x = (static_cast<Torus32>(d + 64) << (32 - 7 * level)) - g.offset;
+      INFO("level " << level << ", digit " << d);
+      REQUIRE(ref.digit(x, level) == d);
+      REQUIRE(k::gadget_digit_double(g, x, level) == static_cast<double>(d));
     }
   }
 }
