@@ -242,6 +242,8 @@ bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu) {
     gpu.fused_lanes = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 2));
   } else if (arg == "--fused-cluster-points") {
     gpu.fused_cluster_points = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 8));
+  } else if (arg == "--fused-cluster-sums") {
+    gpu.fused_cluster_sums = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 2));
   } else if (arg == "--key-switching") {
     gpu.key_switching = parse_gpu_key_switching(arg, cl.value());
   } else if (arg == "--transfer") {
@@ -268,6 +270,9 @@ std::string gpu_options_help(std::size_t column) {
       {"--fused-lanes P", "fused engine: rotations per thread, 1 or 2 (k = 1; 0: automatic)"},
       {"--fused-cluster-points Q", "fused engine: points per thread in a cluster, 8 or 4 (wide: "
                                    "twice the threads; N = 512..2048; 0: automatic)"},
+      {"--fused-cluster-sums S", "fused engine: who sums a cluster's products, 1: each column's "
+                                 "owner, 2: every block its own column ((k+1)l blocks; 0: "
+                                 "automatic)"},
       {"--transfer T", "direct (default) | pinned: through page-locked staging buffers"},
       {"--staging-mb MB", "pinned: each of the two staging buffers, 1..1024 MiB (default " +
                               std::to_string(CudaOptions{}.staging_bytes >> 20) + ")"}};
@@ -300,11 +305,15 @@ std::string gpu_engine_description(const CudaOptions& gpu) {
       d += " (" + std::to_string(gpu.fused_lanes) + " rotations per thread)";
     } else if (gpu.fused_cluster_blocks > 1) {
       d += " (clusters of " + std::to_string(gpu.fused_cluster_blocks) + " blocks per rotation" +
-           (gpu.fused_cluster_points == 4 ? ", 4 points per thread)" : ")");
+           (gpu.fused_cluster_points == 4 ? ", 4 points per thread" : "") +
+           (gpu.fused_cluster_sums == 2 ? ", every block summing its column)" : ")");
     } else if (gpu.fused_groups == 0 && gpu.fused_rotations_per_block == 0) {
+      const bool wide = gpu.fused_cluster_points == 4, every = gpu.fused_cluster_sums == 2;
       d += gpu.fused_cluster_blocks == 1 ? " (launch shape chosen per batch, no clusters)"
-           : gpu.fused_cluster_points == 4
-               ? " (launch shape chosen per batch, clusters of 4 points per thread)"
+           : wide || every
+               ? std::string(" (launch shape chosen per batch, clusters") +
+                     (wide ? " of 4 points per thread" : "") +
+                     (every ? " with every block summing its column)" : ")")
                : " (launch shape chosen per batch)";
     } else {
       d += " (" + std::to_string(std::max(gpu.fused_groups, 1u)) + " groups x " +
@@ -352,7 +361,7 @@ double fourier_key_bytes_per_bootstrap(const Parameters& p, std::uint32_t unroll
 InvalidArgument gpu_options_not_for(const std::string& backend) {
   return InvalidArgument("--device, --memory-budget-mb, --no-cuda-graphs, --gpu-engine, "
                          "--fused-groups, --fused-rotations, --fused-cluster, --fused-lanes, "
-                         "--fused-cluster-points, --key-switching, "
+                         "--fused-cluster-points, --fused-cluster-sums, --key-switching, "
                          "--transfer and "
                          "--staging-mb apply to the gpu backend, not to " + backend);
 }

@@ -52,12 +52,14 @@ def percent(part, whole):
 
 def shape_text(result):
     """The fused engine's launch shape: GxR (groups per rotation x rotations per block), cC
-    (a thread block cluster of C blocks per rotation; wC with 4 points per thread) or lP (P rotations per thread; clusters
+    (a thread block cluster of C blocks per rotation; wC with 4 points per thread; a suffix
+    e where every block sums the column it decomposes) or lP (P rotations per thread; clusters
     and lanes never combine). Reports made before bench_gates recorded clusters or lanes
     are GxR."""
     cluster = result.get("fused_cluster_blocks", 0)
     if cluster > 1:
-        return f"{'w' if result.get('fused_cluster_points', 0) == 4 else 'c'}{cluster}"
+        every = "e" if result.get("fused_cluster_sums", 0) == 2 else ""
+        return f"{'w' if result.get('fused_cluster_points', 0) == 4 else 'c'}{cluster}{every}"
     lanes = result.get("fused_lanes", 0)
     if lanes > 1:
         return f"l{lanes}"
@@ -68,12 +70,11 @@ def shape_text(result):
 
 
 def shape_order(text):
-    """GxR shapes by G then R, then the clusters (cC, then wC) by size, then the lanes (lP)
-    by P."""
-    if text.startswith("c"):
-        return (1, int(text[1:]), 0)
-    if text.startswith("w"):
-        return (1, int(text[1:]), 1)
+    """GxR shapes by G then R, then the clusters (cC, cCe, wC, wCe) by size, then the lanes
+    (lP) by P."""
+    if text[0] in "cw":
+        every = text.endswith("e")
+        return (1, int(text[1:len(text) - every]), 2 * (text[0] == "w") + every)
     if text.startswith("l"):
         return (2, int(text[1:]), 0)
     groups, rotations = text.split("x")

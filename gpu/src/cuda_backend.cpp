@@ -157,6 +157,34 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p, std::uint3
                 std::to_string(o.fused_rotations_per_block) + " and fused_lanes=" +
                 std::to_string(o.fused_lanes) + " run none (a cluster needs fused_cluster_blocks "
                 "above 1, or all four 0)");
+    const std::uint32_t sums = o.fused_cluster_sums;
+    EXPECTS(sums <= fz::every_block_sums,
+            "CudaOptions: fused_cluster_sums=" + std::to_string(sums) +
+                " but expected 0 (automatic), 1 (each column's owner sums it) or 2 (every "
+                "block sums the column its row decomposes)");
+    if (sums == fz::every_block_sums) {
+      const std::uint32_t rows = shape.rows();
+      EXPECTS(fz::every_block_sums_fit(rows, shape),
+              "CudaOptions: fused_cluster_sums=2 needs clusters of (k+1)l blocks with two inbox "
+              "buffers, but parameter set '" + p.name + "' has (k+1)l=" + std::to_string(rows) +
+                  (rows > fz::max_cluster_blocks
+                       ? ", above the portable cluster size of " +
+                             std::to_string(fz::max_cluster_blocks)
+                       : ", whose blocks would need " +
+                             std::to_string(fz::cluster_block_bytes_with(shape, rows, 2) / 1024) +
+                             " KiB of shared memory with two inbox buffers (at most " +
+                             std::to_string(fz::cluster_shared_room / 1024) + ")") +
+                  "; 0 or 1 sums by owners");
+      EXPECTS(o.fused_cluster_blocks == rows ||
+                  (o.fused_cluster_blocks == 0 && o.fused_shape_automatic()),
+              "CudaOptions: fused_cluster_sums=2 sums in every block of a cluster of (k+1)l=" +
+                  std::to_string(rows) + " blocks, but fused_cluster_blocks=" +
+                  std::to_string(o.fused_cluster_blocks) + ", fused_groups=" +
+                  std::to_string(o.fused_groups) + ", fused_rotations_per_block=" +
+                  std::to_string(o.fused_rotations_per_block) + " and fused_lanes=" +
+                  std::to_string(o.fused_lanes) + " (fused_cluster_blocks must be " +
+                  std::to_string(rows) + ", or all four 0)");
+    }
   }
   if (o.memory_budget_bytes != 0) {
     const std::size_t per_rotation = gpu::detail::bytes_per_rotation(shape, o.engine);

@@ -191,6 +191,13 @@ struct CudaEngine::Impl {
     return options.fused_cluster_points == 0 ? kernel::fused::points_per_thread
                                              : options.fused_cluster_points;
   }
+  // Who sums a cluster's products (CudaOptions::fused_cluster_sums; validate_cuda_options
+  // admitted 2 only where every block can sum its column).
+  std::uint32_t cluster_sums() const {
+    return options.fused_cluster_sums == kernel::fused::every_block_sums
+               ? kernel::fused::every_block_sums
+               : kernel::fused::owner_sums;
+  }
   void run_rotation(Workspace& ws);
   void evaluate(const BatchPlan& plan);
   // A synchronous copy of `words` 32-bit words (direct or staged, as options.transfer says),
@@ -515,7 +522,8 @@ Workspace& CudaEngine::Impl::workspace_for(std::uint64_t capacity, std::size_t b
 kernel::fused::LaunchShape CudaEngine::Impl::fused_shape_for(std::uint64_t capacity) const {
   if (options.fused_lanes > 1) return kernel::fused::LaunchShape{1, 1, 1, options.fused_lanes};
   if (options.fused_cluster_blocks > 1) {
-    return kernel::fused::LaunchShape{1, 1, options.fused_cluster_blocks, 1, cluster_points()};
+    return kernel::fused::LaunchShape{1, 1, options.fused_cluster_blocks, 1, cluster_points(),
+                                      cluster_sums()};
   }
   if (options.fused_groups != 0 || options.fused_rotations_per_block != 0) {
     return kernel::fused::LaunchShape{std::max<std::uint32_t>(options.fused_groups, 1),
@@ -529,6 +537,7 @@ kernel::fused::LaunchShape CudaEngine::Impl::fused_shape_for(std::uint64_t capac
   if (chosen.cluster > 1 && options.fused_cluster_points != 0) {
     chosen.points = options.fused_cluster_points;
   }
+  if (chosen.cluster > 1) chosen.sums = cluster_sums();
   return chosen;
 }
 
@@ -569,6 +578,7 @@ void CudaEngine::Impl::record_rotation(Workspace& ws) {
     times.fused_cluster_blocks = launch.cluster;
     times.fused_lanes = launch.lanes;
     times.fused_cluster_points = launch.cluster > 1 ? launch.points : 0;
+    times.fused_cluster_sums = launch.cluster > 1 ? launch.sums : 0;
     launch_fused_blind_rotation(ws.acc.data(), ws.powers.data(), C, s, launch, bk_fourier.data(),
                                 twist.data(), untwist.data(), twiddles.data(), gadget,
                                 roots.data(), unit.data(), st());

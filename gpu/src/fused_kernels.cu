@@ -299,16 +299,17 @@ struct DeviceClusterBlock : fused::DeviceBlock<Regs> {
 
 // One rotation per cluster of `blocks` blocks (the grid: whole clusters), each block of one
 // group: every block loads the whole accumulator into its copy, the owner of column c stores it.
+// sums: who sums the products (LaunchShape::sums; cluster_roles).
 // Blocks of T = N/16 <= 256 threads: the registers are never capped below what the program
 // needs.
 template <unsigned K1, class Groups, bool Unrolled = false>
 __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
     std::uint32_t* acc_global, const std::uint32_t* powers, std::uint64_t capacity, Shape s,
-    std::uint32_t blocks, const Complex* key, fused::StepInputs in) {
+    std::uint32_t blocks, std::uint32_t sums, const Complex* key, fused::StepInputs in) {
 #if defined(TG_CLUSTER_CODE)
   TG_DYNAMIC_SHARED(shared);
   const fused::ClusterRoles roles =
-      fused::cluster_roles(s, blocks, cooperative_groups::this_cluster().block_rank());
+      fused::cluster_roles(s, blocks, cooperative_groups::this_cluster().block_rank(), sums);
   const fused::ClusterMemory mem = fused::cluster_memory(s, blocks, roles.inboxes, shared);
   Torus32* copy = mem.acc;
   constexpr bool wide = fused::wide::is_wide<Groups>;  // 4 points per thread (fused_wide.hpp)
@@ -343,7 +344,7 @@ __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
 using RotationKernel = void (*)(std::uint32_t*, const std::uint32_t*, std::uint64_t, Shape,
                                fused::LaunchShape, const Complex*, fused::StepInputs);
 using ClusterKernel = void (*)(std::uint32_t*, const std::uint32_t*, std::uint64_t, Shape,
-                              std::uint32_t, const Complex*, fused::StepInputs);
+                              std::uint32_t, std::uint32_t, const Complex*, fused::StepInputs);
 
 // The kernel of block shape `launch` for parameter set shape s: the lane kernel for lanes = 2
 // (k = 1), the fixed-length one for 1x1 where there is one, else fused_blind_rotation_kernel;
@@ -524,7 +525,8 @@ void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers
           "launch_fused_blind_rotation: groups=" + std::to_string(launch.groups) +
               ", rotations=" + std::to_string(launch.rotations) +
               ", lanes=" + std::to_string(launch.lanes) + ", points=" +
-              std::to_string(launch.points) + " with k+1=" + std::to_string(shape.k1()) +
+              std::to_string(launch.points) + ", sums=" + std::to_string(launch.sums) +
+              " with k+1=" + std::to_string(shape.k1()) +
               ", unroll " + std::to_string(shape.unroll));
   const std::size_t shared = fused::block_shared_bytes(launch, shape);
   const unsigned threads = fused::block_threads(launch, shape);
@@ -546,7 +548,7 @@ void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers
                                                      : cluster_kernel<3>(shape, launch.points);
     allow_shared(fused_cluster_rotation, shared);
     TG_LAUNCH_CLUSTER(fused_cluster_rotation, grid, threads, shared, stream, launch.cluster)
-    (acc, powers, capacity, shape, launch.cluster, key, in);
+    (acc, powers, capacity, shape, launch.cluster, launch.sums, key, in);
     CUDA_CHECK_LAUNCH(fused_cluster_rotation_kernel, stream);
     return;
   }

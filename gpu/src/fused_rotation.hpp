@@ -82,13 +82,18 @@ TG_HD void multiply_add(Complex& sum, Complex d, Complex b) {
 //
 // points: the points per thread of a cluster's transforms, 8, or 4 for a wide cluster
 // (fused_wide.hpp: twice the threads per block, half a thread's work per step; fixed lengths
-// only, N = 512 .. 2048).
+// only, N = 512 .. 2048). sums: who sums a cluster's products, owner_sums (the owner of each
+// column, which sends the column to the blocks that decompose it) or every_block_sums (each
+// block sums the column its row decomposes itself; clusters of (k+1)l blocks, docs/gpu.md
+// section 6.18).
+inline constexpr std::uint32_t owner_sums = 1, every_block_sums = 2;
 struct LaunchShape {
   std::uint32_t groups = 1;
   std::uint32_t rotations = 1;
   std::uint32_t cluster = 1;
   std::uint32_t lanes = 1;
   std::uint32_t points = points_per_thread;
+  std::uint32_t sums = owner_sums;
 };
 
 // LaunchShape{G, R, 1, P} as compile-time constants, for the kernels of a fixed transform
@@ -157,7 +162,11 @@ TG_HD bool valid_wide(const detail::Shape& s) {
   return s.M() >= (std::uint32_t{1} << first_fixed_log2) &&
          s.M() <= (std::uint32_t{1} << last_fixed_log2);
 }
+TG_HD bool every_block_sums_fit(std::uint32_t blocks, const detail::Shape& s);
 TG_HD bool valid_shape(const LaunchShape& b, const detail::Shape& s) {
+  if (b.sums != owner_sums && (b.sums != every_block_sums || !every_block_sums_fit(b.cluster, s))) {
+    return false;
+  }
   if (b.points != points_per_thread) {
     return b.points == wide_points && b.cluster > 1 && b.groups == 1 && b.rotations == 1 &&
            b.lanes == 1 && valid_cluster(b.cluster, s) && valid_wide(s);
@@ -229,6 +238,13 @@ TG_HD std::uint32_t cluster_inboxes(const detail::Shape& s, std::uint32_t blocks
   }
   return !every && cluster_block_bytes_with(s, blocks, 2) <= cluster_shared_room ? 2 : 1;
 }
+// Whether each block of a cluster of `blocks` can sum the column its row decomposes itself
+// (LaunchShape::sums = every_block_sums): one row per block (C = (k+1)l, at most
+// max_cluster_blocks), so that it decomposes one column, and two inbox buffers, which the
+// order of a step needs (cluster_cmux_step).
+TG_HD bool every_block_sums_fit(std::uint32_t blocks, const detail::Shape& s) {
+  return blocks == s.rows() && blocks <= max_cluster_blocks && cluster_inboxes(s, blocks) == 2;
+}
 // Whether column c goes to block b (the owner's push), and the bytes of columns block b
 // receives a step.
 TG_HD bool receives_column(std::uint32_t b, std::uint32_t c, std::uint32_t blocks,
@@ -285,20 +301,34 @@ TG_HD std::size_t cluster_block_bytes(const detail::Shape& s, std::uint32_t bloc
 
 // What block `rank` of a cluster does with the columns, worked out once per kernel (the
 // functions above divide by l and loop; a step reads these): the inbox buffers, the column it
-// owns (k+1: none), the owner of each column (4 bits each), the blocks that receive its column
-// (bit b) and the bytes of the columns it receives a step.
+// owns (k+1: none; the owner writes it out at the end), the column it sums (k+1: none), the
+// blocks that sum each product (bit 8c + b: block b sums product c), the blocks that receive
+// its column after a step (bit b) and the bytes of the columns it receives a step. With
+// owner_sums the owner of column c sums product c and sends the column on; with
+// every_block_sums (where every_block_sums_fit) every block sums the column its row
+// decomposes, and no column is sent.
 struct ClusterRoles {
   std::uint32_t inboxes;
   std::uint32_t owned;
-  std::uint32_t owners;
+  std::uint32_t summed;
+  std::uint32_t summers;
   std::uint32_t receivers;
   std::uint32_t received_bytes;
-  TG_HD std::uint32_t owner(std::uint32_t c) const { return (owners >> (4 * c)) & 15u; }
+  TG_HD std::uint32_t summers_of(std::uint32_t c) const { return (summers >> (8 * c)) & 255u; }
 };
-TG_HD ClusterRoles cluster_roles(const detail::Shape& s, std::uint32_t blocks,
-                                 std::uint32_t rank) {
-  ClusterRoles r{cluster_inboxes(s, blocks), owned_column(rank, blocks, s), 0, 0, 0};
-  for (std::uint32_t c = 0; c < s.k1(); ++c) r.owners |= column_owner(c, blocks, s) << (4 * c);
+TG_HD ClusterRoles cluster_roles(const detail::Shape& s, std::uint32_t blocks, std::uint32_t rank,
+                                 std::uint32_t sums = owner_sums) {
+  const bool every = sums == every_block_sums && every_block_sums_fit(blocks, s);
+  const std::uint32_t owned = owned_column(rank, blocks, s);
+  ClusterRoles r{cluster_inboxes(s, blocks), owned, every ? rank / s.bk_level_count : owned, 0, 0, 0};
+  for (std::uint32_t c = 0; c < s.k1(); ++c) {
+    for (std::uint32_t b = 0; b < blocks; ++b) {
+      if (every ? decomposes_column(b, c, blocks, s) : column_owner(c, blocks, s) == b) {
+        r.summers |= 1u << (8 * c + b);
+      }
+    }
+  }
+  if (every) return r;  // each block's copy holds the column it sums: nothing to send
   for (std::uint32_t b = 0; b < blocks && r.owned < s.k1(); ++b) {
     if (receives_column(b, r.owned, blocks, r.inboxes, s)) r.receivers |= 1u << b;
   }
@@ -944,6 +974,17 @@ TG_HD BlockMemory block_memory(unsigned char* base, const LaunchShape& shape,
 // step i+1 only after every block's partials of step i+1 arrived, which each block sends only
 // after its decomposition has read its copy, so no copy is written while it is read.
 //
+// With LaunchShape::sums = every_block_sums (C = (k+1)l, two inbox buffers; docs/gpu.md
+// section 6.18) every block sums the column its one row decomposes itself: each block sends
+// its partial product c into the inboxes of the l blocks of column c, each waits for its own
+// C - 1 partials, sums them in rank order (the owner's order: the same words in every copy),
+// transforms back and adds the column into its own copy, and no column is sent: one transfer
+// a step instead of two, for l times the partials. The order is the two-buffer one's: block
+// b writes buffer i+1 mod 2 of block o at step i+1 only after it summed step i, which needed
+// o's partials of step i, which o sent only after it had read buffer i-1 mod 2 at step i-1; a
+// block barrier between its untwist_add and its next decomposition (push_columns) is all its
+// copy needs.
+//
 // Each block's key rows come into its key stage (docs/gpu.md section 6.13): its products wait
 // for the stage's mbarrier key_arrived, and only after a block barrier behind them (every
 // thread has read the stage) does the block ask for the rows of its next products, its next
@@ -1042,12 +1083,25 @@ TG_HD void fetch_next_key_rows(Block& blk, const ClusterMemory& mem, const StepI
   }
 }
 
+// The lowest set bit of m != 0.
+TG_HD std::uint32_t lowest_bit(std::uint32_t m) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint32_t>(__ffs(static_cast<int>(m)) - 1);
+#else
+  std::uint32_t b = 0;
+  while (((m >> b) & 1u) == 0) ++b;
+  return b;
+#endif
+}
+
 // Every thread of a cluster's block b, after its rows: its partial product c into slot b of
-// the inbox of column c's owner o (buffer `parity` of it where there are two), point Pt + r at
-// (bP + r)T + t (P: the thread's points, 8, or 4 in a wide cluster), sent for o != b and
-// stored in place for o = b; then each owner waits until the other C - 1 blocks' partials have
-// arrived and sums the C slots in rank order into its registers (InFlight at a time,
-// sum_partials), while the other blocks take zeros (and idle along in the inverse transform).
+// the inbox of each block o that sums product c (ClusterRoles::summers: column c's owner, or
+// with every_block_sums every block whose row decomposes column c; buffer `parity` of it where
+// there are two), point Pt + r at (bP + r)T + t (P: the thread's points, 8, or 4 in a wide
+// cluster), sent for o != b and stored in place for o = b; then each block that sums a column
+// waits until the other C - 1 blocks' partials have arrived and sums the C slots in rank order
+// into its registers (InFlight at a time, sum_partials), while the other blocks take zeros
+// (and idle along in the inverse transform).
 template <unsigned K1, unsigned InFlight, class Block, class Groups>
 TG_HD void exchange_partials(Block& blk, const Groups& f, const ClusterMemory& mem,
                              std::uint32_t blocks, std::uint32_t parity) {
@@ -1059,14 +1113,19 @@ TG_HD void exchange_partials(Block& blk, const Groups& f, const ClusterMemory& m
     const ClusterRoles roles = blk.roles(tid);
 TG_UNROLL
     for (unsigned c = 0; c < K1; ++c) {
-      const std::uint32_t owner = roles.owner(c);
+      const std::uint32_t summers = roles.summers_of(c);
+      if ((summers >> b) & 1u) {
 TG_UNROLL
-      for (unsigned r = 0; r < P; ++r) {
-        const std::size_t at = (std::size_t{b} * P + r) * f.T + t;
-        if (owner == b) {
-          blk.local(inbox, tid)[at] = R.sum[c][r];  // read back by this thread alone
-        } else {
-          blk.send(inbox + at, owner, R.sum[c][r], mem.signals + partials_arrived + buffer);
+        for (unsigned r = 0; r < P; ++r) {  // read back by this thread alone
+          blk.local(inbox, tid)[(std::size_t{b} * P + r) * f.T + t] = R.sum[c][r];
+        }
+      }
+      for (std::uint32_t others = summers & ~(1u << b); others != 0; others &= others - 1) {
+        const std::uint32_t o = lowest_bit(others);
+TG_UNROLL
+        for (unsigned r = 0; r < P; ++r) {
+          const std::size_t at = (std::size_t{b} * P + r) * f.T + t;
+          blk.send(inbox + at, o, R.sum[c][r], mem.signals + partials_arrived + buffer);
         }
       }
     }
@@ -1074,7 +1133,7 @@ TG_UNROLL
   blk.each([&](unsigned tid, auto& R) {
     constexpr unsigned P = std::extent_v<decltype(R.v)>;
     const std::uint32_t t = f.thread(tid);
-    if (blk.roles(tid).owned >= K1) {
+    if (blk.roles(tid).summed >= K1) {
 TG_UNROLL
       for (unsigned r = 0; r < P; ++r) R.v[r] = Complex{0, 0};
       return;
@@ -1105,10 +1164,10 @@ struct alignas(16) Words4 {
 template <unsigned K1, class Block, class Groups>
 TG_HD void push_columns(Block& blk, const Groups& f, const ClusterMemory& mem, std::uint32_t N,
                         std::uint32_t blocks) {
-  blk.sync();  // the owner's column is written
+  blk.sync();  // the owner's column is written (with every_block_sums: each block's own)
   blk.each([&](unsigned tid, auto&) {
     const ClusterRoles roles = blk.roles(tid);
-    if (const std::uint32_t c = roles.owned; c < K1) {
+    if (const std::uint32_t c = roles.owned; c < K1 && roles.receivers != 0) {
       const auto* own = reinterpret_cast<const Words4*>(blk.local(mem.acc, tid) + std::size_t{c} * N);
       auto* column = reinterpret_cast<Words4*>(mem.acc + std::size_t{c} * N);
       for (std::uint32_t w = f.thread(tid); w < N / 4; w += f.T) {
@@ -1164,7 +1223,7 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
   exchange_partials<K1, cluster_partials_in_flight>(blk, f, mem, blocks, parity);
   inverse_transform<true>(blk, f);  // its exchanges use each block's own buffer
   blk.each([&](unsigned tid, auto& R) {
-    const std::uint32_t c = blk.roles(tid).owned;
+    const std::uint32_t c = blk.roles(tid).summed;
     if (c >= K1) return;
     untwist_add(R, f.thread(tid), f, in.untwist, {{blk.local(mem.acc, tid) + std::size_t{c} * N}});
   });
@@ -1214,11 +1273,12 @@ struct HostClusterBlock : HostBlock<Regs> {
   std::uint32_t T;
   std::size_t bytes;
   std::vector<ClusterRoles> roles_;  // per block
-  HostClusterBlock(const detail::Shape& s, std::uint32_t blocks, std::uint32_t threads)
+  HostClusterBlock(const detail::Shape& s, std::uint32_t blocks, std::uint32_t threads,
+                   std::uint32_t sums = owner_sums)
       : HostBlock<Regs>(std::size_t{blocks} * threads),
         T(threads),
         bytes(cluster_block_bytes(s, blocks)) {
-    for (std::uint32_t b = 0; b < blocks; ++b) roles_.push_back(cluster_roles(s, blocks, b));
+    for (std::uint32_t b = 0; b < blocks; ++b) roles_.push_back(cluster_roles(s, blocks, b, sums));
   }
   void cluster_sync() {}
   unsigned rank(unsigned tid) const { return tid / T; }

@@ -166,13 +166,14 @@ TG_HD G cluster_groups(const detail::Shape& s, std::uint32_t blocks, std::uint32
 // CMUX step of a wide cluster's rotation: acc += external_product(BK_i, (X^power - 1) acc).
 // The cluster program of fused_rotation.hpp (the same transfers and waits, partial products
 // and sums in rank order) with 4 points per thread: block b takes digit rows b, b + C, ...;
-// the owner of accumulator column c (column_owner) sums product c. Block b's partial product
-// c, point 4t + r, is at (4b + r) T + t of the owner's inbox. The key rows come through the key
-// stage as in the 8-point program (first: the rotation's first step). Pair: an unrolled key's
-// pair step on the three GGSW at in.key_step, switched masks power, second: the digits of
-// acc itself, each row's products with the three GGSW times their rotation factors by the
-// 8-point program's multiply_row_pair_at (the same operations in the same order, so the same
-// words).
+// the blocks of ClusterRoles::summers sum product c (the owner of accumulator column c, or
+// with every_block_sums every block whose row decomposes it). Block b's partial product c,
+// point 4t + r, is at (4b + r) T + t of each such block's inbox. The key rows come through
+// the key stage as in the 8-point program (first: the rotation's first step). Pair: an
+// unrolled key's pair step on the three GGSW at in.key_step, switched masks power, second: the
+// digits of acc itself, each row's products with the three GGSW times their rotation factors
+// by the 8-point program's multiply_row_pair_at (the same operations in the same order, so the
+// same words).
 template <unsigned K1, class G, bool Pair = false, class Block>
 TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                              unsigned char* base, std::uint32_t power, const StepInputs& in,
@@ -233,7 +234,7 @@ TG_UNROLL
   exchange_partials<K1, partials_in_flight>(blk, f, mem, blocks, parity);
   wide::inverse_transform(blk, f);  // each block's own buffer
   blk.each([&](unsigned tid, auto& R) {
-    const std::uint32_t c = blk.roles(tid).owned;
+    const std::uint32_t c = blk.roles(tid).summed;
     if (c >= K1) return;
     Torus32* a = blk.local(mem.acc, tid) + std::size_t{c} * N;
     const std::uint32_t t = f.thread(tid);

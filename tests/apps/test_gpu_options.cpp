@@ -127,7 +127,7 @@ TEST_CASE("the fused engine's launch-shape options: parsed, bounded and describe
                                        "or 2 (k = 1; 0: automatic)\n"));
   CHECK_THAT(std::string(apps::gpu_options_not_for("openmp").what()),
              Catch::Matchers::Contains("--fused-cluster, --fused-lanes, --fused-cluster-points, "
-                                       "--key-switching"));
+                                       "--fused-cluster-sums, --key-switching"));
   // Points per thread of a cluster's transforms (wide clusters: 4).
   parse_gpu_args({"--fused-cluster", "6", "--fused-lanes", "0", "--fused-cluster-points", "4"}, gpu);
   CHECK(gpu.fused_cluster_points == 4);
@@ -144,4 +144,20 @@ TEST_CASE("the fused engine's launch-shape options: parsed, bounded and describe
              Catch::Matchers::Contains("\n  --fused-cluster-points Q fused engine: points per "
                                        "thread in a cluster, 8 or 4 (wide: twice the threads; "
                                        "N = 512..2048; 0: automatic)\n"));
+  // Who sums a cluster's products (2: every block its own column).
+  parse_gpu_args({"--fused-cluster-sums", "2"}, gpu);
+  CHECK(gpu.fused_cluster_sums == 2);
+  CHECK(apps::gpu_engine_description(gpu) ==
+        "fused blind rotation (launch shape chosen per batch, clusters of 4 points per thread "
+        "with every block summing its column), gather key switching");
+  parse_gpu_args({"--fused-cluster", "6", "--fused-cluster-points", "8"}, gpu);
+  CHECK(apps::gpu_engine_description(gpu) ==
+        "fused blind rotation (clusters of 6 blocks per rotation, every block summing its "
+        "column), gather key switching");
+  REQUIRE_INVALID_ARGUMENT(parse_gpu_args({"--fused-cluster-sums", "3"}, gpu),
+                           "--fused-cluster-sums: 3 is out of range; expected an integer in 0..2");
+  CHECK_THAT(apps::gpu_options_help(22),
+             Catch::Matchers::Contains("\n  --fused-cluster-sums S fused engine: who sums a "
+                                       "cluster's products, 1: each column's owner, 2: every "
+                                       "block its own column ((k+1)l blocks; 0: automatic)\n"));
 }

@@ -352,7 +352,7 @@ class HostEngine {
     constexpr bool wide = std::is_same_v<Regs, fused::wide::Regs<K1>>;
     const std::uint32_t C = fused_.cluster, N = s_.N;
     const std::size_t bytes = fused::cluster_block_bytes(s_, C);
-    fused::HostClusterBlock<Regs> blk(s_, C, fused::block_threads(fused_, s_));
+    fused::HostClusterBlock<Regs> blk(s_, C, fused::block_threads(fused_, s_), fused_.sums);
     // The cluster's shared memory, NaN-filled so that a read before a write shows.
     std::vector<Complex> shared(C * bytes / sizeof(Complex), Complex{NAN, NAN});
     auto* base = reinterpret_cast<unsigned char*>(shared.data());

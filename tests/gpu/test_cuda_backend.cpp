@@ -83,7 +83,8 @@ CudaBackend& gpu_with(const Parameters& p, const CudaOptions& o, std::uint32_t u
                          std::to_string(o.fused_rotations_per_block) + "x" +
                          std::to_string(o.fused_cluster_blocks) + "x" +
                          std::to_string(o.fused_lanes) + "x" +
-                         std::to_string(o.fused_cluster_points) + "/" +
+                         std::to_string(o.fused_cluster_points) + "x" +
+                         std::to_string(o.fused_cluster_sums) + "/" +
                          gpu_key_switching_name(o.key_switching) + "/" +
                          std::to_string(o.memory_budget_bytes) + "/u" + std::to_string(unroll);
   auto& be = (*cache)[id];
@@ -642,7 +643,7 @@ TEST_CASE("fused engine: ciphertexts equal the cuFFT engine's and the CPU backen
     CHECK(from_cufft == from_cpu);
     const std::uint32_t k1 = p.glwe_dimension + 1, rows = k1 * p.bk_level_count;
     struct ForcedShape {
-      std::uint32_t groups, rotations, cluster, lanes = 0, points = 0;
+      std::uint32_t groups, rotations, cluster, lanes = 0, points = 0, sums = 0;
     };
     std::vector<ForcedShape> shapes = {{0, 0, 0}, {1, 1, 1}, {k1, 1, 1}, {rows, 1, 1},
                                        {1, 2, 1}, {1, 3, 1}, {1, 4, 1},  {k1, 2, 1},
@@ -658,12 +659,31 @@ TEST_CASE("fused engine: ciphertexts equal the cuFFT engine's and the CPU backen
       if (rows <= 8) shapes.push_back({0, 0, rows, 0, 4});
       shapes.push_back({0, 0, 0, 0, 4});
     }
-    for (const auto& [groups, rotations, cluster, lanes, points] : shapes) {
+    // Every block of a cluster of (k+1)l summing its own column (section 6.18): forced, wide
+    // too, and with the shape automatic.
+    CudaOptions every = fused_options();
+    every.fused_cluster_sums = 2;
+    bool every_fits = true;  // the validation says where (rows <= 8, two inbox buffers)
+    try {
+      validate_cuda_options(every, p);
+    } catch (const InvalidArgument&) {
+      every_fits = false;
+    }
+    if (every_fits) {
+      shapes.push_back({0, 0, rows, 0, 0, 2});
+      if (p.polynomial_size >= 512 && p.polynomial_size <= 2048) {
+        shapes.push_back({0, 0, rows, 0, 4, 2});
+      }
+      shapes.push_back({0, 0, 0, 0, 0, 2});
+    }
+    for (const auto& [groups, rotations, cluster, lanes, points, sums] : shapes) {
       INFO("fused_groups " << groups << ", fused_rotations_per_block " << rotations
                            << ", fused_cluster_blocks " << cluster << ", fused_lanes " << lanes
-                           << ", fused_cluster_points " << points);
+                           << ", fused_cluster_points " << points << ", fused_cluster_sums "
+                           << sums);
       CudaOptions options = fused_options(groups, GpuKeySwitching::gather, rotations, cluster, lanes);
       options.fused_cluster_points = points;
+      options.fused_cluster_sums = sums;
       CudaBackend& fused = gpu_with(p, options);
       LweBatch from_fused;
       try {
@@ -694,8 +714,10 @@ TEST_CASE("fused engine: ciphertexts equal the cuFFT engine's and the CPU backen
       // A cluster's points per thread: what was asked (0: 8); none without a cluster.
       if (fused.last_times().fused_cluster_blocks > 1) {
         CHECK(fused.last_times().fused_cluster_points == (points == 0 ? 8u : points));
+        CHECK(fused.last_times().fused_cluster_sums == (sums == 2 ? 2u : 1u));
       } else {
         CHECK(fused.last_times().fused_cluster_points == 0);
+        CHECK(fused.last_times().fused_cluster_sums == 0);
       }
       // Automatic lanes (0) take two only for k = 1, a shape otherwise automatic and a chunk
       // past what 1x1 holds resident (the CUDA emulator's 4 multiprocessors: this one).
@@ -726,20 +748,30 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
     CHECK(decrypt_bits(keys_for(p).secret, from_cpu) == plan.expected());
     CHECK(run_plan(gpu_with(p, cufft_options(), 2), plan, encrypted) == from_cpu);
     const std::uint32_t k1 = p.glwe_dimension + 1, rows = k1 * p.bk_level_count;
-    std::vector<std::array<std::uint32_t, 4>> shapes = {
-        {0, 0, 0, 0}, {1, 1, 1, 0}, {k1, 1, 1, 0}, {rows, 1, 1, 0}, {0, 0, 1, 0}, {0, 0, k1, 0}};
-    if (rows <= 8) shapes.push_back({0, 0, rows, 0});
+    std::vector<std::array<std::uint32_t, 5>> shapes = {
+        {0, 0, 0, 0, 0}, {1, 1, 1, 0, 0}, {k1, 1, 1, 0, 0}, {rows, 1, 1, 0, 0}, {0, 0, 1, 0, 0},
+        {0, 0, k1, 0, 0}};
+    if (rows <= 8) shapes.push_back({0, 0, rows, 0, 0});
     // Wide clusters (4 points per thread; N = 512 .. 2048), forced.
     if (p.polynomial_size >= 512 && p.polynomial_size <= 2048) {
-      shapes.push_back({0, 0, k1, 4});
-      if (rows <= 8) shapes.push_back({0, 0, rows, 4});
+      shapes.push_back({0, 0, k1, 4, 0});
+      if (rows <= 8) shapes.push_back({0, 0, rows, 4, 0});
     }
-    for (const auto& [groups, rotations, cluster, points] : shapes) {
+    // Every block summing its own column (section 6.18), where the validation admits it.
+    CudaOptions every = fused_options();
+    every.fused_cluster_sums = 2;
+    try {
+      validate_cuda_options(every, p, 2);
+      shapes.push_back({0, 0, rows, 0, 2});
+    } catch (const InvalidArgument&) {
+    }
+    for (const auto& [groups, rotations, cluster, points, sums] : shapes) {
       INFO("fused_groups " << groups << ", fused_rotations_per_block " << rotations
                            << ", fused_cluster_blocks " << cluster << ", fused_cluster_points "
-                           << points);
+                           << points << ", fused_cluster_sums " << sums);
       CudaOptions options = fused_options(groups, GpuKeySwitching::gather, rotations, cluster);
       options.fused_cluster_points = points;
+      options.fused_cluster_sums = sums;
       CudaBackend& fused = gpu_with(p, options, 2);
       LweBatch from_fused;
       try {
@@ -765,6 +797,7 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
       if (cluster > 1) {
         CHECK(fused.last_times().fused_cluster_blocks == cluster);
         CHECK(fused.last_times().fused_cluster_points == (points == 0 ? 8u : points));
+        CHECK(fused.last_times().fused_cluster_sums == (sums == 2 ? 2u : 1u));
       }
     }
   }

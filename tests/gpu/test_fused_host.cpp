@@ -903,7 +903,8 @@ void check_every_gate_flow(test::SequentialFixture& f, HostEngine& engine,
   for (const fz::LaunchShape shape : shapes) {
     INFO("groups " << shape.groups << ", rotations per block " << shape.rotations
                    << ", blocks per cluster " << shape.cluster << ", rotations per thread "
-                   << shape.lanes << ", points per thread " << shape.points);
+                   << shape.lanes << ", points per thread " << shape.points << ", sums "
+                   << shape.sums);
     REQUIRE(fz::valid_shape(shape, shape_of(p, engine.shape().unroll)));
     engine.set_fused_shape(shape);
     run();
@@ -917,9 +918,12 @@ TEST_CASE("fused engine: the whole data flow equals the CPU backend word for wor
   const std::uint64_t seed = catch_seed(0x6d);
   INFO("seed " << seed);
   const std::vector<DataFlowCase> cases = {
-      {toy_insecure(), {{1, 1}, {2, 1}, {4, 1}, {1, 4}, {1, 1, 2}, {1, 1, 4}, {1, 1, 1, 2}}},
-      {toy_k2_insecure(), {{1, 1}, {6, 1}, {1, 2}, {1, 1, 3}, {1, 1, 6}}},
-      {sized_insecure(512, 1), {{1, 1}, {2, 1}, {1, 3}, {1, 1, 2}, {1, 1, 1, 2}, {1, 1, 2, 1, 4}}},
+      {toy_insecure(),
+       {{1, 1}, {2, 1}, {4, 1}, {1, 4}, {1, 1, 2}, {1, 1, 4}, {1, 1, 1, 2}, {1, 1, 4, 1, 8, 2}}},
+      {toy_k2_insecure(), {{1, 1}, {6, 1}, {1, 2}, {1, 1, 3}, {1, 1, 6}, {1, 1, 6, 1, 8, 2}}},
+      {sized_insecure(512, 1),
+       {{1, 1}, {2, 1}, {1, 3}, {1, 1, 2}, {1, 1, 1, 2}, {1, 1, 2, 1, 4}, {1, 1, 4, 1, 8, 2},
+        {1, 1, 4, 1, 4, 2}}},
       {sized_insecure(2048, 2), {{1, 1}, {3, 1}, {1, 2}, {1, 1, 3}, {1, 1, 3, 1, 4}}}};
   for (const DataFlowCase& cs : cases) {
     INFO("parameter set " << cs.p.name);
@@ -966,6 +970,18 @@ void check_lib128_flow(std::uint32_t unroll, std::uint32_t fused_groups,
 TEST_CASE("fused engine: the data flow equals the CPU backend on tfhe_lib_128", "[gpu-host][fused]") {
   // One rotation per thread, and two (the lane kernel's program; 4 rotations: 2 full blocks).
   check_lib128_flow(1, 1, {fz::LaunchShape{1, 1}, fz::LaunchShape{1, 1, 1, 2}}, catch_seed(0x6e));
+}
+
+TEST_CASE("fused engine: clusters whose every block sums its own column give the CPU backend's "
+          "words on tfhe_lib_128",
+          "[gpu-host][fused]") {
+  // c6e and w6e (docs/gpu.md section 6.18), with the standard and the unrolled key; the host
+  // mirror reads each column from its owner's copy at the end, and every block's copy is
+  // what its next step decomposes.
+  const std::vector<fz::LaunchShape> shapes = {fz::LaunchShape{1, 1, 6, 1, 8, fz::every_block_sums},
+                                               fz::LaunchShape{1, 1, 6, 1, 4, fz::every_block_sums}};
+  check_lib128_flow(1, 1, shapes, catch_seed(0x6f));
+  check_lib128_flow(2, 1, shapes, catch_seed(0x70));
 }
 
 TEST_CASE("unrolled key: each engine's slot roots; the cuFFT and fused data flows equal the CPU "
@@ -1105,6 +1121,37 @@ TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", 
     // One inbox buffer: every owner sends its column to every other block.
     CHECK(fz::received_column_bytes(b, 6, 1, tfhe) == (b % 3 == 0 ? 1u : 2u) * 1024 * 4);
   }
+  // Who sums each product: its column's owner (block 0 or 3), and nothing else changes.
+  for (std::uint32_t b = 0; b < 6; ++b) {
+    INFO("block " << b);
+    const fz::ClusterRoles owners = fz::cluster_roles(tfhe, 6, b);
+    CHECK(owners.summers_of(0) == 1u);
+    CHECK(owners.summers_of(1) == 1u << 3);
+    CHECK(owners.summed == fz::owned_column(b, 6, tfhe));
+    CHECK(owners.received_bytes == fz::received_column_bytes(b, 6, 2, tfhe));
+    CHECK(owners.receivers == (b == 0 ? 6u : b == 3 ? 48u : 0u));
+    // Every block sums the column its row decomposes (LaunchShape::sums = 2, section 6.18):
+    // product c goes to the three blocks of column c, and no column is sent.
+    const fz::ClusterRoles every = fz::cluster_roles(tfhe, 6, b, fz::every_block_sums);
+    CHECK(every.summers_of(0) == 7u);
+    CHECK(every.summers_of(1) == 56u);
+    CHECK(every.summed == b / 3);
+    CHECK(every.owned == owners.owned);  // the owners still write the columns out
+    CHECK(every.inboxes == 2);
+    CHECK(every.receivers == 0);
+    CHECK(every.received_bytes == 0);
+  }
+  CHECK(fz::every_block_sums_fit(6, tfhe));
+  CHECK_FALSE(fz::every_block_sums_fit(2, tfhe));  // blocks of three rows, two columns each
+  CHECK(fz::valid_shape({1, 1, 6, 1, 8, fz::every_block_sums}, tfhe));
+  CHECK(fz::valid_shape({1, 1, 6, 1, 4, fz::every_block_sums}, tfhe));
+  CHECK_FALSE(fz::valid_shape({1, 1, 2, 1, 8, fz::every_block_sums}, tfhe));
+  CHECK_FALSE(fz::valid_shape({1, 1, 1, 1, 8, fz::every_block_sums}, tfhe));
+  CHECK_FALSE(fz::valid_shape({1, 1, 6, 1, 8, 0}, tfhe));
+  CHECK_FALSE(fz::valid_shape({1, 1, 6, 1, 8, 3}, tfhe));
+  // A cluster whose roles cannot be every block's keeps the owners' (c2).
+  CHECK(fz::cluster_roles(tfhe, 2, 1, fz::every_block_sums).summers_of(1) == 2u);
+  CHECK(fz::cluster_roles(tfhe, 2, 1, fz::every_block_sums).received_bytes == 1024 * 4);
   // c2: blocks 0 and 1 own columns 0 and 1 and decompose both.
   CHECK(fz::column_owner(1, 2, tfhe) == 1);
   CHECK(fz::received_column_bytes(0, 2, 1, tfhe) == 1024 * 4);
@@ -1112,6 +1159,7 @@ TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", 
   // take 280 KiB).
   const gd::Shape n2048 = shape_of(sized_insecure(2048, 2));
   CHECK(fz::cluster_inboxes(n2048, 6) == 1);
+  CHECK_FALSE(fz::every_block_sums_fit(6, n2048));  // which every block's sums need
   CHECK(fz::cluster_block_bytes_with(n2048, 6, 2) > fz::cluster_shared_room);
   CHECK(fz::cluster_block_bytes(n2048, 6) <= fz::cluster_shared_room);
   // An unrolled key's pair steps read a row of 3 GGSW samples: a stage three times as large.

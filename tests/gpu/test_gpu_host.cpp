@@ -621,6 +621,47 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
   CHECK_NOTHROW(validate_cuda_options(o, p));
   o.fused_cluster_blocks = 0;
   o.fused_cluster_points = 0;
+  // Who sums a cluster's products: 2 (every block its own column) needs clusters of (k+1)l
+  // blocks with two inbox buffers, forced or automatic.
+  for (const std::uint32_t sums : {0u, 1u, 2u}) {
+    o.fused_cluster_sums = sums;
+    CHECK_NOTHROW(validate_cuda_options(o, p));
+    CHECK_NOTHROW(validate_cuda_options(o, p, 2));
+  }
+  o.fused_cluster_blocks = 6;
+  o.fused_cluster_points = 4;
+  CHECK_NOTHROW(validate_cuda_options(o, p));
+  o.fused_cluster_points = 0;
+  o.fused_cluster_sums = 3;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),
+                           "fused_cluster_sums=3 but expected 0 (automatic), 1 (each column's "
+                           "owner sums it) or 2 (every block sums the column its row decomposes)");
+  o.fused_cluster_sums = 2;
+  for (const std::uint32_t blocks : {1u, 2u}) {
+    o.fused_cluster_blocks = blocks;
+    REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),
+                             "fused_cluster_sums=2 sums in every block of a cluster of (k+1)l=6 "
+                             "blocks, but fused_cluster_blocks=" + std::to_string(blocks) +
+                                 ", fused_groups=0, fused_rotations_per_block=0 and "
+                                 "fused_lanes=0 (fused_cluster_blocks must be 6, or all four 0)");
+  }
+  o.fused_cluster_blocks = 0;
+  o.fused_lanes = 2;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p), "and fused_lanes=2 (fused_cluster_blocks");
+  o.fused_lanes = 0;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, sized_insecure(2048, 2)),
+                           "fused_cluster_sums=2 needs clusters of (k+1)l blocks with two inbox "
+                           "buffers, but parameter set 'test_N2048_k2_INSECURE' has (k+1)l=6, "
+                           "whose blocks would need 282 KiB of shared memory with two inbox "
+                           "buffers (at most 227); 0 or 1 sums by owners");
+  Parameters rows9 = sized_insecure(1024, 2);
+  rows9.bk_level_count = 3;
+  rows9.name = "test_rows9_INSECURE";
+  CHECK_NOTHROW(validate_cuda_options(CudaOptions{}, rows9));
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, rows9),
+                           "has (k+1)l=9, above the portable cluster size of 8; 0 or 1 sums by "
+                           "owners");
+  o.fused_cluster_sums = 0;
   o.memory_budget_bytes = 2 * gd::bytes_per_rotation(gpu::test::shape_of(p), GpuEngine::fused);
   CHECK_NOTHROW(validate_cuda_options(o, p));
   Parameters wide = sized_insecure(1024, 3);

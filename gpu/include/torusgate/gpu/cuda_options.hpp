@@ -101,6 +101,14 @@ struct CudaOptions {
   // 4 needs a cluster that can run: fused_cluster_blocks above 1, or 0 with the shape
   // automatic.
   std::uint32_t fused_cluster_points = 0;
+  // Fused engine: who sums the products of a cluster's step (where one runs, chosen or
+  // forced). 1: the owner of each accumulator column sums its products, transforms them back
+  // and sends the column to the blocks that decompose it (two transfers a step). 2: every
+  // block sums the products of the column its row decomposes itself (one transfer a step, and
+  // l times the partial products sent; docs/gpu.md section 6.18, not yet measured); needs a
+  // parameter set whose clusters of (k+1)l blocks run ((k+1)l <= 8, two inbox buffers within
+  // 227 KiB) and fused_cluster_blocks 0 or (k+1)l. 0: automatic (1).
+  std::uint32_t fused_cluster_sums = 0;
   GpuKeySwitching key_switching = GpuKeySwitching::automatic;
   // Host-device transfers of upload() and download(); pinned uses two page-locked buffers
   // of staging_bytes (64 KiB..1 GiB, a multiple of 4), made at the first transfer.
@@ -136,6 +144,7 @@ struct CudaPhaseTimes {
   std::uint32_t fused_cluster_blocks = 0;       // and its blocks per cluster (1: no cluster)
   std::uint32_t fused_lanes = 0;                // and its rotations per thread
   std::uint32_t fused_cluster_points = 0;       // and its cluster's points per thread (0: none)
+  std::uint32_t fused_cluster_sums = 0;         // and who summed its cluster's products (0: none)
   // Key switching of the last chunk: 0 the tensor-core matrix product, 1 the gather kernel,
   // S > 1 the gather kernel in S slices of the input coefficients (a small chunk).
   std::uint32_t key_switching_slices = 0;
