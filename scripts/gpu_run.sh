@@ -150,8 +150,9 @@ else
   batches=1,64,1024,16384,65536 shape_batches=1,64,1024,16384 small_batches=1,64,1024
   other_batches=1,1024,16384 transfer_batches=1024,16384,65536
   # GxR: groups 1, k+1, (k+1)l = 6 for tfhe_lib_128 x rotations per block; cC: clusters;
-  # wC: wide clusters (4 points per thread); lP: P rotations per thread
-  shapes=(1x1 l2 2x1 6x1 1x2 1x4 c2 c6 w6)
+  # wC: wide clusters (4 points per thread); cCe, wCe: every block sums its column; lP: P
+  # rotations per thread
+  shapes=(1x1 l2 2x1 6x1 1x2 1x4 c2 c6 c6e w6 w6e)
   budget_run=(--memory-budget-mb 256 --batch 16384)
   circuit_widths=8,16,32 circuit_lanes=64 circuit_reps="$reps"
   regression_args=() cli_args=()

@@ -250,7 +250,8 @@ def shape_study(reports):
         out += [f"## Fused launch shapes, {params}", "",
                 "Blind rotations per second of the rotation kernel's own device time (the key "
                 "switching left out), per forced shape (groups per rotation x rotations per "
-                "block, cC: a cluster of C blocks per rotation, or lP: P rotations per thread) "
+                "block, cC: a cluster of C blocks per rotation (wC: 4 points per thread; a "
+                "suffix e: every block sums its column), or lP: P rotations per thread) "
                 "and the shape the engine chose:", "",
                 "| batch | chosen | " + " | ".join(shapes) + " | fastest |",
                 "|---|---|" + "---|" * len(shapes) + "---|"]

@@ -57,7 +57,7 @@ expect "$work/direct_wins.md" "- transfers at most 5% of a 16,384-gate run (cuFF
 expect "$work/direct_wins.md" "| 16384 | pinned (8 MiB staging) | 40.000 | 20.000 | 2.07 | 2.07 | 6.7% |"
 # The launch-shape study: the rotation kernel's own rate per forced shape beside the chosen one.
 # Shapes GxR by G then R, then the clusters (cC) by size, then the lanes (lP) by P.
-expect "$s" "per forced shape (groups per rotation x rotations per block, cC: a cluster of C blocks per rotation, or lP: P rotations per thread)"
+expect "$s" "per forced shape (groups per rotation x rotations per block, cC: a cluster of C blocks per rotation (wC: 4 points per thread; a suffix e: every block sums its column), or lP: P rotations per thread)"
 expect "$s" "| batch | chosen | 1x1 | 6x1 | c6 | l2 | fastest |"
 expect "$s" "| 1 | 1,429 (6x1) | 1,000 | 2,000 | 3,333 | 1,250 | c6, forced |"
 expect "$s" "| 16384 | 91,022 (1x4) | 64,000 | 54,613 | - | 100,000 | l2, forced |"
