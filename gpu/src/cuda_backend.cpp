@@ -138,6 +138,13 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p, std::uint3
               std::to_string(o.fused_cluster_blocks) + " must be 0 or 1 with it");
   {
     namespace fz = gpu::kernel::fused;
+    // The four options that decide whether a cluster runs, as the refusals below name them.
+    auto cluster_shape = [&] {
+      return "fused_cluster_blocks=" + std::to_string(o.fused_cluster_blocks) +
+             ", fused_groups=" + std::to_string(o.fused_groups) +
+             ", fused_rotations_per_block=" + std::to_string(o.fused_rotations_per_block) +
+             " and fused_lanes=" + std::to_string(o.fused_lanes);
+    };
     const std::uint32_t points = o.fused_cluster_points;
     EXPECTS(points == 0 || points == fz::points_per_thread || points == fz::wide_points,
             "CudaOptions: fused_cluster_points=" + std::to_string(points) + " but expected 0 "
@@ -151,12 +158,8 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p, std::uint3
                 std::to_string(2u << fz::last_fixed_log2));
     EXPECTS(points != fz::wide_points || o.fused_cluster_blocks > 1 || o.fused_shape_automatic(),
             "CudaOptions: fused_cluster_points=" + std::to_string(points) +
-                " sets the points per thread of a cluster, but fused_cluster_blocks=" +
-                std::to_string(o.fused_cluster_blocks) + ", fused_groups=" +
-                std::to_string(o.fused_groups) + ", fused_rotations_per_block=" +
-                std::to_string(o.fused_rotations_per_block) + " and fused_lanes=" +
-                std::to_string(o.fused_lanes) + " run none (a cluster needs fused_cluster_blocks "
-                "above 1, or all four 0)");
+                " sets the points per thread of a cluster, but " + cluster_shape() +
+                " run none (a cluster needs fused_cluster_blocks above 1, or all four 0)");
     const std::uint32_t sums = o.fused_cluster_sums;
     EXPECTS(sums <= fz::every_block_sums,
             "CudaOptions: fused_cluster_sums=" + std::to_string(sums) +
@@ -178,12 +181,8 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p, std::uint3
       EXPECTS(o.fused_cluster_blocks == rows ||
                   (o.fused_cluster_blocks == 0 && o.fused_shape_automatic()),
               "CudaOptions: fused_cluster_sums=2 sums in every block of a cluster of (k+1)l=" +
-                  std::to_string(rows) + " blocks, but fused_cluster_blocks=" +
-                  std::to_string(o.fused_cluster_blocks) + ", fused_groups=" +
-                  std::to_string(o.fused_groups) + ", fused_rotations_per_block=" +
-                  std::to_string(o.fused_rotations_per_block) + " and fused_lanes=" +
-                  std::to_string(o.fused_lanes) + " (fused_cluster_blocks must be " +
-                  std::to_string(rows) + ", or all four 0)");
+                  std::to_string(rows) + " blocks, but " + cluster_shape() +
+                  " (fused_cluster_blocks must be " + std::to_string(rows) + ", or all four 0)");
     }
   }
   if (o.memory_budget_bytes != 0) {

@@ -18,6 +18,7 @@
 // slot r*T + t, so that a warp's loads of one register are contiguous.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -1088,9 +1089,7 @@ TG_HD std::uint32_t lowest_bit(std::uint32_t m) {
 #if defined(__CUDA_ARCH__)
   return static_cast<std::uint32_t>(__ffs(static_cast<int>(m)) - 1);
 #else
-  std::uint32_t b = 0;
-  while (((m >> b) & 1u) == 0) ++b;
-  return b;
+  return static_cast<std::uint32_t>(std::countr_zero(m));
 #endif
 }
 
@@ -1111,21 +1110,21 @@ TG_HD void exchange_partials(Block& blk, const Groups& f, const ClusterMemory& m
     constexpr unsigned P = std::extent_v<decltype(R.v)>;
     const std::uint32_t b = blk.rank(tid), t = f.thread(tid);
     const ClusterRoles roles = blk.roles(tid);
+    auto slot = [&](unsigned r) { return (std::size_t{b} * P + r) * f.T + t; };  // point Pt + r
 TG_UNROLL
     for (unsigned c = 0; c < K1; ++c) {
       const std::uint32_t summers = roles.summers_of(c);
       if ((summers >> b) & 1u) {
 TG_UNROLL
         for (unsigned r = 0; r < P; ++r) {  // read back by this thread alone
-          blk.local(inbox, tid)[(std::size_t{b} * P + r) * f.T + t] = R.sum[c][r];
+          blk.local(inbox, tid)[slot(r)] = R.sum[c][r];
         }
       }
       for (std::uint32_t others = summers & ~(1u << b); others != 0; others &= others - 1) {
         const std::uint32_t o = lowest_bit(others);
 TG_UNROLL
         for (unsigned r = 0; r < P; ++r) {
-          const std::size_t at = (std::size_t{b} * P + r) * f.T + t;
-          blk.send(inbox + at, o, R.sum[c][r], mem.signals + partials_arrived + buffer);
+          blk.send(inbox + slot(r), o, R.sum[c][r], mem.signals + partials_arrived + buffer);
         }
       }
     }
