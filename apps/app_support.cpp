@@ -344,12 +344,14 @@ double nominal_fp64_per_bootstrap(const Parameters& p, std::uint32_t unroll) {
   const double rows = k1 * p.bk_level_count;
   const double fft = 5.0 * M * std::log2(M);
   const double step = (rows + k1) * fft + rows * k1 * M * 8.0 + (rows + k1) * M * 6.0;
-  // A pair step (unroll 2): the same transforms, three products, and each of the three
-  // product columns times its factor (a complex product: 6 flops).
-  const double pair = (rows + k1) * fft + 3 * rows * k1 * M * 8.0 + 3 * k1 * M * 6.0 +
-                      (rows + k1) * M * 6.0;
-  const double pairs = unroll == 2 ? p.lwe_dimension / 2 : 0;
-  return pair * pairs + step * (p.lwe_dimension - 2 * pairs);
+  // A group step (unroll u > 1): the same transforms, G = 2^u - 1 products, and each of the
+  // G product columns times its factor (a complex product: 6 flops).
+  const double G = unroll_group_ggsws(unroll);
+  const double group = (rows + k1) * fft + G * rows * k1 * M * 8.0 + G * k1 * M * 6.0 +
+                       (rows + k1) * M * 6.0;
+  const double grouped = static_cast<double>(unrolled_bits(p.lwe_dimension, unroll));
+  const double groups = unroll > 1 ? grouped / unroll : 0;
+  return group * groups + step * (p.lwe_dimension - grouped);
 }
 
 double fourier_key_bytes_per_bootstrap(const Parameters& p, std::uint32_t unroll) {

@@ -44,7 +44,8 @@ void usage(std::ostream& os) {
         "  --params NAME     tfhe_lib_128 (default), tfhe_lib_80, default_128, toy_INSECURE,\n"
         "                    toy_k2_INSECURE\n"
         "  --unroll U        bootstrapping key: 1 standard (default), 2 unrolled (pairs of\n"
-        "                    key bits: half the transforms per key bit, 1.5x the key)\n"
+        "                    key bits: half the transforms per key bit, 1.5x the key), 3\n"
+        "                    (threes: a third of the transforms, 2.33x the key)\n"
         "  --batch N[,N...]  gates per evaluate() call; repeatable (default 1,16,64 on a CPU\n"
         "                    backend, 1,64,1024,16384,65536 on the GPU)\n"
         "  --reps R          timed repetitions per batch size (default 5)\n"
@@ -110,7 +111,7 @@ bool parse(int argc, char** argv, Options& o) {
     } else if (arg == "--params") {
       o.params = cl.value();
     } else if (arg == "--unroll") {
-      o.unroll = static_cast<std::uint32_t>(apps::parse_count(arg, cl.value(), 1, 2));
+      o.unroll = static_cast<std::uint32_t>(apps::parse_count(arg, cl.value(), 1, max_unroll));
     } else if (arg == "--batch") {
       for (const std::string& item : apps::split_list(cl.value()))
         o.batches.push_back(apps::parse_count("--batch", item, 1, max_batch));
@@ -388,7 +389,7 @@ void print_header(const Parameters& params, const std::string& backend_line, dou
               params.ks_level_count, params.insecure ? "  -- INSECURE, for tests only" : "");
   std::printf("backend      %s\n", backend_line.c_str());
   std::printf("key gen      %.2f s%s; %s\n", keygen_s,
-              cloud.bootstrapping_key().unroll() == 2 ? " (unrolled bootstrapping key)" : "",
+              cloud.bootstrapping_key().unroll() > 1 ? " (unrolled bootstrapping key)" : "",
               key_line.c_str());
   std::printf("key memory   cloud key %.1f MB (bootstrapping %.1f MB + key switching %.1f MB); %s\n",
               cloud.memory_bytes() / 1e6, cloud.bootstrapping_key().data().size_bytes() / 1e6,

@@ -83,8 +83,8 @@ void noise_study_usage(std::ostream& os) {
         "  --gates N         gates per parameter set, split evenly over the gate kinds, the\n"
         "                    remainder to the first kinds; MUX counts one gate for its two\n"
         "                    bootstraps (default 100000 on the CPU, 1000000 on the GPU)\n"
-        "  --unroll U        bootstrapping key: 1 standard (default), 2 unrolled (its model:\n"
-        "                    3x the key term of the blind rotation)\n"
+        "  --unroll U        bootstrapping key: 1 standard (default), 2 or 3 unrolled (its\n"
+        "                    model: 3x or 14/3x the key term of the blind rotation)\n"
         "  --round R         gates per evaluate() call, 16..65536 (default 2048 on the CPU,\n"
         "                    65536 on the GPU)\n"
         "  --kinds LIST      gate kinds, comma-separated labels (AND, NAND, ..., MUX, MAJORITY,\n"
@@ -228,7 +228,7 @@ NoiseStudyOptions parse_noise_study_options(int argc, char** argv) {
       o.gates = parse_count(arg, cl.value(), 1, 1000000000);
       gates_given = true;
     } else if (arg == "--unroll") {
-      o.unroll = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 1, 2));
+      o.unroll = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 1, max_unroll));
     } else if (arg == "--round") {
       o.round_size = parse_count(arg, cl.value(), 16, 65536);
       round_given = true;
@@ -452,7 +452,9 @@ std::string noise_study_markdown(const NoiseStudyOptions& o, const std::vector<S
        << ", N=" << set.params.polynomial_size << ", bk " << set.params.bk_base_log << "/"
        << set.params.bk_level_count << ", ks " << set.params.ks_base_log << "/"
        << set.params.ks_level_count
-       << (o.unroll == 2 ? ". Unrolled bootstrapping key (`--unroll 2`)" : "")
+       << (o.unroll > 1
+               ? ". Unrolled bootstrapping key (`--unroll " + std::to_string(o.unroll) + "`)"
+               : std::string())
        << ". Model: V_BR = " << fmt("%.3e", m.blind_rotation)
        << ", V_KS = " << fmt("%.3e", m.key_switching) << ", V_MS = "
        << fmt("%.3e", m.modulus_switching) << " (for a key of weight n/2; this key has weight "

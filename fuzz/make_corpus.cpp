@@ -158,13 +158,17 @@ void native_seeds(const SecretKey& tiny_key, const CloudKey& tiny_cloud, const S
   }
   {
     // An unrolled key (format version 2, with its form field), from a generator of its own
-    // so that the seeds after it do not change; and a form that is neither 1 nor 2.
+    // so that the seeds after it do not change; and a form that is none of 1, 2 and 3.
     Csprng own = Csprng::deterministic(20261126, testing::insecure_deterministic);
     const CloudKey unrolled = CloudKey::generate(tiny_key, own, 2);
     std::string s = bytes_of([&](std::ostream& o) { write_cloud_key(o, unrolled); });
     put("native_cloud_key", "valid_tiny_unrolled", native(tiny, false, s));
-    put_u32(s, body_offset(tiny), 3);
-    put("native_cloud_key", "unroll_3", native(tiny, true, s));
+    put_u32(s, body_offset(tiny), 4);
+    put("native_cloud_key", "unroll_4", native(tiny, true, s));
+    // Key bits in threes (form 3; the tiny set's n = 2 is left to two standard GGSW).
+    const CloudKey threes = CloudKey::generate(tiny_key, own, 3);
+    put("native_cloud_key", "valid_tiny_threes",
+        native(tiny, false, bytes_of([&](std::ostream& o) { write_cloud_key(o, threes); })));
   }
 
   // Ciphertext batches.

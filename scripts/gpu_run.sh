@@ -40,8 +40,9 @@
 #           instruction, its instruction mix, caches
 #           and pipes; the automatic shape and each of
 #           HOTSPOT_SHAPES
-#   unrolled bench_gates with an unrolled key (--unroll   -> bench_gates_gpu_*_unrolled*.json/.log
-#           2): the fused engine at the issue's batch
+#   unrolled bench_gates with unrolled keys (--unroll    -> bench_gates_gpu_*_unrolled*.json/.log
+#           of each of UNROLLS; 3: *_unrolled3*):
+#           the fused engine at the issue's batch
 #           sizes, both key switchings, and its forced
 #           shapes 1x1 and c6 at batch 1; the cuFFT
 #           engine at small batches; the standard key's
@@ -82,6 +83,8 @@
 #               16384; empty: none)
 #   HOTSPOT_BATCH  the hotspots step's batch size (default 16384; 1 profiles the batch-1
 #               clusters: HOTSPOT_BATCH=1 HOTSPOT_SHAPES=w6 profiles c6, chosen, and w6)
+#   UNROLLS     the unrolled step's key forms, space-separated: 2 (pairs), 3 (threes)
+#               (default "2 3")
 #   SANITIZE_TOOLS  compute-sanitizer tools of the sanitize step, in order (default
 #               "memcheck racecheck synccheck"; racecheck takes about 80 s on an H100)
 #   DEADLINE    seconds since the epoch (date +%s) by which every command must end: each
@@ -167,6 +170,11 @@ read -ra hotspot_shapes <<< "${HOTSPOT_SHAPES-1x1}"
 hotspot_batch="${HOTSPOT_BATCH:-16384}"
 read -ra variant_args <<< "${VARIANT_ARGS:-}"
 read -ra extra_shape_args <<< "${SHAPE_ARGS:-}"
+unrolls="${UNROLLS:-2 3}"
+if ! [[ "$unrolls" =~ ^[23]( [23])*$ ]]; then
+  echo "gpu_run: UNROLLS='$unrolls'; expected unrolled key forms 2 and/or 3, such as \"2 3\"" >&2
+  exit 2
+fi
 if ! [[ "$hotspot_batch" =~ ^[1-9][0-9]*$ ]]; then
   echo "gpu_run: HOTSPOT_BATCH='$hotspot_batch'; expected one batch size such as 1 or 16384" >&2
   exit 2
@@ -489,20 +497,26 @@ step_quick() {
     --json "$out/bench_gates_gpu_${params}_quick_cufft.json"
 }
 
-# An unrolled key (docs/gpu.md section 6.9) against the standard one, on the same machine: the
-# fused engine's automatic shapes, 1x1 and the cluster at batch 1, the cuFFT engine.
+# Unrolled keys (docs/gpu.md sections 6.9 and 6.19) against the standard one, on the same
+# machine, for each form of UNROLLS (2: pairs, files *_unrolled*; 3: threes, *_unrolled3*):
+# the fused engine's automatic shapes, 1x1 and the cluster at batch 1, the cuFFT engine.
 step_unrolled() {
   local bench="$build/apps/bench_gates$exe"
   require_built unrolled "$bench" || return 1
-  run_logged "bench_gates_gpu_${params}_unrolled" "$bench" --backend gpu --params "$params" \
-    --unroll 2 --gpu-engine fused --key-switching gather,tensor_core --batch "$batches" --reps 3 \
-    --json "$out/bench_gates_gpu_${params}_unrolled.json"
-  run_logged "bench_gates_gpu_${params}_unrolled_1x1" "$bench" --backend gpu --params "$params" \
-    --unroll 2 --gpu-engine fused --fused-groups 1 --fused-rotations 1 --fused-cluster 1 \
-    --batch 1,16384 --reps 3 --json "$out/bench_gates_gpu_${params}_unrolled_1x1.json"
-  run_logged "bench_gates_gpu_${params}_unrolled_cufft" "$bench" --backend gpu --params "$params" \
-    --unroll 2 --gpu-engine cufft --key-switching gather --batch "$small_batches" --reps 3 \
-    --json "$out/bench_gates_gpu_${params}_unrolled_cufft.json"
+  local u tag
+  for u in $unrolls; do
+    tag=unrolled
+    [[ "$u" == 2 ]] || tag="unrolled$u"
+    run_logged "bench_gates_gpu_${params}_${tag}" "$bench" --backend gpu --params "$params" \
+      --unroll "$u" --gpu-engine fused --key-switching gather,tensor_core --batch "$batches" \
+      --reps 3 --json "$out/bench_gates_gpu_${params}_${tag}.json"
+    run_logged "bench_gates_gpu_${params}_${tag}_1x1" "$bench" --backend gpu --params "$params" \
+      --unroll "$u" --gpu-engine fused --fused-groups 1 --fused-rotations 1 --fused-cluster 1 \
+      --batch 1,16384 --reps 3 --json "$out/bench_gates_gpu_${params}_${tag}_1x1.json"
+    run_logged "bench_gates_gpu_${params}_${tag}_cufft" "$bench" --backend gpu --params "$params" \
+      --unroll "$u" --gpu-engine cufft --key-switching gather --batch "$small_batches" --reps 3 \
+      --json "$out/bench_gates_gpu_${params}_${tag}_cufft.json"
+  done
   step_quick
 }
 

@@ -357,9 +357,11 @@ def summary(reports, circuit_reports=()):
         p = report["parameters"]
         out.append(f"## {p['name']}: `{name}`")
         out.append("")
-        if report.get("bootstrapping_key_unroll", 1) == 2:
-            out.append("With an **unrolled bootstrapping key** (`--unroll 2`: pair steps, "
-                       "docs/gpu.md section 6.9).")
+        unroll = report.get("bootstrapping_key_unroll", 1)
+        if unroll in (2, 3):
+            steps = "pair steps, docs/gpu.md section 6.9" if unroll == 2 else \
+                "key bits in threes, docs/gpu.md section 6.19"
+            out.append(f"With an **unrolled bootstrapping key** (`--unroll {unroll}`: {steps}).")
             out.append("")
         out.append(f"{device_text(report)}; medians of "
                    f"{report['runs'][0]['results'][0]['reps'] if report['runs'] and report['runs'][0]['results'] else '?'} "

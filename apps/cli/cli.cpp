@@ -200,8 +200,9 @@ std::unique_ptr<CLI::App> make_app(Options& o) {
       ->add_option("--unroll", o.keygen.unroll,
                    "Bootstrapping key form: 1 standard (default; the TFHE library's), 2 unrolled "
                    "(pairs of key bits: half the transforms per bit, 1.5x the key, 3x the key's "
-                   "noise term; native files only)")
-      ->check(CLI::Range(1, 2))
+                   "noise term), 3 unrolled (threes: a third of the transforms per bit, 2.33x "
+                   "the key, 4.67x the noise term); 2 and 3 in native files only")
+      ->check(CLI::Range(1, 3))
       ->type_name("U");
   keygen->add_flag("-f,--force", o.keygen.force, "Replace existing files");
   keygen->add_flag("--insecure-ok", o.keygen.insecure_ok,

@@ -17,11 +17,11 @@ BootstrappingKeyFourier::BootstrappingKeyFourier(const BootstrappingKey& bk,
   EXPECTS(fft.polynomial_size() == N,
           "BootstrappingKeyFourier: FFT engine is for N=" + std::to_string(fft.polynomial_size()) +
               " but parameter set '" + params_.name + "' has N=" + std::to_string(N));
-  if (unroll_ == 2) {
+  if (unroll_ > 1) {
     EXPECTS(!fft.custom_arithmetic(),
-            "BootstrappingKeyFourier: an unrolled bootstrapping key (unroll 2) needs a double "
-            "FFT engine, but engine '" + fft.name() +
-                "' has custom arithmetic (use the standard key, unroll 1, with it)");
+            "BootstrappingKeyFourier: an unrolled bootstrapping key (unroll " +
+                std::to_string(unroll_) + ") needs a double FFT engine, but engine '" +
+                fft.name() + "' has custom arithmetic (use the standard key, unroll 1, with it)");
     roots_ = spectrum_root_exponents(fft);
   }
   const std::size_t polys = std::size_t{params_.ggsw_row_count()} * (k + 1);
@@ -197,10 +197,10 @@ BlindRotator::BlindRotator(const BootstrappingKeyFourier& key, const NegacyclicF
   digit_spectra_.resize(group_size * rows * N);
   product_spectra_.resize(group_size * k1 * N);
   if (fft.custom_arithmetic()) key_spectra_.resize(rows * k1 * N);
-  if (key.unroll() == 2) {
+  if (key.unroll() > 1) {
     const auto unit = unit_roots_split(params_.polynomial_size);
     unit_roots_.assign(unit.begin(), unit.end());
-    factors_.resize(group_size * 3 * N);
+    factors_.resize(group_size * unroll_group_ggsws(key.unroll()) * N);
   }
 }
 
@@ -260,8 +260,9 @@ void BlindRotator::cmux_group(std::size_t i, const std::uint32_t* powers, Torus3
   }
 }
 
-void BlindRotator::pair_group(std::size_t p, const std::uint32_t* powers, Torus32* const* accs,
-                              std::size_t gates) {
+void BlindRotator::unrolled_group(std::size_t p, const std::uint32_t* powers,
+                                  Torus32* const* accs, std::size_t gates) {
+  const std::uint32_t unroll = key_.unroll(), G = unroll_group_ggsws(unroll);
   const std::size_t N = params_.polynomial_size, M = N / 2, k1 = params_.glwe_dimension + 1;
   const std::size_t l = params_.bk_level_count, rows = k1 * l;
   const std::uint32_t mask = static_cast<std::uint32_t>(2 * N - 1);
@@ -274,23 +275,22 @@ void BlindRotator::pair_group(std::size_t p, const std::uint32_t* powers, Torus3
           std::span<const Torus32>(accs[t] + c * N, N), gadget_,
           std::span<double>(digit_spectra_.data() + (t * rows + c * l) * N, l * N));
     }
-    const std::uint32_t a = powers[2 * t], b = powers[2 * t + 1];
-    const std::uint32_t exponents[3] = {(a + b) & mask, a, b};  // s*t, s*(1-t), (1-s)*t
-    for (std::size_t g = 0; g < 3; ++g) {
-      double* re = factors_.data() + (t * 3 + g) * N;
+    for (std::uint32_t g = 0; g < G; ++g) {
+      const std::uint32_t e = unrolled_exponent(powers + unroll * t, unroll, g, mask);
+      double* re = factors_.data() + (t * G + g) * N;
       double* im = re + M;
       for (std::size_t j = 0; j < M; ++j) {  // zeta^(t_j e) - 1: X^e - 1 at slot j's root
-        const std::uint32_t at = (roots[j] * exponents[g]) & mask;
+        const std::uint32_t at = (roots[j] * e) & mask;
         re[j] = unit_re[at] - 1.0;
         im[j] = unit_im[at];
       }
     }
   }
-  for (std::size_t g = 0; g < 3; ++g) {
-    ExternalProduct x{digit_spectra_.data(), rows * N, key_.ggsw(3 * p + g), rows, k1, M,
+  for (std::uint32_t g = 0; g < G; ++g) {
+    ExternalProduct x{digit_spectra_.data(), rows * N, key_.ggsw(G * p + g), rows, k1, M,
                       product_spectra_.data(), k1 * N};
     x.factor = factors_.data() + g * N;
-    x.factor_stride = 3 * N;
+    x.factor_stride = G * N;
     x.accumulate = g > 0;
     external_product_fourier(x, gates);
   }
@@ -308,7 +308,7 @@ void BlindRotator::for_each_group(std::size_t first, std::size_t width,
                                   Step&& step) {
   const std::size_t n = params_.lwe_dimension;
   const std::size_t acc_words = (params_.glwe_dimension + 1) * params_.polynomial_size;
-  std::uint32_t group_powers[group_size * 2];
+  std::uint32_t group_powers[group_size * max_unroll];
   Torus32* group_accs[group_size];
   std::size_t in_group = 0;
   for (std::size_t r = 0; r < count; ++r) {
@@ -356,15 +356,16 @@ void BlindRotator::blind_rotate(std::span<const Torus32> inputs, std::size_t cou
   }
   // Key-major loop: each step's GGSW samples are read once for the whole batch (from cache
   // after the first group), and each block of them once per group of accumulators.
-  const std::size_t paired = key_.unroll() == 2 ? n / 2 * 2 : 0;
-  for (std::size_t i = 0; i < paired; i += 2) {
-    for_each_group(i, 2, accumulators, count,
+  const std::uint32_t unroll = key_.unroll();
+  const std::size_t grouped = unrolled_bits(n, unroll);
+  for (std::size_t i = 0; i < grouped; i += unroll) {
+    for_each_group(i, unroll, accumulators, count,
                    [&](const std::uint32_t* powers, Torus32* const* accs, std::size_t gates) {
-                     pair_group(i / 2, powers, accs, gates);
+                     unrolled_group(i / unroll, powers, accs, gates);
                    });
   }
-  for (std::size_t i = paired; i < n; ++i) {
-    const std::size_t ggsw = paired / 2 * 3 + (i - paired);
+  for (std::size_t i = grouped; i < n; ++i) {
+    const std::size_t ggsw = grouped / unroll * unroll_group_ggsws(unroll) + (i - grouped);
     for_each_group(i, 1, accumulators, count,
                    [&](const std::uint32_t* powers, Torus32* const* accs, std::size_t gates) {
                      cmux_group(ggsw, powers, accs, gates);

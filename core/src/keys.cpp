@@ -43,28 +43,33 @@ SecretKey::SecretKey(const Parameters& params, LweKey lwe_key, GlweKey glwe_key)
 }
 
 void check_unroll(std::uint32_t unroll, const std::string& context) {
-  EXPECTS(unroll == 1 || unroll == 2,
+  EXPECTS(unroll >= 1 && unroll <= max_unroll,
           context + ": unroll=" + std::to_string(unroll) +
-              " but expected 1 (the standard key) or 2 (the unrolled key)");
+              " but expected 1 (the standard key), 2 or 3 (key bits in pairs or in threes)");
 }
 
 std::size_t BootstrappingKey::ggsw_count(const Parameters& params, std::uint32_t unroll) {
   check_unroll(unroll, "BootstrappingKey::ggsw_count");
-  const std::size_t n = params.lwe_dimension;
-  return unroll == 1 ? n : 3 * (n / 2) + n % 2;
+  const std::size_t n = params.lwe_dimension, grouped = unrolled_bits(n, unroll);
+  return grouped / unroll * unroll_group_ggsws(unroll) + (n - grouped);
 }
 
 std::vector<std::int32_t> BootstrappingKey::messages(std::span<const std::int32_t> s,
                                                      std::uint32_t unroll) {
   check_unroll(unroll, "BootstrappingKey::messages");
   std::vector<std::int32_t> out;
-  const std::size_t n = s.size(), paired = unroll == 2 ? n / 2 * 2 : 0;
-  for (std::size_t i = 0; i < paired; i += 2) {
-    out.push_back(s[i] * s[i + 1]);
-    out.push_back(s[i] * (1 - s[i + 1]));
-    out.push_back((1 - s[i]) * s[i + 1]);
+  const std::size_t n = s.size(), grouped = unrolled_bits(n, unroll);
+  for (std::size_t i = 0; i < grouped; i += unroll) {
+    for (std::uint32_t g = 0; g < unroll_group_ggsws(unroll); ++g) {
+      const std::uint32_t v = unroll_group_ggsws(unroll) - g;  // the pattern, bit u-1-m for m
+      std::int32_t product = 1;
+      for (std::uint32_t m = 0; m < unroll; ++m) {
+        product *= (v >> (unroll - 1 - m)) & 1u ? s[i + m] : 1 - s[i + m];
+      }
+      out.push_back(product);
+    }
   }
-  for (std::size_t i = paired; i < n; ++i) out.push_back(s[i]);
+  for (std::size_t i = grouped; i < n; ++i) out.push_back(s[i]);
   return out;
 }
 

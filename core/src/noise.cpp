@@ -35,10 +35,12 @@ NoiseModel noise_model(const Parameters& p, std::uint32_t unroll) {
   NoiseModel m;
   m.fresh = p.lwe_noise_stddev * p.lwe_noise_stddev;
   const double digit2 = (Bg * Bg + 2.0) / 12.0;
-  // Key terms: one external product per CMUX; an unrolled pair adds three, each rotated by
-  // X^e - 1 (twice the variance for e != 0), so 6 per pair of bits instead of 2.
-  const double pairs = unroll == 2 ? std::floor(n / 2) : 0;
-  const double key_terms = (n - 2 * pairs) + 6 * pairs;
+  // Key terms: one external product per CMUX; an unrolled group of u bits adds 2^u - 1, each
+  // rotated by X^e - 1 (twice the variance for e != 0), so 2 (2^u - 1) per group of u bits
+  // instead of u: 6 per pair, 14 per three bits.
+  const double grouped = static_cast<double>(unrolled_bits(p.lwe_dimension, unroll));
+  const double groups = unroll > 1 ? grouped / unroll : 0;
+  const double key_terms = (n - grouped) + 2.0 * unroll_group_ggsws(unroll) * groups;
   m.blind_rotation =
       key_terms * (k + 1) * l * N * digit2 * p.glwe_noise_stddev * p.glwe_noise_stddev +
       n * (1 + k * N / 2) * q * q / 12.0;

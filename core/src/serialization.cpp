@@ -525,9 +525,9 @@ CloudKey read_cloud_key_impl(std::istream& in, const std::string& ctx) {
   std::uint32_t unroll = 1;
   if (r.version >= 2) {
     unroll = r.u32("the bootstrapping key form");
-    if (unroll != 1 && unroll != 2) {
+    if (unroll < 1 || unroll > max_unroll) {
       r.fail("bootstrapping key form (unroll) " + std::to_string(unroll) +
-             " but expected 1 (standard) or 2 (unrolled)");
+             " but expected 1 (standard), 2 or 3 (unrolled)");
     }
   }
   const auto bk_words = read_count(r, "the bootstrapping key word count",
@@ -800,7 +800,10 @@ std::string describe_file(const fs::path& path) {
     case ObjectType::CloudKey: {
       const CloudKey key = load_file(path, fn, type, read_cloud_key_impl);
       p = key.parameters();
-      details = std::string(key.bootstrapping_key().unroll() == 2 ? ", unrolled" : "") +
+      details = std::string(key.bootstrapping_key().unroll() > 1
+                                    ? ", unrolled (unroll " +
+                                          std::to_string(key.bootstrapping_key().unroll()) + ")"
+                                    : "") +
                 ", bootstrapping key " + std::to_string(key.bootstrapping_key().data().size()) +
                 " words, key-switching key " +
                 std::to_string(key.key_switching_key().data().size()) + " words";

@@ -824,7 +824,8 @@ void check_keyset_file(const KeysetView& file, const std::string& ctx) {
   const Parameters& p = file.key.parameters();
   p.validate();
   EXPECTS(file.key.bootstrapping_key().unroll() == 1,
-          ctx + ": the cloud key's bootstrapping key is unrolled (unroll 2), which the TFHE "
+          ctx + ": the cloud key's bootstrapping key is unrolled (unroll " +
+              std::to_string(file.key.bootstrapping_key().unroll()) + "), which the TFHE "
                 "library's format cannot hold; write it in the native format, or generate a "
                 "standard key (unroll 1) for the library");
   for (const auto& [name, v] : {std::pair{"ks_variance", file.ks_variance},
@@ -996,7 +997,7 @@ std::string key_pair_problem(const SecretKey& secret, const CloudKey& cloud) {
   const std::int64_t bk_tolerance = quarter_step(p.bk_base_log);
   const std::size_t row_words = (k + 1) * N;
   const auto messages = BootstrappingKey::messages(s.coefficients(), bk.unroll());
-  const std::string form = bk.unroll() == 2 ? " (unrolled key)" : "";
+  const std::string form = bk.unroll() > 1 ? " (unrolled key)" : "";
   for (std::size_t i = 0; i < messages.size(); ++i) {
     const auto ggsw = bk.ggsw(i);
     const auto bit = static_cast<std::uint32_t>(messages[i]);
@@ -1020,7 +1021,7 @@ std::string key_pair_problem(const SecretKey& secret, const CloudKey& cloud) {
       if (off >= bk_tolerance) {
         return "the bootstrapping key's TGSW sample " + std::to_string(i) + form + ", row " +
                std::to_string(r) + ", does not encrypt " +
-               (bk.unroll() == 2 ? std::string("its product of LWE key bits")
+               (bk.unroll() > 1 ? std::string("its product of LWE key bits")
                                  : "bit " + std::to_string(i) + " of the LWE key") +
                " (" + std::to_string(bit) +
                ") under the TGSW key: coefficient 0 of its phase is " + torus_fraction(off) +

@@ -30,15 +30,23 @@ struct Shape {
   std::uint32_t unroll = 1;          // the bootstrapping key's form (BootstrappingKey::unroll)
 
   TG_HD std::uint32_t k1() const { return k + 1; }
-  // GGSW samples of the bootstrapping key: n, or 3 per pair of key bits (+1 for odd n).
-  TG_HD std::uint32_t ggsw_count() const { return unroll == 2 ? 3 * (n / 2) + n % 2 : n; }
-  // Key bits that pair steps take (unroll 2): 2 floor(n/2); the others take CMUX steps.
-  TG_HD std::uint32_t paired_bits() const { return unroll == 2 ? n / 2 * 2 : 0; }
-  // The first GGSW of the step that starts at key bit i: a pair step (i < paired_bits()) takes
-  // GGSW 3i/2 .. 3i/2 + 2, a CMUX step after the pairs the GGSW after theirs.
+  // GGSW samples of one step of an unrolled key's group of `unroll` bits: 2^unroll - 1 (3 for
+  // pairs, 7 for threes; 1 for the standard key's CMUX steps).
+  TG_HD std::uint32_t group_ggsws() const { return (1u << unroll) - 1; }
+  // Key bits that group steps take (unroll u > 1): u floor(n/u); the others take CMUX steps.
+  TG_HD std::uint32_t grouped_bits() const { return unroll > 1 ? n / unroll * unroll : 0; }
+  // GGSW samples of the bootstrapping key: n, or 2^u - 1 per group of u key bits and one per
+  // key bit left (BootstrappingKey::ggsw_count).
+  TG_HD std::uint32_t ggsw_count() const {
+    return grouped_bits() / unroll * group_ggsws() + (n - grouped_bits());
+  }
+  // The first GGSW of the step that starts at key bit i: a group step (i < grouped_bits())
+  // takes GGSW (i/u) G .. (i/u) G + G - 1, G = group_ggsws(); a CMUX step after the groups the
+  // GGSW after theirs.
   TG_HD std::size_t step_ggsw(std::uint32_t i) const {
-    const std::uint32_t p = paired_bits();
-    return i < p ? std::size_t{i} / 2 * 3 : std::size_t{p} / 2 * 3 + (i - p);
+    const std::uint32_t p = grouped_bits();
+    return i < p ? std::size_t{i} / unroll * group_ggsws()
+                 : std::size_t{p} / unroll * group_ggsws() + (i - p);
   }
   TG_HD std::uint32_t M() const { return N / 2; }
   TG_HD std::uint32_t rows() const { return (k + 1) * bk_level_count; }

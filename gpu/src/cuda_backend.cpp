@@ -78,8 +78,8 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p, std::uint3
               " but expected a multiple of 4 from 65536 (64 KiB) to 1073741824 (1 GiB)");
   check_unroll(unroll, "CudaOptions: the bootstrapping key");
   const gpu::detail::Shape shape = shape_of(p, unroll);
-  if (unroll == 2) {
-    // The pair step has no lane or staged (R > 1) program (valid_unrolled).
+  if (unroll > 1) {
+    // The group step has no lane or staged (R > 1) program (valid_unrolled).
     EXPECTS(o.fused_lanes <= 1 && o.fused_rotations_per_block <= 1,
             "CudaOptions: fused_lanes=" + std::to_string(o.fused_lanes) +
                 " and fused_rotations_per_block=" + std::to_string(o.fused_rotations_per_block) +

@@ -219,7 +219,7 @@ struct CudaEngine::Impl {
   std::uint64_t ks_target_blocks = 0;  // key switching below this many blocks runs in slices
   DeviceBuffer<Complex> twist, untwist, bk_fourier;
   DeviceBuffer<Complex> twiddles;  // fused engine: its FFT's twiddle table (fused_fft.hpp)
-  // Unrolled keys (shape.unroll = 2): the root exponent of each slot of the engine's spectra
+  // Unrolled keys (shape.unroll > 1): the root exponent of each slot of the engine's spectra
   // (probed from its transform of X) and the unit table zeta^x (kernel_math.hpp).
   DeviceBuffer<std::uint32_t> roots;
   DeviceBuffer<Complex> unit;
@@ -329,7 +329,7 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
       if (automatic) {
         const auto per_device = static_cast<unsigned>(info.multiprocessors) / cluster_blocks;
         cluster_room = std::min<std::uint64_t>(clusters, per_device);
-        if (o.fused_cluster_points == 0 && s.unroll != 2 && kernel::fused::valid_wide(s)) {
+        if (o.fused_cluster_points == 0 && s.unroll == 1 && kernel::fused::valid_wide(s)) {
           wide_room = std::min<std::uint64_t>(
               fused_clusters(s, cluster_blocks, kernel::fused::wide_points, o.device), per_device);
         }
@@ -342,7 +342,7 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
   }
   transform_polynomials(coefficients.data(), polys, bk_fourier.data());
   CUDA_TRY(cudaStreamSynchronize(st()));  // the host tables above are read by now
-  if (s.unroll == 2) make_rotation_tables();
+  if (s.unroll > 1) make_rotation_tables();
 }
 
 void CudaEngine::Impl::transform_polynomials(const std::uint32_t* coefficients, std::size_t polys,
@@ -393,7 +393,7 @@ void CudaEngine::Impl::make_rotation_tables() {
   }
   const std::vector<Complex> u = unit_roots_complex(s.N);
   roots = DeviceBuffer<std::uint32_t>(M, st(), "the spectrum slots' root exponents");
-  unit = DeviceBuffer<Complex>(u.size(), st(), "the unit roots of the pair steps");
+  unit = DeviceBuffer<Complex>(u.size(), st(), "the unit roots of the group steps");
   CUDA_TRY(cudaMemcpyAsync(roots.data(), exponents.data(), roots.bytes(), cudaMemcpyHostToDevice,
                            st()));
   CUDA_TRY(cudaMemcpyAsync(unit.data(), u.data(), unit.bytes(), cudaMemcpyHostToDevice, st()));
@@ -584,20 +584,20 @@ void CudaEngine::Impl::record_rotation(Workspace& ws) {
                                 roots.data(), unit.data(), st());
     return;
   }
-  // Per step: decompose, forward, products, inverse, untwist. An unrolled key's pair steps
-  // (key bits i, i+1: ACC not rotated, the pair's three GGSW) come first, then a CMUX step per
-  // key bit left (Shape::step_ggsw).
-  const std::uint32_t paired = s.paired_bits();
-  for (std::uint32_t i = 0; i < s.n; i += i < paired ? 2 : 1) {
-    const bool pair = i < paired;
+  // Per step: decompose, forward, products, inverse, untwist. An unrolled key's group steps
+  // (key bits i .. i+u-1: ACC not rotated, the group's 2^u - 1 GGSW) come first, then a CMUX
+  // step per key bit left (Shape::step_ggsw).
+  const std::uint32_t grouped = s.grouped_bits();
+  for (std::uint32_t i = 0; i < s.n; i += i < grouped ? s.unroll : 1) {
+    const bool group = i < grouped;
     const Complex* key = bk_fourier.data() + s.step_ggsw(i) * key_step;
     launch_rotate_decompose(ws.acc.data(), ws.powers.data(), i, C, s, gadget, twist.data(),
-                            ws.digits.data(), st(), /*rotate=*/!pair);
+                            ws.digits.data(), st(), /*rotate=*/!group);
     CUFFT_TRY(cufftExecZ2Z(ws.forward.get(), as_cufft(ws.digits.data()),
                            as_cufft(ws.digits.data()), CUFFT_FORWARD));
-    if (pair) {
-      launch_multiply_accumulate_pair(ws.digits.data(), key, ws.powers.data(), i, roots.data(),
-                                      unit.data(), C, s, ws.product.data(), st());
+    if (group) {
+      launch_multiply_accumulate_group(ws.digits.data(), key, ws.powers.data(), i, roots.data(),
+                                       unit.data(), C, s, ws.product.data(), st());
     } else {
       launch_multiply_accumulate(ws.digits.data(), key, C, s, ws.product.data(), st());
     }

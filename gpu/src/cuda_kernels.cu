@@ -60,13 +60,14 @@ __global__ void rotate_decompose_kernel(std::uint64_t total, const std::uint32_t
   }
 }
 
-__global__ void multiply_accumulate_pair_kernel(std::uint64_t total, const Complex* digits,
-                                                const Complex* key_pair,
-                                                const std::uint32_t* powers, std::uint32_t bit,
-                                                const std::uint32_t* roots, const Complex* unit,
-                                                Shape s, Complex* product) {
+__global__ void multiply_accumulate_group_kernel(std::uint64_t total, const Complex* digits,
+                                                 const Complex* key_group,
+                                                 const std::uint32_t* powers, std::uint32_t bit,
+                                                 const std::uint32_t* roots, const Complex* unit,
+                                                 Shape s, Complex* product) {
   TG_GRID_STRIDE(idx, total) {
-    grid::multiply_accumulate_pair_at(idx, digits, key_pair, powers, bit, roots, unit, s, product);
+    grid::multiply_accumulate_group_at(idx, digits, key_group, powers, bit, roots, unit, s,
+                                       product);
   }
 }
 
@@ -135,7 +136,7 @@ void load_rotation_kernels() {
   CUDA_TRY(cudaFuncGetAttributes(&a, accumulator_init_kernel));
   CUDA_TRY(cudaFuncGetAttributes(&a, rotate_decompose_kernel));
   CUDA_TRY(cudaFuncGetAttributes(&a, multiply_accumulate_kernel));
-  CUDA_TRY(cudaFuncGetAttributes(&a, multiply_accumulate_pair_kernel));
+  CUDA_TRY(cudaFuncGetAttributes(&a, multiply_accumulate_group_kernel));
   CUDA_TRY(cudaFuncGetAttributes(&a, untwist_round_add_kernel));
 }
 
@@ -187,16 +188,16 @@ void launch_rotate_decompose(const std::uint32_t* acc, const std::uint32_t* powe
   CUDA_CHECK_LAUNCH(rotate_decompose_kernel, stream);
 }
 
-void launch_multiply_accumulate_pair(const Complex* digits, const Complex* key_pair,
-                                     const std::uint32_t* powers, std::uint32_t bit,
-                                     const std::uint32_t* roots, const Complex* unit,
-                                     std::uint64_t capacity, const Shape& shape,
-                                     Complex* product, cudaStream_t stream) {
+void launch_multiply_accumulate_group(const Complex* digits, const Complex* key_group,
+                                      const std::uint32_t* powers, std::uint32_t bit,
+                                      const std::uint32_t* roots, const Complex* unit,
+                                      std::uint64_t capacity, const Shape& shape,
+                                      Complex* product, cudaStream_t stream) {
   const std::uint64_t total = grid::rotation_points_size(capacity, shape);
   if (total == 0) return;
-  TG_LAUNCH(multiply_accumulate_pair_kernel, blocks_for(total), threads_per_block, 0, stream)
-  (total, digits, key_pair, powers, bit, roots, unit, shape, product);
-  CUDA_CHECK_LAUNCH(multiply_accumulate_pair_kernel, stream);
+  TG_LAUNCH(multiply_accumulate_group_kernel, blocks_for(total), threads_per_block, 0, stream)
+  (total, digits, key_group, powers, bit, roots, unit, shape, product);
+  CUDA_CHECK_LAUNCH(multiply_accumulate_group_kernel, stream);
 }
 
 void launch_multiply_accumulate(const Complex* digits, const Complex* key_step,

@@ -38,7 +38,7 @@ void launch_accumulator_init(const std::uint32_t* pre, std::uint64_t capacity, c
 
 // CMUX step `step`, kernel 1: (X^power - 1) ACC, decomposed, folded and twisted into the
 // digit spectra (then the batched forward transform over capacity*(k+1)*l polynomials);
-// rotate = false: ACC itself (an unrolled key's pair step).
+// rotate = false: ACC itself (an unrolled key's group step).
 void launch_rotate_decompose(const std::uint32_t* acc, const std::uint32_t* powers,
                              std::uint32_t step, std::uint64_t capacity, const Shape& shape,
                              const GadgetConstants& gadget, const Complex* twist,
@@ -49,14 +49,15 @@ void launch_multiply_accumulate(const Complex* digits, const Complex* key_step,
                                 std::uint64_t capacity, const Shape& shape, Complex* product,
                                 cudaStream_t stream);
 
-// Pair step of an unrolled key (key bits `bit`, bit+1), kernel 2: the products with the pair's
-// three GGSW (`key_pair`), each times its factor zeta^(t e) - 1 (roots: the root exponent t of
-// each cuFFT slot, unit: zeta^x), summed (kernel_math.hpp).
-void launch_multiply_accumulate_pair(const Complex* digits, const Complex* key_pair,
-                                     const std::uint32_t* powers, std::uint32_t bit,
-                                     const std::uint32_t* roots, const Complex* unit,
-                                     std::uint64_t capacity, const Shape& shape,
-                                     Complex* product, cudaStream_t stream);
+// Group step of an unrolled key (key bits `bit` .. bit + u - 1, u = shape.unroll), kernel 2:
+// the products with the group's 2^u - 1 GGSW (`key_group`), each times its factor
+// zeta^(t e) - 1 (roots: the root exponent t of each cuFFT slot, unit: zeta^x), summed
+// (kernel_math.hpp).
+void launch_multiply_accumulate_group(const Complex* digits, const Complex* key_group,
+                                      const std::uint32_t* powers, std::uint32_t bit,
+                                      const std::uint32_t* roots, const Complex* unit,
+                                      std::uint64_t capacity, const Shape& shape,
+                                      Complex* product, cudaStream_t stream);
 
 // Loads the kernels of the cuFFT engine's rotation (accumulator init and the three CMUX-step
 // kernels) into the context, so that capturing them into a graph loads nothing.

@@ -41,20 +41,20 @@ constexpr int rotation_max_threads = K1 == 2 ? 384 : 256;
 // more one-group blocks fit per SM (128: 8 blocks of 64 threads against the 6 that 166
 // registers allow; ptxas spills 20 bytes for k = 1, 956 for k = 2); blocks of up to 65536/R
 // threads.
-// The fixed-length 1x1 kernel of an unrolled key (Unrolled): blocks of M/8 <= 128 threads,
+// The fixed-length 1x1 kernel of an unrolled key (Unroll > 1): blocks of M/8 <= 128 threads,
 // so up to 255 registers: capped at 168 for k = 1, its pair step spilled 92 bytes (N = 1024).
 #if defined(TORUSGATE_FUSED_MAX_REGISTERS) && !defined(TORUSGATE_CUDA_EMULATION)
 #define TG_ROTATION_BOUNDS(K1) __maxnreg__(TORUSGATE_FUSED_MAX_REGISTERS)
-#define TG_FIXED_BOUNDS(K1, Unrolled) __maxnreg__(TORUSGATE_FUSED_MAX_REGISTERS)
+#define TG_FIXED_BOUNDS(K1, Unroll) __maxnreg__(TORUSGATE_FUSED_MAX_REGISTERS)
 #else
 #define TG_ROTATION_BOUNDS(K1) __launch_bounds__(rotation_max_threads<K1>)
-#define TG_FIXED_BOUNDS(K1, Unrolled) __launch_bounds__((Unrolled) ? 256 : rotation_max_threads<K1>)
+#define TG_FIXED_BOUNDS(K1, Unroll) __launch_bounds__((Unroll) > 1 ? 256 : rotation_max_threads<K1>)
 #endif
 
 // The rotations of blocks blockIdx.x, blockIdx.x + gridDim.x, ... in blocks of `shape`
-// (LaunchShape, or a FixedShape with FixedGroups or with lanes). Unrolled: an unrolled key's
-// pair steps (fused_rotation.hpp; one rotation slot and one lane per block).
-template <unsigned K1, class Groups, bool Unrolled = false, class LS>
+// (LaunchShape, or a FixedShape with FixedGroups or with lanes). Unroll > 1: an unrolled key's
+// group steps (fused_rotation.hpp; one rotation slot and one lane per block).
+template <unsigned K1, class Groups, unsigned Unroll = 1, class LS>
 __device__ void rotate_blocks(std::uint32_t* acc_global, const std::uint32_t* powers,
                               std::uint64_t capacity, const Shape& s, LS shape,
                               const Complex* key, const fused::StepInputs& in) {
@@ -76,8 +76,8 @@ __device__ void rotate_blocks(std::uint32_t* acc_global, const std::uint32_t* po
       const std::uint32_t p = w / words < valid ? w / words : valid - 1;
       mem.acc[w] = acc_global[(first + p) * words + w % words];
     }
-    fused::blind_rotate<K1, Groups, Unrolled>(blk, s, shape, mem, powers + first * s.n, valid,
-                                              key, in);
+    fused::blind_rotate<K1, Groups, Unroll>(blk, s, shape, mem, powers + first * s.n, valid,
+                                            key, in);
     __syncthreads();
     for (std::uint32_t w = threadIdx.x; w < valid * words; w += blockDim.x) {
       acc_global[first * words + w] = mem.acc[w];
@@ -87,22 +87,22 @@ __device__ void rotate_blocks(std::uint32_t* acc_global, const std::uint32_t* po
 }
 
 // Any launch shape, any length.
-template <unsigned K1, bool Unrolled = false>
+template <unsigned K1, unsigned Unroll = 1>
 __global__ void TG_ROTATION_BOUNDS(K1) fused_blind_rotation_kernel(
     std::uint32_t* acc_global, const std::uint32_t* powers, std::uint64_t capacity, Shape s,
     fused::LaunchShape shape, const Complex* key, fused::StepInputs in) {
-  rotate_blocks<K1, fused::FftGroups, Unrolled>(acc_global, powers, capacity, s, shape, key, in);
+  rotate_blocks<K1, fused::FftGroups, Unroll>(acc_global, powers, capacity, s, shape, key, in);
 }
 
 // The 1x1 shape (what chunks that fill the device take) at a length fixed at compile time,
 // N = 2^(LogM+1): the transform's passes unrolled, its indices constants (FixedGroups). The
 // same words as fused_blind_rotation_kernel; `shape` is 1x1.
-template <unsigned K1, unsigned LogM, bool Unrolled = false>
-__global__ void TG_FIXED_BOUNDS(K1, Unrolled) fused_fixed_rotation_kernel(
+template <unsigned K1, unsigned LogM, unsigned Unroll = 1>
+__global__ void TG_FIXED_BOUNDS(K1, Unroll) fused_fixed_rotation_kernel(
     std::uint32_t* acc_global, const std::uint32_t* powers, std::uint64_t capacity, Shape s,
     fused::LaunchShape, const Complex* key, fused::StepInputs in) {
-  rotate_blocks<K1, fused::FixedGroups<LogM>, Unrolled>(acc_global, powers, capacity, s,
-                                                        fused::FixedShape<1, 1>{}, key, in);
+  rotate_blocks<K1, fused::FixedGroups<LogM>, Unroll>(acc_global, powers, capacity, s,
+                                                      fused::FixedShape<1, 1>{}, key, in);
 }
 
 // Two rotations per thread (LaunchShape::lanes = 2, k = 1): one group of T = M/8 threads per
@@ -302,7 +302,7 @@ struct DeviceClusterBlock : fused::DeviceBlock<Regs> {
 // sums: who sums the products (LaunchShape::sums; cluster_roles).
 // Blocks of T = N/16 <= 256 threads: the registers are never capped below what the program
 // needs.
-template <unsigned K1, class Groups, bool Unrolled = false>
+template <unsigned K1, class Groups, unsigned Unroll = 1>
 __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
     std::uint32_t* acc_global, const std::uint32_t* powers, std::uint64_t capacity, Shape s,
     std::uint32_t blocks, std::uint32_t sums, const Complex* key, fused::StepInputs in) {
@@ -322,11 +322,11 @@ __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
     const std::size_t at = rotation * K1 * s.N;
     for (std::uint32_t w = threadIdx.x; w < K1 * s.N; w += blockDim.x) copy[w] = acc_global[at + w];
     if constexpr (wide) {
-      fused::wide::cluster_blind_rotate<K1, Groups, Unrolled>(blk, s, blocks, shared,
-                                                              powers + rotation * s.n, key, in);
+      fused::wide::cluster_blind_rotate<K1, Groups, Unroll>(blk, s, blocks, shared,
+                                                            powers + rotation * s.n, key, in);
     } else {
-      fused::cluster_blind_rotate<K1, Groups, Unrolled>(blk, s, blocks, shared,
-                                                        powers + rotation * s.n, key, in);
+      fused::cluster_blind_rotate<K1, Groups, Unroll>(blk, s, blocks, shared,
+                                                      powers + rotation * s.n, key, in);
     }
     if (const std::uint32_t c = roles.owned; c < K1) {
       const std::size_t column = std::size_t{c} * s.N;
@@ -348,18 +348,21 @@ using ClusterKernel = void (*)(std::uint32_t*, const std::uint32_t*, std::uint64
 
 // The kernel of block shape `launch` for parameter set shape s: the lane kernel for lanes = 2
 // (k = 1), the fixed-length one for 1x1 where there is one, else fused_blind_rotation_kernel;
-// for an unrolled key (s.unroll = 2, one lane) their Unrolled kernels.
+// for an unrolled key (s.unroll = 2 or 3, one lane) their kernels of that Unroll.
+template <unsigned K1, unsigned Unroll>
+RotationKernel unrolled_rotation_kernel(const Shape& s, const fused::LaunchShape& launch) {
+  RotationKernel kernel = fused_blind_rotation_kernel<K1, Unroll>;
+  if (launch.groups == 1 && launch.rotations == 1) {
+    fused::with_fixed_length(s.M(), [&](auto groups) {
+      kernel = fused_fixed_rotation_kernel<K1, decltype(groups)::m, Unroll>;
+    });
+  }
+  return kernel;
+}
 template <unsigned K1>
 RotationKernel rotation_kernel(const Shape& s, const fused::LaunchShape& launch) {
-  if (s.unroll == 2) {
-    RotationKernel kernel = fused_blind_rotation_kernel<K1, true>;
-    if (launch.groups == 1 && launch.rotations == 1) {
-      fused::with_fixed_length(s.M(), [&](auto groups) {
-        kernel = fused_fixed_rotation_kernel<K1, decltype(groups)::m, true>;
-      });
-    }
-    return kernel;
-  }
+  if (s.unroll == 3) return unrolled_rotation_kernel<K1, 3>(s, launch);
+  if (s.unroll == 2) return unrolled_rotation_kernel<K1, 2>(s, launch);
   if constexpr (K1 == fused::lanes_columns) {
     if (launch.lanes == fused::max_lanes) {
       RotationKernel kernel = fused_lane_rotation_kernel<fused::FftGroups>;
@@ -380,25 +383,26 @@ RotationKernel rotation_kernel(const Shape& s, const fused::LaunchShape& launch)
 
 // The cluster kernel for s: the fixed-length one where there is one; with 4 points per thread
 // the wide one (fused_wide.hpp; fixed lengths only, valid_shape).
-// An unrolled key (s.unroll = 2) takes the Unrolled kernels.
-template <unsigned K1, bool Unrolled>
+// An unrolled key (s.unroll = 2 or 3) takes the kernels of that Unroll.
+template <unsigned K1, unsigned Unroll>
 ClusterKernel cluster_kernel_of(const Shape& s, std::uint32_t points) {
-  ClusterKernel kernel = fused_cluster_rotation_kernel<K1, fused::FftGroups, Unrolled>;
+  ClusterKernel kernel = fused_cluster_rotation_kernel<K1, fused::FftGroups, Unroll>;
   if (points == fused::wide_points) {
     fused::wide::with_length(s.M(), [&](auto groups) {
-      kernel = fused_cluster_rotation_kernel<K1, decltype(groups), Unrolled>;
+      kernel = fused_cluster_rotation_kernel<K1, decltype(groups), Unroll>;
     });
     return kernel;
   }
   fused::with_fixed_length(s.M(), [&](auto groups) {
-    kernel = fused_cluster_rotation_kernel<K1, decltype(groups), Unrolled>;
+    kernel = fused_cluster_rotation_kernel<K1, decltype(groups), Unroll>;
   });
   return kernel;
 }
 template <unsigned K1>
 ClusterKernel cluster_kernel(const Shape& s, std::uint32_t points = fused::points_per_thread) {
-  return s.unroll == 2 ? cluster_kernel_of<K1, true>(s, points)
-                       : cluster_kernel_of<K1, false>(s, points);
+  if (s.unroll == 3) return cluster_kernel_of<K1, 3>(s, points);
+  if (s.unroll == 2) return cluster_kernel_of<K1, 2>(s, points);
+  return cluster_kernel_of<K1, 1>(s, points);
 }
 
 template <class Kernel>

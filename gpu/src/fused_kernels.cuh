@@ -41,7 +41,7 @@ void launch_fused_key(const std::uint32_t* bk, std::size_t polys, const Shape& s
 
 // The n CMUX steps of `capacity` accumulators ([capacity][k1][N], switched masks
 // [capacity][n]) in blocks, or (launch.cluster > 1) clusters, of the launch shape `launch`
-// (fused_rotation.hpp); for an unrolled key (shape.unroll = 2) its pair steps, with `roots`
+// (fused_rotation.hpp); for an unrolled key (shape.unroll = 2 or 3) its group steps, with `roots`
 // (each key slot's root exponent) and `unit` (zeta^x, x < 2N); null for the standard key.
 void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers,
                                  std::uint64_t capacity, const Shape& shape,

@@ -179,8 +179,8 @@ TG_HD bool valid_shape(const LaunchShape& b, const detail::Shape& s) {
   return valid_groups(b.groups, s) && b.rotations >= 1 && b.rotations <= max_rotations_per_block;
 }
 
-// Launch shapes that run an unrolled key's pair steps: one rotation slot and one lane per
-// block, 8 points per thread, or 4 in a wide cluster (the pair step reads its three GGSW from
+// Launch shapes that run an unrolled key's group steps: one rotation slot and one lane per
+// block, 8 points per thread, or 4 in a wide cluster (the group step reads its 2^u - 1 GGSW from
 // device memory, or a cluster block's key stage, with no R > 1 staging and no lane program of
 // its own).
 TG_HD bool valid_unrolled(const LaunchShape& b) {
@@ -199,7 +199,7 @@ TG_HD std::uint32_t block_rotations(const LaunchShape& b) { return b.rotations *
 // words): the owner of column c sends it into the copies of the blocks that decompose it
 // after each step (push_columns), so that every block decomposes from its own shared memory;
 // its key stage, the key rows of its next products (one digit row of the 1 or, with an
-// unrolled key's pair steps, 3 GGSW samples a step reads; fetch_key_rows); then its
+// unrolled key's group steps, the 2^u - 1 GGSW samples a step reads; fetch_key_rows); then its
 // mbarriers, the signals that its partials (one per inbox buffer), its columns and its key
 // rows have arrived (cluster_signals).
 //
@@ -270,9 +270,9 @@ TG_HD std::size_t cluster_stage_offset_with(const detail::Shape& s, std::uint32_
   return cluster_accumulator_offset_with(s, blocks, inboxes) +
          std::size_t{s.k1()} * s.N * sizeof(Torus32);
 }
-// GGSW samples whose rows a cluster block's key stage holds at most: 3 in an unrolled key's
-// pair step, else 1.
-TG_HD std::uint32_t cluster_stage_ggsws(const detail::Shape& s) { return s.unroll == 2 ? 3 : 1; }
+// GGSW samples whose rows a cluster block's key stage holds at most: 2^u - 1 in an unrolled
+// key's group step (3 for pairs, 7 for threes), else 1.
+TG_HD std::uint32_t cluster_stage_ggsws(const detail::Shape& s) { return s.group_ggsws(); }
 TG_HD std::size_t cluster_signals_offset_with(const detail::Shape& s, std::uint32_t blocks,
                                               std::uint32_t inboxes) {
   return cluster_stage_offset_with(s, blocks, inboxes) +
@@ -488,7 +488,7 @@ struct StepInputs {
   const Complex* untwist = nullptr;   // zeta^-j / M
   const Complex* W = nullptr;         // twiddles (fused_fft.hpp)
   GadgetConstants gadget;
-  // Unrolled keys (pair steps, kernel_math.hpp): the root exponent of every key slot (M, in
+  // Unrolled keys (group steps, kernel_math.hpp): the root exponent of every key slot (M, in
   // key_slot order) and the unit table zeta^x, x < 2N; null for the standard key.
   const std::uint32_t* roots = nullptr;
   const Complex* unit = nullptr;
@@ -512,9 +512,9 @@ struct StepPowers {
   TG_HD std::uint32_t of(std::uint32_t rotation) const {
     return powers[std::size_t{rotation < valid ? rotation : valid - 1} * stride];
   }
-  // A pair step's second power (the key bit after `of`'s).
-  TG_HD std::uint32_t second(std::uint32_t rotation) const {
-    return powers[std::size_t{rotation < valid ? rotation : valid - 1} * stride + 1];
+  // A group step's power of its key bit m (m = 0: `of`'s).
+  TG_HD std::uint32_t bit(std::uint32_t rotation, std::uint32_t m) const {
+    return powers[std::size_t{rotation < valid ? rotation : valid - 1} * stride + m];
   }
 };
 
@@ -562,7 +562,7 @@ TG_HD std::uint32_t opaque(std::uint32_t x) {
 // Thread t of a group: the digits of level `level` of (X^power - 1) a for each lane p
 // (x.lane[p]), folded and twisted as a twisted forward transform takes them
 // (twisted_input), at the first pass's points. Plain: the digits of a itself, not rotated
-// (an unrolled key's pair step). Flat: rotated by rotate_minus_one_flat (the cluster program)
+// (an unrolled key's group step). Flat: rotated by rotate_minus_one_flat (the cluster program)
 // instead of rotate_minus_one (the same words).
 template <bool Plain = false, bool Flat = false, class Regs, class Groups>
 TG_HD void load_digits(Regs& R, std::uint32_t t, const Groups& f,
@@ -633,15 +633,15 @@ TG_UNROLL
   }
 }
 
-// A thread's pair step: sum_c += sum_g (digits * f_g) * row_g[c], row_g: key row q of the
-// pair's GGSW g (row + g * ggsw, in device memory when Global, else staged in shared memory),
-// f_g = zeta^(t_s e_g) - 1 at the point's slot s (kernel_math.hpp), e: each lane's three
-// exponents; register r's point at key slot slot_of(r) (the 8-point groups' r T + t, or a
-// wide cluster's, fused_wide.hpp).
-template <unsigned K1, bool Global = true, class Regs, class Groups, class Slot>
-TG_HD void multiply_row_pair_at(Regs& R, const Groups& f, const Complex* row, std::size_t ggsw,
-                                PerLane<PairExponents, Regs::lanes> e, const StepInputs& in,
-                                Slot slot_of) {
+// A thread's group step (U key bits): sum_c += sum_g (digits * f_g) * row_g[c], row_g: key
+// row q of the group's GGSW g < 2^U - 1 (row + g * ggsw, in device memory when Global, else
+// staged in shared memory), f_g = zeta^(t_s e_g) - 1 at the point's slot s (kernel_math.hpp),
+// e: each lane's 2^U - 1 exponents; register r's point at key slot slot_of(r) (the 8-point
+// groups' r T + t, or a wide cluster's, fused_wide.hpp).
+template <unsigned K1, unsigned U, bool Global = true, class Regs, class Groups, class Slot>
+TG_HD void multiply_row_group_at(Regs& R, const Groups& f, const Complex* row, std::size_t ggsw,
+                                 PerLane<GroupExponents<U>, Regs::lanes> e, const StepInputs& in,
+                                 Slot slot_of) {
   constexpr unsigned points = std::extent_v<decltype(Regs::v)>;
   const std::uint32_t N = 2 * f.M;
 TG_UNROLL
@@ -649,7 +649,7 @@ TG_UNROLL
     const std::uint32_t slot = slot_of(r);
     const std::uint32_t root = in.roots[slot];
 TG_UNROLL
-    for (unsigned g = 0; g < 3; ++g) {
+    for (unsigned g = 0; g < group_ggsws<U>; ++g) {
       Complex w[Regs::lanes];
 TG_UNROLL
       for (unsigned p = 0; p < Regs::lanes; ++p) {
@@ -666,13 +666,13 @@ TG_UNROLL
   }
 }
 
-// Thread t of an 8-point group, a pair step (multiply_row_pair_at at slots r T + t).
-template <unsigned K1, bool Global = true, class Regs, class Groups>
-TG_HD void multiply_row_pair(Regs& R, std::uint32_t t, const Groups& f, const Complex* row,
-                             std::size_t ggsw, PerLane<PairExponents, Regs::lanes> e,
-                             const StepInputs& in) {
-  multiply_row_pair_at<K1, Global>(R, f, row, ggsw, e, in,
-                                   [&](unsigned r) { return r * f.T + t; });
+// Thread t of an 8-point group, a group step (multiply_row_group_at at slots r T + t).
+template <unsigned K1, unsigned U, bool Global = true, class Regs, class Groups>
+TG_HD void multiply_row_group(Regs& R, std::uint32_t t, const Groups& f, const Complex* row,
+                              std::size_t ggsw, PerLane<GroupExponents<U>, Regs::lanes> e,
+                              const StepInputs& in) {
+  multiply_row_group_at<K1, U, Global>(R, f, row, ggsw, e, in,
+                                       [&](unsigned r) { return r * f.T + t; });
 }
 
 // Thread t of a group, after the twisted inverse transform: a.lane[p] += round(untwisted v)
@@ -743,10 +743,11 @@ inline constexpr unsigned cluster_partials_in_flight = 3;
 // CMUX step: acc += external_product(BK_i, (X^power - 1) acc) for each of the block's R*P
 // accumulators ((k+1)N words each in shared memory). K1 = k + 1; Groups: FftGroups, or
 // FixedGroups<log2 M> (then s.N must be 2M); LS: LaunchShape, or a FixedShape (required with
-// P = Block::registers::lanes > 1: FixedShape<1, 1, P>). Pair: an unrolled key's pair step
-// instead, acc += sum_g (X^e_g - 1) (GGSW_g [x] acc) with the three GGSW from in.key_step and
-// powers.of / powers.second the pair's switched masks (one rotation slot per block: R = 1).
-template <unsigned K1, class Groups = FftGroups, bool Pair = false, class Block, class LS>
+// P = Block::registers::lanes > 1: FixedShape<1, 1, P>). U > 1: an unrolled key's group step
+// of U key bits instead, acc += sum_g (X^e_g - 1) (GGSW_g [x] acc) with the 2^U - 1 GGSW from
+// in.key_step and powers.bit(., m) the group's switched masks (one rotation slot per block:
+// R = 1).
+template <unsigned K1, class Groups = FftGroups, unsigned U = 1, class Block, class LS>
 TG_HD void cmux_step(Block& blk, const detail::Shape& s, LS shape, const BlockMemory& mem,
                      const StepPowers& powers, const StepInputs& in) {
   constexpr unsigned P = Block::registers::lanes;
@@ -757,6 +758,7 @@ TG_HD void cmux_step(Block& blk, const detail::Shape& s, LS shape, const BlockMe
   const std::uint32_t groups = shape.groups;
   const std::uint32_t buffer_size = buffer_points(M);
   const std::uint32_t threads = shape.rotations * groups * f.T;
+  constexpr bool Group = U > 1;
   auto slot_of = [&](unsigned tid) { return f.group(tid) / groups; };
   auto rotation_of = [&](unsigned tid, unsigned p) { return slot_of(tid) * P + p; };
   auto acc_of = [&](unsigned tid, unsigned p) {
@@ -773,14 +775,14 @@ TG_UNROLL
   clear_sums<K1>(blk);
   if (in.key_next != nullptr) {
     blk.each([&](unsigned tid, auto&) {
-      // (A CMUX step's next step is one: only a pair step's next may be a pair.)
-      prefetch_span(in.key_next, std::size_t{Pair ? in.next_ggsws : 1} * rows * K1 * M, tid,
+      // (A CMUX step's next step is one: only a group step's next may be a group.)
+      prefetch_span(in.key_next, std::size_t{Group ? in.next_ggsws : 1} * rows * K1 * M, tid,
                     threads);
     });
   }
   const std::size_t ggsw = std::size_t{rows} * K1 * M;
   for (std::uint32_t x = 0; x < rows / groups; ++x) {
-    if (!Pair && shape.rotations > 1) {
+    if (!Group && shape.rotations > 1) {
       // Key rows g + G x (g < G), every column, staged for the block's rotations: copied
       // asynchronously while the digits are decomposed and transformed, waited for just
       // before the products (each thread waits for its own copies, then the barrier).
@@ -802,25 +804,26 @@ TG_UNROLL
         src.lane[p] = DigitSource{acc_of(tid, p) + std::size_t{q / l} * N,
                                   powers.of(rotation_of(tid, p))};
       }
-      load_digits<Pair>(R, f.thread(tid), f, src, q % l + 1, in);
+      load_digits<Group>(R, f.thread(tid), f, src, q % l + 1, in);
     });
     forward_transform<true>(blk, f);
-    if (!Pair && shape.rotations > 1) {
+    if (!Group && shape.rotations > 1) {
       blk.each([&](unsigned, auto&) { copy16_async_wait(); });
       blk.sync();  // every thread's copies are in the stage
     }
     // sum_c += digits * BK_i[q][c], pointwise, in registers.
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t g = f.group(tid) % groups;
-      if constexpr (Pair) {
-        PerLane<PairExponents, P> e;
+      if constexpr (Group) {
+        PerLane<GroupExponents<U>, P> e;
 TG_UNROLL
         for (unsigned p = 0; p < P; ++p) {
           const std::uint32_t rotation = rotation_of(tid, p);
-          e.lane[p] = pair_exponents(powers.of(rotation), powers.second(rotation), N);
+          e.lane[p] = group_exponents<U>([&](unsigned m) { return powers.bit(rotation, m); });
         }
-        multiply_row_pair<K1>(R, f.thread(tid), f,
-                              in.key_step + (std::size_t{g} + groups * x) * K1 * M, ggsw, e, in);
+        multiply_row_group<K1, U>(R, f.thread(tid), f,
+                                  in.key_step + (std::size_t{g} + groups * x) * K1 * M, ggsw, e,
+                                  in);
       } else if (shape.rotations > 1) {
         multiply_row<K1, false>(R, f.thread(tid), f, mem.stage + std::size_t{g} * K1 * M);
       } else {
@@ -894,43 +897,46 @@ TG_UNROLL
   }
 }
 
-// The steps of a blind rotation in order, each step(i, pair) (pair: a std::bool_constant)
-// with in's key rows of it and of the next step: an unrolled key's pair steps (key bits i,
-// i+1, GGSW 3i/2 .. 3i/2 + 2) first, then a CMUX step per key bit left, each on the GGSW after
-// them (Shape::step_ggsw); for the standard key (Unrolled false) a CMUX step per key bit.
-template <bool Unrolled, class Step>
+// The steps of a blind rotation in order, each step(i, u) (u: a std::integral_constant, the
+// step's key bits) with in's key rows of it and of the next step: an unrolled key's group
+// steps (Unroll > 1: key bits i .. i + Unroll - 1, GGSW (i / Unroll) G .. + G - 1, G =
+// 2^Unroll - 1) first, then a CMUX step per key bit left, each on the GGSW after them
+// (Shape::step_ggsw); for the standard key (Unroll 1) a CMUX step per key bit.
+template <unsigned Unroll, class Step>
 TG_HD void for_each_step(const detail::Shape& s, const Complex* key, StepInputs& in,
                          Step&& step) {
+  constexpr unsigned G = group_ggsws<Unroll>;
   const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
-  const std::uint32_t paired = Unrolled ? s.paired_bits() : 0;
+  const std::uint32_t grouped = Unroll > 1 ? s.grouped_bits() : 0;  // s.unroll is Unroll
   // Two loops, not one with a branch: nvcc 13 then keeps the unrolled 1x1 kernel of
   // N = 1024 without a spill (4 bytes with the branch).
-  if constexpr (Unrolled) {
-    for (std::uint32_t i = 0; i < paired; i += 2) {
+  if constexpr (Unroll > 1) {
+    for (std::uint32_t i = 0; i < grouped; i += Unroll) {
       in.key_step = key + s.step_ggsw(i) * key_step;
-      in.key_next = i + 2 < s.n ? in.key_step + 3 * key_step : nullptr;
-      in.next_ggsws = i + 2 < paired ? 3 : 1;
-      step(i, std::true_type{});
+      in.key_next = i + Unroll < s.n ? in.key_step + G * key_step : nullptr;
+      in.next_ggsws = i + Unroll < grouped ? G : 1;
+      step(i, std::integral_constant<unsigned, Unroll>{});
     }
   }
-  for (std::uint32_t i = paired; i < s.n; ++i) {
-    in.key_step = key + (Unrolled ? s.step_ggsw(i) : i) * key_step;
+  for (std::uint32_t i = grouped; i < s.n; ++i) {
+    in.key_step = key + (Unroll > 1 ? s.step_ggsw(i) : i) * key_step;
     in.key_next = i + 1 < s.n ? in.key_step + key_step : nullptr;
     in.next_ggsws = 1;
-    step(i, std::false_type{});
+    step(i, std::integral_constant<unsigned, 1>{});
   }
 }
 
 // The n CMUX steps of the block's rotations on their accumulators in shared memory: `powers`
 // points to the first rotation's n switched masks (rotation p's at powers + p*n, p < valid),
-// key is the whole fused Fourier key.
-template <unsigned K1, class Groups = FftGroups, bool Unrolled = false, class Block, class LS>
+// key is the whole fused Fourier key. Unroll > 1: an unrolled key's group steps first
+// (for_each_step).
+template <unsigned K1, class Groups = FftGroups, unsigned Unroll = 1, class Block, class LS>
 TG_HD void blind_rotate(Block& blk, const detail::Shape& s, LS shape, const BlockMemory& mem,
                         const std::uint32_t* powers, std::uint32_t valid, const Complex* key,
                         StepInputs in) {
-  for_each_step<Unrolled>(s, key, in, [&](std::uint32_t i, auto pair) {
-    cmux_step<K1, Groups, decltype(pair)::value>(blk, s, shape, mem,
-                                                 StepPowers{powers + i, s.n, valid}, in);
+  for_each_step<Unroll>(s, key, in, [&](std::uint32_t i, auto u) {
+    cmux_step<K1, Groups, decltype(u)::value>(blk, s, shape, mem,
+                                              StepPowers{powers + i, s.n, valid}, in);
   });
 }
 
@@ -1038,11 +1044,11 @@ TG_HD ClusterMemory cluster_memory(const detail::Shape& s, std::uint32_t blocks,
 }
 
 // A cluster's block: its rows of the next step towards L2 (prefetch_span), where there is one.
-template <unsigned K1, bool Pair = false, class Block, class Groups>
+template <unsigned K1, unsigned U = 1, class Block, class Groups>
 TG_HD void prefetch_cluster_rows(Block& blk, const Groups& f, const StepInputs& in,
                                  std::uint32_t rows, std::uint32_t blocks) {
   if (in.key_next == nullptr) return;
-  const std::uint32_t ggsws = Pair ? in.next_ggsws : 1;  // as in cmux_step
+  const std::uint32_t ggsws = U > 1 ? in.next_ggsws : 1;  // as in cmux_step
   blk.each([&](unsigned tid, auto&) {
     for (std::uint32_t g = 0; g < ggsws; ++g) {
       for (std::uint32_t q = blk.rank(tid); q < rows; q += blocks) {
@@ -1070,17 +1076,18 @@ TG_HD void fetch_key_rows(Block& blk, const ClusterMemory& mem, const Complex* g
 
 // After a cluster block's products of its digit row x of a step have read its key stage (the
 // barrier: every thread's): the rows of its next products into the stage, its row x + 1 of this
-// step, or its first row of the next step, where there is one. Pair: this step is an unrolled
-// key's pair step (3 GGSW samples a row; the next step's count is in.next_ggsws).
-template <unsigned K1, bool Pair, class Block>
+// step, or its first row of the next step, where there is one. U > 1: this step is an
+// unrolled key's group step of U bits (2^U - 1 GGSW samples a row; the next step's count is
+// in.next_ggsws).
+template <unsigned K1, unsigned U, class Block>
 TG_HD void fetch_next_key_rows(Block& blk, const ClusterMemory& mem, const StepInputs& in,
                                std::uint32_t x, std::uint32_t rows, std::uint32_t blocks,
                                std::uint32_t M) {
   blk.sync();  // every thread's products have read the stage
   if (x + 1 < rows / blocks) {
-    fetch_key_rows<K1>(blk, mem, in.key_step, x + 1, Pair ? 3 : 1, rows, blocks, M);
+    fetch_key_rows<K1>(blk, mem, in.key_step, x + 1, group_ggsws<U>, rows, blocks, M);
   } else if (in.key_next != nullptr) {
-    fetch_key_rows<K1>(blk, mem, in.key_next, 0, Pair ? in.next_ggsws : 1, rows, blocks, M);
+    fetch_key_rows<K1>(blk, mem, in.key_next, 0, U > 1 ? in.next_ggsws : 1, rows, blocks, M);
   }
 }
 
@@ -1182,27 +1189,30 @@ TG_HD void push_columns(Block& blk, const Groups& f, const ClusterMemory& mem, s
   });
 }
 
-// CMUX step of the cluster's rotation: acc += external_product(BK_i, (X^power - 1) acc). Pair:
-// an unrolled key's pair step on the three GGSW at in.key_step, switched masks power, second.
+// CMUX step of the cluster's rotation: acc += external_product(BK_i, (X^power - 1) acc),
+// power = masks[0]. U > 1: an unrolled key's group step of U key bits on the 2^U - 1 GGSW at
+// in.key_step, switched masks masks[0 .. U).
 // The key rows of each block's products come through its key stage, each asked for once the
 // previous products have read it (fetch_next_key_rows); first: the rotation's first step, which
 // asks for its own first rows; parity: the step's number in its rotation mod 2 (its inbox
 // buffer where there are two).
-template <unsigned K1, class Groups = FftGroups, bool Pair = false, class Block>
+template <unsigned K1, class Groups = FftGroups, unsigned U = 1, class Block>
 TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t blocks,
-                             unsigned char* base, std::uint32_t power, const StepInputs& in,
-                             std::uint32_t second, bool first, std::uint32_t parity) {
+                             unsigned char* base, const std::uint32_t* masks,
+                             const StepInputs& in, bool first, std::uint32_t parity) {
+  constexpr bool Group = U > 1;
+  const std::uint32_t power = masks[0];
   const std::uint32_t inboxes = blk.inboxes();
   const Groups f = cluster_groups<Groups>(s, blocks, inboxes, base, in.W);
   const std::uint32_t M = f.M, N = 2 * M, l = s.bk_level_count, rows = s.rows();
   const ClusterMemory mem = cluster_memory(s, blocks, inboxes, base);
-  if (first) fetch_key_rows<K1>(blk, mem, in.key_step, 0, Pair ? 3 : 1, rows, blocks, M);
+  if (first) fetch_key_rows<K1>(blk, mem, in.key_step, 0, group_ggsws<U>, rows, blocks, M);
   clear_sums<K1>(blk);
-  prefetch_cluster_rows<K1, Pair>(blk, f, in, rows, blocks);
+  prefetch_cluster_rows<K1, U>(blk, f, in, rows, blocks);
   for (std::uint32_t x = 0; x < rows / blocks; ++x) {
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = blk.rank(tid) + blocks * x;
-      load_digits<Pair, true>(
+      load_digits<Group, true>(
           R, f.thread(tid), f,
           {{DigitSource{blk.local(mem.acc, tid) + std::size_t{q / l} * N, power}}}, q % l + 1, in);
     });
@@ -1210,14 +1220,15 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
     blk.each([&](unsigned tid, auto& R) {
       blk.wait_fetched(tid, mem.signals, key_arrived);
       const Complex* stage = blk.local(mem.stage, tid);
-      if constexpr (Pair) {
-        multiply_row_pair<K1, false>(R, f.thread(tid), f, stage, std::size_t{K1} * M,
-                                     {{pair_exponents(power, second, 2 * M)}}, in);
+      if constexpr (Group) {
+        multiply_row_group<K1, U, false>(
+            R, f.thread(tid), f, stage, std::size_t{K1} * M,
+            {{group_exponents<U>([&](unsigned m) { return masks[m]; })}}, in);
       } else {
         multiply_row<K1, false>(R, f.thread(tid), f, stage);
       }
     });
-    fetch_next_key_rows<K1, Pair>(blk, mem, in, x, rows, blocks, M);
+    fetch_next_key_rows<K1, U>(blk, mem, in, x, rows, blocks, M);
   }
   exchange_partials<K1, cluster_partials_in_flight>(blk, f, mem, blocks, parity);
   inverse_transform<true>(blk, f);  // its exchanges use each block's own buffer
@@ -1233,33 +1244,29 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
 // loaded into its copy, between its only two cluster barriers: one before (every copy is
 // loaded; on the first rotation the mbarriers are initialised for every block) and one
 // after (no block leaves, or loads the next rotation, while a transfer to it is in flight).
-// Both cluster programs walk their steps with it: step(i, pair, parity), parity the step's
+// Both cluster programs walk their steps with it: step(i, u, parity), parity the step's
 // number in the rotation mod 2.
-template <bool Unrolled, class Block, class Step>
+template <unsigned Unroll, class Block, class Step>
 TG_HD void cluster_steps(Block& blk, const detail::Shape& s, const Complex* key, StepInputs& in,
                          Step&& step) {
   blk.cluster_sync();
   std::uint32_t count = 0;
-  for_each_step<Unrolled>(s, key, in, [&](std::uint32_t i, auto pair) {
-    step(i, pair, count & 1u);
+  for_each_step<Unroll>(s, key, in, [&](std::uint32_t i, auto u) {
+    step(i, u, count & 1u);
     ++count;
   });
   blk.cluster_sync();
 }
 
-// The n CMUX steps of the cluster's rotation; Unrolled: its pair steps, then a CMUX step per
-// key bit left (blind_rotate's order).
-template <unsigned K1, class Groups = FftGroups, bool Unrolled = false, class Block>
+// The n CMUX steps of the cluster's rotation; Unroll > 1: its group steps, then a CMUX step
+// per key bit left (blind_rotate's order).
+template <unsigned K1, class Groups = FftGroups, unsigned Unroll = 1, class Block>
 TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                                 unsigned char* base, const std::uint32_t* powers,
                                 const Complex* key, StepInputs in) {
-  cluster_steps<Unrolled>(blk, s, key, in, [&](std::uint32_t i, auto pair, std::uint32_t parity) {
-    if constexpr (decltype(pair)::value) {
-      cluster_cmux_step<K1, Groups, true>(blk, s, blocks, base, powers[i], in, powers[i + 1],
-                                          i == 0, parity);
-    } else {
-      cluster_cmux_step<K1, Groups>(blk, s, blocks, base, powers[i], in, 0, i == 0, parity);
-    }
+  cluster_steps<Unroll>(blk, s, key, in, [&](std::uint32_t i, auto u, std::uint32_t parity) {
+    cluster_cmux_step<K1, Groups, decltype(u)::value>(blk, s, blocks, base, powers + i, in,
+                                                      i == 0, parity);
   });
 }
 

@@ -169,22 +169,24 @@ TG_HD G cluster_groups(const detail::Shape& s, std::uint32_t blocks, std::uint32
 // the blocks of ClusterRoles::summers sum product c (the owner of accumulator column c, or
 // with every_block_sums every block whose row decomposes it). Block b's partial product c,
 // point 4t + r, is at (4b + r) T + t of each such block's inbox. The key rows come through
-// the key stage as in the 8-point program (first: the rotation's first step). Pair: an
-// unrolled key's pair step on the three GGSW at in.key_step, switched masks power, second: the
-// digits of acc itself, each row's products with the three GGSW times their rotation factors
-// by the 8-point program's multiply_row_pair_at (the same operations in the same order, so the
-// same words).
-template <unsigned K1, class G, bool Pair = false, class Block>
+// the key stage as in the 8-point program (first: the rotation's first step); power =
+// masks[0]. U > 1: an unrolled key's group step of U key bits on the 2^U - 1 GGSW at
+// in.key_step, switched masks masks[0 .. U): the digits of acc itself, each row's products
+// with the group's GGSW times their rotation factors by the 8-point program's
+// multiply_row_group_at (the same operations in the same order, so the same words).
+template <unsigned K1, class G, unsigned U = 1, class Block>
 TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t blocks,
-                             unsigned char* base, std::uint32_t power, const StepInputs& in,
-                             std::uint32_t second, bool first, std::uint32_t parity) {
+                             unsigned char* base, const std::uint32_t* masks,
+                             const StepInputs& in, bool first, std::uint32_t parity) {
   static_assert(is_wide<G>);
+  constexpr bool Group = U > 1;
+  const std::uint32_t power = masks[0];
   const std::uint32_t inboxes = blk.inboxes();
   const G f = cluster_groups<G>(s, blocks, inboxes, base, in.W);
   constexpr std::uint32_t M = G::M, N = 2 * M, T = G::T;
   const std::uint32_t l = s.bk_level_count, rows = s.rows();
   const ClusterMemory mem = cluster_memory(s, blocks, inboxes, base);
-  if (first) fetch_key_rows<K1>(blk, mem, in.key_step, 0, Pair ? 3 : 1, rows, blocks, M);
+  if (first) fetch_key_rows<K1>(blk, mem, in.key_step, 0, group_ggsws<U>, rows, blocks, M);
   blk.each([&](unsigned, auto& R) {
 TG_UNROLL
     for (unsigned c = 0; c < K1; ++c) {
@@ -192,7 +194,7 @@ TG_UNROLL
       for (unsigned r = 0; r < points; ++r) R.sum[c][r] = Complex{0, 0};
     }
   });
-  prefetch_cluster_rows<K1, Pair>(blk, f, in, rows, blocks);
+  prefetch_cluster_rows<K1, U>(blk, f, in, rows, blocks);
   for (std::uint32_t x = 0; x < rows / blocks; ++x) {
     // Row q's digits (column q / l, level q % l + 1), folded and twisted, at rT + t.
     blk.each([&](unsigned tid, auto& R) {
@@ -201,8 +203,8 @@ TG_UNROLL
 TG_UNROLL
       for (unsigned r = 0; r < points; ++r) {
         const std::uint32_t j = r * T + t;
-        const Torus32 lo = Pair ? a[j] : rotate_minus_one_flat(a, power, j, N);
-        const Torus32 hi = Pair ? a[j + M] : rotate_minus_one_flat(a, power, j + M, N);
+        const Torus32 lo = Group ? a[j] : rotate_minus_one_flat(a, power, j, N);
+        const Torus32 hi = Group ? a[j + M] : rotate_minus_one_flat(a, power, j + M, N);
         R.v[r] = fold_twist(gadget_digit_double(in.gadget, lo, q % l + 1),
                             gadget_digit_double(in.gadget, hi, q % l + 1),
                             in.twist[j]);
@@ -210,15 +212,16 @@ TG_UNROLL
     });
     wide::forward_transform(blk, f);
     // sum_c += digits * BK_i[q][c] at spectrum points 4t + r (key_slot order), from the stage;
-    // Pair: the 8-point program's products (multiply_row_pair_at) at those slots.
+    // U > 1: the 8-point program's products (multiply_row_group_at) at those slots.
     blk.each([&](unsigned tid, auto& R) {
       blk.wait_fetched(tid, mem.signals, key_arrived);
       const Complex* row = blk.local(mem.stage, tid);
       const std::uint32_t t = f.thread(tid);
       auto slot_of = [&](unsigned r) { return key_slot(points * t + r, fft_threads(M)); };
-      if constexpr (Pair) {
-        multiply_row_pair_at<K1, false>(R, f, row, std::size_t{K1} * M,
-                                        {{pair_exponents(power, second, N)}}, in, slot_of);
+      if constexpr (Group) {
+        multiply_row_group_at<K1, U, false>(
+            R, f, row, std::size_t{K1} * M,
+            {{group_exponents<U>([&](unsigned m) { return masks[m]; })}}, in, slot_of);
       } else {
 TG_UNROLL
         for (unsigned c = 0; c < K1; ++c) {
@@ -229,7 +232,7 @@ TG_UNROLL
         }
       }
     });
-    fetch_next_key_rows<K1, Pair>(blk, mem, in, x, rows, blocks, M);
+    fetch_next_key_rows<K1, U>(blk, mem, in, x, rows, blocks, M);
   }
   exchange_partials<K1, partials_in_flight>(blk, f, mem, blocks, parity);
   wide::inverse_transform(blk, f);  // each block's own buffer
@@ -248,18 +251,14 @@ TG_UNROLL
 }
 
 // The n CMUX steps of a wide cluster's rotation (fused_rotation.hpp's cluster_steps);
-// Unrolled: its pair steps, then a CMUX step per key bit left (blind_rotate's order).
-template <unsigned K1, class G, bool Unrolled = false, class Block>
+// Unroll > 1: its group steps, then a CMUX step per key bit left (blind_rotate's order).
+template <unsigned K1, class G, unsigned Unroll = 1, class Block>
 TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                                 unsigned char* base, const std::uint32_t* powers,
                                 const Complex* key, StepInputs in) {
-  cluster_steps<Unrolled>(blk, s, key, in, [&](std::uint32_t i, auto pair, std::uint32_t parity) {
-    if constexpr (decltype(pair)::value) {
-      wide::cluster_cmux_step<K1, G, true>(blk, s, blocks, base, powers[i], in, powers[i + 1],
-                                           i == 0, parity);
-    } else {
-      wide::cluster_cmux_step<K1, G>(blk, s, blocks, base, powers[i], in, 0, i == 0, parity);
-    }
+  cluster_steps<Unroll>(blk, s, key, in, [&](std::uint32_t i, auto u, std::uint32_t parity) {
+    wide::cluster_cmux_step<K1, G, decltype(u)::value>(blk, s, blocks, base, powers + i, in,
+                                                       i == 0, parity);
   });
 }
 

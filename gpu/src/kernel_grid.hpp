@@ -107,21 +107,20 @@ TG_HD void multiply_accumulate_at(std::uint64_t idx, const Complex* digits, cons
                                     product + kernel::product_index(r, 0, 0, k1, M), j, rows, k1, M);
 }
 
-// Pair step of an unrolled key (key bits `bit` and bit+1): point j of every product column of
-// rotation r, against the pair's three GGSW at `key_pair` (roots: each slot's root exponent,
-// unit: zeta^x; kernel_math.hpp).
-TG_HD void multiply_accumulate_pair_at(std::uint64_t idx, const Complex* digits,
-                                       const Complex* key_pair, const std::uint32_t* powers,
-                                       std::uint32_t bit, const std::uint32_t* roots,
-                                       const Complex* unit, const Shape& s, Complex* product) {
+// Group step of an unrolled key (key bits `bit` .. bit + s.unroll - 1): point j of every
+// product column of rotation r, against the group's 2^u - 1 GGSW at `key_group` (roots: each
+// slot's root exponent, unit: zeta^x; kernel_math.hpp).
+TG_HD void multiply_accumulate_group_at(std::uint64_t idx, const Complex* digits,
+                                        const Complex* key_group, const std::uint32_t* powers,
+                                        std::uint32_t bit, const std::uint32_t* roots,
+                                        const Complex* unit, const Shape& s, Complex* product) {
   const std::uint32_t M = s.M(), k1 = s.k1(), rows = s.rows();
   const std::uint64_t r = idx / M;
   const auto j = static_cast<std::uint32_t>(idx % M);
-  const std::uint32_t* p = powers + r * s.n + bit;
-  kernel::multiply_accumulate_pair_point(
-      digits + kernel::digit_index(r, 0, 0, rows, M), key_pair,
-      product + kernel::product_index(r, 0, 0, k1, M), j, rows, k1, M,
-      kernel::pair_exponents(p[0], p[1], s.N), roots[j], unit);
+  kernel::multiply_accumulate_group_point(
+      digits + kernel::digit_index(r, 0, 0, rows, M), key_group,
+      product + kernel::product_index(r, 0, 0, k1, M), j, rows, k1, M, powers + r * s.n + bit,
+      s.unroll, roots[j], unit);
 }
 
 // CMUX step, after the inverse transform: point j of product polynomial idx / M.

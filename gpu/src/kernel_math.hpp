@@ -366,21 +366,46 @@ TG_HD void multiply_accumulate_point(const Complex* digits, const Complex* key, 
   }
 }
 
-// ---- unrolled bootstrapping keys (core/bootstrap.hpp, BlindRotator::pair_group) -----------
+// ---- unrolled bootstrapping keys (core/bootstrap.hpp, BlindRotator::unrolled_group) ------
 //
-// A pair step of rotation r adds sum_g (X^e_g - 1) (GGSW_3p+g [x] ACC), e = (a+b, a, b) for
-// the pair's switched masks a, b: the products of one decomposition of ACC with the pair's
-// three GGSW, each multiplied slot-wise by zeta^(t e_g) - 1, t the slot's root exponent (the
-// odd t < 2N where the engine's transform evaluates that slot, probed from its transform of
-// the polynomial X by core's root_exponents_of_x), zeta = exp(i pi/N), read from a table of
-// zeta^x, x < 2N (core's unit_roots_split, interleaved).
+// A group step of rotation r (u = unroll key bits, G = 2^u - 1 GGSW) adds sum_g (X^e_g - 1)
+// (GGSW_Gp+g [x] ACC), e_g the sum of the group's switched masks over the bits of pattern
+// G - g (core's unrolled_exponent: (a+b, a, b) for pairs): the products of one decomposition of
+// ACC with the group's G GGSW, each multiplied slot-wise by zeta^(t e_g) - 1, t the slot's
+// root exponent (the odd t < 2N where the engine's transform evaluates that slot, probed from
+// its transform of the polynomial X by core's root_exponents_of_x), zeta = exp(i pi/N), read
+// from a table of zeta^x, x < 2N (core's unit_roots_split, interleaved).
 
-// The three exponents of a pair step with switched masks a, b: (a+b, a, b) mod 2N.
-struct PairExponents {
-  std::uint32_t e[3];
+// GGSW samples of a group of U key bits: 2^U - 1.
+template <unsigned U>
+inline constexpr unsigned group_ggsws = (1u << U) - 1;
+
+// The exponent of GGSW g of a group of u bits with switched masks masks[0..u) (each < 2N):
+// core's unrolled_exponent, the same sum, not reduced mod 2N (rotation_factor reduces
+// root * e, which is the same mod 2N since 2N divides 2^32).
+TG_HD std::uint32_t group_exponent(const std::uint32_t* masks, std::uint32_t u,
+                                   std::uint32_t g) {
+  const std::uint32_t v = (1u << u) - 1 - g;
+  std::uint32_t e = 0;
+  for (std::uint32_t m = 0; m < u; ++m) {
+    if ((v >> (u - 1 - m)) & 1u) e += masks[m];
+  }
+  return e;
+}
+
+// The G = 2^U - 1 exponents of a group step of U key bits (group_exponent).
+template <unsigned U>
+struct GroupExponents {
+  std::uint32_t e[group_ggsws<U>];
 };
-TG_HD PairExponents pair_exponents(std::uint32_t a, std::uint32_t b, std::uint32_t N) {
-  return PairExponents{{(a + b) & (2 * N - 1), a, b}};
+// masks(m): the group's switched mask of key bit m < U.
+template <unsigned U, class Masks>
+TG_HD GroupExponents<U> group_exponents(Masks masks) {
+  std::uint32_t m[U];
+  for (unsigned b = 0; b < U; ++b) m[b] = masks(b);
+  GroupExponents<U> x;
+  for (unsigned g = 0; g < group_ggsws<U>; ++g) x.e[g] = group_exponent(m, U, g);
+  return x;
 }
 
 // zeta^(root e) - 1: X^e - 1 at the slot of root exponent `root`.
@@ -390,16 +415,19 @@ TG_HD Complex rotation_factor(const Complex* unit, std::uint32_t root, std::uint
   return Complex{u.re - 1.0, u.im};
 }
 
-// Point j of a pair step's product for one rotation: product[c] = sum_g f_g sum_q digits[q] *
-// key_g[q][c] (key: the pair's three GGSW, contiguous; f_g = rotation_factor(e_g) at slot j).
-TG_HD void multiply_accumulate_pair_point(const Complex* digits, const Complex* key,
-                                          Complex* product, std::uint32_t j, std::uint32_t rows,
-                                          std::uint32_t k1, std::uint32_t M, PairExponents x,
-                                          std::uint32_t root, const Complex* unit) {
+// Point j of a group step's product for one rotation: product[c] = sum_g f_g sum_q digits[q] *
+// key_g[q][c] (key: the group's G = 2^u - 1 GGSW, contiguous; f_g = rotation_factor(e_g) at
+// slot j, e_g = group_exponent(masks, u, g)).
+TG_HD void multiply_accumulate_group_point(const Complex* digits, const Complex* key,
+                                           Complex* product, std::uint32_t j, std::uint32_t rows,
+                                           std::uint32_t k1, std::uint32_t M,
+                                           const std::uint32_t* masks, std::uint32_t u,
+                                           std::uint32_t root, const Complex* unit) {
   const std::size_t ggsw = std::size_t{rows} * k1 * M;
+  const std::uint32_t G = (1u << u) - 1;
   for (std::uint32_t c = 0; c < k1; ++c) {
     double re = 0, im = 0;
-    for (std::uint32_t g = 0; g < 3; ++g) {
+    for (std::uint32_t g = 0; g < G; ++g) {
       double gr = 0, gi = 0;
       for (std::uint32_t q = 0; q < rows; ++q) {
         const Complex d = digits[std::size_t{q} * M + j];
@@ -407,7 +435,8 @@ TG_HD void multiply_accumulate_pair_point(const Complex* digits, const Complex* 
         gr += d.re * b.re - d.im * b.im;
         gi += d.re * b.im + d.im * b.re;
       }
-      const Complex v = times(Complex{gr, gi}, rotation_factor(unit, root, x.e[g], 2 * M));
+      const Complex f = rotation_factor(unit, root, group_exponent(masks, u, g), 2 * M);
+      const Complex v = times(Complex{gr, gi}, f);
       re += v.re;
       im += v.im;
     }

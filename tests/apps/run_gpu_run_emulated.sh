@@ -93,10 +93,11 @@ for path in glob.glob(os.path.join(d, "bench_gates_gpu_*.json")):
         for res in run["results"]:
             assert res["errors"] == 0, (path, res)
             assert res["phases_ms_median"]["blind_rotation"] > 0, (path, res)
-for suffix in ("unrolled", "unrolled_1x1", "unrolled_cufft"):
-    r = load(f"bench_gates_gpu_toy_INSECURE_{suffix}.json")
-    assert r["bootstrapping_key_unroll"] == 2, suffix
-    assert all(res["errors"] == 0 for run in r["runs"] for res in run["results"]), suffix
+for form, tag in ((2, "unrolled"), (3, "unrolled3")):  # UNROLLS' default: pairs and threes
+    for suffix in ("", "_1x1", "_cufft"):
+        r = load(f"bench_gates_gpu_toy_INSECURE_{tag}{suffix}.json")
+        assert r["bootstrapping_key_unroll"] == form, (tag, suffix)
+        assert all(res["errors"] == 0 for run in r["runs"] for res in run["results"]), (tag, suffix)
 assert load("bench_gates_gpu_toy_INSECURE.json")["bootstrapping_key_unroll"] == 1
 assert {run["engine"] for run in load("bench_gates_gpu_toy_INSECURE_unrolled_cufft.json")["runs"]} == {"cufft"}
 quick = load("bench_gates_gpu_toy_INSECURE_quick.json")
@@ -144,7 +145,8 @@ for text in "## toy_INSECURE: \`bench_gates_gpu_toy_INSECURE.json\`" \
     "## toy_INSECURE: \`bench_gates_gpu_toy_INSECURE_pinned.json\`" \
     "Engine cuFFT-batched, key switching gather, pinned transfers (8 MiB staging), device keys" \
     "## Circuits, toy_INSECURE: \`bench_circuits_gpu_toy_INSECURE_cufft_lanes4_pinned.json\`" \
-    "With an **unrolled bootstrapping key**"; do
+    "With an **unrolled bootstrapping key** (\`--unroll 2\`" \
+    "With an **unrolled bootstrapping key** (\`--unroll 3\`"; do
   grep -qF -- "$text" "$s" || { cat "$s"; fail "summary.md lacks: $text"; }
 done
 echo "gpu_run.sh dry run on the emulator: ok"

@@ -296,12 +296,32 @@ TEST_CASE("serialization: an unrolled cloud key is format version 2 with its for
   CHECK_THAT(line, Contains("cloud key, format version 2") && Contains("unrolled"));
   CHECK(read_file_header(dir / "u.tgck").version == 2);
   CHECK(same_cloud_key(load_cloud_key(dir / "u.tgck"), ck));
-  // A form other than 1 or 2, even with the right checksum.
+  // Key bits in threes: the same format, form 3.
+  const CloudKey threes = CloudKey::generate(toy_keys().sk, rng, 3);
+  const std::string threes_bytes =
+      bytes_of([&](std::ostream& out) { write_cloud_key(out, threes); });
+  CHECK(threes_bytes.substr(body_offset(p), 4) == std::string("\x03\x00\x00\x00", 4));
+  CHECK(threes_bytes.size() == body_offset(p) + 4 + 8 +
+                                   4 * BootstrappingKey::ggsw_count(p, 3) * ggsw_size(p) + 8 +
+                                   4 * KeySwitchingKey::size(p) + 8);
+  const CloudKey threes_back = cloud_key_from(threes_bytes);
+  CHECK(threes_back.bootstrapping_key().unroll() == 3);
+  CHECK(same_cloud_key(threes_back, threes));
+  save_cloud_key(dir / "u3.tgck", threes);
+  CHECK_THAT(describe_file(dir / "u3.tgck"), Contains("unrolled (unroll 3)"));
+  // A form other than 1, 2 and 3, even with the right checksum.
   std::string bad = bytes;
-  put_u32(bad, body_offset(p), 3);
+  put_u32(bad, body_offset(p), 4);
   reseal(bad);
   CHECK_THROWS_AS(cloud_key_from(bad), FormatError);
-  CHECK_THROWS_WITH(cloud_key_from(bad), Contains("bootstrapping key form (unroll) 3"));
+  CHECK_THROWS_WITH(cloud_key_from(bad), Contains("bootstrapping key form (unroll) 4"));
+  put_u32(bad, body_offset(p), 0);
+  reseal(bad);
+  CHECK_THROWS_WITH(cloud_key_from(bad), Contains("bootstrapping key form (unroll) 0"));
+  // Form 3 on a pair key's words: the count must then be the threes' key's.
+  put_u32(bad, body_offset(p), 3);
+  reseal(bad);
+  CHECK_THROWS_WITH(cloud_key_from(bad), Contains("bootstrapping key word count"));
   // Form 1 in a version 2 file: the count must then be the standard key's.
   put_u32(bad, body_offset(p), 1);
   reseal(bad);

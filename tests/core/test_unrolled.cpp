@@ -1,6 +1,7 @@
-// The unrolled bootstrapping key (unroll 2): where each engine's spectrum slots evaluate,
-// rotations in the Fourier domain, the key's GGSW messages and sizes, and bootstrapping with
-// it (signs, and the noise against the model) on toy parameters, an odd n and tfhe_lib_128.
+// The unrolled bootstrapping keys (unroll 2, key bits in pairs; unroll 3, in threes): where
+// each engine's spectrum slots evaluate, rotations in the Fourier domain, the keys' GGSW
+// messages, exponents and sizes, and bootstrapping with them (signs, and the noise against
+// the model) on toy parameters, n not a multiple of the group and tfhe_lib_128.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -152,51 +153,87 @@ TEST_CASE("spectrum_root_exponents: slot-wise powers rotate exactly in every dou
   check_roots_and_rotation(SimdFft(512), seed + 5);
 }
 
-TEST_CASE("the unrolled key: sizes, GGSW messages s*t, s*(1-t), (1-s)*t, validation",
+TEST_CASE("unrolled_exponent: the rotation of each GGSW of a group, in the messages' order",
+          "[keys][unroll]") {
+  const std::uint32_t mask = 2047, a = 1500, b = 900, c = 7;
+  const std::uint32_t masks[3] = {a, b, c};
+  CHECK(unroll_group_ggsws(1) == 1);
+  CHECK(unroll_group_ggsws(2) == 3);
+  CHECK(unroll_group_ggsws(3) == 7);
+  CHECK(unrolled_bits(630, 1) == 0);
+  CHECK(unrolled_bits(630, 2) == 630);
+  CHECK(unrolled_bits(631, 2) == 630);
+  CHECK(unrolled_bits(631, 3) == 630);
+  CHECK(unrolled_bits(632, 3) == 630);
+  CHECK(unrolled_exponent(masks, 1, 0, mask) == a);
+  // s t, s (1-t), (1-s) t
+  const std::uint32_t pairs[3] = {(a + b) & mask, a, b};
+  for (std::uint32_t g = 0; g < 3; ++g) CHECK(unrolled_exponent(masks, 2, g, mask) == pairs[g]);
+  // s t r, s t (1-r), s (1-t) r, s (1-t)(1-r), (1-s) t r, (1-s) t (1-r), (1-s)(1-t) r
+  const std::uint32_t threes[7] = {(a + b + c) & mask, (a + b) & mask, a + c, a, b + c, b, c};
+  for (std::uint32_t g = 0; g < 7; ++g) CHECK(unrolled_exponent(masks, 3, g, mask) == threes[g]);
+}
+
+TEST_CASE("the unrolled keys: sizes, GGSW messages (pairs s*t, s*(1-t), (1-s)*t; threes), "
+          "validation",
           "[bootstrap][keys][unroll]") {
-  for (const Parameters& p : {toy_insecure(), toy_odd_n()}) {
-    INFO("parameter set " << p.name);
-    const auto& keys = keys_for(p, 2);
-    const auto& bk = keys.cloud->bootstrapping_key();
-    const std::size_t n = p.lwe_dimension, pairs = n / 2;
-    CHECK(bk.unroll() == 2);
-    CHECK(bk.ggsw_count() == 3 * pairs + n % 2);
-    CHECK(BootstrappingKey::ggsw_count(p, 1) == n);
-    CHECK(bk.data().size() == bk.ggsw_count() * ggsw_size(p));
-    // GGSW i's last row's body phase is m_i * g_l, m_i the message.
-    const auto s = keys.secret.lwe_key().coefficients();
-    std::vector<std::int32_t> messages;
-    for (std::size_t i = 0; i + 1 < n; i += 2) {
-      messages.push_back(s[i] * s[i + 1]);
-      messages.push_back(s[i] * (1 - s[i + 1]));
-      messages.push_back((1 - s[i]) * s[i + 1]);
+  for (std::uint32_t unroll : {2u, 3u}) {
+    for (const Parameters& p : {toy_insecure(), toy_odd_n()}) {
+      INFO("parameter set " << p.name << ", unroll " << unroll);
+      const auto& keys = keys_for(p, unroll);
+      const auto& bk = keys.cloud->bootstrapping_key();
+      const std::size_t n = p.lwe_dimension, groups = n / unroll;
+      CHECK(bk.unroll() == unroll);
+      CHECK(bk.ggsw_count() == (unroll == 2 ? 3 : 7) * groups + n % unroll);
+      CHECK(BootstrappingKey::ggsw_count(p, 1) == n);
+      CHECK(bk.data().size() == bk.ggsw_count() * ggsw_size(p));
+      // GGSW i's last row's body phase is m_i * g_l, m_i the message, written out here.
+      const auto s = keys.secret.lwe_key().coefficients();
+      std::vector<std::int32_t> messages;
+      std::size_t bit = 0;
+      for (; unroll == 2 && bit + 1 < n; bit += 2) {
+        messages.push_back(s[bit] * s[bit + 1]);
+        messages.push_back(s[bit] * (1 - s[bit + 1]));
+        messages.push_back((1 - s[bit]) * s[bit + 1]);
+      }
+      for (; unroll == 3 && bit + 2 < n; bit += 3) {
+        const std::int32_t x = s[bit], y = s[bit + 1], z = s[bit + 2];
+        for (std::int32_t m : {x * y * z, x * y * (1 - z), x * (1 - y) * z, x * (1 - y) * (1 - z),
+                               (1 - x) * y * z, (1 - x) * y * (1 - z), (1 - x) * (1 - y) * z}) {
+          messages.push_back(m);
+        }
+      }
+      for (; bit < n; ++bit) messages.push_back(s[bit]);
+      CHECK(messages == BootstrappingKey::messages(s, unroll));
+      REQUIRE(messages.size() == bk.ggsw_count());
+      const GadgetDecomposition g(p.bk_base_log, p.bk_level_count);
+      const std::size_t row = glwe_size(p), l = p.bk_level_count, k = p.glwe_dimension;
+      std::vector<Torus32> phase(p.polynomial_size);
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < messages.size(); ++i) {
+        const auto body_row = bk.ggsw(i).subspan((k * l + l - 1) * row, row);
+        glwe_phase(body_row, keys.secret.glwe_key(), phase);
+        const Torus32 want = static_cast<Torus32>(messages[i]) * g.gadget_value(l);
+        wrong += torus_distance(phase[0], want) > 8 * p.glwe_noise_stddev;
+      }
+      CHECK(wrong == 0);
+      REQUIRE_INVALID_ARGUMENT(bk.ggsw(bk.ggsw_count()), "GGSW samples");
     }
-    if (n % 2 == 1) messages.push_back(s[n - 1]);
-    REQUIRE(messages.size() == bk.ggsw_count());
-    const GadgetDecomposition g(p.bk_base_log, p.bk_level_count);
-    const std::size_t row = glwe_size(p), l = p.bk_level_count, k = p.glwe_dimension;
-    std::vector<Torus32> phase(p.polynomial_size);
-    std::size_t wrong = 0;
-    for (std::size_t i = 0; i < messages.size(); ++i) {
-      const auto body_row = bk.ggsw(i).subspan((k * l + l - 1) * row, row);
-      glwe_phase(body_row, keys.secret.glwe_key(), phase);
-      const Torus32 want = static_cast<Torus32>(messages[i]) * g.gadget_value(l);
-      wrong += torus_distance(phase[0], want) > 8 * p.glwe_noise_stddev;
-    }
-    CHECK(wrong == 0);
-    REQUIRE_INVALID_ARGUMENT(bk.ggsw(bk.ggsw_count()), "GGSW samples");
   }
   const Parameters p = toy_insecure();
   const auto& keys = keys_for(p, 2);
   Csprng rng = seeded_rng(1);
-  REQUIRE_INVALID_ARGUMENT(BootstrappingKey::generate(keys.secret, rng, 3), "unroll=3");
+  REQUIRE_INVALID_ARGUMENT(BootstrappingKey::generate(keys.secret, rng, 4), "unroll=4");
   REQUIRE_INVALID_ARGUMENT(CloudKey::generate(keys.secret, rng, 0), "unroll=0");
   REQUIRE_INVALID_ARGUMENT(BootstrappingKey::ggsw_count(p, 4), "unroll=4");
-  REQUIRE_INVALID_ARGUMENT(noise_model(p, 3), "unroll=3");
+  REQUIRE_INVALID_ARGUMENT(noise_model(p, 4), "unroll=4");
+  REQUIRE_INVALID_ARGUMENT(BootstrappingKey::messages(keys.secret.lwe_key().coefficients(), 5),
+                           "2 or 3 (key bits in pairs or in threes)");
   // A standard key's words are not an unrolled key's, and the other way round.
   const auto& standard = keys_for(p).cloud->bootstrapping_key();
   std::vector<Torus32> words(standard.data().begin(), standard.data().end());
   REQUIRE_INVALID_ARGUMENT(BootstrappingKey(p, words, 2), "unroll 2");
+  REQUIRE_INVALID_ARGUMENT(BootstrappingKey(p, words, 3), "unroll 3");
   const auto unrolled = keys.cloud->bootstrapping_key().data();
   REQUIRE_INVALID_ARGUMENT(
       BootstrappingKey(p, std::vector<Torus32>(unrolled.begin(), unrolled.end()), 1),
@@ -222,6 +259,11 @@ TEST_CASE("bootstrapping with the unrolled key: signs, and noise as modelled",
   SECTION("toy_k2_INSECURE, FFTW") {
     check_bootstrap(toy_k2_insecure(), 2, FftwFft(256), 24, seed);
   }
+  SECTION("threes: toy_INSECURE (n = 64), n = 65, toy_k2_INSECURE") {
+    check_bootstrap(toy_insecure(), 3, PortableFft(256), 48, seed);
+    check_bootstrap(toy_odd_n(), 3, FftwFft(256), 48, seed + 1);
+    check_bootstrap(toy_k2_insecure(), 3, FftwFft(256), 24, seed + 2);
+  }
   SECTION("tfhe_lib_128: FFTW and SimdFft; the key term three times the standard key's") {
     const Parameters p = tfhe_lib_128();
     const double unrolled = check_bootstrap(p, 2, FftwFft(1024), 8, seed);
@@ -233,5 +275,17 @@ TEST_CASE("bootstrapping with the unrolled key: signs, and noise as modelled",
     CHECK(ratio > 2.9);
     CHECK(unrolled / standard > 0.6 * ratio);
     CHECK(unrolled / standard < 1.6 * ratio);
+  }
+  SECTION("tfhe_lib_128 in threes: the key term 14/3 times the standard key's") {
+    const Parameters p = tfhe_lib_128();
+    const double threes = check_bootstrap(p, 3, FftwFft(1024), 8, seed + 3);
+    const double standard = check_bootstrap(p, 1, FftwFft(1024), 8, seed + 2);
+    const double ratio = noise_model(p, 3).blind_rotation / noise_model(p, 1).blind_rotation;
+    INFO("measured " << threes << " / " << standard << " = " << threes / standard
+                     << ", modelled " << ratio);
+    CHECK(ratio > 4.5);
+    CHECK(ratio < 14.0 / 3.0);
+    CHECK(threes / standard > 0.6 * ratio);
+    CHECK(threes / standard < 1.6 * ratio);
   }
 }

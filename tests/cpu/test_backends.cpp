@@ -212,17 +212,20 @@ TEMPLATE_TEST_CASE("every gate kind on every input combination in one mixed batc
 
 TEST_CASE("an unrolled bootstrapping key: every gate kind, sequential and OpenMP agree",
           "[backend][unroll]") {
-  for (const Parameters& p : {toy_insecure(), toy_k2_insecure()}) {
-    INFO("parameter set " << p.name);
-    SequentialFixture seq(p, {}, 2);
-    OpenMpFixture omp(p, {}, 2);
-    REQUIRE(seq.keys.cloud->bootstrapping_key().unroll() == 2);
-    const std::uint64_t seed = catch_seed(0x4e11);
-    CHECK(check_all_gates_one_batch(seq, seed) == check_all_gates_one_batch(omp, seed));
+  // Key bits in pairs and in threes (toy n = 64: 21 threes and a last standard bit).
+  for (std::uint32_t unroll : {2u, 3u}) {
+    for (const Parameters& p : {toy_insecure(), toy_k2_insecure()}) {
+      INFO("parameter set " << p.name << ", unroll " << unroll);
+      SequentialFixture seq(p, {}, unroll);
+      OpenMpFixture omp(p, {}, unroll);
+      REQUIRE(seq.keys.cloud->bootstrapping_key().unroll() == unroll);
+      const std::uint64_t seed = catch_seed(0x4e11);
+      CHECK(check_all_gates_one_batch(seq, seed) == check_all_gates_one_batch(omp, seed));
+    }
+    // The FFTW engine too (the default engine is SimdFft where AVX-512 is built).
+    SequentialFixture fftw(toy_insecure(), CpuOptions{FftEngineKind::Fftw, 2, 0}, unroll);
+    check_all_gates_one_batch(fftw, catch_seed(0x4e12));
   }
-  // The FFTW engine too (the default engine is SimdFft where AVX-512 is built).
-  SequentialFixture fftw(toy_insecure(), CpuOptions{FftEngineKind::Fftw, 2, 0}, 2);
-  check_all_gates_one_batch(fftw, catch_seed(0x4e12));
 }
 
 TEST_CASE("one mixed batch of every gate with real parameter sets, sequential and OpenMP",
@@ -734,10 +737,11 @@ TEST_CASE("tfhe_lib_128 phase noise of bootstrapped outputs matches the noise mo
 
 TEST_CASE("tfhe_lib_128 with an unrolled key: zero errors, phase noise as modelled",
           "[backend][real][noise][unroll]") {
+  const std::uint32_t unroll = GENERATE(2u, 3u);  // pairs, threes
   const std::uint64_t seed = catch_seed(0x2011e);
-  INFO("seed " << seed);
-  OpenMpFixture f(tfhe_lib_128(), {}, 2);
-  REQUIRE(f.keys.cloud->bootstrapping_key().unroll() == 2);
+  INFO("seed " << seed << ", unroll " << unroll);
+  OpenMpFixture f(tfhe_lib_128(), {}, unroll);
+  REQUIRE(f.keys.cloud->bootstrapping_key().unroll() == unroll);
   const NoiseReport r = run_levels(f, {256, 768}, seed);
   CHECK(r.gates == 1024);
   CHECK(r.errors == 0);

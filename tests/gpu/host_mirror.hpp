@@ -125,7 +125,7 @@ class HostEngine {
     for (std::size_t poly = 0; poly < polys; ++poly) fft_.forward(bk_fourier_.data() + poly * M);
     std::vector<Torus32> x(s_.N, 0);  // the probe polynomial X of the root exponents
     x[1] = 1;
-    if (s_.unroll == 2) {
+    if (s_.unroll > 1) {
       // CudaEngine::Impl::make_rotation_tables, cuFFT engine: the key's transform of X.
       std::vector<Complex> spectrum(M);
       for (std::uint64_t idx = 0; idx < detail::grid::bk_fold_twist_size(1, s_); ++idx) {
@@ -147,7 +147,7 @@ class HostEngine {
                                         twiddles_.data(), buffer.data(),
                                         fused_key_.data() + poly * M);
       }
-      if (s_.unroll == 2) {  // the fused key's slots evaluate elsewhere: their own roots
+      if (s_.unroll > 1) {  // the fused key's slots evaluate elsewhere: their own roots
         std::vector<Complex> spectrum(M);
         fused::transform_key_polynomial(blk, x.data(), s_.N, twist_.data(), twiddles_.data(),
                                         buffer.data(), spectrum.data());
@@ -212,10 +212,10 @@ class HostEngine {
       }
       if (fused_.groups != 0) {
         fused_rotation(C, powers, acc);
-      } else {  // record_rotation's order: pair steps, then CMUX steps
-        const std::uint32_t paired = s_.paired_bits();
-        for (std::uint32_t i = 0; i < s_.n; i += i < paired ? 2 : 1) {
-          engine_step(i < paired, i, C, powers, acc, static_cast<std::uint32_t>(s_.step_ggsw(i)));
+      } else {  // record_rotation's order: group steps, then CMUX steps
+        const std::uint32_t grouped = s_.grouped_bits();
+        for (std::uint32_t i = 0; i < s_.n; i += i < grouped ? s_.unroll : 1) {
+          engine_step(i < grouped, i, C, powers, acc, static_cast<std::uint32_t>(s_.step_ggsw(i)));
         }
       }
       std::vector<Torus32> extracted(chunk.jobs() * (kN + 1));
@@ -286,9 +286,21 @@ class HostEngine {
   std::size_t chunks_run = 0;
 
  private:
+  // f(std::integral_constant<unsigned, U>) for the key's form U = 2 or 3 (the kernels'
+  // template argument).
+  template <class F>
+  void with_unroll(F&& f) const {
+    REQUIRE((s_.unroll == 2 || s_.unroll == 3));
+    if (s_.unroll == 3) {
+      f(std::integral_constant<unsigned, 3>{});
+    } else {
+      f(std::integral_constant<unsigned, 2>{});
+    }
+  }
+
   // The cuFFT engine's step (record_rotation): decompose (rotated for a CMUX step), forward,
-  // the products with GGSW `ggsw` (a pair: with the three from there), inverse, untwist.
-  void engine_step(bool pair, std::uint32_t bit, std::uint64_t capacity,
+  // the products with GGSW `ggsw` (a group step: with the 2^u - 1 from there), inverse, untwist.
+  void engine_step(bool group, std::uint32_t bit, std::uint64_t capacity,
                    const std::vector<std::uint32_t>& powers, std::vector<Torus32>& acc,
                    std::uint32_t ggsw) {
     namespace grid = detail::grid;
@@ -297,14 +309,14 @@ class HostEngine {
     product_.resize(capacity * k1 * M);
     for (std::uint64_t idx = 0; idx < grid::polynomial_points_size(capacity, s_); ++idx) {
       grid::rotate_decompose_at(idx, acc.data(), powers.data(), bit, s_, gadget_, twist_.data(),
-                                digits_.data(), /*rotate=*/!pair);
+                                digits_.data(), /*rotate=*/!group);
     }
     for (std::size_t poly = 0; poly < capacity * rows; ++poly) fft_.forward(digits_.data() + poly * M);
     const Complex* key = bk_fourier_.data() + kernel::bk_spectrum_index(ggsw, 0, 0, 0, rows, k1, M);
     for (std::uint64_t idx = 0; idx < grid::rotation_points_size(capacity, s_); ++idx) {
-      if (pair) {
-        grid::multiply_accumulate_pair_at(idx, digits_.data(), key, powers.data(), bit,
-                                          roots_.data(), unit_.data(), s_, product_.data());
+      if (group) {
+        grid::multiply_accumulate_group_at(idx, digits_.data(), key, powers.data(), bit,
+                                           roots_.data(), unit_.data(), s_, product_.data());
       } else {
         grid::multiply_accumulate_at(idx, digits_.data(), key, s_, product_.data());
       }
@@ -322,7 +334,7 @@ class HostEngine {
     in.untwist = untwist_.data();
     in.W = twiddles_.data();
     in.gadget = gadget_;
-    if (s_.unroll == 2) {
+    if (s_.unroll > 1) {
       in.roots = fused_roots_.data();
       in.unit = unit_.data();
     }
@@ -377,23 +389,26 @@ class HostEngine {
           in.key_step = fused_key_.data() + i * key_step;
           in.key_next = nullptr;
           if constexpr (wide) {
-            fused::wide::cluster_cmux_step<K1, Groups>(blk, s_, C, base, rotation_powers[i], in,
-                                                       0, true, i & 1u);
+            fused::wide::cluster_cmux_step<K1, Groups>(blk, s_, C, base, rotation_powers + i, in,
+                                                       true, i & 1u);
           } else {
-            fused::cluster_cmux_step<K1, Groups>(blk, s_, C, base, rotation_powers[i], in, 0,
-                                                 true, i & 1u);
+            fused::cluster_cmux_step<K1, Groups>(blk, s_, C, base, rotation_powers + i, in, true,
+                                                 i & 1u);
           }
         };
-        if (s_.unroll == 2) {  // the unrolled kernel's own loop
+        if (s_.unroll > 1) {  // the unrolled kernel's own loop
           REQUIRE(first_step == 0);
           REQUIRE(last == s_.n);
-          if constexpr (wide) {
-            fused::wide::cluster_blind_rotate<K1, Groups, true>(blk, s_, C, base, rotation_powers,
-                                                                fused_key_.data(), in);
-          } else {
-            fused::cluster_blind_rotate<K1, Groups, true>(blk, s_, C, base, rotation_powers,
-                                                          fused_key_.data(), in);
-          }
+          with_unroll([&](auto u) {
+            constexpr unsigned U = decltype(u)::value;
+            if constexpr (wide) {
+              fused::wide::cluster_blind_rotate<K1, Groups, U>(blk, s_, C, base, rotation_powers,
+                                                               fused_key_.data(), in);
+            } else {
+              fused::cluster_blind_rotate<K1, Groups, U>(blk, s_, C, base, rotation_powers,
+                                                         fused_key_.data(), in);
+            }
+          });
         } else if (first_step != 0 || last != s_.n) {
           for (std::uint32_t i = first_step; i < last; ++i) step(i);
         } else if constexpr (wide) {  // the kernel's own loop
@@ -461,12 +476,14 @@ class HostEngine {
       const std::uint32_t* block_powers = powers.data() + first * s_.n;
       auto run = [&](auto groups, auto shape) {
         using Groups = decltype(groups);
-        if (s_.unroll == 2) {  // the unrolled kernel's own loop
+        if (s_.unroll > 1) {  // the unrolled kernel's own loop
           if constexpr (P == 1) {
             REQUIRE(first_step == 0);
             REQUIRE(last == s_.n);
-            fused::blind_rotate<K1, Groups, true>(blk, s_, shape, mem, block_powers, valid,
-                                                  fused_key_.data(), in);
+            with_unroll([&](auto u) {
+              fused::blind_rotate<K1, Groups, decltype(u)::value>(blk, s_, shape, mem, block_powers,
+                                                                  valid, fused_key_.data(), in);
+            });
           } else {
             FAIL("lanes run no unrolled key (valid_unrolled)");
           }
@@ -510,8 +527,8 @@ class HostEngine {
   std::vector<Complex> twist_, untwist_, bk_fourier_;
   std::vector<Torus32> ksk_;
   std::vector<Complex> digits_, product_;
-  std::vector<std::uint32_t> roots_, fused_roots_;  // unroll 2: each engine's slot roots
-  std::vector<Complex> unit_;                       // unroll 2: zeta^x, x < 2N
+  std::vector<std::uint32_t> roots_, fused_roots_;  // unroll > 1: each engine's slot roots
+  std::vector<Complex> unit_;                       // unroll > 1: zeta^x, x < 2N
 };
 
 // Runs `batch_of(out)` on the CPU backend and through the host mirror (into a second output

@@ -735,18 +735,19 @@ TEST_CASE("fused engine: ciphertexts equal the cuFFT engine's and the CPU backen
 TEST_CASE("unrolled key: both engines and every launch shape that runs it give the CPU "
           "backend's words",
           "[gpu][fused][unroll]") {
+  const std::uint32_t unroll = GENERATE(2u, 3u);  // key bits in pairs, in threes
   std::vector<Parameters> sets = gpu::test::every_test_set();
   sets.push_back(gpu::test::odd_n_insecure(512, 1));
   for (const Parameters& p : sets) {
     const std::uint64_t seed = catch_seed(0x2013);
-    INFO("parameter set " << p.name << ", seed " << seed);
+    INFO("parameter set " << p.name << ", unroll " << unroll << ", seed " << seed);
     Csprng rng = seeded_rng(seed);
     const BatchPlan plan =
         plan_with_bootstrap(rng, gates_for(p.insecure ? 500 : 200, p.insecure ? 100 : 4), 300);
     const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
-    const LweBatch from_cpu = run_plan(cpu_for(p, 2), plan, encrypted);
+    const LweBatch from_cpu = run_plan(cpu_for(p, unroll), plan, encrypted);
     CHECK(decrypt_bits(keys_for(p).secret, from_cpu) == plan.expected());
-    CHECK(run_plan(gpu_with(p, cufft_options(), 2), plan, encrypted) == from_cpu);
+    CHECK(run_plan(gpu_with(p, cufft_options(), unroll), plan, encrypted) == from_cpu);
     const std::uint32_t k1 = p.glwe_dimension + 1, rows = k1 * p.bk_level_count;
     std::vector<std::array<std::uint32_t, 5>> shapes = {
         {0, 0, 0, 0, 0}, {1, 1, 1, 0, 0}, {k1, 1, 1, 0, 0}, {rows, 1, 1, 0, 0}, {0, 0, 1, 0, 0},
@@ -761,7 +762,7 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
     CudaOptions every = fused_options();
     every.fused_cluster_sums = 2;
     try {
-      validate_cuda_options(every, p, 2);
+      validate_cuda_options(every, p, unroll);
       shapes.push_back({0, 0, rows, 0, 2});
     } catch (const InvalidArgument&) {
     }
@@ -772,16 +773,21 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
       CudaOptions options = fused_options(groups, GpuKeySwitching::gather, rotations, cluster);
       options.fused_cluster_points = points;
       options.fused_cluster_sums = sums;
-      CudaBackend& fused = gpu_with(p, options, 2);
+      CudaBackend& fused = gpu_with(p, options, unroll);
       LweBatch from_fused;
       try {
         from_fused = run_plan(fused, plan, encrypted);
       } catch (const SystemError& e) {  // as in the standard key's case above
         const std::string what = e.what();
         INFO(what);
-        // A cluster block's key stage holds a row of 3 GGSW samples (docs/gpu.md section
-        // 6.13): with N = 2048 and k = 2 that is 144 KiB, and no cluster fits an H100's 227 KiB.
-        const bool too_big = p.polynomial_size == 2048 && p.glwe_dimension == 2;
+        // A cluster block's key stage holds a row of 2^u - 1 GGSW samples (docs/gpu.md
+        // section 6.13): with N = 2048 and k = 2 that is 144 KiB for pairs, 336 KiB for threes
+        // (224 KiB with k = 1), and no such cluster fits an H100's 227 KiB: its block needs at
+        // least the exchange buffer, one inbox, the accumulator and the stage.
+        const std::size_t M = p.polynomial_size / 2, G = (1u << unroll) - 1;
+        const std::size_t least = (M + M / 8) * 16 + std::size_t{cluster} * M * 16 +
+                                  k1 * p.polynomial_size * 4 + G * k1 * M * 16;
+        const bool too_big = least > 227 * 1024;
         if (cluster > 1 && too_big) {
           CHECK(what.find("KiB of shared memory") != std::string::npos);
         } else if (cluster > 1) {
@@ -792,7 +798,7 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
         continue;
       }
       CHECK(from_fused == from_cpu);
-      CHECK(fused.last_times().fused_lanes == 1);  // no lane program for pair steps
+      CHECK(fused.last_times().fused_lanes == 1);  // no lane program for group steps
       CHECK(fused.last_times().fused_rotations_per_block <= 1);
       if (cluster > 1) {
         CHECK(fused.last_times().fused_cluster_blocks == cluster);
@@ -801,10 +807,10 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
       }
     }
   }
-  // The shapes without a pair step are refused, with the reason.
+  // The shapes without a group step are refused, with the reason.
   CudaOptions lanes = fused_options();
   lanes.fused_lanes = 2;
-  CHECK_THROWS_WITH(CudaBackend(keys_for(tfhe_lib_128(), 2).cloud, lanes),
+  CHECK_THROWS_WITH(CudaBackend(keys_for(tfhe_lib_128(), unroll).cloud, lanes),
                     Catch::Matchers::Contains("an unrolled bootstrapping key runs"));
 }
 

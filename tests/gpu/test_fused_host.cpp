@@ -995,27 +995,33 @@ TEST_CASE("unrolled key: each engine's slot roots; the cuFFT and fused data flow
       // Wide clusters (4 points per thread): N = 512 .. 2048.
       {gpu::test::odd_n_insecure(512, 1), {{1, 1}, {2, 1}, {1, 1, 2}, {1, 1, 2, 1, 4}}},
       {sized_insecure(2048, 2), {{1, 1}, {1, 1, 3}, {1, 1, 3, 1, 4}}}};
-  for (const DataFlowCase& cs : cases) {
-    INFO("parameter set " << cs.p.name);
-    const std::uint32_t N = cs.p.polynomial_size;
-    test::SequentialFixture f(cs.p, {}, 2);
-    REQUIRE(f.keys.cloud->bootstrapping_key().unroll() == 2);
-    // The cuFFT engine: natural order, slot j evaluates at zeta^(1 - 4j).
-    HostEngine cufft(*f.keys.cloud, 0);
-    REQUIRE(cufft.roots().size() == N / 2);
-    for (std::uint32_t j = 0; j < N / 2; ++j) {
-      REQUIRE(cufft.roots()[j] == (2 * N + 1 - (4 * j) % (2 * N)) % (2 * N));
+  // Key bits in pairs and in threes (toy n = 64: 21 threes and a CMUX step; n = 17: 5 threes
+  // and two CMUX steps).
+  for (const std::uint32_t unroll : {2u, 3u}) {
+    for (const DataFlowCase& cs : cases) {
+      INFO("parameter set " << cs.p.name << ", unroll " << unroll);
+      const std::uint32_t N = cs.p.polynomial_size;
+      test::SequentialFixture f(cs.p, {}, unroll);
+      REQUIRE(f.keys.cloud->bootstrapping_key().unroll() == unroll);
+      // The cuFFT engine: natural order, slot j evaluates at zeta^(1 - 4j).
+      HostEngine cufft(*f.keys.cloud, 0);
+      REQUIRE(cufft.roots().size() == N / 2);
+      for (std::uint32_t j = 0; j < N / 2; ++j) {
+        REQUIRE(cufft.roots()[j] == (2 * N + 1 - (4 * j) % (2 * N)) % (2 * N));
+      }
+      check_every_gate_flow(f, cufft, {}, seed);
+      // The fused engine: its own (bit-reversed) slots, a permutation of the same roots.
+      HostEngine engine(*f.keys.cloud, 1);
+      std::vector<std::uint32_t> sorted = engine.fused_roots(), want = cufft.roots();
+      std::sort(sorted.begin(), sorted.end());
+      std::sort(want.begin(), want.end());
+      REQUIRE(sorted == want);
+      CHECK(engine.fused_roots() != cufft.roots());
+      // (The host runs every shape's program, also where a device has too little shared memory
+      // for a cluster's block: N = 2048, k = 2.)
+      for (const fz::LaunchShape shape : cs.shapes) REQUIRE(fz::valid_unrolled(shape));
+      check_every_gate_flow(f, engine, cs.shapes, seed);
     }
-    check_every_gate_flow(f, cufft, {}, seed);
-    // The fused engine: its own (bit-reversed) slots, a permutation of the same roots.
-    HostEngine engine(*f.keys.cloud, 1);
-    std::vector<std::uint32_t> sorted = engine.fused_roots(), want = cufft.roots();
-    std::sort(sorted.begin(), sorted.end());
-    std::sort(want.begin(), want.end());
-    REQUIRE(sorted == want);
-    CHECK(engine.fused_roots() != cufft.roots());
-    for (const fz::LaunchShape shape : cs.shapes) REQUIRE(fz::valid_unrolled(shape));
-    check_every_gate_flow(f, engine, cs.shapes, seed);
   }
   // Shapes without a pair step; a probe that is no set of odd roots gives none.
   CHECK_FALSE(fz::valid_unrolled(fz::LaunchShape{1, 2}));
@@ -1035,6 +1041,42 @@ TEST_CASE("unrolled key: the data flow equals the CPU backend on tfhe_lib_128",
   // 1x1, c6 and w6 (a wide cluster: 4 points per thread).
   check_lib128_flow(2, 1,
                     {fz::LaunchShape{1, 1}, fz::LaunchShape{1, 1, 6},
+                     fz::LaunchShape{1, 1, 6, 1, 4}},
+                    seed);
+}
+
+TEST_CASE("group_exponent and group_exponents: core's unrolled_exponent for every GGSW of a "
+          "group",
+          "[gpu-host][fused][unroll]") {
+  Csprng rng = seeded_rng(catch_seed(0x2014));
+  const std::uint32_t N = 1024, mask = 2 * N - 1;
+  for (int trial = 0; trial < 200; ++trial) {
+    std::uint32_t masks[3];
+    for (auto& m : masks) m = static_cast<std::uint32_t>(rng.uniform_below(2 * N));
+    INFO("masks " << masks[0] << ", " << masks[1] << ", " << masks[2]);
+    for (std::uint32_t u = 1; u <= 3; ++u) {
+      for (std::uint32_t g = 0; g < unroll_group_ggsws(u); ++g) {
+        CHECK((k::group_exponent(masks, u, g) & mask) == unrolled_exponent(masks, u, g, mask));
+      }
+    }
+    const auto pairs = k::group_exponents<2>([&](unsigned m) { return masks[m]; });
+    const auto threes = k::group_exponents<3>([&](unsigned m) { return masks[m]; });
+    for (std::uint32_t g = 0; g < 3; ++g) CHECK(pairs.e[g] == k::group_exponent(masks, 2, g));
+    for (std::uint32_t g = 0; g < 7; ++g) CHECK(threes.e[g] == k::group_exponent(masks, 3, g));
+    // The first is every bit's (a + b + c), the last the last bit's alone (c).
+    CHECK(threes.e[0] == masks[0] + masks[1] + masks[2]);
+    CHECK(threes.e[6] == masks[2]);
+  }
+}
+
+TEST_CASE("key bits in threes: the data flow equals the CPU backend on tfhe_lib_128",
+          "[gpu-host][fused][unroll]") {
+  const std::uint64_t seed = catch_seed(0x2013);
+  check_lib128_flow(3, 0, {}, seed);  // the cuFFT engine
+  // 1x1, c6 (with either summing) and w6: 210 group steps of 7 GGSW each.
+  check_lib128_flow(3, 1,
+                    {fz::LaunchShape{1, 1}, fz::LaunchShape{1, 1, 6},
+                     fz::LaunchShape{1, 1, 6, 1, 8, fz::every_block_sums},
                      fz::LaunchShape{1, 1, 6, 1, 4}},
                     seed);
 }
@@ -1167,6 +1209,23 @@ TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", 
   unrolled.unroll = 2;
   CHECK(fz::cluster_signals_offset(unrolled, 6) - fz::cluster_stage_offset(unrolled, 6) ==
         3 * stage);
+  // Key bits in threes: a row of 7 GGSW samples, 112 KiB of stage; c6 keeps its two inbox
+  // buffers (9,216 + 2 x 49,152 + 8,192 + 114,688 + 32 = 230,432 bytes of 232,448), so every
+  // block may sum its column too.
+  gd::Shape threes = tfhe;
+  threes.unroll = 3;
+  CHECK(fz::cluster_stage_ggsws(threes) == 7);
+  CHECK(fz::cluster_signals_offset(threes, 6) - fz::cluster_stage_offset(threes, 6) == 7 * stage);
+  CHECK(fz::cluster_inboxes(threes, 6) == 2);
+  CHECK(fz::cluster_block_bytes(threes, 6) == 230432);
+  CHECK(fz::every_block_sums_fit(6, threes));
+  // N = 2048, k = 1, in threes: the stage alone (224 KiB) leaves no room for a cluster's
+  // block; the automatic shape then takes no cluster.
+  gd::Shape threes2048 = shape_of(sized_insecure(2048, 1));
+  threes2048.unroll = 3;
+  CHECK(fz::cluster_block_bytes(threes2048, 2) > fz::cluster_shared_room);
+  CHECK(fz::choose_shape(threes2048, 1, 1024, fz::cluster_shared_room, 132 * 1024, 66).cluster ==
+        1);
   // Wide clusters: 4 points per thread, twice the threads, the same shared memory; clusters
   // only, of the fixed lengths N = 512 .. 2048.
   const fz::LaunchShape wide6{1, 1, 6, 1, 4};

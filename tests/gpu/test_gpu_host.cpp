@@ -705,31 +705,37 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
   }
   CHECK(std::string(gpu_transfer_name(GpuTransfer::pinned)) == "pinned");
   CHECK(std::string(gpu_transfer_name(GpuTransfer::direct)) == "direct");
-  // An unrolled key: no lanes or staged rotations; everything else (wide clusters too) as
-  // before.
+  // An unrolled key (pairs or threes): no lanes or staged rotations; everything else (wide
+  // clusters too) as before.
   o = CudaOptions{};
-  CHECK_NOTHROW(validate_cuda_options(o, p, 2));
-  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 3), "unroll=3");
-  for (const auto& [lanes, rotations] : {std::pair{2u, 0u}, std::pair{0u, 2u}}) {
-    o.fused_lanes = lanes;
-    o.fused_rotations_per_block = rotations;
-    CHECK_NOTHROW(validate_cuda_options(o, p));
-    REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 2), "an unrolled bootstrapping key runs");
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 4), "unroll=4");
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 0), "unroll=0");
+  for (const std::uint32_t unroll : {2u, 3u}) {
+    INFO("unroll " << unroll);
     o = CudaOptions{};
+    CHECK_NOTHROW(validate_cuda_options(o, p, unroll));
+    for (const auto& [lanes, rotations] : {std::pair{2u, 0u}, std::pair{0u, 2u}}) {
+      o.fused_lanes = lanes;
+      o.fused_rotations_per_block = rotations;
+      CHECK_NOTHROW(validate_cuda_options(o, p));
+      REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, unroll),
+                               "an unrolled bootstrapping key runs");
+      o = CudaOptions{};
+    }
+    o.fused_cluster_points = 4;
+    o.fused_cluster_blocks = 2;
+    CHECK_NOTHROW(validate_cuda_options(o, p, unroll));
+    o = CudaOptions{};
+    for (const std::uint32_t groups : {1u, 2u, 6u}) {
+      o.fused_groups = groups;
+      o.fused_rotations_per_block = 1;
+      CHECK_NOTHROW(validate_cuda_options(o, p, unroll));
+    }
+    o = CudaOptions{};
+    o.fused_cluster_blocks = 6;
+    o.fused_cluster_points = 8;
+    CHECK_NOTHROW(validate_cuda_options(o, p, unroll));
   }
-  o.fused_cluster_points = 4;
-  o.fused_cluster_blocks = 2;
-  CHECK_NOTHROW(validate_cuda_options(o, p, 2));
-  o = CudaOptions{};
-  for (const std::uint32_t groups : {1u, 2u, 6u}) {
-    o.fused_groups = groups;
-    o.fused_rotations_per_block = 1;
-    CHECK_NOTHROW(validate_cuda_options(o, p, 2));
-  }
-  o = CudaOptions{};
-  o.fused_cluster_blocks = 6;
-  o.fused_cluster_points = 8;
-  CHECK_NOTHROW(validate_cuda_options(o, p, 2));
   o = CudaOptions{};
   // The constructor checks its arguments first, with or without CUDA and a device.
   REQUIRE_INVALID_ARGUMENT(CudaBackend(nullptr), "the cloud key is null");
@@ -738,6 +744,8 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
   o.device = 0;
   o.fused_lanes = 2;
   REQUIRE_INVALID_ARGUMENT(CudaBackend(keys_for(toy_insecure(), 2).cloud, o),
+                           "an unrolled bootstrapping key runs");
+  REQUIRE_INVALID_ARGUMENT(CudaBackend(keys_for(toy_insecure(), 3).cloud, o),
                            "an unrolled bootstrapping key runs");
 }
 

@@ -19,7 +19,7 @@ namespace torusgate {
 // Blocked layout, so the external product reads it sequentially: GGSW i, then for each block
 // of 8 spectrum points, for each polynomial q = row*(k+1) + column, 8 real parts and 8
 // imaginary parts: [i < ggsw_count()][block < M/8][q < (k+1)^2 l][16 doubles].
-// An unrolled key (unroll 2) needs a double engine (not custom_arithmetic()): its rotations
+// An unrolled key (unroll 2 or 3) needs a double engine (not custom_arithmetic()): its rotations
 // are products in the Fourier domain, at the engine's spectrum_root_exponents().
 class BootstrappingKeyFourier {
  public:
@@ -30,7 +30,7 @@ class BootstrappingKeyFourier {
   const std::string& engine() const { return engine_; }
   std::uint32_t unroll() const { return unroll_; }  // the BootstrappingKey's form
   std::size_t ggsw_count() const { return ggsw_count_; }
-  // unroll 2: spectrum_root_exponents() of the engine (empty for unroll 1).
+  // unroll > 1: spectrum_root_exponents() of the engine (empty for unroll 1).
   const std::vector<std::uint32_t>& root_exponents() const { return roots_; }
   // The (k+1)l x (k+1) spectra of GGSW sample i, contiguous, blocked as above.
   const double* ggsw(std::size_t i) const { return data_.data() + i * ggsw_doubles_; }
@@ -73,11 +73,12 @@ class BlindRotator {
   static constexpr std::size_t group_size = 4;
   void cmux_group(std::size_t i, const std::uint32_t* powers, Torus32* const* accs,
                   std::size_t gates);
-  // Unrolled key, pair p (key bits 2p, 2p+1, GGSW 3p..3p+2): ACC_t += sum_g (X^e_g - 1)
-  // (GGSW_3p+g [x] ACC_t), e = (a+b, a, b): one decomposition of ACC_t, three products, the
-  // rotations as slot-wise factors before one inverse transform per column.
-  void pair_group(std::size_t p, const std::uint32_t* powers, Torus32* const* accs,
-                  std::size_t gates);
+  // Unrolled key (u = unroll), group p (key bits u p .. u p + u-1, GGSW G p .. G p + G-1,
+  // G = 2^u - 1): ACC_t += sum_g (X^e_g - 1) (GGSW_Gp+g [x] ACC_t), e_g = unrolled_exponent
+  // (a+b, a, b for pairs): one decomposition of ACC_t, G products, the rotations as slot-wise
+  // factors before one inverse transform per column.
+  void unrolled_group(std::size_t p, const std::uint32_t* powers, Torus32* const* accs,
+                      std::size_t gates);
   // Runs `step` on groups of up to group_size accumulators whose powers (`width` per
   // accumulator, from column `first` of powers_) are not all zero.
   template <class Step>
@@ -99,7 +100,7 @@ class BlindRotator {
   AlignedVector<double> product_spectra_;  // group_size x (k+1) x 2M
   AlignedVector<double> key_spectra_;      // custom engines: (k+1)l x (k+1) x 2M (one GGSW)
   // Unrolled keys: zeta^t for t < 2N (2N real parts, then 2N imaginary parts), and the
-  // factors zeta^(t_j e) - 1 of each gate's three rotations: group_size x 3 x 2M.
+  // factors zeta^(t_j e) - 1 of each gate's G = 2^u - 1 rotations: group_size x G x 2M.
   AlignedVector<double> unit_roots_;
   AlignedVector<double> factors_;
 };

@@ -34,25 +34,27 @@ class SecretKey {
   GlweKey glwe_;
 };
 
-// Bootstrapping key in coefficient form, in one of two forms (`unroll`):
+// Bootstrapping key in coefficient form, in one of three forms (`unroll`):
 // - 1, the standard key: n GGSW encryptions of the LWE key bits under the GLWE key (TFHE,
 //   J. Cryptology 2020, algorithm 3), one CMUX per key bit;
-// - 2, the unrolled key (bootstrapping key unrolling, Zhou et al., IEEE Access 2018): for each
-//   pair of key bits (s, t) = (s_2p, s_2p+1), three GGSW encryptions of s*t, s*(1-t) and
-//   (1-s)*t, so that one step multiplies the accumulator by X^(a s + b t) with one
-//   decomposition and half as many transforms per key bit; for odd n the last bit keeps one
-//   standard GGSW. ggsw_count() samples in all.
+// - 2 or 3, an unrolled key (bootstrapping key unrolling, Zhou et al., IEEE Access 2018): the
+//   key bits in groups of u = unroll, and for each group 2^u - 1 GGSW encryptions, one per
+//   non-zero pattern v of the group's bits: the product over the group's bits m of s_m where
+//   v has m's bit (bit u-1-m) set and 1 - s_m where not, patterns in decreasing order. For
+//   u = 2 and bits (s, t): s*t, s*(1-t), (1-s)*t. One step then multiplies the accumulator by
+//   X^(sum_m a_m s_m) with one decomposition, so 1/u of the transforms per key bit; the last
+//   n % u bits keep one standard GGSW each. ggsw_count() samples in all.
 // Sample i at words [i*G, (i+1)*G), G = ggsw_size(params).
 class BootstrappingKey {
  public:
   BootstrappingKey() = default;
-  // Validated sizes and unroll (1 or 2).
+  // Validated sizes and unroll (1, 2 or 3).
   BootstrappingKey(const Parameters& params, std::vector<Torus32> data, std::uint32_t unroll = 1);
   static BootstrappingKey generate(const SecretKey& key, Csprng& rng, std::uint32_t unroll = 1);
-  // GGSW samples of a key of this form: n (unroll 1), 3*floor(n/2) + n%2 (unroll 2).
+  // GGSW samples of a key of this form: n (unroll 1), (2^u - 1) floor(n/u) + n%u (unroll u).
   static std::size_t ggsw_count(const Parameters& params, std::uint32_t unroll);
   // What each GGSW sample of a key of this form encrypts (0 or 1), for the LWE key s:
-  // s_i (unroll 1); s*t, s*(1-t), (1-s)*t for each pair, then s_(n-1) for odd n (unroll 2).
+  // s_i (unroll 1); each group's pattern products, then the last n % u bits (unroll u > 1).
   static std::vector<std::int32_t> messages(std::span<const std::int32_t> s, std::uint32_t unroll);
 
   const Parameters& parameters() const { return params_; }
@@ -67,9 +69,35 @@ class BootstrappingKey {
   std::uint32_t unroll_ = 1;
 };
 
-// Throws InvalidArgument ("<context>: unroll=U but expected 1 ... or 2 ...") unless `unroll` is
-// a bootstrapping key form: 1 standard, 2 unrolled.
+// The largest bootstrapping key form (`unroll`) this library makes and reads.
+inline constexpr std::uint32_t max_unroll = 3;
+
+// Throws InvalidArgument ("<context>: unroll=U but expected 1 ... 2 or 3 ...") unless `unroll`
+// is a bootstrapping key form: 1 standard, 2 or 3 unrolled.
 void check_unroll(std::uint32_t unroll, const std::string& context);
+
+// GGSW samples of one group of an unrolled key's bits: 2^unroll - 1 (1 for the standard key).
+constexpr std::uint32_t unroll_group_ggsws(std::uint32_t unroll) { return (1u << unroll) - 1; }
+
+// Key bits that an unrolled key takes in groups: n rounded down to a multiple of unroll (0 for
+// the standard key, whose steps are all CMUX steps).
+constexpr std::size_t unrolled_bits(std::size_t n, std::uint32_t unroll) {
+  return unroll > 1 ? n / unroll * unroll : 0;
+}
+
+// The rotation exponent of GGSW g of a group (0 <= g < unroll_group_ggsws(unroll)) whose key
+// bits' switched masks are masks[0..unroll): the sum of masks[m] over the bits m of its pattern
+// v = 2^unroll - 1 - g (bit unroll-1-m for bit m), reduced by `mask` (2N - 1). For unroll 2:
+// a+b, a, b.
+constexpr std::uint32_t unrolled_exponent(const std::uint32_t* masks, std::uint32_t unroll,
+                                          std::uint32_t g, std::uint32_t mask) {
+  const std::uint32_t v = unroll_group_ggsws(unroll) - g;
+  std::uint32_t e = 0;
+  for (std::uint32_t m = 0; m < unroll; ++m) {
+    if ((v >> (unroll - 1 - m)) & 1u) e += masks[m];
+  }
+  return e & mask;
+}
 
 // Key-switching key from the extracted key (dimension k*N) to the LWE key (dimension n),
 // base 2^ks_base_log, t = ks_level_count levels. Entry (i, j, v), v = 1..base-1, is an LWE

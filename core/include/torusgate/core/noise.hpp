@@ -4,8 +4,9 @@
 // Blind rotation (TFHE, J. Cryptology 2020, theorem 4.3, average case):
 //   V_BR = n (k+1) l N E[d^2] sigma_glwe^2 + n (1 + kN/2) q^2 / 12,
 //   E[d^2] = (Bg^2 + 2) / 12, q = 2^-(Bgbit l) (decomposition precision); with an unrolled
-//   key (unroll 2) each pair of key bits contributes 6 key terms instead of 2 (three external
-//   products, each multiplied by X^e - 1);
+//   key (unroll u > 1) each group of u key bits contributes 2 (2^u - 1) key terms instead of u
+//   (2^u - 1 external products, each multiplied by X^e - 1): 6 instead of 2 per pair, 14
+//   instead of 3 per three bits;
 // key switching (algorithm 1): V_KS = kN t (1 - 1/base) sigma_lwe^2 + (kN/2) p^2 / 12,
 //   p = 2^-(basebit t);
 // modulus switch to Z_2N of a gate input: V_MS = (1 + n/2) / (12 (2N)^2).
@@ -45,8 +46,9 @@ struct NoiseModel {
   double log2_failure_probability(const GateSpec& gate) const;
 };
 
-// unroll: the bootstrapping key's form (BootstrappingKey::unroll()); an unrolled key (2)
-// triples the key term of V_BR for each pair of key bits.
+// unroll: the bootstrapping key's form (BootstrappingKey::unroll()); an unrolled key
+// multiplies the key term of V_BR of its grouped bits by 2 (2^u - 1) / u: 3x for pairs (2),
+// 14/3x for threes (3).
 NoiseModel noise_model(const Parameters& params, std::uint32_t unroll = 1);
 
 // log2(erfc(x)) for any finite x; for x >= 25, where erfc leaves the range of doubles, the
