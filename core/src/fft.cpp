@@ -80,12 +80,23 @@ std::vector<std::uint32_t> root_exponents_of_x(std::span<const double> re,
 }
 
 std::vector<double> unit_roots_split(std::uint32_t polynomial_size) {
-  const std::size_t N = polynomial_size;
+  const std::size_t N = polynomial_size, quarter = N / 2;
+  EXPECTS(N >= 2 && (N & (N - 1)) == 0,
+          "unit_roots_split: N=" + std::to_string(N) + " but expected a power of two >= 2");
   std::vector<double> u(4 * N);
   const double step = std::numbers::pi / static_cast<double>(N);
   for (std::size_t x = 0; x < 2 * N; ++x) {
-    u[x] = std::cos(step * static_cast<double>(x));
-    u[2 * N + x] = std::sin(step * static_cast<double>(x));
+    // zeta^x = i^q zeta^r, x = q N/2 + r: times i is (re, im) -> (-im, re), exactly.
+    const std::size_t q = x / quarter, r = x % quarter;
+    double re = std::cos(step * static_cast<double>(r));
+    double im = std::sin(step * static_cast<double>(r));
+    for (std::size_t turn = 0; turn < q; ++turn) {
+      const double t = re;
+      re = -im;
+      im = t;
+    }
+    u[x] = re;
+    u[2 * N + x] = im;
   }
   return u;
 }

@@ -408,11 +408,34 @@ TG_HD GroupExponents<U> group_exponents(Masks masks) {
   return x;
 }
 
-// zeta^(root e) - 1: X^e - 1 at the slot of root exponent `root`.
-TG_HD Complex rotation_factor(const Complex* unit, std::uint32_t root, std::uint32_t e,
-                              std::uint32_t N) {
+// zeta^(root e) - 1: X^e - 1 at the slot of root exponent `root`, from the whole table
+// (2N entries).
+TG_HD Complex rotation_factor_full(const Complex* unit, std::uint32_t root, std::uint32_t e,
+                                   std::uint32_t N) {
   const Complex u = unit[(root * e) & (2 * N - 1)];
   return Complex{u.re - 1.0, u.im};
+}
+// The same from the table's first quarter alone (N/2 entries, a quarter of the cache lines):
+// zeta^x = i^q zeta^r for x = q N/2 + r, which is how core's unit_roots_split makes the other
+// three quarters, so the doubles are the same.
+TG_HD Complex rotation_factor_quarter(const Complex* unit, std::uint32_t root, std::uint32_t e,
+                                      std::uint32_t N) {
+  const std::uint32_t x = (root * e) & (2 * N - 1);
+  const Complex u = unit[x & (N / 2 - 1)];
+  Complex v = (x & (N / 2)) != 0 ? Complex{-u.im, u.re} : u;  // times i
+  if ((x & N) != 0) v = Complex{-v.re, -v.im};                 // times i^2
+  return Complex{v.re - 1.0, v.im};
+}
+// The kernels' choice (compile time, for an A/B build, docs/gpu.md section 6.19): the whole
+// table, or with TORUSGATE_FUSED_QUARTER_UNIT its first quarter (8 KiB instead of 32 for
+// N = 1024), where a cluster block's 225 KiB of shared memory leaves L1 about 28 KiB.
+TG_HD Complex rotation_factor(const Complex* unit, std::uint32_t root, std::uint32_t e,
+                              std::uint32_t N) {
+#if defined(TORUSGATE_FUSED_QUARTER_UNIT)
+  return rotation_factor_quarter(unit, root, e, N);
+#else
+  return rotation_factor_full(unit, root, e, N);
+#endif
 }
 
 // Point j of a group step's product for one rotation: product[c] = sum_g f_g sum_q digits[q] *

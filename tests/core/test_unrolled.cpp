@@ -153,6 +153,33 @@ TEST_CASE("spectrum_root_exponents: slot-wise powers rotate exactly in every dou
   check_roots_and_rotation(SimdFft(512), seed + 5);
 }
 
+TEST_CASE("unit_roots_split: zeta^x for x < 2N, the quarters exact rotations of the first",
+          "[fft][unroll]") {
+  for (std::uint32_t N : {2u, 16u, 1024u, 4096u}) {
+    INFO("N = " << N);
+    const auto u = unit_roots_split(N);
+    REQUIRE(u.size() == 4 * N);
+    const std::size_t quarter = N / 2;
+    double worst = 0;
+    for (std::size_t x = 0; x < 2 * N; ++x) {
+      const double angle = std::acos(-1.0) * static_cast<double>(x) / N;
+      worst = std::fmax(worst, std::fabs(u[x] - std::cos(angle)));
+      worst = std::fmax(worst, std::fabs(u[2 * N + x] - std::sin(angle)));
+      // zeta^(x + N/2) = i zeta^x: (re, im) -> (-im, re), the same doubles.
+      if (x + quarter < 2 * N) {
+        CHECK(u[x + quarter] == -u[2 * N + x]);
+        CHECK(u[2 * N + x + quarter] == u[x]);
+      }
+    }
+    CHECK(worst < 1e-15);
+    CHECK(u[0] == 1.0);
+    CHECK(u[2 * N] == 0.0);
+    CHECK(u[N] == -1.0);
+  }
+  REQUIRE_INVALID_ARGUMENT(unit_roots_split(1), "power of two >= 2");
+  REQUIRE_INVALID_ARGUMENT(unit_roots_split(24), "power of two >= 2");
+}
+
 TEST_CASE("unrolled_exponent: the rotation of each GGSW of a group, in the messages' order",
           "[keys][unroll]") {
   const std::uint32_t mask = 2047, a = 1500, b = 900, c = 7;

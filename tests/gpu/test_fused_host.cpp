@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -1066,6 +1067,25 @@ TEST_CASE("group_exponent and group_exponents: core's unrolled_exponent for ever
     // The first is every bit's (a + b + c), the last the last bit's alone (c).
     CHECK(threes.e[0] == masks[0] + masks[1] + masks[2]);
     CHECK(threes.e[6] == masks[2]);
+  }
+}
+
+TEST_CASE("rotation_factor_quarter: the whole table's factors from its first quarter, the same "
+          "doubles",
+          "[gpu-host][fused][unroll]") {
+  for (std::uint32_t N : {16u, 256u, 1024u, 2048u, 4096u}) {
+    INFO("N = " << N);
+    const std::vector<k::Complex> unit = gd::unit_roots_complex(N);
+    REQUIRE(unit.size() == 2 * N);
+    std::size_t differ = 0;
+    for (std::uint32_t root : {1u, 3u, 2 * N - 1}) {
+      for (std::uint32_t e = 0; e < 2 * N; ++e) {
+        const k::Complex full = k::rotation_factor_full(unit.data(), root, e, N);
+        const k::Complex quarter = k::rotation_factor_quarter(unit.data(), root, e, N);
+        differ += std::memcmp(&full, &quarter, sizeof full) != 0;  // signed zeros too
+      }
+    }
+    CHECK(differ == 0);
   }
 }
 
