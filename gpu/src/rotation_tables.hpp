@@ -1,4 +1,4 @@
-// The host-side tables of an unrolled key's pair steps (kernel_math.hpp) for the GPU engines
+// The host-side tables of an unrolled key's group steps (kernel_math.hpp) for the GPU engines
 // and their host mirror, from core's: each slot's root exponent, from the engine's transform
 // of the polynomial X (core's root_exponents_of_x), and zeta^x, x < 2N (core's
 // unit_roots_split), as the kernels' interleaved Complex.

@@ -90,9 +90,9 @@ class CudaBackend {
 
 // Throws InvalidArgument naming the bad field unless the options are usable (device >= 0,
 // max_cached_workspaces in 1..64, a memory budget of 0 or at least two blind rotations of
-// `params`, and for an unrolled bootstrapping key (unroll 2) no lanes, staged rotations or
-// wide clusters: the pair step runs on the other launch shapes). The constructor calls it
-// first, with its key's unroll, before any CUDA call.
+// `params`, and for an unrolled bootstrapping key (unroll 2 or 3) no lanes or staged
+// rotations: the group step runs on the other launch shapes, wide clusters included). The
+// constructor calls it first, with its key's unroll, before any CUDA call.
 void validate_cuda_options(const CudaOptions& options, const Parameters& params,
                            std::uint32_t unroll = 1);
 

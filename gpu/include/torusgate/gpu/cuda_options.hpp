@@ -95,7 +95,7 @@ struct CudaOptions {
   // Fused engine: points per thread in the transforms of a cluster (where one runs, chosen or
   // forced). 8: blocks of N/16 threads. 4: wide clusters, blocks of N/8 threads, each thread
   // half the work of a step (for batch-1 latency; N = 512, 1024 or 2048; an unrolled key's
-  // pair steps too, docs/gpu.md section 6.15, not yet measured). 0: automatic: 4 for chunks
+  // group steps too, docs/gpu.md sections 6.15 and 6.19, not yet measured). 0: automatic: 4 for chunks
   // of at most 8 rotations where wide clusters run and the key is not unrolled (on an H100
   // 7% faster than 8 at batches 1 and 8, 4% slower at 22; docs/gpu.md section 6.14), else 8.
   // 4 needs a cluster that can run: fused_cluster_blocks above 1, or 0 with the shape
