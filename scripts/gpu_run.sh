@@ -139,6 +139,7 @@ if [[ "$emulated" == 1 ]]; then
   params=toy_INSECURE           # in place of tfhe_lib_128
   other_params=(toy_k2_INSECURE)  # in place of tfhe_lib_80 and default_128
   batches=1,16 shape_batches=1,16 small_batches=1,8 other_batches=1,8 transfer_batches=1,16
+  unrolled_1x1_batches=1,16
   # GxR: groups 1, k+1, (k+1)l = 4 for toy x rotations per block; cC: clusters; lP: lanes
   shapes=(1x1 2x1 4x1 1x2 1x4 c2 c4 l2)
   budget_run=(--memory-budget-mb 1 --batch 512)  # chunked on both engines
@@ -152,6 +153,7 @@ else
   other_params=(tfhe_lib_80 default_128)
   batches=1,64,1024,16384,65536 shape_batches=1,64,1024,16384 small_batches=1,64,1024
   other_batches=1,1024,16384 transfer_batches=1024,16384,65536
+  unrolled_1x1_batches=1,16384
   # GxR: groups 1, k+1, (k+1)l = 6 for tfhe_lib_128 x rotations per block; cC: clusters;
   # wC: wide clusters (4 points per thread); cCe, wCe: every block sums its column; lP: P
   # rotations per thread
@@ -512,7 +514,8 @@ step_unrolled() {
       --reps 3 --json "$out/bench_gates_gpu_${params}_${tag}.json"
     run_logged "bench_gates_gpu_${params}_${tag}_1x1" "$bench" --backend gpu --params "$params" \
       --unroll "$u" --gpu-engine fused --fused-groups 1 --fused-rotations 1 --fused-cluster 1 \
-      --batch 1,16384 --reps 3 --json "$out/bench_gates_gpu_${params}_${tag}_1x1.json"
+      --batch "$unrolled_1x1_batches" --reps 3 \
+      --json "$out/bench_gates_gpu_${params}_${tag}_1x1.json"
     run_logged "bench_gates_gpu_${params}_${tag}_cufft" "$bench" --backend gpu --params "$params" \
       --unroll "$u" --gpu-engine cufft --key-switching gather --batch "$small_batches" --reps 3 \
       --json "$out/bench_gates_gpu_${params}_${tag}_cufft.json"
