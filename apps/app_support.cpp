@@ -350,7 +350,7 @@ double nominal_fp64_per_bootstrap(const Parameters& p, std::uint32_t unroll) {
   const double group = (rows + k1) * fft + G * rows * k1 * M * 8.0 + G * k1 * M * 6.0 +
                        (rows + k1) * M * 6.0;
   const double grouped = static_cast<double>(unrolled_bits(p.lwe_dimension, unroll));
-  const double groups = unroll > 1 ? grouped / unroll : 0;
+  const double groups = grouped / unroll;  // 0 for the standard key
   return group * groups + step * (p.lwe_dimension - grouped);
 }
 

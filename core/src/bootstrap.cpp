@@ -365,7 +365,7 @@ void BlindRotator::blind_rotate(std::span<const Torus32> inputs, std::size_t cou
                    });
   }
   for (std::size_t i = grouped; i < n; ++i) {
-    const std::size_t ggsw = grouped / unroll * unroll_group_ggsws(unroll) + (i - grouped);
+    const std::size_t ggsw = unrolled_step_ggsw(n, unroll, i);
     for_each_group(i, 1, accumulators, count,
                    [&](const std::uint32_t* powers, Torus32* const* accs, std::size_t gates) {
                      cmux_group(ggsw, powers, accs, gates);

@@ -50,8 +50,7 @@ void check_unroll(std::uint32_t unroll, const std::string& context) {
 
 std::size_t BootstrappingKey::ggsw_count(const Parameters& params, std::uint32_t unroll) {
   check_unroll(unroll, "BootstrappingKey::ggsw_count");
-  const std::size_t n = params.lwe_dimension, grouped = unrolled_bits(n, unroll);
-  return grouped / unroll * unroll_group_ggsws(unroll) + (n - grouped);
+  return unrolled_step_ggsw(params.lwe_dimension, unroll, params.lwe_dimension);
 }
 
 std::vector<std::int32_t> BootstrappingKey::messages(std::span<const std::int32_t> s,

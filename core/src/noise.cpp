@@ -39,7 +39,7 @@ NoiseModel noise_model(const Parameters& p, std::uint32_t unroll) {
   // rotated by X^e - 1 (twice the variance for e != 0), so 2 (2^u - 1) per group of u bits
   // instead of u: 6 per pair, 14 per three bits.
   const double grouped = static_cast<double>(unrolled_bits(p.lwe_dimension, unroll));
-  const double groups = unroll > 1 ? grouped / unroll : 0;
+  const double groups = grouped / unroll;  // 0 for the standard key
   const double key_terms = (n - grouped) + 2.0 * unroll_group_ggsws(unroll) * groups;
   m.blind_rotation =
       key_terms * (k + 1) * l * N * digit2 * p.glwe_noise_stddev * p.glwe_noise_stddev +

@@ -32,17 +32,15 @@ struct Shape {
   TG_HD std::uint32_t k1() const { return k + 1; }
   // GGSW samples of one step of an unrolled key's group of `unroll` bits: 2^unroll - 1 (3 for
   // pairs, 7 for threes; 1 for the standard key's CMUX steps).
-  TG_HD std::uint32_t group_ggsws() const { return (1u << unroll) - 1; }
+  TG_HD std::uint32_t group_ggsws() const { return kernel::group_ggsw_count(unroll); }
   // Key bits that group steps take (unroll u > 1): u floor(n/u); the others take CMUX steps.
   TG_HD std::uint32_t grouped_bits() const { return unroll > 1 ? n / unroll * unroll : 0; }
   // GGSW samples of the bootstrapping key: n, or 2^u - 1 per group of u key bits and one per
   // key bit left (BootstrappingKey::ggsw_count).
-  TG_HD std::uint32_t ggsw_count() const {
-    return grouped_bits() / unroll * group_ggsws() + (n - grouped_bits());
-  }
-  // The first GGSW of the step that starts at key bit i: a group step (i < grouped_bits())
-  // takes GGSW (i/u) G .. (i/u) G + G - 1, G = group_ggsws(); a CMUX step after the groups the
-  // GGSW after theirs.
+  TG_HD std::uint32_t ggsw_count() const { return static_cast<std::uint32_t>(step_ggsw(n)); }
+  // The first GGSW of the step that starts at key bit i (core's unrolled_step_ggsw): a group
+  // step (i < grouped_bits()) takes GGSW (i/u) G .. (i/u) G + G - 1, G = group_ggsws(); a CMUX
+  // step after the groups the GGSW after theirs; i = n gives ggsw_count().
   TG_HD std::size_t step_ggsw(std::uint32_t i) const {
     const std::uint32_t p = grouped_bits();
     return i < p ? std::size_t{i} / unroll * group_ggsws()

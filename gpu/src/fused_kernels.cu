@@ -348,9 +348,9 @@ using ClusterKernel = void (*)(std::uint32_t*, const std::uint32_t*, std::uint64
 
 // The kernel of block shape `launch` for parameter set shape s: the lane kernel for lanes = 2
 // (k = 1), the fixed-length one for 1x1 where there is one, else fused_blind_rotation_kernel;
-// for an unrolled key (s.unroll = 2 or 3, one lane) their kernels of that Unroll.
+// each of the key's form (Unroll = s.unroll; an unrolled key runs one lane).
 template <unsigned K1, unsigned Unroll>
-RotationKernel unrolled_rotation_kernel(const Shape& s, const fused::LaunchShape& launch) {
+RotationKernel rotation_kernel_of(const fused::LaunchShape& launch, const Shape& s) {
   RotationKernel kernel = fused_blind_rotation_kernel<K1, Unroll>;
   if (launch.groups == 1 && launch.rotations == 1) {
     fused::with_fixed_length(s.M(), [&](auto groups) {
@@ -361,10 +361,8 @@ RotationKernel unrolled_rotation_kernel(const Shape& s, const fused::LaunchShape
 }
 template <unsigned K1>
 RotationKernel rotation_kernel(const Shape& s, const fused::LaunchShape& launch) {
-  if (s.unroll == 3) return unrolled_rotation_kernel<K1, 3>(s, launch);
-  if (s.unroll == 2) return unrolled_rotation_kernel<K1, 2>(s, launch);
   if constexpr (K1 == fused::lanes_columns) {
-    if (launch.lanes == fused::max_lanes) {
+    if (s.unroll == 1 && launch.lanes == fused::max_lanes) {
       RotationKernel kernel = fused_lane_rotation_kernel<fused::FftGroups>;
       fused::with_fixed_length(s.M(), [&](auto groups) {
         kernel = fused_lane_rotation_kernel<decltype(groups)>;
@@ -372,13 +370,9 @@ RotationKernel rotation_kernel(const Shape& s, const fused::LaunchShape& launch)
       return kernel;
     }
   }
-  RotationKernel kernel = fused_blind_rotation_kernel<K1>;
-  if (launch.groups == 1 && launch.rotations == 1) {
-    fused::with_fixed_length(s.M(), [&](auto groups) {
-      kernel = fused_fixed_rotation_kernel<K1, decltype(groups)::m>;
-    });
-  }
-  return kernel;
+  return fused::with_unroll(s.unroll, [&](auto u) {
+    return rotation_kernel_of<K1, decltype(u)::value>(launch, s);
+  });
 }
 
 // The cluster kernel for s: the fixed-length one where there is one; with 4 points per thread
@@ -400,9 +394,8 @@ ClusterKernel cluster_kernel_of(const Shape& s, std::uint32_t points) {
 }
 template <unsigned K1>
 ClusterKernel cluster_kernel(const Shape& s, std::uint32_t points = fused::points_per_thread) {
-  if (s.unroll == 3) return cluster_kernel_of<K1, 3>(s, points);
-  if (s.unroll == 2) return cluster_kernel_of<K1, 2>(s, points);
-  return cluster_kernel_of<K1, 1>(s, points);
+  return fused::with_unroll(
+      s.unroll, [&](auto u) { return cluster_kernel_of<K1, decltype(u)::value>(s, points); });
 }
 
 template <class Kernel>

@@ -142,6 +142,15 @@ bool with_fixed_length(std::uint32_t M, F&& f) {
   return false;
 }
 
+// f(std::integral_constant<unsigned, U>{}) for the key form U = unroll (1, 2 or 3; the
+// kernels' Unroll template argument), f's result returned.
+template <class F>
+decltype(auto) with_unroll(std::uint32_t unroll, F&& f) {
+  if (unroll == 3) return f(std::integral_constant<unsigned, 3>{});
+  if (unroll == 2) return f(std::integral_constant<unsigned, 2>{});
+  return f(std::integral_constant<unsigned, 1>{});
+}
+
 // Largest R.
 inline constexpr std::uint32_t max_rotations_per_block = 8;
 // Largest C: the portable cluster size (larger ones need an opt-in and are not guaranteed).
@@ -509,9 +518,7 @@ struct StepPowers {
   const std::uint32_t* powers = nullptr;
   std::size_t stride = 0;
   std::uint32_t valid = 1;
-  TG_HD std::uint32_t of(std::uint32_t rotation) const {
-    return powers[std::size_t{rotation < valid ? rotation : valid - 1} * stride];
-  }
+  TG_HD std::uint32_t of(std::uint32_t rotation) const { return bit(rotation, 0); }
   // A group step's power of its key bit m (m = 0: `of`'s).
   TG_HD std::uint32_t bit(std::uint32_t rotation, std::uint32_t m) const {
     return powers[std::size_t{rotation < valid ? rotation : valid - 1} * stride + m];

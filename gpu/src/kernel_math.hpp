@@ -376,16 +376,17 @@ TG_HD void multiply_accumulate_point(const Complex* digits, const Complex* key, 
 // its transform of the polynomial X by core's root_exponents_of_x), zeta = exp(i pi/N), read
 // from a table of zeta^x, x < 2N (core's unit_roots_split, interleaved).
 
-// GGSW samples of a group of U key bits: 2^U - 1.
+// GGSW samples of a group of u key bits: 2^u - 1 (core's unroll_group_ggsws).
+TG_HD constexpr std::uint32_t group_ggsw_count(std::uint32_t u) { return (1u << u) - 1; }
 template <unsigned U>
-inline constexpr unsigned group_ggsws = (1u << U) - 1;
+inline constexpr unsigned group_ggsws = group_ggsw_count(U);
 
 // The exponent of GGSW g of a group of u bits with switched masks masks[0..u) (each < 2N):
 // core's unrolled_exponent, the same sum, not reduced mod 2N (rotation_factor reduces
 // root * e, which is the same mod 2N since 2N divides 2^32).
 TG_HD std::uint32_t group_exponent(const std::uint32_t* masks, std::uint32_t u,
                                    std::uint32_t g) {
-  const std::uint32_t v = (1u << u) - 1 - g;
+  const std::uint32_t v = group_ggsw_count(u) - g;
   std::uint32_t e = 0;
   for (std::uint32_t m = 0; m < u; ++m) {
     if ((v >> (u - 1 - m)) & 1u) e += masks[m];
@@ -447,7 +448,7 @@ TG_HD void multiply_accumulate_group_point(const Complex* digits, const Complex*
                                            const std::uint32_t* masks, std::uint32_t u,
                                            std::uint32_t root, const Complex* unit) {
   const std::size_t ggsw = std::size_t{rows} * k1 * M;
-  const std::uint32_t G = (1u << u) - 1;
+  const std::uint32_t G = group_ggsw_count(u);
   for (std::uint32_t c = 0; c < k1; ++c) {
     double re = 0, im = 0;
     for (std::uint32_t g = 0; g < G; ++g) {

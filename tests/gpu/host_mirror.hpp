@@ -287,15 +287,11 @@ class HostEngine {
 
  private:
   // f(std::integral_constant<unsigned, U>) for the key's form U = 2 or 3 (the kernels'
-  // template argument).
+  // template argument, as fused_kernels.cu picks it).
   template <class F>
   void with_unroll(F&& f) const {
     REQUIRE((s_.unroll == 2 || s_.unroll == 3));
-    if (s_.unroll == 3) {
-      f(std::integral_constant<unsigned, 3>{});
-    } else {
-      f(std::integral_constant<unsigned, 2>{});
-    }
+    kernel::fused::with_unroll(s_.unroll, f);
   }
 
   // The cuFFT engine's step (record_rotation): decompose (rotated for a CMUX step), forward,

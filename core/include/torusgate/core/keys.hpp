@@ -85,6 +85,14 @@ constexpr std::size_t unrolled_bits(std::size_t n, std::uint32_t unroll) {
   return unroll > 1 ? n / unroll * unroll : 0;
 }
 
+// The first GGSW of the step that starts at key bit i of an n-bit key of form `unroll`: G
+// (i / unroll) for a group step (i < unrolled_bits), G = unroll_group_ggsws(unroll), and one
+// GGSW per key bit after the groups'; i = n gives the key's GGSW count.
+constexpr std::size_t unrolled_step_ggsw(std::size_t n, std::uint32_t unroll, std::size_t i) {
+  const std::size_t grouped = unrolled_bits(n, unroll), G = unroll_group_ggsws(unroll);
+  return i < grouped ? i / unroll * G : grouped / unroll * G + (i - grouped);
+}
+
 // The rotation exponent of GGSW g of a group (0 <= g < unroll_group_ggsws(unroll)) whose key
 // bits' switched masks are masks[0..unroll): the sum of masks[m] over the bits m of its pattern
 // v = 2^unroll - 1 - g (bit unroll-1-m for bit m), reduced by `mask` (2N - 1). For unroll 2:
