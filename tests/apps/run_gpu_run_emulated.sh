@@ -30,6 +30,11 @@ for bad in "0" "1,64" "x"; do
   [[ $? -eq 2 && "$msg" == *"HOTSPOT_BATCH='$bad'; expected one batch size"* ]] ||
     fail "HOTSPOT_BATCH=$bad: $msg"
 done
+for bad in "1" "4" "2,3"; do
+  msg="$(UNROLLS="$bad" GPU_RUN_EMULATED=1 "$repo/scripts/gpu_run.sh" "$work/refused" env 2>&1)"
+  [[ $? -eq 2 && "$msg" == *"UNROLLS='$bad'; expected unrolled key forms 2 and/or 3"* ]] ||
+    fail "UNROLLS=$bad: $msg"
+done
 rm -rf "$work/refused"
 
 # A DEADLINE already past: every command is skipped and named, none is started.

@@ -177,6 +177,27 @@ TEST_CASE("cli: keygen writes a private secret key and a cloud key", "[cli]") {
   CHECK(files == 2);
 }
 
+TEST_CASE("cli: keygen --unroll writes an unrolled cloud key that eval uses; bad forms refused",
+          "[cli][unroll]") {
+  const TempDir dir;
+  const std::string sk = (dir / "u.tgsk").string(), ck = (dir / "u.tgck").string();
+  const std::string x = (dir / "x.tgct").string(), y = (dir / "y.tgct").string(),
+                    p = (dir / "p.tgct").string();
+  for (const char* bad : {"0", "4"}) {
+    fails(exit_usage,
+          {"keygen", "--params", "toy_INSECURE", "--insecure-ok", "-s", sk, "-c", ck, "--unroll",
+           bad},
+          "--unroll");
+  }
+  ok({"keygen", "--params", "toy_INSECURE", "--insecure-ok", "-s", sk, "-c", ck, "--unroll", "3",
+      "-q"});
+  CHECK_THAT(ok({"info", ck}).out, Contains("format version 2") && Contains("unrolled (unroll 3)"));
+  ok({"encrypt", "-k", sk, "--width", "8", "--signed", "--values", "3,-7,12", "-o", x, "-q"});
+  ok({"encrypt", "-k", sk, "--width", "8", "--signed", "--values", "5,6,-4", "-o", y, "-q"});
+  ok({"eval", "-c", ck, "--op", "mul", x, y, "-o", p, "-q"});
+  CHECK_THAT(ok({"decrypt", "-k", sk, p}).out, Contains("15 -42 -48"));
+}
+
 TEST_CASE("cli: encrypt and decrypt round trip values of every width, signed and unsigned",
           "[cli]") {
   Session& s = session();
