@@ -120,10 +120,10 @@ __global__ void __launch_bounds__(ks_threads)
   Torus32 acc[ks_gates];
   grid::key_switch_start<ks_gates>(w, g0, gates, extracted, ks, acc, blockIdx.z == 0);
   for (std::uint32_t i0 = begin; i0 < end; i0 += ks_tile) {
-    grid::key_switch_load_tile(threadIdx.x, blockDim.x, g0, gates, i0, ks_gates, ks_tile,
+    grid::key_switch_load_tile(threadIdx.x, blockDim.x, g0, gates, i0, end, ks_gates, ks_tile,
                                extracted, ks, tile);
     __syncthreads();
-    grid::key_switch_accumulate_tile<ks_gates>(w, gates, i0, ks_tile, tile, ksk, ks, acc);
+    grid::key_switch_accumulate_tile<ks_gates>(w, gates, i0, end, ks_tile, tile, ksk, ks, acc);
     __syncthreads();
   }
   grid::key_switch_store<ks_gates>(w, g0, gates, result_index, ks, acc, result_words, sliced);

@@ -162,6 +162,20 @@ inline constexpr unsigned key_switch_gates_per_block = 8;
 inline constexpr unsigned key_switch_tile = 32;
 inline constexpr unsigned key_switch_threads = 128;
 
+// How a small batch's key switching is sliced (below): slices of a multiple of `unit` input
+// coefficients, aiming at `oversubscribe` x the target blocks. The defaults (whole tiles, the
+// target itself: 160 blocks for one tfhe_lib_128 gate) are what the measurements chose; the
+// macros build an A/B variant (scripts/gpu_variant.sh, docs/gpu.md 6.20).
+#ifndef TORUSGATE_KS_SLICE_UNIT
+#define TORUSGATE_KS_SLICE_UNIT 32
+#endif
+#ifndef TORUSGATE_KS_SLICE_OVERSUBSCRIBE
+#define TORUSGATE_KS_SLICE_OVERSUBSCRIBE 1
+#endif
+inline constexpr unsigned key_switch_slice_unit = TORUSGATE_KS_SLICE_UNIT;
+inline constexpr unsigned key_switch_slice_oversubscribe = TORUSGATE_KS_SLICE_OVERSUBSCRIBE;
+static_assert(key_switch_slice_unit >= 1 && key_switch_slice_oversubscribe >= 1);
+
 // Key switching, as the kernel tiles it: a block takes G gates from gate g0 (`gates` of them
 // exist) and one output word w per thread; the gates' input coefficients pass through a tile
 // of `tile` coefficients per gate (shared memory on the device). A thread starts its G
@@ -170,7 +184,8 @@ inline constexpr unsigned key_switch_threads = 128;
 //
 // Slices: a batch of few gates has few blocks (one per G gates and T output words: 5 for one
 // tfhe_lib_128 gate), each walking all kN input coefficients with a load it waits for at
-// every one; there the grid's z dimension cuts the coefficients into slices of whole tiles,
+// every one; there the grid's z dimension cuts the coefficients into slices (of whole tiles
+// by default; a slice shorter than a tile loads and accumulates only its own coefficients),
 // block z takes slice z, only slice 0 starts from the body b, and every block adds its
 // sums into outputs cleared first (key_switch_clear_at). The additions are mod 2^32, so any
 // order of them gives the words of one block walking everything.
@@ -186,17 +201,22 @@ TG_UNROLL
   }
 }
 
-// Input coefficients per slice (a multiple of `tile`) so that the key switching of `jobs`
-// gates has at least target_blocks blocks where whole tiles allow: every coefficient in one
-// slice (kN rounded up to tiles) where the batch has that many blocks already.
+// Input coefficients per slice (a multiple of `unit`) so that the key switching of `jobs`
+// gates has at least oversubscribe x target_blocks blocks where whole units allow: every
+// coefficient in one slice (kN rounded up to tiles) where the batch has target_blocks blocks
+// already (the engine then takes the matrix product under its automatic choice).
 inline std::uint32_t key_switch_slice_span(std::uint64_t jobs, std::uint32_t n1, std::uint32_t kN,
-                                           std::uint64_t target_blocks) {
+                                           std::uint64_t target_blocks,
+                                           unsigned unit = key_switch_slice_unit,
+                                           unsigned oversubscribe = key_switch_slice_oversubscribe) {
   const std::uint64_t blocks = (jobs + key_switch_gates_per_block - 1) / key_switch_gates_per_block *
                                ((n1 + key_switch_threads - 1) / key_switch_threads);
-  const std::uint32_t tiles = (kN + key_switch_tile - 1) / key_switch_tile;
-  if (blocks == 0 || blocks >= target_blocks || tiles <= 1) return tiles * key_switch_tile;
-  const std::uint64_t slices = std::min<std::uint64_t>(tiles, (target_blocks + blocks - 1) / blocks);
-  return static_cast<std::uint32_t>((tiles + slices - 1) / slices) * key_switch_tile;
+  const std::uint32_t whole = (kN + key_switch_tile - 1) / key_switch_tile * key_switch_tile;
+  const std::uint32_t units = (kN + unit - 1) / unit;
+  if (blocks == 0 || blocks >= target_blocks || units <= 1) return whole;
+  const std::uint64_t slices =
+      std::min<std::uint64_t>(units, (target_blocks * oversubscribe + blocks - 1) / blocks);
+  return std::min(whole, static_cast<std::uint32_t>((units + slices - 1) / slices) * unit);
 }
 
 // Slices of `span` coefficients each.
@@ -222,14 +242,16 @@ TG_HD void add_wrapping(std::uint32_t* result, std::uint32_t v) {
 #endif
 }
 
+// The tile of coefficients i0 .. i0 + tile - 1 that the slice (ending before `end`) has.
 TG_HD void key_switch_load_tile(unsigned thread, unsigned threads, std::uint64_t g0,
-                                std::uint32_t gates, std::uint32_t i0, unsigned gates_per_block,
-                                unsigned tile, const std::uint32_t* extracted,
+                                std::uint32_t gates, std::uint32_t i0, std::uint32_t end,
+                                unsigned gates_per_block, unsigned tile,
+                                const std::uint32_t* extracted,
                                 const kernel::KeySwitchConstants& ks, Torus32* tile_words) {
-  const std::uint32_t kN = ks.input_dimension, in_words = kN + 1;
+  const std::uint32_t in_words = ks.input_dimension + 1;
   for (unsigned t = thread; t < gates_per_block * tile; t += threads) {
     const unsigned g = t / tile, c = t % tile;
-    tile_words[t] = (g < gates && i0 + c < kN)
+    tile_words[t] = (g < gates && i0 + c < end)
                         ? extracted[(g0 + g) * in_words + i0 + c] + ks.round_offset
                         : Torus32{0};
   }
@@ -237,13 +259,12 @@ TG_HD void key_switch_load_tile(unsigned thread, unsigned threads, std::uint64_t
 
 template <unsigned G>
 TG_HD void key_switch_accumulate_tile(std::uint32_t w, std::uint32_t gates, std::uint32_t i0,
-                                      unsigned tile, const Torus32* tile_words,
-                                      const std::uint32_t* ksk,
+                                      std::uint32_t end, unsigned tile,
+                                      const Torus32* tile_words, const std::uint32_t* ksk,
                                       const kernel::KeySwitchConstants& ks, Torus32 (&acc)[G]) {
-  const std::uint32_t kN = ks.input_dimension;
   if (w > ks.n) return;
   const std::size_t coefficient_words = kernel::ksk_coefficient_words(ks);
-  const std::uint32_t tile_end = kN - i0 < tile ? kN - i0 : tile;
+  const std::uint32_t tile_end = end - i0 < tile ? end - i0 : tile;
   for (std::uint32_t c = 0; c < tile_end; ++c) {
     const Torus32* key_i = ksk + std::size_t{i0 + c} * coefficient_words;
 TG_UNROLL

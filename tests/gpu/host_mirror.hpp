@@ -234,17 +234,21 @@ class HostEngine {
 
   // key_switch_kernel, block by block and thread by thread: blocks of G gates, T output
   // words and one slice of the input coefficients (as launch_key_switch cuts them for
-  // target_blocks; 0: one slice), the tile loaded by every thread before any accumulates (the
-  // barrier); with slices, the outputs cleared first and every block's sums added.
+  // target_blocks, unit and oversubscribe; 0: one slice), the tile loaded by every thread
+  // before any accumulates (the barrier); with slices, the outputs cleared first and every
+  // block's sums added.
   void key_switch(const std::vector<Torus32>& extracted, const std::vector<std::uint64_t>& result_index,
-                  std::vector<Torus32>& results, std::uint64_t target_blocks = 0) const {
+                  std::vector<Torus32>& results, std::uint64_t target_blocks = 0,
+                  unsigned unit = detail::grid::key_switch_slice_unit,
+                  unsigned oversubscribe = detail::grid::key_switch_slice_oversubscribe) const {
     namespace grid = detail::grid;
     constexpr unsigned G = grid::key_switch_gates_per_block, tile = grid::key_switch_tile,
                        T = grid::key_switch_threads;
     const std::uint64_t jobs = result_index.size();
     const std::uint32_t n1 = s_.n1(), kN = s_.extracted_dimension();
     const std::uint32_t word_blocks = (n1 + T - 1) / T;
-    const std::uint32_t span = grid::key_switch_slice_span(jobs, n1, kN, target_blocks);
+    const std::uint32_t span =
+        grid::key_switch_slice_span(jobs, n1, kN, target_blocks, unit, oversubscribe);
     const std::uint32_t slices = grid::key_switch_slices(kN, span);
     if (slices > 1) {
       for (std::uint64_t idx = 0; idx < grid::key_switch_clear_size(jobs, n1); ++idx) {
@@ -264,14 +268,15 @@ class HostEngine {
         for (unsigned t = 0; t < T; ++t) {
           grid::key_switch_start<G>(by * T + t, g0, gates, extracted.data(), ks_, acc_of(t), z == 0);
         }
-        for (std::uint32_t i0 = z * span; i0 < std::min(kN, (z + 1) * span); i0 += tile) {
+        const std::uint32_t end = std::min(kN, (z + 1) * span);
+        for (std::uint32_t i0 = z * span; i0 < end; i0 += tile) {
           for (unsigned t = 0; t < T; ++t) {
-            grid::key_switch_load_tile(t, T, g0, gates, i0, G, tile, extracted.data(), ks_,
+            grid::key_switch_load_tile(t, T, g0, gates, i0, end, G, tile, extracted.data(), ks_,
                                        tile_words.data());
           }
           for (unsigned t = 0; t < T; ++t) {
-            grid::key_switch_accumulate_tile<G>(by * T + t, gates, i0, tile, tile_words.data(),
-                                                ksk_.data(), ks_, acc_of(t));
+            grid::key_switch_accumulate_tile<G>(by * T + t, gates, i0, end, tile,
+                                                tile_words.data(), ksk_.data(), ks_, acc_of(t));
           }
         }
         for (unsigned t = 0; t < T; ++t) {

@@ -222,11 +222,18 @@ TEST_CASE("kernel math: key switching with the kernel's digits and layout equals
     gpu::test::HostEngine engine(cloud);
     // One slice of the input coefficients, and the slices of a small batch (the outputs
     // cleared, then every slice's sums added; got starts with garbage): the same words.
+    // Slices shorter than a tile, and spans that are no multiple of one (units of 1, 8 and
+    // 24 coefficients), as TORUSGATE_KS_SLICE_UNIT builds them.
     for (const std::uint64_t target_blocks : {0, 2, 10, 1 << 20}) {
-      INFO("target blocks " << target_blocks);
-      std::vector<Torus32> got = random_torus(rng, count * n1);
-      engine.key_switch(inputs, {0, 1, 2}, got, target_blocks);
-      CHECK(got == want);
+      for (const unsigned unit : {32u, 1u, 8u, 24u}) {
+        for (const unsigned oversubscribe : {1u, 4u}) {
+          INFO("target blocks " << target_blocks << ", unit " << unit << ", oversubscribe "
+                                << oversubscribe);
+          std::vector<Torus32> got = random_torus(rng, count * n1);
+          engine.key_switch(inputs, {0, 1, 2}, got, target_blocks, unit, oversubscribe);
+          CHECK(got == want);
+        }
+      }
     }
   }
 }
@@ -246,6 +253,17 @@ TEST_CASE("kernel math: key switching slices of a small batch", "[gpu-host]") {
   CHECK(grid::key_switch_slice_span(1, 631, 1000, 264) == 32);
   CHECK(grid::key_switch_slices(1000, 32) == 32);
   CHECK(grid::key_switch_slice_span(1, 631, 20, 264) == 32);  // one tile: one slice
+  // Finer units and more blocks than the target (TORUSGATE_KS_SLICE_UNIT and _OVERSUBSCRIBE):
+  // one gate's 5 blocks x 128 slices of 8 coefficients = 640 blocks; units of 1 at most
+  // ceil(4 x 264 / 5) = 212 slices of 5; a batch with the target's blocks still one slice.
+  CHECK(grid::key_switch_slice_span(1, 631, 1024, 264, 8, 4) == 8);
+  CHECK(grid::key_switch_slices(1024, 8) == 128);
+  CHECK(grid::key_switch_slice_span(1, 631, 1024, 264, 1, 4) == 5);
+  CHECK(grid::key_switch_slices(1024, 5) == 205);
+  CHECK(grid::key_switch_slice_span(64, 631, 1024, 264, 8, 4) == 40);  // 40 blocks: 26 slices
+  CHECK(grid::key_switch_slice_span(424, 631, 1024, 264, 8, 4) == 1024);
+  CHECK(grid::key_switch_slice_span(1, 631, 20, 264, 8, 4) == 8);  // 3 slices, the last short
+  CHECK(grid::key_switch_slice_span(1, 631, 20, 264, 32, 4) == 32);
 }
 
 TEST_CASE("kernel math: layouts of the Fourier key, spectra and accumulators",

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Packs programs prebuilt here (.gpubin, scripts/gpu_prebuilt.sh) and the variant builds
+# (.gpuvar, scripts/gpu_variant.sh) into one gzipped tar, .deps/gpupack.tar.gz, beside the
+# .deb files of scripts/gpu_deps.sh: the device tool carries at most 64 MiB, and the CUDA
+# programs (about 13 MB each for two architectures) take half that compressed. Carry .deps
+# alone and unpack it on the GPU machine first:
+#   tar xzf .deps/gpupack.tar.gz && BUILD_DIR=.gpubin scripts/gpu_run.sh OUT STEP...
+#   scripts/gpu_pack.sh [PROGRAM...]
+# PROGRAMs are paths under .gpubin (default: tests/gpu/tests_gpu apps/bench_gates
+# apps/linear_regression); every variant under .gpuvar goes in whole.
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo_root"
+programs=("$@")
+[[ ${#programs[@]} -eq 0 ]] && programs=(tests/gpu/tests_gpu apps/bench_gates apps/linear_regression)
+paths=()
+for p in "${programs[@]}"; do
+  if [[ ! -x ".gpubin/$p" ]]; then
+    echo "gpu_pack: .gpubin/$p is not there (scripts/gpu_prebuilt.sh builds it)" >&2
+    exit 2
+  fi
+  paths+=(".gpubin/$p")
+done
+[[ -d .gpuvar ]] && paths+=(.gpuvar)
+mkdir -p .deps
+tar czf .deps/gpupack.tar.gz "${paths[@]}"
+echo "gpu_pack: $(du -h .deps/gpupack.tar.gz | cut -f1) in .deps/gpupack.tar.gz (${paths[*]});" \
+  "carry .deps: $(du -sh .deps | cut -f1) with the .deb files"
