@@ -191,12 +191,17 @@ struct CudaEngine::Impl {
     return options.fused_cluster_points == 0 ? kernel::fused::points_per_thread
                                              : options.fused_cluster_points;
   }
-  // Who sums a cluster's products (CudaOptions::fused_cluster_sums; validate_cuda_options
-  // admitted 2 only where every block can sum its column).
-  std::uint32_t cluster_sums() const {
-    return options.fused_cluster_sums == kernel::fused::every_block_sums
-               ? kernel::fused::every_block_sums
-               : kernel::fused::owner_sums;
+  // Who sums the products of a cluster of `blocks` (CudaOptions::fused_cluster_sums, which
+  // validate_cuda_options admitted as 2 only where every block can sum its column; 0: every
+  // block where it can, as choose_shape takes it).
+  std::uint32_t cluster_sums(std::uint32_t blocks) const {
+    if (options.fused_cluster_sums != 0) {
+      return options.fused_cluster_sums == kernel::fused::every_block_sums
+                 ? kernel::fused::every_block_sums
+                 : kernel::fused::owner_sums;
+    }
+    return kernel::fused::every_block_sums_fit(blocks, shape) ? kernel::fused::every_block_sums
+                                                             : kernel::fused::owner_sums;
   }
   void run_rotation(Workspace& ws);
   void evaluate(const BatchPlan& plan);
@@ -226,10 +231,8 @@ struct CudaEngine::Impl {
   FusedLimits limits;              // fused engine: the rotation kernel on this device
   // Fused engine: clusters of the forced size, else of the automatic one, that the device
   // runs at once (0: none, or clusters not asked for), and of those the rotations the
-  // automatic shape gives a cluster (a multiprocessor per block); wide_room the same for wide
-  // clusters (4 points per thread), which the automatic shape and points take for the
-  // smallest chunks (0: none, points forced, or an unrolled key). Asked once, at construction.
-  std::uint64_t clusters = 0, cluster_room = 0, wide_room = 0;
+  // automatic shape gives a cluster (a multiprocessor per block). Asked once, at construction.
+  std::uint64_t clusters = 0, cluster_room = 0;
   DeviceBuffer<std::uint32_t> ksk;         // gather key switching: core's layout
   DeviceBuffer<std::uint8_t> ks_matrix;    // tensor-core key switching: byte planes
   DeviceBuffer<OpDesc> ops;
@@ -329,10 +332,6 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
       if (automatic) {
         const auto per_device = static_cast<unsigned>(info.multiprocessors) / cluster_blocks;
         cluster_room = std::min<std::uint64_t>(clusters, per_device);
-        if (o.fused_cluster_points == 0 && s.unroll == 1 && kernel::fused::valid_wide(s)) {
-          wide_room = std::min<std::uint64_t>(
-              fused_clusters(s, cluster_blocks, kernel::fused::wide_points, o.device), per_device);
-        }
       }
     }
     w = kernel::fused::twiddles(static_cast<std::uint32_t>(M));
@@ -523,7 +522,7 @@ kernel::fused::LaunchShape CudaEngine::Impl::fused_shape_for(std::uint64_t capac
   if (options.fused_lanes > 1) return kernel::fused::LaunchShape{1, 1, 1, options.fused_lanes};
   if (options.fused_cluster_blocks > 1) {
     return kernel::fused::LaunchShape{1, 1, options.fused_cluster_blocks, 1, cluster_points(),
-                                      cluster_sums()};
+                                      cluster_sums(options.fused_cluster_blocks)};
   }
   if (options.fused_groups != 0 || options.fused_rotations_per_block != 0) {
     return kernel::fused::LaunchShape{std::max<std::uint32_t>(options.fused_groups, 1),
@@ -533,11 +532,11 @@ kernel::fused::LaunchShape CudaEngine::Impl::fused_shape_for(std::uint64_t capac
   // (An unrolled key has no lane kernel: fused_limits gives it no lane room.)
   kernel::fused::LaunchShape chosen = kernel::fused::choose_shape(
       shape, capacity, limits.max_threads, limits.max_shared_bytes, limits.resident_threads,
-      cluster_room, options.fused_lanes == 0 ? limits.lane_rotations : 0, wide_room);
+      cluster_room, options.fused_lanes == 0 ? limits.lane_rotations : 0);
   if (chosen.cluster > 1 && options.fused_cluster_points != 0) {
     chosen.points = options.fused_cluster_points;
   }
-  if (chosen.cluster > 1) chosen.sums = cluster_sums();
+  if (chosen.cluster > 1) chosen.sums = cluster_sums(chosen.cluster);
   return chosen;
 }
 

@@ -407,26 +407,27 @@ TG_HD std::uint32_t preferred_cluster(const detail::Shape& s) {
 //   l2          40,431  58,794  73,478  74,873  78,303
 // Below one wave of 1x1, l2 leaves a third or more of its slots empty; past it, 1x1 runs a
 // partial second wave and l2 halves the key's L1 and L2 traffic per rotation.
-// wide_room is how many wide clusters (4 points per thread, fused_wide.hpp) run at once
-// (0: none, or not to be chosen): a chunk of at most wide_max_rotations takes one, since
-// on an H100 with tfhe_lib_128 at 05b3c96 (docs/results/gpu/nvidia-h100_2026-11-27, c6
-// against w6, bootstrap ms) wide clusters were faster for the fewest rotations only:
-//   rotations   1      8      22
-//   c6          2.844  3.037  3.338
-//   w6          2.645  2.837  3.482
-inline constexpr std::uint64_t wide_max_rotations = 8;
+// A chunk that takes a cluster takes every block summing its column (LaunchShape::sums =
+// every_block_sums) where every_block_sums_fit, and 8 points per thread: on an H100 with
+// tfhe_lib_128 at 978d167 (docs/results/gpu/nvidia-h100_2026-11-28, bootstrap ms, gather key
+// switching) every key form ran fastest so at batches 1 and 8:
+//   key          standard       pairs          threes
+//   batch        1      8       1      8       1      8
+//   c6           2.504  2.813   1.733  1.987   1.662  1.920
+//   c6e          2.387  2.651   1.701  1.936   1.564  1.863
+//   w6           2.660  2.897   1.875  2.068   1.876  2.148
+//   w6e          2.666  2.882   1.789  2.052   1.865  2.153
+// (w: 4 points per thread, fused_wide.hpp, which d0f5bcb chose for at most 8 rotations; it
+// stays for forced shapes.)
 inline LaunchShape choose_shape(const detail::Shape& s, std::uint64_t rotations,
                                 std::uint32_t max_threads, std::size_t max_shared,
                                 std::uint64_t resident_threads, std::uint64_t cluster_room = 0,
-                                std::uint64_t lane_room = 0, std::uint64_t wide_room = 0) {
+                                std::uint64_t lane_room = 0) {
   auto fits = [&](const LaunchShape& b) {
     return block_threads(b, s) <= max_threads && block_shared_bytes(b, s) <= max_shared;
   };
-  if (const LaunchShape w{1, 1, preferred_cluster(s), 1, wide_points};
-      rotations <= wide_max_rotations && rotations <= wide_room && valid_shape(w, s) && fits(w)) {
-    return w;
-  }
-  if (const LaunchShape c{1, 1, preferred_cluster(s)}; rotations <= cluster_room && fits(c)) {
+  if (LaunchShape c{1, 1, preferred_cluster(s)}; rotations <= cluster_room && fits(c)) {
+    if (every_block_sums_fit(c.cluster, s)) c.sums = every_block_sums;
     return c;
   }
   for (const std::uint32_t g : {s.rows(), s.k1()}) {

@@ -163,14 +163,16 @@ inline constexpr unsigned key_switch_tile = 32;
 inline constexpr unsigned key_switch_threads = 128;
 
 // How a small batch's key switching is sliced (below): slices of a multiple of `unit` input
-// coefficients, aiming at `oversubscribe` x the target blocks. The defaults (whole tiles, the
-// target itself: 160 blocks for one tfhe_lib_128 gate) are what the measurements chose; the
-// macros build an A/B variant (scripts/gpu_variant.sh, docs/gpu.md 6.20).
+// coefficients, aiming at `oversubscribe` x the target blocks. Measured on an H100 with
+// tfhe_lib_128 at batch 1 (docs/gpu.md section 6.20; one gate has 5 blocks, the target is
+// 264): whole tiles and 1x the target (32 slices, 160 blocks) 0.069 ms, units of 8 and 4x
+// (128 slices, 640 blocks) 0.033 ms, units of 4 and 8x (256 slices, 1,280 blocks) 0.022 ms,
+// the default. The macros build A/B variants (scripts/gpu_variant.sh).
 #ifndef TORUSGATE_KS_SLICE_UNIT
-#define TORUSGATE_KS_SLICE_UNIT 32
+#define TORUSGATE_KS_SLICE_UNIT 4
 #endif
 #ifndef TORUSGATE_KS_SLICE_OVERSUBSCRIBE
-#define TORUSGATE_KS_SLICE_OVERSUBSCRIBE 1
+#define TORUSGATE_KS_SLICE_OVERSUBSCRIBE 8
 #endif
 inline constexpr unsigned key_switch_slice_unit = TORUSGATE_KS_SLICE_UNIT;
 inline constexpr unsigned key_switch_slice_oversubscribe = TORUSGATE_KS_SLICE_OVERSUBSCRIBE;

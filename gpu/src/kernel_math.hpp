@@ -427,15 +427,18 @@ TG_HD Complex rotation_factor_quarter(const Complex* unit, std::uint32_t root, s
   if ((x & N) != 0) v = Complex{-v.re, -v.im};                 // times i^2
   return Complex{v.re - 1.0, v.im};
 }
-// The kernels' choice (compile time, for an A/B build, docs/gpu.md section 6.19): the whole
-// table, or with TORUSGATE_FUSED_QUARTER_UNIT its first quarter (8 KiB instead of 32 for
-// N = 1024), where a cluster block's 225 KiB of shared memory leaves L1 about 28 KiB.
+// The kernels' choice: the table's first quarter (8 KiB instead of 32 for N = 1024), or with
+// TORUSGATE_FUSED_FULL_UNIT (compile time, for an A/B build) the whole table. Measured on an
+// H100 with tfhe_lib_128 (docs/gpu.md section 6.20): the quarter's unrolled 1x1 rotation at
+// 16,384 took 317 ms instead of 340 (pairs) and 429 instead of 452 (threes), the threes' c6
+// at batch 1 1.492 ms instead of 1.534, the pairs' c6 1.614 instead of 1.602. Only unrolled
+// keys' steps read the table.
 TG_HD Complex rotation_factor(const Complex* unit, std::uint32_t root, std::uint32_t e,
                               std::uint32_t N) {
-#if defined(TORUSGATE_FUSED_QUARTER_UNIT)
-  return rotation_factor_quarter(unit, root, e, N);
-#else
+#if defined(TORUSGATE_FUSED_FULL_UNIT)
   return rotation_factor_full(unit, root, e, N);
+#else
+  return rotation_factor_quarter(unit, root, e, N);
 #endif
 }
 

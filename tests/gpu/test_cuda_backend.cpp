@@ -671,6 +671,7 @@ TEST_CASE("fused engine: ciphertexts equal the cuFFT engine's and the CPU backen
     }
     if (every_fits) {
       shapes.push_back({0, 0, rows, 0, 0, 2});
+      shapes.push_back({0, 0, rows, 0, 0, 1});  // the owners, asked for
       if (p.polynomial_size >= 512 && p.polynomial_size <= 2048) {
         shapes.push_back({0, 0, rows, 0, 4, 2});
       }
@@ -711,10 +712,12 @@ TEST_CASE("fused engine: ciphertexts equal the cuFFT engine's and the CPU backen
         CHECK(fused.last_times().fused_rotations_per_block == rotations);
       }
       if (cluster != 0) CHECK(fused.last_times().fused_cluster_blocks == cluster);
-      // A cluster's points per thread: what was asked (0: 8); none without a cluster.
-      if (fused.last_times().fused_cluster_blocks > 1) {
+      // A cluster's points per thread: what was asked (0: 8); its sums what was asked (0:
+      // every block's where a cluster of (k+1)l blocks fits them); none without a cluster.
+      if (const std::uint32_t blocks = fused.last_times().fused_cluster_blocks; blocks > 1) {
         CHECK(fused.last_times().fused_cluster_points == (points == 0 ? 8u : points));
-        CHECK(fused.last_times().fused_cluster_sums == (sums == 2 ? 2u : 1u));
+        const bool every_block = sums == 2 || (sums == 0 && every_fits && blocks == rows);
+        CHECK(fused.last_times().fused_cluster_sums == (every_block ? 2u : 1u));
       } else {
         CHECK(fused.last_times().fused_cluster_points == 0);
         CHECK(fused.last_times().fused_cluster_sums == 0);
@@ -761,10 +764,13 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
     // Every block summing its own column (section 6.18), where the validation admits it.
     CudaOptions every = fused_options();
     every.fused_cluster_sums = 2;
+    bool every_fits = true;
     try {
       validate_cuda_options(every, p, unroll);
       shapes.push_back({0, 0, rows, 0, 2});
+      shapes.push_back({0, 0, rows, 0, 1});  // the owners, asked for
     } catch (const InvalidArgument&) {
+      every_fits = false;
     }
     for (const auto& [groups, rotations, cluster, points, sums] : shapes) {
       INFO("fused_groups " << groups << ", fused_rotations_per_block " << rotations
@@ -803,7 +809,9 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
       if (cluster > 1) {
         CHECK(fused.last_times().fused_cluster_blocks == cluster);
         CHECK(fused.last_times().fused_cluster_points == (points == 0 ? 8u : points));
-        CHECK(fused.last_times().fused_cluster_sums == (sums == 2 ? 2u : 1u));
+        // 0: every block's sums where a cluster of (k+1)l blocks fits them.
+        const bool every_block = sums == 2 || (sums == 0 && every_fits && cluster == rows);
+        CHECK(fused.last_times().fused_cluster_sums == (every_block ? 2u : 1u));
       }
     }
   }
@@ -962,22 +970,28 @@ TEST_CASE("fused engine: circuits run unchanged and timings are measured", "[gpu
 TEST_CASE("a small batch on every engine and key switching (the compute-sanitizer case)",
           "[gpu][fused][sanitize]") {
   // scripts/gpu_run.sh's sanitize step runs this case under memcheck and racecheck.
-  for (const Parameters& p : {toy_insecure(), toy_k2_insecure()}) {
+  // Standard keys, and a key in threes (group steps, the rotation factors' table).
+  for (const auto& [p, unroll] : std::vector<std::pair<Parameters, std::uint32_t>>{
+           {toy_insecure(), 1}, {toy_k2_insecure(), 1}, {toy_insecure(), 3}}) {
     const std::uint64_t seed = catch_seed(0x5a);
-    INFO("parameter set " << p.name << ", seed " << seed);
+    INFO("parameter set " << p.name << ", unroll " << unroll << ", seed " << seed);
     Csprng rng = seeded_rng(seed);
     const BatchPlan plan = random_plan(rng, 40, 64);
     const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
-    const LweBatch want = run_plan(cpu_for(p), plan, encrypted);
+    const LweBatch want = run_plan(cpu_for(p, unroll), plan, encrypted);
     const std::uint32_t rows = (p.glwe_dimension + 1) * p.bk_level_count;
     for (const GpuEngine engine : {GpuEngine::cufft, GpuEngine::fused}) {
       for (const GpuKeySwitching ks : {GpuKeySwitching::gather, GpuKeySwitching::tensor_core}) {
-        // The last shape: a cluster of k+1 blocks per rotation, where the device has them.
+        // The last shapes: clusters of k+1 and of (k+1)l blocks per rotation (every block
+        // summing its column where that fits, the automatic sums), where the device has them;
+        // no lanes, and one rotation per block, for a key in threes.
         const std::uint32_t cluster = clusters_here() ? p.glwe_dimension + 1 : 1;
+        const std::uint32_t row_cluster = clusters_here() && rows <= 8 ? rows : 1;
         for (const auto& [groups, rotations, blocks] :
              std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>>{
-                 {1, 1, 1}, {rows, 1, 1}, {1, 3, 1}, {1, 1, cluster}}) {
+                 {1, 1, 1}, {rows, 1, 1}, {1, 3, 1}, {1, 1, cluster}, {1, 1, row_cluster}}) {
           if (engine == GpuEngine::cufft && groups * rotations * blocks != 1) continue;
+          if (unroll > 1 && rotations > 1) continue;
           INFO(gpu_engine_name(engine) << ", " << gpu_key_switching_name(ks) << ", groups "
                                        << groups << ", rotations per block " << rotations
                                        << ", blocks per cluster " << blocks);
@@ -986,7 +1000,9 @@ TEST_CASE("a small batch on every engine and key switching (the compute-sanitize
           if (engine == GpuEngine::cufft) {
             o.fused_groups = o.fused_rotations_per_block = o.fused_cluster_blocks = 0;
           }
-          CHECK(run_plan(gpu_with(p, o), plan, encrypted) == want);
+          CudaBackend& be = gpu_with(p, o, unroll);
+          CHECK(run_plan(be, plan, encrypted) == want);
+          if (blocks > 1 && blocks == rows) CHECK(be.last_times().fused_cluster_sums == 2u);
         }
       }
     }

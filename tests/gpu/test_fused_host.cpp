@@ -1301,24 +1301,25 @@ TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", 
   CHECK(cluster_of(1, 0) == 1);
   CHECK(fz::choose_shape(tfhe, 23, 1024, 227 * 1024, 132 * 1024, 22).groups == 6);
   CHECK(fz::choose_shape(tfhe, 1, 1024, 20 * 1024, 132 * 1024, 22).cluster == 1);  // 30 KB
-  // With room for wide clusters too: chunks of up to 8 rotations (and no more than the room)
-  // take a wide one (4 points per thread, twice the threads), larger ones an 8-point one.
-  auto points_of = [&](const gd::Shape& s, std::uint64_t rotations, std::uint64_t wide_room,
-                       std::uint32_t threads = 1024) {
-    const fz::LaunchShape b =
-        fz::choose_shape(s, rotations, threads, 227 * 1024, 132 * 1024, 22, 0, wide_room);
-    return std::pair<std::uint32_t, std::uint32_t>{b.cluster, b.points};
+  // A chunk that takes a cluster takes 8 points per thread and every block summing its
+  // column where that fits (two inbox buffers, (k+1)l blocks); wide clusters only when forced.
+  auto cluster_shape = [&](const gd::Shape& s, std::uint64_t rotations, std::size_t shared) {
+    return fz::choose_shape(s, rotations, 1024, shared, 132 * 1024, 22);
   };
-  CHECK(points_of(tfhe, 1, 22) == P{6, fz::wide_points});
-  CHECK(points_of(tfhe, fz::wide_max_rotations, 22) == P{6, fz::wide_points});
-  CHECK(points_of(tfhe, fz::wide_max_rotations + 1, 22) == P{6, fz::points_per_thread});
-  CHECK(points_of(tfhe, 4, 3) == P{6, fz::points_per_thread});   // more than the room
-  CHECK(points_of(tfhe, 1, 0) == P{6, fz::points_per_thread});   // no wide clusters
-  CHECK(points_of(tfhe, 23, 22) == P{1, fz::points_per_thread});
-  CHECK(points_of(tfhe, 1, 22, 64) == P{6, fz::points_per_thread});  // 128 threads too many
-  gd::Shape long_set = tfhe;  // N = 4096: no wide program
-  long_set.N = 4096;
-  CHECK(points_of(long_set, 1, 22).second == fz::points_per_thread);
+  for (const std::uint64_t rotations : {1, 8, 9, 22}) {
+    const fz::LaunchShape b = cluster_shape(tfhe, rotations, 227 * 1024);
+    CHECK(b.cluster == 6);
+    CHECK(b.points == fz::points_per_thread);
+    CHECK(b.sums == fz::every_block_sums);
+    CHECK(fz::valid_shape(b, tfhe));
+  }
+  CHECK(cluster_shape(tfhe, 23, 227 * 1024).sums == fz::owner_sums);  // no cluster
+  // N = 2048, k = 2: c6 with one inbox buffer (above), so the owners sum.
+  const fz::LaunchShape n2048_chosen = cluster_shape(n2048, 1, fz::cluster_shared_room);
+  CHECK(n2048_chosen.cluster == 6);
+  CHECK(n2048_chosen.sums == fz::owner_sums);
+  // Threes on tfhe_lib_128: c6 with two inbox buffers fits, so every block sums.
+  CHECK(cluster_shape(threes, 1, fz::cluster_shared_room).sums == fz::every_block_sums);
   // A chunk that 1x1 cannot hold resident at once (here 132 x 1024 threads: 2,112 rotations
   // of 64 threads) takes two lanes where the lane kernel runs (room > 0); one that fits, or
   // no lane kernel, keeps 1x1; the G > 1 shapes and clusters come first.

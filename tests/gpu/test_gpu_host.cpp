@@ -222,11 +222,11 @@ TEST_CASE("kernel math: key switching with the kernel's digits and layout equals
     gpu::test::HostEngine engine(cloud);
     // One slice of the input coefficients, and the slices of a small batch (the outputs
     // cleared, then every slice's sums added; got starts with garbage): the same words.
-    // Slices shorter than a tile, and spans that are no multiple of one (units of 1, 8 and
-    // 24 coefficients), as TORUSGATE_KS_SLICE_UNIT builds them.
+    // Whole tiles, slices shorter than a tile, and spans that are no multiple of one (units
+    // of 1, 4 (the default), 8 and 24 coefficients).
     for (const std::uint64_t target_blocks : {0, 2, 10, 1 << 20}) {
-      for (const unsigned unit : {32u, 1u, 8u, 24u}) {
-        for (const unsigned oversubscribe : {1u, 4u}) {
+      for (const unsigned unit : {32u, 1u, 4u, 8u, 24u}) {
+        for (const unsigned oversubscribe : {1u, 4u, 8u}) {
           INFO("target blocks " << target_blocks << ", unit " << unit << ", oversubscribe "
                                 << oversubscribe);
           std::vector<Torus32> got = random_torus(rng, count * n1);
@@ -241,21 +241,25 @@ TEST_CASE("kernel math: key switching with the kernel's digits and layout equals
 TEST_CASE("kernel math: key switching slices of a small batch", "[gpu-host]") {
   namespace grid = torusgate::gpu::detail::grid;
   // tfhe_lib_128: kN = 1024 (32 tiles of 32), n + 1 = 631 (5 blocks of 128 words).
-  CHECK(grid::key_switch_slice_span(1, 631, 1024, 264) == 32);  // 5 blocks: 32 slices
+  // Whole tiles, aiming at the target itself (the slicing before docs/gpu.md section 6.20):
+  auto tiles = [](std::uint64_t jobs, std::uint32_t kN, std::uint64_t target) {
+    return grid::key_switch_slice_span(jobs, 631, kN, target, 32, 1);
+  };
+  CHECK(tiles(1, 1024, 264) == 32);  // 5 blocks: 32 slices
   CHECK(grid::key_switch_slices(1024, 32) == 32);
-  CHECK(grid::key_switch_slice_span(8, 631, 1024, 264) == 32);  // still 5 blocks
-  CHECK(grid::key_switch_slice_span(64, 631, 1024, 264) == 160);  // 40 blocks: 7 slices of 5 tiles
+  CHECK(tiles(8, 1024, 264) == 32);  // still 5 blocks
+  CHECK(tiles(64, 1024, 264) == 160);  // 40 blocks: 7 slices of 5 tiles
   CHECK(grid::key_switch_slices(1024, 160) == 7);
-  CHECK(grid::key_switch_slice_span(424, 631, 1024, 264) == 1024);  // 265 blocks: one slice
-  CHECK(grid::key_switch_slice_span(1, 631, 1024, 0) == 1024);
-  CHECK(grid::key_switch_slice_span(0, 631, 1024, 264) == 1024);
+  CHECK(tiles(424, 1024, 264) == 1024);  // 265 blocks: one slice
+  CHECK(tiles(1, 1024, 0) == 1024);
+  CHECK(tiles(0, 1024, 264) == 1024);
   // kN not a multiple of the tile: slices of whole tiles, the last one short.
-  CHECK(grid::key_switch_slice_span(1, 631, 1000, 264) == 32);
+  CHECK(tiles(1, 1000, 264) == 32);
   CHECK(grid::key_switch_slices(1000, 32) == 32);
-  CHECK(grid::key_switch_slice_span(1, 631, 20, 264) == 32);  // one tile: one slice
-  // Finer units and more blocks than the target (TORUSGATE_KS_SLICE_UNIT and _OVERSUBSCRIBE):
-  // one gate's 5 blocks x 128 slices of 8 coefficients = 640 blocks; units of 1 at most
-  // ceil(4 x 264 / 5) = 212 slices of 5; a batch with the target's blocks still one slice.
+  CHECK(tiles(1, 20, 264) == 32);  // one tile: one slice
+  // Finer units and more blocks than the target: one gate's 5 blocks x 128 slices of 8
+  // coefficients = 640 blocks; units of 1 at most ceil(4 x 264 / 5) = 212 slices of 5; a
+  // batch with the target's blocks still one slice.
   CHECK(grid::key_switch_slice_span(1, 631, 1024, 264, 8, 4) == 8);
   CHECK(grid::key_switch_slices(1024, 8) == 128);
   CHECK(grid::key_switch_slice_span(1, 631, 1024, 264, 1, 4) == 5);
@@ -264,6 +268,18 @@ TEST_CASE("kernel math: key switching slices of a small batch", "[gpu-host]") {
   CHECK(grid::key_switch_slice_span(424, 631, 1024, 264, 8, 4) == 1024);
   CHECK(grid::key_switch_slice_span(1, 631, 20, 264, 8, 4) == 8);  // 3 slices, the last short
   CHECK(grid::key_switch_slice_span(1, 631, 20, 264, 32, 4) == 32);
+  // The defaults (units of 4, 8x the target): one gate 256 slices of 4 (1,280 blocks); 64
+  // gates (40 blocks) ceil(2,112 / 40) = 53 slices asked, 52 slices of 20; the target's
+  // blocks one slice, which the engine's automatic choice gives the matrix product.
+  CHECK(grid::key_switch_slice_unit == 4);
+  CHECK(grid::key_switch_slice_oversubscribe == 8);
+  CHECK(grid::key_switch_slice_span(1, 631, 1024, 264) == 4);
+  CHECK(grid::key_switch_slices(1024, 4) == 256);
+  CHECK(grid::key_switch_slice_span(8, 631, 1024, 264) == 4);
+  CHECK(grid::key_switch_slice_span(64, 631, 1024, 264) == 20);
+  CHECK(grid::key_switch_slices(1024, 20) == 52);
+  CHECK(grid::key_switch_slice_span(424, 631, 1024, 264) == 1024);
+  CHECK(grid::key_switch_slice_span(1, 631, 1024, 0) == 1024);
 }
 
 TEST_CASE("kernel math: layouts of the Fourier key, spectra and accumulators",

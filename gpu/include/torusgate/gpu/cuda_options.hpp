@@ -94,10 +94,9 @@ struct CudaOptions {
   std::uint32_t fused_lanes = 0;
   // Fused engine: points per thread in the transforms of a cluster (where one runs, chosen or
   // forced). 8: blocks of N/16 threads. 4: wide clusters, blocks of N/8 threads, each thread
-  // half the work of a step (for batch-1 latency; N = 512, 1024 or 2048; an unrolled key's
-  // group steps too, docs/gpu.md sections 6.15 and 6.19, not yet measured). 0: automatic: 4 for chunks
-  // of at most 8 rotations where wide clusters run and the key is not unrolled (on an H100
-  // 7% faster than 8 at batches 1 and 8, 4% slower at 22; docs/gpu.md section 6.14), else 8.
+  // half the work of a step (N = 512, 1024 or 2048; an unrolled key's group steps too).
+  // 0: automatic: 8 (on an H100 with every block summing its column, 8 points were 5 to 17%
+  // faster than 4 at batches 1 and 8 for every key form; docs/gpu.md section 6.20).
   // 4 needs a cluster that can run: fused_cluster_blocks above 1, or 0 with the shape
   // automatic.
   std::uint32_t fused_cluster_points = 0;
@@ -105,9 +104,11 @@ struct CudaOptions {
   // forced). 1: the owner of each accumulator column sums its products, transforms them back
   // and sends the column to the blocks that decompose it (two transfers a step). 2: every
   // block sums the products of the column its row decomposes itself (one transfer a step, and
-  // l times the partial products sent; docs/gpu.md section 6.18, not yet measured); needs a
-  // parameter set whose clusters of (k+1)l blocks run ((k+1)l <= 8, two inbox buffers within
-  // 227 KiB) and fused_cluster_blocks 0 or (k+1)l. 0: automatic (1).
+  // l times the partial products sent; docs/gpu.md section 6.18); needs a parameter set
+  // whose clusters of (k+1)l blocks run ((k+1)l <= 8, two inbox buffers within 227 KiB) and
+  // fused_cluster_blocks 0 or (k+1)l. 0: automatic (2 where it fits, else 1: on an H100 with
+  // tfhe_lib_128, 2 was 2 to 6% faster at batches 1 and 8 for every key form; docs/gpu.md
+  // section 6.20).
   std::uint32_t fused_cluster_sums = 0;
   GpuKeySwitching key_switching = GpuKeySwitching::automatic;
   // Host-device transfers of upload() and download(); pinned uses two page-locked buffers
