@@ -125,7 +125,7 @@ std::vector<std::uint32_t> root_exponents_of_x(std::span<const double> re,
 // zeta^x, x < 2N, split: 2N real parts, then 2N imaginary parts (the factors zeta^(t_j e) - 1
 // of an unrolled key's group steps are read from it). Made from the first quadrant: cos and
 // sin of pi r / N for r < N/2, and zeta^(q N/2 + r) = i^q zeta^r exactly (a swap and signs),
-// so that a reader of the first quarter alone (the GPU kernels' TORUSGATE_FUSED_QUARTER_UNIT)
+// so that a reader of the first quarter alone (the GPU kernels' rotation_factor)
 // gets the same doubles. Needs N >= 2.
 std::vector<double> unit_roots_split(std::uint32_t polynomial_size);
 
