@@ -641,12 +641,27 @@ TG_UNROLL
   }
 }
 
+// The order of a group step's products (multiply_row_group_at), compile time for an A/B
+// build: by default the digits times each factor, then that times each column's key point,
+// G (1 + K1) complex products a point and row (21 in threes with k = 1); with
+// TORUSGATE_FUSED_FACTOR_KEY each factor times the key points, summed per column, then the
+// digits times each column's sum once, G K1 + K1 (16 in threes, 8 instead of 9 in pairs).
+// The same sum, rounded in another order (the CPU backend's words, as every engine's, up to
+// the final rounding). Not yet measured on a GPU (docs/gpu.md section 6.21).
+#if defined(TORUSGATE_FUSED_FACTOR_KEY)
+inline constexpr bool factor_times_key = true;
+#else
+inline constexpr bool factor_times_key = false;
+#endif
+
 // A thread's group step (U key bits): sum_c += sum_g (digits * f_g) * row_g[c], row_g: key
 // row q of the group's GGSW g < 2^U - 1 (row + g * ggsw, in device memory when Global, else
 // staged in shared memory), f_g = zeta^(t_s e_g) - 1 at the point's slot s (kernel_math.hpp),
 // e: each lane's 2^U - 1 exponents; register r's point at key slot slot_of(r) (the 8-point
-// groups' r T + t, or a wide cluster's, fused_wide.hpp).
-template <unsigned K1, unsigned U, bool Global = true, class Regs, class Groups, class Slot>
+// groups' r T + t, or a wide cluster's, fused_wide.hpp). FactorKey: the products in the order
+// sum_c += digits * (sum_g f_g * row_g[c]) (factor_times_key).
+template <unsigned K1, unsigned U, bool Global = true, bool FactorKey = factor_times_key,
+          class Regs, class Groups, class Slot>
 TG_HD void multiply_row_group_at(Regs& R, const Groups& f, const Complex* row, std::size_t ggsw,
                                  PerLane<GroupExponents<U>, Regs::lanes> e, const StepInputs& in,
                                  Slot slot_of) {
@@ -656,6 +671,32 @@ TG_UNROLL
   for (unsigned r = 0; r < points; ++r) {
     const std::uint32_t slot = slot_of(r);
     const std::uint32_t root = in.roots[slot];
+    if constexpr (FactorKey) {
+      Complex keyed[K1][Regs::lanes] = {};
+TG_UNROLL
+      for (unsigned g = 0; g < group_ggsws<U>; ++g) {
+        Complex factor[Regs::lanes];
+TG_UNROLL
+        for (unsigned p = 0; p < Regs::lanes; ++p) {
+          factor[p] = rotation_factor(in.unit, root, e.lane[p].e[g], N);
+        }
+TG_UNROLL
+        for (unsigned c = 0; c < K1; ++c) {
+          const Complex* point = row + g * ggsw + std::size_t{c} * f.M + slot;
+          const Complex b = Global ? load_global_key(point) : *point;
+TG_UNROLL
+          for (unsigned p = 0; p < Regs::lanes; ++p) multiply_add(keyed[c][p], factor[p], b);
+        }
+      }
+TG_UNROLL
+      for (unsigned c = 0; c < K1; ++c) {
+TG_UNROLL
+        for (unsigned p = 0; p < Regs::lanes; ++p) {
+          multiply_add(lane(R.sum[c][r], p), lane(R.v[r], p), keyed[c][p]);
+        }
+      }
+      continue;
+    }
 TG_UNROLL
     for (unsigned g = 0; g < group_ggsws<U>; ++g) {
       Complex w[Regs::lanes];

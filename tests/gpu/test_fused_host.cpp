@@ -1070,6 +1070,77 @@ TEST_CASE("group_exponent and group_exponents: core's unrolled_exponent for ever
   }
 }
 
+TEST_CASE("multiply_row_group_at: both orders of a group step's products (factor_times_key) give "
+          "the sum within rounding",
+          "[gpu-host][fused][unroll]") {
+  // One thread's 8 points, k = 1, N = 1024: sum_c += sum_g digits f_g key_g[c], f_g =
+  // zeta^(root e_g) - 1, in the default order (digits times factor, then times the key) and in
+  // the A/B order (factor times key, summed, then times the digits), against long double.
+  Csprng rng = seeded_rng(catch_seed(0x2015));
+  constexpr unsigned K1 = 2;
+  const std::uint32_t N = 1024, M = N / 2;
+  const std::vector<k::Complex> unit = gd::unit_roots_complex(N);
+  std::vector<std::uint32_t> roots(M);
+  for (auto& r : roots) r = static_cast<std::uint32_t>(2 * rng.uniform_below(N) + 1);
+  struct Groups {
+    std::uint32_t M;
+  };
+  const Groups f{M};
+  fz::StepInputs in;
+  in.roots = roots.data();
+  in.unit = unit.data();
+  auto uniform = [&](double scale) {
+    return scale * (static_cast<double>(rng.uniform_below(1u << 30)) / (1u << 29) - 1.0);
+  };
+  auto check_unroll = [&](auto unroll) {
+    constexpr unsigned U = decltype(unroll)::value, G = (1u << U) - 1;
+    INFO("unroll " << U);
+    std::uint32_t masks[U];
+    for (auto& m : masks) m = static_cast<std::uint32_t>(rng.uniform_below(2 * N));
+    const auto e = k::group_exponents<U>([&](unsigned m) { return masks[m]; });
+    std::vector<k::Complex> row(std::size_t{G} * K1 * M);
+    for (auto& b : row) b = k::Complex{uniform(1e6), uniform(1e6)};
+    fz::RotationRegs<K1> base{}, keyed{};
+    for (unsigned r = 0; r < fz::points_per_thread; ++r) {
+      base.v[r] = keyed.v[r] = k::Complex{uniform(64), uniform(64)};
+    }
+    const std::uint32_t t = static_cast<std::uint32_t>(rng.uniform_below(M / 8));
+    auto slot_of = [&](unsigned r) { return r * (M / 8) + t; };
+    fz::multiply_row_group_at<K1, U, false, false>(base, f, row.data(), std::size_t{K1} * M, {{e}},
+                                                   in, slot_of);
+    fz::multiply_row_group_at<K1, U, false, true>(keyed, f, row.data(), std::size_t{K1} * M, {{e}},
+                                                  in, slot_of);
+    for (unsigned r = 0; r < fz::points_per_thread; ++r) {
+      const std::uint32_t slot = slot_of(r);
+      for (unsigned c = 0; c < K1; ++c) {
+        long double re = 0, im = 0, size = 0;
+        for (unsigned g = 0; g < G; ++g) {
+          const std::uint32_t x = (roots[slot] * e.e[g]) & (2 * N - 1);
+          const long double angle = std::acos(-1.0L) * x / N;
+          const long double fr = std::cos(angle) - 1, fi = std::sin(angle);
+          const k::Complex d = base.v[r], b = row[(std::size_t{g} * K1 + c) * M + slot];
+          const long double dr = d.re * fr - d.im * fi, di = d.re * fi + d.im * fr;
+          re += dr * b.re - di * b.im;
+          im += dr * b.im + di * b.re;
+          size += std::hypot(dr, di) * std::hypot(b.re, b.im);
+        }
+        INFO("point " << r << ", column " << c);
+        const double tolerance = static_cast<double>(size) * 1e-14;
+        CHECK(std::abs(base.sum[c][r].re - static_cast<double>(re)) <= tolerance);
+        CHECK(std::abs(base.sum[c][r].im - static_cast<double>(im)) <= tolerance);
+        CHECK(std::abs(keyed.sum[c][r].re - static_cast<double>(re)) <= tolerance);
+        CHECK(std::abs(keyed.sum[c][r].im - static_cast<double>(im)) <= tolerance);
+      }
+    }
+    // The kernels' order, as built (default: digits times factor first).
+    CHECK(fz::factor_times_key == false);
+  };
+  for (int trial = 0; trial < 20; ++trial) {
+    check_unroll(std::integral_constant<unsigned, 2>{});
+    check_unroll(std::integral_constant<unsigned, 3>{});
+  }
+}
+
 TEST_CASE("rotation_factor_quarter: the whole table's factors from its first quarter, the same "
           "doubles",
           "[gpu-host][fused][unroll]") {
