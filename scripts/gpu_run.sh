@@ -71,9 +71,10 @@
 #   VARIANT_ARGS  more bench_gates arguments for the variants step (space-separated), the
 #               same for every variant (e.g. "--fused-cluster-points 4": wide clusters at batch 1)
 #   SHAPES      the shapes step's shapes, GxR (groups x rotations per block), cC (a cluster
-#               of C blocks), wC (a wide cluster: 4 points per thread), cCe or wCe (every
-#               block sums its column: --fused-cluster-sums 2) or lP (P rotations per
-#               thread), space-separated (default all)
+#               of C blocks, each column's owner summing it: --fused-cluster-sums 1), wC (a
+#               wide cluster: 4 points per thread), cCe or wCe (every block sums its column:
+#               --fused-cluster-sums 2) or lP (P rotations per thread), space-separated
+#               (default all)
 #   SHAPE_BATCHES  the shapes step's batch sizes, comma-separated positive numbers (default
 #               1,64,1024,16384; empty: the default)
 #   SHAPE_ARGS  more bench_gates arguments for the shapes and hotspots steps (space-separated),
@@ -399,8 +400,8 @@ set_shape_args() {
   case "$1" in
     c*e) shape_args=(--fused-cluster "${1:1:-1}" --fused-cluster-sums 2) ;;
     w*e) shape_args=(--fused-cluster "${1:1:-1}" --fused-cluster-points 4 --fused-cluster-sums 2) ;;
-    c*) shape_args=(--fused-cluster "${1#c}") ;;
-    w*) shape_args=(--fused-cluster "${1#w}" --fused-cluster-points 4) ;;
+    c*) shape_args=(--fused-cluster "${1#c}" --fused-cluster-sums 1) ;;
+    w*) shape_args=(--fused-cluster "${1#w}" --fused-cluster-points 4 --fused-cluster-sums 1) ;;
     l*) shape_args=(--fused-lanes "${1#l}" --fused-cluster 1) ;;
     *) shape_args=(--fused-groups "${1%x*}" --fused-rotations "${1#*x}" --fused-cluster 1) ;;
   esac
