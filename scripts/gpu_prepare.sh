@@ -20,17 +20,21 @@ if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then
   usage
   exit 0
 fi
-# Every variant checked before anything is built.
-names=" "
+# Every variant checked before anything is built, and kept as its scripts/gpu_variant.sh
+# arguments: the name and what follows it.
+variant_names=()
+variant_args=()
 for v in "$@"; do
   if [[ "$v" =~ ^([A-Za-z0-9_.-]+)=(.+)$ ]]; then
     name="${BASH_REMATCH[1]}"
+    variant_args+=("-DCMAKE_CUDA_FLAGS=${BASH_REMATCH[2]}")
   elif [[ "$v" =~ ^([A-Za-z0-9_.-]+)@([^[:space:]]+)$ ]]; then
     name="${BASH_REMATCH[1]}"
     if ! git -C "$repo_root" rev-parse --verify --quiet "${BASH_REMATCH[2]}^{commit}" > /dev/null; then
       echo "gpu_prepare: '$v': ${BASH_REMATCH[2]} is not a commit of this repository" >&2
       exit 2
     fi
+    variant_args+=("--at ${BASH_REMATCH[2]}")
   else
     echo "gpu_prepare: '$v' is not NAME=FLAGS or NAME@REV (NAME: letters, digits, '.', '_' or '-')" >&2
     exit 2
@@ -39,23 +43,24 @@ for v in "$@"; do
     echo "gpu_prepare: 'now' is the prebuilt bench_gates' variant; name yours otherwise" >&2
     exit 2
   fi
-  if [[ "$names" == *" $name "* ]]; then
-    echo "gpu_prepare: the variant name '$name' is given twice" >&2
-    exit 2
-  fi
-  names+="$name "
+  for other in ${variant_names[@]+"${variant_names[@]}"}; do
+    if [[ "$other" == "$name" ]]; then
+      echo "gpu_prepare: the variant name '$name' is given twice" >&2
+      exit 2
+    fi
+  done
+  variant_names+=("$name")
 done
 
 cd "$repo_root"
 scripts/gpu_deps.sh > /dev/null
 scripts/gpu_prebuilt.sh "${BUILD_DIR:-$repo_root/build}"
 rm -rf .gpuvar
-for v in "$@"; do
-  if [[ "$v" =~ ^([A-Za-z0-9_.-]+)=(.+)$ ]]; then
-    scripts/gpu_variant.sh "${BASH_REMATCH[1]}" "-DCMAKE_CUDA_FLAGS=${BASH_REMATCH[2]}"
-  elif [[ "$v" =~ ^([A-Za-z0-9_.-]+)@(.+)$ ]]; then
-    scripts/gpu_variant.sh "${BASH_REMATCH[1]}" --at "${BASH_REMATCH[2]}"
-  fi
+for i in "${!variant_names[@]}"; do
+  case "${variant_args[i]}" in
+    "--at "*) scripts/gpu_variant.sh "${variant_names[i]}" --at "${variant_args[i]#--at }" ;;
+    *) scripts/gpu_variant.sh "${variant_names[i]}" "${variant_args[i]}" ;;
+  esac
 done
 if [[ $# -gt 0 ]]; then
   mkdir -p .gpuvar/now

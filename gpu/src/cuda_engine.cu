@@ -195,13 +195,10 @@ struct CudaEngine::Impl {
   // validate_cuda_options admitted as 2 only where every block can sum its column; 0: every
   // block where it can, as choose_shape takes it).
   std::uint32_t cluster_sums(std::uint32_t blocks) const {
-    if (options.fused_cluster_sums != 0) {
-      return options.fused_cluster_sums == kernel::fused::every_block_sums
-                 ? kernel::fused::every_block_sums
-                 : kernel::fused::owner_sums;
-    }
-    return kernel::fused::every_block_sums_fit(blocks, shape) ? kernel::fused::every_block_sums
-                                                             : kernel::fused::owner_sums;
+    if (options.fused_cluster_sums == 0) return kernel::fused::automatic_cluster_sums(blocks, shape);
+    return options.fused_cluster_sums == kernel::fused::every_block_sums
+               ? kernel::fused::every_block_sums
+               : kernel::fused::owner_sums;
   }
   void run_rotation(Workspace& ws);
   void evaluate(const BatchPlan& plan);

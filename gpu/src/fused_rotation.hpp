@@ -255,6 +255,11 @@ TG_HD std::uint32_t cluster_inboxes(const detail::Shape& s, std::uint32_t blocks
 TG_HD bool every_block_sums_fit(std::uint32_t blocks, const detail::Shape& s) {
   return blocks == s.rows() && blocks <= max_cluster_blocks && cluster_inboxes(s, blocks) == 2;
 }
+// Who sums a cluster of `blocks`' products when the options leave it automatic: every block
+// where that fits (measured faster, section 6.20 of docs/gpu.md), else each column's owner.
+TG_HD std::uint32_t automatic_cluster_sums(std::uint32_t blocks, const detail::Shape& s) {
+  return every_block_sums_fit(blocks, s) ? every_block_sums : owner_sums;
+}
 // Whether column c goes to block b (the owner's push), and the bytes of columns block b
 // receives a step.
 TG_HD bool receives_column(std::uint32_t b, std::uint32_t c, std::uint32_t blocks,
@@ -427,7 +432,7 @@ inline LaunchShape choose_shape(const detail::Shape& s, std::uint64_t rotations,
     return block_threads(b, s) <= max_threads && block_shared_bytes(b, s) <= max_shared;
   };
   if (LaunchShape c{1, 1, preferred_cluster(s)}; rotations <= cluster_room && fits(c)) {
-    if (every_block_sums_fit(c.cluster, s)) c.sums = every_block_sums;
+    c.sums = automatic_cluster_sums(c.cluster, s);
     return c;
   }
   for (const std::uint32_t g : {s.rows(), s.k1()}) {

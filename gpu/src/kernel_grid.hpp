@@ -186,8 +186,8 @@ static_assert(key_switch_slice_unit >= 1 && key_switch_slice_oversubscribe >= 1)
 //
 // Slices: a batch of few gates has few blocks (one per G gates and T output words: 5 for one
 // tfhe_lib_128 gate), each walking all kN input coefficients with a load it waits for at
-// every one; there the grid's z dimension cuts the coefficients into slices (of whole tiles
-// by default; a slice shorter than a tile loads and accumulates only its own coefficients),
+// every one; there the grid's z dimension cuts the coefficients into slices (multiples of
+// key_switch_slice_unit; a slice shorter than a tile loads and accumulates only its own),
 // block z takes slice z, only slice 0 starts from the body b, and every block adds its
 // sums into outputs cleared first (key_switch_clear_at). The additions are mod 2^32, so any
 // order of them gives the words of one block walking everything.
