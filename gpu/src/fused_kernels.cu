@@ -242,6 +242,10 @@ template <class Regs>
 struct DeviceClusterBlock : fused::DeviceBlock<Regs> {
   std::uint32_t parities = 0;  // bit i: the parity of the next phase mbarrier i completes
   fused::ClusterRoles roles_{};  // this block's, set once by the kernel
+  unsigned half_threads = 0;     // threads per half: all of the block without product halves
+  // The half of the block thread tid is in (product halves), and the first half's thread it helps.
+  __device__ unsigned half(unsigned tid) const { return tid / half_threads; }
+  __device__ unsigned partner(unsigned tid) const { return tid % half_threads; }
   __device__ void cluster_sync() { cooperative_groups::this_cluster().sync(); }
   __device__ unsigned rank(unsigned) const { return cooperative_groups::this_cluster().block_rank(); }
   __device__ std::uint32_t inboxes() const { return roles_.inboxes; }
@@ -315,7 +319,9 @@ __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
   constexpr bool wide = fused::wide::is_wide<Groups>;  // 4 points per thread (fused_wide.hpp)
   using Regs = std::conditional_t<wide, fused::wide::Regs<K1>, fused::RotationRegs<K1>>;
   Regs regs;
-  DeviceClusterBlock<Regs> blk{{regs, threadIdx.x}, 0, roles};
+  // Product halves (fused::cluster_halves): the 8-point program at a fixed length.
+  constexpr unsigned halves = fused::product_halves && Groups::fixed && !wide ? 2 : 1;
+  DeviceClusterBlock<Regs> blk{{regs, threadIdx.x}, 0, roles, blockDim.x / halves};
   blk.init_signals(mem.signals);  // visible after the cluster barrier a rotation starts with
   for (std::uint64_t rotation = blockIdx.x / blocks; rotation < capacity;
        rotation += gridDim.x / blocks) {
@@ -325,8 +331,8 @@ __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
       fused::wide::cluster_blind_rotate<K1, Groups, Unroll>(blk, s, blocks, shared,
                                                             powers + rotation * s.n, key, in);
     } else {
-      fused::cluster_blind_rotate<K1, Groups, Unroll>(blk, s, blocks, shared,
-                                                      powers + rotation * s.n, key, in);
+      fused::cluster_blind_rotate<K1, Groups, Unroll, halves>(blk, s, blocks, shared,
+                                                              powers + rotation * s.n, key, in);
     }
     if (const std::uint32_t c = roles.owned; c < K1) {
       const std::size_t column = std::size_t{c} * s.N;

@@ -172,6 +172,25 @@ TG_HD bool valid_wide(const detail::Shape& s) {
   return s.M() >= (std::uint32_t{1} << first_fixed_log2) &&
          s.M() <= (std::uint32_t{1} << last_fixed_log2);
 }
+// Product halves (an A/B, TORUSGATE_FUSED_PRODUCT_HALVES at compile time; docs/gpu.md section
+// 6.22): a cluster block of 8 points per thread at a fixed length (valid_wide) gets a second
+// half of T threads that computes the products of its partner's points 4 .. 7 while the first
+// half computes those of points 0 .. 3 and alone transforms, so that a step's products run on
+// 4 warps where they ran on 2 (tfhe_lib_128: half of a step's instructions in threes, with 2
+// of each multiprocessor's 4 schedulers idle; section 6.20). The same operations on the same
+// points: the same words.
+#if defined(TORUSGATE_FUSED_PRODUCT_HALVES)
+inline constexpr bool product_halves = true;
+#else
+inline constexpr bool product_halves = false;
+#endif
+TG_HD std::uint32_t cluster_halves(std::uint32_t cluster, std::uint32_t points,
+                                   const detail::Shape& s) {
+  return product_halves && cluster > 1 && points == points_per_thread && valid_wide(s) ? 2 : 1;
+}
+// Points of a thread's products with product halves: half h of 2 computes points 4h .. 4h+3.
+inline constexpr unsigned half_points = points_per_thread / 2;
+
 TG_HD bool every_block_sums_fit(std::uint32_t blocks, const detail::Shape& s);
 TG_HD bool valid_shape(const LaunchShape& b, const detail::Shape& s) {
   if (b.sums != owner_sums && (b.sums != every_block_sums || !every_block_sums_fit(b.cluster, s))) {
@@ -356,7 +375,7 @@ TG_HD ClusterRoles cluster_roles(const detail::Shape& s, std::uint32_t blocks, s
 // group's P buffers side by side), with R > 1 the staged key rows (G rows x (k+1) spectra),
 // then R*P accumulators of (k+1)N Torus32.
 TG_HD std::uint32_t block_threads(const LaunchShape& b, const detail::Shape& s) {
-  if (b.cluster != 1) return s.M() / b.points;
+  if (b.cluster != 1) return cluster_halves(b.cluster, b.points, s) * s.M() / b.points;
   return b.rotations * b.groups * fft_threads(s.M());
 }
 TG_HD std::size_t block_buffer_bytes(const LaunchShape& b, const detail::Shape& s) {
@@ -628,14 +647,16 @@ TG_HD Complex load_global_key(const Complex* p) {
 }
 
 // Thread t of a group: sum_c += digits * row[c] (row: one key row's K1 fused spectra, in
-// device memory when Global, else staged in shared memory).
-template <unsigned K1, bool Global, class Regs, class Groups>
+// device memory when Global, else staged in shared memory), at its registers r = First ..
+// First + Count - 1 (all 8 but with product halves).
+template <unsigned K1, bool Global, unsigned First = 0, unsigned Count = points_per_thread,
+          class Regs, class Groups>
 TG_HD void multiply_row(Regs& R, std::uint32_t t, const Groups& f, const Complex* row) {
 TG_UNROLL
   for (unsigned c = 0; c < K1; ++c) {
     const Complex* key = row + std::size_t{c} * f.M;
 TG_UNROLL
-    for (unsigned r = 0; r < points_per_thread; ++r) {
+    for (unsigned r = First; r < First + Count; ++r) {
       const Complex* point = key + r * f.T + t;
       const Complex b = Global ? load_global_key(point) : *point;  // one load for every lane
 TG_UNROLL
@@ -664,16 +685,18 @@ inline constexpr bool factor_times_key = false;
 // staged in shared memory), f_g = zeta^(t_s e_g) - 1 at the point's slot s (kernel_math.hpp),
 // e: each lane's 2^U - 1 exponents; register r's point at key slot slot_of(r) (the 8-point
 // groups' r T + t, or a wide cluster's, fused_wide.hpp). FactorKey: the products in the order
-// sum_c += digits * (sum_g f_g * row_g[c]) (factor_times_key).
+// sum_c += digits * (sum_g f_g * row_g[c]) (factor_times_key). Registers r = First .. First +
+// Count - 1 (Count 0: all; some with product halves).
 template <unsigned K1, unsigned U, bool Global = true, bool FactorKey = factor_times_key,
-          class Regs, class Groups, class Slot>
+          unsigned First = 0, unsigned Count = 0, class Regs, class Groups, class Slot>
 TG_HD void multiply_row_group_at(Regs& R, const Groups& f, const Complex* row, std::size_t ggsw,
                                  PerLane<GroupExponents<U>, Regs::lanes> e, const StepInputs& in,
                                  Slot slot_of) {
   constexpr unsigned points = std::extent_v<decltype(Regs::v)>;
+  constexpr unsigned end = Count == 0 ? points : First + Count;
   const std::uint32_t N = 2 * f.M;
 TG_UNROLL
-  for (unsigned r = 0; r < points; ++r) {
+  for (unsigned r = First; r < end; ++r) {
     const std::uint32_t slot = slot_of(r);
     const std::uint32_t root = in.roots[slot];
     if constexpr (FactorKey) {
@@ -720,13 +743,15 @@ TG_UNROLL
   }
 }
 
-// Thread t of an 8-point group, a group step (multiply_row_group_at at slots r T + t).
-template <unsigned K1, unsigned U, bool Global = true, class Regs, class Groups>
+// Thread t of an 8-point group, a group step (multiply_row_group_at at slots r T + t), at
+// registers First .. First + Count - 1 (Count 0: all).
+template <unsigned K1, unsigned U, bool Global = true, unsigned First = 0, unsigned Count = 0,
+          class Regs, class Groups>
 TG_HD void multiply_row_group(Regs& R, std::uint32_t t, const Groups& f, const Complex* row,
                               std::size_t ggsw, PerLane<GroupExponents<U>, Regs::lanes> e,
                               const StepInputs& in) {
-  multiply_row_group_at<K1, U, Global>(R, f, row, ggsw, e, in,
-                                       [&](unsigned r) { return r * f.T + t; });
+  multiply_row_group_at<K1, U, Global, factor_times_key, First, Count>(
+      R, f, row, ggsw, e, in, [&](unsigned r) { return r * f.T + t; });
 }
 
 // Thread t of a group, after the twisted inverse transform: a.lane[p] += round(untwisted v)
@@ -1097,13 +1122,15 @@ TG_HD ClusterMemory cluster_memory(const detail::Shape& s, std::uint32_t blocks,
           inboxes};
 }
 
-// A cluster's block: its rows of the next step towards L2 (prefetch_span), where there is one.
-template <unsigned K1, unsigned U = 1, class Block, class Groups>
+// A cluster's block: its rows of the next step towards L2 (prefetch_span), where there is one
+// (by its first half of threads, with product halves).
+template <unsigned K1, unsigned U = 1, unsigned Halves = 1, class Block, class Groups>
 TG_HD void prefetch_cluster_rows(Block& blk, const Groups& f, const StepInputs& in,
                                  std::uint32_t rows, std::uint32_t blocks) {
   if (in.key_next == nullptr) return;
   const std::uint32_t ggsws = U > 1 ? in.next_ggsws : 1;  // as in cmux_step
   blk.each([&](unsigned tid, auto&) {
+    if (Halves > 1 && blk.half(tid) != 0) return;
     for (std::uint32_t g = 0; g < ggsws; ++g) {
       for (std::uint32_t q = blk.rank(tid); q < rows; q += blocks) {
         prefetch_span(in.key_next + (std::size_t{g} * rows + q) * K1 * f.M, std::size_t{K1} * f.M,
@@ -1161,8 +1188,10 @@ TG_HD std::uint32_t lowest_bit(std::uint32_t m) {
 // cluster), sent for o != b and stored in place for o = b; then each block that sums a column
 // waits until the other C - 1 blocks' partials have arrived and sums the C slots in rank order
 // into its registers (InFlight at a time, sum_partials), while the other blocks take zeros
-// (and idle along in the inverse transform).
-template <unsigned K1, unsigned InFlight, class Block, class Groups>
+// (and idle along in the inverse transform). With product halves (Halves = 2) each half sends
+// the points of its products (half h: 4h .. 4h+3), a block barrier follows (the other half's
+// points in this block's own inbox), and the first half sums.
+template <unsigned K1, unsigned InFlight, unsigned Halves = 1, class Block, class Groups>
 TG_HD void exchange_partials(Block& blk, const Groups& f, const ClusterMemory& mem,
                              std::uint32_t blocks, std::uint32_t parity) {
   const std::uint32_t buffer = mem.inboxes == 2 ? parity : 0;
@@ -1172,27 +1201,45 @@ TG_HD void exchange_partials(Block& blk, const Groups& f, const ClusterMemory& m
     const std::uint32_t b = blk.rank(tid), t = f.thread(tid);
     const ClusterRoles roles = blk.roles(tid);
     auto slot = [&](unsigned r) { return (std::size_t{b} * P + r) * f.T + t; };  // point Pt + r
+    // Registers first .. first + count - 1 of every product.
+    auto send_points = [&](auto first_point, auto point_count) {
+      constexpr unsigned first = decltype(first_point)::value;
+      constexpr unsigned count = decltype(point_count)::value;
 TG_UNROLL
-    for (unsigned c = 0; c < K1; ++c) {
-      const std::uint32_t summers = roles.summers_of(c);
-      if ((summers >> b) & 1u) {
+      for (unsigned c = 0; c < K1; ++c) {
+        const std::uint32_t summers = roles.summers_of(c);
+        if ((summers >> b) & 1u) {
 TG_UNROLL
-        for (unsigned r = 0; r < P; ++r) {  // read back by this thread alone
-          blk.local(inbox, tid)[slot(r)] = R.sum[c][r];
+          for (unsigned r = first; r < first + count; ++r) {  // read back by this block alone
+            blk.local(inbox, tid)[slot(r)] = R.sum[c][r];
+          }
+        }
+        for (std::uint32_t others = summers & ~(1u << b); others != 0; others &= others - 1) {
+          const std::uint32_t o = lowest_bit(others);
+TG_UNROLL
+          for (unsigned r = first; r < first + count; ++r) {
+            blk.send(inbox + slot(r), o, R.sum[c][r], mem.signals + partials_arrived + buffer);
+          }
         }
       }
-      for (std::uint32_t others = summers & ~(1u << b); others != 0; others &= others - 1) {
-        const std::uint32_t o = lowest_bit(others);
-TG_UNROLL
-        for (unsigned r = 0; r < P; ++r) {
-          blk.send(inbox + slot(r), o, R.sum[c][r], mem.signals + partials_arrived + buffer);
-        }
+    };
+    using Zero = std::integral_constant<unsigned, 0>;
+    if constexpr (Halves > 1) {
+      using Half = std::integral_constant<unsigned, half_points>;
+      if (blk.half(tid) == 0) {
+        send_points(Zero{}, Half{});
+      } else {
+        send_points(Half{}, Half{});
       }
+    } else {
+      send_points(Zero{}, std::integral_constant<unsigned, P>{});
     }
   });
+  if constexpr (Halves > 1) blk.sync();  // both halves' points are in the own inbox
   blk.each([&](unsigned tid, auto& R) {
     constexpr unsigned P = std::extent_v<decltype(R.v)>;
     const std::uint32_t t = f.thread(tid);
+    if (Halves > 1 && blk.half(tid) != 0) return;
     if (blk.roles(tid).summed >= K1) {
 TG_UNROLL
       for (unsigned r = 0; r < P; ++r) R.v[r] = Complex{0, 0};
@@ -1221,11 +1268,13 @@ struct alignas(16) Words4 {
 // decomposition reads its own shared memory (Nsight Compute, H100, batch 1: the loads of the
 // owners' columns through the cluster were 57% of the step's long-scoreboard stalls;
 // docs/gpu.md section 6.11).
-template <unsigned K1, class Block, class Groups>
+// With product halves, the first half of a block's threads (the others read no column).
+template <unsigned K1, unsigned Halves = 1, class Block, class Groups>
 TG_HD void push_columns(Block& blk, const Groups& f, const ClusterMemory& mem, std::uint32_t N,
                         std::uint32_t blocks) {
   blk.sync();  // the owner's column is written (with every_block_sums: each block's own)
   blk.each([&](unsigned tid, auto&) {
+    if (Halves > 1 && blk.half(tid) != 0) return;
     const ClusterRoles roles = blk.roles(tid);
     if (const std::uint32_t c = roles.owned; c < K1 && roles.receivers != 0) {
       const auto* own = reinterpret_cast<const Words4*>(blk.local(mem.acc, tid) + std::size_t{c} * N);
@@ -1243,55 +1292,110 @@ TG_HD void push_columns(Block& blk, const Groups& f, const ClusterMemory& mem, s
   });
 }
 
+// A cluster block's first half of threads (its only half without product halves): each()
+// runs a phase for those alone, sync() is the whole block's barrier (the other half calls it as
+// often). What the transforms run on with product halves.
+template <class Block, unsigned Halves>
+struct FirstHalf {
+  using registers = typename Block::registers;
+  Block& blk;
+  template <class F>
+  TG_HD void each(F&& f) {
+    blk.each([&](unsigned tid, auto& R) {
+      if (Halves == 1 || blk.half(tid) == 0) f(tid, R);
+    });
+  }
+  TG_HD void sync() { blk.sync(); }
+};
+
 // CMUX step of the cluster's rotation: acc += external_product(BK_i, (X^power - 1) acc),
 // power = masks[0]. U > 1: an unrolled key's group step of U key bits on the 2^U - 1 GGSW at
 // in.key_step, switched masks masks[0 .. U).
 // The key rows of each block's products come through its key stage, each asked for once the
 // previous products have read it (fetch_next_key_rows); first: the rotation's first step, which
 // asks for its own first rows; parity: the step's number in its rotation mod 2 (its inbox
-// buffer where there are two).
-template <unsigned K1, class Groups = FftGroups, unsigned U = 1, class Block>
+// buffer where there are two). Halves = 2: product halves (cluster_halves): after the forward
+// transform the first half hands its points 4 .. 7 to the second (thread t + T) through its
+// exchange buffer, at the slots it read last, and each half computes its points' products;
+// only the first half decomposes, transforms, sums and adds.
+template <unsigned K1, class Groups = FftGroups, unsigned U = 1, unsigned Halves = 1, class Block>
 TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                              unsigned char* base, const std::uint32_t* masks,
                              const StepInputs& in, bool first, std::uint32_t parity) {
+  static_assert(Halves == 1 || Halves == 2);
   constexpr bool Group = U > 1;
   const std::uint32_t power = masks[0];
   const std::uint32_t inboxes = blk.inboxes();
   const Groups f = cluster_groups<Groups>(s, blocks, inboxes, base, in.W);
   const std::uint32_t M = f.M, N = 2 * M, l = s.bk_level_count, rows = s.rows();
   const ClusterMemory mem = cluster_memory(s, blocks, inboxes, base);
+  FirstHalf<Block, Halves> transforms{blk};
   if (first) fetch_key_rows<K1>(blk, mem, in.key_step, 0, group_ggsws<U>, rows, blocks, M);
   clear_sums<K1>(blk);
-  prefetch_cluster_rows<K1, U>(blk, f, in, rows, blocks);
+  prefetch_cluster_rows<K1, U, Halves>(blk, f, in, rows, blocks);
   for (std::uint32_t x = 0; x < rows / blocks; ++x) {
-    blk.each([&](unsigned tid, auto& R) {
+    transforms.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = blk.rank(tid) + blocks * x;
       load_digits<Group, true>(
           R, f.thread(tid), f,
           {{DigitSource{blk.local(mem.acc, tid) + std::size_t{q / l} * N, power}}}, q % l + 1, in);
     });
-    forward_transform<true>(blk, f);
+    forward_transform<true>(transforms, f);
+    if constexpr (Halves > 1) {
+      // Points 8t + 4 .. 8t + 7 to the second half: the slots thread t alone read last (the
+      // transform's last exchange), read after the barrier; the next writes to the buffer (the
+      // next row's transform, the inverse's) come after fetch_next_key_rows's barrier.
+      transforms.each([&](unsigned tid, auto& R) {
+        Complex* own = f.buffer(tid);
+        const std::uint32_t at = f.thread(tid) * points_per_thread;
+TG_UNROLL
+        for (unsigned r = half_points; r < points_per_thread; ++r) own[padded(at + r)] = R.v[r];
+      });
+      blk.sync();
+      blk.each([&](unsigned tid, auto& R) {
+        if (blk.half(tid) == 0) return;
+        const Complex* own = f.buffer(blk.partner(tid));
+        const std::uint32_t at = f.thread(tid) * points_per_thread;
+TG_UNROLL
+        for (unsigned r = half_points; r < points_per_thread; ++r) R.v[r] = own[padded(at + r)];
+      });
+    }
     blk.each([&](unsigned tid, auto& R) {
       blk.wait_fetched(tid, mem.signals, key_arrived);
       const Complex* stage = blk.local(mem.stage, tid);
-      if constexpr (Group) {
-        multiply_row_group<K1, U, false>(
-            R, f.thread(tid), f, stage, std::size_t{K1} * M,
-            {{group_exponents<U>([&](unsigned m) { return masks[m]; })}}, in);
+      // Registers first .. first + count - 1.
+      auto products = [&](auto first_point, auto count) {
+        if constexpr (Group) {
+          multiply_row_group<K1, U, false, decltype(first_point)::value, decltype(count)::value>(
+              R, f.thread(tid), f, stage, std::size_t{K1} * M,
+              {{group_exponents<U>([&](unsigned m) { return masks[m]; })}}, in);
+        } else {
+          multiply_row<K1, false, decltype(first_point)::value, decltype(count)::value>(
+              R, f.thread(tid), f, stage);
+        }
+      };
+      if constexpr (Halves > 1) {
+        using Half = std::integral_constant<unsigned, half_points>;
+        if (blk.half(tid) == 0) {
+          products(std::integral_constant<unsigned, 0>{}, Half{});
+        } else {
+          products(Half{}, Half{});
+        }
       } else {
-        multiply_row<K1, false>(R, f.thread(tid), f, stage);
+        products(std::integral_constant<unsigned, 0>{},
+                 std::integral_constant<unsigned, points_per_thread>{});
       }
     });
     fetch_next_key_rows<K1, U>(blk, mem, in, x, rows, blocks, M);
   }
-  exchange_partials<K1, cluster_partials_in_flight>(blk, f, mem, blocks, parity);
-  inverse_transform<true>(blk, f);  // its exchanges use each block's own buffer
-  blk.each([&](unsigned tid, auto& R) {
+  exchange_partials<K1, cluster_partials_in_flight, Halves>(blk, f, mem, blocks, parity);
+  inverse_transform<true>(transforms, f);  // its exchanges use each block's own buffer
+  transforms.each([&](unsigned tid, auto& R) {
     const std::uint32_t c = blk.roles(tid).summed;
     if (c >= K1) return;
     untwist_add(R, f.thread(tid), f, in.untwist, {{blk.local(mem.acc, tid) + std::size_t{c} * N}});
   });
-  push_columns<K1>(blk, f, mem, N, blocks);
+  push_columns<K1, Halves>(blk, f, mem, N, blocks);
 }
 
 // The steps of a cluster's rotation (for_each_step), whose accumulator every block has
@@ -1314,34 +1418,45 @@ TG_HD void cluster_steps(Block& blk, const detail::Shape& s, const Complex* key,
 
 // The n CMUX steps of the cluster's rotation; Unroll > 1: its group steps, then a CMUX step
 // per key bit left (blind_rotate's order).
-template <unsigned K1, class Groups = FftGroups, unsigned Unroll = 1, class Block>
+// Halves: product halves (cluster_cmux_step).
+template <unsigned K1, class Groups = FftGroups, unsigned Unroll = 1, unsigned Halves = 1,
+          class Block>
 TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                                 unsigned char* base, const std::uint32_t* powers,
                                 const Complex* key, StepInputs in) {
   cluster_steps<Unroll>(blk, s, key, in, [&](std::uint32_t i, auto u, std::uint32_t parity) {
-    cluster_cmux_step<K1, Groups, decltype(u)::value>(blk, s, blocks, base, powers + i, in,
-                                                      i == 0, parity);
+    cluster_cmux_step<K1, Groups, decltype(u)::value, Halves>(blk, s, blocks, base, powers + i,
+                                                              in, i == 0, parity);
   });
 }
 
 // A cluster run on the host: one block of C*T threads, block b's shared memory at
 // base + b * bytes (the program's phases run for every thread of the cluster in turn, so
 // both barriers and the waits are nothing here, and a send is a store; the CUDA emulator runs
-// the real cluster kernel).
+// the real cluster kernel). With product halves (halves = 2) the blocks' second halves follow
+// as C*T more threads: thread h C T + b T + t is thread t of half h of block b, so that the
+// first halves' thread numbers are those of a cluster without halves.
 template <class Regs>
 struct HostClusterBlock : HostBlock<Regs> {
   std::uint32_t T;
+  std::uint32_t blocks;
+  std::uint32_t halves;
   std::size_t bytes;
   std::vector<ClusterRoles> roles_;  // per block
   HostClusterBlock(const detail::Shape& s, std::uint32_t blocks, std::uint32_t threads,
-                   std::uint32_t sums = owner_sums)
-      : HostBlock<Regs>(std::size_t{blocks} * threads),
+                   std::uint32_t sums = owner_sums, std::uint32_t halves = 1)
+      : HostBlock<Regs>(std::size_t{halves} * blocks * threads),
         T(threads),
+        blocks(blocks),
+        halves(halves),
         bytes(cluster_block_bytes(s, blocks)) {
     for (std::uint32_t b = 0; b < blocks; ++b) roles_.push_back(cluster_roles(s, blocks, b, sums));
   }
   void cluster_sync() {}
-  unsigned rank(unsigned tid) const { return tid / T; }
+  unsigned rank(unsigned tid) const { return tid / T % blocks; }
+  // The half of the block thread tid is in, and the thread of the first half it helps.
+  unsigned half(unsigned tid) const { return tid / (blocks * T); }
+  unsigned partner(unsigned tid) const { return tid % (blocks * T); }
   std::uint32_t inboxes() const { return roles_.front().inboxes; }  // every block's
   ClusterRoles roles(unsigned tid) const { return roles_[rank(tid)]; }
   template <class U>
@@ -1361,7 +1476,7 @@ struct HostClusterBlock : HostBlock<Regs> {
   // The key stage's copies, done at once by the block's last thread (the device's issuer).
   void fetch(unsigned tid, Complex* dst, const Complex* src, std::size_t count,
              std::size_t stride, std::uint32_t segments, std::uint64_t*) const {
-    if (tid % T != T - 1) return;
+    if (tid % T != T - 1 || half(tid) + 1 != halves) return;
     Complex* to = local(dst, tid);
     for (std::uint32_t g = 0; g < segments; ++g) {
       for (std::size_t e = 0; e < count; ++e) to[g * count + e] = src[g * stride + e];

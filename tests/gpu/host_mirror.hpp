@@ -165,6 +165,9 @@ class HostEngine {
   // Whether the fixed-length programs run where the device runs them (default), or the
   // run-time-length ones everywhere.
   void set_fixed_lengths(bool on) { fixed_lengths_ = on; }
+  // A cluster's product halves (fused_rotation.hpp, cluster_halves): 0, the device's choice
+  // (this build's); 1 or 2 forced, at any length (the program takes any).
+  void set_product_halves(std::uint32_t halves) { product_halves_ = halves; }
 
   // fused_blind_rotation_kernel for `capacity` accumulators: from `first_step`, `steps` CMUX
   // steps (all n by default) of each rotation's block program, thread by thread.
@@ -365,7 +368,10 @@ class HostEngine {
     constexpr bool wide = std::is_same_v<Regs, fused::wide::Regs<K1>>;
     const std::uint32_t C = fused_.cluster, N = s_.N;
     const std::size_t bytes = fused::cluster_block_bytes(s_, C);
-    fused::HostClusterBlock<Regs> blk(s_, C, fused::block_threads(fused_, s_), fused_.sums);
+    const std::uint32_t device_halves = fused::cluster_halves(C, fused_.points, s_);
+    const std::uint32_t halves = wide ? 1 : product_halves_ != 0 ? product_halves_ : device_halves;
+    fused::HostClusterBlock<Regs> blk(s_, C, fused::block_threads(fused_, s_) / device_halves,
+                                      fused_.sums, halves);
     // The cluster's shared memory, NaN-filled so that a read before a write shows.
     std::vector<Complex> shared(C * bytes / sizeof(Complex), Complex{NAN, NAN});
     auto* base = reinterpret_cast<unsigned char*>(shared.data());
@@ -392,6 +398,9 @@ class HostEngine {
           if constexpr (wide) {
             fused::wide::cluster_cmux_step<K1, Groups>(blk, s_, C, base, rotation_powers + i, in,
                                                        true, i & 1u);
+          } else if (halves == 2) {
+            fused::cluster_cmux_step<K1, Groups, 1, 2>(blk, s_, C, base, rotation_powers + i, in,
+                                                       true, i & 1u);
           } else {
             fused::cluster_cmux_step<K1, Groups>(blk, s_, C, base, rotation_powers + i, in, true,
                                                  i & 1u);
@@ -405,6 +414,9 @@ class HostEngine {
             if constexpr (wide) {
               fused::wide::cluster_blind_rotate<K1, Groups, U>(blk, s_, C, base, rotation_powers,
                                                                fused_key_.data(), in);
+            } else if (halves == 2) {
+              fused::cluster_blind_rotate<K1, Groups, U, 2>(blk, s_, C, base, rotation_powers,
+                                                            fused_key_.data(), in);
             } else {
               fused::cluster_blind_rotate<K1, Groups, U>(blk, s_, C, base, rotation_powers,
                                                          fused_key_.data(), in);
@@ -414,6 +426,9 @@ class HostEngine {
           for (std::uint32_t i = first_step; i < last; ++i) step(i);
         } else if constexpr (wide) {  // the kernel's own loop
           fused::wide::cluster_blind_rotate<K1, Groups>(blk, s_, C, base, rotation_powers,
+                                                        fused_key_.data(), in);
+        } else if (halves == 2) {
+          fused::cluster_blind_rotate<K1, Groups, 1, 2>(blk, s_, C, base, rotation_powers,
                                                         fused_key_.data(), in);
         } else {
           fused::cluster_blind_rotate<K1, Groups>(blk, s_, C, base, rotation_powers,
@@ -522,6 +537,7 @@ class HostEngine {
   NaturalFft fft_;
   kernel::fused::LaunchShape fused_{0, 1};  // groups 0: the cuFFT engine
   bool fixed_lengths_ = true;
+  std::uint32_t product_halves_ = 0;
   std::vector<Complex> twiddles_, fused_key_;
   kernel::GadgetConstants gadget_;
   kernel::KeySwitchConstants ks_;

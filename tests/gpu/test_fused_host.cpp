@@ -938,14 +938,17 @@ namespace {
 
 // A NAND of two bits and a MUX on tfhe_lib_128 with a key of form `unroll` (3 outputs, chunks
 // of 4 rotations): the CPU backend's words through the host mirror with `fused_groups` (0: the
-// cuFFT engine, as it is) and each of `shapes`.
+// cuFFT engine, as it is) and each of `shapes`, clusters with product halves `halves` (0: this
+// build's).
 void check_lib128_flow(std::uint32_t unroll, std::uint32_t fused_groups,
-                       const std::vector<fz::LaunchShape>& shapes, std::uint64_t seed) {
+                       const std::vector<fz::LaunchShape>& shapes, std::uint64_t seed,
+                       std::uint32_t halves = 0) {
   using S = CpuStorage;
-  INFO("seed " << seed << ", unroll " << unroll);
+  INFO("seed " << seed << ", unroll " << unroll << ", product halves " << halves);
   Csprng rng = seeded_rng(seed);
   test::SequentialFixture f(tfhe_lib_128(), {}, unroll);
   HostEngine engine(*f.keys.cloud, fused_groups);
+  engine.set_product_halves(halves);
   auto A = encrypt(f.be, f.key, std::vector<std::uint8_t>{0, 1}, rng);
   auto B = encrypt(f.be, f.key, std::vector<std::uint8_t>{1, 1}, rng);
   auto C = encrypt(f.be, f.key, std::vector<std::uint8_t>{0, 0}, rng);
@@ -1170,6 +1173,43 @@ TEST_CASE("key bits in threes: the data flow equals the CPU backend on tfhe_lib_
                      fz::LaunchShape{1, 1, 6, 1, 8, fz::every_block_sums},
                      fz::LaunchShape{1, 1, 6, 1, 4}},
                     seed);
+}
+
+TEST_CASE("product halves: clusters whose blocks' second half computes half the products give the "
+          "CPU backend's words",
+          "[gpu-host][fused]") {
+  // The program with two halves per cluster block (fused_rotation.hpp, cluster_halves; an A/B
+  // build's kernels, docs/gpu.md section 6.22), forced here at every length: owners' and every
+  // block's sums, k = 1 and 2, the standard key and keys in pairs and threes, the run-time and
+  // the fixed lengths.
+  const std::uint64_t seed = catch_seed(0x2014);
+  INFO("seed " << seed);
+  const std::vector<DataFlowCase> cases = {
+      {toy_insecure(), {{1, 1, 2}, {1, 1, 4}, {1, 1, 4, 1, 8, 2}}},
+      {toy_k2_insecure(), {{1, 1, 3}, {1, 1, 6}, {1, 1, 6, 1, 8, 2}}},
+      {sized_insecure(512, 1), {{1, 1, 2}, {1, 1, 4, 1, 8, 2}}}};
+  for (const std::uint32_t unroll : {1u, 2u, 3u}) {
+    for (const DataFlowCase& cs : cases) {
+      for (const bool fixed : {true, false}) {
+        INFO("parameter set " << cs.p.name << ", unroll " << unroll << ", fixed lengths " << fixed);
+        test::SequentialFixture f(cs.p, {}, unroll);
+        HostEngine engine(*f.keys.cloud, 1);
+        engine.set_product_halves(2);
+        engine.set_fixed_lengths(fixed);
+        check_every_gate_flow(f, engine, cs.shapes, seed);
+      }
+    }
+  }
+  // tfhe_lib_128 in threes with c6e, the shape it would run at batch 1.
+  check_lib128_flow(3, 1, {fz::LaunchShape{1, 1, 6, 1, 8, fz::every_block_sums}},
+                    catch_seed(0x2015), 2);
+  // This build's choice: 2 halves for 8-point clusters at fixed lengths where it has them.
+  const gd::Shape lib = shape_of(tfhe_lib_128());
+  CHECK(fz::cluster_halves(6, 8, lib) == (fz::product_halves ? 2u : 1u));
+  CHECK(fz::cluster_halves(6, 4, lib) == 1);  // wide
+  CHECK(fz::cluster_halves(1, 8, lib) == 1);  // no cluster
+  CHECK(fz::block_threads(fz::LaunchShape{1, 1, 6}, lib) == (fz::product_halves ? 128u : 64u));
+  CHECK(fz::cluster_halves(6, 8, shape_of(sized_insecure(4096, 1))) == 1);  // no fixed length
 }
 
 TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", "[gpu-host][fused]") {
