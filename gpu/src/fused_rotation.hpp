@@ -647,17 +647,17 @@ TG_HD Complex load_global_key(const Complex* p) {
 }
 
 // Thread t of a group: sum_c += digits * row[c] (row: one key row's K1 fused spectra, in
-// device memory when Global, else staged in shared memory), at its registers r = First ..
-// First + Count - 1 (all 8 but with product halves).
-template <unsigned K1, bool Global, unsigned First = 0, unsigned Count = points_per_thread,
+// device memory when Global, else staged in shared memory): registers r < Count (all 8 but
+// with product halves) hold the thread's points 8t + r + Shift.
+template <unsigned K1, bool Global, unsigned Count = points_per_thread, unsigned Shift = 0,
           class Regs, class Groups>
 TG_HD void multiply_row(Regs& R, std::uint32_t t, const Groups& f, const Complex* row) {
 TG_UNROLL
   for (unsigned c = 0; c < K1; ++c) {
     const Complex* key = row + std::size_t{c} * f.M;
 TG_UNROLL
-    for (unsigned r = First; r < First + Count; ++r) {
-      const Complex* point = key + r * f.T + t;
+    for (unsigned r = 0; r < Count; ++r) {
+      const Complex* point = key + (r + Shift) * f.T + t;
       const Complex b = Global ? load_global_key(point) : *point;  // one load for every lane
 TG_UNROLL
       for (unsigned p = 0; p < Regs::lanes; ++p) {
@@ -685,18 +685,18 @@ inline constexpr bool factor_times_key = false;
 // staged in shared memory), f_g = zeta^(t_s e_g) - 1 at the point's slot s (kernel_math.hpp),
 // e: each lane's 2^U - 1 exponents; register r's point at key slot slot_of(r) (the 8-point
 // groups' r T + t, or a wide cluster's, fused_wide.hpp). FactorKey: the products in the order
-// sum_c += digits * (sum_g f_g * row_g[c]) (factor_times_key). Registers r = First .. First +
-// Count - 1 (Count 0: all; some with product halves).
+// sum_c += digits * (sum_g f_g * row_g[c]) (factor_times_key). Registers r < Count (0: all;
+// fewer with product halves).
 template <unsigned K1, unsigned U, bool Global = true, bool FactorKey = factor_times_key,
-          unsigned First = 0, unsigned Count = 0, class Regs, class Groups, class Slot>
+          unsigned Count = 0, class Regs, class Groups, class Slot>
 TG_HD void multiply_row_group_at(Regs& R, const Groups& f, const Complex* row, std::size_t ggsw,
                                  PerLane<GroupExponents<U>, Regs::lanes> e, const StepInputs& in,
                                  Slot slot_of) {
   constexpr unsigned points = std::extent_v<decltype(Regs::v)>;
-  constexpr unsigned end = Count == 0 ? points : First + Count;
+  constexpr unsigned end = Count == 0 ? points : Count;
   const std::uint32_t N = 2 * f.M;
 TG_UNROLL
-  for (unsigned r = First; r < end; ++r) {
+  for (unsigned r = 0; r < end; ++r) {
     const std::uint32_t slot = slot_of(r);
     const std::uint32_t root = in.roots[slot];
     if constexpr (FactorKey) {
@@ -743,15 +743,15 @@ TG_UNROLL
   }
 }
 
-// Thread t of an 8-point group, a group step (multiply_row_group_at at slots r T + t), at
-// registers First .. First + Count - 1 (Count 0: all).
-template <unsigned K1, unsigned U, bool Global = true, unsigned First = 0, unsigned Count = 0,
+// Thread t of an 8-point group, a group step (multiply_row_group_at at slots r T + t):
+// registers r < Count (0: all) hold points 8t + r + Shift.
+template <unsigned K1, unsigned U, bool Global = true, unsigned Count = 0, unsigned Shift = 0,
           class Regs, class Groups>
 TG_HD void multiply_row_group(Regs& R, std::uint32_t t, const Groups& f, const Complex* row,
                               std::size_t ggsw, PerLane<GroupExponents<U>, Regs::lanes> e,
                               const StepInputs& in) {
-  multiply_row_group_at<K1, U, Global, factor_times_key, First, Count>(
-      R, f, row, ggsw, e, in, [&](unsigned r) { return r * f.T + t; });
+  multiply_row_group_at<K1, U, Global, factor_times_key, Count>(
+      R, f, row, ggsw, e, in, [&](unsigned r) { return (r + Shift) * f.T + t; });
 }
 
 // Thread t of a group, after the twisted inverse transform: a.lane[p] += round(untwisted v)
@@ -1189,8 +1189,9 @@ TG_HD std::uint32_t lowest_bit(std::uint32_t m) {
 // waits until the other C - 1 blocks' partials have arrived and sums the C slots in rank order
 // into its registers (InFlight at a time, sum_partials), while the other blocks take zeros
 // (and idle along in the inverse transform). With product halves (Halves = 2) each half sends
-// the points of its products (half h: 4h .. 4h+3), a block barrier follows (the other half's
-// points in this block's own inbox), and the first half sums.
+// the points of its products (half h: points 8t + 4h .. 8t + 4h + 3, in its registers 0 .. 3),
+// a block barrier follows (the other half's points in this block's own inbox), and the first
+// half sums.
 template <unsigned K1, unsigned InFlight, unsigned Halves = 1, class Block, class Groups>
 TG_HD void exchange_partials(Block& blk, const Groups& f, const ClusterMemory& mem,
                              std::uint32_t blocks, std::uint32_t parity) {
@@ -1201,24 +1202,25 @@ TG_HD void exchange_partials(Block& blk, const Groups& f, const ClusterMemory& m
     const std::uint32_t b = blk.rank(tid), t = f.thread(tid);
     const ClusterRoles roles = blk.roles(tid);
     auto slot = [&](unsigned r) { return (std::size_t{b} * P + r) * f.T + t; };  // point Pt + r
-    // Registers first .. first + count - 1 of every product.
-    auto send_points = [&](auto first_point, auto point_count) {
-      constexpr unsigned first = decltype(first_point)::value;
+    // Registers r < count of every product, the thread's points Pt + r + shift.
+    auto send_points = [&](auto point_count, auto point_shift) {
       constexpr unsigned count = decltype(point_count)::value;
+      constexpr unsigned shift = decltype(point_shift)::value;
 TG_UNROLL
       for (unsigned c = 0; c < K1; ++c) {
         const std::uint32_t summers = roles.summers_of(c);
         if ((summers >> b) & 1u) {
 TG_UNROLL
-          for (unsigned r = first; r < first + count; ++r) {  // read back by this block alone
-            blk.local(inbox, tid)[slot(r)] = R.sum[c][r];
+          for (unsigned r = 0; r < count; ++r) {  // read back by this block alone
+            blk.local(inbox, tid)[slot(r + shift)] = R.sum[c][r];
           }
         }
         for (std::uint32_t others = summers & ~(1u << b); others != 0; others &= others - 1) {
           const std::uint32_t o = lowest_bit(others);
 TG_UNROLL
-          for (unsigned r = first; r < first + count; ++r) {
-            blk.send(inbox + slot(r), o, R.sum[c][r], mem.signals + partials_arrived + buffer);
+          for (unsigned r = 0; r < count; ++r) {
+            blk.send(inbox + slot(r + shift), o, R.sum[c][r],
+                     mem.signals + partials_arrived + buffer);
           }
         }
       }
@@ -1227,12 +1229,12 @@ TG_UNROLL
     if constexpr (Halves > 1) {
       using Half = std::integral_constant<unsigned, half_points>;
       if (blk.half(tid) == 0) {
-        send_points(Zero{}, Half{});
+        send_points(Half{}, Zero{});
       } else {
         send_points(Half{}, Half{});
       }
     } else {
-      send_points(Zero{}, std::integral_constant<unsigned, P>{});
+      send_points(std::integral_constant<unsigned, P>{}, Zero{});
     }
   });
   if constexpr (Halves > 1) blk.sync();  // both halves' points are in the own inbox
@@ -1315,9 +1317,10 @@ struct FirstHalf {
 // previous products have read it (fetch_next_key_rows); first: the rotation's first step, which
 // asks for its own first rows; parity: the step's number in its rotation mod 2 (its inbox
 // buffer where there are two). Halves = 2: product halves (cluster_halves): after the forward
-// transform the first half hands its points 4 .. 7 to the second (thread t + T) through its
-// exchange buffer, at the slots it read last, and each half computes its points' products;
-// only the first half decomposes, transforms, sums and adds.
+// transform the first half hands its points 8t + 4 .. 8t + 7 to the second (thread t + T, its
+// registers 0 .. 3) through its exchange buffer, at the slots it read last, and each half
+// computes its 4 points' products into its sums 0 .. 3 (sums 4 .. 7 are never used, so a
+// thread holds half the sums); only the first half decomposes, transforms, sums and adds.
 template <unsigned K1, class Groups = FftGroups, unsigned U = 1, unsigned Halves = 1, class Block>
 TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                              unsigned char* base, const std::uint32_t* masks,
@@ -1357,33 +1360,33 @@ TG_UNROLL
         const Complex* own = f.buffer(blk.partner(tid));
         const std::uint32_t at = f.thread(tid) * points_per_thread;
 TG_UNROLL
-        for (unsigned r = half_points; r < points_per_thread; ++r) R.v[r] = own[padded(at + r)];
+        for (unsigned r = 0; r < half_points; ++r) R.v[r] = own[padded(at + half_points + r)];
       });
     }
     blk.each([&](unsigned tid, auto& R) {
       blk.wait_fetched(tid, mem.signals, key_arrived);
       const Complex* stage = blk.local(mem.stage, tid);
-      // Registers first .. first + count - 1.
-      auto products = [&](auto first_point, auto count) {
+      // Registers r < count, the thread's points 8t + r + shift.
+      auto products = [&](auto count, auto shift) {
         if constexpr (Group) {
-          multiply_row_group<K1, U, false, decltype(first_point)::value, decltype(count)::value>(
+          multiply_row_group<K1, U, false, decltype(count)::value, decltype(shift)::value>(
               R, f.thread(tid), f, stage, std::size_t{K1} * M,
               {{group_exponents<U>([&](unsigned m) { return masks[m]; })}}, in);
         } else {
-          multiply_row<K1, false, decltype(first_point)::value, decltype(count)::value>(
+          multiply_row<K1, false, decltype(count)::value, decltype(shift)::value>(
               R, f.thread(tid), f, stage);
         }
       };
+      using Zero = std::integral_constant<unsigned, 0>;
       if constexpr (Halves > 1) {
         using Half = std::integral_constant<unsigned, half_points>;
         if (blk.half(tid) == 0) {
-          products(std::integral_constant<unsigned, 0>{}, Half{});
+          products(Half{}, Zero{});
         } else {
           products(Half{}, Half{});
         }
       } else {
-        products(std::integral_constant<unsigned, 0>{},
-                 std::integral_constant<unsigned, points_per_thread>{});
+        products(std::integral_constant<unsigned, points_per_thread>{}, Zero{});
       }
     });
     fetch_next_key_rows<K1, U>(blk, mem, in, x, rows, blocks, M);
