@@ -680,6 +680,34 @@ inline constexpr bool factor_times_key = true;
 inline constexpr bool factor_times_key = false;
 #endif
 
+// Ablations, an experiment (TORUSGATE_FUSED_ABLATE = a mask, compile time; docs/gpu.md section
+// 6.22): a build that leaves out a part of the rotation's step gives WRONG words (bench_gates
+// reports them), and only its time means something: what the part costs is the time it no
+// longer takes. Never in a default build (0).
+//   ablate_factors   a group step's factors from the exponent alone (an integer product and a
+//                    conversion, no table load)
+//   ablate_fetch     a cluster block's key stage fetched 8 points per GGSW row instead of K1 M
+//                    (the same copies, waits and barriers, a 64th of the bytes for N = 1024)
+//   ablate_products  no products in a cluster block (its sums stay zero; the key stage still
+//                    fetched and waited for)
+#if defined(TORUSGATE_FUSED_ABLATE)
+inline constexpr unsigned ablate = TORUSGATE_FUSED_ABLATE;
+#else
+inline constexpr unsigned ablate = 0;
+#endif
+inline constexpr unsigned ablate_factors = 1, ablate_fetch = 2, ablate_products = 4;
+
+// A group step's factor for exponent x at a slot of root `root` (rotation_factor), or with
+// ablate_factors a stand-in that reads no memory.
+TG_HD Complex step_factor(const Complex* unit, std::uint32_t root, std::uint32_t x,
+                          std::uint32_t N) {
+  if constexpr ((ablate & ablate_factors) != 0) {
+    return Complex{static_cast<double>((root * x) & (2 * N - 1)) - 1.0, 0.5};
+  } else {
+    return rotation_factor(unit, root, x, N);
+  }
+}
+
 // A thread's group step (U key bits): sum_c += sum_g (digits * f_g) * row_g[c], row_g: key
 // row q of the group's GGSW g < 2^U - 1 (row + g * ggsw, in device memory when Global, else
 // staged in shared memory), f_g = zeta^(t_s e_g) - 1 at the point's slot s (kernel_math.hpp),
@@ -706,7 +734,7 @@ TG_UNROLL
         Complex factor[Regs::lanes];
 TG_UNROLL
         for (unsigned p = 0; p < Regs::lanes; ++p) {
-          factor[p] = rotation_factor(in.unit, root, e.lane[p].e[g], N);
+          factor[p] = step_factor(in.unit, root, e.lane[p].e[g], N);
         }
 TG_UNROLL
         for (unsigned c = 0; c < K1; ++c) {
@@ -730,7 +758,7 @@ TG_UNROLL
       Complex w[Regs::lanes];
 TG_UNROLL
       for (unsigned p = 0; p < Regs::lanes; ++p) {
-        w[p] = times(lane(R.v[r], p), rotation_factor(in.unit, root, e.lane[p].e[g], N));
+        w[p] = times(lane(R.v[r], p), step_factor(in.unit, root, e.lane[p].e[g], N));
       }
 TG_UNROLL
       for (unsigned c = 0; c < K1; ++c) {
@@ -1150,7 +1178,8 @@ TG_HD void fetch_key_rows(Block& blk, const ClusterMemory& mem, const Complex* g
                           std::uint32_t blocks, std::uint32_t M) {
   blk.each([&](unsigned tid, auto&) {
     const std::uint32_t q = blk.rank(tid) + blocks * x;
-    blk.fetch(tid, mem.stage, ggsw + std::size_t{q} * K1 * M, std::size_t{K1} * M,
+    const std::size_t count = (ablate & ablate_fetch) != 0 ? 8 : std::size_t{K1} * M;
+    blk.fetch(tid, mem.stage, ggsw + std::size_t{q} * K1 * M, count,
               std::size_t{rows} * K1 * M, ggsws, mem.signals + key_arrived);
   });
 }
@@ -1378,7 +1407,9 @@ TG_UNROLL
         }
       };
       using Zero = std::integral_constant<unsigned, 0>;
-      if constexpr (Halves > 1) {
+      if constexpr ((ablate & ablate_products) != 0) {
+        return;
+      } else if constexpr (Halves > 1) {
         using Half = std::integral_constant<unsigned, half_points>;
         if (blk.half(tid) == 0) {
           products(Half{}, Zero{});
