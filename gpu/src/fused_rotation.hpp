@@ -708,6 +708,69 @@ TG_HD Complex step_factor(const Complex* unit, std::uint32_t root, std::uint32_t
   }
 }
 
+// How a group step gets its G = 2^U - 1 factors at a slot (an A/B, compile time; docs/gpu.md
+// section 6.22, where the ablations measured the factors at about half of a threes step's
+// products): by default each from the table (step_factor). With
+// TORUSGATE_FUSED_FACTOR_PRODUCTS, zeta^(t a_m) of each key bit's mask a_m from the table and
+// every other power as a product, zeta^(t (a + b)) = zeta^(t a) zeta^(t b) (threes: 3 table
+// reads and 4 complex products instead of 7 reads; pairs: 2 and 1): the same factors up to
+// their rounding, which the exact integer products' final rounding absorbs, as it absorbs
+// every engine's. With TORUSGATE_FUSED_FACTOR_SIGNBITS, each table read's quadrant by selects
+// and sign bits (unit_power_quarter) instead of negations: the same doubles.
+#if defined(TORUSGATE_FUSED_FACTOR_PRODUCTS)
+inline constexpr bool factor_products = true;
+#else
+inline constexpr bool factor_products = false;
+#endif
+#if defined(TORUSGATE_FUSED_FACTOR_SIGNBITS)
+inline constexpr bool factor_signbits = true;
+#else
+inline constexpr bool factor_signbits = false;
+#endif
+
+// zeta^(root e) (Products) or zeta^(root e) - 1, as the build takes it from the table.
+template <bool Power>
+TG_HD Complex table_factor(const Complex* unit, std::uint32_t root, std::uint32_t e,
+                           std::uint32_t N) {
+  if constexpr (factor_signbits && (ablate & ablate_factors) == 0) {
+    const Complex v = unit_power_quarter(unit, root, e, N);
+    return Power ? v : Complex{v.re - 1.0, v.im};
+  } else if constexpr (Power) {
+    const Complex f = step_factor(unit, root, e, N);
+    return Complex{f.re + 1.0, f.im};  // not exact; only the products' A/B takes this path
+  } else {
+    return step_factor(unit, root, e, N);
+  }
+}
+
+// The G factors f_g = zeta^(root e_g) - 1 of a group step at a slot of root `root` (e: the
+// step's exponents, group_exponents' order: GGSW g has pattern G - g over the key bits, bit
+// U-1-m for key bit m), by the build's method (factor_products or the table for each).
+// Products (template argument, the build's by default): the powers of single bits from the
+// table, pattern v's as the product of v's without its lowest bit and that bit's.
+template <unsigned U, bool Products = factor_products>
+TG_HD void group_factors(const Complex* unit, std::uint32_t root, const GroupExponents<U>& e,
+                         std::uint32_t N, Complex (&f)[group_ggsws<U>]) {
+  constexpr unsigned G = group_ggsws<U>;
+  if constexpr (!Products) {
+TG_UNROLL
+    for (unsigned g = 0; g < G; ++g) f[g] = table_factor<false>(unit, root, e.e[g], N);
+  } else {
+    Complex z[G + 1];  // z[v]: zeta^(root e) of pattern v
+TG_UNROLL
+    for (unsigned v = 1; v <= G; ++v) {
+      const unsigned low = v & (0u - v);
+      if (low == v) {
+        z[v] = table_factor<true>(unit, root, e.e[G - v], N);
+      } else {
+        z[v] = times(z[v - low], z[low]);
+      }
+    }
+TG_UNROLL
+    for (unsigned g = 0; g < G; ++g) f[g] = Complex{z[G - g].re - 1.0, z[G - g].im};
+  }
+}
+
 // A thread's group step (U key bits): sum_c += sum_g (digits * f_g) * row_g[c], row_g: key
 // row q of the group's GGSW g < 2^U - 1 (row + g * ggsw, in device memory when Global, else
 // staged in shared memory), f_g = zeta^(t_s e_g) - 1 at the point's slot s (kernel_math.hpp),
@@ -729,13 +792,14 @@ TG_UNROLL
     const std::uint32_t root = in.roots[slot];
     if constexpr (FactorKey) {
       Complex keyed[K1][Regs::lanes] = {};
+      Complex factors[Regs::lanes][group_ggsws<U>];
+TG_UNROLL
+      for (unsigned p = 0; p < Regs::lanes; ++p) group_factors<U>(in.unit, root, e.lane[p], N, factors[p]);
 TG_UNROLL
       for (unsigned g = 0; g < group_ggsws<U>; ++g) {
         Complex factor[Regs::lanes];
 TG_UNROLL
-        for (unsigned p = 0; p < Regs::lanes; ++p) {
-          factor[p] = step_factor(in.unit, root, e.lane[p].e[g], N);
-        }
+        for (unsigned p = 0; p < Regs::lanes; ++p) factor[p] = factors[p][g];
 TG_UNROLL
         for (unsigned c = 0; c < K1; ++c) {
           const Complex* point = row + g * ggsw + std::size_t{c} * f.M + slot;
@@ -753,13 +817,14 @@ TG_UNROLL
       }
       continue;
     }
+    Complex factors[Regs::lanes][group_ggsws<U>];
+TG_UNROLL
+    for (unsigned p = 0; p < Regs::lanes; ++p) group_factors<U>(in.unit, root, e.lane[p], N, factors[p]);
 TG_UNROLL
     for (unsigned g = 0; g < group_ggsws<U>; ++g) {
       Complex w[Regs::lanes];
 TG_UNROLL
-      for (unsigned p = 0; p < Regs::lanes; ++p) {
-        w[p] = times(lane(R.v[r], p), step_factor(in.unit, root, e.lane[p].e[g], N));
-      }
+      for (unsigned p = 0; p < Regs::lanes; ++p) w[p] = times(lane(R.v[r], p), factors[p][g]);
 TG_UNROLL
       for (unsigned c = 0; c < K1; ++c) {
         const Complex* point = row + g * ggsw + std::size_t{c} * f.M + slot;

@@ -427,6 +427,31 @@ TG_HD Complex rotation_factor_quarter(const Complex* unit, std::uint32_t root, s
   if ((x & N) != 0) v = Complex{-v.re, -v.im};                 // times i^2
   return Complex{v.re - 1.0, v.im};
 }
+// x with its sign flipped where `flip` (an integer operation on its sign bit; x and -x as
+// unary minus gives them).
+TG_HD double flip_sign(double x, bool flip) {
+#if defined(__CUDA_ARCH__) && !defined(TORUSGATE_CUDA_EMULATION)
+  return __longlong_as_double(__double_as_longlong(x) ^
+                              (static_cast<long long>(flip) << 63));
+#else
+  std::uint64_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits ^= static_cast<std::uint64_t>(flip) << 63;
+  std::memcpy(&x, &bits, sizeof bits);
+  return x;
+#endif
+}
+// zeta^(root e) from the table's first quarter, as rotation_factor_quarter takes it (no - 1),
+// the quadrant by selects and sign bits: i^q (c + i s) = (c, s), (-s, c), (-c, -s), (s, -c)
+// for q = 0 .. 3. The same doubles.
+TG_HD Complex unit_power_quarter(const Complex* unit, std::uint32_t root, std::uint32_t e,
+                                 std::uint32_t N) {
+  const std::uint32_t x = (root * e) & (2 * N - 1);
+  const Complex u = unit[x & (N / 2 - 1)];
+  const bool swap = (x & (N / 2)) != 0, negate_im = (x & N) != 0;
+  return Complex{flip_sign(swap ? u.im : u.re, swap != negate_im),
+                 flip_sign(swap ? u.re : u.im, negate_im)};
+}
 // The kernels' choice: the table's first quarter (8 KiB instead of 32 for N = 1024), or with
 // TORUSGATE_FUSED_FULL_UNIT (compile time, for an A/B build) the whole table. Measured on an
 // H100 with tfhe_lib_128 (docs/gpu.md section 6.20): the quarter's unrolled 1x1 rotation at

@@ -1163,6 +1163,56 @@ TEST_CASE("rotation_factor_quarter: the whole table's factors from its first qua
   }
 }
 
+TEST_CASE("unit_power_quarter and group_factors: the quadrant by sign bits gives the same "
+          "doubles; the powers as products the same factors within rounding",
+          "[gpu-host][fused][unroll]") {
+  for (std::uint32_t N : {16u, 1024u, 2048u}) {
+    INFO("N = " << N);
+    const std::vector<k::Complex> unit = gd::unit_roots_complex(N);
+    std::size_t differ = 0;
+    for (std::uint32_t root : {1u, 3u, 2 * N - 1}) {
+      for (std::uint32_t e = 0; e < 2 * N; ++e) {
+        const k::Complex table = k::rotation_factor_quarter(unit.data(), root, e, N);
+        const k::Complex power = k::unit_power_quarter(unit.data(), root, e, N);
+        const k::Complex bits{power.re - 1.0, power.im};
+        differ += std::memcmp(&table, &bits, sizeof table) != 0;  // signed zeros too
+      }
+    }
+    CHECK(differ == 0);
+    // Random roots and masks (each < 2N; the exponents are sums, not reduced).
+    Csprng rng = seeded_rng(catch_seed(0x2016) + N);
+    auto check_products = [&](auto u) {
+      constexpr unsigned U = decltype(u)::value;
+      constexpr unsigned G = k::group_ggsws<U>;
+      double worst = 0;
+      for (int trial = 0; trial < 200; ++trial) {
+        const std::uint32_t root = (rng.uniform_u32() % N) * 2 + 1;  // odd
+        std::uint32_t masks[U];
+        for (unsigned m = 0; m < U; ++m) masks[m] = rng.uniform_u32() % (2 * N);
+        const k::GroupExponents<U> e = k::group_exponents<U>([&](unsigned m) { return masks[m]; });
+        k::Complex table[G], products[G];
+        fz::group_factors<U, false>(unit.data(), root, e, N, table);
+        fz::group_factors<U, true>(unit.data(), root, e, N, products);
+        for (unsigned g = 0; g < G; ++g) {
+          // Each table entry is the factor rounded once.
+          const long double angle = std::numbers::pi_v<long double> *
+                                    static_cast<long double>((root * e.e[g]) % (2 * N)) / N;
+          REQUIRE(std::abs(static_cast<long double>(table[g].re) - (std::cos(angle) - 1)) < 1e-15L);
+          REQUIRE(std::abs(static_cast<long double>(table[g].im) - std::sin(angle)) < 1e-15L);
+          worst = std::max({worst, std::abs(products[g].re - table[g].re),
+                            std::abs(products[g].im - table[g].im)});
+        }
+      }
+      INFO("U = " << U << ", largest difference " << worst);
+      CHECK(worst < 1e-15);
+    };
+    check_products(std::integral_constant<unsigned, 2>{});
+    check_products(std::integral_constant<unsigned, 3>{});
+  }
+  CHECK_FALSE(fz::factor_products);  // the default build reads every factor from the table
+  CHECK_FALSE(fz::factor_signbits);
+}
+
 TEST_CASE("key bits in threes: the data flow equals the CPU backend on tfhe_lib_128",
           "[gpu-host][fused][unroll]") {
   const std::uint64_t seed = catch_seed(0x2013);
