@@ -708,19 +708,23 @@ TG_HD Complex step_factor(const Complex* unit, std::uint32_t root, std::uint32_t
   }
 }
 
-// How a group step gets its G = 2^U - 1 factors at a slot (an A/B, compile time; docs/gpu.md
-// section 6.22, where the ablations measured the factors at about half of a threes step's
-// products): by default each from the table (step_factor). With
-// TORUSGATE_FUSED_FACTOR_PRODUCTS, zeta^(t a_m) of each key bit's mask a_m from the table and
-// every other power as a product, zeta^(t (a + b)) = zeta^(t a) zeta^(t b) (threes: 3 table
-// reads and 4 complex products instead of 7 reads; pairs: 2 and 1): the same factors up to
-// their rounding, which the exact integer products' final rounding absorbs, as it absorbs
-// every engine's. With TORUSGATE_FUSED_FACTOR_SIGNBITS, each table read's quadrant by selects
-// and sign bits (unit_power_quarter) instead of negations: the same doubles.
-#if defined(TORUSGATE_FUSED_FACTOR_PRODUCTS)
-inline constexpr bool factor_products = true;
-#else
+// How a group step gets its G = 2^U - 1 factors at a slot (docs/gpu.md sections 6.23 and
+// 6.24, where ablations measured the factors at about half of a threes step's products): by
+// default zeta^(t a_m) of each key bit's mask a_m from the table and every other power as a
+// product, zeta^(t (a + b)) = zeta^(t a) zeta^(t b) (threes: 3 table reads and 4 complex
+// products instead of 7 reads; pairs: 2 and 1): the same factors up to their rounding (within
+// 1e-15), which the exact integer products' final rounding absorbs, as it absorbs every
+// engine's. Measured on an H200 with tfhe_lib_128 (docs/results/gpu/nvidia-h200_2026-11-28,
+// f2/ and f3/): the threes' rotation 1.317 ms instead of 1.432 at batch 1 (c6e) and 346.4 ms
+// instead of 427.0 at 16,384 (1x1), the pairs' 1.481 instead of 1.560 and 277.0 instead of
+// 319.0. TORUSGATE_FUSED_FACTOR_TABLE (compile time) reads each factor from the table
+// instead (step_factor), for that A/B. With TORUSGATE_FUSED_FACTOR_SIGNBITS, each table read's
+// quadrant by selects and sign bits (unit_power_quarter) instead of negations: the same
+// doubles, measured no faster (off).
+#if defined(TORUSGATE_FUSED_FACTOR_TABLE)
 inline constexpr bool factor_products = false;
+#else
+inline constexpr bool factor_products = true;
 #endif
 #if defined(TORUSGATE_FUSED_FACTOR_SIGNBITS)
 inline constexpr bool factor_signbits = true;
@@ -733,11 +737,14 @@ template <bool Power>
 TG_HD Complex table_factor(const Complex* unit, std::uint32_t root, std::uint32_t e,
                            std::uint32_t N) {
   if constexpr (factor_signbits && (ablate & ablate_factors) == 0) {
-    const Complex v = unit_power_quarter(unit, root, e, N);
+    const Complex v = unit_power_quarter_bits(unit, root, e, N);
     return Power ? v : Complex{v.re - 1.0, v.im};
   } else if constexpr (Power) {
-    const Complex f = step_factor(unit, root, e, N);
-    return Complex{f.re + 1.0, f.im};  // not exact; only the products' A/B takes this path
+    if constexpr ((ablate & ablate_factors) != 0) {
+      return step_factor(unit, root, e, N);  // a stand-in (wrong words, section 6.23)
+    } else {
+      return unit_power_quarter(unit, root, e, N);
+    }
   } else {
     return step_factor(unit, root, e, N);
   }

@@ -419,12 +419,18 @@ TG_HD Complex rotation_factor_full(const Complex* unit, std::uint32_t root, std:
 // The same from the table's first quarter alone (N/2 entries, a quarter of the cache lines):
 // zeta^x = i^q zeta^r for x = q N/2 + r, which is how core's unit_roots_split makes the other
 // three quarters, so the doubles are the same.
-TG_HD Complex rotation_factor_quarter(const Complex* unit, std::uint32_t root, std::uint32_t e,
-                                      std::uint32_t N) {
+// unit_power_quarter: zeta^(root e) itself, rotation_factor_quarter: less 1.
+TG_HD Complex unit_power_quarter(const Complex* unit, std::uint32_t root, std::uint32_t e,
+                                 std::uint32_t N) {
   const std::uint32_t x = (root * e) & (2 * N - 1);
   const Complex u = unit[x & (N / 2 - 1)];
   Complex v = (x & (N / 2)) != 0 ? Complex{-u.im, u.re} : u;  // times i
   if ((x & N) != 0) v = Complex{-v.re, -v.im};                 // times i^2
+  return v;
+}
+TG_HD Complex rotation_factor_quarter(const Complex* unit, std::uint32_t root, std::uint32_t e,
+                                      std::uint32_t N) {
+  const Complex v = unit_power_quarter(unit, root, e, N);
   return Complex{v.re - 1.0, v.im};
 }
 // x with its sign flipped where `flip` (an integer operation on its sign bit; x and -x as
@@ -441,11 +447,10 @@ TG_HD double flip_sign(double x, bool flip) {
   return x;
 #endif
 }
-// zeta^(root e) from the table's first quarter, as rotation_factor_quarter takes it (no - 1),
-// the quadrant by selects and sign bits: i^q (c + i s) = (c, s), (-s, c), (-c, -s), (s, -c)
-// for q = 0 .. 3. The same doubles.
-TG_HD Complex unit_power_quarter(const Complex* unit, std::uint32_t root, std::uint32_t e,
-                                 std::uint32_t N) {
+// unit_power_quarter with the quadrant by selects and sign bits: i^q (c + i s) = (c, s),
+// (-s, c), (-c, -s), (s, -c) for q = 0 .. 3. The same doubles.
+TG_HD Complex unit_power_quarter_bits(const Complex* unit, std::uint32_t root, std::uint32_t e,
+                                      std::uint32_t N) {
   const std::uint32_t x = (root * e) & (2 * N - 1);
   const Complex u = unit[x & (N / 2 - 1)];
   const bool swap = (x & (N / 2)) != 0, negate_im = (x & N) != 0;
