@@ -178,7 +178,9 @@ TG_HD bool valid_wide(const detail::Shape& s) {
 // half computes those of points 0 .. 3 and alone transforms, so that a step's products run on
 // 4 warps where they ran on 2 (tfhe_lib_128: half of a step's instructions in threes, with 2
 // of each multiprocessor's 4 schedulers idle; section 6.20). The same operations on the same
-// points: the same words.
+// points: the same words. Measured on an H200 (tfhe_lib_128, batch 1, c6e): the threes'
+// rotation as fast (1.438 against 1.444 ms), the pairs' 5% and the standard key's 19% slower
+// (a handoff and two barriers more a step); off.
 #if defined(TORUSGATE_FUSED_PRODUCT_HALVES)
 inline constexpr bool product_halves = true;
 #else
@@ -673,7 +675,8 @@ TG_UNROLL
 // TORUSGATE_FUSED_FACTOR_KEY each factor times the key points, summed per column, then the
 // digits times each column's sum once, G K1 + K1 (16 in threes, 8 instead of 9 in pairs).
 // The same sum, rounded in another order (the CPU backend's words, as every engine's, up to
-// the final rounding). Not yet measured on a GPU (docs/gpu.md section 6.21).
+// the final rounding). Measured on an H200 (docs/gpu.md section 6.22): 1.4% faster for the
+// threes' 1x1 at 16,384, 3 to 8% slower at batch 1 (its cluster kernels spill); off.
 #if defined(TORUSGATE_FUSED_FACTOR_KEY)
 inline constexpr bool factor_times_key = true;
 #else
@@ -681,7 +684,7 @@ inline constexpr bool factor_times_key = false;
 #endif
 
 // Ablations, an experiment (TORUSGATE_FUSED_ABLATE = a mask, compile time; docs/gpu.md section
-// 6.22): a build that leaves out a part of the rotation's step gives WRONG words (bench_gates
+// 6.23): a build that leaves out a part of the rotation's step gives WRONG words (bench_gates
 // reports them), and only its time means something: what the part costs is the time it no
 // longer takes. Never in a default build (0).
 //   ablate_factors   a group step's factors from the exponent alone (an integer product and a

@@ -374,7 +374,9 @@ TG_HD void multiply_accumulate_point(const Complex* digits, const Complex* key, 
 // ACC with the group's G GGSW, each multiplied slot-wise by zeta^(t e_g) - 1, t the slot's
 // root exponent (the odd t < 2N where the engine's transform evaluates that slot, probed from
 // its transform of the polynomial X by core's root_exponents_of_x), zeta = exp(i pi/N), read
-// from a table of zeta^x, x < 2N (core's unit_roots_split, interleaved).
+// from a table of zeta^x, x < 2N (core's unit_roots_split, interleaved). (The fused engine
+// reads the single key bits' powers and multiplies them for the others: group_factors in
+// fused_rotation.hpp.)
 
 // GGSW samples of a group of u key bits: 2^u - 1 (core's unroll_group_ggsws).
 TG_HD constexpr std::uint32_t group_ggsw_count(std::uint32_t u) { return (1u << u) - 1; }
