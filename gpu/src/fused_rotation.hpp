@@ -800,11 +800,11 @@ TG_UNROLL
   for (unsigned r = 0; r < end; ++r) {
     const std::uint32_t slot = slot_of(r);
     const std::uint32_t root = in.roots[slot];
+    Complex factors[Regs::lanes][group_ggsws<U>];
+TG_UNROLL
+    for (unsigned p = 0; p < Regs::lanes; ++p) group_factors<U>(in.unit, root, e.lane[p], N, factors[p]);
     if constexpr (FactorKey) {
       Complex keyed[K1][Regs::lanes] = {};
-      Complex factors[Regs::lanes][group_ggsws<U>];
-TG_UNROLL
-      for (unsigned p = 0; p < Regs::lanes; ++p) group_factors<U>(in.unit, root, e.lane[p], N, factors[p]);
 TG_UNROLL
       for (unsigned g = 0; g < group_ggsws<U>; ++g) {
         Complex factor[Regs::lanes];
@@ -827,9 +827,6 @@ TG_UNROLL
       }
       continue;
     }
-    Complex factors[Regs::lanes][group_ggsws<U>];
-TG_UNROLL
-    for (unsigned p = 0; p < Regs::lanes; ++p) group_factors<U>(in.unit, root, e.lane[p], N, factors[p]);
 TG_UNROLL
     for (unsigned g = 0; g < group_ggsws<U>; ++g) {
       Complex w[Regs::lanes];
@@ -1225,6 +1222,35 @@ TG_HD ClusterMemory cluster_memory(const detail::Shape& s, std::uint32_t blocks,
           inboxes};
 }
 
+// Whether thread tid of a cluster block is in its second half of threads (product halves;
+// never with Halves = 1): a thread that takes part in the products and barriers alone.
+template <unsigned Halves, class Block>
+TG_HD bool second_half(Block& blk, unsigned tid) {
+  if constexpr (Halves > 1) {
+    return blk.half(tid) != 0;
+  } else {
+    return false;
+  }
+}
+
+// f(count, shift) with integral constants for the points of thread tid's products: its
+// registers r < count hold the points 8t + r + shift (all P points without product halves;
+// half h's 4 from 4h with them).
+template <unsigned Halves, unsigned P, class Block, class F>
+TG_HD void with_product_points(Block& blk, unsigned tid, F&& f) {
+  using Zero = std::integral_constant<unsigned, 0>;
+  if constexpr (Halves > 1) {
+    using Half = std::integral_constant<unsigned, half_points>;
+    if (second_half<Halves>(blk, tid)) {
+      f(Half{}, Half{});
+    } else {
+      f(Half{}, Zero{});
+    }
+  } else {
+    f(std::integral_constant<unsigned, P>{}, Zero{});
+  }
+}
+
 // A cluster's block: its rows of the next step towards L2 (prefetch_span), where there is one
 // (by its first half of threads, with product halves).
 template <unsigned K1, unsigned U = 1, unsigned Halves = 1, class Block, class Groups>
@@ -1233,7 +1259,7 @@ TG_HD void prefetch_cluster_rows(Block& blk, const Groups& f, const StepInputs& 
   if (in.key_next == nullptr) return;
   const std::uint32_t ggsws = U > 1 ? in.next_ggsws : 1;  // as in cmux_step
   blk.each([&](unsigned tid, auto&) {
-    if (Halves > 1 && blk.half(tid) != 0) return;
+    if (second_half<Halves>(blk, tid)) return;
     for (std::uint32_t g = 0; g < ggsws; ++g) {
       for (std::uint32_t q = blk.rank(tid); q < rows; q += blocks) {
         prefetch_span(in.key_next + (std::size_t{g} * rows + q) * K1 * f.M, std::size_t{K1} * f.M,
@@ -1329,23 +1355,13 @@ TG_UNROLL
         }
       }
     };
-    using Zero = std::integral_constant<unsigned, 0>;
-    if constexpr (Halves > 1) {
-      using Half = std::integral_constant<unsigned, half_points>;
-      if (blk.half(tid) == 0) {
-        send_points(Half{}, Zero{});
-      } else {
-        send_points(Half{}, Half{});
-      }
-    } else {
-      send_points(std::integral_constant<unsigned, P>{}, Zero{});
-    }
+    with_product_points<Halves, P>(blk, tid, send_points);
   });
   if constexpr (Halves > 1) blk.sync();  // both halves' points are in the own inbox
   blk.each([&](unsigned tid, auto& R) {
     constexpr unsigned P = std::extent_v<decltype(R.v)>;
     const std::uint32_t t = f.thread(tid);
-    if (Halves > 1 && blk.half(tid) != 0) return;
+    if (second_half<Halves>(blk, tid)) return;
     if (blk.roles(tid).summed >= K1) {
 TG_UNROLL
       for (unsigned r = 0; r < P; ++r) R.v[r] = Complex{0, 0};
@@ -1380,7 +1396,7 @@ TG_HD void push_columns(Block& blk, const Groups& f, const ClusterMemory& mem, s
                         std::uint32_t blocks) {
   blk.sync();  // the owner's column is written (with every_block_sums: each block's own)
   blk.each([&](unsigned tid, auto&) {
-    if (Halves > 1 && blk.half(tid) != 0) return;
+    if (second_half<Halves>(blk, tid)) return;
     const ClusterRoles roles = blk.roles(tid);
     if (const std::uint32_t c = roles.owned; c < K1 && roles.receivers != 0) {
       const auto* own = reinterpret_cast<const Words4*>(blk.local(mem.acc, tid) + std::size_t{c} * N);
@@ -1408,7 +1424,7 @@ struct FirstHalf {
   template <class F>
   TG_HD void each(F&& f) {
     blk.each([&](unsigned tid, auto& R) {
-      if (Halves == 1 || blk.half(tid) == 0) f(tid, R);
+      if (!second_half<Halves>(blk, tid)) f(tid, R);
     });
   }
   TG_HD void sync() { blk.sync(); }
@@ -1460,7 +1476,7 @@ TG_UNROLL
       });
       blk.sync();
       blk.each([&](unsigned tid, auto& R) {
-        if (blk.half(tid) == 0) return;
+        if (!second_half<Halves>(blk, tid)) return;
         const Complex* own = f.buffer(blk.partner(tid));
         const std::uint32_t at = f.thread(tid) * points_per_thread;
 TG_UNROLL
@@ -1481,18 +1497,8 @@ TG_UNROLL
               R, f.thread(tid), f, stage);
         }
       };
-      using Zero = std::integral_constant<unsigned, 0>;
-      if constexpr ((ablate & ablate_products) != 0) {
-        return;
-      } else if constexpr (Halves > 1) {
-        using Half = std::integral_constant<unsigned, half_points>;
-        if (blk.half(tid) == 0) {
-          products(Half{}, Zero{});
-        } else {
-          products(Half{}, Half{});
-        }
-      } else {
-        products(std::integral_constant<unsigned, points_per_thread>{}, Zero{});
+      if constexpr ((ablate & ablate_products) == 0) {
+        with_product_points<Halves, points_per_thread>(blk, tid, products);
       }
     });
     fetch_next_key_rows<K1, U>(blk, mem, in, x, rows, blocks, M);
