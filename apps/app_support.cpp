@@ -244,6 +244,8 @@ bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu) {
     gpu.fused_cluster_points = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 8));
   } else if (arg == "--fused-cluster-sums") {
     gpu.fused_cluster_sums = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 2));
+  } else if (arg == "--fused-bundle") {
+    gpu.fused_bundle = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 2));
   } else if (arg == "--key-switching") {
     gpu.key_switching = parse_gpu_key_switching(arg, cl.value());
   } else if (arg == "--transfer") {
@@ -273,6 +275,8 @@ std::string gpu_options_help(std::size_t column) {
       {"--fused-cluster-sums S", "fused engine: who sums a cluster's products, 1: each column's "
                                  "owner, 2: every block its own column ((k+1)l blocks; 0: "
                                  "automatic)"},
+      {"--fused-bundle B", "fused engine, key in pairs or threes: 2: each group step's GGSW "
+                           "bundled before a cluster's rotation, 1: never (0: automatic, 1)"},
       {"--transfer T", "direct (default) | pinned: through page-locked staging buffers"},
       {"--staging-mb MB", "pinned: each of the two staging buffers, 1..1024 MiB (default " +
                               std::to_string(CudaOptions{}.staging_bytes >> 20) + ")"}};
@@ -319,6 +323,7 @@ std::string gpu_engine_description(const CudaOptions& gpu) {
       d += " (" + std::to_string(std::max(gpu.fused_groups, 1u)) + " groups x " +
            std::to_string(std::max(gpu.fused_rotations_per_block, 1u)) + " rotations per block)";
     }
+    if (gpu.fused_bundle == 2) d += ", group steps on bundled keys in clusters";
   }
   d += std::string(", ") + gpu_key_switching_name(gpu.key_switching) + " key switching";
   if (gpu.transfer == GpuTransfer::pinned)
@@ -363,7 +368,7 @@ double fourier_key_bytes_per_bootstrap(const Parameters& p, std::uint32_t unroll
 InvalidArgument gpu_options_not_for(const std::string& backend) {
   return InvalidArgument("--device, --memory-budget-mb, --no-cuda-graphs, --gpu-engine, "
                          "--fused-groups, --fused-rotations, --fused-cluster, --fused-lanes, "
-                         "--fused-cluster-points, --fused-cluster-sums, --key-switching, "
+                         "--fused-cluster-points, --fused-cluster-sums, --fused-bundle, --key-switching, "
                          "--transfer and "
                          "--staging-mb apply to the gpu backend, not to " + backend);
 }

@@ -47,6 +47,10 @@
 #           shapes 1x1 and c6 at batch 1; the cuFFT
 #           engine at small batches; the standard key's
 #           quick step beside it for the A/B
+#   bundle  bench_gates with unrolled keys (UNROLLS),   -> bench_gates_gpu_*_bundle*_{off,on}.json/.log
+#           the fused engine at BUNDLE_BATCHES (1,8,22)
+#           with --fused-bundle 1 and 2: the group
+#           steps on bundled keys against without
 #   variants bench_gates of each variant build          -> bench_gates_gpu_variant_*.json/.log
 #           (VARIANTS_DIR/NAME/bench_gates, made by
 #           scripts/gpu_variant.sh), fused engine,
@@ -112,7 +116,7 @@ steps=("$@")
 [[ ${#steps[@]} -eq 0 ]] && steps=(env build host test apps slow bench shapes circuits sanitize profile stalls)
 for s in "${steps[@]}"; do
   case "$s" in
-    env|build|host|test|apps|slow|bench|shapes|circuits|sanitize|profile|quick|stalls|hotspots|variants|unrolled) ;;
+    env|build|host|test|apps|slow|bench|shapes|circuits|sanitize|profile|quick|stalls|hotspots|variants|unrolled|bundle) ;;
     *) echo "gpu_run: unknown step '$s'" >&2; usage; exit 2;;
   esac
 done
@@ -174,6 +178,11 @@ hotspot_batch="${HOTSPOT_BATCH:-16384}"
 read -ra variant_args <<< "${VARIANT_ARGS:-}"
 read -ra extra_shape_args <<< "${SHAPE_ARGS:-}"
 unrolls="${UNROLLS:-2 3}"
+bundle_batches="${BUNDLE_BATCHES:-1,8,22}"
+if ! [[ "$bundle_batches" =~ ^[0-9]+(,[0-9]+)*$ ]]; then
+  echo "gpu_run: BUNDLE_BATCHES='$bundle_batches'; expected batch sizes such as 1,8,22" >&2
+  exit 2
+fi
 if ! [[ "$unrolls" =~ ^[23]( [23])*$ ]]; then
   echo "gpu_run: UNROLLS='$unrolls'; expected unrolled key forms 2 and/or 3, such as \"2 3\"" >&2
   exit 2
@@ -524,6 +533,24 @@ step_unrolled() {
   step_quick
 }
 
+# Bundled keys (docs/gpu.md section 6.25): for each form of UNROLLS, the fused engine's
+# automatic shapes (a cluster per rotation at these batches) with the group steps on bundled
+# keys (--fused-bundle 2, files *_bundleU_on) and without (1, *_bundleU_off), one after the
+# other on the same machine.
+step_bundle() {
+  local bench="$build/apps/bench_gates$exe"
+  require_built bundle "$bench" || return 1
+  local u mode name
+  for u in $unrolls; do
+    for mode in 1 2; do
+      name="bench_gates_gpu_${params}_bundle${u}_$([[ $mode == 2 ]] && echo on || echo off)"
+      run_logged "$name" "$bench" --backend gpu --params "$params" --unroll "$u" \
+        --gpu-engine fused --fused-bundle "$mode" --batch "$bundle_batches" --reps "$reps" \
+        --json "$out/$name.json"
+    done
+  done
+}
+
 # What the rotation kernels' warps wait for (Nsight Compute's warp state statistics: long
 # scoreboard = device memory, short scoreboard = shared memory, barrier, ...).
 step_stalls() {
@@ -625,7 +652,8 @@ fi
 summary_due=0
 for s in "${steps[@]}"; do
   "step_$s"
-  [[ "$s" == bench || "$s" == shapes || "$s" == circuits || "$s" == quick || "$s" == unrolled ]] &&
+  [[ "$s" == bench || "$s" == shapes || "$s" == circuits || "$s" == quick || "$s" == unrolled ||
+     "$s" == bundle ]] &&
     summary_due=1
 done
 [[ $summary_due == 1 ]] && summarize

@@ -53,13 +53,15 @@ def percent(part, whole):
 def shape_text(result):
     """The fused engine's launch shape: GxR (groups per rotation x rotations per block), cC
     (a thread block cluster of C blocks per rotation; wC with 4 points per thread; a suffix
-    e where every block sums the column it decomposes) or lP (P rotations per thread; clusters
-    and lanes never combine). Reports made before bench_gates recorded clusters or lanes
-    are GxR."""
+    e where every block sums the column it decomposes, then b where the group steps ran on
+    bundled keys) or lP (P rotations per thread; clusters and lanes never combine). Reports
+    made before bench_gates recorded clusters or lanes are GxR."""
     cluster = result.get("fused_cluster_blocks", 0)
     if cluster > 1:
         every = "e" if result.get("fused_cluster_sums", 0) == 2 else ""
-        return f"{'w' if result.get('fused_cluster_points', 0) == 4 else 'c'}{cluster}{every}"
+        bundled = "b" if result.get("fused_bundle", 0) else ""
+        return (f"{'w' if result.get('fused_cluster_points', 0) == 4 else 'c'}{cluster}"
+                f"{every}{bundled}")
     lanes = result.get("fused_lanes", 0)
     if lanes > 1:
         return f"l{lanes}"
@@ -70,11 +72,13 @@ def shape_text(result):
 
 
 def shape_order(text):
-    """GxR shapes by G then R, then the clusters (cC, cCe, wC, wCe) by size, then the lanes
-    (lP) by P."""
+    """GxR shapes by G then R, then the clusters (cC, cCb, cCe, cCeb, wC, wCe) by size, then
+    the lanes (lP) by P."""
     if text[0] in "cw":
-        every = text.endswith("e")
-        return (1, int(text[1:len(text) - every]), 2 * (text[0] == "w") + every)
+        bundled = text.endswith("b")
+        core = text[:len(text) - bundled]
+        every = core.endswith("e")
+        return (1, int(core[1:len(core) - every]), 4 * (text[0] == "w") + 2 * every + bundled)
     if text.startswith("l"):
         return (2, int(text[1:]), 0)
     groups, rotations = text.split("x")

@@ -59,10 +59,30 @@ def label(mangled):
     if not match:
         return None
     kind, targs = match.groups()
-    # An unrolled key's kernels (template argument Unrolled = true, mangled Lb1E) apart.
+    # An unrolled key's kernels apart: older builds' template argument Unrolled = true
+    # (mangled Lb1E), now Unroll = U (2: pairs, 3: threes; 0: a bundled key's group steps).
     unrolled = " unrolled" if re.search(r"Lb1E+$", targs) else ""
+    unroll = _unroll(kind, targs)
+    if unroll == 0:
+        unrolled = " bundled"
+    elif unroll is not None and unroll > 1:
+        unrolled = f" unroll {unroll}"
     name = _label(kind, targs)
     return name + unrolled
+
+
+def _unroll(kind, targs):
+    """The kernel's Unroll template argument, or None where it has none."""
+    numbers = [int(n) for n in re.findall(r"Lj(\d+)E", targs)]
+    if kind == "fixed" and len(numbers) >= 3:
+        return numbers[2]
+    if kind == "blind" and len(numbers) >= 2:
+        return numbers[1]
+    if kind == "cluster":
+        # After the groups type (..EE): Lj<U>E.
+        after = re.search(r"EELj(\d+)E+$", targs)
+        return int(after.group(1)) if after else None
+    return None
 
 
 def _label(kind, targs):

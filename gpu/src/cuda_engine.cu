@@ -157,6 +157,7 @@ struct Workspace {
   DeviceBuffer<Complex> digits, product;
   DeviceBuffer<std::uint64_t> result_index;
   DeviceBuffer<unsigned char> fft_work;
+  DeviceBuffer<Complex> bundle;  // fused engine: the chunk's bundled keys, where it bundles
   CufftPlan forward, inverse;
   GraphExec graph;
   std::size_t bytes = 0;
@@ -186,6 +187,13 @@ struct CudaEngine::Impl {
   void transform_polynomials(const std::uint32_t* coefficients, std::size_t polys, Complex* out);
   kernel::fused::LaunchShape fused_shape_for(std::uint64_t capacity) const;
   bool fused() const { return options.engine == GpuEngine::fused; }
+  // Whether a chunk of `capacity` rotations runs its group steps on bundled keys
+  // (CudaOptions::fused_bundle): 2, an unrolled key, and a cluster of 8 points per thread.
+  bool bundles(std::uint64_t capacity) const {
+    if (!fused() || shape.unroll < 2 || options.fused_bundle != 2) return false;
+    const kernel::fused::LaunchShape launch = fused_shape_for(capacity);
+    return launch.cluster > 1 && launch.points == kernel::fused::points_per_thread;
+  }
   // Points per thread of the clusters' transforms (CudaOptions::fused_cluster_points).
   std::uint32_t cluster_points() const {
     return options.fused_cluster_points == 0 ? kernel::fused::points_per_thread
@@ -449,7 +457,12 @@ std::unique_ptr<Workspace> CudaEngine::Impl::make_workspace(std::uint64_t capaci
   ws->result_index = DeviceBuffer<std::uint64_t>(C, st(), "the result indices of a chunk");
   ws->bytes = ws->pre.bytes() + ws->powers.bytes() + ws->acc.bytes() + ws->extracted.bytes() +
               ws->result_index.bytes();
-  if (fused()) return ws;  // no spectra, plans or graph: the rotation is one kernel
+  if (bundles(capacity)) {
+    ws->bundle = DeviceBuffer<Complex>(C * kernel::fused::bundle_size(s), st(),
+                                       "the bundled keys of a chunk");
+    ws->bytes += ws->bundle.bytes();
+  }
+  if (fused()) return ws;  // no spectra, plans or graph: the rotation is one kernel (or two)
   ws->digits = DeviceBuffer<Complex>(C * s.rows() * s.M(), st(), "the digit spectra of a chunk");
   ws->product = DeviceBuffer<Complex>(C * s.k1() * s.M(), st(), "the product spectra of a chunk");
 
@@ -488,7 +501,9 @@ Workspace& CudaEngine::Impl::workspace_for(std::uint64_t capacity, std::size_t b
       return *w;
     }
   }
-  const std::size_t need = capacity * bytes_per_rotation(shape, options.engine);
+  const std::size_t need =
+      capacity * (bytes_per_rotation(shape, options.engine) +
+                  (bundles(capacity) ? kernel::fused::bundle_size(shape) * sizeof(Complex) : 0));
   auto evict_one = [&] {
     CUDA_TRY(cudaStreamSynchronize(st()));  // nothing queued still uses it
     auto lru = std::min_element(workspaces.begin(), workspaces.end(),
@@ -575,9 +590,18 @@ void CudaEngine::Impl::record_rotation(Workspace& ws) {
     times.fused_lanes = launch.lanes;
     times.fused_cluster_points = launch.cluster > 1 ? launch.points : 0;
     times.fused_cluster_sums = launch.cluster > 1 ? launch.sums : 0;
+    // Bundled keys (fused_rotation.hpp, bundle_point_at): made by the whole device before the
+    // rotation; its time counts in the blind rotation's.
+    const bool bundled = ws.bundle.data() != nullptr;
+    times.fused_bundle = bundled ? 1 : 0;
+    if (bundled) {
+      launch_fused_bundle(ws.powers.data(), C, s, bk_fourier.data(), roots.data(), unit.data(),
+                          ws.bundle.data(), st());
+    }
     launch_fused_blind_rotation(ws.acc.data(), ws.powers.data(), C, s, launch, bk_fourier.data(),
                                 twist.data(), untwist.data(), twiddles.data(), gadget,
-                                roots.data(), unit.data(), st());
+                                roots.data(), unit.data(), bundled ? ws.bundle.data() : nullptr,
+                                st());
     return;
   }
   // Per step: decompose, forward, products, inverse, untwist. An unrolled key's group steps

@@ -32,6 +32,21 @@ __global__ void fused_key_kernel(const std::uint32_t* bk, std::size_t polys, Sha
   }
 }
 
+// The bundled keys of a chunk's rotations (fused_rotation.hpp, bundle_point_at): a thread per
+// group step and slot, every row and column; U = s.unroll.
+template <unsigned U>
+__global__ void __launch_bounds__(256) fused_bundle_kernel(const std::uint32_t* powers,
+                                                           std::uint64_t capacity, Shape s,
+                                                           const Complex* key,
+                                                           const std::uint32_t* roots,
+                                                           const Complex* unit, Complex* bundle) {
+  const std::uint64_t points = fused::bundle_points(s, capacity);
+  for (std::uint64_t idx = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; idx < points;
+       idx += std::uint64_t{gridDim.x} * blockDim.x) {
+    fused::bundle_point_at<U>(idx, s, powers, key, roots, unit, bundle);
+  }
+}
+
 // k = 1: at most 384 threads per block (6 groups of 64, tfhe_lib_128's latency shape), which
 // caps the registers at 168 per thread; k = 2 keeps its registers (at most 256 threads).
 template <unsigned K1>
@@ -306,10 +321,13 @@ struct DeviceClusterBlock : fused::DeviceBlock<Regs> {
 // sums: who sums the products (LaunchShape::sums; cluster_roles).
 // Blocks of T = N/16 <= 256 threads: the registers are never capped below what the program
 // needs.
+// Unroll = fused::bundled_step: each rotation's group steps on its bundled key, at
+// bundle + rotation * bundle_size(s) (fused_bundle_kernel; the 8-point program only).
 template <unsigned K1, class Groups, unsigned Unroll = 1>
 __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
     std::uint32_t* acc_global, const std::uint32_t* powers, std::uint64_t capacity, Shape s,
-    std::uint32_t blocks, std::uint32_t sums, const Complex* key, fused::StepInputs in) {
+    std::uint32_t blocks, std::uint32_t sums, const Complex* key, fused::StepInputs in,
+    const Complex* bundle) {
 #if defined(TG_CLUSTER_CODE)
   TG_DYNAMIC_SHARED(shared);
   const fused::ClusterRoles roles =
@@ -328,11 +346,15 @@ __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
     const std::size_t at = rotation * K1 * s.N;
     for (std::uint32_t w = threadIdx.x; w < K1 * s.N; w += blockDim.x) copy[w] = acc_global[at + w];
     if constexpr (wide) {
+      static_assert(Unroll != fused::bundled_step, "the wide program has no bundled steps");
       fused::wide::cluster_blind_rotate<K1, Groups, Unroll>(blk, s, blocks, shared,
                                                             powers + rotation * s.n, key, in);
     } else {
-      fused::cluster_blind_rotate<K1, Groups, Unroll, halves>(blk, s, blocks, shared,
-                                                              powers + rotation * s.n, key, in);
+      const Complex* own = Unroll == fused::bundled_step
+                               ? bundle + rotation * fused::bundle_size(s)
+                               : nullptr;
+      fused::cluster_blind_rotate<K1, Groups, Unroll, halves>(
+          blk, s, blocks, shared, powers + rotation * s.n, key, in, own);
     }
     if (const std::uint32_t c = roles.owned; c < K1) {
       const std::size_t column = std::size_t{c} * s.N;
@@ -350,7 +372,8 @@ __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
 using RotationKernel = void (*)(std::uint32_t*, const std::uint32_t*, std::uint64_t, Shape,
                                fused::LaunchShape, const Complex*, fused::StepInputs);
 using ClusterKernel = void (*)(std::uint32_t*, const std::uint32_t*, std::uint64_t, Shape,
-                              std::uint32_t, std::uint32_t, const Complex*, fused::StepInputs);
+                              std::uint32_t, std::uint32_t, const Complex*, fused::StepInputs,
+                              const Complex*);
 
 // The kernel of block shape `launch` for parameter set shape s: the lane kernel for lanes = 2
 // (k = 1), the fixed-length one for 1x1 where there is one, else fused_blind_rotation_kernel;
@@ -384,14 +407,17 @@ RotationKernel rotation_kernel(const Shape& s, const fused::LaunchShape& launch)
 // The cluster kernel for s: the fixed-length one where there is one; with 4 points per thread
 // the wide one (fused_wide.hpp; fixed lengths only, valid_shape).
 // An unrolled key (s.unroll = 2 or 3) takes the kernels of that Unroll.
+// Unroll = fused::bundled_step: the kernels of a bundled key (8 points per thread).
 template <unsigned K1, unsigned Unroll>
 ClusterKernel cluster_kernel_of(const Shape& s, std::uint32_t points) {
   ClusterKernel kernel = fused_cluster_rotation_kernel<K1, fused::FftGroups, Unroll>;
-  if (points == fused::wide_points) {
-    fused::wide::with_length(s.M(), [&](auto groups) {
-      kernel = fused_cluster_rotation_kernel<K1, decltype(groups), Unroll>;
-    });
-    return kernel;
+  if constexpr (Unroll != fused::bundled_step) {
+    if (points == fused::wide_points) {
+      fused::wide::with_length(s.M(), [&](auto groups) {
+        kernel = fused_cluster_rotation_kernel<K1, decltype(groups), Unroll>;
+      });
+      return kernel;
+    }
   }
   fused::with_fixed_length(s.M(), [&](auto groups) {
     kernel = fused_cluster_rotation_kernel<K1, decltype(groups), Unroll>;
@@ -399,7 +425,9 @@ ClusterKernel cluster_kernel_of(const Shape& s, std::uint32_t points) {
   return kernel;
 }
 template <unsigned K1>
-ClusterKernel cluster_kernel(const Shape& s, std::uint32_t points = fused::points_per_thread) {
+ClusterKernel cluster_kernel(const Shape& s, std::uint32_t points = fused::points_per_thread,
+                             bool bundled = false) {
+  if (bundled) return cluster_kernel_of<K1, fused::bundled_step>(s, points);
   return fused::with_unroll(
       s.unroll, [&](auto u) { return cluster_kernel_of<K1, decltype(u)::value>(s, points); });
 }
@@ -515,14 +543,40 @@ void launch_fused_key(const std::uint32_t* bk, std::size_t polys, const Shape& s
   CUDA_CHECK_LAUNCH(fused_key_kernel, stream);
 }
 
+void launch_fused_bundle(const std::uint32_t* powers, std::uint64_t capacity, const Shape& shape,
+                         const Complex* key, const std::uint32_t* roots, const Complex* unit,
+                         Complex* bundle, cudaStream_t stream) {
+  EXPECTS(shape.unroll == 2 || shape.unroll == 3,
+          "launch_fused_bundle: an unrolled key (unroll 2 or 3), not unroll " +
+              std::to_string(shape.unroll));
+  const std::uint64_t points = fused::bundle_points(shape, capacity);
+  if (points == 0) return;
+  constexpr unsigned threads = 256;
+  const auto blocks =
+      static_cast<unsigned>(std::min<std::uint64_t>((points + threads - 1) / threads, max_blocks));
+  fused::with_unroll(shape.unroll, [&](auto u) {
+    constexpr unsigned U = decltype(u)::value;
+    if constexpr (U > 1) {
+      TG_LAUNCH(fused_bundle_kernel<U>, blocks, threads, 0, stream)
+      (powers, capacity, shape, key, roots, unit, bundle);
+      CUDA_CHECK_LAUNCH(fused_bundle_kernel, stream);
+    }
+  });
+}
+
 void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers,
                                  std::uint64_t capacity, const Shape& shape,
                                  const kernel::fused::LaunchShape& launch, const Complex* key,
                                  const Complex* twist, const Complex* untwist,
                                  const Complex* twiddles, const kernel::GadgetConstants& gadget,
                                  const std::uint32_t* roots, const Complex* unit,
-                                 cudaStream_t stream) {
+                                 const Complex* bundle, cudaStream_t stream) {
   if (capacity == 0) return;
+  EXPECTS(bundle == nullptr || (launch.cluster > 1 && launch.points == fused::points_per_thread &&
+                                shape.unroll > 1),
+          "launch_fused_blind_rotation: a bundled key runs on clusters of 8 points per thread "
+          "with an unrolled key, not cluster=" + std::to_string(launch.cluster) + ", points=" +
+              std::to_string(launch.points) + ", unroll " + std::to_string(shape.unroll));
   EXPECTS(fused::valid_shape(launch, shape) && shape.k1() >= 2 && shape.k1() <= 3 &&
               (shape.unroll == 1 || fused::valid_unrolled(launch)),
           "launch_fused_blind_rotation: groups=" + std::to_string(launch.groups) +
@@ -546,12 +600,13 @@ void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers
   if (launch.cluster > 1) {
     const std::uint64_t clusters = std::min<std::uint64_t>(capacity, max_blocks / launch.cluster);
     const auto grid = static_cast<unsigned>(clusters * launch.cluster);
-    const ClusterKernel fused_cluster_rotation = shape.k1() == 2
-                                                     ? cluster_kernel<2>(shape, launch.points)
-                                                     : cluster_kernel<3>(shape, launch.points);
+    const bool bundled = bundle != nullptr;
+    const ClusterKernel fused_cluster_rotation =
+        shape.k1() == 2 ? cluster_kernel<2>(shape, launch.points, bundled)
+                        : cluster_kernel<3>(shape, launch.points, bundled);
     allow_shared(fused_cluster_rotation, shared);
     TG_LAUNCH_CLUSTER(fused_cluster_rotation, grid, threads, shared, stream, launch.cluster)
-    (acc, powers, capacity, shape, launch.cluster, launch.sums, key, in);
+    (acc, powers, capacity, shape, launch.cluster, launch.sums, key, in, bundle);
     CUDA_CHECK_LAUNCH(fused_cluster_rotation_kernel, stream);
     return;
   }

@@ -39,10 +39,20 @@ void launch_fused_key(const std::uint32_t* bk, std::size_t polys, const Shape& s
                       const kernel::Complex* twist, const kernel::Complex* twiddles,
                       kernel::Complex* out, cudaStream_t stream);
 
+// The bundled keys of `capacity` rotations (switched masks [capacity][n]) of an unrolled key
+// (shape.unroll = 2 or 3; fused_rotation.hpp, bundle_point_at): bundle_size(shape) complex per
+// rotation into `bundle`, from the fused key `key`, `roots` and `unit`.
+void launch_fused_bundle(const std::uint32_t* powers, std::uint64_t capacity, const Shape& shape,
+                         const kernel::Complex* key, const std::uint32_t* roots,
+                         const kernel::Complex* unit, kernel::Complex* bundle,
+                         cudaStream_t stream);
+
 // The n CMUX steps of `capacity` accumulators ([capacity][k1][N], switched masks
 // [capacity][n]) in blocks, or (launch.cluster > 1) clusters, of the launch shape `launch`
 // (fused_rotation.hpp); for an unrolled key (shape.unroll = 2 or 3) its group steps, with `roots`
 // (each key slot's root exponent) and `unit` (zeta^x, x < 2N); null for the standard key.
+// bundle: null, or the chunk's bundled keys (launch_fused_bundle), on whose row sets the group
+// steps run (clusters of 8 points per thread only).
 void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers,
                                  std::uint64_t capacity, const Shape& shape,
                                  const kernel::fused::LaunchShape& launch, const kernel::Complex* key,
@@ -50,6 +60,6 @@ void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers
                                  const kernel::Complex* twiddles,
                                  const kernel::GadgetConstants& gadget,
                                  const std::uint32_t* roots, const kernel::Complex* unit,
-                                 cudaStream_t stream);
+                                 const kernel::Complex* bundle, cudaStream_t stream);
 
 }  // namespace torusgate::gpu::detail

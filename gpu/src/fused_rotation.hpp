@@ -854,6 +854,73 @@ TG_HD void multiply_row_group(Regs& R, std::uint32_t t, const Groups& f, const C
       R, f, row, ggsw, e, in, [&](unsigned r) { return (r + Shift) * f.T + t; });
 }
 
+// ---- bundled keys: a group step's GGSW combined before the rotation -----------------------
+//
+// A group step adds sum_g (X^e_g - 1) (GGSW_g [x] ACC) = (sum_g (X^e_g - 1) GGSW_g) [x] ACC:
+// the external product is linear in the GGSW, and pointwise in the Fourier domain, so at slot
+// s the bundled row (q, c) is B[q][c] = sum_g f_g K_g[q][c] with f_g = zeta^(t_s e_g) - 1, the
+// group step's factors (group_factors). The exponents come from the rotation's switched
+// masks alone, not from its accumulator, so every group step's bundled rows can be made before
+// the rotation starts, by the whole device at once (fused_bundle_kernel), and the rotation's
+// group step becomes a CMUX step's products (multiply_row: K1 products a point and row) on
+// the digits of the accumulator itself, with none of its factors and 2^u - 1 GGSW products on
+// the rotation's chain (docs/gpu.md section 6.25). The same products rounded in another order
+// (factor_times_key's: each factor times the key points first): the final rounding of the
+// exact integer products absorbs the difference, as it absorbs every engine's.
+// One rotation's bundled key: a row set of rows x K1 spectra (the layout of one GGSW of the
+// fused key, key_index) per group step, grouped_bits / u of them.
+
+// The step kind of a bundled group step in the cluster program's U argument (its digits those
+// of the accumulator itself, as a group step's; its products a CMUX step's, on one row set),
+// and the kernels' Unroll argument of a rotation on a bundled key (its group steps bundled,
+// then a CMUX step per key bit left).
+inline constexpr unsigned bundled_step = 0;
+// GGSW samples whose rows a step of kind U reads: 2^U - 1 for a group step, 1 otherwise.
+template <unsigned U>
+inline constexpr unsigned step_ggsws = U > 1 ? group_ggsws<U> : 1;
+
+// Group steps of a rotation, the row sets of its bundled key.
+TG_HD std::uint32_t bundle_steps(const detail::Shape& s) {
+  return s.unroll > 1 ? s.grouped_bits() / s.unroll : 0;
+}
+// Complex of one rotation's bundled key.
+TG_HD std::size_t bundle_size(const detail::Shape& s) {
+  return std::size_t{bundle_steps(s)} * s.rows() * s.k1() * s.M();
+}
+// Points of the bundled keys of `capacity` rotations: one per group step and slot, the index
+// space of bundle_point_at.
+TG_HD std::uint64_t bundle_points(const detail::Shape& s, std::uint64_t capacity) {
+  return capacity * bundle_steps(s) * s.M();
+}
+
+// Point `idx` of the bundled keys of a chunk (U = s.unroll > 1; idx < bundle_points): rotation
+// r, group step j (key bits jU .. jU + U - 1, switched masks powers[r n + jU + m]) and slot p,
+// every row and column: bundle[r][j][q][c][p] = sum_g f_g key[G j + g][q][c][p] (g in order
+// from 0; the fused key's slot order, so slot p's root is roots[p]).
+template <unsigned U>
+TG_HD void bundle_point_at(std::uint64_t idx, const detail::Shape& s, const std::uint32_t* powers,
+                           const Complex* key, const std::uint32_t* roots, const Complex* unit,
+                           Complex* bundle) {
+  constexpr unsigned G = group_ggsws<U>;
+  const std::uint32_t M = s.M(), steps = bundle_steps(s);
+  const std::uint32_t p = static_cast<std::uint32_t>(idx % M);
+  const std::uint64_t at = idx / M;  // r steps + j
+  const std::uint32_t j = static_cast<std::uint32_t>(at % steps);
+  const std::uint32_t* masks = powers + (at / steps) * s.n + std::size_t{j} * U;
+  Complex f[G];
+  group_factors<U>(unit, roots[p], group_exponents<U>([&](unsigned m) { return masks[m]; }), 2 * M,
+                   f);
+  const std::size_t rows = std::size_t{s.rows()} * s.k1(), key_step = rows * M;
+  const Complex* ggsw = key + s.step_ggsw(j * U) * key_step + p;
+  Complex* out = bundle + at * key_step + p;
+  for (std::size_t row = 0; row < rows; ++row) {
+    Complex b{0, 0};
+TG_UNROLL
+    for (unsigned g = 0; g < G; ++g) multiply_add(b, f[g], load_global_key(ggsw + g * key_step + row * M));
+    out[row * M] = b;
+  }
+}
+
 // Thread t of a group, after the twisted inverse transform: a.lane[p] += round(untwisted v)
 // for each lane p (untwisted_output; a.lane[p]: its accumulator polynomial).
 template <class Regs, class Groups>
@@ -1105,6 +1172,30 @@ TG_HD void for_each_step(const detail::Shape& s, const Complex* key, StepInputs&
   }
 }
 
+// The steps of a rotation on a bundled key (s.unroll = u > 1), each step(i, u) as in
+// for_each_step: its group steps (key bits i .. i + u - 1) on their row sets, row set i/u of
+// `bundle` (bundle_point_at), as steps of kind bundled_step, then a CMUX step per key bit left,
+// on the fused key's GGSW after the groups (Shape::step_ggsw).
+template <class Step>
+TG_HD void for_each_bundled_step(const detail::Shape& s, const Complex* bundle, const Complex* key,
+                                 StepInputs& in, Step&& step) {
+  const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
+  const std::uint32_t grouped = s.grouped_bits();
+  const Complex* after = grouped < s.n ? key + s.step_ggsw(grouped) * key_step : nullptr;
+  for (std::uint32_t i = 0; i < grouped; i += s.unroll) {
+    in.key_step = bundle + std::size_t{i / s.unroll} * key_step;
+    in.key_next = i + s.unroll < grouped ? in.key_step + key_step : after;
+    in.next_ggsws = 1;
+    step(i, std::integral_constant<unsigned, bundled_step>{});
+  }
+  for (std::uint32_t i = grouped; i < s.n; ++i) {
+    in.key_step = key + s.step_ggsw(i) * key_step;
+    in.key_next = i + 1 < s.n ? in.key_step + key_step : nullptr;
+    in.next_ggsws = 1;
+    step(i, std::integral_constant<unsigned, 1>{});
+  }
+}
+
 // The n CMUX steps of the block's rotations on their accumulators in shared memory: `powers`
 // points to the first rotation's n switched masks (rotation p's at powers + p*n, p < valid),
 // key is the whole fused Fourier key. Unroll > 1: an unrolled key's group steps first
@@ -1296,7 +1387,7 @@ TG_HD void fetch_next_key_rows(Block& blk, const ClusterMemory& mem, const StepI
                                std::uint32_t M) {
   blk.sync();  // every thread's products have read the stage
   if (x + 1 < rows / blocks) {
-    fetch_key_rows<K1>(blk, mem, in.key_step, x + 1, group_ggsws<U>, rows, blocks, M);
+    fetch_key_rows<K1>(blk, mem, in.key_step, x + 1, step_ggsws<U>, rows, blocks, M);
   } else if (in.key_next != nullptr) {
     fetch_key_rows<K1>(blk, mem, in.key_next, 0, U > 1 ? in.next_ggsws : 1, rows, blocks, M);
   }
@@ -1432,7 +1523,9 @@ struct FirstHalf {
 
 // CMUX step of the cluster's rotation: acc += external_product(BK_i, (X^power - 1) acc),
 // power = masks[0]. U > 1: an unrolled key's group step of U key bits on the 2^U - 1 GGSW at
-// in.key_step, switched masks masks[0 .. U).
+// in.key_step, switched masks masks[0 .. U). U = bundled_step: a group step on its bundled
+// row set at in.key_step (bundle_point_at): the digits of acc itself, then a CMUX step's
+// products (masks unused).
 // The key rows of each block's products come through its key stage, each asked for once the
 // previous products have read it (fetch_next_key_rows); first: the rotation's first step, which
 // asks for its own first rows; parity: the step's number in its rotation mod 2 (its inbox
@@ -1447,19 +1540,20 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
                              const StepInputs& in, bool first, std::uint32_t parity) {
   static_assert(Halves == 1 || Halves == 2);
   constexpr bool Group = U > 1;
+  constexpr bool Plain = U != 1;  // a group step's digits, or a bundled step's
   const std::uint32_t power = masks[0];
   const std::uint32_t inboxes = blk.inboxes();
   const Groups f = cluster_groups<Groups>(s, blocks, inboxes, base, in.W);
   const std::uint32_t M = f.M, N = 2 * M, l = s.bk_level_count, rows = s.rows();
   const ClusterMemory mem = cluster_memory(s, blocks, inboxes, base);
   FirstHalf<Block, Halves> transforms{blk};
-  if (first) fetch_key_rows<K1>(blk, mem, in.key_step, 0, group_ggsws<U>, rows, blocks, M);
+  if (first) fetch_key_rows<K1>(blk, mem, in.key_step, 0, step_ggsws<U>, rows, blocks, M);
   clear_sums<K1>(blk);
   prefetch_cluster_rows<K1, U, Halves>(blk, f, in, rows, blocks);
   for (std::uint32_t x = 0; x < rows / blocks; ++x) {
     transforms.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = blk.rank(tid) + blocks * x;
-      load_digits<Group, true>(
+      load_digits<Plain, true>(
           R, f.thread(tid), f,
           {{DigitSource{blk.local(mem.acc, tid) + std::size_t{q / l} * N, power}}}, q % l + 1, in);
     });
@@ -1519,30 +1613,42 @@ TG_UNROLL
 // after (no block leaves, or loads the next rotation, while a transfer to it is in flight).
 // Both cluster programs walk their steps with it: step(i, u, parity), parity the step's
 // number in the rotation mod 2.
+// Unroll = bundled_step: a rotation on a bundled key (for_each_bundled_step, bundle: its row
+// sets).
 template <unsigned Unroll, class Block, class Step>
 TG_HD void cluster_steps(Block& blk, const detail::Shape& s, const Complex* key, StepInputs& in,
-                         Step&& step) {
+                         Step&& step, const Complex* bundle = nullptr) {
   blk.cluster_sync();
   std::uint32_t count = 0;
-  for_each_step<Unroll>(s, key, in, [&](std::uint32_t i, auto u) {
+  auto counted = [&](std::uint32_t i, auto u) {
     step(i, u, count & 1u);
     ++count;
-  });
+  };
+  if constexpr (Unroll == bundled_step) {
+    for_each_bundled_step(s, bundle, key, in, counted);
+  } else {
+    for_each_step<Unroll>(s, key, in, counted);
+  }
   blk.cluster_sync();
 }
 
 // The n CMUX steps of the cluster's rotation; Unroll > 1: its group steps, then a CMUX step
-// per key bit left (blind_rotate's order).
+// per key bit left (blind_rotate's order); Unroll = bundled_step: its group steps on the row
+// sets of its bundled key `bundle` (s.unroll > 1), then the same CMUX steps.
 // Halves: product halves (cluster_cmux_step).
 template <unsigned K1, class Groups = FftGroups, unsigned Unroll = 1, unsigned Halves = 1,
           class Block>
 TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                                 unsigned char* base, const std::uint32_t* powers,
-                                const Complex* key, StepInputs in) {
-  cluster_steps<Unroll>(blk, s, key, in, [&](std::uint32_t i, auto u, std::uint32_t parity) {
-    cluster_cmux_step<K1, Groups, decltype(u)::value, Halves>(blk, s, blocks, base, powers + i,
-                                                              in, i == 0, parity);
-  });
+                                const Complex* key, StepInputs in,
+                                const Complex* bundle = nullptr) {
+  cluster_steps<Unroll>(
+      blk, s, key, in,
+      [&](std::uint32_t i, auto u, std::uint32_t parity) {
+        cluster_cmux_step<K1, Groups, decltype(u)::value, Halves>(blk, s, blocks, base,
+                                                                  powers + i, in, i == 0, parity);
+      },
+      bundle);
 }
 
 // A cluster run on the host: one block of C*T threads, block b's shared memory at

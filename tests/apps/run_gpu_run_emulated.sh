@@ -35,6 +35,11 @@ for bad in "1" "4" "2,3"; do
   [[ $? -eq 2 && "$msg" == *"UNROLLS='$bad'; expected unrolled key forms 2 and/or 3"* ]] ||
     fail "UNROLLS=$bad: $msg"
 done
+for bad in "" "1,,8" "x"; do
+  msg="$(BUNDLE_BATCHES="$bad" GPU_RUN_EMULATED=1 "$repo/scripts/gpu_run.sh" "$work/refused" env 2>&1)"
+  [[ $? -eq 2 && "$msg" == *"BUNDLE_BATCHES='$bad'; expected batch sizes"* ]] ||
+    fail "BUNDLE_BATCHES=$bad: $msg"
+done
 rm -rf "$work/refused"
 
 # A DEADLINE already past: every command is skipped and named, none is started.
@@ -63,7 +68,7 @@ PY
 rm -rf "$work/shape_args"
 
 GPU_RUN_EMULATED=1 BUILD_DIR="$build" "$repo/scripts/gpu_run.sh" "$work" \
-  env apps bench shapes circuits slow sanitize profile quick stalls hotspots variants unrolled \
+  env apps bench shapes circuits slow sanitize profile quick stalls hotspots variants unrolled bundle \
   > "$work/stdout.txt" 2>&1
 rc=$?
 if [[ $rc -ne 0 ]]; then
@@ -103,6 +108,16 @@ for form, tag in ((2, "unrolled"), (3, "unrolled3")):  # UNROLLS' default: pairs
         r = load(f"bench_gates_gpu_toy_INSECURE_{tag}{suffix}.json")
         assert r["bootstrapping_key_unroll"] == form, (tag, suffix)
         assert all(res["errors"] == 0 for run in r["runs"] for res in run["results"]), (tag, suffix)
+for form in (2, 3):  # bundled keys against without, pairs and threes
+    for mode in ("off", "on"):
+        r = load(f"bench_gates_gpu_toy_INSECURE_bundle{form}_{mode}.json")
+        assert r["bootstrapping_key_unroll"] == form, (form, mode)
+        res = [x for run in r["runs"] for x in run["results"]]
+        assert [x["batch"] for x in res] == [1, 8, 22], (form, mode, res)
+        assert all(x["errors"] == 0 for x in res), (form, mode, res)
+        want = [int(mode == "on" and x["fused_cluster_blocks"] > 1) for x in res]
+        assert [x["fused_bundle"] for x in res] == want, (form, mode, res)
+        assert mode == "off" or any(want), (form, res)  # batch 1 takes a cluster
 assert load("bench_gates_gpu_toy_INSECURE.json")["bootstrapping_key_unroll"] == 1
 assert {run["engine"] for run in load("bench_gates_gpu_toy_INSECURE_unrolled_cufft.json")["runs"]} == {"cufft"}
 quick = load("bench_gates_gpu_toy_INSECURE_quick.json")

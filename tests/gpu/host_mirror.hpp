@@ -168,6 +168,10 @@ class HostEngine {
   // A cluster's product halves (fused_rotation.hpp, cluster_halves): 0, the device's choice
   // (this build's); 1 or 2 forced, at any length (the program takes any).
   void set_product_halves(std::uint32_t halves) { product_halves_ = halves; }
+  // Clusters of 8 points per thread with an unrolled key: each rotation's group steps on its
+  // bundled key (CudaOptions::fused_bundle = 2; made by bundle_point_at, fused_bundle_kernel's
+  // per-index function), as the device's bundled kernels run them.
+  void set_bundle(bool on) { bundle_ = on; }
 
   // fused_blind_rotation_kernel for `capacity` accumulators: from `first_step`, `steps` CMUX
   // steps (all n by default) of each rotation's block program, thread by thread.
@@ -406,7 +410,15 @@ class HostEngine {
                                                  i & 1u);
           }
         };
-        if (s_.unroll > 1) {  // the unrolled kernel's own loop
+        if (s_.unroll > 1 && bundle_) {  // the bundled kernel's loop
+          REQUIRE(first_step == 0);
+          REQUIRE(last == s_.n);
+          if constexpr (wide) {
+            FAIL("wide clusters have no bundled steps (validate_cuda_options)");
+          } else {
+            bundled_cluster_rotation<K1, Groups>(blk, C, base, rotation_powers, in, halves);
+          }
+        } else if (s_.unroll > 1) {  // the unrolled kernel's own loop
           REQUIRE(first_step == 0);
           REQUIRE(last == s_.n);
           with_unroll([&](auto u) {
@@ -445,6 +457,30 @@ class HostEngine {
       for (std::uint32_t c = 0; c < K1; ++c) {
         std::copy_n(column(c), N, acc.begin() + (rotation * K1 + c) * N);
       }
+    }
+  }
+
+  // One rotation of the bundled cluster kernel (fused_kernels.cu, Unroll = bundled_step): its
+  // bundled key by bundle_point_at for every point, then its steps on it.
+  template <unsigned K1, class Groups, class Block>
+  void bundled_cluster_rotation(Block& blk, std::uint32_t C, unsigned char* base,
+                                const std::uint32_t* rotation_powers,
+                                const kernel::fused::StepInputs& in, std::uint32_t halves) {
+    namespace fused = kernel::fused;
+    bundle_keys_.assign(fused::bundle_size(s_), Complex{NAN, NAN});
+    with_unroll([&](auto u) {
+      for (std::uint64_t idx = 0; idx < fused::bundle_points(s_, 1); ++idx) {
+        fused::bundle_point_at<decltype(u)::value>(idx, s_, rotation_powers, fused_key_.data(),
+                                                   fused_roots_.data(), unit_.data(),
+                                                   bundle_keys_.data());
+      }
+    });
+    if (halves == 2) {
+      fused::cluster_blind_rotate<K1, Groups, fused::bundled_step, 2>(
+          blk, s_, C, base, rotation_powers, fused_key_.data(), in, bundle_keys_.data());
+    } else {
+      fused::cluster_blind_rotate<K1, Groups, fused::bundled_step>(
+          blk, s_, C, base, rotation_powers, fused_key_.data(), in, bundle_keys_.data());
     }
   }
 
@@ -538,6 +574,8 @@ class HostEngine {
   kernel::fused::LaunchShape fused_{0, 1};  // groups 0: the cuFFT engine
   bool fixed_lengths_ = true;
   std::uint32_t product_halves_ = 0;
+  bool bundle_ = false;
+  std::vector<Complex> bundle_keys_;  // one rotation's bundled key
   std::vector<Complex> twiddles_, fused_key_;
   kernel::GadgetConstants gadget_;
   kernel::KeySwitchConstants ks_;

@@ -30,6 +30,20 @@ cases = {
         "lane K1=2 M=2^9",
     "27fused_blind_rotation_kernelILj2EEEvPjPKjmNS1_5ShapeE": "blind K1=2 M=run-time",
     "16fused_key_kernelEPKjmNS1_5ShapeEPKNS0_6kernel7ComplexES9_PS7_": None,
+    # The Unroll argument: 1 the standard key, 2 and 3 pairs and threes, 0 a bundled key.
+    "27fused_fixed_rotation_kernelILj2ELj9ELj1EEEvPjPKjmNS1_5ShapeENS0_6kernel5fused11LaunchShapeE":
+        "fixed K1=2 M=2^9",
+    "27fused_fixed_rotation_kernelILj2ELj9ELj3EEEvPjPKjmNS1_5ShapeENS0_6kernel5fused11LaunchShapeE":
+        "fixed K1=2 M=2^9 unroll 3",
+    "27fused_blind_rotation_kernelILj3ELj2EEEvPjPKjmNS1_5ShapeE": "blind K1=3 M=run-time unroll 2",
+    "29fused_cluster_rotation_kernelILj2ENS0_6kernel5fused15TransformGroupsINS5_11FixedLengthILj9ELj8EEEEELj3EEEvPjPKjm":
+        "cluster K1=2 M=2^9 unroll 3",
+    "29fused_cluster_rotation_kernelILj2ENS0_6kernel5fused15TransformGroupsINS5_11FixedLengthILj9ELj8EEEEELj0EEEvPjPKjm":
+        "cluster K1=2 M=2^9 bundled",
+    "29fused_cluster_rotation_kernelILj2ENS0_6kernel5fused15TransformGroupsINS5_11FixedLengthILj9ELj8EEEEELj1EEEvPjPKjm":
+        "cluster K1=2 M=2^9",
+    "29fused_cluster_rotation_kernelILj2ENS0_6kernel5fused15TransformGroupsINS5_13RunTimeLengthEEELj2EEEvPjPKjm":
+        "cluster K1=2 M=run-time unroll 2",
 }
 for mangled, want in cases.items():
     got = m.label(prefix + mangled)

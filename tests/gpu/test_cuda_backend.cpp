@@ -84,7 +84,8 @@ CudaBackend& gpu_with(const Parameters& p, const CudaOptions& o, std::uint32_t u
                          std::to_string(o.fused_cluster_blocks) + "x" +
                          std::to_string(o.fused_lanes) + "x" +
                          std::to_string(o.fused_cluster_points) + "x" +
-                         std::to_string(o.fused_cluster_sums) + "/" +
+                         std::to_string(o.fused_cluster_sums) + "x" +
+                         std::to_string(o.fused_bundle) + "/" +
                          gpu_key_switching_name(o.key_switching) + "/" +
                          std::to_string(o.memory_budget_bytes) + "/u" + std::to_string(unroll);
   auto& be = (*cache)[id];
@@ -752,33 +753,42 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
     CHECK(decrypt_bits(keys_for(p).secret, from_cpu) == plan.expected());
     CHECK(run_plan(gpu_with(p, cufft_options(), unroll), plan, encrypted) == from_cpu);
     const std::uint32_t k1 = p.glwe_dimension + 1, rows = k1 * p.bk_level_count;
-    std::vector<std::array<std::uint32_t, 5>> shapes = {
-        {0, 0, 0, 0, 0}, {1, 1, 1, 0, 0}, {k1, 1, 1, 0, 0}, {rows, 1, 1, 0, 0}, {0, 0, 1, 0, 0},
-        {0, 0, k1, 0, 0}};
-    if (rows <= 8) shapes.push_back({0, 0, rows, 0, 0});
+    // groups, rotations per block, cluster blocks, points, sums, bundle.
+    std::vector<std::array<std::uint32_t, 6>> shapes = {
+        {0, 0, 0, 0, 0, 0}, {1, 1, 1, 0, 0, 0}, {k1, 1, 1, 0, 0, 0}, {rows, 1, 1, 0, 0, 0},
+        {0, 0, 1, 0, 0, 0}, {0, 0, k1, 0, 0, 0}};
+    if (rows <= 8) shapes.push_back({0, 0, rows, 0, 0, 0});
     // Wide clusters (4 points per thread; N = 512 .. 2048), forced.
     if (p.polynomial_size >= 512 && p.polynomial_size <= 2048) {
-      shapes.push_back({0, 0, k1, 4, 0});
-      if (rows <= 8) shapes.push_back({0, 0, rows, 4, 0});
+      shapes.push_back({0, 0, k1, 4, 0, 0});
+      if (rows <= 8) shapes.push_back({0, 0, rows, 4, 0, 0});
     }
+    // Bundled keys (fused_bundle = 2, docs/gpu.md section 6.25): clusters of k+1 and (k+1)l
+    // blocks, and the automatic shape (a cluster where the chunk fits the device's room).
+    shapes.push_back({0, 0, k1, 0, 0, 2});
+    shapes.push_back({0, 0, 0, 0, 0, 2});
+    if (rows <= 8) shapes.push_back({0, 0, rows, 8, 0, 2});
     // Every block summing its own column (section 6.18), where the validation admits it.
     CudaOptions every = fused_options();
     every.fused_cluster_sums = 2;
     bool every_fits = true;
     try {
       validate_cuda_options(every, p, unroll);
-      shapes.push_back({0, 0, rows, 0, 2});
-      shapes.push_back({0, 0, rows, 0, 1});  // the owners, asked for
+      shapes.push_back({0, 0, rows, 0, 2, 0});
+      shapes.push_back({0, 0, rows, 0, 1, 0});  // the owners, asked for
+      shapes.push_back({0, 0, rows, 0, 2, 2});
     } catch (const InvalidArgument&) {
       every_fits = false;
     }
-    for (const auto& [groups, rotations, cluster, points, sums] : shapes) {
+    for (const auto& [groups, rotations, cluster, points, sums, bundle] : shapes) {
       INFO("fused_groups " << groups << ", fused_rotations_per_block " << rotations
                            << ", fused_cluster_blocks " << cluster << ", fused_cluster_points "
-                           << points << ", fused_cluster_sums " << sums);
+                           << points << ", fused_cluster_sums " << sums << ", fused_bundle "
+                           << bundle);
       CudaOptions options = fused_options(groups, GpuKeySwitching::gather, rotations, cluster);
       options.fused_cluster_points = points;
       options.fused_cluster_sums = sums;
+      options.fused_bundle = bundle;
       CudaBackend& fused = gpu_with(p, options, unroll);
       LweBatch from_fused;
       try {
@@ -806,6 +816,10 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
       CHECK(from_fused == from_cpu);
       CHECK(fused.last_times().fused_lanes == 1);  // no lane program for group steps
       CHECK(fused.last_times().fused_rotations_per_block <= 1);
+      // Bundled where the last chunk ran on a cluster (always when one is forced).
+      const bool on_cluster = fused.last_times().fused_cluster_blocks > 1;
+      CHECK(fused.last_times().fused_bundle == (bundle == 2 && on_cluster ? 1u : 0u));
+      if (bundle == 2 && cluster > 1) CHECK(on_cluster);
       if (cluster > 1) {
         CHECK(fused.last_times().fused_cluster_blocks == cluster);
         CHECK(fused.last_times().fused_cluster_points == (points == 0 ? 8u : points));

@@ -942,13 +942,15 @@ namespace {
 // build's).
 void check_lib128_flow(std::uint32_t unroll, std::uint32_t fused_groups,
                        const std::vector<fz::LaunchShape>& shapes, std::uint64_t seed,
-                       std::uint32_t halves = 0) {
+                       std::uint32_t halves = 0, bool bundle = false) {
   using S = CpuStorage;
-  INFO("seed " << seed << ", unroll " << unroll << ", product halves " << halves);
+  INFO("seed " << seed << ", unroll " << unroll << ", product halves " << halves
+                << ", bundled keys " << bundle);
   Csprng rng = seeded_rng(seed);
   test::SequentialFixture f(tfhe_lib_128(), {}, unroll);
   HostEngine engine(*f.keys.cloud, fused_groups);
   engine.set_product_halves(halves);
+  engine.set_bundle(bundle);
   auto A = encrypt(f.be, f.key, std::vector<std::uint8_t>{0, 1}, rng);
   auto B = encrypt(f.be, f.key, std::vector<std::uint8_t>{1, 1}, rng);
   auto C = encrypt(f.be, f.key, std::vector<std::uint8_t>{0, 0}, rng);
@@ -1142,6 +1144,111 @@ TEST_CASE("multiply_row_group_at: both orders of a group step's products (factor
     check_unroll(std::integral_constant<unsigned, 2>{});
     check_unroll(std::integral_constant<unsigned, 3>{});
   }
+}
+
+TEST_CASE("bundled keys: each row set is the sum of the group's GGSW times their factors",
+          "[gpu-host][fused][unroll]") {
+  // bundle_point_at (fused_bundle_kernel's per-index function) for 2 rotations of random masks
+  // and a random key, k = 1 and 2, pairs and threes: every point of every row set against
+  // sum_g (zeta^(root e_g) - 1) K_g in long double; the group steps only (n = 10: in threes 3
+  // groups and a key bit left, which has no row set).
+  Csprng rng = seeded_rng(catch_seed(0x2016));
+  auto uniform = [&](double scale) {
+    return scale * (static_cast<double>(rng.uniform_below(1u << 30)) / (1u << 29) - 1.0);
+  };
+  for (const std::uint32_t k : {1u, 2u}) {
+    for (const std::uint32_t unroll : {2u, 3u}) {
+      const gd::Shape s{10, k, 64, 8, 2, 2, 4, unroll};
+      INFO("k " << k << ", unroll " << unroll);
+      const std::uint32_t N = s.N, M = s.M(), G = s.group_ggsws(), capacity = 2;
+      const std::size_t key_step = std::size_t{s.rows()} * s.k1() * M;
+      REQUIRE(fz::bundle_steps(s) == 10 / unroll);
+      REQUIRE(fz::bundle_size(s) == fz::bundle_steps(s) * key_step);
+      REQUIRE(fz::bundle_points(s, capacity) == capacity * fz::bundle_steps(s) * M);
+      const std::vector<k::Complex> unit = gd::unit_roots_complex(N);
+      std::vector<std::uint32_t> roots(M), powers(capacity * s.n);
+      for (auto& r : roots) r = static_cast<std::uint32_t>(2 * rng.uniform_below(N) + 1);
+      for (auto& m : powers) m = static_cast<std::uint32_t>(rng.uniform_below(2 * N));
+      std::vector<k::Complex> key(s.ggsw_count() * key_step);
+      for (auto& b : key) b = k::Complex{uniform(1e9), uniform(1e9)};
+      std::vector<k::Complex> bundle(capacity * fz::bundle_size(s), k::Complex{NAN, NAN});
+      for (std::uint64_t idx = 0; idx < fz::bundle_points(s, capacity); ++idx) {
+        fz::with_unroll(unroll, [&](auto u) {
+          if constexpr (decltype(u)::value > 1) {
+            fz::bundle_point_at<decltype(u)::value>(idx, s, powers.data(), key.data(),
+                                                    roots.data(), unit.data(), bundle.data());
+          }
+        });
+      }
+      std::size_t checked = 0;
+      for (std::uint32_t r = 0; r < capacity; ++r) {
+        for (std::uint32_t j = 0; j < fz::bundle_steps(s); ++j) {
+          const std::uint32_t* masks = powers.data() + r * s.n + j * unroll;
+          for (std::size_t row = 0; row < std::size_t{s.rows()} * s.k1(); ++row) {
+            for (std::uint32_t p = 0; p < M; ++p) {
+              long double re = 0, im = 0, size = 0;
+              for (std::uint32_t g = 0; g < G; ++g) {
+                const std::uint32_t x = (roots[p] * k::group_exponent(masks, unroll, g)) & (2 * N - 1);
+                const long double angle = std::acos(-1.0L) * x / N;
+                const long double fr = std::cos(angle) - 1, fi = std::sin(angle);
+                const k::Complex b = key[(s.step_ggsw(j * unroll) + g) * key_step + row * M + p];
+                re += fr * b.re - fi * b.im;
+                im += fr * b.im + fi * b.re;
+                size += std::hypot(fr, fi) * std::hypot(b.re, b.im);
+              }
+              const k::Complex got = bundle[(std::size_t{r} * fz::bundle_steps(s) + j) * key_step +
+                                            row * M + p];
+              const double tolerance = static_cast<double>(size) * 1e-14;
+              INFO("rotation " << r << ", group step " << j << ", row " << row << ", slot " << p);
+              REQUIRE(std::abs(got.re - static_cast<double>(re)) <= tolerance);
+              REQUIRE(std::abs(got.im - static_cast<double>(im)) <= tolerance);
+              ++checked;
+            }
+          }
+        }
+      }
+      CHECK(checked == capacity * fz::bundle_size(s));
+    }
+  }
+  // The standard key has no group steps, so no row sets.
+  CHECK(fz::bundle_size(gd::Shape{10, 1, 64, 8, 2, 2, 4, 1}) == 0);
+  CHECK(fz::step_ggsws<fz::bundled_step> == 1);
+  CHECK(fz::step_ggsws<1> == 1);
+  CHECK(fz::step_ggsws<3> == 7);
+}
+
+TEST_CASE("bundled keys: clusters whose group steps run on bundled keys give the CPU backend's "
+          "words",
+          "[gpu-host][fused][unroll]") {
+  // The bundled kernels' program (fused_rotation.hpp: cluster_blind_rotate with Unroll =
+  // bundled_step; CudaOptions::fused_bundle = 2): clusters of k+1 and (k+1)l blocks, owners'
+  // and every block's sums, product halves, run-time and fixed lengths, pairs and threes;
+  // toy n = 64 in threes has 21 group steps and a CMUX step on the fused key after them, n = 17
+  // 5 and two. Then tfhe_lib_128 in threes on c6e, the shape of batch 1.
+  const std::uint64_t seed = catch_seed(0x2017);
+  INFO("seed " << seed);
+  const std::vector<DataFlowCase> cases = {
+      {toy_insecure(), {{1, 1, 2}, {1, 1, 4}, {1, 1, 4, 1, 8, fz::every_block_sums}}},
+      {toy_k2_insecure(), {{1, 1, 3}, {1, 1, 6, 1, 8, fz::every_block_sums}}},
+      {sized_insecure(512, 1), {{1, 1, 2}, {1, 1, 4, 1, 8, fz::every_block_sums}}}};
+  for (const std::uint32_t unroll : {2u, 3u}) {
+    for (const DataFlowCase& cs : cases) {
+      for (const bool fixed : {true, false}) {
+        for (const std::uint32_t halves : {1u, 2u}) {
+          INFO("parameter set " << cs.p.name << ", unroll " << unroll << ", fixed lengths "
+                                << fixed << ", product halves " << halves);
+          test::SequentialFixture f(cs.p, {}, unroll);
+          HostEngine engine(*f.keys.cloud, 1);
+          engine.set_bundle(true);
+          engine.set_fixed_lengths(fixed);
+          engine.set_product_halves(halves);
+          check_every_gate_flow(f, engine, cs.shapes, seed);
+        }
+      }
+    }
+  }
+  check_lib128_flow(3, 1, {fz::LaunchShape{1, 1, 6, 1, 8, fz::every_block_sums}},
+                    catch_seed(0x2018), 0, true);
 }
 
 TEST_CASE("rotation_factor_quarter: the whole table's factors from its first quarter, the same "

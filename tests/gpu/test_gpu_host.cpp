@@ -696,6 +696,46 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
                            "has (k+1)l=9, above the portable cluster size of 8; 0 or 1 sums by "
                            "owners");
   o.fused_cluster_sums = 0;
+  // Bundled keys (2): the fused engine, an unrolled key, clusters of 8 points per thread.
+  CHECK(CudaOptions{}.fused_bundle == 0);
+  for (const std::uint32_t bundle : {0u, 1u, 2u}) {
+    o.fused_bundle = bundle;
+    CHECK_NOTHROW(validate_cuda_options(o, p, 3));
+    CHECK_NOTHROW(validate_cuda_options(o, p, 2));
+  }
+  o.fused_cluster_blocks = 6;
+  CHECK_NOTHROW(validate_cuda_options(o, p, 3));
+  o.fused_cluster_points = 8;
+  CHECK_NOTHROW(validate_cuda_options(o, p, 3));
+  o.fused_cluster_points = 4;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 3),
+                           "fused_bundle=2 runs on clusters of 8 points per thread, but "
+                           "fused_cluster_points=4 (wide clusters have no bundled steps; 0 or 8 "
+                           "with it)");
+  o.fused_cluster_points = 0;
+  o.fused_cluster_blocks = 1;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 3),
+                           "fused_bundle=2 runs on clusters, but fused_cluster_blocks=1, "
+                           "fused_groups=0, fused_rotations_per_block=0 and fused_lanes=0 run "
+                           "none (fused_cluster_blocks above 1, or all four 0)");
+  o.fused_cluster_blocks = 0;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),
+                           "fused_bundle=2 bundles the fused engine's group steps, but the "
+                           "bootstrapping key is not unrolled (unroll 1); it needs engine=fused "
+                           "and a key in pairs or threes (0 or 1 otherwise)");
+  o.engine = GpuEngine::cufft;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 3),
+                           "fused_bundle=2 bundles the fused engine's group steps, but "
+                           "engine=cufft");
+  o.engine = GpuEngine::fused;
+  o.fused_bundle = 3;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 3),
+                           "fused_bundle=3 but expected 0 (automatic), 1 (never) or 2 (an "
+                           "unrolled key's group steps on bundled keys where a chunk runs on a "
+                           "cluster)");
+  o.fused_bundle = 1;
+  CHECK_NOTHROW(validate_cuda_options(o, p));  // never: fine with any key
+  o.fused_bundle = 0;
   o.memory_budget_bytes = 2 * gd::bytes_per_rotation(gpu::test::shape_of(p), GpuEngine::fused);
   CHECK_NOTHROW(validate_cuda_options(o, p));
   Parameters wide = sized_insecure(1024, 3);

@@ -110,6 +110,16 @@ struct CudaOptions {
   // tfhe_lib_128, 2 was 2 to 6% faster at batches 1 and 8 for every key form; docs/gpu.md
   // section 6.20).
   std::uint32_t fused_cluster_sums = 0;
+  // Fused engine, unrolled bootstrapping keys (unroll 2 or 3): whether a chunk that runs on
+  // clusters of 8 points per thread first bundles each group step's 2^u - 1 GGSW into one row
+  // set, sum_g (X^e_g - 1) GGSW_g, for each of its rotations (a kernel on the whole device,
+  // (n/u) (k+1)l (k+1) N/2 complex a rotation: 20.6 MB for tfhe_lib_128 in threes), so that
+  // the rotation's group steps take a CMUX step's products on the accumulator's own digits,
+  // without the factors and the 2^u - 1 GGSW products (docs/gpu.md section 6.25). The same
+  // words as without. 1: never. 2: always where a chunk runs on such a cluster (chunks on
+  // other shapes run as without); needs the fused engine, an unrolled key and
+  // fused_cluster_points 0 or 8. 0: automatic, which is 1 until a GPU has measured it.
+  std::uint32_t fused_bundle = 0;
   GpuKeySwitching key_switching = GpuKeySwitching::automatic;
   // Host-device transfers of upload() and download(); pinned uses two page-locked buffers
   // of staging_bytes (64 KiB..1 GiB, a multiple of 4), made at the first transfer.
@@ -146,6 +156,7 @@ struct CudaPhaseTimes {
   std::uint32_t fused_lanes = 0;                // and its rotations per thread
   std::uint32_t fused_cluster_points = 0;       // and its cluster's points per thread (0: none)
   std::uint32_t fused_cluster_sums = 0;         // and who summed its cluster's products (0: none)
+  std::uint32_t fused_bundle = 0;               // and whether it ran on bundled keys (1) or not (0)
   // Key switching of the last chunk: 0 the tensor-core matrix product, 1 the gather kernel,
   // S > 1 the gather kernel in S slices of the input coefficients (a small chunk).
   std::uint32_t key_switching_slices = 0;
