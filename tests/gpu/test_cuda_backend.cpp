@@ -1054,6 +1054,18 @@ TEST_CASE("a small batch on every engine and key switching (the compute-sanitize
       CHECK(run_plan(gpu_with(p, fused_options(groups, GpuKeySwitching::gather, 1, blocks), 2),
                      plan, encrypted) == want);
     }
+    // Bundled keys (fused_bundle = 2, docs/gpu.md 6.25): the bundling kernel, then the bundled
+    // cluster kernel on clusters of k+1 and (k+1)l blocks (every block summing its column).
+    if (clusters_here()) {
+      for (const std::uint32_t blocks : {k1, k1 * p.bk_level_count}) {
+        INFO("unrolled key, bundled, blocks per cluster " << blocks);
+        CudaOptions o = fused_options(0, GpuKeySwitching::gather, 0, blocks);
+        o.fused_bundle = 2;
+        CudaBackend& be = gpu_with(p, o, 2);
+        CHECK(run_plan(be, plan, encrypted) == want);
+        CHECK(be.last_times().fused_bundle == 1);
+      }
+    }
   }
 }
 
