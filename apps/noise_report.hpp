@@ -23,7 +23,7 @@ struct NoiseStudyOptions {
   std::uint64_t gates = 100000;
   std::size_t round_size = 2048;  // default 2048 on the CPU backends, 65536 on the GPU
   std::vector<StudyGate> kinds = default_study_gates();
-  std::uint32_t unroll = 1;  // --unroll: the bootstrapping key's form (1 standard, 2 or 3 unrolled)
+  std::uint32_t unroll = 1;  // --unroll: the bootstrapping key's form (1 standard, 2 to 4 unrolled)
   std::string backend = "best";  // resolved to sequential, openmp or gpu by the parser
   CpuOptions cpu;
   CudaOptions gpu;  // --device, --memory-budget-mb, --no-cuda-graphs

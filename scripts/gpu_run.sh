@@ -47,10 +47,11 @@
 #           shapes 1x1 and c6 at batch 1; the cuFFT
 #           engine at small batches; the standard key's
 #           quick step beside it for the A/B
-#   bundle  bench_gates with unrolled keys (UNROLLS),   -> bench_gates_gpu_*_bundle*_{off,on}.json/.log
-#           the fused engine at BUNDLE_BATCHES (1,8,22)
-#           with --fused-bundle 1 and 2: the group
-#           steps on bundled keys against without
+#   bundle  bench_gates with unrolled keys (BUNDLE_     -> bench_gates_gpu_*_bundle*_{off,on}.json/.log
+#           UNROLLS, default 2 3 4), the fused engine
+#           at BUNDLE_BATCHES (1,8,22) with
+#           --fused-bundle 1 and 2: the group steps on
+#           bundled keys against without (fours: on only)
 #   variants bench_gates of each variant build          -> bench_gates_gpu_variant_*.json/.log
 #           (VARIANTS_DIR/NAME/bench_gates, made by
 #           scripts/gpu_variant.sh), fused engine,
@@ -179,7 +180,12 @@ read -ra variant_args <<< "${VARIANT_ARGS:-}"
 read -ra extra_shape_args <<< "${SHAPE_ARGS:-}"
 unrolls="${UNROLLS:-2 3}"
 bundle_batches="${BUNDLE_BATCHES:-1,8,22}"
-if ! [[ "$bundle_batches" =~ ^[0-9]+(,[0-9]+)*$ ]]; then
+bundle_unrolls="${BUNDLE_UNROLLS:-2 3 4}"
+if ! [[ "$bundle_unrolls" =~ ^[234]( [234])*$ ]]; then
+  echo "gpu_run: BUNDLE_UNROLLS='$bundle_unrolls'; expected unrolled key forms 2, 3 and/or 4, such as \"3 4\"" >&2
+  exit 2
+fi
+if ! [[ "$bundle_batches" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]]; then
   echo "gpu_run: BUNDLE_BATCHES='$bundle_batches'; expected batch sizes such as 1,8,22" >&2
   exit 2
 fi
@@ -533,16 +539,18 @@ step_unrolled() {
   step_quick
 }
 
-# Bundled keys (docs/gpu.md section 6.25): for each form of UNROLLS, the fused engine's
-# automatic shapes (a cluster per rotation at these batches) with the group steps on bundled
-# keys (--fused-bundle 2, files *_bundleU_on) and without (1, *_bundleU_off), one after the
-# other on the same machine.
+# Bundled keys (docs/gpu.md section 6.25): for each form of BUNDLE_UNROLLS, the fused
+# engine's automatic shapes (a cluster per rotation at these batches) with the group steps on
+# bundled keys (--fused-bundle 2, files *_bundleU_on) and without (1, *_bundleU_off; not for
+# fours, which run on bundled keys only), one after the other on the same machine.
 step_bundle() {
   local bench="$build/apps/bench_gates$exe"
   require_built bundle "$bench" || return 1
-  local u mode name
-  for u in $unrolls; do
-    for mode in 1 2; do
+  local u mode name modes
+  for u in $bundle_unrolls; do
+    modes="1 2"
+    [[ "$u" == 4 ]] && modes=2
+    for mode in $modes; do
       name="bench_gates_gpu_${params}_bundle${u}_$([[ $mode == 2 ]] && echo on || echo off)"
       run_logged "$name" "$bench" --backend gpu --params "$params" --unroll "$u" \
         --gpu-engine fused --fused-bundle "$mode" --batch "$bundle_batches" --reps "$reps" \

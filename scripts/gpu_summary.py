@@ -362,9 +362,10 @@ def summary(reports, circuit_reports=()):
         out.append(f"## {p['name']}: `{name}`")
         out.append("")
         unroll = report.get("bootstrapping_key_unroll", 1)
-        if unroll in (2, 3):
-            steps = "pair steps, docs/gpu.md section 6.9" if unroll == 2 else \
-                "key bits in threes, docs/gpu.md section 6.19"
+        if unroll in (2, 3, 4):
+            steps = {2: "pair steps, docs/gpu.md section 6.9",
+                     3: "key bits in threes, docs/gpu.md section 6.19",
+                     4: "key bits in fours, on bundled keys, docs/gpu.md section 6.25"}[unroll]
             out.append(f"With an **unrolled bootstrapping key** (`--unroll {unroll}`: {steps}).")
             out.append("")
         out.append(f"{device_text(report)}; medians of "

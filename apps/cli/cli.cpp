@@ -201,8 +201,10 @@ std::unique_ptr<CLI::App> make_app(Options& o) {
                    "Bootstrapping key form: 1 standard (default; the TFHE library's), 2 unrolled "
                    "(pairs of key bits: half the transforms per bit, 1.5x the key, 3x the key's "
                    "noise term), 3 unrolled (threes: a third of the transforms per bit, 2.33x "
-                   "the key, 4.67x the noise term); 2 and 3 in native files only")
-      ->check(CLI::Range(1, 3))
+                   "the key, 4.67x the noise term), 4 unrolled (fours: 3.75x the key, 7.5x the "
+                   "noise term; the GPU's fused engine runs it on bundled clusters only); 2 to 4 "
+                   "in native files only")
+      ->check(CLI::Range(1, 4))
       ->type_name("U");
   keygen->add_flag("-f,--force", o.keygen.force, "Replace existing files");
   keygen->add_flag("--insecure-ok", o.keygen.insecure_ok,

@@ -27,7 +27,7 @@ struct KeygenOptions {
   std::string params;  // empty: default_parameter_set
   std::string secret_key, cloud_key;
   std::string from;  // an existing secret key: make only a cloud key for it
-  std::uint32_t unroll = 1;  // the bootstrapping key's form: 1 standard, 2 or 3 unrolled
+  std::uint32_t unroll = 1;  // the bootstrapping key's form: 1 standard, 2 to 4 unrolled
   bool force = false, insecure_ok = false;
 };
 

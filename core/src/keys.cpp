@@ -45,7 +45,8 @@ SecretKey::SecretKey(const Parameters& params, LweKey lwe_key, GlweKey glwe_key)
 void check_unroll(std::uint32_t unroll, const std::string& context) {
   EXPECTS(unroll >= 1 && unroll <= max_unroll,
           context + ": unroll=" + std::to_string(unroll) +
-              " but expected 1 (the standard key), 2 or 3 (key bits in pairs or in threes)");
+              " but expected 1 (the standard key), 2, 3 or 4 (key bits in pairs, threes or "
+              "fours)");
 }
 
 std::size_t BootstrappingKey::ggsw_count(const Parameters& params, std::uint32_t unroll) {

@@ -527,7 +527,7 @@ CloudKey read_cloud_key_impl(std::istream& in, const std::string& ctx) {
     unroll = r.u32("the bootstrapping key form");
     if (unroll < 1 || unroll > max_unroll) {
       r.fail("bootstrapping key form (unroll) " + std::to_string(unroll) +
-             " but expected 1 (standard), 2 or 3 (unrolled)");
+             " but expected 1 (standard), 2, 3 or 4 (unrolled)");
     }
   }
   const auto bk_words = read_count(r, "the bootstrapping key word count",

@@ -185,6 +185,22 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p, std::uint3
                   " (fused_cluster_blocks must be " + std::to_string(rows) + ", or all four 0)");
     }
   }
+  if (o.engine == GpuEngine::fused && unroll > gpu::kernel::fused::max_kernel_unroll) {
+    // Key bits in fours: bundled clusters of 8 points per thread for every chunk.
+    EXPECTS(o.fused_bundle != 1 && o.fused_cluster_blocks != 1 && o.fused_groups <= 1 &&
+                o.fused_rotations_per_block <= 1 && o.fused_lanes <= 1 &&
+                o.fused_cluster_points != gpu::kernel::fused::wide_points,
+            "CudaOptions: a bootstrapping key in fours (unroll " + std::to_string(unroll) +
+                ") runs on the fused engine's bundled clusters of 8 points per thread only, but "
+                "fused_bundle=" + std::to_string(o.fused_bundle) + ", fused_cluster_blocks=" +
+                std::to_string(o.fused_cluster_blocks) + ", fused_groups=" +
+                std::to_string(o.fused_groups) + ", fused_rotations_per_block=" +
+                std::to_string(o.fused_rotations_per_block) + ", fused_lanes=" +
+                std::to_string(o.fused_lanes) + " and fused_cluster_points=" +
+                std::to_string(o.fused_cluster_points) +
+                " (fused_bundle 0 or 2, fused_cluster_blocks 0 or a cluster size, the others 0 "
+                "or 1, points 0 or 8; or engine=cufft)");
+  }
   EXPECTS(o.fused_bundle <= 2,
           "CudaOptions: fused_bundle=" + std::to_string(o.fused_bundle) +
               " but expected 0 (automatic), 1 (never) or 2 (an unrolled key's group steps on "

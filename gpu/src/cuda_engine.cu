@@ -188,12 +188,17 @@ struct CudaEngine::Impl {
   kernel::fused::LaunchShape fused_shape_for(std::uint64_t capacity) const;
   bool fused() const { return options.engine == GpuEngine::fused; }
   // Whether a chunk of `capacity` rotations runs its group steps on bundled keys
-  // (CudaOptions::fused_bundle): 2, an unrolled key, and a cluster of 8 points per thread.
+  // (CudaOptions::fused_bundle): 2, an unrolled key, and a cluster of 8 points per thread; a
+  // key in fours always (fused_shape_for gives it such a cluster for every chunk).
   bool bundles(std::uint64_t capacity) const {
-    if (!fused() || shape.unroll < 2 || options.fused_bundle != 2) return false;
+    if (!fused() || shape.unroll < 2) return false;
+    if (fours()) return true;
+    if (options.fused_bundle != 2) return false;
     const kernel::fused::LaunchShape launch = fused_shape_for(capacity);
     return launch.cluster > 1 && launch.points == kernel::fused::points_per_thread;
   }
+  // A key in fours: the fused engine runs it on bundled clusters only (max_kernel_unroll).
+  bool fours() const { return shape.unroll > kernel::fused::max_kernel_unroll; }
   // Points per thread of the clusters' transforms (CudaOptions::fused_cluster_points).
   std::uint32_t cluster_points() const {
     return options.fused_cluster_points == 0 ? kernel::fused::points_per_thread
@@ -338,6 +343,14 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
         const auto per_device = static_cast<unsigned>(info.multiprocessors) / cluster_blocks;
         cluster_room = std::min<std::uint64_t>(clusters, per_device);
       }
+    }
+    if (fours() && clusters == 0) {
+      throw SystemError(
+          "CudaBackend: a bootstrapping key in fours (unroll " + std::to_string(s.unroll) +
+          ") runs on the fused engine's bundled thread block clusters only, and device " +
+          info.name + " (compute capability " + std::to_string(info.compute_capability_major) +
+          "." + std::to_string(info.compute_capability_minor) +
+          ") runs none (clusters need 9.0, and a build with code for 9.0); use GpuEngine::cufft");
     }
     w = kernel::fused::twiddles(static_cast<std::uint32_t>(M));
     twiddles = DeviceBuffer<Complex>(w.size(), st(), "the fused engine's twiddle table");
@@ -531,6 +544,13 @@ Workspace& CudaEngine::Impl::workspace_for(std::uint64_t capacity, std::size_t b
 }
 
 kernel::fused::LaunchShape CudaEngine::Impl::fused_shape_for(std::uint64_t capacity) const {
+  if (fours()) {  // bundled clusters for every chunk (validate_cuda_options: 0 or a cluster)
+    const std::uint32_t blocks = options.fused_cluster_blocks > 1
+                                     ? options.fused_cluster_blocks
+                                     : kernel::fused::preferred_cluster(shape);
+    return kernel::fused::LaunchShape{1, 1, blocks, 1, kernel::fused::points_per_thread,
+                                      cluster_sums(blocks)};
+  }
   if (options.fused_lanes > 1) return kernel::fused::LaunchShape{1, 1, 1, options.fused_lanes};
   if (options.fused_cluster_blocks > 1) {
     return kernel::fused::LaunchShape{1, 1, options.fused_cluster_blocks, 1, cluster_points(),
@@ -592,7 +612,7 @@ void CudaEngine::Impl::record_rotation(Workspace& ws) {
     times.fused_cluster_sums = launch.cluster > 1 ? launch.sums : 0;
     // Bundled keys (fused_rotation.hpp, bundle_point_at): made by the whole device before the
     // rotation; its time counts in the blind rotation's.
-    const bool bundled = ws.bundle.data() != nullptr;
+    const bool bundled = ws.bundle.data() != nullptr || fours();
     times.fused_bundle = bundled ? 1 : 0;
     if (bundled) {
       launch_fused_bundle(ws.powers.data(), C, s, bk_fourier.data(), roots.data(), unit.data(),
@@ -600,8 +620,7 @@ void CudaEngine::Impl::record_rotation(Workspace& ws) {
     }
     launch_fused_blind_rotation(ws.acc.data(), ws.powers.data(), C, s, launch, bk_fourier.data(),
                                 twist.data(), untwist.data(), twiddles.data(), gadget,
-                                roots.data(), unit.data(), bundled ? ws.bundle.data() : nullptr,
-                                st());
+                                roots.data(), unit.data(), ws.bundle.data(), st());
     return;
   }
   // Per step: decompose, forward, products, inverse, untwist. An unrolled key's group steps
@@ -672,7 +691,10 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
 
   if (plan.rotations > 0) {
     const std::size_t budget_bytes = budget();
-    const std::size_t per_rotation = bytes_per_rotation(s, options.engine);
+    // A key in fours: every chunk holds its bundled keys (fused_shape_for).
+    const std::size_t per_rotation =
+        bytes_per_rotation(s, options.engine) +
+        (fused() && fours() ? kernel::fused::bundle_size(s) * sizeof(Complex) : 0);
     const std::uint64_t limit = std::min<std::uint64_t>(
         std::uint64_t{1} << 20,
         fused() ? std::uint64_t{1} << 30 : INT_MAX / (std::uint64_t{s.rows()} * s.M()));

@@ -546,21 +546,18 @@ void launch_fused_key(const std::uint32_t* bk, std::size_t polys, const Shape& s
 void launch_fused_bundle(const std::uint32_t* powers, std::uint64_t capacity, const Shape& shape,
                          const Complex* key, const std::uint32_t* roots, const Complex* unit,
                          Complex* bundle, cudaStream_t stream) {
-  EXPECTS(shape.unroll == 2 || shape.unroll == 3,
-          "launch_fused_bundle: an unrolled key (unroll 2 or 3), not unroll " +
+  EXPECTS(shape.unroll >= 2 && shape.unroll <= fused::max_bundle_unroll,
+          "launch_fused_bundle: an unrolled key (unroll 2 to 4), not unroll " +
               std::to_string(shape.unroll));
   const std::uint64_t points = fused::bundle_points(shape, capacity);
   if (points == 0) return;
   constexpr unsigned threads = 256;
   const auto blocks =
       static_cast<unsigned>(std::min<std::uint64_t>((points + threads - 1) / threads, max_blocks));
-  fused::with_unroll(shape.unroll, [&](auto u) {
-    constexpr unsigned U = decltype(u)::value;
-    if constexpr (U > 1) {
-      TG_LAUNCH(fused_bundle_kernel<U>, blocks, threads, 0, stream)
-      (powers, capacity, shape, key, roots, unit, bundle);
-      CUDA_CHECK_LAUNCH(fused_bundle_kernel, stream);
-    }
+  fused::with_bundle_unroll(shape.unroll, [&](auto u) {
+    TG_LAUNCH(fused_bundle_kernel<decltype(u)::value>, blocks, threads, 0, stream)
+    (powers, capacity, shape, key, roots, unit, bundle);
+    CUDA_CHECK_LAUNCH(fused_bundle_kernel, stream);
   });
 }
 
@@ -572,8 +569,14 @@ void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers
                                  const std::uint32_t* roots, const Complex* unit,
                                  const Complex* bundle, cudaStream_t stream) {
   if (capacity == 0) return;
-  EXPECTS(bundle == nullptr || (launch.cluster > 1 && launch.points == fused::points_per_thread &&
-                                shape.unroll > 1),
+  // A key in fours runs the bundled kernels only (its bundle null where it has no group step).
+  const bool bundled = bundle != nullptr || shape.unroll > fused::max_kernel_unroll;
+  EXPECTS(shape.unroll <= fused::max_kernel_unroll ||
+              bundle != nullptr || fused::bundle_size(shape) == 0,
+          "launch_fused_blind_rotation: a key in fours (unroll " + std::to_string(shape.unroll) +
+              ") runs on bundled keys only");
+  EXPECTS(!bundled || (launch.cluster > 1 && launch.points == fused::points_per_thread &&
+                       shape.unroll > 1),
           "launch_fused_blind_rotation: a bundled key runs on clusters of 8 points per thread "
           "with an unrolled key, not cluster=" + std::to_string(launch.cluster) + ", points=" +
               std::to_string(launch.points) + ", unroll " + std::to_string(shape.unroll));
@@ -600,7 +603,6 @@ void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers
   if (launch.cluster > 1) {
     const std::uint64_t clusters = std::min<std::uint64_t>(capacity, max_blocks / launch.cluster);
     const auto grid = static_cast<unsigned>(clusters * launch.cluster);
-    const bool bundled = bundle != nullptr;
     const ClusterKernel fused_cluster_rotation =
         shape.k1() == 2 ? cluster_kernel<2>(shape, launch.points, bundled)
                         : cluster_kernel<3>(shape, launch.points, bundled);

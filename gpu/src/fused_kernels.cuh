@@ -40,7 +40,7 @@ void launch_fused_key(const std::uint32_t* bk, std::size_t polys, const Shape& s
                       kernel::Complex* out, cudaStream_t stream);
 
 // The bundled keys of `capacity` rotations (switched masks [capacity][n]) of an unrolled key
-// (shape.unroll = 2 or 3; fused_rotation.hpp, bundle_point_at): bundle_size(shape) complex per
+// (shape.unroll = 2 to 4; fused_rotation.hpp, bundle_point_at): bundle_size(shape) complex per
 // rotation into `bundle`, from the fused key `key`, `roots` and `unit`.
 void launch_fused_bundle(const std::uint32_t* powers, std::uint64_t capacity, const Shape& shape,
                          const kernel::Complex* key, const std::uint32_t* roots,
@@ -52,7 +52,7 @@ void launch_fused_bundle(const std::uint32_t* powers, std::uint64_t capacity, co
 // (fused_rotation.hpp); for an unrolled key (shape.unroll = 2 or 3) its group steps, with `roots`
 // (each key slot's root exponent) and `unit` (zeta^x, x < 2N); null for the standard key.
 // bundle: null, or the chunk's bundled keys (launch_fused_bundle), on whose row sets the group
-// steps run (clusters of 8 points per thread only).
+// steps run (clusters of 8 points per thread only; a key in fours always runs so).
 void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers,
                                  std::uint64_t capacity, const Shape& shape,
                                  const kernel::fused::LaunchShape& launch, const kernel::Complex* key,

@@ -142,13 +142,31 @@ bool with_fixed_length(std::uint32_t M, F&& f) {
   return false;
 }
 
+// The largest key form whose group steps the fused kernels run themselves (Unroll = 2, 3);
+// keys in fours run their group steps on bundled keys only (bundle_point_at; docs/gpu.md
+// section 6.25), as every chunk of them does (CudaEngine: fused_shape_for).
+inline constexpr std::uint32_t max_kernel_unroll = 3;
+// The largest key form the bundling kernel takes.
+inline constexpr std::uint32_t max_bundle_unroll = 4;
+
 // f(std::integral_constant<unsigned, U>{}) for the key form U = unroll (1, 2 or 3; the
-// kernels' Unroll template argument), f's result returned.
+// kernels' Unroll template argument), f's result returned. A key in fours has no such kernels
+// (max_kernel_unroll): its engine takes the standard key's (U = 1) only as the stand-in that
+// sizes the launch limits (fused_limits, fused_clusters), and runs bundled kernels.
 template <class F>
 decltype(auto) with_unroll(std::uint32_t unroll, F&& f) {
   if (unroll == 3) return f(std::integral_constant<unsigned, 3>{});
   if (unroll == 2) return f(std::integral_constant<unsigned, 2>{});
   return f(std::integral_constant<unsigned, 1>{});
+}
+
+// f(std::integral_constant<unsigned, U>{}) for an unrolled key's form U = unroll, 2 to
+// max_bundle_unroll (the bundling kernel's U); nothing for another form.
+template <class F>
+void with_bundle_unroll(std::uint32_t unroll, F&& f) {
+  if (unroll == 4) f(std::integral_constant<unsigned, 4>{});
+  if (unroll == 3) f(std::integral_constant<unsigned, 3>{});
+  if (unroll == 2) f(std::integral_constant<unsigned, 2>{});
 }
 
 // Largest R.
@@ -306,8 +324,11 @@ TG_HD std::size_t cluster_stage_offset_with(const detail::Shape& s, std::uint32_
          std::size_t{s.k1()} * s.N * sizeof(Torus32);
 }
 // GGSW samples whose rows a cluster block's key stage holds at most: 2^u - 1 in an unrolled
-// key's group step (3 for pairs, 7 for threes), else 1.
-TG_HD std::uint32_t cluster_stage_ggsws(const detail::Shape& s) { return s.group_ggsws(); }
+// key's group step (3 for pairs, 7 for threes), else 1 (a key in fours runs bundled steps
+// only: one row set a step).
+TG_HD std::uint32_t cluster_stage_ggsws(const detail::Shape& s) {
+  return s.unroll <= max_kernel_unroll ? s.group_ggsws() : 1;
+}
 TG_HD std::size_t cluster_signals_offset_with(const detail::Shape& s, std::uint32_t blocks,
                                               std::uint32_t inboxes) {
   return cluster_stage_offset_with(s, blocks, inboxes) +

@@ -20,26 +20,21 @@ msg="$(GPU_RUN_EMULATED=1 "$repo/scripts/gpu_run.sh" "$work/refused" benchmark 2
 [[ $? -eq 2 && "$msg" == *"unknown step 'benchmark'"* ]] || fail "unknown step: $msg"
 msg="$(DEADLINE=soon GPU_RUN_EMULATED=1 "$repo/scripts/gpu_run.sh" "$work/refused" env 2>&1)"
 [[ $? -eq 2 && "$msg" == *"DEADLINE='soon'; expected seconds"* ]] || fail "DEADLINE=soon: $msg"
-for bad in "1,x" "0,64" "64,"; do
-  msg="$(SHAPE_BATCHES="$bad" GPU_RUN_EMULATED=1 "$repo/scripts/gpu_run.sh" "$work/refused" env 2>&1)"
-  [[ $? -eq 2 && "$msg" == *"SHAPE_BATCHES='$bad'; expected batch sizes"* ]] ||
-    fail "SHAPE_BATCHES=$bad: $msg"
-done
-for bad in "0" "1,64" "x"; do
-  msg="$(HOTSPOT_BATCH="$bad" GPU_RUN_EMULATED=1 "$repo/scripts/gpu_run.sh" "$work/refused" env 2>&1)"
-  [[ $? -eq 2 && "$msg" == *"HOTSPOT_BATCH='$bad'; expected one batch size"* ]] ||
-    fail "HOTSPOT_BATCH=$bad: $msg"
-done
-for bad in "1" "4" "2,3"; do
-  msg="$(UNROLLS="$bad" GPU_RUN_EMULATED=1 "$repo/scripts/gpu_run.sh" "$work/refused" env 2>&1)"
-  [[ $? -eq 2 && "$msg" == *"UNROLLS='$bad'; expected unrolled key forms 2 and/or 3"* ]] ||
-    fail "UNROLLS=$bad: $msg"
-done
-for bad in "" "1,,8" "x"; do
-  msg="$(BUNDLE_BATCHES="$bad" GPU_RUN_EMULATED=1 "$repo/scripts/gpu_run.sh" "$work/refused" env 2>&1)"
-  [[ $? -eq 2 && "$msg" == *"BUNDLE_BATCHES='$bad'; expected batch sizes"* ]] ||
-    fail "BUNDLE_BATCHES=$bad: $msg"
-done
+# refused VAR EXPECTED VALUE...: gpu_run.sh exits with 2 and says EXPECTED (after
+# "VAR='VALUE'; ") for each VALUE of the environment variable VAR.
+refused() {
+  local var="$1" want="$2" bad msg
+  shift 2
+  for bad in "$@"; do
+    msg="$(env "$var=$bad" GPU_RUN_EMULATED=1 "$repo/scripts/gpu_run.sh" "$work/refused" env 2>&1)"
+    [[ $? -eq 2 && "$msg" == *"$var='$bad'; $want"* ]] || fail "$var=$bad: $msg"
+  done
+}
+refused SHAPE_BATCHES "expected batch sizes" "1,x" "0,64" "64,"
+refused HOTSPOT_BATCH "expected one batch size" "0" "1,64" "x"
+refused UNROLLS "expected unrolled key forms 2 and/or 3" "1" "4" "2,3"
+refused BUNDLE_UNROLLS "expected unrolled key forms 2, 3 and/or 4" "1" "5" "2,3"
+refused BUNDLE_BATCHES "expected batch sizes" "1,,8" "x" "0,1"
 rm -rf "$work/refused"
 
 # A DEADLINE already past: every command is skipped and named, none is started.
@@ -108,8 +103,9 @@ for form, tag in ((2, "unrolled"), (3, "unrolled3")):  # UNROLLS' default: pairs
         r = load(f"bench_gates_gpu_toy_INSECURE_{tag}{suffix}.json")
         assert r["bootstrapping_key_unroll"] == form, (tag, suffix)
         assert all(res["errors"] == 0 for run in r["runs"] for res in run["results"]), (tag, suffix)
-for form in (2, 3):  # bundled keys against without, pairs and threes
-    for mode in ("off", "on"):
+for form in (2, 3, 4):  # bundled keys against without, pairs and threes; fours bundled only
+    assert form != 4 or not os.path.exists(os.path.join(d, "bench_gates_gpu_toy_INSECURE_bundle4_off.json"))
+    for mode in (("on",) if form == 4 else ("off", "on")):
         r = load(f"bench_gates_gpu_toy_INSECURE_bundle{form}_{mode}.json")
         assert r["bootstrapping_key_unroll"] == form, (form, mode)
         res = [x for run in r["runs"] for x in run["results"]]
@@ -166,7 +162,8 @@ for text in "## toy_INSECURE: \`bench_gates_gpu_toy_INSECURE.json\`" \
     "Engine cuFFT-batched, key switching gather, pinned transfers (8 MiB staging), device keys" \
     "## Circuits, toy_INSECURE: \`bench_circuits_gpu_toy_INSECURE_cufft_lanes4_pinned.json\`" \
     "With an **unrolled bootstrapping key** (\`--unroll 2\`" \
-    "With an **unrolled bootstrapping key** (\`--unroll 3\`"; do
+    "With an **unrolled bootstrapping key** (\`--unroll 3\`" \
+    "With an **unrolled bootstrapping key** (\`--unroll 4\`: key bits in fours, on bundled keys"; do
   grep -qF -- "$text" "$s" || { cat "$s"; fail "summary.md lacks: $text"; }
 done
 echo "gpu_run.sh dry run on the emulator: ok"

@@ -171,7 +171,7 @@ TEST_CASE("the fused engine's launch-shape options: parsed, bounded and describe
   REQUIRE_INVALID_ARGUMENT(parse_gpu_args({"--fused-bundle", "3"}, gpu),
                            "--fused-bundle: 3 is out of range; expected an integer in 0..2");
   CHECK_THAT(apps::gpu_options_help(22),
-             Catch::Matchers::Contains("\n  --fused-bundle B      fused engine, key in pairs or "
+             Catch::Matchers::Contains("\n  --fused-bundle B    fused engine, key in pairs or "
                                        "threes: 2: each group step's GGSW bundled before a "
                                        "cluster's rotation, 1: never (0: automatic, 1)\n"));
 }

@@ -183,7 +183,7 @@ TEST_CASE("cli: keygen --unroll writes an unrolled cloud key that eval uses; bad
   const std::string sk = (dir / "u.tgsk").string(), ck = (dir / "u.tgck").string();
   const std::string x = (dir / "x.tgct").string(), y = (dir / "y.tgct").string(),
                     p = (dir / "p.tgct").string();
-  for (const char* bad : {"0", "4"}) {
+  for (const char* bad : {"0", "5"}) {
     fails(exit_usage,
           {"keygen", "--params", "toy_INSECURE", "--insecure-ok", "-s", sk, "-c", ck, "--unroll",
            bad},
@@ -196,6 +196,10 @@ TEST_CASE("cli: keygen --unroll writes an unrolled cloud key that eval uses; bad
   ok({"encrypt", "-k", sk, "--width", "8", "--signed", "--values", "5,6,-4", "-o", y, "-q"});
   ok({"eval", "-c", ck, "--op", "mul", x, y, "-o", p, "-q"});
   CHECK_THAT(ok({"decrypt", "-k", sk, p}).out, Contains("15 -42 -48"));
+  // Key bits in fours: the same file format, form 4.
+  ok({"keygen", "--params", "toy_INSECURE", "--insecure-ok", "-s", sk, "-c", ck, "--unroll", "4",
+      "-q", "--force"});
+  CHECK_THAT(ok({"info", ck}).out, Contains("unrolled (unroll 4)"));
 }
 
 TEST_CASE("cli: encrypt and decrypt round trip values of every width, signed and unsigned",

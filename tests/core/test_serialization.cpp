@@ -309,12 +309,21 @@ TEST_CASE("serialization: an unrolled cloud key is format version 2 with its for
   CHECK(same_cloud_key(threes_back, threes));
   save_cloud_key(dir / "u3.tgck", threes);
   CHECK_THAT(describe_file(dir / "u3.tgck"), Contains("unrolled (unroll 3)"));
-  // A form other than 1, 2 and 3, even with the right checksum.
+  // Key bits in fours: form 4, read back the same.
+  const CloudKey fours = CloudKey::generate(toy_keys().sk, rng, 4);
+  const std::string fours_bytes = bytes_of([&](std::ostream& out) { write_cloud_key(out, fours); });
+  CHECK(fours_bytes.substr(body_offset(p), 4) == std::string("\x04\x00\x00\x00", 4));
+  CHECK(same_cloud_key(cloud_key_from(fours_bytes), fours));
+  // A form other than 1 to 4, even with the right checksum.
   std::string bad = bytes;
-  put_u32(bad, body_offset(p), 4);
+  put_u32(bad, body_offset(p), 5);
   reseal(bad);
   CHECK_THROWS_AS(cloud_key_from(bad), FormatError);
-  CHECK_THROWS_WITH(cloud_key_from(bad), Contains("bootstrapping key form (unroll) 4"));
+  CHECK_THROWS_WITH(cloud_key_from(bad), Contains("bootstrapping key form (unroll) 5"));
+  // Form 4 on another form's words: its count is checked (a key in fours is 15 GGSW a group).
+  put_u32(bad, body_offset(p), 4);
+  reseal(bad);
+  CHECK_THROWS_WITH(cloud_key_from(bad), Contains("the bootstrapping key word count is"));
   put_u32(bad, body_offset(p), 0);
   reseal(bad);
   CHECK_THROWS_WITH(cloud_key_from(bad), Contains("bootstrapping key form (unroll) 0"));

@@ -187,7 +187,9 @@ TEST_CASE("unrolled_exponent: the rotation of each GGSW of a group, in the messa
   CHECK(unroll_group_ggsws(1) == 1);
   CHECK(unroll_group_ggsws(2) == 3);
   CHECK(unroll_group_ggsws(3) == 7);
+  CHECK(unroll_group_ggsws(4) == 15);
   CHECK(unrolled_bits(630, 1) == 0);
+  CHECK(unrolled_bits(630, 4) == 628);
   CHECK(unrolled_bits(630, 2) == 630);
   CHECK(unrolled_bits(631, 2) == 630);
   CHECK(unrolled_bits(631, 3) == 630);
@@ -199,19 +201,26 @@ TEST_CASE("unrolled_exponent: the rotation of each GGSW of a group, in the messa
   // s t r, s t (1-r), s (1-t) r, s (1-t)(1-r), (1-s) t r, (1-s) t (1-r), (1-s)(1-t) r
   const std::uint32_t threes[7] = {(a + b + c) & mask, (a + b) & mask, a + c, a, b + c, b, c};
   for (std::uint32_t g = 0; g < 7; ++g) CHECK(unrolled_exponent(masks, 3, g, mask) == threes[g]);
+  // Fours: GGSW g has pattern 15 - g, bit 3 - m for key bit m.
+  const std::uint32_t four[4] = {a, b, c, 1000};
+  for (std::uint32_t g = 0; g < 15; ++g) {
+    std::uint32_t e = 0;
+    for (std::uint32_t m = 0; m < 4; ++m) e += ((15 - g) >> (3 - m)) & 1u ? four[m] : 0;
+    CHECK(unrolled_exponent(four, 4, g, mask) == (e & mask));
+  }
 }
 
 TEST_CASE("the unrolled keys: sizes, GGSW messages (pairs s*t, s*(1-t), (1-s)*t; threes), "
           "validation",
           "[bootstrap][keys][unroll]") {
-  for (std::uint32_t unroll : {2u, 3u}) {
+  for (std::uint32_t unroll : {2u, 3u, 4u}) {
     for (const Parameters& p : {toy_insecure(), toy_odd_n()}) {
       INFO("parameter set " << p.name << ", unroll " << unroll);
       const auto& keys = keys_for(p, unroll);
       const auto& bk = keys.cloud->bootstrapping_key();
       const std::size_t n = p.lwe_dimension, groups = n / unroll;
       CHECK(bk.unroll() == unroll);
-      CHECK(bk.ggsw_count() == (unroll == 2 ? 3 : 7) * groups + n % unroll);
+      CHECK(bk.ggsw_count() == ((1u << unroll) - 1) * groups + n % unroll);
       CHECK(BootstrappingKey::ggsw_count(p, 1) == n);
       CHECK(bk.data().size() == bk.ggsw_count() * ggsw_size(p));
       // GGSW i's last row's body phase is m_i * g_l, m_i the message, written out here.
@@ -227,6 +236,13 @@ TEST_CASE("the unrolled keys: sizes, GGSW messages (pairs s*t, s*(1-t), (1-s)*t;
         const std::int32_t x = s[bit], y = s[bit + 1], z = s[bit + 2];
         for (std::int32_t m : {x * y * z, x * y * (1 - z), x * (1 - y) * z, x * (1 - y) * (1 - z),
                                (1 - x) * y * z, (1 - x) * y * (1 - z), (1 - x) * (1 - y) * z}) {
+          messages.push_back(m);
+        }
+      }
+      for (; unroll == 4 && bit + 3 < n; bit += 4) {  // pattern v = 15 .. 1, bit 3 - m for s[bit + m]
+        for (std::uint32_t v = 15; v >= 1; --v) {
+          std::int32_t m = 1;
+          for (std::uint32_t b = 0; b < 4; ++b) m *= (v >> (3 - b)) & 1u ? s[bit + b] : 1 - s[bit + b];
           messages.push_back(m);
         }
       }
@@ -250,12 +266,12 @@ TEST_CASE("the unrolled keys: sizes, GGSW messages (pairs s*t, s*(1-t), (1-s)*t;
   const Parameters p = toy_insecure();
   const auto& keys = keys_for(p, 2);
   Csprng rng = seeded_rng(1);
-  REQUIRE_INVALID_ARGUMENT(BootstrappingKey::generate(keys.secret, rng, 4), "unroll=4");
+  REQUIRE_INVALID_ARGUMENT(BootstrappingKey::generate(keys.secret, rng, 5), "unroll=5");
   REQUIRE_INVALID_ARGUMENT(CloudKey::generate(keys.secret, rng, 0), "unroll=0");
-  REQUIRE_INVALID_ARGUMENT(BootstrappingKey::ggsw_count(p, 4), "unroll=4");
-  REQUIRE_INVALID_ARGUMENT(noise_model(p, 4), "unroll=4");
+  REQUIRE_INVALID_ARGUMENT(BootstrappingKey::ggsw_count(p, 5), "unroll=5");
+  REQUIRE_INVALID_ARGUMENT(noise_model(p, 5), "unroll=5");
   REQUIRE_INVALID_ARGUMENT(BootstrappingKey::messages(keys.secret.lwe_key().coefficients(), 5),
-                           "2 or 3 (key bits in pairs or in threes)");
+                           "2, 3 or 4 (key bits in pairs, threes or fours)");
   // A standard key's words are not an unrolled key's, and the other way round.
   const auto& standard = keys_for(p).cloud->bootstrapping_key();
   std::vector<Torus32> words(standard.data().begin(), standard.data().end());
@@ -291,6 +307,11 @@ TEST_CASE("bootstrapping with the unrolled key: signs, and noise as modelled",
     check_bootstrap(toy_odd_n(), 3, FftwFft(256), 48, seed + 1);
     check_bootstrap(toy_k2_insecure(), 3, FftwFft(256), 24, seed + 2);
   }
+  SECTION("fours: toy_INSECURE (n = 64), n = 65 (a CMUX step left), toy_k2_INSECURE") {
+    check_bootstrap(toy_insecure(), 4, PortableFft(256), 48, seed + 4);
+    check_bootstrap(toy_odd_n(), 4, FftwFft(256), 48, seed + 5);
+    check_bootstrap(toy_k2_insecure(), 4, FftwFft(256), 24, seed + 6);
+  }
   SECTION("tfhe_lib_128: FFTW and SimdFft; the key term three times the standard key's") {
     const Parameters p = tfhe_lib_128();
     const double unrolled = check_bootstrap(p, 2, FftwFft(1024), 8, seed);
@@ -303,16 +324,25 @@ TEST_CASE("bootstrapping with the unrolled key: signs, and noise as modelled",
     CHECK(unrolled / standard > 0.6 * ratio);
     CHECK(unrolled / standard < 1.6 * ratio);
   }
-  SECTION("tfhe_lib_128 in threes: the key term 14/3 times the standard key's") {
+  // tfhe_lib_128 with key bits in groups of u: the measured key term against the model's ratio
+  // to the standard key's, which lies in (low, high).
+  auto check_ratio = [&](std::uint32_t unroll, double low, double high, std::uint64_t s) {
     const Parameters p = tfhe_lib_128();
-    const double threes = check_bootstrap(p, 3, FftwFft(1024), 8, seed + 3);
+    const double unrolled = check_bootstrap(p, unroll, FftwFft(1024), 8, s);
     const double standard = check_bootstrap(p, 1, FftwFft(1024), 8, seed + 2);
-    const double ratio = noise_model(p, 3).blind_rotation / noise_model(p, 1).blind_rotation;
-    INFO("measured " << threes << " / " << standard << " = " << threes / standard
-                     << ", modelled " << ratio);
-    CHECK(ratio > 4.5);
-    CHECK(ratio < 14.0 / 3.0);
-    CHECK(threes / standard > 0.6 * ratio);
-    CHECK(threes / standard < 1.6 * ratio);
+    const double ratio =
+        noise_model(p, unroll).blind_rotation / noise_model(p, 1).blind_rotation;
+    INFO("unroll " << unroll << ": measured " << unrolled << " / " << standard << " = "
+                   << unrolled / standard << ", modelled " << ratio);
+    CHECK(ratio > low);
+    CHECK(ratio < high);
+    CHECK(unrolled / standard > 0.6 * ratio);
+    CHECK(unrolled / standard < 1.6 * ratio);
+  };
+  SECTION("tfhe_lib_128 in threes: the key term 14/3 times the standard key's") {
+    check_ratio(3, 4.5, 14.0 / 3.0, seed + 3);
+  }
+  SECTION("tfhe_lib_128 in fours: the key term 15/2 times the standard key's") {
+    check_ratio(4, 7.4, 7.5, seed + 7);
   }
 }

@@ -212,8 +212,9 @@ TEMPLATE_TEST_CASE("every gate kind on every input combination in one mixed batc
 
 TEST_CASE("an unrolled bootstrapping key: every gate kind, sequential and OpenMP agree",
           "[backend][unroll]") {
-  // Key bits in pairs and in threes (toy n = 64: 21 threes and a last standard bit).
-  for (std::uint32_t unroll : {2u, 3u}) {
+  // Key bits in pairs, threes and fours (toy n = 64: 21 threes and a last standard bit, 16
+  // fours).
+  for (std::uint32_t unroll : {2u, 3u, 4u}) {
     for (const Parameters& p : {toy_insecure(), toy_k2_insecure()}) {
       INFO("parameter set " << p.name << ", unroll " << unroll);
       SequentialFixture seq(p, {}, unroll);
@@ -737,7 +738,7 @@ TEST_CASE("tfhe_lib_128 phase noise of bootstrapped outputs matches the noise mo
 
 TEST_CASE("tfhe_lib_128 with an unrolled key: zero errors, phase noise as modelled",
           "[backend][real][noise][unroll]") {
-  const std::uint32_t unroll = GENERATE(2u, 3u);  // pairs, threes
+  const std::uint32_t unroll = GENERATE(2u, 3u, 4u);  // pairs, threes, fours
   const std::uint64_t seed = catch_seed(0x2011e);
   INFO("seed " << seed << ", unroll " << unroll);
   OpenMpFixture f(tfhe_lib_128(), {}, unroll);

@@ -468,7 +468,8 @@ class HostEngine {
                                 const kernel::fused::StepInputs& in, std::uint32_t halves) {
     namespace fused = kernel::fused;
     bundle_keys_.assign(fused::bundle_size(s_), Complex{NAN, NAN});
-    with_unroll([&](auto u) {
+    REQUIRE((s_.unroll >= 2 && s_.unroll <= fused::max_bundle_unroll));
+    fused::with_bundle_unroll(s_.unroll, [&](auto u) {
       for (std::uint64_t idx = 0; idx < fused::bundle_points(s_, 1); ++idx) {
         fused::bundle_point_at<decltype(u)::value>(idx, s_, rotation_powers, fused_key_.data(),
                                                    fused_roots_.data(), unit_.data(),

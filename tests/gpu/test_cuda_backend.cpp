@@ -836,6 +836,43 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
                     Catch::Matchers::Contains("an unrolled bootstrapping key runs"));
 }
 
+TEST_CASE("key bits in fours: the cuFFT engine and the fused engine's bundled clusters give the "
+          "CPU backend's words",
+          "[gpu][fused][unroll]") {
+  // A key in fours (15 GGSW per 4 key bits): the cuFFT engine's group steps take any form; the
+  // fused engine runs every chunk on bundled clusters of 8 points per thread (docs/gpu.md
+  // 6.25), automatic or forced, and refuses any other shape.
+  for (const Parameters& p : {toy_insecure(), toy_k2_insecure(), gpu::test::odd_n_insecure(512, 1)}) {
+    const std::uint64_t seed = catch_seed(0x2014);
+    INFO("parameter set " << p.name << ", seed " << seed);
+    Csprng rng = seeded_rng(seed);
+    const BatchPlan plan = plan_with_bootstrap(rng, gates_for(300, 60), 300);
+    const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
+    const LweBatch from_cpu = run_plan(cpu_for(p, 4), plan, encrypted);
+    CHECK(decrypt_bits(keys_for(p).secret, from_cpu) == plan.expected());
+    CHECK(run_plan(gpu_with(p, cufft_options(), 4), plan, encrypted) == from_cpu);
+    if (!clusters_here()) {
+      CHECK_THROWS_WITH(CudaBackend(keys_for(p, 4).cloud, fused_options()),
+                        Catch::Matchers::Contains("runs on the fused engine's bundled thread "
+                                                  "block clusters only"));
+      continue;
+    }
+    const std::uint32_t k1 = p.glwe_dimension + 1, rows = k1 * p.bk_level_count;
+    std::vector<std::uint32_t> clusters = {0, k1};
+    if (rows <= 8) clusters.push_back(rows);
+    for (const std::uint32_t cluster : clusters) {
+      INFO("fused_cluster_blocks " << cluster);
+      CudaBackend& fused = gpu_with(p, fused_options(0, GpuKeySwitching::gather, 0, cluster), 4);
+      CHECK(run_plan(fused, plan, encrypted) == from_cpu);
+      CHECK(fused.last_times().fused_bundle == 1);
+      CHECK(fused.last_times().fused_cluster_blocks ==
+            (cluster != 0 ? cluster : rows <= 8 ? rows : k1));
+    }
+    CHECK_THROWS_WITH(CudaBackend(keys_for(p, 4).cloud, fused_options(1, GpuKeySwitching::gather, 1, 1)),
+                      Catch::Matchers::Contains("bundled clusters of 8 points per thread only"));
+  }
+}
+
 TEST_CASE("fused engine: every gate kind on every input combination and random batches of 1 "
           "to 100k gates",
           "[gpu][fused]") {

@@ -1149,15 +1149,15 @@ TEST_CASE("multiply_row_group_at: both orders of a group step's products (factor
 TEST_CASE("bundled keys: each row set is the sum of the group's GGSW times their factors",
           "[gpu-host][fused][unroll]") {
   // bundle_point_at (fused_bundle_kernel's per-index function) for 2 rotations of random masks
-  // and a random key, k = 1 and 2, pairs and threes: every point of every row set against
-  // sum_g (zeta^(root e_g) - 1) K_g in long double; the group steps only (n = 10: in threes 3
-  // groups and a key bit left, which has no row set).
+  // and a random key, k = 1 and 2, pairs, threes and fours: every point of every row set
+  // against sum_g (zeta^(root e_g) - 1) K_g in long double; the group steps only (n = 10: in
+  // threes 3 groups and a key bit left, which has no row set; in fours 2 groups, two left).
   Csprng rng = seeded_rng(catch_seed(0x2016));
   auto uniform = [&](double scale) {
     return scale * (static_cast<double>(rng.uniform_below(1u << 30)) / (1u << 29) - 1.0);
   };
   for (const std::uint32_t k : {1u, 2u}) {
-    for (const std::uint32_t unroll : {2u, 3u}) {
+    for (const std::uint32_t unroll : {2u, 3u, 4u}) {
       const gd::Shape s{10, k, 64, 8, 2, 2, 4, unroll};
       INFO("k " << k << ", unroll " << unroll);
       const std::uint32_t N = s.N, M = s.M(), G = s.group_ggsws(), capacity = 2;
@@ -1173,11 +1173,9 @@ TEST_CASE("bundled keys: each row set is the sum of the group's GGSW times their
       for (auto& b : key) b = k::Complex{uniform(1e9), uniform(1e9)};
       std::vector<k::Complex> bundle(capacity * fz::bundle_size(s), k::Complex{NAN, NAN});
       for (std::uint64_t idx = 0; idx < fz::bundle_points(s, capacity); ++idx) {
-        fz::with_unroll(unroll, [&](auto u) {
-          if constexpr (decltype(u)::value > 1) {
-            fz::bundle_point_at<decltype(u)::value>(idx, s, powers.data(), key.data(),
-                                                    roots.data(), unit.data(), bundle.data());
-          }
+        fz::with_bundle_unroll(unroll, [&](auto u) {
+          fz::bundle_point_at<decltype(u)::value>(idx, s, powers.data(), key.data(), roots.data(),
+                                                  unit.data(), bundle.data());
         });
       }
       std::size_t checked = 0;
@@ -1215,6 +1213,9 @@ TEST_CASE("bundled keys: each row set is the sum of the group's GGSW times their
   CHECK(fz::step_ggsws<fz::bundled_step> == 1);
   CHECK(fz::step_ggsws<1> == 1);
   CHECK(fz::step_ggsws<3> == 7);
+  // A key in fours: a cluster block's stage holds one row set (its steps are bundled).
+  CHECK(fz::cluster_stage_ggsws(gd::Shape{10, 1, 64, 8, 2, 2, 4, 4}) == 1);
+  CHECK(fz::cluster_stage_ggsws(gd::Shape{10, 1, 64, 8, 2, 2, 4, 3}) == 7);
 }
 
 TEST_CASE("bundled keys: clusters whose group steps run on bundled keys give the CPU backend's "
@@ -1231,7 +1232,7 @@ TEST_CASE("bundled keys: clusters whose group steps run on bundled keys give the
       {toy_insecure(), {{1, 1, 2}, {1, 1, 4}, {1, 1, 4, 1, 8, fz::every_block_sums}}},
       {toy_k2_insecure(), {{1, 1, 3}, {1, 1, 6, 1, 8, fz::every_block_sums}}},
       {sized_insecure(512, 1), {{1, 1, 2}, {1, 1, 4, 1, 8, fz::every_block_sums}}}};
-  for (const std::uint32_t unroll : {2u, 3u}) {
+  for (const std::uint32_t unroll : {2u, 3u, 4u}) {
     for (const DataFlowCase& cs : cases) {
       for (const bool fixed : {true, false}) {
         for (const std::uint32_t halves : {1u, 2u}) {
@@ -1249,6 +1250,22 @@ TEST_CASE("bundled keys: clusters whose group steps run on bundled keys give the
   }
   check_lib128_flow(3, 1, {fz::LaunchShape{1, 1, 6, 1, 8, fz::every_block_sums}},
                     catch_seed(0x2018), 0, true);
+  // Key bits in fours (toy n = 64: 16 group steps of 15 GGSW; n = 17: 4 and a CMUX step): the
+  // cuFFT engine's kernels (their group step takes any form) and the bundled clusters; then
+  // tfhe_lib_128 (157 group steps and two CMUX steps) on c6e.
+  for (const Parameters& p : {toy_insecure(), gpu::test::odd_n_insecure(512, 1)}) {
+    INFO("parameter set " << p.name << ", fours");
+    test::SequentialFixture f(p, {}, 4);
+    HostEngine cufft(*f.keys.cloud, 0);
+    check_every_gate_flow(f, cufft, {}, seed);
+    HostEngine engine(*f.keys.cloud, 1);
+    engine.set_bundle(true);
+    check_every_gate_flow(
+        f, engine, {fz::LaunchShape{1, 1, 2}, fz::LaunchShape{1, 1, 4, 1, 8, fz::every_block_sums}},
+        seed);
+  }
+  check_lib128_flow(4, 1, {fz::LaunchShape{1, 1, 6, 1, 8, fz::every_block_sums}},
+                    catch_seed(0x2019), 0, true);
 }
 
 TEST_CASE("rotation_factor_quarter: the whole table's factors from its first quarter, the same "

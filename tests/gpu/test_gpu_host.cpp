@@ -782,8 +782,43 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
   // An unrolled key (pairs or threes): no lanes or staged rotations; everything else (wide
   // clusters too) as before.
   o = CudaOptions{};
-  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 4), "unroll=4");
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 5), "unroll=5");
   REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 0), "unroll=0");
+  // Key bits in fours: the fused engine's bundled clusters of 8 points per thread only (or the
+  // cuFFT engine, any options).
+  CHECK_NOTHROW(validate_cuda_options(o, p, 4));
+  o.fused_bundle = 2;
+  o.fused_cluster_blocks = 2;
+  o.fused_cluster_points = 8;
+  CHECK_NOTHROW(validate_cuda_options(o, p, 4));
+  o.fused_cluster_blocks = 6;
+  CHECK_NOTHROW(validate_cuda_options(o, p, 4));
+  const std::string fours_only =
+      "a bootstrapping key in fours (unroll 4) runs on the fused engine's bundled clusters of 8 "
+      "points per thread only, but fused_bundle=";
+  // (Lanes and staged rotations: refused for every unrolled key first.)
+  const std::string one_lane = "an unrolled bootstrapping key runs one lane and one rotation";
+  for (const auto& [field, value, why] :
+       std::vector<std::tuple<std::uint32_t CudaOptions::*, std::uint32_t, std::string>>{
+           {&CudaOptions::fused_bundle, 1, fours_only},
+           {&CudaOptions::fused_cluster_blocks, 1, fours_only},
+           {&CudaOptions::fused_groups, 6, fours_only},
+           {&CudaOptions::fused_cluster_points, 4, fours_only},
+           {&CudaOptions::fused_rotations_per_block, 2, one_lane},
+           {&CudaOptions::fused_lanes, 2, one_lane}}) {
+    CudaOptions bad = o;
+    bad.fused_cluster_blocks = 0;
+    bad.*field = value;
+    INFO("field value " << value);
+    REQUIRE_INVALID_ARGUMENT(validate_cuda_options(bad, p, 4), why);
+  }
+  o = CudaOptions{};
+  o.engine = GpuEngine::cufft;
+  o.fused_cluster_blocks = 1;  // no cluster: nothing the cuFFT engine needs
+  CHECK_NOTHROW(validate_cuda_options(o, p, 4));
+  o.engine = GpuEngine::fused;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 4), "or engine=cufft)");
+  o = CudaOptions{};
   for (const std::uint32_t unroll : {2u, 3u}) {
     INFO("unroll " << unroll);
     o = CudaOptions{};

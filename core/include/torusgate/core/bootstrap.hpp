@@ -19,7 +19,7 @@ namespace torusgate {
 // Blocked layout, so the external product reads it sequentially: GGSW i, then for each block
 // of 8 spectrum points, for each polynomial q = row*(k+1) + column, 8 real parts and 8
 // imaginary parts: [i < ggsw_count()][block < M/8][q < (k+1)^2 l][16 doubles].
-// An unrolled key (unroll 2 or 3) needs a double engine (not custom_arithmetic()): its rotations
+// An unrolled key (unroll 2 to 4) needs a double engine (not custom_arithmetic()): its rotations
 // are products in the Fourier domain, at the engine's spectrum_root_exponents().
 class BootstrappingKeyFourier {
  public:

@@ -37,7 +37,7 @@ class SecretKey {
 // Bootstrapping key in coefficient form, in one of three forms (`unroll`):
 // - 1, the standard key: n GGSW encryptions of the LWE key bits under the GLWE key (TFHE,
 //   J. Cryptology 2020, algorithm 3), one CMUX per key bit;
-// - 2 or 3, an unrolled key (bootstrapping key unrolling, Zhou et al., IEEE Access 2018): the
+// - 2, 3 or 4, an unrolled key (bootstrapping key unrolling, Zhou et al., IEEE Access 2018): the
 //   key bits in groups of u = unroll, and for each group 2^u - 1 GGSW encryptions, one per
 //   non-zero pattern v of the group's bits: the product over the group's bits m of s_m where
 //   v has m's bit (bit u-1-m) set and 1 - s_m where not, patterns in decreasing order. For
@@ -48,7 +48,7 @@ class SecretKey {
 class BootstrappingKey {
  public:
   BootstrappingKey() = default;
-  // Validated sizes and unroll (1, 2 or 3).
+  // Validated sizes and unroll (1 to 4).
   BootstrappingKey(const Parameters& params, std::vector<Torus32> data, std::uint32_t unroll = 1);
   static BootstrappingKey generate(const SecretKey& key, Csprng& rng, std::uint32_t unroll = 1);
   // GGSW samples of a key of this form: n (unroll 1), (2^u - 1) floor(n/u) + n%u (unroll u).
@@ -70,10 +70,10 @@ class BootstrappingKey {
 };
 
 // The largest bootstrapping key form (`unroll`) this library makes and reads.
-inline constexpr std::uint32_t max_unroll = 3;
+inline constexpr std::uint32_t max_unroll = 4;
 
-// Throws InvalidArgument ("<context>: unroll=U but expected 1 ... 2 or 3 ...") unless `unroll`
-// is a bootstrapping key form: 1 standard, 2 or 3 unrolled.
+// Throws InvalidArgument ("<context>: unroll=U but expected 1 ... 2, 3 or 4 ...") unless
+// `unroll` is a bootstrapping key form: 1 standard, 2, 3 or 4 unrolled.
 void check_unroll(std::uint32_t unroll, const std::string& context);
 
 // GGSW samples of one group of an unrolled key's bits: 2^unroll - 1 (1 for the standard key).

@@ -20,7 +20,7 @@
 //                                    u64 count (= k*N), k*N x i32 GLWE key coefficients,
 //                                    polynomial-major; every coefficient 0 or 1
 //                   CloudKey:        version 2 only: u32 the bootstrapping key's form (unroll:
-//                                    1 standard, 2 or 3 unrolled); version 1: the form is 1;
+//                                    1 standard, 2 to 4 unrolled); version 1: the form is 1;
 //                                    u64 count (= ggsw_count*ggsw_size), u32 bootstrapping-key words;
 //                                    u64 count (= KeySwitchingKey::size), u32 key-switching-key
 //                                    words (both in the in-memory order of keys.hpp)

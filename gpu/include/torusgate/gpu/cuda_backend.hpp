@@ -91,7 +91,8 @@ class CudaBackend {
 // Throws InvalidArgument naming the bad field unless the options are usable (device >= 0,
 // max_cached_workspaces in 1..64, a memory budget of 0 or at least two blind rotations of
 // `params`, and for an unrolled bootstrapping key (unroll 2 or 3) no lanes or staged
-// rotations: the group step runs on the other launch shapes, wide clusters included). The
+// rotations: the group step runs on the other launch shapes, wide clusters included; for a key
+// in fours (unroll 4) on the fused engine, bundled clusters of 8 points per thread only). The
 // constructor calls it first, with its key's unroll, before any CUDA call.
 void validate_cuda_options(const CudaOptions& options, const Parameters& params,
                            std::uint32_t unroll = 1);

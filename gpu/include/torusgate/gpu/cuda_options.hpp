@@ -118,7 +118,8 @@ struct CudaOptions {
   // without the factors and the 2^u - 1 GGSW products (docs/gpu.md section 6.25). The same
   // words as without. 1: never. 2: always where a chunk runs on such a cluster (chunks on
   // other shapes run as without); needs the fused engine, an unrolled key and
-  // fused_cluster_points 0 or 8. 0: automatic, which is 1 until a GPU has measured it.
+  // fused_cluster_points 0 or 8. 0: automatic, which is 1 until a GPU has measured it. A key
+  // in fours (unroll 4) runs every chunk on such bundled clusters: 0 or 2 (1 is refused).
   std::uint32_t fused_bundle = 0;
   GpuKeySwitching key_switching = GpuKeySwitching::automatic;
   // Host-device transfers of upload() and download(); pinned uses two page-locked buffers
