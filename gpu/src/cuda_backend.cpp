@@ -184,44 +184,36 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p, std::uint3
                   std::to_string(rows) + " blocks, but " + cluster_shape() +
                   " (fused_cluster_blocks must be " + std::to_string(rows) + ", or all four 0)");
     }
-  }
-  if (o.engine == GpuEngine::fused && unroll > gpu::kernel::fused::max_kernel_unroll) {
-    // Key bits in fours: bundled clusters of 8 points per thread for every chunk.
-    EXPECTS(o.fused_bundle != 1 && o.fused_cluster_blocks != 1 && o.fused_groups <= 1 &&
-                o.fused_rotations_per_block <= 1 && o.fused_lanes <= 1 &&
-                o.fused_cluster_points != gpu::kernel::fused::wide_points,
-            "CudaOptions: a bootstrapping key in fours (unroll " + std::to_string(unroll) +
-                ") runs on the fused engine's bundled clusters of 8 points per thread only, but "
-                "fused_bundle=" + std::to_string(o.fused_bundle) + ", fused_cluster_blocks=" +
-                std::to_string(o.fused_cluster_blocks) + ", fused_groups=" +
-                std::to_string(o.fused_groups) + ", fused_rotations_per_block=" +
-                std::to_string(o.fused_rotations_per_block) + ", fused_lanes=" +
-                std::to_string(o.fused_lanes) + " and fused_cluster_points=" +
-                std::to_string(o.fused_cluster_points) +
-                " (fused_bundle 0 or 2, fused_cluster_blocks 0 or a cluster size, the others 0 "
-                "or 1, points 0 or 8; or engine=cufft)");
-  }
-  EXPECTS(o.fused_bundle <= 2,
-          "CudaOptions: fused_bundle=" + std::to_string(o.fused_bundle) +
-              " but expected 0 (automatic), 1 (never) or 2 (an unrolled key's group steps on "
-              "bundled keys where a chunk runs on a cluster)");
-  if (o.fused_bundle == 2) {
-    EXPECTS(o.engine == GpuEngine::fused && unroll > 1,
-            std::string("CudaOptions: fused_bundle=2 bundles the fused engine's group steps, "
-                        "but ") +
-                (o.engine != GpuEngine::fused ? "engine=cufft"
-                                              : "the bootstrapping key is not unrolled (unroll 1)") +
-                "; it needs engine=fused and a key in pairs or threes (0 or 1 otherwise)");
-    EXPECTS(o.fused_cluster_points != gpu::kernel::fused::wide_points,
-            "CudaOptions: fused_bundle=2 runs on clusters of 8 points per thread, but "
-            "fused_cluster_points=4 (wide clusters have no bundled steps; 0 or 8 with it)");
-    EXPECTS(o.fused_cluster_blocks > 1 || o.fused_shape_automatic(),
-            "CudaOptions: fused_bundle=2 runs on clusters, but fused_cluster_blocks=" +
-                std::to_string(o.fused_cluster_blocks) + ", fused_groups=" +
-                std::to_string(o.fused_groups) + ", fused_rotations_per_block=" +
-                std::to_string(o.fused_rotations_per_block) + " and fused_lanes=" +
-                std::to_string(o.fused_lanes) +
-                " run none (fused_cluster_blocks above 1, or all four 0)");
+    if (o.engine == GpuEngine::fused && unroll > fz::max_kernel_unroll) {
+      // Key bits in fours: bundled clusters of 8 points per thread for every chunk.
+      EXPECTS(o.fused_bundle != 1 && o.fused_cluster_blocks != 1 && o.fused_groups <= 1 &&
+                  o.fused_rotations_per_block <= 1 && o.fused_lanes <= 1 &&
+                  points != fz::wide_points,
+              "CudaOptions: a bootstrapping key in fours (unroll " + std::to_string(unroll) +
+                  ") runs on the fused engine's bundled clusters of 8 points per thread only, "
+                  "but fused_bundle=" + std::to_string(o.fused_bundle) +
+                  ", fused_cluster_points=" + std::to_string(points) + ", " + cluster_shape() +
+                  " (fused_bundle 0 or 2, fused_cluster_blocks 0 or a cluster size, the others "
+                  "0 or 1, points 0 or 8; or engine=cufft)");
+    }
+    EXPECTS(o.fused_bundle <= 2,
+            "CudaOptions: fused_bundle=" + std::to_string(o.fused_bundle) +
+                " but expected 0 (automatic), 1 (never) or 2 (an unrolled key's group steps on "
+                "bundled keys where a chunk runs on a cluster)");
+    if (o.fused_bundle == 2) {
+      EXPECTS(o.engine == GpuEngine::fused && unroll > 1,
+              std::string("CudaOptions: fused_bundle=2 bundles the fused engine's group steps, "
+                          "but ") +
+                  (o.engine != GpuEngine::fused ? "engine=cufft"
+                                                : "the bootstrapping key is not unrolled (unroll 1)") +
+                  "; it needs engine=fused and a key in pairs or threes (0 or 1 otherwise)");
+      EXPECTS(points != fz::wide_points,
+              "CudaOptions: fused_bundle=2 runs on clusters of 8 points per thread, but "
+              "fused_cluster_points=4 (wide clusters have no bundled steps; 0 or 8 with it)");
+      EXPECTS(o.fused_cluster_blocks > 1 || o.fused_shape_automatic(),
+              "CudaOptions: fused_bundle=2 runs on clusters, but " + cluster_shape() +
+                  " run none (fused_cluster_blocks above 1, or all four 0)");
+    }
   }
   if (o.memory_budget_bytes != 0) {
     const std::size_t per_rotation = gpu::detail::bytes_per_rotation(shape, o.engine);

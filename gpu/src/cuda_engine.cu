@@ -199,6 +199,8 @@ struct CudaEngine::Impl {
   }
   // A key in fours: the fused engine runs it on bundled clusters only (max_kernel_unroll).
   bool fours() const { return shape.unroll > kernel::fused::max_kernel_unroll; }
+  // Device bytes of one rotation's bundled key.
+  std::size_t bundle_bytes() const { return kernel::fused::bundle_size(shape) * sizeof(Complex); }
   // Points per thread of the clusters' transforms (CudaOptions::fused_cluster_points).
   std::uint32_t cluster_points() const {
     return options.fused_cluster_points == 0 ? kernel::fused::points_per_thread
@@ -514,9 +516,9 @@ Workspace& CudaEngine::Impl::workspace_for(std::uint64_t capacity, std::size_t b
       return *w;
     }
   }
-  const std::size_t need =
-      capacity * (bytes_per_rotation(shape, options.engine) +
-                  (bundles(capacity) ? kernel::fused::bundle_size(shape) * sizeof(Complex) : 0));
+  const std::size_t per_rotation =
+      bytes_per_rotation(shape, options.engine) + (bundles(capacity) ? bundle_bytes() : 0);
+  const std::size_t need = capacity * per_rotation;
   auto evict_one = [&] {
     CUDA_TRY(cudaStreamSynchronize(st()));  // nothing queued still uses it
     auto lru = std::min_element(workspaces.begin(), workspaces.end(),
@@ -693,8 +695,7 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
     const std::size_t budget_bytes = budget();
     // A key in fours: every chunk holds its bundled keys (fused_shape_for).
     const std::size_t per_rotation =
-        bytes_per_rotation(s, options.engine) +
-        (fused() && fours() ? kernel::fused::bundle_size(s) * sizeof(Complex) : 0);
+        bytes_per_rotation(s, options.engine) + (fused() && fours() ? bundle_bytes() : 0);
     const std::uint64_t limit = std::min<std::uint64_t>(
         std::uint64_t{1} << 20,
         fused() ? std::uint64_t{1} << 30 : INT_MAX / (std::uint64_t{s.rows()} * s.M()));

@@ -1164,6 +1164,21 @@ TG_UNROLL
   }
 }
 
+// step(i, 1) for each CMUX step from key bit `first` to n - 1, with in's key rows of it and of
+// the next: key bit i's GGSW of the fused key `key` (Shape::step_ggsw after an unrolled key's
+// groups, else GGSW i).
+template <bool Unrolled, class Step>
+TG_HD void cmux_steps_from(const detail::Shape& s, const Complex* key, std::uint32_t first,
+                           StepInputs& in, Step&& step) {
+  const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
+  for (std::uint32_t i = first; i < s.n; ++i) {
+    in.key_step = key + (Unrolled ? s.step_ggsw(i) : i) * key_step;
+    in.key_next = i + 1 < s.n ? in.key_step + key_step : nullptr;
+    in.next_ggsws = 1;
+    step(i, std::integral_constant<unsigned, 1>{});
+  }
+}
+
 // The steps of a blind rotation in order, each step(i, u) (u: a std::integral_constant, the
 // step's key bits) with in's key rows of it and of the next step: an unrolled key's group
 // steps (Unroll > 1: key bits i .. i + Unroll - 1, GGSW (i / Unroll) G .. + G - 1, G =
@@ -1185,12 +1200,7 @@ TG_HD void for_each_step(const detail::Shape& s, const Complex* key, StepInputs&
       step(i, std::integral_constant<unsigned, Unroll>{});
     }
   }
-  for (std::uint32_t i = grouped; i < s.n; ++i) {
-    in.key_step = key + (Unroll > 1 ? s.step_ggsw(i) : i) * key_step;
-    in.key_next = i + 1 < s.n ? in.key_step + key_step : nullptr;
-    in.next_ggsws = 1;
-    step(i, std::integral_constant<unsigned, 1>{});
-  }
+  cmux_steps_from<(Unroll > 1)>(s, key, grouped, in, step);
 }
 
 // The steps of a rotation on a bundled key (s.unroll = u > 1), each step(i, u) as in
@@ -1209,12 +1219,7 @@ TG_HD void for_each_bundled_step(const detail::Shape& s, const Complex* bundle, 
     in.next_ggsws = 1;
     step(i, std::integral_constant<unsigned, bundled_step>{});
   }
-  for (std::uint32_t i = grouped; i < s.n; ++i) {
-    in.key_step = key + s.step_ggsw(i) * key_step;
-    in.key_next = i + 1 < s.n ? in.key_step + key_step : nullptr;
-    in.next_ggsws = 1;
-    step(i, std::integral_constant<unsigned, 1>{});
-  }
+  cmux_steps_from<true>(s, key, grouped, in, step);
 }
 
 // The n CMUX steps of the block's rotations on their accumulators in shared memory: `powers`
