@@ -246,6 +246,8 @@ bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu) {
     gpu.fused_cluster_sums = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 2));
   } else if (arg == "--fused-bundle") {
     gpu.fused_bundle = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 2));
+  } else if (arg == "--fused-bundle-overlap") {
+    gpu.fused_bundle_overlap = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 2));
   } else if (arg == "--key-switching") {
     gpu.key_switching = parse_gpu_key_switching(arg, cl.value());
   } else if (arg == "--transfer") {
@@ -277,6 +279,8 @@ std::string gpu_options_help(std::size_t column) {
                                  "automatic)"},
       {"--fused-bundle B", "fused engine, key in pairs or threes: 2: each group step's GGSW "
                            "bundled before a cluster's rotation, 1: never (0: automatic, 1)"},
+      {"--fused-bundle-overlap O", "fused engine, bundled keys: 2: the rotation starts while "
+                                   "they are made, 1: after (0: automatic, 1)"},
       {"--transfer T", "direct (default) | pinned: through page-locked staging buffers"},
       {"--staging-mb MB", "pinned: each of the two staging buffers, 1..1024 MiB (default " +
                               std::to_string(CudaOptions{}.staging_bytes >> 20) + ")"}};
@@ -324,6 +328,7 @@ std::string gpu_engine_description(const CudaOptions& gpu) {
            std::to_string(std::max(gpu.fused_rotations_per_block, 1u)) + " rotations per block)";
     }
     if (gpu.fused_bundle == 2) d += ", group steps on bundled keys in clusters";
+    if (gpu.fused_bundle_overlap == 2) d += ", rotations started while the keys are bundled";
   }
   d += std::string(", ") + gpu_key_switching_name(gpu.key_switching) + " key switching";
   if (gpu.transfer == GpuTransfer::pinned)
@@ -368,7 +373,8 @@ double fourier_key_bytes_per_bootstrap(const Parameters& p, std::uint32_t unroll
 InvalidArgument gpu_options_not_for(const std::string& backend) {
   return InvalidArgument("--device, --memory-budget-mb, --no-cuda-graphs, --gpu-engine, "
                          "--fused-groups, --fused-rotations, --fused-cluster, --fused-lanes, "
-                         "--fused-cluster-points, --fused-cluster-sums, --fused-bundle, --key-switching, "
+                         "--fused-cluster-points, --fused-cluster-sums, --fused-bundle, "
+                         "--fused-bundle-overlap, --key-switching, "
                          "--transfer and "
                          "--staging-mb apply to the gpu backend, not to " + backend);
 }

@@ -373,6 +373,7 @@ void write_json(std::ostream& os, const Options& o, const Parameters& p,
        << ", \"fused_cluster_points_option\": " << run.options.fused_cluster_points
        << ", \"fused_cluster_sums_option\": " << run.options.fused_cluster_sums
        << ", \"fused_bundle_option\": " << run.options.fused_bundle
+       << ", \"fused_bundle_overlap_option\": " << run.options.fused_bundle_overlap
        << ", \"device_key_upload_s\": " << json_number(run.key_upload_s)
        << ", \"device_key_bytes\": " << run.device_key_bytes << ",\n";
     write_results(os, run.results, true, p, o.unroll, fp64_peak, "     ");
@@ -444,7 +445,7 @@ std::vector<BatchResult> run_all(B& be, const SecretKey& secret, Csprng& rng, co
       } else if (g.fused_cluster > 1) {  // wC: a wide cluster (4 points per thread)
         std::snprintf(shape, sizeof shape, "%c%u%s%s", g.fused_cluster_points == 4 ? 'w' : 'c',
                       g.fused_cluster, g.fused_cluster_sums == 2 ? "e" : "",
-                      g.fused_bundle != 0 ? "b" : "");
+                      g.fused_bundle == 0 ? "" : g.fused_bundle == 1 ? "b" : "bo");
       } else if (g.fused_groups != 0) {
         std::snprintf(shape, sizeof shape, "%ux%u", g.fused_groups, g.fused_rotations);
       }

@@ -47,11 +47,14 @@
 #           shapes 1x1 and c6 at batch 1; the cuFFT
 #           engine at small batches; the standard key's
 #           quick step beside it for the A/B
-#   bundle  bench_gates with unrolled keys (BUNDLE_     -> bench_gates_gpu_*_bundle*_{off,on}.json/.log
+#   bundle  bench_gates with unrolled keys (BUNDLE_     -> bench_gates_gpu_*_bundle*_{off,on,overlap}.json/.log
 #           UNROLLS, default 2 3 4), the fused engine
 #           at BUNDLE_BATCHES (1,8,22) with
-#           --fused-bundle 1 and 2: the group steps on
-#           bundled keys against without (fours: on only)
+#           --fused-bundle 1 and 2, then 2 with
+#           --fused-bundle-overlap 2: the group steps on
+#           bundled keys against without, and the
+#           rotation started while they are made (fours:
+#           on and overlap only)
 #   variants bench_gates of each variant build          -> bench_gates_gpu_variant_*.json/.log
 #           (VARIANTS_DIR/NAME/bench_gates, made by
 #           scripts/gpu_variant.sh), fused engine,
@@ -539,21 +542,25 @@ step_unrolled() {
   step_quick
 }
 
-# Bundled keys (docs/gpu.md section 6.25): for each form of BUNDLE_UNROLLS, the fused
-# engine's automatic shapes (a cluster per rotation at these batches) with the group steps on
-# bundled keys (--fused-bundle 2, files *_bundleU_on) and without (1, *_bundleU_off; not for
-# fours, which run on bundled keys only), one after the other on the same machine.
+# Bundled keys (docs/gpu.md sections 6.25, 6.26): for each form of BUNDLE_UNROLLS, the fused
+# engine's automatic shapes (a cluster per rotation at these batches) without bundled keys
+# (--fused-bundle 1, files *_bundleU_off; not for fours, which run on bundled keys only), with
+# them made before the rotation (2, *_bundleU_on) and made while it runs (2 with
+# --fused-bundle-overlap 2, *_bundleU_overlap), one after the other on the same machine.
 step_bundle() {
   local bench="$build/apps/bench_gates$exe"
   require_built bundle "$bench" || return 1
   local u mode name modes
+  local -A flags=([off]="--fused-bundle 1" [on]="--fused-bundle 2"
+                  [overlap]="--fused-bundle 2 --fused-bundle-overlap 2")
   for u in $bundle_unrolls; do
-    modes="1 2"
-    [[ "$u" == 4 ]] && modes=2
+    modes="off on overlap"
+    [[ "$u" == 4 ]] && modes="on overlap"
     for mode in $modes; do
-      name="bench_gates_gpu_${params}_bundle${u}_$([[ $mode == 2 ]] && echo on || echo off)"
+      name="bench_gates_gpu_${params}_bundle${u}_$mode"
+      # shellcheck disable=SC2086 # flags: words
       run_logged "$name" "$bench" --backend gpu --params "$params" --unroll "$u" \
-        --gpu-engine fused --fused-bundle "$mode" --batch "$bundle_batches" --reps "$reps" \
+        --gpu-engine fused ${flags[$mode]} --batch "$bundle_batches" --reps "$reps" \
         --json "$out/$name.json"
     done
   done

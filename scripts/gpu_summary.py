@@ -54,12 +54,12 @@ def shape_text(result):
     """The fused engine's launch shape: GxR (groups per rotation x rotations per block), cC
     (a thread block cluster of C blocks per rotation; wC with 4 points per thread; a suffix
     e where every block sums the column it decomposes, then b where the group steps ran on
-    bundled keys) or lP (P rotations per thread; clusters and lanes never combine). Reports
+    bundled keys, bo where those were made while the rotation ran) or lP (P rotations per thread; clusters and lanes never combine). Reports
     made before bench_gates recorded clusters or lanes are GxR."""
     cluster = result.get("fused_cluster_blocks", 0)
     if cluster > 1:
         every = "e" if result.get("fused_cluster_sums", 0) == 2 else ""
-        bundled = "b" if result.get("fused_bundle", 0) else ""
+        bundled = {0: "", 1: "b"}.get(result.get("fused_bundle", 0), "bo")
         return (f"{'w' if result.get('fused_cluster_points', 0) == 4 else 'c'}{cluster}"
                 f"{every}{bundled}")
     lanes = result.get("fused_lanes", 0)
@@ -72,13 +72,13 @@ def shape_text(result):
 
 
 def shape_order(text):
-    """GxR shapes by G then R, then the clusters (cC, cCb, cCe, cCeb, wC, wCe) by size, then
-    the lanes (lP) by P."""
+    """GxR shapes by G then R, then the clusters (cC, cCb, cCbo, cCe, cCeb, cCebo, wC, wCe)
+    by size, then the lanes (lP) by P."""
     if text[0] in "cw":
-        bundled = text.endswith("b")
+        bundled = 2 if text.endswith("bo") else 1 if text.endswith("b") else 0
         core = text[:len(text) - bundled]
         every = core.endswith("e")
-        return (1, int(core[1:len(core) - every]), 4 * (text[0] == "w") + 2 * every + bundled)
+        return (1, int(core[1:len(core) - every]), 6 * (text[0] == "w") + 3 * every + bundled)
     if text.startswith("l"):
         return (2, int(text[1:]), 0)
     groups, rotations = text.split("x")

@@ -214,6 +214,25 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p, std::uint3
               "CudaOptions: fused_bundle=2 runs on clusters, but " + cluster_shape() +
                   " run none (fused_cluster_blocks above 1, or all four 0)");
     }
+    EXPECTS(o.fused_bundle_overlap <= 2,
+            "CudaOptions: fused_bundle_overlap=" + std::to_string(o.fused_bundle_overlap) +
+                " but expected 0 (automatic), 1 (never) or 2 (the rotation starts while its "
+                "bundled keys are made)");
+    if (o.fused_bundle_overlap == 2) {
+      const bool bundling = o.engine == GpuEngine::fused && unroll > 1 &&
+                            (o.fused_bundle == 2 || unroll > fz::max_kernel_unroll);
+      EXPECTS(bundling,
+              "CudaOptions: fused_bundle_overlap=2 starts a rotation while its bundled keys are "
+              "made, but " +
+                  (o.engine != GpuEngine::fused
+                       ? std::string("engine=cufft")
+                       : unroll == 1 ? std::string("the bootstrapping key is not unrolled (unroll 1)")
+                                     : "fused_bundle=" + std::to_string(o.fused_bundle) +
+                                           " with a key in " +
+                                           (unroll == 2 ? "pairs" : "threes")) +
+                  " bundles nothing (it needs engine=fused and fused_bundle=2 with a key in "
+                  "pairs or threes, or a key in fours; 0 or 1 otherwise)");
+    }
   }
   if (o.memory_budget_bytes != 0) {
     const std::size_t per_rotation = gpu::detail::bytes_per_rotation(shape, o.engine);

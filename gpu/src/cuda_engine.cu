@@ -158,6 +158,10 @@ struct Workspace {
   DeviceBuffer<std::uint64_t> result_index;
   DeviceBuffer<unsigned char> fft_work;
   DeviceBuffer<Complex> bundle;  // fused engine: the chunk's bundled keys, where it bundles
+  // and, where its rotation starts while they are made (fused_bundle_overlap), the counters of
+  // their row sets (BundleReady) and the bundlings they have counted
+  DeviceBuffer<std::uint64_t> ready;
+  std::uint64_t bundlings = 0;
   CufftPlan forward, inverse;
   GraphExec graph;
   std::size_t bytes = 0;
@@ -199,6 +203,12 @@ struct CudaEngine::Impl {
   }
   // A key in fours: the fused engine runs it on bundled clusters only (max_kernel_unroll).
   bool fours() const { return shape.unroll > kernel::fused::max_kernel_unroll; }
+  // Whether a chunk that bundles starts its rotation while the bundling runs
+  // (CudaOptions::fused_bundle_overlap; automatic: not yet).
+  bool overlaps_bundling() const { return options.fused_bundle_overlap == 2; }
+  // The bundling's blocks where the rotation starts beside it (fused_bundle_overlap_blocks;
+  // asked at its first use).
+  std::uint64_t bundle_overlap_blocks = 0;
   // Device bytes of one rotation's bundled key.
   std::size_t bundle_bytes() const { return kernel::fused::bundle_size(shape) * sizeof(Complex); }
   // Points per thread of the clusters' transforms (CudaOptions::fused_cluster_points).
@@ -476,6 +486,12 @@ std::unique_ptr<Workspace> CudaEngine::Impl::make_workspace(std::uint64_t capaci
     ws->bundle = DeviceBuffer<Complex>(C * kernel::fused::bundle_size(s), st(),
                                        "the bundled keys of a chunk");
     ws->bytes += ws->bundle.bytes();
+    if (overlaps_bundling() && ws->bundle.data() != nullptr) {
+      ws->ready = DeviceBuffer<std::uint64_t>(C * kernel::fused::bundle_steps(s), st(),
+                                              "the counters of a chunk's bundled keys");
+      CUDA_TRY(cudaMemsetAsync(ws->ready.data(), 0, ws->ready.bytes(), st()));
+      ws->bytes += ws->ready.bytes();
+    }
   }
   if (fused()) return ws;  // no spectra, plans or graph: the rotation is one kernel (or two)
   ws->digits = DeviceBuffer<Complex>(C * s.rows() * s.M(), st(), "the digit spectra of a chunk");
@@ -614,15 +630,28 @@ void CudaEngine::Impl::record_rotation(Workspace& ws) {
     times.fused_cluster_sums = launch.cluster > 1 ? launch.sums : 0;
     // Bundled keys (fused_rotation.hpp, bundle_point_at): made by the whole device before the
     // rotation; its time counts in the blind rotation's.
+    // With counters (fused_bundle_overlap), the rotation starts while the bundling runs and
+    // waits for each row set's count: this bundling's parts on top of the earlier ones'.
     const bool bundled = ws.bundle.data() != nullptr || fours();
-    times.fused_bundle = bundled ? 1 : 0;
+    const bool overlapped = bundled && ws.ready.data() != nullptr;
+    kernel::fused::BundleReady ready;
     if (bundled) {
+      if (overlapped && bundle_overlap_blocks == 0) {
+        bundle_overlap_blocks = fused_bundle_overlap_blocks(s, launch.cluster, info.index);
+      }
       launch_fused_bundle(ws.powers.data(), C, s, bk_fourier.data(), roots.data(), unit.data(),
-                          ws.bundle.data(), st());
+                          ws.bundle.data(), overlapped ? ws.ready.data() : nullptr,
+                          overlapped ? bundle_overlap_blocks : 0, st());
+      if (overlapped) {
+        ++ws.bundlings;  // launched: it counts every part once
+        ready = {ws.ready.data(), ws.bundlings * kernel::fused::bundle_parts(s)};
+      }
     }
-    launch_fused_blind_rotation(ws.acc.data(), ws.powers.data(), C, s, launch, bk_fourier.data(),
-                                twist.data(), untwist.data(), twiddles.data(), gadget,
-                                roots.data(), unit.data(), ws.bundle.data(), st());
+    const bool after = launch_fused_blind_rotation(
+        ws.acc.data(), ws.powers.data(), C, s, launch, bk_fourier.data(), twist.data(),
+        untwist.data(), twiddles.data(), gadget, roots.data(), unit.data(), ws.bundle.data(),
+        ready, st());
+    times.fused_bundle = after ? 2 : bundled ? 1 : 0;  // 2: it ran beside the bundling
     return;
   }
   // Per step: decompose, forward, products, inverse, untwist. An unrolled key's group steps

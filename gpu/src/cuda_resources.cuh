@@ -63,6 +63,11 @@ void check_launch(const char* kernel_name, cudaStream_t stream, const char* file
 #define TG_DYNAMIC_SHARED_ALIGNED(name, align) TG_DYNAMIC_SHARED(name)
 #define TG_LAUNCH_CLUSTER(kernel, grid, block, shared_bytes, stream, cluster) \
   ::cuda_emu::launcher(kernel, #kernel, grid, block, shared_bytes, stream, cluster)
+#define TG_LAUNCH_CLUSTER_AFTER(kernel, grid, block, shared_bytes, stream, cluster, programmatic) \
+  ::torusgate::gpu::detail::EmulatedAfter<decltype(::cuda_emu::launcher(                     \
+      kernel, #kernel, grid, block, shared_bytes, stream, cluster))>{                         \
+      ::cuda_emu::launcher(kernel, #kernel, grid, block, shared_bytes, stream, cluster),       \
+      programmatic}
 #else
 #define TG_LAUNCH(kernel, grid, block, shared_bytes, stream) \
   kernel<<<grid, block, shared_bytes, stream>>>
@@ -72,6 +77,9 @@ void check_launch(const char* kernel_name, cudaStream_t stream, const char* file
 #define TG_LAUNCH_CLUSTER(kernel, grid, block, shared_bytes, stream, cluster)             \
   ::torusgate::gpu::detail::ClusterLaunch<std::remove_pointer_t<decltype(kernel)>>{       \
       kernel, #kernel, grid, block, shared_bytes, stream, cluster}
+#define TG_LAUNCH_CLUSTER_AFTER(kernel, grid, block, shared_bytes, stream, cluster, programmatic) \
+  ::torusgate::gpu::detail::ClusterLaunch<std::remove_pointer_t<decltype(kernel)>>{       \
+      kernel, #kernel, grid, block, shared_bytes, stream, cluster, programmatic}
 #endif
 
 // The configuration of a launch (or of an occupancy query) in thread block clusters of
@@ -94,11 +102,32 @@ inline cudaLaunchConfig_t cluster_config(cudaLaunchAttribute& attribute, dim3 gr
   return config;
 }
 
+#if defined(TORUSGATE_CUDA_EMULATION)
+// TG_LAUNCH_CLUSTER_AFTER under the emulator: the launch, which runs to its end after the
+// previous one's; returns whether it was asked to be programmatic (always accepted here).
+template <class Launcher>
+struct EmulatedAfter {
+  Launcher launch;
+  bool programmatic;
+  template <class... A>
+  bool operator()(A&&... args) const {
+    launch(std::forward<A>(args)...);
+    return programmatic;
+  }
+};
+#endif
+
 // A launch in thread block clusters of `cluster` blocks along x (compute capability 9.0),
 // TG_LAUNCH_CLUSTER(kernel, grid, block, shared_bytes, stream, cluster)(arguments...): under
 // nvcc cudaLaunchKernelEx with the cluster dimension attribute, whose refusal throws here
 // (CUDA_CHECK_LAUNCH after it sees the faults that come later); under the emulator its
-// launcher with clusters.
+// launcher with clusters. TG_LAUNCH_CLUSTER_AFTER(..., programmatic): where programmatic, also
+// programmatic stream serialization: the kernel may start once every block of the stream's
+// previous kernel has run griddepcontrol.launch_dependents (or ended), so it must wait for
+// what that kernel writes itself (the emulator runs the previous kernel to its end first).
+// Where the runtime refuses that attribute, the kernel is launched without it (it then starts
+// after the previous kernel's end, whose writes it finds); the launch returns whether it runs
+// as a programmatic dependent.
 #if !defined(TORUSGATE_CUDA_EMULATION)
 template <class Kernel>
 struct ClusterLaunch;
@@ -110,16 +139,31 @@ struct ClusterLaunch<void(P...)> {
   std::size_t shared_bytes;
   cudaStream_t stream;
   unsigned cluster;
+  bool programmatic = false;
   template <class... A>
-  void operator()(A&&... args) const {
-    cudaLaunchAttribute attribute;
-    const cudaLaunchConfig_t config =
-        cluster_config(attribute, grid, block, shared_bytes, stream, cluster);
-    const cudaError_t error = cudaLaunchKernelEx(&config, kernel, std::forward<A>(args)...);
+  bool operator()(A&&... args) const {
+    cudaLaunchAttribute attributes[2];
+    cudaLaunchConfig_t config =
+        cluster_config(attributes[0], grid, block, shared_bytes, stream, cluster);
+    if (programmatic) {
+      attributes[1] = cudaLaunchAttribute{};
+      attributes[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attributes[1].val.programmaticStreamSerializationAllowed = 1;
+      config.numAttrs = 2;
+    }
+    cudaError_t error = cudaLaunchKernelEx(&config, kernel, args...);
+    bool after = programmatic;
+    if (error != cudaSuccess && programmatic) {
+      (void)cudaGetLastError();
+      config.numAttrs = 1;  // without: after the previous kernel's end
+      error = cudaLaunchKernelEx(&config, kernel, args...);
+      after = false;
+    }
     if (error != cudaSuccess) {
       (void)cudaGetLastError();  // the refusal is reported here, not at the next launch
       throw_cuda_error(error, name, __FILE__, __LINE__);
     }
+    return after;
   }
 };
 #endif

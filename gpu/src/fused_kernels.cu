@@ -32,18 +32,39 @@ __global__ void fused_key_kernel(const std::uint32_t* bk, std::size_t polys, Sha
   }
 }
 
-// The bundled keys of a chunk's rotations (fused_rotation.hpp, bundle_point_at): a thread per
-// group step and slot, every row and column; U = s.unroll.
+// griddepcontrol (PTX ISA 7.8, sm_90; nothing elsewhere and under the emulator, which runs
+// each launch to its end before the next): allow_dependents lets the stream's next kernel, if
+// launched as a programmatic dependent, start once every block of this one has run it
+// (wait_primaries, with the cluster code, is the dependent's side).
+__device__ inline void allow_dependents() {
+#if !defined(TORUSGATE_CUDA_EMULATION) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// The bundled keys of a chunk's rotations (fused_rotation.hpp, bundle_point_at): work items
+// w = blockIdx.x, + gridDim.x, ... in bundle_item's order (group step, rotation, part), a
+// thread per slot of the item's part, every row and column; U = s.unroll. ready (BundleReady):
+// after an item, its row set's counter counts one more part, once every thread's writes are
+// visible on the device (each thread's fence, then the barrier, then thread 0's atomic add;
+// the next item's writes go elsewhere, so no barrier after).
 template <unsigned U>
-__global__ void __launch_bounds__(256) fused_bundle_kernel(const std::uint32_t* powers,
-                                                           std::uint64_t capacity, Shape s,
-                                                           const Complex* key,
-                                                           const std::uint32_t* roots,
-                                                           const Complex* unit, Complex* bundle) {
-  const std::uint64_t points = fused::bundle_points(s, capacity);
-  for (std::uint64_t idx = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; idx < points;
-       idx += std::uint64_t{gridDim.x} * blockDim.x) {
-    fused::bundle_point_at<U>(idx, s, powers, key, roots, unit, bundle);
+__global__ void __launch_bounds__(fused::bundle_threads) fused_bundle_kernel(
+    const std::uint32_t* powers, std::uint64_t capacity, Shape s, const Complex* key,
+    const std::uint32_t* roots, const Complex* unit, Complex* bundle, std::uint64_t* ready) {
+  allow_dependents();  // the rotation, launched as a dependent when ready, may start
+  const std::uint64_t items = fused::bundle_items(s, capacity);
+  for (std::uint64_t w = blockIdx.x; w < items; w += gridDim.x) {
+    const fused::BundleItem item = fused::bundle_item(w, s, capacity);
+    const std::uint32_t p = item.part * fused::bundle_threads + threadIdx.x;
+    if (p < s.M()) fused::bundle_point_at<U>(item.point(s, p), s, powers, key, roots, unit, bundle);
+    // The barrier in either case (one a block without counters, which takes one item): a
+    // kernel reaches its barriers on every launch or on none, as the emulator requires.
+    if (ready != nullptr) __threadfence();
+    __syncthreads();
+    if (ready != nullptr && threadIdx.x == 0) {
+      atomicAdd(reinterpret_cast<unsigned long long*>(ready + item.row_set(s)), 1ull);
+    }
   }
 }
 
@@ -204,6 +225,35 @@ __device__ inline void bulk_copy(void* dst, const void* src, std::uint32_t bytes
 #endif
 }
 
+// Waits until the counter at `counter` (a bundled row set's, BundleReady; counted by the
+// bundling kernel still running beside) has reached `target`: an acquire load at GPU scope
+// until it has, then a proxy fence, so that the TMA's bulk copies after it (the async proxy)
+// read what the bundling's stores (the generic proxy) wrote. A wait of about a second or more
+// (2^24 polls) traps: a count that never comes (a bug) ends the kernel with an error, not a
+// hang.
+inline constexpr std::uint32_t max_ready_polls = 1u << 24;
+// In a programmatic dependent: waits until the kernel before it has ended and its writes are
+// visible (at once in a kernel launched otherwise).
+__device__ inline void wait_primaries() {
+#if !defined(TORUSGATE_CUDA_EMULATION)
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ inline void wait_counter(const std::uint64_t* counter, std::uint64_t target) {
+#if defined(TORUSGATE_CUDA_EMULATION)
+  cuda_emu::wait_counter(counter, target);
+#else
+  for (std::uint32_t polls = 0;; ++polls) {
+    std::uint64_t seen;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(seen) : "l"(counter) : "memory");
+    if (seen >= target) break;
+    if (polls == max_ready_polls) __trap();
+    __nanosleep(64);
+  }
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+#endif
+}
+
 // Waits until the phase of parity `parity` of the block's mbarrier at bar has completed.
 // Cluster (the other blocks' st.async transfers): a relaxed try_wait at cluster scope, then
 // an acquire fence at cluster scope restricted to shared memory
@@ -304,9 +354,13 @@ struct DeviceClusterBlock : fused::DeviceBlock<Regs> {
   // before the others have read the stage shows): expects the bytes of the phase, its one
   // arrival, then asks for `segments` runs of `count` complex from device memory at
   // src + g * stride into dst + g * count of the block's own shared memory.
+  // ready: null, or the counter of the rows' row set, which must reach target first
+  // (wait_counter, by the issuing thread alone: the others wait for the fetch's phase).
   __device__ void fetch(unsigned tid, Complex* dst, const Complex* src, std::size_t count,
-                        std::size_t stride, std::uint32_t segments, std::uint64_t* signal) const {
+                        std::size_t stride, std::uint32_t segments, std::uint64_t* signal,
+                        const std::uint64_t* ready = nullptr, std::uint64_t target = 0) const {
     if (tid != blockDim.x - 1) return;
+    if (ready != nullptr) wait_counter(ready, target);
     const auto bytes = static_cast<std::uint32_t>(count * sizeof(Complex));
     expect_signal(signal, segments * bytes);
     for (std::uint32_t g = 0; g < segments; ++g) {
@@ -322,12 +376,15 @@ struct DeviceClusterBlock : fused::DeviceBlock<Regs> {
 // Blocks of T = N/16 <= 256 threads: the registers are never capped below what the program
 // needs.
 // Unroll = fused::bundled_step: each rotation's group steps on its bundled key, at
-// bundle + rotation * bundle_size(s) (fused_bundle_kernel; the 8-point program only).
+// bundle + rotation * bundle_size(s) (fused_bundle_kernel; the 8-point program only); with
+// ready's counters (BundleReady) the bundling still runs, and each row set's fetch waits for
+// its counter (launched as the bundling's programmatic dependent); the kernel ends only after
+// the bundling has (wait_primaries), so what the stream runs next finds it done.
 template <unsigned K1, class Groups, unsigned Unroll = 1>
 __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
     std::uint32_t* acc_global, const std::uint32_t* powers, std::uint64_t capacity, Shape s,
     std::uint32_t blocks, std::uint32_t sums, const Complex* key, fused::StepInputs in,
-    const Complex* bundle) {
+    const Complex* bundle, fused::BundleReady ready) {
 #if defined(TG_CLUSTER_CODE)
   TG_DYNAMIC_SHARED(shared);
   const fused::ClusterRoles roles =
@@ -350,11 +407,18 @@ __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
       fused::wide::cluster_blind_rotate<K1, Groups, Unroll>(blk, s, blocks, shared,
                                                             powers + rotation * s.n, key, in);
     } else {
-      const Complex* own = Unroll == fused::bundled_step
-                               ? bundle + rotation * fused::bundle_size(s)
-                               : nullptr;
-      fused::cluster_blind_rotate<K1, Groups, Unroll, halves>(
-          blk, s, blocks, shared, powers + rotation * s.n, key, in, own);
+      if constexpr (Unroll == fused::bundled_step) {
+        const std::uint64_t* own_ready =
+            ready.counters != nullptr ? ready.counters + rotation * fused::bundle_steps(s)
+                                      : nullptr;
+        in.ready_target = ready.target;
+        fused::cluster_blind_rotate<K1, Groups, Unroll, halves>(
+            blk, s, blocks, shared, powers + rotation * s.n, key, in,
+            bundle + rotation * fused::bundle_size(s), own_ready);
+      } else {
+        fused::cluster_blind_rotate<K1, Groups, Unroll, halves>(
+            blk, s, blocks, shared, powers + rotation * s.n, key, in);
+      }
     }
     if (const std::uint32_t c = roles.owned; c < K1) {
       const std::size_t column = std::size_t{c} * s.N;
@@ -364,6 +428,7 @@ __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
     }
     __syncthreads();
   }
+  if constexpr (Unroll == fused::bundled_step) wait_primaries();
 #else
   __trap();
 #endif
@@ -373,7 +438,7 @@ using RotationKernel = void (*)(std::uint32_t*, const std::uint32_t*, std::uint6
                                fused::LaunchShape, const Complex*, fused::StepInputs);
 using ClusterKernel = void (*)(std::uint32_t*, const std::uint32_t*, std::uint64_t, Shape,
                               std::uint32_t, std::uint32_t, const Complex*, fused::StepInputs,
-                              const Complex*);
+                              const Complex*, fused::BundleReady);
 
 // The kernel of block shape `launch` for parameter set shape s: the lane kernel for lanes = 2
 // (k = 1), the fixed-length one for 1x1 where there is one, else fused_blind_rotation_kernel;
@@ -545,30 +610,57 @@ void launch_fused_key(const std::uint32_t* bk, std::size_t polys, const Shape& s
 
 void launch_fused_bundle(const std::uint32_t* powers, std::uint64_t capacity, const Shape& shape,
                          const Complex* key, const std::uint32_t* roots, const Complex* unit,
-                         Complex* bundle, cudaStream_t stream) {
+                         Complex* bundle, std::uint64_t* ready, std::uint64_t blocks,
+                         cudaStream_t stream) {
   EXPECTS(shape.unroll >= 2 && shape.unroll <= fused::max_bundle_unroll,
           "launch_fused_bundle: an unrolled key (unroll 2 to 4), not unroll " +
               std::to_string(shape.unroll));
-  const std::uint64_t points = fused::bundle_points(shape, capacity);
-  if (points == 0) return;
-  constexpr unsigned threads = 256;
-  const auto blocks =
-      static_cast<unsigned>(std::min<std::uint64_t>((points + threads - 1) / threads, max_blocks));
+  const std::uint64_t items = fused::bundle_items(shape, capacity);
+  if (items == 0) return;
+  const auto grid = static_cast<unsigned>(
+      std::min<std::uint64_t>(blocks == 0 ? items : std::min(blocks, items), max_blocks));
   fused::with_bundle_unroll(shape.unroll, [&](auto u) {
-    TG_LAUNCH(fused_bundle_kernel<decltype(u)::value>, blocks, threads, 0, stream)
-    (powers, capacity, shape, key, roots, unit, bundle);
+    const auto kernel = fused_bundle_kernel<decltype(u)::value>;
+    // Multiprocessors that run bundling blocks keep the most shared memory, so that a cluster
+    // block of the rotation fits beside them (a carveout changes only on an idle one).
+    CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+    TG_LAUNCH(kernel, grid, fused::bundle_threads, 0, stream)
+    (powers, capacity, shape, key, roots, unit, bundle, ready);
     CUDA_CHECK_LAUNCH(fused_bundle_kernel, stream);
   });
 }
 
-void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers,
+std::uint64_t fused_bundle_overlap_blocks(const Shape& shape, std::uint32_t cluster_blocks,
+                                          int device) {
+  int sm_registers = 0, sm_threads = 0, multiprocessors = 0;
+  CUDA_TRY(cudaDeviceGetAttribute(&sm_registers, cudaDevAttrMaxRegistersPerMultiprocessor, device));
+  CUDA_TRY(cudaDeviceGetAttribute(&sm_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  CUDA_TRY(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  cudaFuncAttributes rotation{}, bundling{};
+  const ClusterKernel cluster =
+      shape.k1() == 2 ? cluster_kernel<2>(shape, fused::points_per_thread, true)
+                      : cluster_kernel<3>(shape, fused::points_per_thread, true);
+  CUDA_TRY(cudaFuncGetAttributes(&rotation, cluster));
+  fused::with_bundle_unroll(shape.unroll, [&](auto u) {
+    CUDA_TRY(cudaFuncGetAttributes(&bundling, fused_bundle_kernel<decltype(u)::value>));
+  });
+  const fused::LaunchShape launch{1, 1, cluster_blocks, 1, fused::points_per_thread};
+  const std::uint32_t per_sm = fused::bundle_blocks_beside(
+      static_cast<std::uint32_t>(sm_registers), static_cast<std::uint32_t>(sm_threads),
+      fused::block_threads(launch, shape), static_cast<std::uint32_t>(rotation.numRegs),
+      static_cast<std::uint32_t>(bundling.numRegs));
+  return std::uint64_t{per_sm} * static_cast<std::uint64_t>(multiprocessors);
+}
+
+bool launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers,
                                  std::uint64_t capacity, const Shape& shape,
                                  const kernel::fused::LaunchShape& launch, const Complex* key,
                                  const Complex* twist, const Complex* untwist,
                                  const Complex* twiddles, const kernel::GadgetConstants& gadget,
                                  const std::uint32_t* roots, const Complex* unit,
-                                 const Complex* bundle, cudaStream_t stream) {
-  if (capacity == 0) return;
+                                 const Complex* bundle, const fused::BundleReady& ready,
+                                 cudaStream_t stream) {
+  if (capacity == 0) return false;
   // A key in fours runs the bundled kernels only (its bundle null where it has no group step).
   const bool bundled = bundle != nullptr || shape.unroll > fused::max_kernel_unroll;
   EXPECTS(shape.unroll <= fused::max_kernel_unroll ||
@@ -580,6 +672,8 @@ void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers
           "launch_fused_blind_rotation: a bundled key runs on clusters of 8 points per thread "
           "with an unrolled key, not cluster=" + std::to_string(launch.cluster) + ", points=" +
               std::to_string(launch.points) + ", unroll " + std::to_string(shape.unroll));
+  EXPECTS(ready.counters == nullptr || (bundled && bundle != nullptr),
+          "launch_fused_blind_rotation: counters of bundled row sets without bundled keys");
   EXPECTS(fused::valid_shape(launch, shape) && shape.k1() >= 2 && shape.k1() <= 3 &&
               (shape.unroll == 1 || fused::valid_unrolled(launch)),
           "launch_fused_blind_rotation: groups=" + std::to_string(launch.groups) +
@@ -607,10 +701,12 @@ void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers
         shape.k1() == 2 ? cluster_kernel<2>(shape, launch.points, bundled)
                         : cluster_kernel<3>(shape, launch.points, bundled);
     allow_shared(fused_cluster_rotation, shared);
-    TG_LAUNCH_CLUSTER(fused_cluster_rotation, grid, threads, shared, stream, launch.cluster)
-    (acc, powers, capacity, shape, launch.cluster, launch.sums, key, in, bundle);
+    const bool after =
+        TG_LAUNCH_CLUSTER_AFTER(fused_cluster_rotation, grid, threads, shared, stream,
+                                launch.cluster, ready.counters != nullptr)(
+            acc, powers, capacity, shape, launch.cluster, launch.sums, key, in, bundle, ready);
     CUDA_CHECK_LAUNCH(fused_cluster_rotation_kernel, stream);
-    return;
+    return after;
   }
   const RotationKernel fused_rotation =
       shape.k1() == 2 ? rotation_kernel<2>(shape, launch) : rotation_kernel<3>(shape, launch);
@@ -618,6 +714,7 @@ void launch_fused_blind_rotation(std::uint32_t* acc, const std::uint32_t* powers
   TG_LAUNCH(fused_rotation, blocks, threads, shared, stream)
   (acc, powers, capacity, shape, launch, key, in);
   CUDA_CHECK_LAUNCH(fused_blind_rotation_kernel, stream);
+  return false;
 }
 
 }  // namespace torusgate::gpu::detail

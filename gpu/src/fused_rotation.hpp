@@ -18,9 +18,12 @@
 // slot r*T + t, so that a warp's loads of one register are contiguous.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -550,6 +553,12 @@ struct StepInputs {
   const std::uint32_t* roots = nullptr;
   const Complex* unit = nullptr;
   std::uint32_t next_ggsws = 1;  // GGSW samples at key_next that the next step reads
+  // Bundled keys made while the rotation runs (BundleReady): the counters of the row sets at
+  // key_step and key_next, null where there is nothing to wait for, and the count each must
+  // reach before its rows are fetched.
+  const std::uint64_t* ready_step = nullptr;
+  const std::uint64_t* ready_next = nullptr;
+  std::uint64_t ready_target = 0;
 };
 
 // The block's shared memory, as block_shared_bytes lays it out.
@@ -942,6 +951,74 @@ TG_UNROLL
   }
 }
 
+// Bundled keys made while the rotation runs (CudaOptions::fused_bundle_overlap; docs/gpu.md
+// section 6.26): the bundling kernel is the rotation's programmatic primary, and the rotation
+// starts while it works. It makes its row sets in the order the rotations read them (every
+// rotation's group step 0 first: bundle_item), a part of bundle_threads slots of one row set
+// at a time, and counts each part it has written into the row set's counter (one per rotation
+// and group step, rotation-major, as the row sets); a cluster block asks for a row set's rows
+// only once its counter reaches `target`: the row set's parts times the bundlings the
+// workspace's counters have counted, this one included. counters null: the bundled keys were
+// made before the rotation, nothing to wait for.
+struct BundleReady {
+  std::uint64_t* counters = nullptr;
+  std::uint64_t target = 0;
+};
+// Threads of a bundling block, and so the slots of a part.
+inline constexpr unsigned bundle_threads = 256;
+// Parts of a row set (of M slots).
+TG_HD std::uint32_t bundle_parts(const detail::Shape& s) {
+  return (s.M() + bundle_threads - 1) / bundle_threads;
+}
+// Work items of the bundling of `capacity` rotations: a part of a row set each.
+TG_HD std::uint64_t bundle_items(const detail::Shape& s, std::uint64_t capacity) {
+  return capacity * bundle_steps(s) * bundle_parts(s);
+}
+// Work item w (w < bundle_items): group step j, then rotation r, then part, slowest first, so
+// that every rotation's first row set is made first.
+struct BundleItem {
+  std::uint64_t rotation;
+  std::uint32_t step;
+  std::uint32_t part;
+  // Its row set's index among the chunk's (the bundled keys' and the counters' order).
+  TG_HD std::uint64_t row_set(const detail::Shape& s) const {
+    return rotation * bundle_steps(s) + step;
+  }
+  // bundle_point_at's index of its slot p (p < M).
+  TG_HD std::uint64_t point(const detail::Shape& s, std::uint32_t p) const {
+    return row_set(s) * s.M() + p;
+  }
+};
+TG_HD BundleItem bundle_item(std::uint64_t w, const detail::Shape& s, std::uint64_t capacity) {
+  const std::uint32_t parts = bundle_parts(s);
+  const std::uint64_t set = w / parts;
+  return {set % capacity, static_cast<std::uint32_t>(set / capacity),
+          static_cast<std::uint32_t>(w % parts)};
+}
+
+// Registers a block of `threads` threads of `registers` each holds on a multiprocessor: its
+// warps' registers, each warp's rounded up to the allocation unit of 256.
+inline std::uint64_t block_registers(std::uint32_t threads, std::uint32_t registers) {
+  const std::uint64_t warps = (std::uint64_t{threads} + 31) / 32;
+  return warps * ((std::uint64_t{registers} * 32 + 255) / 256 * 256);
+}
+// Bundling blocks (bundle_threads threads of bundle_registers) per multiprocessor that leave
+// room for one rotation block (rotation_threads of rotation_registers) beside them: as many as
+// the registers and threads left allow, at least 1 (BundleReady: the rotation then starts on
+// multiprocessors the bundling runs on, not after it). Shared memory is no limit: the
+// bundling has none, and its carveout is set to the most shared memory.
+inline std::uint32_t bundle_blocks_beside(std::uint32_t sm_registers, std::uint32_t sm_threads,
+                                          std::uint32_t rotation_threads,
+                                          std::uint32_t rotation_registers,
+                                          std::uint32_t bundling_registers) {
+  const std::uint64_t rotation = block_registers(rotation_threads, rotation_registers);
+  const std::uint64_t bundling = block_registers(bundle_threads, bundling_registers);
+  std::uint64_t fit = sm_threads > rotation_threads ? (sm_threads - rotation_threads) / bundle_threads
+                                                    : 0;
+  if (bundling > 0) fit = std::min(fit, sm_registers > rotation ? (sm_registers - rotation) / bundling : 0);
+  return static_cast<std::uint32_t>(std::max<std::uint64_t>(fit, 1));
+}
+
 // Thread t of a group, after the twisted inverse transform: a.lane[p] += round(untwisted v)
 // for each lane p (untwisted_output; a.lane[p]: its accumulator polynomial).
 template <class Regs, class Groups>
@@ -1171,6 +1248,7 @@ template <bool Unrolled, class Step>
 TG_HD void cmux_steps_from(const detail::Shape& s, const Complex* key, std::uint32_t first,
                            StepInputs& in, Step&& step) {
   const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
+  in.ready_step = in.ready_next = nullptr;  // the fused key's GGSW: nothing to wait for
   for (std::uint32_t i = first; i < s.n; ++i) {
     in.key_step = key + (Unrolled ? s.step_ggsw(i) : i) * key_step;
     in.key_next = i + 1 < s.n ? in.key_step + key_step : nullptr;
@@ -1193,6 +1271,7 @@ TG_HD void for_each_step(const detail::Shape& s, const Complex* key, StepInputs&
   // Two loops, not one with a branch: nvcc 13 then keeps the unrolled 1x1 kernel of
   // N = 1024 without a spill (4 bytes with the branch).
   if constexpr (Unroll > 1) {
+    in.ready_step = in.ready_next = nullptr;  // the fused key's GGSW
     for (std::uint32_t i = 0; i < grouped; i += Unroll) {
       in.key_step = key + s.step_ggsw(i) * key_step;
       in.key_next = i + Unroll < s.n ? in.key_step + G * key_step : nullptr;
@@ -1207,19 +1286,25 @@ TG_HD void for_each_step(const detail::Shape& s, const Complex* key, StepInputs&
 // for_each_step: its group steps (key bits i .. i + u - 1) on their row sets, row set i/u of
 // `bundle` (bundle_point_at), as steps of kind bundled_step, then a CMUX step per key bit left,
 // on the fused key's GGSW after the groups (Shape::step_ggsw).
+// ready: null, or the rotation's counters of its row sets (BundleReady; in.ready_target set),
+// which in.ready_step and in.ready_next then point into for the row sets' fetches.
 template <class Step>
 TG_HD void for_each_bundled_step(const detail::Shape& s, const Complex* bundle, const Complex* key,
-                                 StepInputs& in, Step&& step) {
+                                 StepInputs& in, Step&& step,
+                                 const std::uint64_t* ready = nullptr) {
   const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
   const std::uint32_t grouped = s.grouped_bits();
   const Complex* after = grouped < s.n ? key + s.step_ggsw(grouped) * key_step : nullptr;
   for (std::uint32_t i = 0; i < grouped; i += s.unroll) {
-    in.key_step = bundle + std::size_t{i / s.unroll} * key_step;
+    const std::uint32_t j = i / s.unroll;
+    in.key_step = bundle + std::size_t{j} * key_step;
     in.key_next = i + s.unroll < grouped ? in.key_step + key_step : after;
     in.next_ggsws = 1;
+    in.ready_step = ready != nullptr ? ready + j : nullptr;
+    in.ready_next = ready != nullptr && i + s.unroll < grouped ? ready + j + 1 : nullptr;
     step(i, std::integral_constant<unsigned, bundled_step>{});
   }
-  cmux_steps_from<true>(s, key, grouped, in, step);
+  cmux_steps_from<true>(s, key, grouped, in, step);  // (which clears in.ready_*)
 }
 
 // The n CMUX steps of the block's rotations on their accumulators in shared memory: `powers`
@@ -1390,15 +1475,18 @@ TG_HD void prefetch_cluster_rows(Block& blk, const Groups& f, const StepInputs& 
 // GGSW samples from `ggsw`, GGSW g's at ggsw + g rows K1 M, K1 M points each) into its key
 // stage, completing on its mbarrier key_arrived (Block::fetch: one thread of the block issues
 // the copies, the TMA's bulk copies on a device; wait_fetched waits for them).
+// ready: null, or the counter the rows' row set must have brought to `target` first
+// (BundleReady; Block::fetch waits for it).
 template <unsigned K1, class Block>
 TG_HD void fetch_key_rows(Block& blk, const ClusterMemory& mem, const Complex* ggsw,
                           std::uint32_t x, std::uint32_t ggsws, std::uint32_t rows,
-                          std::uint32_t blocks, std::uint32_t M) {
+                          std::uint32_t blocks, std::uint32_t M,
+                          const std::uint64_t* ready = nullptr, std::uint64_t target = 0) {
   blk.each([&](unsigned tid, auto&) {
     const std::uint32_t q = blk.rank(tid) + blocks * x;
     const std::size_t count = (ablate & ablate_fetch) != 0 ? 8 : std::size_t{K1} * M;
     blk.fetch(tid, mem.stage, ggsw + std::size_t{q} * K1 * M, count,
-              std::size_t{rows} * K1 * M, ggsws, mem.signals + key_arrived);
+              std::size_t{rows} * K1 * M, ggsws, mem.signals + key_arrived, ready, target);
   });
 }
 
@@ -1413,9 +1501,11 @@ TG_HD void fetch_next_key_rows(Block& blk, const ClusterMemory& mem, const StepI
                                std::uint32_t M) {
   blk.sync();  // every thread's products have read the stage
   if (x + 1 < rows / blocks) {
-    fetch_key_rows<K1>(blk, mem, in.key_step, x + 1, step_ggsws<U>, rows, blocks, M);
+    fetch_key_rows<K1>(blk, mem, in.key_step, x + 1, step_ggsws<U>, rows, blocks, M,
+                       in.ready_step, in.ready_target);
   } else if (in.key_next != nullptr) {
-    fetch_key_rows<K1>(blk, mem, in.key_next, 0, U > 1 ? in.next_ggsws : 1, rows, blocks, M);
+    fetch_key_rows<K1>(blk, mem, in.key_next, 0, U > 1 ? in.next_ggsws : 1, rows, blocks, M,
+                       in.ready_next, in.ready_target);
   }
 }
 
@@ -1573,7 +1663,10 @@ TG_HD void cluster_cmux_step(Block& blk, const detail::Shape& s, std::uint32_t b
   const std::uint32_t M = f.M, N = 2 * M, l = s.bk_level_count, rows = s.rows();
   const ClusterMemory mem = cluster_memory(s, blocks, inboxes, base);
   FirstHalf<Block, Halves> transforms{blk};
-  if (first) fetch_key_rows<K1>(blk, mem, in.key_step, 0, step_ggsws<U>, rows, blocks, M);
+  if (first) {
+    fetch_key_rows<K1>(blk, mem, in.key_step, 0, step_ggsws<U>, rows, blocks, M, in.ready_step,
+                       in.ready_target);
+  }
   clear_sums<K1>(blk);
   prefetch_cluster_rows<K1, U, Halves>(blk, f, in, rows, blocks);
   for (std::uint32_t x = 0; x < rows / blocks; ++x) {
@@ -1641,9 +1734,11 @@ TG_UNROLL
 // number in the rotation mod 2.
 // Unroll = bundled_step: a rotation on a bundled key (for_each_bundled_step, bundle: its row
 // sets).
+// ready: null, or the rotation's counters of its bundled row sets (for_each_bundled_step).
 template <unsigned Unroll, class Block, class Step>
 TG_HD void cluster_steps(Block& blk, const detail::Shape& s, const Complex* key, StepInputs& in,
-                         Step&& step, const Complex* bundle = nullptr) {
+                         Step&& step, const Complex* bundle = nullptr,
+                         const std::uint64_t* ready = nullptr) {
   blk.cluster_sync();
   std::uint32_t count = 0;
   auto counted = [&](std::uint32_t i, auto u) {
@@ -1651,7 +1746,7 @@ TG_HD void cluster_steps(Block& blk, const detail::Shape& s, const Complex* key,
     ++count;
   };
   if constexpr (Unroll == bundled_step) {
-    for_each_bundled_step(s, bundle, key, in, counted);
+    for_each_bundled_step(s, bundle, key, in, counted, ready);
   } else {
     for_each_step<Unroll>(s, key, in, counted);
   }
@@ -1660,21 +1755,23 @@ TG_HD void cluster_steps(Block& blk, const detail::Shape& s, const Complex* key,
 
 // The n CMUX steps of the cluster's rotation; Unroll > 1: its group steps, then a CMUX step
 // per key bit left (blind_rotate's order); Unroll = bundled_step: its group steps on the row
-// sets of its bundled key `bundle` (s.unroll > 1), then the same CMUX steps.
+// sets of its bundled key `bundle` (s.unroll > 1), then the same CMUX steps; ready: null, or
+// the counters of those row sets (BundleReady, in.ready_target the count to wait for).
 // Halves: product halves (cluster_cmux_step).
 template <unsigned K1, class Groups = FftGroups, unsigned Unroll = 1, unsigned Halves = 1,
           class Block>
 TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_t blocks,
                                 unsigned char* base, const std::uint32_t* powers,
                                 const Complex* key, StepInputs in,
-                                const Complex* bundle = nullptr) {
+                                const Complex* bundle = nullptr,
+                                const std::uint64_t* ready = nullptr) {
   cluster_steps<Unroll>(
       blk, s, key, in,
       [&](std::uint32_t i, auto u, std::uint32_t parity) {
         cluster_cmux_step<K1, Groups, decltype(u)::value, Halves>(blk, s, blocks, base,
                                                                   powers + i, in, i == 0, parity);
       },
-      bundle);
+      bundle, ready);
 }
 
 // A cluster run on the host: one block of C*T threads, block b's shared memory at
@@ -1721,9 +1818,16 @@ struct HostClusterBlock : HostBlock<Regs> {
   void wait_signal(unsigned, std::uint64_t*, unsigned, std::uint32_t) const {}
   void init_signals(std::uint64_t*) const {}
   // The key stage's copies, done at once by the block's last thread (the device's issuer).
+  // ready (BundleReady): here every kernel before has run, so the counter must have reached
+  // target already; anything else would wait for ever on a device.
   void fetch(unsigned tid, Complex* dst, const Complex* src, std::size_t count,
-             std::size_t stride, std::uint32_t segments, std::uint64_t*) const {
+             std::size_t stride, std::uint32_t segments, std::uint64_t*,
+             const std::uint64_t* ready = nullptr, std::uint64_t target = 0) const {
     if (tid % T != T - 1 || half(tid) + 1 != halves) return;
+    if (ready != nullptr && *ready < target) {
+      throw std::logic_error("fetch: a bundled row set counted " + std::to_string(*ready) +
+                             " parts, the rotation waits for " + std::to_string(target));
+    }
     Complex* to = local(dst, tid);
     for (std::uint32_t g = 0; g < segments; ++g) {
       for (std::size_t e = 0; e < count; ++e) to[g * count + e] = src[g * stride + e];

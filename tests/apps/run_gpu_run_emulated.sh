@@ -105,13 +105,15 @@ for form, tag in ((2, "unrolled"), (3, "unrolled3")):  # UNROLLS' default: pairs
         assert all(res["errors"] == 0 for run in r["runs"] for res in run["results"]), (tag, suffix)
 for form in (2, 3, 4):  # bundled keys against without, pairs and threes; fours bundled only
     assert form != 4 or not os.path.exists(os.path.join(d, "bench_gates_gpu_toy_INSECURE_bundle4_off.json"))
-    for mode in (("on",) if form == 4 else ("off", "on")):
+    for mode in (("on", "overlap") if form == 4 else ("off", "on", "overlap")):
         r = load(f"bench_gates_gpu_toy_INSECURE_bundle{form}_{mode}.json")
         assert r["bootstrapping_key_unroll"] == form, (form, mode)
+        assert r["runs"][0]["fused_bundle_overlap_option"] == (2 if mode == "overlap" else 0)
         res = [x for run in r["runs"] for x in run["results"]]
         assert [x["batch"] for x in res] == [1, 8, 22], (form, mode, res)
         assert all(x["errors"] == 0 for x in res), (form, mode, res)
-        want = [int(mode == "on" and x["fused_cluster_blocks"] > 1) for x in res]
+        bundled = {"off": 0, "on": 1, "overlap": 2}[mode]
+        want = [bundled if x["fused_cluster_blocks"] > 1 else 0 for x in res]
         assert [x["fused_bundle"] for x in res] == want, (form, mode, res)
         assert mode == "off" or any(want), (form, res)  # batch 1 takes a cluster
 assert load("bench_gates_gpu_toy_INSECURE.json")["bootstrapping_key_unroll"] == 1

@@ -127,7 +127,8 @@ TEST_CASE("the fused engine's launch-shape options: parsed, bounded and describe
                                        "or 2 (k = 1; 0: automatic)\n"));
   CHECK_THAT(std::string(apps::gpu_options_not_for("openmp").what()),
              Catch::Matchers::Contains("--fused-cluster, --fused-lanes, --fused-cluster-points, "
-                                       "--fused-cluster-sums, --fused-bundle, --key-switching"));
+                                       "--fused-cluster-sums, --fused-bundle, "
+                                       "--fused-bundle-overlap, --key-switching"));
   // Points per thread of a cluster's transforms (wide clusters: 4).
   parse_gpu_args({"--fused-cluster", "6", "--fused-lanes", "0", "--fused-cluster-points", "4"}, gpu);
   CHECK(gpu.fused_cluster_points == 4);
@@ -160,18 +161,30 @@ TEST_CASE("the fused engine's launch-shape options: parsed, bounded and describe
              Catch::Matchers::Contains("\n  --fused-cluster-sums S fused engine: who sums a "
                                        "cluster's products, 1: each column's owner, 2: every "
                                        "block its own column ((k+1)l blocks; 0: automatic)\n"));
-  // Bundled keys for an unrolled key's group steps in clusters (2: always, 1: never).
-  parse_gpu_args({"--fused-bundle", "2"}, gpu);
-  CHECK(gpu.fused_bundle == 2);
-  CHECK(apps::gpu_engine_description(gpu) ==
-        "fused blind rotation (clusters of 6 blocks per rotation, every block summing its "
-        "column), group steps on bundled keys in clusters, gather key switching");
-  parse_gpu_args({"--fused-bundle", "1"}, gpu);
-  CHECK(gpu.fused_bundle == 1);
-  REQUIRE_INVALID_ARGUMENT(parse_gpu_args({"--fused-bundle", "3"}, gpu),
-                           "--fused-bundle: 3 is out of range; expected an integer in 0..2");
-  CHECK_THAT(apps::gpu_options_help(22),
-             Catch::Matchers::Contains("\n  --fused-bundle B    fused engine, key in pairs or "
-                                       "threes: 2: each group step's GGSW bundled before a "
-                                       "cluster's rotation, 1: never (0: automatic, 1)\n"));
+  // The bundling options, each 0..2 (2: always, 1: never): bundled keys for an unrolled key's
+  // group steps in clusters, then the rotation started while they are made.
+  auto check_option = [&](const std::vector<std::string>& on, std::uint32_t CudaOptions::*field,
+                          const std::string& description, const std::string& help) {
+    const std::string name = on[on.size() - 2];
+    parse_gpu_args(on, gpu);
+    CHECK(gpu.*field == 2);
+    CHECK(apps::gpu_engine_description(gpu) == description);
+    parse_gpu_args({name, "1"}, gpu);
+    CHECK(gpu.*field == 1);
+    REQUIRE_INVALID_ARGUMENT(parse_gpu_args({name, "3"}, gpu),
+                             name + ": 3 is out of range; expected an integer in 0..2");
+    CHECK_THAT(apps::gpu_options_help(22), Catch::Matchers::Contains(help));
+  };
+  check_option({"--fused-bundle", "2"}, &CudaOptions::fused_bundle,
+               "fused blind rotation (clusters of 6 blocks per rotation, every block summing its "
+               "column), group steps on bundled keys in clusters, gather key switching",
+               "\n  --fused-bundle B    fused engine, key in pairs or threes: 2: each group "
+               "step's GGSW bundled before a cluster's rotation, 1: never (0: automatic, 1)\n");
+  check_option({"--fused-bundle", "2", "--fused-bundle-overlap", "2"},
+               &CudaOptions::fused_bundle_overlap,
+               "fused blind rotation (clusters of 6 blocks per rotation, every block summing its "
+               "column), group steps on bundled keys in clusters, rotations started while the "
+               "keys are bundled, gather key switching",
+               "\n  --fused-bundle-overlap O fused engine, bundled keys: 2: the rotation starts "
+               "while they are made, 1: after (0: automatic, 1)\n");
 }

@@ -172,6 +172,15 @@ class HostEngine {
   // bundled key (CudaOptions::fused_bundle = 2; made by bundle_point_at, fused_bundle_kernel's
   // per-index function), as the device's bundled kernels run them.
   void set_bundle(bool on) { bundle_ = on; }
+  // Bundled keys made while the rotation runs (CudaOptions::fused_bundle_overlap = 2): the
+  // bundling walks fused_bundle_kernel's work items (bundle_item) and counts each row set's
+  // parts (BundleReady), and the rotation's fetches wait for all of them. short_row_set: that
+  // row set of each rotation counts one part fewer (one not yet written), so the host block's
+  // fetch of its rows must refuse, as a device would wait for ever.
+  void set_bundle_ready(bool on, std::uint32_t short_row_set = UINT32_MAX) {
+    bundle_ready_ = on;
+    short_row_set_ = short_row_set;
+  }
 
   // fused_blind_rotation_kernel for `capacity` accumulators: from `first_step`, `steps` CMUX
   // steps (all n by default) of each rotation's block program, thread by thread.
@@ -469,19 +478,35 @@ class HostEngine {
     namespace fused = kernel::fused;
     bundle_keys_.assign(fused::bundle_size(s_), Complex{NAN, NAN});
     REQUIRE((s_.unroll >= 2 && s_.unroll <= fused::max_bundle_unroll));
+    // fused_bundle_kernel's work items for one rotation, each part's slots by its threads,
+    // then (with counters) the part counted on its row set.
+    std::vector<std::uint64_t> counters(fused::bundle_steps(s_), 0);
     fused::with_bundle_unroll(s_.unroll, [&](auto u) {
-      for (std::uint64_t idx = 0; idx < fused::bundle_points(s_, 1); ++idx) {
-        fused::bundle_point_at<decltype(u)::value>(idx, s_, rotation_powers, fused_key_.data(),
-                                                   fused_roots_.data(), unit_.data(),
-                                                   bundle_keys_.data());
+      for (std::uint64_t w = 0; w < fused::bundle_items(s_, 1); ++w) {
+        const fused::BundleItem item = fused::bundle_item(w, s_, 1);
+        for (std::uint32_t t = 0; t < fused::bundle_threads; ++t) {
+          const std::uint32_t p = item.part * fused::bundle_threads + t;
+          if (p >= s_.M()) continue;
+          fused::bundle_point_at<decltype(u)::value>(item.point(s_, p), s_, rotation_powers,
+                                                     fused_key_.data(), fused_roots_.data(),
+                                                     unit_.data(), bundle_keys_.data());
+        }
+        ++counters[item.row_set(s_)];
       }
     });
+    kernel::fused::StepInputs with = in;
+    const std::uint64_t* ready = nullptr;
+    if (bundle_ready_) {
+      if (short_row_set_ < counters.size()) --counters[short_row_set_];
+      ready = counters.data();
+      with.ready_target = fused::bundle_parts(s_);
+    }
     if (halves == 2) {
       fused::cluster_blind_rotate<K1, Groups, fused::bundled_step, 2>(
-          blk, s_, C, base, rotation_powers, fused_key_.data(), in, bundle_keys_.data());
+          blk, s_, C, base, rotation_powers, fused_key_.data(), with, bundle_keys_.data(), ready);
     } else {
       fused::cluster_blind_rotate<K1, Groups, fused::bundled_step>(
-          blk, s_, C, base, rotation_powers, fused_key_.data(), in, bundle_keys_.data());
+          blk, s_, C, base, rotation_powers, fused_key_.data(), with, bundle_keys_.data(), ready);
     }
   }
 
@@ -576,6 +601,8 @@ class HostEngine {
   bool fixed_lengths_ = true;
   std::uint32_t product_halves_ = 0;
   bool bundle_ = false;
+  bool bundle_ready_ = false;
+  std::uint32_t short_row_set_ = UINT32_MAX;
   std::vector<Complex> bundle_keys_;  // one rotation's bundled key
   std::vector<Complex> twiddles_, fused_key_;
   kernel::GadgetConstants gadget_;

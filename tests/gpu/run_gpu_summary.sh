@@ -104,7 +104,8 @@ out="$(python3 "$script" "$work/none" 2>&1)" && fail "a missing folder was accep
 [[ "$out" == *"is not a directory"* ]] || fail "missing folder: $out"
 # Shape names: a wide cluster (fused_cluster_points 4) is wC, sorted after cC of its size; a
 # suffix e where every block sums its column (fused_cluster_sums 2), then b where the group
-# steps ran on bundled keys (fused_bundle 1).
+# steps ran on bundled keys (fused_bundle 1), bo where those were made while the rotation ran
+# (fused_bundle 2).
 python3 - "$script" <<'PY' || fail "shape names"
 import importlib.util, sys
 spec = importlib.util.spec_from_file_location("gpu_summary", sys.argv[1])
@@ -118,8 +119,10 @@ assert m.shape_text({"fused_cluster_blocks": 6, "fused_cluster_points": 4,
                      "fused_cluster_sums": 1}) == "w6"
 assert m.shape_text({"fused_cluster_blocks": 6, "fused_cluster_sums": 2,
                      "fused_bundle": 1}) == "c6eb"
-assert sorted(["w6", "l2", "c6e", "c6", "1x1", "w6e", "w2", "c2", "c6eb", "c6b"],
-              key=m.shape_order) == \
-    ["1x1", "c2", "w2", "c6", "c6b", "c6e", "c6eb", "w6", "w6e", "l2"]
+assert m.shape_text({"fused_cluster_blocks": 6, "fused_cluster_sums": 2,
+                     "fused_bundle": 2}) == "c6ebo"
+assert sorted(["w6", "l2", "c6e", "c6", "1x1", "w6e", "w2", "c2", "c6eb", "c6b", "c6ebo",
+               "c6bo"], key=m.shape_order) == \
+    ["1x1", "c2", "w2", "c6", "c6b", "c6bo", "c6e", "c6eb", "c6ebo", "w6", "w6e", "l2"]
 PY
 echo "gpu_summary: ok"

@@ -85,7 +85,8 @@ CudaBackend& gpu_with(const Parameters& p, const CudaOptions& o, std::uint32_t u
                          std::to_string(o.fused_lanes) + "x" +
                          std::to_string(o.fused_cluster_points) + "x" +
                          std::to_string(o.fused_cluster_sums) + "x" +
-                         std::to_string(o.fused_bundle) + "/" +
+                         std::to_string(o.fused_bundle) + "x" +
+                         std::to_string(o.fused_bundle_overlap) + "/" +
                          gpu_key_switching_name(o.key_switching) + "/" +
                          std::to_string(o.memory_budget_bytes) + "/u" + std::to_string(unroll);
   auto& be = (*cache)[id];
@@ -768,6 +769,10 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
     shapes.push_back({0, 0, k1, 0, 0, 2});
     shapes.push_back({0, 0, 0, 0, 0, 2});
     if (rows <= 8) shapes.push_back({0, 0, rows, 8, 0, 2});
+    // 3 here: the same made while the rotation runs (fused_bundle_overlap = 2, section 6.26).
+    shapes.push_back({0, 0, k1, 0, 0, 3});
+    shapes.push_back({0, 0, 0, 0, 0, 3});
+    if (rows <= 8) shapes.push_back({0, 0, rows, 8, 0, 3});
     // Every block summing its own column (section 6.18), where the validation admits it.
     CudaOptions every = fused_options();
     every.fused_cluster_sums = 2;
@@ -788,7 +793,8 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
       CudaOptions options = fused_options(groups, GpuKeySwitching::gather, rotations, cluster);
       options.fused_cluster_points = points;
       options.fused_cluster_sums = sums;
-      options.fused_bundle = bundle;
+      options.fused_bundle = bundle == 3 ? 2 : bundle;
+      options.fused_bundle_overlap = bundle == 3 ? 2 : 0;
       CudaBackend& fused = gpu_with(p, options, unroll);
       LweBatch from_fused;
       try {
@@ -818,8 +824,12 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
       CHECK(fused.last_times().fused_rotations_per_block <= 1);
       // Bundled where the last chunk ran on a cluster (always when one is forced).
       const bool on_cluster = fused.last_times().fused_cluster_blocks > 1;
-      CHECK(fused.last_times().fused_bundle == (bundle == 2 && on_cluster ? 1u : 0u));
-      if (bundle == 2 && cluster > 1) CHECK(on_cluster);
+      CHECK(fused.last_times().fused_bundle == (bundle >= 2 && on_cluster ? bundle - 1 : 0u));
+      if (bundle >= 2 && cluster > 1) CHECK(on_cluster);
+      // Again on the same backend: its workspaces' counters have counted the first run's
+      // bundlings, so the rotations now wait for higher counts (the emulator faults unless each
+      // count is exactly the one waited for).
+      if (bundle == 3) CHECK(run_plan(fused, plan, encrypted) == from_cpu);
       if (cluster > 1) {
         CHECK(fused.last_times().fused_cluster_blocks == cluster);
         CHECK(fused.last_times().fused_cluster_points == (points == 0 ? 8u : points));
@@ -861,12 +871,16 @@ TEST_CASE("key bits in fours: the cuFFT engine and the fused engine's bundled cl
     std::vector<std::uint32_t> clusters = {0, k1};
     if (rows <= 8) clusters.push_back(rows);
     for (const std::uint32_t cluster : clusters) {
-      INFO("fused_cluster_blocks " << cluster);
-      CudaBackend& fused = gpu_with(p, fused_options(0, GpuKeySwitching::gather, 0, cluster), 4);
-      CHECK(run_plan(fused, plan, encrypted) == from_cpu);
-      CHECK(fused.last_times().fused_bundle == 1);
-      CHECK(fused.last_times().fused_cluster_blocks ==
-            (cluster != 0 ? cluster : rows <= 8 ? rows : k1));
+      for (const std::uint32_t overlap : {0u, 2u}) {
+        INFO("fused_cluster_blocks " << cluster << ", fused_bundle_overlap " << overlap);
+        CudaOptions o = fused_options(0, GpuKeySwitching::gather, 0, cluster);
+        o.fused_bundle_overlap = overlap;
+        CudaBackend& fused = gpu_with(p, o, 4);
+        CHECK(run_plan(fused, plan, encrypted) == from_cpu);
+        CHECK(fused.last_times().fused_bundle == (overlap == 2 ? 2u : 1u));
+        CHECK(fused.last_times().fused_cluster_blocks ==
+              (cluster != 0 ? cluster : rows <= 8 ? rows : k1));
+      }
     }
     CHECK_THROWS_WITH(CudaBackend(keys_for(p, 4).cloud, fused_options(1, GpuKeySwitching::gather, 1, 1)),
                       Catch::Matchers::Contains("bundled clusters of 8 points per thread only"));
@@ -1092,15 +1106,21 @@ TEST_CASE("a small batch on every engine and key switching (the compute-sanitize
                      plan, encrypted) == want);
     }
     // Bundled keys (fused_bundle = 2, docs/gpu.md 6.25): the bundling kernel, then the bundled
-    // cluster kernel on clusters of k+1 and (k+1)l blocks (every block summing its column).
+    // cluster kernel on clusters of k+1 and (k+1)l blocks (every block summing its column);
+    // then the rotation started while the bundling runs (fused_bundle_overlap = 2, 6.26: its
+    // counters, the waits for them, the programmatic launch), twice.
     if (clusters_here()) {
       for (const std::uint32_t blocks : {k1, k1 * p.bk_level_count}) {
-        INFO("unrolled key, bundled, blocks per cluster " << blocks);
-        CudaOptions o = fused_options(0, GpuKeySwitching::gather, 0, blocks);
-        o.fused_bundle = 2;
-        CudaBackend& be = gpu_with(p, o, 2);
-        CHECK(run_plan(be, plan, encrypted) == want);
-        CHECK(be.last_times().fused_bundle == 1);
+        for (const std::uint32_t overlap : {0u, 2u}) {
+          INFO("unrolled key, bundled, blocks per cluster " << blocks << ", overlap " << overlap);
+          CudaOptions o = fused_options(0, GpuKeySwitching::gather, 0, blocks);
+          o.fused_bundle = 2;
+          o.fused_bundle_overlap = overlap;
+          CudaBackend& be = gpu_with(p, o, 2);
+          CHECK(run_plan(be, plan, encrypted) == want);
+          CHECK(be.last_times().fused_bundle == (overlap == 2 ? 2u : 1u));
+          if (overlap == 2) CHECK(run_plan(be, plan, encrypted) == want);
+        }
       }
     }
   }

@@ -1268,6 +1268,91 @@ TEST_CASE("bundled keys: clusters whose group steps run on bundled keys give the
                     catch_seed(0x2019), 0, true);
 }
 
+TEST_CASE("bundled keys made while the rotation runs: the bundling's work items, its counts, "
+          "and clusters that wait for them",
+          "[gpu-host][fused][unroll]") {
+  // fused_bundle_kernel's work items (bundle_item): every point of every row set of a chunk
+  // exactly once, the group steps slowest (every rotation's row set j before any's j + 1), each
+  // part within one row set; M below, at and above bundle_threads.
+  for (const std::uint32_t N : {128u, 1024u, 2048u}) {
+    for (const std::uint32_t unroll : {2u, 3u, 4u}) {
+      const gd::Shape s{37, 1, N, 8, 2, 2, 4, unroll};
+      const std::uint64_t capacity = 3;
+      const std::uint32_t M = s.M(), parts = fz::bundle_parts(s);
+      INFO("N " << N << ", unroll " << unroll);
+      REQUIRE(parts == (M + fz::bundle_threads - 1) / fz::bundle_threads);
+      REQUIRE(fz::bundle_items(s, capacity) == capacity * fz::bundle_steps(s) * parts);
+      std::vector<int> seen(fz::bundle_points(s, capacity), 0);
+      std::vector<std::uint64_t> counted(capacity * fz::bundle_steps(s), 0);
+      std::uint32_t last_step = 0;
+      for (std::uint64_t w = 0; w < fz::bundle_items(s, capacity); ++w) {
+        const fz::BundleItem item = fz::bundle_item(w, s, capacity);
+        REQUIRE(item.step >= last_step);  // step-major
+        last_step = item.step;
+        REQUIRE(item.rotation < capacity);
+        REQUIRE(item.part < parts);
+        REQUIRE(item.row_set(s) == item.rotation * fz::bundle_steps(s) + item.step);
+        for (std::uint32_t t = 0; t < fz::bundle_threads; ++t) {
+          const std::uint32_t p = item.part * fz::bundle_threads + t;
+          if (p < M) ++seen[item.point(s, p)];
+        }
+        ++counted[item.row_set(s)];
+      }
+      CHECK(std::count(seen.begin(), seen.end(), 1) == static_cast<std::ptrdiff_t>(seen.size()));
+      CHECK(std::count(counted.begin(), counted.end(), parts) ==
+            static_cast<std::ptrdiff_t>(counted.size()));
+      // bundle_point_at's index: rotation, group step, slot.
+      const fz::BundleItem last = fz::bundle_item(fz::bundle_items(s, capacity) - 1, s, capacity);
+      CHECK(last.rotation == capacity - 1);
+      CHECK(last.step == fz::bundle_steps(s) - 1);
+      CHECK(last.point(s, M - 1) == fz::bundle_points(s, capacity) - 1);
+    }
+  }
+
+  // The bundling's blocks beside a cluster block: registers per warp in units of 256.
+  CHECK(fz::block_registers(64, 204) == 2 * 6656);
+  CHECK(fz::block_registers(256, 98) == 8 * 3328);
+  CHECK(fz::block_registers(100, 32) == 4 * 1024);  // a partial warp holds a whole one's
+  // tfhe_lib_128's bundled c6e block (64 threads, 204 registers): fours' bundling (98) one
+  // block per multiprocessor, threes' (66) two; no room still gives 1; then threads bound it.
+  CHECK(fz::bundle_blocks_beside(65536, 2048, 64, 204, 98) == 1);
+  CHECK(fz::bundle_blocks_beside(65536, 2048, 64, 204, 66) == 2);
+  CHECK(fz::bundle_blocks_beside(65536, 2048, 64, 204, 32) == 6);
+  CHECK(fz::bundle_blocks_beside(65536, 2048, 256, 255, 200) == 1);
+  CHECK(fz::bundle_blocks_beside(65536, 512, 64, 204, 32) == 1);
+  CHECK(fz::bundle_blocks_beside(65536, 2048, 64, 204, 0) == 7);  // registers unknown (emulator)
+
+  // The cluster program on row sets counted as the bundling's work items complete them
+  // (CudaOptions::fused_bundle_overlap = 2): the CPU backend's words, every fetch of a row set
+  // with its count complete (HostClusterBlock::fetch checks). With one part of the first, a
+  // middle or the last row set missing, a fetch refuses (a device would wait, then trap): the
+  // first step's own fetch, and the next steps' fetches at the end of the step before (on
+  // clusters of (k+1)l blocks, one row a block: no other fetch of the row set's rows).
+  const std::uint64_t seed = catch_seed(0x2020);
+  INFO("seed " << seed);
+  for (const std::uint32_t unroll : {2u, 3u, 4u}) {
+    INFO("unroll " << unroll);
+    test::SequentialFixture f(toy_insecure(), {}, unroll);
+    HostEngine engine(*f.keys.cloud, 1);
+    engine.set_bundle(true);
+    engine.set_bundle_ready(true);
+    const std::vector<fz::LaunchShape> shapes = {
+        fz::LaunchShape{1, 1, 2}, fz::LaunchShape{1, 1, 4, 1, 8, fz::every_block_sums}};
+    check_every_gate_flow(f, engine, shapes, seed);
+    const std::uint32_t steps = fz::bundle_steps(engine.shape());
+    REQUIRE(steps > 2);
+    for (const std::uint32_t missing : {0u, steps / 2, steps - 1}) {
+      INFO("row set " << missing << " of " << steps << " one part short");
+      engine.set_bundle_ready(true, missing);
+      for (const fz::LaunchShape& shape : shapes) {
+        INFO("blocks per cluster " << shape.cluster);
+        REQUIRE_THROWS_WITH(check_every_gate_flow(f, engine, {shape}, seed),
+                            Catch::Matchers::Contains("parts, the rotation waits for"));
+      }
+    }
+  }
+}
+
 TEST_CASE("rotation_factor_quarter: the whole table's factors from its first quarter, the same "
           "doubles",
           "[gpu-host][fused][unroll]") {

@@ -735,6 +735,38 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
                            "cluster)");
   o.fused_bundle = 1;
   CHECK_NOTHROW(validate_cuda_options(o, p));  // never: fine with any key
+  // The rotation started while its bundled keys are made (2): only where keys are bundled,
+  // fused_bundle 2 with pairs or threes, or a key in fours.
+  CHECK(CudaOptions{}.fused_bundle_overlap == 0);
+  for (const std::uint32_t overlap : {0u, 1u}) {
+    o.fused_bundle_overlap = overlap;
+    CHECK_NOTHROW(validate_cuda_options(o, p));
+    CHECK_NOTHROW(validate_cuda_options(o, p, 3));
+  }
+  o.fused_bundle_overlap = 2;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 3),
+                           "fused_bundle_overlap=2 starts a rotation while its bundled keys are "
+                           "made, but fused_bundle=1 with a key in threes bundles nothing (it "
+                           "needs engine=fused and fused_bundle=2 with a key in pairs or threes, "
+                           "or a key in fours; 0 or 1 otherwise)");
+  o.fused_bundle = 0;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 2),
+                           "but fused_bundle=0 with a key in pairs bundles nothing");
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),
+                           "but the bootstrapping key is not unrolled (unroll 1) bundles nothing");
+  CHECK_NOTHROW(validate_cuda_options(o, p, 4));
+  o.fused_bundle = 2;
+  CHECK_NOTHROW(validate_cuda_options(o, p, 2));
+  CHECK_NOTHROW(validate_cuda_options(o, p, 3));
+  o.engine = GpuEngine::cufft;
+  o.fused_bundle = 0;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 4), "made, but engine=cufft bundles nothing");
+  o.engine = GpuEngine::fused;
+  o.fused_bundle_overlap = 3;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 3),
+                           "fused_bundle_overlap=3 but expected 0 (automatic), 1 (never) or 2 (the "
+                           "rotation starts while its bundled keys are made)");
+  o.fused_bundle_overlap = 0;
   o.fused_bundle = 0;
   o.memory_budget_bytes = 2 * gd::bytes_per_rotation(gpu::test::shape_of(p), GpuEngine::fused);
   CHECK_NOTHROW(validate_cuda_options(o, p));

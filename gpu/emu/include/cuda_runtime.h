@@ -132,10 +132,13 @@ enum cudaDeviceAttr {
   cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
   cudaDevAttrMemoryPoolsSupported = 115,
   cudaDevAttrClusterLaunch = 120,
+  cudaDevAttrMaxThreadsPerMultiProcessor = 39,
+  cudaDevAttrMaxRegistersPerMultiprocessor = 82,
 };
 
 enum cudaFuncAttribute {
   cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+  cudaFuncAttributePreferredSharedMemoryCarveout = 9,
 };
 
 struct cudaDeviceProp {
@@ -162,15 +165,19 @@ struct cudaFuncAttributes {
 };
 
 // A launch's attributes (cudaLaunchKernelEx's, cudaOccupancyMaxActiveClusters'): of CUDA's,
-// only the cluster dimension is emulated.
+// the cluster dimension is emulated; programmatic stream serialization is accepted and
+// changes nothing (the emulator runs a launch to its end before the next starts, so a
+// programmatic dependent finds all its primary wrote).
 enum cudaLaunchAttributeID {
   cudaLaunchAttributeClusterDimension = 4,
+  cudaLaunchAttributeProgrammaticStreamSerialization = 6,
 };
 union cudaLaunchAttributeValue {
   char pad[64];
   struct {
     unsigned x, y, z;
   } clusterDim;
+  int programmaticStreamSerializationAllowed;
 };
 struct cudaLaunchAttribute {
   cudaLaunchAttributeID id;
@@ -326,10 +333,30 @@ void bulk_copy_async(void* dst, const void* src, std::size_t bytes, std::uint64_
 
 inline void __syncthreads() { cuda_emu::sync_threads(); }
 inline long long __double_as_longlong(double x) { return std::bit_cast<long long>(x); }
-// Blocks run on several cores at once: a real atomic read-modify-write (mod 2^32).
+// Blocks run on several cores at once: a real atomic read-modify-write (mod 2^32, 2^64).
 inline unsigned int atomicAdd(unsigned int* address, unsigned int val) {
   return __atomic_fetch_add(address, val, __ATOMIC_RELAXED);
 }
+inline unsigned long long atomicAdd(unsigned long long* address, unsigned long long val) {
+  return __atomic_fetch_add(address, val, __ATOMIC_RELAXED);
+}
+inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
+namespace cuda_emu {
+// A wait until the counter at `counter` (device memory, counted by an earlier kernel's
+// atomicAdd) reaches `target`. The emulator runs a launch to its end before the next, so the
+// counter is final here: it must equal target (fewer would wait for ever on a device, more
+// means the waiter counted the wrong launches), else a device fault.
+inline void wait_counter(const std::uint64_t* counter, std::uint64_t target) {
+  if (__atomic_load_n(counter, __ATOMIC_ACQUIRE) != target) {
+    device_fault(__atomic_load_n(counter, __ATOMIC_ACQUIRE) < target
+                     ? "a wait for a counter that no earlier kernel brought to its target "
+                       "(on a device: a wait for ever)"
+                     : "a wait for a counter already past its target (the wrong launches "
+                       "counted)");
+  }
+}
+}  // namespace cuda_emu
 
 // ---- kernel launches ----------------------------------------------------------------------
 

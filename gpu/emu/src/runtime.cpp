@@ -578,6 +578,8 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
     case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = optin_shared_per_block; break;
     case cudaDevAttrMemoryPoolsSupported: *value = 1; break;
     case cudaDevAttrClusterLaunch: *value = 1; break;  // compute capability 9.0
+    case cudaDevAttrMaxThreadsPerMultiProcessor: *value = 2048; break;
+    case cudaDevAttrMaxRegistersPerMultiprocessor: *value = 65536; break;
     default: return fail(cudaErrorInvalidValue);
   }
   return cudaSuccess;
@@ -1001,6 +1003,9 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, const void* fu
 cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) {
   EMU_ENTRY();
   if (func == nullptr) return fail(cudaErrorInvalidDeviceFunction);
+  if (attr == cudaFuncAttributePreferredSharedMemoryCarveout) {  // a hint: -1 or a percentage
+    return value < -1 || value > 100 ? fail(cudaErrorInvalidValue) : cudaSuccess;
+  }
   if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 ||
       value > optin_shared_per_block) {
     return fail(cudaErrorInvalidValue);

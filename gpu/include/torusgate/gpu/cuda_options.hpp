@@ -121,6 +121,16 @@ struct CudaOptions {
   // fused_cluster_points 0 or 8. 0: automatic, which is 1 until a GPU has measured it. A key
   // in fours (unroll 4) runs every chunk on such bundled clusters: 0 or 2 (1 is refused).
   std::uint32_t fused_bundle = 0;
+  // Fused engine, a chunk on bundled keys (fused_bundle 2, or a key in fours): whether its
+  // rotation starts while the bundling runs (docs/gpu.md section 6.26). The rotation is then
+  // launched as the bundling's programmatic dependent (compute capability 9.0, as clusters
+  // are); the bundling makes every rotation's row sets in step order, on blocks that leave
+  // room for a cluster block on each multiprocessor, and counts each row set's parts as it
+  // writes them; a cluster block fetches a row set's rows once its count is complete. The same
+  // words. 1: never (the rotation waits for the bundling's end). 2: always where a chunk
+  // bundles; needs the fused engine, an unrolled key and fused_bundle 2 (pairs, threes) or a
+  // key in fours. 0: automatic, which is 1 until a GPU has measured it.
+  std::uint32_t fused_bundle_overlap = 0;
   GpuKeySwitching key_switching = GpuKeySwitching::automatic;
   // Host-device transfers of upload() and download(); pinned uses two page-locked buffers
   // of staging_bytes (64 KiB..1 GiB, a multiple of 4), made at the first transfer.
@@ -157,7 +167,9 @@ struct CudaPhaseTimes {
   std::uint32_t fused_lanes = 0;                // and its rotations per thread
   std::uint32_t fused_cluster_points = 0;       // and its cluster's points per thread (0: none)
   std::uint32_t fused_cluster_sums = 0;         // and who summed its cluster's products (0: none)
-  std::uint32_t fused_bundle = 0;               // and whether it ran on bundled keys (1) or not (0)
+  // and whether it ran on bundled keys made before its rotation (1), made while its rotation
+  // ran (2: CudaOptions::fused_bundle_overlap), or not (0)
+  std::uint32_t fused_bundle = 0;
   // Key switching of the last chunk: 0 the tensor-core matrix product, 1 the gather kernel,
   // S > 1 the gather kernel in S slices of the input coefficients (a small chunk).
   std::uint32_t key_switching_slices = 0;
