@@ -24,6 +24,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <string>
@@ -257,8 +258,18 @@ struct CudaEngine::Impl {
   std::uint64_t clusters = 0, cluster_room = 0;
   DeviceBuffer<std::uint32_t> ksk;         // gather key switching: core's layout
   DeviceBuffer<std::uint8_t> ks_matrix;    // tensor-core key switching: byte planes
-  DeviceBuffer<OpDesc> ops;
-  DeviceBuffer<BootOpDesc> boot_ops;
+  // The batch's op descriptors, both kinds in one buffer (the bootstrapped ops' from
+  // boot_offset), copied in one transfer from a page-locked copy (staged after the previous
+  // transfer from it, descriptors_copied, is done).
+  DeviceBuffer<unsigned char> descriptors;
+  PinnedBuffer descriptor_staging;
+  std::unique_ptr<Event> descriptors_copied;  // made at the first evaluate, on its device
+  std::size_t boot_offset = 0;
+  const OpDesc* ops() const { return reinterpret_cast<const OpDesc*>(descriptors.data()); }
+  const BootOpDesc* boot_ops() const {
+    return reinterpret_cast<const BootOpDesc*>(descriptors.data() + boot_offset);
+  }
+  void upload_descriptors(const BatchPlan& plan);
   DeviceBuffer<std::uint32_t> results;
   std::vector<std::unique_ptr<Workspace>> workspaces;
   std::uint64_t use_clock = 0;
@@ -685,6 +696,31 @@ void CudaEngine::Impl::run_rotation(Workspace& ws) {
   }
 }
 
+void CudaEngine::Impl::upload_descriptors(const BatchPlan& plan) {
+  const std::size_t op_bytes = plan.ops.size() * sizeof(OpDesc);
+  const std::size_t boot_bytes = plan.boot_ops.size() * sizeof(BootOpDesc);
+  boot_offset = (op_bytes + 255) / 256 * 256;
+  const std::size_t bytes = boot_offset + std::max(boot_bytes, sizeof(BootOpDesc));
+  ensure(descriptors, bytes, "the batch's op descriptors");
+  // The last transfer from the staging copy (of an earlier call, which may have failed before
+  // its wait) has read it before it is written again.
+  if (descriptors_copied == nullptr) descriptors_copied = std::make_unique<Event>();
+  CUDA_TRY(cudaEventSynchronize(descriptors_copied->get()));
+  if (descriptor_staging.bytes() < bytes) {
+    descriptor_staging = PinnedBuffer();  // free first, then take the larger size
+    descriptor_staging = PinnedBuffer(bytes + bytes / 4, "a page-locked copy of op descriptors");
+  }
+  unsigned char* staged_bytes = descriptor_staging.data();
+  if (op_bytes > 0) std::memcpy(staged_bytes, plan.ops.data(), op_bytes);
+  if (boot_bytes > 0) std::memcpy(staged_bytes + boot_offset, plan.boot_ops.data(), boot_bytes);
+  const std::size_t used = boot_bytes > 0 ? boot_offset + boot_bytes : op_bytes;
+  if (used > 0) {
+    CUDA_TRY(cudaMemcpyAsync(descriptors.data(), staged_bytes, used, cudaMemcpyHostToDevice,
+                             st()));
+  }
+  descriptors_copied->record(st());
+}
+
 void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
   DeviceGuard guard(info.index);
   const double upload_ms = times.upload_ms, download_ms = times.download_ms;
@@ -703,20 +739,12 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
   next_event = 0;
 
   const Event& start = record_event();
-  ensure(ops, plan.ops.size(), "the batch's op descriptors");
-  ensure(boot_ops, std::max<std::size_t>(plan.boot_ops.size(), 1), "the batch's op descriptors");
-  CUDA_TRY(cudaMemcpyAsync(ops.data(), plan.ops.data(), plan.ops.size() * sizeof(OpDesc),
-                           cudaMemcpyHostToDevice, stream_now));
-  if (boot_count > 0) {
-    CUDA_TRY(cudaMemcpyAsync(boot_ops.data(), plan.boot_ops.data(),
-                             plan.boot_ops.size() * sizeof(BootOpDesc), cudaMemcpyHostToDevice,
-                             stream_now));
-  }
+  upload_descriptors(plan);
   ensure(results, plan.results * s.n1(), "the batch's results");
   const Event& tables_done = record_event();
   phases.emplace_back(&CudaPhaseTimes::tables_ms, &start, &tables_done);
   if (plan.has_free_gates) {
-    launch_free_gates(ops.data(), op_count, plan.results, s, results.data(), stream_now);
+    launch_free_gates(ops(), op_count, plan.results, s, results.data(), stream_now);
     phases.emplace_back(&CudaPhaseTimes::linear_combination_ms, &tables_done, &record_event());
   }
 
@@ -750,12 +778,12 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
       }
       times.chunk_capacity = std::max<std::size_t>(times.chunk_capacity, ws->capacity);
       const Event& a = record_event();
-      launch_linear_combination(boot_ops.data(), boot_count, chunk.rotation_begin,
+      launch_linear_combination(boot_ops(), boot_count, chunk.rotation_begin,
                                 chunk.rotations(), s, ws->pre.data(), stream_now);
       const Event& b = record_event();
       run_rotation(*ws);
       const Event& c = record_event();
-      launch_sample_extract(boot_ops.data(), boot_count, chunk, ws->acc.data(), s,
+      launch_sample_extract(boot_ops(), boot_count, chunk, ws->acc.data(), s,
                             ws->extracted.data(), ws->result_index.data(), stream_now);
       const Event& d = record_event();
       // The gather kernel cuts a chunk with fewer than two blocks per multiprocessor into
@@ -785,7 +813,7 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
   }
 
   const Event& outputs_start = record_event();
-  launch_write_outputs(ops.data(), op_count, plan.results, s, results.data(), stream_now);
+  launch_write_outputs(ops(), op_count, plan.results, s, results.data(), stream_now);
   const Event& end = record_event();
   phases.emplace_back(&CudaPhaseTimes::output_ms, &outputs_start, &end);
   CUDA_TRY(cudaStreamSynchronize(stream_now));

@@ -228,9 +228,11 @@ __device__ inline void bulk_copy(void* dst, const void* src, std::uint32_t bytes
 // Waits until the counter at `counter` (a bundled row set's, BundleReady; counted by the
 // bundling kernel still running beside) has reached `target`: an acquire load at GPU scope
 // until it has, then a proxy fence, so that the TMA's bulk copies after it (the async proxy)
-// read what the bundling's stores (the generic proxy) wrote. A wait of about a second or more
-// (2^24 polls) traps: a count that never comes (a bug) ends the kernel with an error, not a
-// hang.
+// read what the bundling's stores (the generic proxy) wrote. A wait of 2^24 polls traps (each
+// an L2 round trip of some hundred ns and a sleep of up to 128 ns: seconds), so a count that
+// never comes (a bug) ends the kernel with an error, not a hang. A rightful wait is far
+// shorter: the bundling makes every rotation's row set j before any's j + 1, so no wait lasts
+// longer than its time over the group steps (157 in fours), whatever the chunk.
 inline constexpr std::uint32_t max_ready_polls = 1u << 24;
 // In a programmatic dependent: waits until the kernel before it has ended and its writes are
 // visible (at once in a kernel launched otherwise).
@@ -621,9 +623,11 @@ void launch_fused_bundle(const std::uint32_t* powers, std::uint64_t capacity, co
       std::min<std::uint64_t>(blocks == 0 ? items : std::min(blocks, items), max_blocks));
   fused::with_bundle_unroll(shape.unroll, [&](auto u) {
     const auto kernel = fused_bundle_kernel<decltype(u)::value>;
-    // Multiprocessors that run bundling blocks keep the most shared memory, so that a cluster
-    // block of the rotation fits beside them (a carveout changes only on an idle one).
-    CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+    // Beside the rotation (ready), multiprocessors that run bundling blocks keep the most
+    // shared memory, so that a cluster block of the rotation fits beside them (a carveout
+    // changes only on an idle one); else no preference, the driver's default.
+    CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  ready != nullptr ? 100 : -1));
     TG_LAUNCH(kernel, grid, fused::bundle_threads, 0, stream)
     (powers, capacity, shape, key, roots, unit, bundle, ready);
     CUDA_CHECK_LAUNCH(fused_bundle_kernel, stream);
