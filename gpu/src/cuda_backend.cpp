@@ -145,6 +145,12 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p, std::uint3
              ", fused_rotations_per_block=" + std::to_string(o.fused_rotations_per_block) +
              " and fused_lanes=" + std::to_string(o.fused_lanes);
     };
+    // An option of three values: 0 (automatic), 1 and 2, what 1 and 2 mean in brackets.
+    auto expect_three = [](const char* name, std::uint32_t value, const char* one,
+                           const char* two) {
+      EXPECTS(value <= 2, std::string("CudaOptions: ") + name + "=" + std::to_string(value) +
+                              " but expected 0 (automatic), 1 (" + one + ") or 2 (" + two + ")");
+    };
     const std::uint32_t points = o.fused_cluster_points;
     EXPECTS(points == 0 || points == fz::points_per_thread || points == fz::wide_points,
             "CudaOptions: fused_cluster_points=" + std::to_string(points) + " but expected 0 "
@@ -161,10 +167,9 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p, std::uint3
                 " sets the points per thread of a cluster, but " + cluster_shape() +
                 " run none (a cluster needs fused_cluster_blocks above 1, or all four 0)");
     const std::uint32_t sums = o.fused_cluster_sums;
-    EXPECTS(sums <= fz::every_block_sums,
-            "CudaOptions: fused_cluster_sums=" + std::to_string(sums) +
-                " but expected 0 (automatic), 1 (each column's owner sums it) or 2 (every "
-                "block sums the column its row decomposes)");
+    static_assert(fz::every_block_sums == 2);
+    expect_three("fused_cluster_sums", sums, "each column's owner sums it",
+                 "every block sums the column its row decomposes");
     if (sums == fz::every_block_sums) {
       const std::uint32_t rows = shape.rows();
       EXPECTS(fz::every_block_sums_fit(rows, shape),
@@ -196,10 +201,8 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p, std::uint3
                   " (fused_bundle 0 or 2, fused_cluster_blocks 0 or a cluster size, the others "
                   "0 or 1, points 0 or 8; or engine=cufft)");
     }
-    EXPECTS(o.fused_bundle <= 2,
-            "CudaOptions: fused_bundle=" + std::to_string(o.fused_bundle) +
-                " but expected 0 (automatic), 1 (never) or 2 (an unrolled key's group steps on "
-                "bundled keys where a chunk runs on a cluster)");
+    expect_three("fused_bundle", o.fused_bundle, "never",
+                 "an unrolled key's group steps on bundled keys where a chunk runs on a cluster");
     if (o.fused_bundle == 2) {
       EXPECTS(o.engine == GpuEngine::fused && unroll > 1,
               std::string("CudaOptions: fused_bundle=2 bundles the fused engine's group steps, "
@@ -214,10 +217,8 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p, std::uint3
               "CudaOptions: fused_bundle=2 runs on clusters, but " + cluster_shape() +
                   " run none (fused_cluster_blocks above 1, or all four 0)");
     }
-    EXPECTS(o.fused_bundle_overlap <= 2,
-            "CudaOptions: fused_bundle_overlap=" + std::to_string(o.fused_bundle_overlap) +
-                " but expected 0 (automatic), 1 (never) or 2 (the rotation starts while its "
-                "bundled keys are made)");
+    expect_three("fused_bundle_overlap", o.fused_bundle_overlap, "never",
+                 "the rotation starts while its bundled keys are made");
     if (o.fused_bundle_overlap == 2) {
       const bool bundling = o.engine == GpuEngine::fused && unroll > 1 &&
                             (o.fused_bundle == 2 || unroll > fz::max_kernel_unroll);
