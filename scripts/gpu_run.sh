@@ -43,8 +43,9 @@
 #   unrolled bench_gates with unrolled keys (--unroll    -> bench_gates_gpu_*_unrolled*.json/.log
 #           of each of UNROLLS; 3: *_unrolled3*):
 #           the fused engine at the batch
-#           sizes, both key switchings, and its forced
-#           shapes 1x1 and c6 at batch 1; the cuFFT
+#           sizes, both key switchings, its forced
+#           1x1 at batches 1 and 16384 and two lanes
+#           (l2) at 16384 and 65536; the cuFFT
 #           engine at small batches; the standard key's
 #           quick step beside it for the A/B
 #   bundle  bench_gates with unrolled keys (BUNDLE_     -> bench_gates_gpu_*_bundle*_{off,on,overlap}.json/.log
@@ -148,7 +149,7 @@ if [[ "$emulated" == 1 ]]; then
   params=toy_INSECURE           # in place of tfhe_lib_128
   other_params=(toy_k2_INSECURE)  # in place of tfhe_lib_80 and default_128
   batches=1,16 shape_batches=1,16 small_batches=1,8 other_batches=1,8 transfer_batches=1,16
-  unrolled_1x1_batches=1,16
+  unrolled_1x1_batches=1,16 unrolled_lane_batches=16
   # GxR: groups 1, k+1, (k+1)l = 4 for toy x rotations per block; cC: clusters; lP: lanes
   shapes=(1x1 2x1 4x1 1x2 1x4 c2 c4 l2)
   budget_run=(--memory-budget-mb 1 --batch 512)  # chunked on both engines
@@ -162,7 +163,7 @@ else
   other_params=(tfhe_lib_80 default_128)
   batches=1,64,1024,16384,65536 shape_batches=1,64,1024,16384 small_batches=1,64,1024
   other_batches=1,1024,16384 transfer_batches=1024,16384,65536
-  unrolled_1x1_batches=1,16384
+  unrolled_1x1_batches=1,16384 unrolled_lane_batches=16384,65536
   # GxR: groups 1, k+1, (k+1)l = 6 for tfhe_lib_128 x rotations per block; cC: clusters;
   # wC: wide clusters (4 points per thread); cCe, wCe: every block sums its column; lP: P
   # rotations per thread
@@ -518,9 +519,10 @@ step_quick() {
     --json "$out/bench_gates_gpu_${params}_quick_cufft.json"
 }
 
-# Unrolled keys (docs/gpu.md sections 6.9 and 6.19) against the standard one, on the same
-# machine, for each form of UNROLLS (2: pairs, files *_unrolled*; 3: threes, *_unrolled3*):
-# the fused engine's automatic shapes, 1x1 and the cluster at batch 1, the cuFFT engine.
+# Unrolled keys (docs/gpu.md sections 6.9, 6.19 and 6.27) against the standard one, on the
+# same machine, for each form of UNROLLS (2: pairs, files *_unrolled*; 3: threes,
+# *_unrolled3*): the fused engine's automatic shapes, 1x1 at batches 1 and 16,384, two lanes
+# at large batches (*_l2), the cuFFT engine.
 step_unrolled() {
   local bench="$build/apps/bench_gates$exe"
   require_built unrolled "$bench" || return 1
@@ -535,6 +537,10 @@ step_unrolled() {
       --unroll "$u" --gpu-engine fused --fused-groups 1 --fused-rotations 1 --fused-cluster 1 \
       --batch "$unrolled_1x1_batches" --reps 3 \
       --json "$out/bench_gates_gpu_${params}_${tag}_1x1.json"
+    run_logged "bench_gates_gpu_${params}_${tag}_l2" "$bench" --backend gpu --params "$params" \
+      --unroll "$u" --gpu-engine fused --fused-lanes 2 --fused-cluster 1 \
+      --batch "$unrolled_lane_batches" --reps 3 \
+      --json "$out/bench_gates_gpu_${params}_${tag}_l2.json"
     run_logged "bench_gates_gpu_${params}_${tag}_cufft" "$bench" --backend gpu --params "$params" \
       --unroll "$u" --gpu-engine cufft --key-switching gather --batch "$small_batches" --reps 3 \
       --json "$out/bench_gates_gpu_${params}_${tag}_cufft.json"

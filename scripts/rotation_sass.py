@@ -78,7 +78,7 @@ def _unroll(kind, targs):
         return numbers[2]
     if kind == "blind" and len(numbers) >= 2:
         return numbers[1]
-    if kind == "cluster":
+    if kind in ("cluster", "lane"):
         # After the groups type (..EE): Lj<U>E.
         after = re.search(r"EELj(\d+)E+$", targs)
         return int(after.group(1)) if after else None

@@ -79,12 +79,10 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p, std::uint3
   check_unroll(unroll, "CudaOptions: the bootstrapping key");
   const gpu::detail::Shape shape = shape_of(p, unroll);
   if (unroll > 1) {
-    // The group step has no lane or staged (R > 1) program (valid_unrolled).
-    EXPECTS(o.fused_lanes <= 1 && o.fused_rotations_per_block <= 1,
-            "CudaOptions: fused_lanes=" + std::to_string(o.fused_lanes) +
-                " and fused_rotations_per_block=" + std::to_string(o.fused_rotations_per_block) +
-                " but an unrolled bootstrapping key runs one lane and one rotation per block "
-                "(0 or 1, and 0 or 1)");
+    // The group step has no staged (R > 1) program (valid_unrolled); its lanes: below.
+    EXPECTS(o.fused_rotations_per_block <= 1,
+            "CudaOptions: fused_rotations_per_block=" + std::to_string(o.fused_rotations_per_block) +
+                " but an unrolled bootstrapping key runs one rotation slot per block (0 or 1)");
   }
   if (o.engine == GpuEngine::fused) {
     const char* why = gpu::kernel::fused::unsupported_reason(shape);

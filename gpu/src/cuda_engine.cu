@@ -590,7 +590,8 @@ kernel::fused::LaunchShape CudaEngine::Impl::fused_shape_for(std::uint64_t capac
                                       std::max<std::uint32_t>(options.fused_rotations_per_block, 1)};
   }
   // fused_lanes = 1: one lane, the rest automatic.
-  // (An unrolled key has no lane kernel: fused_limits gives it no lane room.)
+  // (An unrolled key's lanes run only when asked for, until measured: fused_limits gives it no
+  // lane room.)
   kernel::fused::LaunchShape chosen = kernel::fused::choose_shape(
       shape, capacity, limits.max_threads, limits.max_shared_bytes, limits.resident_threads,
       cluster_room, options.fused_lanes == 0 ? limits.lane_rotations : 0);

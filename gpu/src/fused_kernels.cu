@@ -145,13 +145,15 @@ __global__ void TG_FIXED_BOUNDS(K1, Unroll) fused_fixed_rotation_kernel(
 // block carries both, each thread the same points of each, so every twiddle, twist, untwist
 // and key load serves two rotations. Groups: FixedGroups<log2 M> where the length has one,
 // else FftGroups. Blocks of at most 256 threads (N <= 4096): the registers are not capped
-// below the 255 a thread may have.
-template <class Groups>
+// below the 255 a thread may have. Unroll > 1: an unrolled key's group steps, each key point
+// of the step's 2^u - 1 GGSW loaded once for both lanes' products (each lane with its own
+// factors; docs/gpu.md section 6.27).
+template <class Groups, unsigned Unroll = 1>
 __global__ void __launch_bounds__(256) fused_lane_rotation_kernel(
     std::uint32_t* acc_global, const std::uint32_t* powers, std::uint64_t capacity, Shape s,
     fused::LaunchShape, const Complex* key, fused::StepInputs in) {
-  rotate_blocks<fused::lanes_columns, Groups>(acc_global, powers, capacity, s,
-                                              fused::FixedShape<1, 1, fused::max_lanes>{}, key, in);
+  rotate_blocks<fused::lanes_columns, Groups, Unroll>(
+      acc_global, powers, capacity, s, fused::FixedShape<1, 1, fused::max_lanes>{}, key, in);
 }
 
 // Thread block clusters: compute capability 9.0 (and the emulator). The cluster kernel's
@@ -458,12 +460,15 @@ RotationKernel rotation_kernel_of(const fused::LaunchShape& launch, const Shape&
 template <unsigned K1>
 RotationKernel rotation_kernel(const Shape& s, const fused::LaunchShape& launch) {
   if constexpr (K1 == fused::lanes_columns) {
-    if (s.unroll == 1 && launch.lanes == fused::max_lanes) {
-      RotationKernel kernel = fused_lane_rotation_kernel<fused::FftGroups>;
-      fused::with_fixed_length(s.M(), [&](auto groups) {
-        kernel = fused_lane_rotation_kernel<decltype(groups)>;
+    if (launch.lanes == fused::max_lanes) {
+      return fused::with_unroll(s.unroll, [&](auto u) {
+        constexpr unsigned U = decltype(u)::value;
+        RotationKernel kernel = fused_lane_rotation_kernel<fused::FftGroups, U>;
+        fused::with_fixed_length(s.M(), [&](auto groups) {
+          kernel = fused_lane_rotation_kernel<decltype(groups), U>;
+        });
+        return kernel;
       });
-      return kernel;
     }
   }
   return fused::with_unroll(s.unroll, [&](auto u) {
@@ -546,6 +551,8 @@ FusedLimits fused_limits_k(const Shape& shape, int device) {
       resident_blocks(rotation_kernel<K1>(shape, one), one, shape, limits.max_shared_bytes);
   if (blocks == 0) return limits;
   limits.resident_threads = std::uint64_t{blocks} * sms * fused::block_threads(one, shape);
+  // Lane room for the standard key only: an unrolled key's lane kernel (docs/gpu.md section
+  // 6.27) runs where fused_lanes = 2 asks for it, not chosen automatically until measured.
   if (const fused::LaunchShape lanes{1, 1, 1, fused::max_lanes};
       fused::valid_lanes(lanes.lanes, shape) && shape.unroll == 1) {
     limits.lane_rotations =

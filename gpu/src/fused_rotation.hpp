@@ -230,12 +230,17 @@ TG_HD bool valid_shape(const LaunchShape& b, const detail::Shape& s) {
   return valid_groups(b.groups, s) && b.rotations >= 1 && b.rotations <= max_rotations_per_block;
 }
 
-// Launch shapes that run an unrolled key's group steps: one rotation slot and one lane per
-// block, 8 points per thread, or 4 in a wide cluster (the group step reads its 2^u - 1 GGSW from
-// device memory, or a cluster block's key stage, with no R > 1 staging and no lane program of
-// its own).
+// Launch shapes that run an unrolled key's group steps: one rotation slot per block, 8 points
+// per thread, or 4 in a wide cluster (the group step reads its 2^u - 1 GGSW from device memory,
+// or a cluster block's key stage, with no R > 1 staging); one lane, or two in the lane program
+// (one group, no cluster; each key point loaded once for both lanes' products, each lane with
+// its own factors; docs/gpu.md section 6.27).
 TG_HD bool valid_unrolled(const LaunchShape& b) {
-  return b.rotations == 1 && b.lanes == 1 &&
+  if (b.lanes != 1) {
+    return b.lanes == max_lanes && b.groups == 1 && b.rotations == 1 && b.cluster == 1 &&
+           b.points == points_per_thread;
+  }
+  return b.rotations == 1 &&
          (b.points == points_per_thread || (b.points == wide_points && b.cluster > 1));
 }
 

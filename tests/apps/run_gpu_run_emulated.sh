@@ -99,10 +99,14 @@ for path in glob.glob(os.path.join(d, "bench_gates_gpu_*.json")):
             assert res["errors"] == 0, (path, res)
             assert res["phases_ms_median"]["blind_rotation"] > 0, (path, res)
 for form, tag in ((2, "unrolled"), (3, "unrolled3")):  # UNROLLS' default: pairs and threes
-    for suffix in ("", "_1x1", "_cufft"):
+    for suffix in ("", "_1x1", "_l2", "_cufft"):
         r = load(f"bench_gates_gpu_toy_INSECURE_{tag}{suffix}.json")
         assert r["bootstrapping_key_unroll"] == form, (tag, suffix)
         assert all(res["errors"] == 0 for run in r["runs"] for res in run["results"]), (tag, suffix)
+    # Two lanes, asked for (docs/gpu.md section 6.27).
+    lanes = [res["fused_lanes"] for run in load(f"bench_gates_gpu_toy_INSECURE_{tag}_l2.json")["runs"]
+             for res in run["results"]]
+    assert lanes and all(x == 2 for x in lanes), (tag, lanes)
 for form in (2, 3, 4):  # bundled keys against without, pairs and threes; fours bundled only
     assert form != 4 or not os.path.exists(os.path.join(d, "bench_gates_gpu_toy_INSECURE_bundle4_off.json"))
     for mode in (("on", "overlap") if form == 4 else ("off", "on", "overlap")):

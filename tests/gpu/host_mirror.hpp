@@ -554,17 +554,13 @@ class HostEngine {
       const std::uint32_t* block_powers = powers.data() + first * s_.n;
       auto run = [&](auto groups, auto shape) {
         using Groups = decltype(groups);
-        if (s_.unroll > 1) {  // the unrolled kernel's own loop
-          if constexpr (P == 1) {
-            REQUIRE(first_step == 0);
-            REQUIRE(last == s_.n);
-            with_unroll([&](auto u) {
-              fused::blind_rotate<K1, Groups, decltype(u)::value>(blk, s_, shape, mem, block_powers,
-                                                                  valid, fused_key_.data(), in);
-            });
-          } else {
-            FAIL("lanes run no unrolled key (valid_unrolled)");
-          }
+        if (s_.unroll > 1) {  // the unrolled kernel's own loop (one lane, or P in the lane kernel)
+          REQUIRE(first_step == 0);
+          REQUIRE(last == s_.n);
+          with_unroll([&](auto u) {
+            fused::blind_rotate<K1, Groups, decltype(u)::value>(blk, s_, shape, mem, block_powers,
+                                                                valid, fused_key_.data(), in);
+          });
         } else if (first_step == 0 && last == s_.n) {  // the kernel's own loop
           fused::blind_rotate<K1, Groups>(blk, s_, shape, mem, block_powers, valid,
                                           fused_key_.data(), in);

@@ -44,6 +44,13 @@ cases = {
         "cluster K1=2 M=2^9",
     "29fused_cluster_rotation_kernelILj2ENS0_6kernel5fused15TransformGroupsINS5_13RunTimeLengthEEELj2EEEvPjPKjm":
         "cluster K1=2 M=run-time unroll 2",
+    # Lane kernels with their Unroll argument (docs/gpu.md section 6.27).
+    "26fused_lane_rotation_kernelINS0_6kernel5fused15TransformGroupsINS5_11FixedLengthILj9ELj8EEEEELj1EEEvPjPKjm":
+        "lane K1=2 M=2^9",
+    "26fused_lane_rotation_kernelINS0_6kernel5fused15TransformGroupsINS5_11FixedLengthILj9ELj8EEEEELj2EEEvPjPKjm":
+        "lane K1=2 M=2^9 unroll 2",
+    "26fused_lane_rotation_kernelINS0_6kernel5fused15TransformGroupsINS5_13RunTimeLengthEEELj3EEEvPjPKjm":
+        "lane K1=2 M=run-time unroll 3",
 }
 for mangled, want in cases.items():
     got = m.label(prefix + mangled)

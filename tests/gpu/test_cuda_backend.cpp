@@ -754,43 +754,49 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
     CHECK(decrypt_bits(keys_for(p).secret, from_cpu) == plan.expected());
     CHECK(run_plan(gpu_with(p, cufft_options(), unroll), plan, encrypted) == from_cpu);
     const std::uint32_t k1 = p.glwe_dimension + 1, rows = k1 * p.bk_level_count;
-    // groups, rotations per block, cluster blocks, points, sums, bundle.
-    std::vector<std::array<std::uint32_t, 6>> shapes = {
-        {0, 0, 0, 0, 0, 0}, {1, 1, 1, 0, 0, 0}, {k1, 1, 1, 0, 0, 0}, {rows, 1, 1, 0, 0, 0},
-        {0, 0, 1, 0, 0, 0}, {0, 0, k1, 0, 0, 0}};
-    if (rows <= 8) shapes.push_back({0, 0, rows, 0, 0, 0});
+    // groups, rotations per block, cluster blocks, points, sums, bundle, lanes.
+    std::vector<std::array<std::uint32_t, 7>> shapes = {
+        {0, 0, 0, 0, 0, 0, 0}, {1, 1, 1, 0, 0, 0, 0}, {k1, 1, 1, 0, 0, 0, 0},
+        {rows, 1, 1, 0, 0, 0, 0}, {0, 0, 1, 0, 0, 0, 0}, {0, 0, k1, 0, 0, 0, 0}};
+    if (rows <= 8) shapes.push_back({0, 0, rows, 0, 0, 0, 0});
+    // Two lanes (k = 1; docs/gpu.md section 6.27): the lane kernel's group steps, asked for.
+    if (k1 == 2) {
+      shapes.push_back({0, 0, 0, 0, 0, 0, 2});
+      shapes.push_back({1, 1, 1, 0, 0, 0, 2});
+    }
     // Wide clusters (4 points per thread; N = 512 .. 2048), forced.
     if (p.polynomial_size >= 512 && p.polynomial_size <= 2048) {
-      shapes.push_back({0, 0, k1, 4, 0, 0});
-      if (rows <= 8) shapes.push_back({0, 0, rows, 4, 0, 0});
+      shapes.push_back({0, 0, k1, 4, 0, 0, 0});
+      if (rows <= 8) shapes.push_back({0, 0, rows, 4, 0, 0, 0});
     }
     // Bundled keys (fused_bundle = 2, docs/gpu.md section 6.25): clusters of k+1 and (k+1)l
     // blocks, and the automatic shape (a cluster where the chunk fits the device's room).
-    shapes.push_back({0, 0, k1, 0, 0, 2});
-    shapes.push_back({0, 0, 0, 0, 0, 2});
-    if (rows <= 8) shapes.push_back({0, 0, rows, 8, 0, 2});
+    shapes.push_back({0, 0, k1, 0, 0, 2, 0});
+    shapes.push_back({0, 0, 0, 0, 0, 2, 0});
+    if (rows <= 8) shapes.push_back({0, 0, rows, 8, 0, 2, 0});
     // 3 here: the same made while the rotation runs (fused_bundle_overlap = 2, section 6.26).
-    shapes.push_back({0, 0, k1, 0, 0, 3});
-    shapes.push_back({0, 0, 0, 0, 0, 3});
-    if (rows <= 8) shapes.push_back({0, 0, rows, 8, 0, 3});
+    shapes.push_back({0, 0, k1, 0, 0, 3, 0});
+    shapes.push_back({0, 0, 0, 0, 0, 3, 0});
+    if (rows <= 8) shapes.push_back({0, 0, rows, 8, 0, 3, 0});
     // Every block summing its own column (section 6.18), where the validation admits it.
     CudaOptions every = fused_options();
     every.fused_cluster_sums = 2;
     bool every_fits = true;
     try {
       validate_cuda_options(every, p, unroll);
-      shapes.push_back({0, 0, rows, 0, 2, 0});
-      shapes.push_back({0, 0, rows, 0, 1, 0});  // the owners, asked for
-      shapes.push_back({0, 0, rows, 0, 2, 2});
+      shapes.push_back({0, 0, rows, 0, 2, 0, 0});
+      shapes.push_back({0, 0, rows, 0, 1, 0, 0});  // the owners, asked for
+      shapes.push_back({0, 0, rows, 0, 2, 2, 0});
     } catch (const InvalidArgument&) {
       every_fits = false;
     }
-    for (const auto& [groups, rotations, cluster, points, sums, bundle] : shapes) {
+    for (const auto& [groups, rotations, cluster, points, sums, bundle, lanes] : shapes) {
       INFO("fused_groups " << groups << ", fused_rotations_per_block " << rotations
                            << ", fused_cluster_blocks " << cluster << ", fused_cluster_points "
                            << points << ", fused_cluster_sums " << sums << ", fused_bundle "
-                           << bundle);
-      CudaOptions options = fused_options(groups, GpuKeySwitching::gather, rotations, cluster);
+                           << bundle << ", fused_lanes " << lanes);
+      CudaOptions options =
+          fused_options(groups, GpuKeySwitching::gather, rotations, cluster, lanes);
       options.fused_cluster_points = points;
       options.fused_cluster_sums = sums;
       options.fused_bundle = bundle == 3 ? 2 : bundle;
@@ -820,7 +826,8 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
         continue;
       }
       CHECK(from_fused == from_cpu);
-      CHECK(fused.last_times().fused_lanes == 1);  // no lane program for group steps
+      // Two lanes where asked for; one otherwise (not chosen automatically until measured).
+      CHECK(fused.last_times().fused_lanes == (lanes == 2 ? 2u : 1u));
       CHECK(fused.last_times().fused_rotations_per_block <= 1);
       // Bundled where the last chunk ran on a cluster (always when one is forced).
       const bool on_cluster = fused.last_times().fused_cluster_blocks > 1;
@@ -840,10 +847,11 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
     }
   }
   // The shapes without a group step are refused, with the reason.
-  CudaOptions lanes = fused_options();
-  lanes.fused_lanes = 2;
-  CHECK_THROWS_WITH(CudaBackend(keys_for(tfhe_lib_128(), unroll).cloud, lanes),
-                    Catch::Matchers::Contains("an unrolled bootstrapping key runs"));
+  CudaOptions staged = fused_options();
+  staged.fused_rotations_per_block = 2;
+  CHECK_THROWS_WITH(CudaBackend(keys_for(tfhe_lib_128(), unroll).cloud, staged),
+                    Catch::Matchers::Contains("an unrolled bootstrapping key runs one rotation "
+                                              "slot per block"));
 }
 
 TEST_CASE("key bits in fours: the cuFFT engine and the fused engine's bundled clusters give the "

@@ -996,10 +996,12 @@ TEST_CASE("unrolled key: each engine's slot roots; the cuFFT and fused data flow
   const std::uint64_t seed = catch_seed(0x2011);
   INFO("seed " << seed);
   const std::vector<DataFlowCase> cases = {
-      {toy_insecure(), {{1, 1}, {2, 1}, {4, 1}, {1, 1, 2}, {1, 1, 4}}},
+      {toy_insecure(), {{1, 1}, {2, 1}, {4, 1}, {1, 1, 2}, {1, 1, 4}, {1, 1, 1, 2}}},
       {toy_k2_insecure(), {{1, 1}, {3, 1}, {6, 1}, {1, 1, 3}, {1, 1, 6}}},
-      // Wide clusters (4 points per thread): N = 512 .. 2048.
-      {gpu::test::odd_n_insecure(512, 1), {{1, 1}, {2, 1}, {1, 1, 2}, {1, 1, 2, 1, 4}}},
+      // Wide clusters (4 points per thread): N = 512 .. 2048. Two lanes (k = 1) at a fixed
+      // length and at a run-time one.
+      {gpu::test::odd_n_insecure(512, 1),
+       {{1, 1}, {2, 1}, {1, 1, 2}, {1, 1, 2, 1, 4}, {1, 1, 1, 2}}},
       {sized_insecure(2048, 2), {{1, 1}, {1, 1, 3}, {1, 1, 3, 1, 4}}}};
   // Key bits in pairs and in threes (toy n = 64: 21 threes and a CMUX step; n = 17: 5 threes
   // and two CMUX steps).
@@ -1031,7 +1033,11 @@ TEST_CASE("unrolled key: each engine's slot roots; the cuFFT and fused data flow
   }
   // Shapes without a pair step; a probe that is no set of odd roots gives none.
   CHECK_FALSE(fz::valid_unrolled(fz::LaunchShape{1, 2}));
-  CHECK_FALSE(fz::valid_unrolled(fz::LaunchShape{1, 1, 1, 2}));
+  CHECK(fz::valid_unrolled(fz::LaunchShape{1, 1, 1, 2}));         // two lanes
+  CHECK_FALSE(fz::valid_unrolled(fz::LaunchShape{2, 1, 1, 2}));   // lanes: one group,
+  CHECK_FALSE(fz::valid_unrolled(fz::LaunchShape{1, 1, 2, 2}));   // no cluster,
+  CHECK_FALSE(fz::valid_unrolled(fz::LaunchShape{1, 1, 1, 3}));   // two lanes,
+  CHECK_FALSE(fz::valid_unrolled(fz::LaunchShape{1, 1, 1, 2, 4}));  // 8 points
   CHECK_FALSE(fz::valid_unrolled(fz::LaunchShape{1, 1, 1, 1, 4}));  // 4 points: clusters only
   CHECK(fz::valid_unrolled(fz::LaunchShape{1, 1, 2, 1, 4}));
   std::vector<k::Complex> bad(8, k::Complex{1, 0});  // zeta^0 everywhere
@@ -1044,9 +1050,10 @@ TEST_CASE("unrolled key: the data flow equals the CPU backend on tfhe_lib_128",
           "[gpu-host][fused][unroll]") {
   const std::uint64_t seed = catch_seed(0x2012);
   check_lib128_flow(2, 0, {}, seed);  // the cuFFT engine
-  // 1x1, c6 and w6 (a wide cluster: 4 points per thread).
+  // 1x1, two lanes (the lane kernel's program; 4 rotations: 2 full blocks), c6 and w6 (a wide
+  // cluster: 4 points per thread).
   check_lib128_flow(2, 1,
-                    {fz::LaunchShape{1, 1}, fz::LaunchShape{1, 1, 6},
+                    {fz::LaunchShape{1, 1}, fz::LaunchShape{1, 1, 1, 2}, fz::LaunchShape{1, 1, 6},
                      fz::LaunchShape{1, 1, 6, 1, 4}},
                     seed);
 }
@@ -1426,9 +1433,9 @@ TEST_CASE("key bits in threes: the data flow equals the CPU backend on tfhe_lib_
           "[gpu-host][fused][unroll]") {
   const std::uint64_t seed = catch_seed(0x2013);
   check_lib128_flow(3, 0, {}, seed);  // the cuFFT engine
-  // 1x1, c6 (with either summing) and w6: 210 group steps of 7 GGSW each.
+  // 1x1, two lanes, c6 (with either summing) and w6: 210 group steps of 7 GGSW each.
   check_lib128_flow(3, 1,
-                    {fz::LaunchShape{1, 1}, fz::LaunchShape{1, 1, 6},
+                    {fz::LaunchShape{1, 1}, fz::LaunchShape{1, 1, 1, 2}, fz::LaunchShape{1, 1, 6},
                      fz::LaunchShape{1, 1, 6, 1, 8, fz::every_block_sums},
                      fz::LaunchShape{1, 1, 6, 1, 4}},
                     seed);

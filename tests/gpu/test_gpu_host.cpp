@@ -828,8 +828,8 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
   const std::string fours_only =
       "a bootstrapping key in fours (unroll 4) runs on the fused engine's bundled clusters of 8 "
       "points per thread only, but fused_bundle=";
-  // (Lanes and staged rotations: refused for every unrolled key first.)
-  const std::string one_lane = "an unrolled bootstrapping key runs one lane and one rotation";
+  // (Staged rotations: refused for every unrolled key first; lanes: by the fours' check.)
+  const std::string one_lane = "an unrolled bootstrapping key runs one rotation slot per block";
   for (const auto& [field, value, why] :
        std::vector<std::tuple<std::uint32_t CudaOptions::*, std::uint32_t, std::string>>{
            {&CudaOptions::fused_bundle, 1, fours_only},
@@ -837,7 +837,7 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
            {&CudaOptions::fused_groups, 6, fours_only},
            {&CudaOptions::fused_cluster_points, 4, fours_only},
            {&CudaOptions::fused_rotations_per_block, 2, one_lane},
-           {&CudaOptions::fused_lanes, 2, one_lane}}) {
+           {&CudaOptions::fused_lanes, 2, fours_only}}) {
     CudaOptions bad = o;
     bad.fused_cluster_blocks = 0;
     bad.*field = value;
@@ -855,14 +855,23 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
     INFO("unroll " << unroll);
     o = CudaOptions{};
     CHECK_NOTHROW(validate_cuda_options(o, p, unroll));
-    for (const auto& [lanes, rotations] : {std::pair{2u, 0u}, std::pair{0u, 2u}}) {
-      o.fused_lanes = lanes;
-      o.fused_rotations_per_block = rotations;
-      CHECK_NOTHROW(validate_cuda_options(o, p));
-      REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, unroll),
-                               "an unrolled bootstrapping key runs");
-      o = CudaOptions{};
-    }
+    // Two lanes run an unrolled key's group steps too (k = 1); staged rotations do not.
+    o.fused_lanes = 2;
+    CHECK_NOTHROW(validate_cuda_options(o, p, unroll));
+    o.fused_cluster_blocks = 2;
+    REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, unroll),
+                             "fused_lanes=2 runs one group, one rotation slot per block and no "
+                             "cluster");
+    o = CudaOptions{};
+    o.fused_lanes = 2;
+    REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, toy_k2_insecure(), unroll),
+                             "rotations per thread need k = 1");
+    o = CudaOptions{};
+    o.fused_rotations_per_block = 2;
+    CHECK_NOTHROW(validate_cuda_options(o, p));
+    REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, unroll),
+                             "an unrolled bootstrapping key runs one rotation slot per block (0 or 1)");
+    o = CudaOptions{};
     o.fused_cluster_points = 4;
     o.fused_cluster_blocks = 2;
     CHECK_NOTHROW(validate_cuda_options(o, p, unroll));
@@ -883,7 +892,7 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
   o.device = -3;
   REQUIRE_INVALID_ARGUMENT(CudaBackend(keys_for(toy_insecure()).cloud, o), "device=-3");
   o.device = 0;
-  o.fused_lanes = 2;
+  o.fused_rotations_per_block = 2;
   REQUIRE_INVALID_ARGUMENT(CudaBackend(keys_for(toy_insecure(), 2).cloud, o),
                            "an unrolled bootstrapping key runs");
   REQUIRE_INVALID_ARGUMENT(CudaBackend(keys_for(toy_insecure(), 3).cloud, o),
