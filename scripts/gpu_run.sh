@@ -56,6 +56,12 @@
 #           bundled keys against without, and the
 #           rotation started while they are made (fours:
 #           on and overlap only)
+#   lanes   large batches on two lanes (LANE_BATCHES, -> bench_gates_gpu_*_lanes{1,2,3}.json/.log,
+#           default 16384,65536): the standard key's     bench_gates_gpu_*_lanes2_1x1.json/.log
+#           automatic shape (l2), keys in pairs and
+#           threes with --fused-lanes 2, pairs on 1x1;
+#           tensor-core key switching (docs/gpu.md
+#           section 6.27: the A/B in one short call)
 #   variants bench_gates of each variant build          -> bench_gates_gpu_variant_*.json/.log
 #           (VARIANTS_DIR/NAME/bench_gates, made by
 #           scripts/gpu_variant.sh), fused engine,
@@ -86,6 +92,8 @@
 #               (default all)
 #   SHAPE_BATCHES  the shapes step's batch sizes, comma-separated positive numbers (default
 #               1,64,1024,16384; empty: the default)
+#   LANE_BATCHES  the lanes step's batch sizes, comma-separated positive numbers (default
+#               16384,65536; empty: the default)
 #   SHAPE_ARGS  more bench_gates arguments for the shapes and hotspots steps (space-separated),
 #               e.g. "--unroll 2": every forced shape with an unrolled bootstrapping key
 #   HOTSPOT_SHAPES  shapes the hotspots step profiles besides the automatic one (default
@@ -121,7 +129,7 @@ steps=("$@")
 [[ ${#steps[@]} -eq 0 ]] && steps=(env build host test apps slow bench shapes circuits sanitize profile stalls)
 for s in "${steps[@]}"; do
   case "$s" in
-    env|build|host|test|apps|slow|bench|shapes|circuits|sanitize|profile|quick|stalls|hotspots|variants|unrolled|bundle) ;;
+    env|build|host|test|apps|slow|bench|shapes|circuits|sanitize|profile|quick|stalls|hotspots|variants|unrolled|bundle|lanes) ;;
     *) echo "gpu_run: unknown step '$s'" >&2; usage; exit 2;;
   esac
 done
@@ -149,7 +157,7 @@ if [[ "$emulated" == 1 ]]; then
   params=toy_INSECURE           # in place of tfhe_lib_128
   other_params=(toy_k2_INSECURE)  # in place of tfhe_lib_80 and default_128
   batches=1,16 shape_batches=1,16 small_batches=1,8 other_batches=1,8 transfer_batches=1,16
-  unrolled_1x1_batches=1,16 unrolled_lane_batches=16
+  unrolled_1x1_batches=1,16 unrolled_lane_batches=16 lane_batches=16
   # GxR: groups 1, k+1, (k+1)l = 4 for toy x rotations per block; cC: clusters; lP: lanes
   shapes=(1x1 2x1 4x1 1x2 1x4 c2 c4 l2)
   budget_run=(--memory-budget-mb 1 --batch 512)  # chunked on both engines
@@ -163,7 +171,7 @@ else
   other_params=(tfhe_lib_80 default_128)
   batches=1,64,1024,16384,65536 shape_batches=1,64,1024,16384 small_batches=1,64,1024
   other_batches=1,1024,16384 transfer_batches=1024,16384,65536
-  unrolled_1x1_batches=1,16384 unrolled_lane_batches=16384,65536
+  unrolled_1x1_batches=1,16384 unrolled_lane_batches=16384,65536 lane_batches=16384,65536
   # GxR: groups 1, k+1, (k+1)l = 6 for tfhe_lib_128 x rotations per block; cC: clusters;
   # wC: wide clusters (4 points per thread); cCe, wCe: every block sums its column; lP: P
   # rotations per thread
@@ -175,6 +183,11 @@ fi
 shape_batches="${SHAPE_BATCHES:-$shape_batches}"
 if ! [[ "$shape_batches" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]]; then
   echo "gpu_run: SHAPE_BATCHES='$shape_batches'; expected batch sizes such as 1,64,1024" >&2
+  exit 2
+fi
+lane_batches="${LANE_BATCHES:-$lane_batches}"
+if ! [[ "$lane_batches" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]]; then
+  echo "gpu_run: LANE_BATCHES='$lane_batches'; expected batch sizes such as 16384,65536" >&2
   exit 2
 fi
 if [[ -n "${SHAPES:-}" ]]; then read -ra shapes <<< "$SHAPES"; fi
@@ -548,6 +561,27 @@ step_unrolled() {
   step_quick
 }
 
+# Large batches on two lanes (docs/gpu.md section 6.27), one short call: the standard key's
+# automatic shape (files *_lanes1; l2 at these batches), keys in pairs and threes forced onto
+# two lanes (*_lanes2, *_lanes3) and pairs on 1x1 (*_lanes2_1x1), the tensor-core key
+# switching, at LANE_BATCHES.
+step_lanes() {
+  local bench="$build/apps/bench_gates$exe"
+  require_built lanes "$bench" || return 1
+  local u
+  local common=(--backend gpu --params "$params" --gpu-engine fused --key-switching tensor_core
+                --batch "$lane_batches" --reps 3)
+  run_logged "bench_gates_gpu_${params}_lanes1" "$bench" "${common[@]}" \
+    --json "$out/bench_gates_gpu_${params}_lanes1.json"
+  for u in 2 3; do
+    run_logged "bench_gates_gpu_${params}_lanes$u" "$bench" "${common[@]}" --unroll "$u" \
+      --fused-lanes 2 --fused-cluster 1 --json "$out/bench_gates_gpu_${params}_lanes$u.json"
+  done
+  run_logged "bench_gates_gpu_${params}_lanes2_1x1" "$bench" "${common[@]}" --unroll 2 \
+    --fused-groups 1 --fused-rotations 1 --fused-cluster 1 \
+    --json "$out/bench_gates_gpu_${params}_lanes2_1x1.json"
+}
+
 # Bundled keys (docs/gpu.md sections 6.25, 6.26): for each form of BUNDLE_UNROLLS, the fused
 # engine's automatic shapes (a cluster per rotation at these batches) without bundled keys
 # (--fused-bundle 1, files *_bundleU_off; not for fours, which run on bundled keys only), with
@@ -674,7 +708,7 @@ summary_due=0
 for s in "${steps[@]}"; do
   "step_$s"
   [[ "$s" == bench || "$s" == shapes || "$s" == circuits || "$s" == quick || "$s" == unrolled ||
-     "$s" == bundle ]] &&
+     "$s" == bundle || "$s" == lanes ]] &&
     summary_due=1
 done
 [[ $summary_due == 1 ]] && summarize

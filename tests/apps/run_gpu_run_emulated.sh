@@ -35,6 +35,7 @@ refused HOTSPOT_BATCH "expected one batch size" "0" "1,64" "x"
 refused UNROLLS "expected unrolled key forms 2 and/or 3" "1" "4" "2,3"
 refused BUNDLE_UNROLLS "expected unrolled key forms 2, 3 and/or 4" "1" "5" "2,3"
 refused BUNDLE_BATCHES "expected batch sizes" "1,,8" "x" "0,1"
+refused LANE_BATCHES "expected batch sizes" "16384," "x" "0"
 rm -rf "$work/refused"
 
 # A DEADLINE already past: every command is skipped and named, none is started.
@@ -63,7 +64,7 @@ PY
 rm -rf "$work/shape_args"
 
 GPU_RUN_EMULATED=1 BUILD_DIR="$build" "$repo/scripts/gpu_run.sh" "$work" \
-  env apps bench shapes circuits slow sanitize profile quick stalls hotspots variants unrolled bundle \
+  env apps bench shapes circuits slow sanitize profile quick stalls hotspots variants unrolled bundle lanes \
   > "$work/stdout.txt" 2>&1
 rc=$?
 if [[ $rc -ne 0 ]]; then
@@ -103,7 +104,11 @@ for form, tag in ((2, "unrolled"), (3, "unrolled3")):  # UNROLLS' default: pairs
         r = load(f"bench_gates_gpu_toy_INSECURE_{tag}{suffix}.json")
         assert r["bootstrapping_key_unroll"] == form, (tag, suffix)
         assert all(res["errors"] == 0 for run in r["runs"] for res in run["results"]), (tag, suffix)
-    # Two lanes, asked for (docs/gpu.md section 6.27).
+    # Two lanes, asked for (docs/gpu.md section 6.27); and in the lanes step.
+    lane_runs = load(f"bench_gates_gpu_toy_INSECURE_lanes{form}.json")
+    assert lane_runs["bootstrapping_key_unroll"] == form
+    assert [(x["batch"], x["fused_lanes"], x["errors"]) for run in lane_runs["runs"]
+            for x in run["results"]] == [(16, 2, 0)], lane_runs
     lanes = [res["fused_lanes"] for run in load(f"bench_gates_gpu_toy_INSECURE_{tag}_l2.json")["runs"]
              for res in run["results"]]
     assert lanes and all(x == 2 for x in lanes), (tag, lanes)
@@ -121,6 +126,14 @@ for form in (2, 3, 4):  # bundled keys against without, pairs and threes; fours 
         assert [x["fused_bundle"] for x in res] == want, (form, mode, res)
         assert mode == "off" or any(want), (form, res)  # batch 1 takes a cluster
 assert load("bench_gates_gpu_toy_INSECURE.json")["bootstrapping_key_unroll"] == 1
+# The lanes step: the standard key's automatic shape and pairs on 1x1 (two lanes: above).
+assert load("bench_gates_gpu_toy_INSECURE_lanes1.json")["bootstrapping_key_unroll"] == 1
+one = load("bench_gates_gpu_toy_INSECURE_lanes2_1x1.json")
+assert one["bootstrapping_key_unroll"] == 2
+assert [(x["fused_lanes"], x["fused_groups"], x["errors"]) for run in one["runs"]
+        for x in run["results"]] == [(1, 1, 0)], one
+assert {run["key_switching"] for f in ("lanes1", "lanes2", "lanes3", "lanes2_1x1")
+        for run in load(f"bench_gates_gpu_toy_INSECURE_{f}.json")["runs"]} == {"tensor_core"}
 assert {run["engine"] for run in load("bench_gates_gpu_toy_INSECURE_unrolled_cufft.json")["runs"]} == {"cufft"}
 quick = load("bench_gates_gpu_toy_INSECURE_quick.json")
 assert {(r["engine"], r["key_switching"]) for r in quick["runs"]} == {("fused", "gather"), ("fused", "tensor_core")}
