@@ -1097,7 +1097,8 @@ TEST_CASE("a small batch on every engine and key switching (the compute-sanitize
     CHECK(be.last_times().fused_cluster_points == 4);
   }
   // An unrolled key (pair steps, and an odd n's last CMUX step): the cuFFT engine, the fused
-  // 1x1 and (k+1)l-group blocks and, where the device has them, a cluster of k+1 blocks.
+  // 1x1 and (k+1)l-group blocks, two lanes and, where the device has them, a cluster of k+1
+  // blocks.
   {
     const Parameters p = gpu::test::odd_n_insecure(512, 1);
     Csprng rng = seeded_rng(catch_seed(0x5c));
@@ -1112,6 +1113,12 @@ TEST_CASE("a small batch on every engine and key switching (the compute-sanitize
       INFO("unrolled key, fused, groups " << groups << ", blocks per cluster " << blocks);
       CHECK(run_plan(gpu_with(p, fused_options(groups, GpuKeySwitching::gather, 1, blocks), 2),
                      plan, encrypted) == want);
+    }
+    // Two lanes (docs/gpu.md 6.27): the lane kernel's group steps and its last CMUX step.
+    {
+      CudaBackend& lanes = gpu_with(p, fused_options(0, GpuKeySwitching::gather, 0, 1, 2), 2);
+      CHECK(run_plan(lanes, plan, encrypted) == want);
+      CHECK(lanes.last_times().fused_lanes == 2);
     }
     // Bundled keys (fused_bundle = 2, docs/gpu.md 6.25): the bundling kernel, then the bundled
     // cluster kernel on clusters of k+1 and (k+1)l blocks (every block summing its column);
