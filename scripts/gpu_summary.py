@@ -10,8 +10,10 @@ the device's peak, the fused engine's launch shape); the transfers of the large 
 (16,384 and 65,536 gates) of every run, direct or through pinned staging buffers, in ms and
 GB/s; for tfhe_lib_128 the targets of issues 3 and 5 with the measured value and whether it
 is met (the best run over all reports, named; the transfer target over both transfer modes);
-per parameter set with forced fused launch shapes, the rotation kernel's own rate of every
-shape beside the one the engine chose; per circuit report a table of every operation
+per parameter set and key form with forced fused launch shapes, the rotation kernel's own
+rate of every shape beside the one the engine chose; per parameter set with fused runs of
+several key forms at 16,384 or 65,536 gates, each key form's and shape's best rate, fastest
+first; per circuit report a table of every operation
 (bootstraps, depth, time, time per level, transfer share); and for tfhe_lib_128 the
 circuit targets of DESIGN.md section 11 (32-bit add, 32-bit multiply, transfer share). Only
 numbers found in the reports are written; a target whose measurement is missing says so.
@@ -225,17 +227,34 @@ def targets(entries):
     return lines
 
 
+KEY_FORMS = {1: "standard key", 2: "key in pairs", 3: "key in threes", 4: "key in fours"}
+
+
+def key_form(report):
+    """The report's bootstrapping key form (bench_gates --unroll; 1 where not recorded)."""
+    return report.get("bootstrapping_key_unroll", 1)
+
+
+def params_title(params, unroll):
+    """'tfhe_lib_128' for the standard key, 'tfhe_lib_128, key in pairs (--unroll 2)' else."""
+    if unroll == 1:
+        return params
+    return f"{params}, {KEY_FORMS.get(unroll, f'unroll {unroll}')} (--unroll {unroll})"
+
+
 def shape_study(reports):
-    """Per parameter set with forced fused launch shapes: the blind rotation's own rate (batch
-    over its device time, so the key switching does not count) of every shape at every batch
-    size, beside the shape the engine chose: the data to tune its choice with."""
+    """Per parameter set and key form with forced fused launch shapes: the blind rotation's
+    own rate (batch over its device time, so the key switching does not count) of every shape
+    at every batch size, beside the shape the engine chose: the data to tune its choice with.
+    Each key form apart: its steps differ."""
     out = []
     by_params = {}
     for _, report in reports:
         for run in report["runs"]:
             if run["engine"] != "fused":
                 continue
-            study = by_params.setdefault(report["parameters"]["name"], {"forced": {}, "auto": {}})
+            study = by_params.setdefault((report["parameters"]["name"], key_form(report)),
+                                         {"forced": {}, "auto": {}})
             for r in run["results"]:
                 ms = r.get("phases_ms_median", {}).get("blind_rotation", 0.0)
                 if ms <= 0 or r["errors"] != 0:
@@ -246,12 +265,12 @@ def shape_study(reports):
                     cell[r["batch"]] = max(cell.get(r["batch"], 0.0), v)
                 elif v > study["auto"].get(r["batch"], (0.0, ""))[0]:
                     study["auto"][r["batch"]] = (v, shape_text(r))
-    for params, study in by_params.items():
+    for (params, unroll), study in sorted(by_params.items()):
         if not study["forced"]:
             continue
         shapes = sorted(study["forced"], key=shape_order)
         batches = sorted(set(study["auto"]) | {b for c in study["forced"].values() for b in c})
-        out += [f"## Fused launch shapes, {params}", "",
+        out += [f"## Fused launch shapes, {params_title(params, unroll)}", "",
                 "Blind rotations per second of the rotation kernel's own device time (the key "
                 "switching left out), per forced shape (groups per rotation x rotations per "
                 "block, cC: a cluster of C blocks per rotation (wC: 4 points per thread; a "
@@ -269,6 +288,41 @@ def shape_study(reports):
             out.append(f"| {b} | " + (f"{auto[0]:,.0f} ({auto[1]})" if auto else "-") + " | " +
                        " | ".join(f"{study['forced'][t][b]:,.0f}" if b in study["forced"][t]
                                   else "-" for t in shapes) + f" | {fastest} |")
+        out.append("")
+    return out
+
+
+def key_form_study(reports):
+    """Per parameter set with fused runs of more than one key form at the large batches
+    (TRANSFER_BATCHES): each key form's and launch shape's best bootstraps/s and blind
+    rotations/s (the rotation kernel's own device time), fastest first: which key form and
+    shape a large batch should take (docs/gpu.md section 6.27)."""
+    out = []
+    by_params = {}
+    for _, report in reports:
+        for run in report["runs"]:
+            if run["engine"] != "fused":
+                continue
+            for r in run["results"]:
+                ms = r.get("phases_ms_median", {}).get("blind_rotation", 0.0)
+                if r["batch"] not in TRANSFER_BATCHES or r["errors"] != 0 or ms <= 0:
+                    continue
+                cells = by_params.setdefault(report["parameters"]["name"], {})
+                key = (r["batch"], key_form(report), shape_text(r), run["key_switching"])
+                best = (r["bootstraps_per_s_median"], r["batch"] / (ms / 1e3))
+                cells[key] = max(cells.get(key, best), best)
+    for params, cells in sorted(by_params.items()):
+        if len({form for _, form, _, _ in cells}) < 2:
+            continue
+        out += [f"## Key forms at large batches, {params}", "",
+                "The fused engine's best run of each key form, launch shape and key switching "
+                "(blind rotations/s: the rotation kernel's own device time), fastest first:", "",
+                "| batch | key | shape | key switching | bootstraps/s | blind rotations/s |",
+                "|---|---|---|---|---|---|"]
+        for (batch, form, shape, ks), (rate, rotations) in sorted(
+                cells.items(), key=lambda kv: (kv[0][0], -kv[1][0])):
+            out.append(f"| {batch} | {KEY_FORMS.get(form, f'unroll {form}')} | {shape} | {ks} | "
+                       f"{rate:,.0f} | {rotations:,.0f} |")
         out.append("")
     return out
 
@@ -390,6 +444,7 @@ def summary(reports, circuit_reports=()):
         out.extend(targets(entries))
         out.append("")
     out.extend(shape_study(reports))
+    out.extend(key_form_study(reports))
     out.extend(circuits_summary(circuit_reports))
     return "\n".join(out) + "\n"
 

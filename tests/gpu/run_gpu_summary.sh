@@ -61,6 +61,28 @@ expect "$s" "per forced shape (groups per rotation x rotations per block, cC: a 
 expect "$s" "| batch | chosen | 1x1 | 6x1 | c6 | l2 | fastest |"
 expect "$s" "| 1 | 1,429 (6x1) | 1,000 | 2,000 | 3,333 | 1,250 | c6, forced |"
 expect "$s" "| 16384 | 91,022 (1x4) | 64,000 | 54,613 | - | 100,000 | l2, forced |"
+# Each key form's shapes apart: the pairs' report (bench_gates_gpu_tfhe_lib_128_lanes2.json,
+# --unroll 2 --fused-lanes 2) has its own table, not a column of the standard key's.
+expect "$s" "## Fused launch shapes, tfhe_lib_128, key in pairs (--unroll 2)"
+expect "$s" "| 65536 | - | 85,112 | l2, forced |"
+# The key forms at large batches, fastest first per batch (docs/gpu.md section 6.27).
+expect "$s" "## Key forms at large batches, tfhe_lib_128"
+expect "$s" "| batch | key | shape | key switching | bootstraps/s | blind rotations/s |"
+expect "$s" "| 16384 | standard key | l2 | gather | 85,333 | 100,000 |"
+expect "$s" "| 16384 | key in pairs | l2 | tensor_core | 78,000 | 86,232 |"
+expect "$s" "| 65536 | key in pairs | l2 | tensor_core | 79,000 | 85,112 |"
+forms="$(awk '/^## Key forms at large batches/ { on = 1; next } on && /^## / { exit } on' "$s")"
+[[ "$forms" != *"| 1 |"* ]] || fail "the key-form table has batch 1: $forms"
+[[ "$(grep -c '^| 16384 | standard key | l2 ' <<< "$forms")" == 1 ]] ||
+  fail "the key-form table's 16384 rows are not in order: $forms"
+[[ "$(printf '%s\n' "$forms" | grep '^| 16384 ' | head -1)" == "| 16384 | standard key | l2 "* ]] ||
+  fail "the fastest 16384 row is not first: $forms"
+# One key form alone: no key-form table.
+mkdir -p "$work/one_form"
+cp "$fixtures"/bench_gates_gpu_*.json "$work/one_form/"
+rm "$work/one_form/bench_gates_gpu_tfhe_lib_128_lanes2.json"
+python3 "$script" "$work/one_form" --out "$work/one_form.md" || fail "one_form was refused"
+grep -qF "## Key forms at large batches" "$work/one_form.md" && fail "a key-form table with one key form"
 # Without the two-lane report the chosen shape is the fastest at 16384 and the best large batch.
 mkdir -p "$work/no_lanes"
 cp "$fixtures"/bench_*_gpu_*.json "$work/no_lanes/"
