@@ -242,6 +242,20 @@ def params_title(params, unroll):
     return f"{params}, {KEY_FORMS.get(unroll, f'unroll {unroll}')} (--unroll {unroll})"
 
 
+def fused_rotation_results(reports):
+    """(report, run, result, blind rotations/s) of every error-free fused result whose blind
+    rotation took time: the rotation kernel's own rate (batch over its device time, so the key
+    switching does not count)."""
+    for _, report in reports:
+        for run in report["runs"]:
+            if run["engine"] != "fused":
+                continue
+            for r in run["results"]:
+                ms = r.get("phases_ms_median", {}).get("blind_rotation", 0.0)
+                if ms > 0 and r["errors"] == 0:
+                    yield report, run, r, r["batch"] / (ms / 1e3)
+
+
 def shape_study(reports):
     """Per parameter set and key form with forced fused launch shapes: the blind rotation's
     own rate (batch over its device time, so the key switching does not count) of every shape
@@ -249,22 +263,14 @@ def shape_study(reports):
     Each key form apart: its steps differ."""
     out = []
     by_params = {}
-    for _, report in reports:
-        for run in report["runs"]:
-            if run["engine"] != "fused":
-                continue
-            study = by_params.setdefault((report["parameters"]["name"], key_form(report)),
-                                         {"forced": {}, "auto": {}})
-            for r in run["results"]:
-                ms = r.get("phases_ms_median", {}).get("blind_rotation", 0.0)
-                if ms <= 0 or r["errors"] != 0:
-                    continue
-                v = r["batch"] / (ms / 1e3)
-                if is_forced(run):
-                    cell = study["forced"].setdefault(shape_text(r), {})
-                    cell[r["batch"]] = max(cell.get(r["batch"], 0.0), v)
-                elif v > study["auto"].get(r["batch"], (0.0, ""))[0]:
-                    study["auto"][r["batch"]] = (v, shape_text(r))
+    for report, run, r, v in fused_rotation_results(reports):
+        study = by_params.setdefault((report["parameters"]["name"], key_form(report)),
+                                     {"forced": {}, "auto": {}})
+        if is_forced(run):
+            cell = study["forced"].setdefault(shape_text(r), {})
+            cell[r["batch"]] = max(cell.get(r["batch"], 0.0), v)
+        elif v > study["auto"].get(r["batch"], (0.0, ""))[0]:
+            study["auto"][r["batch"]] = (v, shape_text(r))
     for (params, unroll), study in sorted(by_params.items()):
         if not study["forced"]:
             continue
@@ -299,18 +305,13 @@ def key_form_study(reports):
     shape a large batch should take (docs/gpu.md section 6.27)."""
     out = []
     by_params = {}
-    for _, report in reports:
-        for run in report["runs"]:
-            if run["engine"] != "fused":
-                continue
-            for r in run["results"]:
-                ms = r.get("phases_ms_median", {}).get("blind_rotation", 0.0)
-                if r["batch"] not in TRANSFER_BATCHES or r["errors"] != 0 or ms <= 0:
-                    continue
-                cells = by_params.setdefault(report["parameters"]["name"], {})
-                key = (r["batch"], key_form(report), shape_text(r), run["key_switching"])
-                best = (r["bootstraps_per_s_median"], r["batch"] / (ms / 1e3))
-                cells[key] = max(cells.get(key, best), best)
+    for report, run, r, rotations in fused_rotation_results(reports):
+        if r["batch"] not in TRANSFER_BATCHES:
+            continue
+        cells = by_params.setdefault(report["parameters"]["name"], {})
+        key = (r["batch"], key_form(report), shape_text(r), run["key_switching"])
+        best = (r["bootstraps_per_s_median"], rotations)
+        cells[key] = max(cells.get(key, best), best)
     for params, cells in sorted(by_params.items()):
         if len({form for _, form, _, _ in cells}) < 2:
             continue

@@ -11,6 +11,9 @@ fail() { echo "FAIL: $*"; exit 1; }
 expect() {  # file, text
   grep -qF -- "$2" "$1" || { echo "--- $1"; cat "$1"; fail "missing: $2"; }
 }
+section() {  # file, heading: the lines after the heading up to the next "## " or "Targets"
+  awk -v h="$2" 'index($0, h) == 1 { on = 1; next } on && /^(## |Targets)/ { exit } on' "$1"
+}
 
 python3 "$script" "$fixtures" --out "$work/summary.md" || fail "the fixture was refused"
 s="$work/summary.md"
@@ -43,7 +46,7 @@ expect "$s" "| report | engine | key switching | batch | transfer | upload ms | 
 expect "$s" "| \`bench_gates_gpu_tfhe_lib_128.json\` | cuFFT-batched | gather | 16384 | direct | 20.000 | 5.000 | 4.14 | 8.27 | 3.0% |"
 expect "$s" "| \`bench_gates_gpu_tfhe_lib_128_pinned.json\` | cuFFT-batched | gather | 16384 | pinned (8 MiB staging) | 4.000 | 2.000 | 20.68 | 20.68 | 0.7% |"
 expect "$s" "| \`bench_gates_gpu_tfhe_lib_128_pinned.json\` | cuFFT-batched | gather | 65536 | pinned (8 MiB staging) | 16.000 | 7.000 | 20.68 | 23.63 | 0.7% |"
-table="$(awk '/^## Transfers: direct vs pinned/ { on = 1; next } on && /^(## |Targets)/ { exit } on' "$s")"
+table="$(section "$s" "## Transfers: direct vs pinned")"
 [[ "$table" != *"| 1024 |"* ]] || fail "the transfer table has a batch other than 16384 and 65536: $table"
 [[ "$table" == *"| direct |"* && "$table" == *"| pinned (8 MiB staging) |"* ]] ||
   fail "the transfer table lacks a mode: $table"
@@ -71,7 +74,7 @@ expect "$s" "| batch | key | shape | key switching | bootstraps/s | blind rotati
 expect "$s" "| 16384 | standard key | l2 | gather | 85,333 | 100,000 |"
 expect "$s" "| 16384 | key in pairs | l2 | tensor_core | 78,000 | 86,232 |"
 expect "$s" "| 65536 | key in pairs | l2 | tensor_core | 79,000 | 85,112 |"
-forms="$(awk '/^## Key forms at large batches/ { on = 1; next } on && /^## / { exit } on' "$s")"
+forms="$(section "$s" "## Key forms at large batches")"
 [[ "$forms" != *"| 1 |"* ]] || fail "the key-form table has batch 1: $forms"
 [[ "$(grep -c '^| 16384 | standard key | l2 ' <<< "$forms")" == 1 ]] ||
   fail "the key-form table's 16384 rows are not in order: $forms"
