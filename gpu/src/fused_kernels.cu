@@ -446,9 +446,18 @@ using ClusterKernel = void (*)(std::uint32_t*, const std::uint32_t*, std::uint64
 
 // The kernel of block shape `launch` for parameter set shape s: the lane kernel for lanes = 2
 // (k = 1), the fixed-length one for 1x1 where there is one, else fused_blind_rotation_kernel;
-// each of the key's form (Unroll = s.unroll; an unrolled key runs one lane).
+// each of the key's form (Unroll = s.unroll).
 template <unsigned K1, unsigned Unroll>
 RotationKernel rotation_kernel_of(const fused::LaunchShape& launch, const Shape& s) {
+  if constexpr (K1 == fused::lanes_columns) {
+    if (launch.lanes == fused::max_lanes) {
+      RotationKernel kernel = fused_lane_rotation_kernel<fused::FftGroups, Unroll>;
+      fused::with_fixed_length(s.M(), [&](auto groups) {
+        kernel = fused_lane_rotation_kernel<decltype(groups), Unroll>;
+      });
+      return kernel;
+    }
+  }
   RotationKernel kernel = fused_blind_rotation_kernel<K1, Unroll>;
   if (launch.groups == 1 && launch.rotations == 1) {
     fused::with_fixed_length(s.M(), [&](auto groups) {
@@ -459,18 +468,6 @@ RotationKernel rotation_kernel_of(const fused::LaunchShape& launch, const Shape&
 }
 template <unsigned K1>
 RotationKernel rotation_kernel(const Shape& s, const fused::LaunchShape& launch) {
-  if constexpr (K1 == fused::lanes_columns) {
-    if (launch.lanes == fused::max_lanes) {
-      return fused::with_unroll(s.unroll, [&](auto u) {
-        constexpr unsigned U = decltype(u)::value;
-        RotationKernel kernel = fused_lane_rotation_kernel<fused::FftGroups, U>;
-        fused::with_fixed_length(s.M(), [&](auto groups) {
-          kernel = fused_lane_rotation_kernel<decltype(groups), U>;
-        });
-        return kernel;
-      });
-    }
-  }
   return fused::with_unroll(s.unroll, [&](auto u) {
     return rotation_kernel_of<K1, decltype(u)::value>(launch, s);
   });
