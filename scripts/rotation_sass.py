@@ -38,19 +38,25 @@ CLASSES = (
 )
 
 
-def find_cuobjdump():
-    for candidate in (os.environ.get("CUOBJDUMP"), shutil.which("cuobjdump"),
-                      "/usr/local/cuda/bin/cuobjdump"):
+def find_cuda_tool(name, variable):
+    """A CUDA binary tool (cuobjdump, nvdisasm): from the environment variable, the PATH,
+    /usr/local/cuda/bin or the PyPI packages (nvidia-cuda-*); None where there is none."""
+    for candidate in (os.environ.get(variable), shutil.which(name),
+                      f"/usr/local/cuda/bin/{name}"):
         if candidate and os.access(candidate, os.X_OK):
             return candidate
     try:
         import nvidia  # the PyPI packages
         for root in nvidia.__path__:
-            for path in sorted(glob.glob(os.path.join(root, "cu*", "bin", "cuobjdump")), reverse=True):
+            for path in sorted(glob.glob(os.path.join(root, "cu*", "bin", name)), reverse=True):
                 return path
     except ImportError:
         pass
     return None
+
+
+def find_cuobjdump():
+    return find_cuda_tool("cuobjdump", "CUOBJDUMP")
 
 
 def label(mangled):

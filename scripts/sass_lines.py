@@ -27,9 +27,11 @@ import argparse
 import collections
 import os
 import re
-import shutil
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import rotation_sass  # noqa: E402  (find_cuda_tool)
 
 CLASSES = (
     ("fp64", ("DFMA", "DMUL", "DADD")),
@@ -59,25 +61,11 @@ def instruction_class(opcode):
 
 
 def find_nvdisasm():
-    env = os.environ.get("NVDISASM")
-    if env:
-        return env
-    found = shutil.which("nvdisasm")
-    if found:
-        return found
-    if os.access("/usr/local/cuda/bin/nvdisasm", os.X_OK):
-        return "/usr/local/cuda/bin/nvdisasm"
-    try:
-        import nvidia  # the PyPI packages' namespace
-        for base in nvidia.__path__:
-            for sub in ("cu13/bin", "cuda_nvdisasm/bin"):
-                candidate = os.path.join(base, sub, "nvdisasm")
-                if os.access(candidate, os.X_OK):
-                    return candidate
-    except ImportError:
-        pass
-    fail("nvdisasm not found; install the CUDA toolkit's, or pip install nvidia-cuda-nvdisasm "
-         "(or set NVDISASM)")
+    found = rotation_sass.find_cuda_tool("nvdisasm", "NVDISASM")
+    if found is None:
+        fail("nvdisasm not found; install the CUDA toolkit's, or pip install "
+             "nvidia-cuda-nvdisasm (or set NVDISASM)")
+    return found
 
 
 def read_text(path):
