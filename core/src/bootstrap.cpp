@@ -3,6 +3,7 @@
 #include "torusgate/core/bootstrap.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "torusgate/core/error.hpp"
 #include "torusgate/core/vec8.hpp"
@@ -422,6 +423,20 @@ void key_switch(const KeySwitchingKey& ksk, std::span<const Torus32> inputs, std
       }
     }
   }
+}
+
+ProductRounding product_rounding(const Parameters& p, std::uint32_t unroll) {
+  p.validate();
+  check_unroll(unroll, "product_rounding");
+  const double terms = unroll == 1 ? 1.0 : 2.0 * unroll_group_ggsws(unroll);
+  const double N = p.polynomial_size, twelve = std::sqrt(12.0);
+  ProductRounding r;
+  r.product_rms = std::sqrt(terms * p.ggsw_row_count() * N) *
+                  (std::ldexp(1.0, static_cast<int>(p.bk_base_log)) / twelve) *
+                  (std::ldexp(1.0, 32) / twelve);
+  r.error_sigma = product_error_scale * std::sqrt(std::log2(N)) * std::ldexp(r.product_rms, -53);
+  r.margin = 0.5 / r.error_sigma;
+  return r;
 }
 
 }  // namespace torusgate

@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <numbers>
+#include <type_traits>
 
 #include "torusgate/core/error.hpp"
 
@@ -209,25 +210,28 @@ void ComplexNegacyclicFft::forward_digits(const Torus32* poly, const GadgetDecom
   }
 }
 
-template <bool Add>
-void ComplexNegacyclicFft::untwist_round(const double* spectrum, Torus32* poly) const {
+template <class T, bool Add>
+void ComplexNegacyclicFft::untwist_to(const double* spectrum, T* poly) const {
   const std::size_t N = polynomial_size(), M = N / 2;
   double* re = scratch(N);
   double* im = re + M;
   transform_inverse(spectrum, spectrum + M, re, im);
   const double* __restrict ur = untwist_re_.data();
   const double* __restrict ui = untwist_im_.data();
-  Torus32* __restrict lo = poly;
-  Torus32* __restrict hi = poly + M;
+  T* __restrict lo = poly;
+  T* __restrict hi = poly + M;
   for (std::size_t j = 0; j < M; ++j) {
-    const Torus32 a = round_to_torus(re[j] * ur[j] - im[j] * ui[j]);
-    const Torus32 b = round_to_torus(re[j] * ui[j] + im[j] * ur[j]);
-    if constexpr (Add) {
-      lo[j] += a;
-      hi[j] += b;
+    const double x = re[j] * ur[j] - im[j] * ui[j];
+    const double y = re[j] * ui[j] + im[j] * ur[j];
+    if constexpr (std::is_same_v<T, double>) {
+      lo[j] = x;
+      hi[j] = y;
+    } else if constexpr (Add) {
+      lo[j] += round_to_torus(x);
+      hi[j] += round_to_torus(y);
     } else {
-      lo[j] = a;
-      hi[j] = b;
+      lo[j] = round_to_torus(x);
+      hi[j] = round_to_torus(y);
     }
   }
 }
@@ -235,10 +239,16 @@ void ComplexNegacyclicFft::untwist_round(const double* spectrum, Torus32* poly) 
 void ComplexNegacyclicFft::inverse_to_torus(const double* spectrum, Torus32* poly,
                                             bool add) const {
   if (add) {
-    untwist_round<true>(spectrum, poly);
+    untwist_to<Torus32, true>(spectrum, poly);
   } else {
-    untwist_round<false>(spectrum, poly);
+    untwist_to<Torus32, false>(spectrum, poly);
   }
+}
+
+void ComplexNegacyclicFft::inverse_values(std::span<const double> spectrum,
+                                          std::span<double> poly) const {
+  check_sizes(poly.size(), spectrum.size(), "inverse_values");
+  untwist_to<double, false>(spectrum.data(), poly.data());
 }
 
 PortableFft::PortableFft(std::uint32_t polynomial_size)

@@ -26,6 +26,7 @@
 #include "test_support.hpp"
 #include "torusgate/circuits/circuits.hpp"
 #include "torusgate/core/backend.hpp"
+#include "torusgate/core/bootstrap.hpp"
 #include "torusgate/core/keys.hpp"
 #include "torusgate/cpu/cpu_backend.hpp"
 #include "torusgate/gpu/cuda_backend.hpp"
@@ -752,7 +753,23 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
     const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
     const LweBatch from_cpu = run_plan(cpu_for(p, unroll), plan, encrypted);
     CHECK(decrypt_bits(keys_for(p).secret, from_cpu) == plan.expected());
-    CHECK(run_plan(gpu_with(p, cufft_options(), unroll), plan, encrypted) == from_cpu);
+    // Word for word where every product rounds exactly (product_rounding, bootstrap.hpp).
+    // default_128 in threes (6.6 sigma) may round a rare coefficient 1 off before key
+    // switching, which changes that output sample's words: there the decryptions, and at
+    // least 99% of the samples word for word.
+    const bool exact = product_rounding(p, unroll).exact();
+    CHECK(exact == (p.name != "default_128" || unroll < 3));
+    auto cpu_words = [&](const LweBatch& got) {
+      if (exact) return got == from_cpu;
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < got.count(); ++i) {
+        if (!std::ranges::equal(got.sample(i), from_cpu.sample(i))) ++differ;
+      }
+      INFO(differ << " of " << got.count() << " samples differ from the CPU backend's");
+      CHECK(differ * 100 <= got.count());
+      return decrypt_bits(keys_for(p).secret, got) == plan.expected();
+    };
+    CHECK(cpu_words(run_plan(gpu_with(p, cufft_options(), unroll), plan, encrypted)));
     const std::uint32_t k1 = p.glwe_dimension + 1, rows = k1 * p.bk_level_count;
     // groups, rotations per block, cluster blocks, points, sums, bundle, lanes.
     std::vector<std::array<std::uint32_t, 7>> shapes = {
@@ -825,7 +842,7 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
         }
         continue;
       }
-      CHECK(from_fused == from_cpu);
+      CHECK(cpu_words(from_fused));
       // Two lanes where asked for; one otherwise (not chosen automatically until measured).
       CHECK(fused.last_times().fused_lanes == (lanes == 2 ? 2u : 1u));
       CHECK(fused.last_times().fused_rotations_per_block <= 1);
@@ -836,7 +853,7 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
       // Again on the same backend: its workspaces' counters have counted the first run's
       // bundlings, so the rotations now wait for higher counts (the emulator faults unless each
       // count is exactly the one waited for).
-      if (bundle == 3) CHECK(run_plan(fused, plan, encrypted) == from_cpu);
+      if (bundle == 3) CHECK(cpu_words(run_plan(fused, plan, encrypted)));
       if (cluster > 1) {
         CHECK(fused.last_times().fused_cluster_blocks == cluster);
         CHECK(fused.last_times().fused_cluster_points == (points == 0 ? 8u : points));

@@ -105,6 +105,37 @@ class BlindRotator {
   AlignedVector<double> factors_;
 };
 
+// How near the external products of a parameter set and key form come to the limit of a double
+// engine's exact rounding. Each coefficient an engine rounds after its inverse transform is an
+// exact integer: the sum over the (k+1)l rows (unrolled keys: and over the G = 2^u - 1 GGSW
+// samples of a group step, each times X^e - 1) of products of a gadget digit and a key word.
+// The engine computes it with an error that grows with its magnitude and rounds it to that
+// integer while the error stays below 1/2. Past that, two engines (the CPU's, the GPU's) can
+// differ by 1 in a word: 2^-32 of noise, far below a bootstrap's, so decryptions agree, but
+// the words no longer equal each other. The model, for uniform digits in [-Bg/2, Bg/2) and
+// uniform key words (what a blind rotation sees):
+//   product_rms = sqrt(terms (k+1) l N) (Bg / sqrt 12) (2^32 / sqrt 12),
+//                 terms = 1 (standard key) or 2 G (unrolled: X^e - 1 has two terms),
+//   error_sigma = product_error_scale sqrt(log2 N) 2^-53 product_rms.
+// product_error_scale bounds the engines' measured errors (tests_core's case "product_rounding",
+// docs/architecture.md): 1.2 for FFTW, 1.4 for SimdFft, 1.6 for PortableFft.
+inline constexpr double product_error_scale = 2.0;
+// exact(): every engine's error stays below 1/2 but with a chance under 1e-15 per coefficient
+// (8 sigma of a normal error; the engines' errors measure below 0.82 error_sigma, so > 9.8 sigma).
+inline constexpr double exact_rounding_margin = 8.0;
+
+struct ProductRounding {
+  double product_rms = 0;  // of the exact integer coefficients
+  double error_sigma = 0;  // a double engine's rounding error, as modelled above
+  double margin = 0;       // 1/2 over error_sigma
+  // The engines round every product coefficient exactly: their words agree.
+  bool exact() const { return margin >= exact_rounding_margin; }
+};
+
+// The model for parameter set p (validated) and a key of form `unroll` (1 to max_unroll);
+// InvalidArgument otherwise.
+ProductRounding product_rounding(const Parameters& p, std::uint32_t unroll);
+
 // Key switching of `count` samples of dimension k*N (count x (kN+1) words) to dimension n
 // (count x (n+1) words), processed key-row-major so each key row is read once per batch.
 void key_switch(const KeySwitchingKey& ksk, std::span<const Torus32> inputs, std::size_t count,

@@ -70,9 +70,10 @@ class NegacyclicFft {
   // Per-thread aligned scratch of `doubles` doubles (allocated when a thread first needs
   // that much, never in steady state).
   double* scratch(std::size_t doubles) const;
+  // InvalidArgument naming `fn` unless poly == N and spectrum == spectrum_size().
+  void check_sizes(std::size_t poly, std::size_t spectrum, const char* fn) const;
 
  private:
-  void check_sizes(std::size_t poly, std::size_t spectrum, const char* fn) const;
 
   std::uint32_t N_;
 };
@@ -82,6 +83,11 @@ class NegacyclicFft {
 class ComplexNegacyclicFft : public NegacyclicFft {
  public:
   explicit ComplexNegacyclicFft(std::uint32_t polynomial_size);
+
+  // unfold(untwist(IFFT(spectrum)) / M): the N doubles that inverse() rounds, before the
+  // rounding. For the spectrum of a product of integer polynomials, their distances from the
+  // exact integers are this engine's rounding errors (product_rounding(), bootstrap.hpp).
+  void inverse_values(std::span<const double> spectrum, std::span<double> poly) const;
 
  protected:
   // The M-point complex transforms, out of place on split arrays (64-byte aligned, input
@@ -100,8 +106,9 @@ class ComplexNegacyclicFft : public NegacyclicFft {
  private:
   template <class T>
   void fold_twist(const T* poly, double* spectrum) const;
-  template <bool Add>
-  void untwist_round(const double* spectrum, Torus32* poly) const;
+  // T = Torus32: rounded modulo 2^32, stored or (Add) added; T = double: stored unrounded.
+  template <class T, bool Add>
+  void untwist_to(const double* spectrum, T* poly) const;
 
   std::vector<double> twist_re_, twist_im_;      // zeta^j
   std::vector<double> untwist_re_, untwist_im_;  // zeta^-j / M
