@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "app_support.hpp"
+#include "torusgate/core/bootstrap.hpp"
 #include "torusgate/core/keys.hpp"
 #include "torusgate/cpu/cpu_backend.hpp"
 #include "torusgate/gpu/cuda_backend.hpp"
@@ -339,12 +340,16 @@ void write_json(std::ostream& os, const Options& o, const Parameters& p,
   const std::size_t bk_bytes = cloud.bootstrapping_key().data().size_bytes();
   const std::size_t ksk_bytes = cloud.key_switching_key().data().size_bytes();
   const bool gpu = o.backend == "gpu";
+  // Whether another engine's words equal these (core/bootstrap.hpp; docs/architecture.md).
+  const ProductRounding rounding = product_rounding(p, cloud.bootstrapping_key().unroll());
   os << apps::json_report_opening("benchmark", "bench_gates", o.backend, backend.threads)
      << backend.json_fields
      << "  \"warmup\": " << o.warmup << ",\n"
      << "  \"gate\": \"NAND\",\n"
      << "  \"parameters\": " << apps::parameters_json(p, "    ") << ",\n"
      << "  \"bootstrapping_key_unroll\": " << cloud.bootstrapping_key().unroll() << ",\n"
+     << "  \"product_rounding_margin\": " << json_number(rounding.margin) << ",\n"
+     << "  \"products_round_exactly\": " << (rounding.exact() ? "true" : "false") << ",\n"
      << "  \"key_generation_s\": " << json_number(keygen_s) << ",\n";
   if (!gpu) os << "  \"fourier_key_s\": " << json_number(backend_key_s) << ",\n";
   os << "  \"key_bytes\": {\n"

@@ -56,6 +56,9 @@ python3 - "$work/shape_args/bench_gates_gpu_toy_INSECURE_fused_c2.json" <<'PY' |
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["bootstrapping_key_unroll"] == 2, r["bootstrapping_key_unroll"]
+# product_rounding (core/bootstrap.hpp): toy_INSECURE in pairs, 27.7 sigma, exact.
+assert r["products_round_exactly"] is True, r["products_round_exactly"]
+assert 27.5 < r["product_rounding_margin"] < 28, r["product_rounding_margin"]
 res = [x for run in r["runs"] for x in run["results"]]
 assert [x["batch"] for x in res] == [1, 3], res
 assert all(x["fused_cluster_blocks"] == 2 and x["errors"] == 0 for x in res), res
