@@ -55,7 +55,7 @@ Measured measure(const ComplexNegacyclicFft& fft, const Parameters& p, std::uint
   Csprng rng = seeded_rng(seed);
   const std::size_t N = p.polynomial_size, M = N / 2, k1 = p.glwe_dimension + 1;
   const std::size_t l = p.bk_level_count, rows = k1 * l;
-  const std::size_t G = unroll == 1 ? 1 : unroll_group_ggsws(unroll);
+  const std::size_t G = unroll_group_ggsws(unroll);  // 1 for a standard key
   const GadgetDecomposition gadget(p.bk_base_log, l);
   const std::vector<std::uint32_t> roots = spectrum_root_exponents(fft);
   const std::vector<double> unit = unit_roots_split(p.polynomial_size);

@@ -800,6 +800,34 @@ TEST_CASE("fused engine: its Fourier key is the cuFFT engine's spectrum in bit-r
   }
 }
 
+namespace {
+
+// One CMUX step of GGSW `step`, exactly: for each rotation r of `start` ([r][k1][N] words) with
+// switched masks `powers` ([r][n]), start_r + ((X^a - 1) start_r) [x] GGSW_step, a the power
+// of that step (core's external_product_exact).
+std::vector<std::vector<Torus32>> exact_cmux_step(const CloudKey& cloud,
+                                                  const std::vector<Torus32>& start,
+                                                  const std::vector<std::uint32_t>& powers,
+                                                  std::uint32_t step) {
+  const Parameters& p = cloud.parameters();
+  const std::size_t N = p.polynomial_size, n = p.lwe_dimension, words = glwe_size(p);
+  const std::size_t capacity = start.size() / words;
+  std::vector<std::vector<Torus32>> want(capacity, std::vector<Torus32>(words));
+  for (std::size_t r = 0; r < capacity; ++r) {
+    std::vector<Torus32> rotated(words), product(words);
+    for (std::size_t c = 0; c <= p.glwe_dimension; ++c) {
+      const std::span<const Torus32> a(start.data() + r * words + c * N, N);
+      multiply_by_monomial(a, powers[r * n + step], std::span<Torus32>(rotated).subspan(c * N, N));
+      for (std::size_t j = 0; j < N; ++j) rotated[c * N + j] -= a[j];
+    }
+    external_product_exact(cloud.bootstrapping_key().ggsw(step), rotated, p, product);
+    for (std::size_t w = 0; w < words; ++w) want[r][w] = start[r * words + w] + product[w];
+  }
+  return want;
+}
+
+}  // namespace
+
 TEST_CASE("fused engine: one CMUX step of the block program equals core's exact external "
           "product, for every launch shape (groups per rotation, rotations per block, blocks "
           "per cluster, rotations per thread)",
@@ -822,17 +850,7 @@ TEST_CASE("fused engine: one CMUX step of the block program equals core's exact 
     for (auto& v : powers) v = static_cast<std::uint32_t>(rng.uniform_below(2 * N));
     powers[1 * n + step] = 0;                                                    // X^0 - 1 = 0
     powers[2 * n + step] = static_cast<std::uint32_t>(N + rng.uniform_below(N));  // a sign flip
-    std::vector<std::vector<Torus32>> want(capacity, std::vector<Torus32>(words));
-    for (std::size_t r = 0; r < capacity; ++r) {
-      std::vector<Torus32> rotated(words), product(words);
-      for (std::size_t c = 0; c <= p.glwe_dimension; ++c) {
-        const std::span<const Torus32> a(start.data() + r * words + c * N, N);
-        multiply_by_monomial(a, powers[r * n + step], std::span<Torus32>(rotated).subspan(c * N, N));
-        for (std::size_t j = 0; j < N; ++j) rotated[c * N + j] -= a[j];
-      }
-      external_product_exact(cloud.bootstrapping_key().ggsw(step), rotated, p, product);
-      for (std::size_t w = 0; w < words; ++w) want[r][w] = start[r * words + w] + product[w];
-    }
+    const std::vector<std::vector<Torus32>> want = exact_cmux_step(cloud, start, powers, step);
     HostEngine engine(cloud, 1);
     std::vector<fz::LaunchShape> shapes = {{1, 1}, {s.k1(), 1}, {s.rows(), 1}, {1, 2},
                                            {1, 3}, {s.k1(), 2}, {1, 1, s.k1()}};
@@ -899,17 +917,7 @@ TEST_CASE("fused engine: its products' rounding error, measured where rounding o
   std::vector<std::uint32_t> powers(capacity * n);
   for (auto& v : powers) v = static_cast<std::uint32_t>(1 + rng.uniform_below(2 * N - 1));
   for (std::size_t r = 0; r < capacity; ++r) powers[r * n + step] |= 1;  // never X^N or X^0
-  std::vector<Torus32> want(capacity * words);
-  for (std::size_t r = 0; r < capacity; ++r) {
-    std::vector<Torus32> rotated(words), product(words);
-    for (std::size_t c = 0; c <= p.glwe_dimension; ++c) {
-      const std::span<const Torus32> a(start.data() + r * words + c * N, N);
-      multiply_by_monomial(a, powers[r * n + step], std::span<Torus32>(rotated).subspan(c * N, N));
-      for (std::size_t j = 0; j < N; ++j) rotated[c * N + j] -= a[j];
-    }
-    external_product_exact(cloud.bootstrapping_key().ggsw(step), rotated, p, product);
-    for (std::size_t w = 0; w < words; ++w) want[r * words + w] = start[r * words + w] + product[w];
-  }
+  const std::vector<std::vector<Torus32>> want = exact_cmux_step(cloud, start, powers, step);
   HostEngine engine(cloud, 1);
   std::vector<fz::LaunchShape> shapes = {{1, 1}, {s.k1(), 1}, {1, 1, s.k1()}, {1, 1, 1, 2}};
   if (fz::valid_wide(s)) shapes.push_back({1, 1, s.k1(), 1, fz::wide_points});
@@ -923,7 +931,7 @@ TEST_CASE("fused engine: its products' rounding error, measured where rounding o
     engine.fused_rotation(capacity, powers, acc, step, 1);
     std::size_t off = 0, far = 0;
     for (std::size_t w = 0; w < acc.size(); ++w) {
-      const auto d = static_cast<std::int32_t>(acc[w] - want[w]);
+      const auto d = static_cast<std::int32_t>(acc[w] - want[w / words][w % words]);
       off += d != 0;
       far += d > 1 || d < -1;
     }

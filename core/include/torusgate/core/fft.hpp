@@ -74,7 +74,6 @@ class NegacyclicFft {
   void check_sizes(std::size_t poly, std::size_t spectrum, const char* fn) const;
 
  private:
-
   std::uint32_t N_;
 };
 
