@@ -26,7 +26,9 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -118,15 +120,33 @@ bool cuda_debug_mode() {
   return on;
 }
 
+void set_kernel_attribute(const void* kernel, cudaFuncAttribute attribute, int value) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int, const void*, int>, int> set;  // (device, kernel, attribute)
+  int device = 0;
+  CUDA_TRY(cudaGetDevice(&device));
+  const std::lock_guard lock(mutex);
+  const auto key = std::make_tuple(device, kernel, static_cast<int>(attribute));
+  const auto it = set.find(key);
+  if (it != set.end() &&
+      (it->second == value ||
+       (attribute == cudaFuncAttributeMaxDynamicSharedMemorySize && it->second >= value))) {
+    return;
+  }
+  CUDA_TRY(cudaFuncSetAttribute(kernel, attribute, value));
+  set[key] = value;
+}
+
 void check_launch(const char* kernel_name, cudaStream_t stream, const char* file, int line) {
-  const std::string what = std::string("the launch of ") + kernel_name;
   cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess && cuda_debug_mode()) {
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     e = cudaStreamIsCapturing(stream, &capture);
     if (e == cudaSuccess && capture == cudaStreamCaptureStatusNone) e = cudaStreamSynchronize(stream);
   }
-  if (e != cudaSuccess) throw_cuda_error(e, what.c_str(), file, line);
+  if (e != cudaSuccess) {
+    throw_cuda_error(e, (std::string("the launch of ") + kernel_name).c_str(), file, line);
+  }
 }
 
 void throw_cufft_error(cufftResult result, const char* call, const char* file, int line) {
@@ -259,11 +279,13 @@ struct CudaEngine::Impl {
   DeviceBuffer<std::uint32_t> ksk;         // gather key switching: core's layout
   DeviceBuffer<std::uint8_t> ks_matrix;    // tensor-core key switching: byte planes
   // The batch's op descriptors, both kinds in one buffer (the bootstrapped ops' from
-  // boot_offset), copied in one transfer from a page-locked copy (staged after the previous
-  // transfer from it, descriptors_copied, is done).
+  // boot_offset), copied in one transfer from a page-locked copy. The host writes that copy
+  // again only once the previous transfer from it is done: every evaluate() that queued one
+  // waits for its stream before it returns, and one that failed before its wait leaves
+  // descriptors_in_flight set, so the next waits first.
   DeviceBuffer<unsigned char> descriptors;
   PinnedBuffer descriptor_staging;
-  std::unique_ptr<Event> descriptors_copied;  // made at the first evaluate, on its device
+  bool descriptors_in_flight = false;
   std::size_t boot_offset = 0;
   const OpDesc* ops() const { return reinterpret_cast<const OpDesc*>(descriptors.data()); }
   const BootOpDesc* boot_ops() const {
@@ -275,6 +297,12 @@ struct CudaEngine::Impl {
   std::uint64_t use_clock = 0;
   std::deque<Event> events;  // reused across calls; references stay valid as it grows
   std::size_t next_event = 0;
+  // The last evaluate()'s phases (a field of times, from one event to another), read from
+  // their events only when times are asked for (resolved_times), not on the way out of
+  // evaluate(), whose caller waits for it; dropped by the next evaluate(), which records the
+  // events again.
+  std::vector<std::tuple<double CudaPhaseTimes::*, const Event*, const Event*>> pending_phases;
+  const CudaPhaseTimes& resolved_times();
   PinnedBuffer staging[2];                   // GpuTransfer::pinned, made at the first transfer
   std::unique_ptr<Event> staged[2];          // the last DMA from or into staging[i] is done
   CudaPhaseTimes times;
@@ -703,10 +731,10 @@ void CudaEngine::Impl::upload_descriptors(const BatchPlan& plan) {
   boot_offset = (op_bytes + 255) / 256 * 256;
   const std::size_t bytes = boot_offset + std::max(boot_bytes, sizeof(BootOpDesc));
   ensure(descriptors, bytes, "the batch's op descriptors");
-  // The last transfer from the staging copy (of an earlier call, which may have failed before
-  // its wait) has read it before it is written again.
-  if (descriptors_copied == nullptr) descriptors_copied = std::make_unique<Event>();
-  CUDA_TRY(cudaEventSynchronize(descriptors_copied->get()));
+  // The last transfer from the staging copy (of an earlier call that failed before its wait)
+  // has read it before it is written again.
+  if (descriptors_in_flight) CUDA_TRY(cudaStreamSynchronize(st()));
+  descriptors_in_flight = false;
   if (descriptor_staging.bytes() < bytes) {
     descriptor_staging = PinnedBuffer();  // free first, then take the larger size
     descriptor_staging = PinnedBuffer(bytes + bytes / 4, "a page-locked copy of op descriptors");
@@ -716,10 +744,10 @@ void CudaEngine::Impl::upload_descriptors(const BatchPlan& plan) {
   if (boot_bytes > 0) std::memcpy(staged_bytes + boot_offset, plan.boot_ops.data(), boot_bytes);
   const std::size_t used = boot_bytes > 0 ? boot_offset + boot_bytes : op_bytes;
   if (used > 0) {
+    descriptors_in_flight = true;
     CUDA_TRY(cudaMemcpyAsync(descriptors.data(), staged_bytes, used, cudaMemcpyHostToDevice,
                              st()));
   }
-  descriptors_copied->record(st());
 }
 
 void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
@@ -728,6 +756,7 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
   times = CudaPhaseTimes{};
   times.upload_ms = upload_ms;
   times.download_ms = download_ms;
+  pending_phases.clear();
   if (plan.results == 0) return;
   EXPECTS(plan.ops.size() <= UINT32_MAX && plan.boot_ops.size() <= UINT32_MAX,
           "CudaBackend::evaluate: a batch of " + std::to_string(plan.ops.size()) +
@@ -739,32 +768,48 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
   std::vector<std::tuple<double CudaPhaseTimes::*, const Event*, const Event*>> phases;
   next_event = 0;
 
+  // The host's calls before the blind rotation's launch are what a small batch waits for
+  // (the device runs each piece of work as soon as it is queued): no call that is not needed,
+  // and an event only where a phase ends (the next phase starts at the same one).
   const Event& start = record_event();
   upload_descriptors(plan);
   ensure(results, plan.results * s.n1(), "the batch's results");
-  const Event& tables_done = record_event();
-  phases.emplace_back(&CudaPhaseTimes::tables_ms, &start, &tables_done);
+  const Event* mark = &record_event();
+  phases.emplace_back(&CudaPhaseTimes::tables_ms, &start, mark);
   if (plan.has_free_gates) {
     launch_free_gates(ops(), op_count, plan.results, s, results.data(), stream_now);
-    phases.emplace_back(&CudaPhaseTimes::linear_combination_ms, &tables_done, &record_event());
+    const Event& done = record_event();
+    phases.emplace_back(&CudaPhaseTimes::linear_combination_ms, mark, &done);
+    mark = &done;
   }
 
   if (plan.rotations > 0) {
-    const std::size_t budget_bytes = budget();
-    // A key in fours: every chunk holds its bundled keys (fused_shape_for).
-    const std::size_t per_rotation =
-        bytes_per_rotation(s, options.engine) + (fused() && fours() ? bundle_bytes() : 0);
+    // A batch that a workspace already made takes whole needs no memory query
+    // (cudaMemGetInfo: microseconds, at every call): that workspace's memory is held.
     const std::uint64_t limit = std::min<std::uint64_t>(
         std::uint64_t{1} << 20,
         fused() ? std::uint64_t{1} << 30 : INT_MAX / (std::uint64_t{s.rows()} * s.M()));
-    std::uint64_t capacity = chunk_capacity(budget_bytes, per_rotation, limit);
-    if (capacity < 2) {
-      throw DeviceOutOfMemory(
-          "CudaBackend::evaluate: a memory budget of " + format_bytes(budget_bytes) +
-          " holds " + std::to_string(capacity) + " blind rotation(s) of " +
-          format_bytes(per_rotation) + " but a chunk needs at least 2" +
-          (options.memory_budget_bytes != 0 ? " (CudaOptions::memory_budget_bytes)"
-                                            : " (free device memory is too low)"));
+    const bool held =
+        plan.rotations <= limit &&
+        std::any_of(workspaces.begin(), workspaces.end(), [&](const auto& w) {
+          return w->capacity == bucket_capacity(plan.rotations);
+        });
+    std::size_t budget_bytes = 0;
+    std::uint64_t capacity = std::max<std::uint64_t>(plan.rotations, 2);
+    if (!held) {
+      budget_bytes = budget();
+      // A key in fours: every chunk holds its bundled keys (fused_shape_for).
+      const std::size_t per_rotation =
+          bytes_per_rotation(s, options.engine) + (fused() && fours() ? bundle_bytes() : 0);
+      capacity = chunk_capacity(budget_bytes, per_rotation, limit);
+      if (capacity < 2) {
+        throw DeviceOutOfMemory(
+            "CudaBackend::evaluate: a memory budget of " + format_bytes(budget_bytes) +
+            " holds " + std::to_string(capacity) + " blind rotation(s) of " +
+            format_bytes(per_rotation) + " but a chunk needs at least 2" +
+            (options.memory_budget_bytes != 0 ? " (CudaOptions::memory_budget_bytes)"
+                                              : " (free device memory is too low)"));
+      }
     }
     std::uint64_t job = 0;
     while (job < plan.jobs) {
@@ -778,7 +823,7 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
         continue;
       }
       times.chunk_capacity = std::max<std::size_t>(times.chunk_capacity, ws->capacity);
-      const Event& a = record_event();
+      const Event& a = *mark;
       launch_linear_combination(boot_ops(), boot_count, chunk.rotation_begin,
                                 chunk.rotations(), s, ws->pre.data(), stream_now);
       const Event& b = record_event();
@@ -808,18 +853,28 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
       phases.emplace_back(&CudaPhaseTimes::blind_rotation_ms, &b, &c);
       phases.emplace_back(&CudaPhaseTimes::sample_extraction_ms, &c, &d);
       phases.emplace_back(&CudaPhaseTimes::key_switching_ms, &d, &e);
+      mark = &e;
       ++times.chunks;
       job = chunk.job_end;
     }
   }
 
-  const Event& outputs_start = record_event();
   launch_write_outputs(ops(), op_count, plan.results, s, results.data(), stream_now);
   const Event& end = record_event();
-  phases.emplace_back(&CudaPhaseTimes::output_ms, &outputs_start, &end);
+  phases.emplace_back(&CudaPhaseTimes::output_ms, mark, &end);
+  phases.emplace_back(&CudaPhaseTimes::evaluate_ms, &start, &end);
   CUDA_TRY(cudaStreamSynchronize(stream_now));
-  for (const auto& [field, from, to] : phases) times.*field += to->since(*from);
-  times.evaluate_ms = end.since(start);
+  descriptors_in_flight = false;
+  pending_phases = std::move(phases);
+}
+
+const CudaPhaseTimes& CudaEngine::Impl::resolved_times() {
+  if (!pending_phases.empty()) {
+    DeviceGuard guard(info.index);
+    for (const auto& [field, from, to] : pending_phases) times.*field += to->since(*from);
+    pending_phases.clear();
+  }
+  return times;
 }
 
 // ---- CudaEngine -------------------------------------------------------------------------
@@ -932,6 +987,6 @@ void CudaEngine::copy_to_host(std::uint32_t* dst, const void* src, std::size_t w
 
 void CudaEngine::evaluate(const BatchPlan& plan) { impl_->evaluate(plan); }
 
-const CudaPhaseTimes& CudaEngine::times() const { return impl_->times; }
+const CudaPhaseTimes& CudaEngine::times() const { return impl_->resolved_times(); }
 
 }  // namespace torusgate::gpu::detail

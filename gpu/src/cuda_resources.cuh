@@ -30,6 +30,17 @@ const char* cufft_result_name(cufftResult result);
 // "1.50 GiB" and the like, for messages.
 std::string format_bytes(std::size_t bytes);
 
+// cudaFuncSetAttribute(kernel, attribute, value) on the current device, unless this process
+// already set it there: the runtime keeps a kernel's attributes, and the call is host time a
+// small batch waits for at every launch. A kernel's most dynamic shared memory
+// (cudaFuncAttributeMaxDynamicSharedMemorySize) is only raised: a value at or below the one
+// set is already allowed. Thread-safe.
+void set_kernel_attribute(const void* kernel, cudaFuncAttribute attribute, int value);
+template <class... P>
+void set_kernel_attribute(void (*kernel)(P...), cudaFuncAttribute attribute, int value) {
+  set_kernel_attribute(reinterpret_cast<const void*>(kernel), attribute, value);
+}
+
 #define CUDA_TRY(call)                                                                   \
   do {                                                                                   \
     const cudaError_t tg_cuda_error_ = (call);                                           \

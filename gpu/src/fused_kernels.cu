@@ -504,8 +504,8 @@ ClusterKernel cluster_kernel(const Shape& s, std::uint32_t points = fused::point
 template <class Kernel>
 void allow_shared(Kernel kernel, std::size_t bytes) {
   if (bytes > 48 * 1024) {
-    CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(bytes)));
+    set_kernel_attribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         static_cast<int>(bytes));
   }
 }
 
@@ -630,8 +630,8 @@ void launch_fused_bundle(const std::uint32_t* powers, std::uint64_t capacity, co
     // Beside the rotation (ready), multiprocessors that run bundling blocks keep the most
     // shared memory, so that a cluster block of the rotation fits beside them (a carveout
     // changes only on an idle one); else no preference, the driver's default.
-    CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                  ready != nullptr ? 100 : -1));
+    set_kernel_attribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                         ready != nullptr ? 100 : -1);
     TG_LAUNCH(kernel, grid, fused::bundle_threads, 0, stream)
     (powers, capacity, shape, key, roots, unit, bundle, ready);
     CUDA_CHECK_LAUNCH(fused_bundle_kernel, stream);

@@ -32,6 +32,14 @@
 #include "torusgate/gpu/cuda_backend.hpp"
 #include "torusgate/gpu/device.hpp"
 
+#if defined(TORUSGATE_GPU_TEST_EMULATED)
+namespace cuda_emu {
+void set_pinned_limit(std::size_t bytes);  // gpu/emu/src/emulator.hpp
+void start_call_log();                     // gpu/emu/include/cuda_runtime.h
+std::vector<std::string> stop_call_log();
+}
+#endif
+
 using namespace torusgate;
 using torusgate::test::all_specs;
 using torusgate::test::catch_seed;
@@ -318,6 +326,22 @@ TEST_CASE("chunked and unchunked runs give identical ciphertexts", "[gpu]") {
     CHECK(chunked.last_times().chunk_capacity <= 32);
     CHECK(a == b);
     CHECK(decrypt_bits(keys_for(p).secret, b) == plan.expected());
+    const CudaPhaseTimes t = chunked.last_times();  // the phases tile the chunks too
+    CHECK(t.tables_ms + t.linear_combination_ms + t.blind_rotation_ms + t.sample_extraction_ms +
+              t.key_switching_ms + t.output_ms ==
+          Approx(t.evaluate_ms).epsilon(1e-4));
+    // 30 rotations: the workspace of 32 that the chunks made takes them whole (a batch that a
+    // held workspace takes is not cut by the budget again).
+    BatchPlan thirty;
+    thirty.inputs = random_bits(rng, 60);
+    thirty.ops.push_back(OpPlan{GateSpec::of(GateKind::Nand), {0, 30, 0}, 0, 30});
+    thirty.outputs = 30;
+    const LweBatch encrypted30 = encrypt_bits(keys_for(p).secret, thirty.inputs, rng);
+    const LweBatch c = run_plan(chunked, thirty, encrypted30);
+    CHECK(chunked.last_times().chunks == 1);
+    CHECK(chunked.last_times().chunk_capacity == 32);
+    CHECK(c == run_plan(whole, thirty, encrypted30));
+    CHECK(decrypt_bits(keys_for(p).secret, c) == thirty.expected());
   }
 }
 
@@ -503,6 +527,11 @@ TEST_CASE("phase timings are measured and workspaces are made once per batch siz
   CHECK(first.linear_combination_ms > 0);
   CHECK(first.output_ms > 0);
   CHECK(first.evaluate_ms >= first.blind_rotation_ms + first.key_switching_ms);
+  // The phases tile the evaluate (each from the end of the one before, a wait for the host's
+  // next call included).
+  CHECK(first.tables_ms + first.linear_combination_ms + first.blind_rotation_ms +
+            first.sample_extraction_ms + first.key_switching_ms + first.output_ms ==
+        Approx(first.evaluate_ms).epsilon(1e-4));
   CHECK(first.chunks == 1);
   be.evaluate(ops);
   CHECK(be.last_times().setup_ms == 0);  // the same size: the workspace is reused
@@ -511,11 +540,6 @@ TEST_CASE("phase timings are measured and workspaces are made once per batch siz
   CHECK(be.device_key_bytes() > 0);
 }
 
-#if defined(TORUSGATE_GPU_TEST_EMULATED)
-namespace cuda_emu {
-void set_pinned_limit(std::size_t bytes);  // gpu/emu/src/emulator.hpp
-}
-#endif
 
 TEST_CASE("pinned staged transfers move the direct ones' words, in pieces of any size",
           "[gpu]") {
@@ -1168,3 +1192,65 @@ TEST_CASE("one million tfhe_lib_128 gates on the fused engine with zero errors",
   CHECK(gates >= 1000000);
   CHECK(errors == 0);
 }
+
+#if defined(TORUSGATE_GPU_TEST_EMULATED)
+// The emulator's log of runtime calls (gpu/emu): what a small batch's evaluate() asks of the
+// runtime before its blind rotation starts is host time its caller waits for (docs/gpu.md,
+// section 6.29).
+TEST_CASE("fused engine at batch 1: a repeated evaluate() asks the runtime nothing it need "
+          "not, and reads its times only when asked",
+          "[gpu][fused]") {
+  using S = CudaStorage;
+  const Parameters p = toy_insecure();
+  CudaBackend& be = gpu_with(p, fused_options());
+  Csprng rng = seeded_rng(catch_seed(0xca11));
+  const SecretKey& key = keys_for(p).secret;
+  auto A = encrypt(be, key, std::vector<std::uint8_t>{1}, rng);
+  auto B = encrypt(be, key, std::vector<std::uint8_t>{1}, rng);
+  auto out = be.allocate(1);
+  const std::vector<GateOp<S>> ops = {gate::nand<S>(A.bits(), B.bits(), out.bits())};
+  be.evaluate(ops);  // the first makes the workspace
+  cuda_emu::start_call_log();
+  be.evaluate(ops);
+  const std::vector<std::string> calls = cuda_emu::stop_call_log();
+  std::string listed;
+  for (const auto& c : calls) listed += c + "\n";
+  INFO(listed);
+  const auto count = [&](const std::string& name) {
+    return std::count(calls.begin(), calls.end(), name);
+  };
+  // No query the engine already made, no allocation, no wait but the last one, no timing.
+  for (const char* name :
+       {"cudaMemGetInfo", "cudaFuncSetAttribute", "cudaFuncGetAttributes", "cudaDeviceGetAttribute",
+        "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaOccupancyMaxActiveClusters",
+        "cudaMallocAsync", "cudaMalloc", "cudaMallocHost", "cudaEventCreate",
+        "cudaEventSynchronize", "cudaEventElapsedTime"}) {
+    INFO(name);
+    CHECK(count(name) == 0);
+  }
+  CHECK(count("cudaStreamSynchronize") == 1);
+  // Before the rotation's launch: the descriptors' copy, the events where the tables and
+  // the linear combinations end, and the two launches before it (with their checks).
+  const auto rotation = std::find_if(calls.begin(), calls.end(), [](const std::string& c) {
+    return c.rfind("launch fused_", 0) == 0;
+  });
+  REQUIRE(rotation != calls.end());
+  CHECK(rotation - calls.begin() <= 9);
+  CHECK(count("cudaMemcpyAsync") == 1);
+  CHECK(count("cudaEventRecord") == 7);
+  // The times, read when asked: one elapsed time per phase and the whole, then no more calls.
+  cuda_emu::start_call_log();
+  const CudaPhaseTimes t = be.last_times();
+  const CudaPhaseTimes again = be.last_times();
+  const std::vector<std::string> reads = cuda_emu::stop_call_log();
+  CHECK(std::count(reads.begin(), reads.end(), "cudaEventElapsedTime") == 7);
+  CHECK(again.evaluate_ms == t.evaluate_ms);
+  CHECK(t.blind_rotation_ms > 0);
+  CHECK(t.key_switching_ms > 0);
+  // The phases tile the evaluate: each starts where the one before ended.
+  CHECK(t.tables_ms + t.linear_combination_ms + t.blind_rotation_ms + t.sample_extraction_ms +
+            t.key_switching_ms + t.output_ms ==
+        Approx(t.evaluate_ms).epsilon(1e-4));
+  CHECK(decrypt(be, key, out.bits()) == std::vector<std::uint8_t>{0});
+}
+#endif

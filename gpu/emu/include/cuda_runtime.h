@@ -26,9 +26,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 // ---- qualifiers and built-in variables ---------------------------------------------------
 
@@ -387,6 +389,13 @@ struct Launcher {
     launch(config, [k = kernel, copies]() { std::apply(k, copies); });
   }
 };
+
+// The emulator's log of the runtime calls this process makes, for tests that bound what a
+// code path asks of the runtime: start_call_log() empties and starts it, stop_call_log()
+// stops it and returns the calls in order, each by its function's name (a kernel launch as
+// "launch " and the name its launcher was given).
+void start_call_log();
+std::vector<std::string> stop_call_log();
 
 // cluster > 1: a launch in clusters of that many blocks along x (cudaLaunchKernelEx with a
 // cudaLaunchAttributeClusterDimension of (cluster, 1, 1) under nvcc).

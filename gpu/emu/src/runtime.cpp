@@ -180,6 +180,17 @@ CUstream_st* resolve_locked(cudaStream_t stream) {
   return resolve(s, stream);
 }
 
+// The call log (cuda_emu::start_call_log): whether it is on, and what it holds.
+std::mutex call_log_mutex;
+bool call_log_on = false;
+std::vector<std::string> call_log;
+
+// Appends a runtime call's name to the log while it is on.
+void log_call(const std::string& name) {
+  std::lock_guard lock(call_log_mutex);
+  if (call_log_on) call_log.push_back(name);
+}
+
 #define EMU_ENTRY()                                   \
   do {                                                \
     const cudaError_t emu_fault_ = check_fault();     \
@@ -515,6 +526,7 @@ const char* cudaGetErrorString(cudaError_t error) {
 }
 
 cudaError_t cudaGetLastError() {
+  log_call(__func__);
   const cudaError_t f = check_fault();
   if (f != cudaSuccess) return f;
   const cudaError_t e = last_error;
@@ -523,6 +535,7 @@ cudaError_t cudaGetLastError() {
 }
 
 cudaError_t cudaPeekAtLastError() {
+  log_call(__func__);
   const cudaError_t f = check_fault();
   return f != cudaSuccess ? f : last_error;
 }
@@ -530,24 +543,28 @@ cudaError_t cudaPeekAtLastError() {
 // ---- devices ------------------------------------------------------------------------------
 
 cudaError_t cudaGetDeviceCount(int* count) {
+  log_call(__func__);
   if (count == nullptr) return fail(cudaErrorInvalidValue);
   *count = state().device_count;
   return check_device();
 }
 
 cudaError_t cudaGetDevice(int* device) {
+  log_call(__func__);
   if (device == nullptr) return fail(cudaErrorInvalidValue);
   *device = this_device;
   return cudaSuccess;
 }
 
 cudaError_t cudaSetDevice(int device) {
+  log_call(__func__);
   if (device < 0 || device >= state().device_count) return fail(cudaErrorInvalidDevice);
   this_device = device;
   return cudaSuccess;
 }
 
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
+  log_call(__func__);
   if (prop == nullptr) return fail(cudaErrorInvalidValue);
   if (device < 0 || device >= state().device_count) return fail(cudaErrorInvalidDevice);
   *prop = cudaDeviceProp{};
@@ -564,6 +581,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
 }
 
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+  log_call(__func__);
   if (value == nullptr) return fail(cudaErrorInvalidValue);
   if (device < 0 || device >= state().device_count) return fail(cudaErrorInvalidDevice);
   switch (attr) {
@@ -586,6 +604,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
 }
 
 cudaError_t cudaDeviceSynchronize() {
+  log_call(__func__);
   EMU_ENTRY();
   if (refuse_during_capture("cudaDeviceSynchronize")) {
     return fail(cudaErrorStreamCaptureUnsupported);
@@ -596,6 +615,7 @@ cudaError_t cudaDeviceSynchronize() {
 }
 
 cudaError_t cudaMemGetInfo(std::size_t* free_bytes, std::size_t* total_bytes) {
+  log_call(__func__);
   EMU_ENTRY();
   if (free_bytes == nullptr || total_bytes == nullptr) return fail(cudaErrorInvalidValue);
   State& s = state();
@@ -609,12 +629,14 @@ cudaError_t cudaMemGetInfo(std::size_t* free_bytes, std::size_t* total_bytes) {
 // ---- memory -------------------------------------------------------------------------------
 
 cudaError_t cudaMalloc(void** ptr, std::size_t bytes) {
+  log_call(__func__);
   EMU_ENTRY();
   if (refuse_during_capture("cudaMalloc")) return fail(cudaErrorStreamCaptureUnsupported);
   return allocate(ptr, bytes);
 }
 
 cudaError_t cudaFree(void* ptr) {
+  log_call(__func__);
   EMU_ENTRY();
   if (refuse_during_capture("cudaFree")) return fail(cudaErrorStreamCaptureUnsupported);
   drain_device(this_device, Streams::all);  // cudaFree waits for the device
@@ -622,6 +644,7 @@ cudaError_t cudaFree(void* ptr) {
 }
 
 cudaError_t cudaMallocAsync(void** ptr, std::size_t bytes, cudaStream_t stream) {
+  log_call(__func__);
   EMU_ENTRY();
   if (const cudaError_t e = check_not_capturing(stream, "cudaMallocAsync"); e != cudaSuccess) {
     return e;
@@ -635,6 +658,7 @@ cudaError_t cudaMallocAsync(void** ptr, std::size_t bytes, cudaStream_t stream) 
 }
 
 cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream) {
+  log_call(__func__);
   EMU_ENTRY();
   if (const cudaError_t e = check_not_capturing(stream, "cudaFreeAsync"); e != cudaSuccess) {
     return e;
@@ -661,6 +685,7 @@ cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream) {
 // Page-locked host memory: host memory to every check here; counted against a limit that the
 // emulator's tests set (set_pinned_limit) to provoke a refusal.
 cudaError_t cudaMallocHost(void** ptr, std::size_t bytes) {
+  log_call(__func__);
   EMU_ENTRY();
   if (ptr == nullptr) return fail(cudaErrorInvalidValue);
   *ptr = nullptr;
@@ -684,6 +709,7 @@ cudaError_t cudaMallocHost(void** ptr, std::size_t bytes) {
 }
 
 cudaError_t cudaFreeHost(void* ptr) {
+  log_call(__func__);
   EMU_ENTRY();
   if (ptr == nullptr) return cudaSuccess;
   State& s = state();
@@ -707,6 +733,7 @@ void set_pinned_limit(std::size_t bytes) {
 }  // namespace cuda_emu
 
 cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
+  log_call(__func__);
   EMU_ENTRY();
   if (refuse_during_capture("cudaMemcpy")) return fail(cudaErrorStreamCaptureUnsupported);
   if (const cudaError_t e = check_copy(dst, src, bytes, kind); e != cudaSuccess) return e;
@@ -717,6 +744,7 @@ cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpy
 
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
                             cudaStream_t stream) {
+  log_call(__func__);
   EMU_ENTRY();
   if (const cudaError_t e = check_copy(dst, src, bytes, kind); e != cudaSuccess) return e;
   // Pageable host memory is staged by the driver, which waits for the stream and copies before
@@ -743,6 +771,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
 }
 
 cudaError_t cudaMemset(void* ptr, int value, std::size_t bytes) {
+  log_call(__func__);
   EMU_ENTRY();
   if (refuse_during_capture("cudaMemset")) return fail(cudaErrorStreamCaptureUnsupported);
   if (bytes == 0) return cudaSuccess;
@@ -753,6 +782,7 @@ cudaError_t cudaMemset(void* ptr, int value, std::size_t bytes) {
 }
 
 cudaError_t cudaMemsetAsync(void* ptr, int value, std::size_t bytes, cudaStream_t stream) {
+  log_call(__func__);
   EMU_ENTRY();
   if (bytes == 0) return cudaSuccess;
   if (!is_device_range(ptr, bytes)) return fail(cudaErrorInvalidValue);
@@ -766,6 +796,7 @@ cudaError_t cudaStreamCreate(cudaStream_t* stream) {
 }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags) {
+  log_call(__func__);
   EMU_ENTRY();
   if (flags > cudaStreamNonBlocking) return fail(cudaErrorInvalidValue);
   const cudaError_t e = make_handle(stream, &State::streams);
@@ -774,6 +805,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags) {
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  log_call(__func__);
   {
     State& s = state();
     std::lock_guard lock(s.mutex);
@@ -786,6 +818,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  log_call(__func__);
   EMU_ENTRY();
   CUstream_st* st = nullptr;
   {
@@ -802,6 +835,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
 }
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode) {
+  log_call(__func__);
   EMU_ENTRY();
   State& s = state();
   std::lock_guard lock(s.mutex);
@@ -818,6 +852,7 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mo
 }
 
 cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
+  log_call(__func__);
   if (graph == nullptr) return fail(cudaErrorInvalidValue);
   *graph = nullptr;
   State& s = state();
@@ -841,6 +876,7 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
 }
 
 cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) {
+  log_call(__func__);
   if (status == nullptr) return fail(cudaErrorInvalidValue);
   State& s = state();
   std::lock_guard lock(s.mutex);
@@ -855,6 +891,7 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* 
 // ---- events -------------------------------------------------------------------------------
 
 cudaError_t cudaEventCreate(cudaEvent_t* event) {
+  log_call(__func__);
   EMU_ENTRY();
   const cudaError_t e = make_handle(event, &State::events);
   if (e == cudaSuccess) {
@@ -865,9 +902,13 @@ cudaError_t cudaEventCreate(cudaEvent_t* event) {
   return e;
 }
 
-cudaError_t cudaEventDestroy(cudaEvent_t event) { return drop_handle(event, &State::events); }
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  log_call(__func__);
+  return drop_handle(event, &State::events);
+}
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  log_call(__func__);
   EMU_ENTRY();
   State& s = state();
   std::uint64_t id = 0, ticket = 0;
@@ -903,6 +944,7 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  log_call(__func__);
   EMU_ENTRY();
   if (refuse_during_capture("cudaEventSynchronize")) {
     return fail(cudaErrorStreamCaptureUnsupported);
@@ -920,6 +962,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
 }
 
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  log_call(__func__);
   EMU_ENTRY();
   if (ms == nullptr) return fail(cudaErrorInvalidValue);
   State& s = state();
@@ -936,6 +979,7 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) 
 // ---- graphs -------------------------------------------------------------------------------
 
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long) {
+  log_call(__func__);
   EMU_ENTRY();
   if (exec == nullptr) return fail(cudaErrorInvalidValue);
   State& s = state();
@@ -949,6 +993,7 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsig
 }
 
 cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  log_call(__func__);
   State& s = state();
   std::lock_guard lock(s.mutex);
   if (s.graphs.erase(graph) == 0) return fail(cudaErrorInvalidResourceHandle);
@@ -957,6 +1002,7 @@ cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
 }
 
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  log_call(__func__);
   State& s = state();
   std::lock_guard lock(s.mutex);
   if (s.execs.erase(exec) == 0) return fail(cudaErrorInvalidResourceHandle);
@@ -965,6 +1011,7 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
 }
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+  log_call(__func__);
   EMU_ENTRY();
   std::shared_ptr<const std::vector<std::function<void()>>> nodes;
   {
@@ -987,6 +1034,7 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
 // ---- kernels ------------------------------------------------------------------------------
 
 cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, const void* func) {
+  log_call(__func__);
   EMU_ENTRY();
   if (attributes == nullptr || func == nullptr) return fail(cudaErrorInvalidDeviceFunction);
   State& s = state();
@@ -1001,6 +1049,7 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, const void* fu
 }
 
 cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) {
+  log_call(__func__);
   EMU_ENTRY();
   if (func == nullptr) return fail(cudaErrorInvalidDeviceFunction);
   if (attr == cudaFuncAttributePreferredSharedMemoryCarveout) {  // a hint: -1 or a percentage
@@ -1032,6 +1081,7 @@ int blocks_per_multiprocessor(int block_size, std::size_t dynamic_shared_bytes) 
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void* func,
                                                           int block_size,
                                                           std::size_t dynamic_shared_bytes) {
+  log_call(__func__);
   EMU_ENTRY();
   if (blocks == nullptr || func == nullptr || block_size <= 0 ||
       block_size > max_threads_per_block) {
@@ -1043,6 +1093,7 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const voi
 
 cudaError_t cudaOccupancyMaxActiveClusters(int* clusters, const void* func,
                                            const cudaLaunchConfig_t* config) {
+  log_call(__func__);
   EMU_ENTRY();
   if (clusters == nullptr || func == nullptr || config == nullptr ||
       (config->numAttrs != 0 && config->attrs == nullptr)) {
@@ -1102,6 +1153,7 @@ cudaError_t cudaOccupancyMaxActiveClusters(int* clusters, const void* func,
 namespace cuda_emu {
 
 void launch(const LaunchConfig& config, std::function<void()> thread) {
+  log_call(std::string("launch ") + config.name);
   if (const cudaError_t f = check_fault(); f != cudaSuccess) {
     fail(f);
     return;
@@ -1150,6 +1202,18 @@ void launch(const LaunchConfig& config, std::function<void()> thread) {
     std::fprintf(stderr, "cuda emulator: %s: launched on a stream of another device\n",
                  config.name);
   }
+}
+
+void start_call_log() {
+  std::lock_guard lock(call_log_mutex);
+  call_log.clear();
+  call_log_on = true;
+}
+
+std::vector<std::string> stop_call_log() {
+  std::lock_guard lock(call_log_mutex);
+  call_log_on = false;
+  return std::move(call_log);
 }
 
 }  // namespace cuda_emu

@@ -76,7 +76,9 @@ class CudaBackend {
 
   const BackendStats& stats() const { return stats_; }
   void reset_stats() { stats_ = {}; }
-  // Device times of the last upload(), download() and evaluate().
+  // Device times of the last upload(), download() and evaluate(). evaluate()'s are read from
+  // their CUDA events here, at the first call after it, not in evaluate() itself (a small
+  // batch's caller would wait for them); a failed read throws SystemError.
   const CudaPhaseTimes& last_times() const;
 
  private:

@@ -149,7 +149,10 @@ struct CudaOptions {
 
 // Milliseconds. Transfers: the caller's wait in the last upload() / download() call (host
 // clock, whichever CudaOptions::transfer). The others: on the device, measured with CUDA
-// events on the backend's stream, for the last evaluate() (summed over its chunks).
+// events on the backend's stream, for the last evaluate() (summed over its chunks). Each
+// phase runs from the event where the one before it ended, so they add up to evaluate_ms;
+// a phase includes the device's wait for the host's next call (at batch 1, the host's calls
+// before the blind rotation's launch fall in tables and linear_combination).
 struct CudaPhaseTimes {
   double upload_ms = 0;              // last upload(): host to device
   double download_ms = 0;            // last download(): device to host
