@@ -63,19 +63,19 @@ struct Shape {
   }
 };
 
-// Device scratch of one blind rotation in a chunk: linear combination, switched powers,
-// accumulator, extracted sample and its result index; the cuFFT engine adds the digit spectra,
-// the product spectra and a cuFFT work area as large as the digit spectra (an upper bound,
-// checked against cuFFT's own figure when plans are made). The fused engine keeps those in
-// shared memory.
+// Device scratch of one blind rotation in a chunk: switched powers, accumulator, extracted
+// sample and its result index; the cuFFT engine adds the linear combination, the digit
+// spectra, the product spectra and a cuFFT work area as large as the digit spectra (an upper
+// bound, checked against cuFFT's own figure when plans are made). The fused engine keeps
+// those in shared memory, and makes powers and accumulators from the ops directly.
 inline std::size_t bytes_per_rotation(const Shape& s, GpuEngine engine = GpuEngine::cufft) {
   const std::size_t complex_bytes = 16;
-  const std::size_t common = std::size_t{s.n1()} * 4 + std::size_t{s.n} * 4 +
-                             std::size_t{s.k1()} * s.N * 4 +
+  const std::size_t common = std::size_t{s.n} * 4 + std::size_t{s.k1()} * s.N * 4 +
                              (std::size_t{s.extracted_dimension()} + 1) * 4 + 8;
   if (engine == GpuEngine::fused) return common;
   const std::size_t digits = std::size_t{s.rows()} * s.M() * complex_bytes;
-  return common + digits + std::size_t{s.k1()} * s.M() * complex_bytes + digits;
+  return common + std::size_t{s.n1()} * 4 + digits + std::size_t{s.k1()} * s.M() * complex_bytes +
+         digits;
 }
 
 // A batch flattened: every op with at least one output bit (for the free gates and the

@@ -11,7 +11,8 @@
 // kept (least recently used dropped first); chunks follow the memory budget.
 // With CudaOptions::engine = fused, the blind rotation of a chunk is instead one kernel
 // (fused_kernels.cu: a block per 1 to 8 rotations, accumulators in shared memory, its own FFT)
-// against a Fourier key in that FFT's order, made on the device by the same FFT. Key
+// against a Fourier key in that FFT's order, made on the device by the same FFT; before it one
+// kernel makes the linear combinations' switched masks and fresh accumulators. Key
 // switching is the gather kernel or, with CudaOptions::key_switching = tensor_core, one
 // matrix product on the tensor cores (ks_gemm.cu) against the key's byte planes.
 #include "cuda_engine.hpp"
@@ -512,8 +513,10 @@ std::unique_ptr<Workspace> CudaEngine::Impl::make_workspace(std::uint64_t capaci
   auto ws = std::make_unique<Workspace>();
   ws->capacity = capacity;
   const std::size_t C = capacity;
-  ws->pre = DeviceBuffer<std::uint32_t>(C * s.n1(), st(), "the linear combinations of a chunk");
-  CUDA_TRY(cudaMemsetAsync(ws->pre.data(), 0, ws->pre.bytes(), st()));
+  if (!fused()) {  // the fused engine makes powers and accumulators from the ops directly
+    ws->pre = DeviceBuffer<std::uint32_t>(C * s.n1(), st(), "the linear combinations of a chunk");
+    CUDA_TRY(cudaMemsetAsync(ws->pre.data(), 0, ws->pre.bytes(), st()));
+  }
   ws->powers = DeviceBuffer<std::uint32_t>(C * s.n, st(), "the switched masks of a chunk");
   ws->acc = DeviceBuffer<std::uint32_t>(C * s.k1() * s.N, st(), "the accumulators of a chunk");
   ws->extracted = DeviceBuffer<std::uint32_t>(C * (std::size_t{s.extracted_dimension()} + 1),
@@ -634,8 +637,7 @@ void CudaEngine::Impl::record_rotation(Workspace& ws) {
   const Shape& s = shape;
   const std::uint64_t C = ws.capacity;
   const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
-  launch_accumulator_init(ws.pre.data(), C, s, ws.powers.data(), ws.acc.data(), st());
-  if (fused()) {
+  if (fused()) {  // powers and accumulators made with the linear combinations (evaluate)
     const kernel::fused::LaunchShape launch = fused_shape_for(C);
     const std::size_t shared = kernel::fused::block_shared_bytes(launch, s);
     const std::uint32_t threads = kernel::fused::block_threads(launch, s);
@@ -694,6 +696,7 @@ void CudaEngine::Impl::record_rotation(Workspace& ws) {
     times.fused_bundle = after ? 2 : bundled ? 1 : 0;  // 2: it ran beside the bundling
     return;
   }
+  launch_accumulator_init(ws.pre.data(), C, s, ws.powers.data(), ws.acc.data(), st());
   // Per step: decompose, forward, products, inverse, untwist. An unrolled key's group steps
   // (key bits i .. i+u-1: ACC not rotated, the group's 2^u - 1 GGSW) come first, then a CMUX
   // step per key bit left (Shape::step_ggsw).
@@ -824,8 +827,13 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
       }
       times.chunk_capacity = std::max<std::size_t>(times.chunk_capacity, ws->capacity);
       const Event& a = *mark;
-      launch_linear_combination(boot_ops(), boot_count, chunk.rotation_begin,
-                                chunk.rotations(), s, ws->pre.data(), stream_now);
+      if (fused()) {  // the rotations' start too (the cuFFT engine's is in its graph)
+        launch_combination_init(boot_ops(), boot_count, chunk.rotation_begin, chunk.rotations(),
+                                ws->capacity, s, ws->powers.data(), ws->acc.data(), stream_now);
+      } else {
+        launch_linear_combination(boot_ops(), boot_count, chunk.rotation_begin,
+                                  chunk.rotations(), s, ws->pre.data(), stream_now);
+      }
       const Event& b = record_event();
       run_rotation(*ws);
       const Event& c = record_event();

@@ -51,6 +51,16 @@ __global__ void accumulator_init_kernel(std::uint64_t total, const std::uint32_t
   TG_GRID_STRIDE(idx, total) grid::accumulator_init_at(idx, pre, capacity, s, powers, acc);
 }
 
+__global__ void combination_init_kernel(std::uint64_t total, const BootOpDesc* ops,
+                                        std::uint32_t op_count, std::uint64_t rotation_begin,
+                                        std::uint64_t rotations, std::uint64_t capacity, Shape s,
+                                        std::uint32_t* powers, std::uint32_t* acc) {
+  TG_GRID_STRIDE(idx, total) {
+    grid::combination_init_at(idx, ops, op_count, rotation_begin, rotations, capacity, s, powers,
+                              acc);
+  }
+}
+
 __global__ void rotate_decompose_kernel(std::uint64_t total, const std::uint32_t* acc,
                                         const std::uint32_t* powers, std::uint32_t step, Shape s,
                                         GadgetConstants g, const Complex* twist,
@@ -175,6 +185,17 @@ void launch_accumulator_init(const std::uint32_t* pre, std::uint64_t capacity, c
   TG_LAUNCH(accumulator_init_kernel, blocks_for(total), threads_per_block, 0, stream)
   (total, pre, capacity, shape, powers, acc);
   CUDA_CHECK_LAUNCH(accumulator_init_kernel, stream);
+}
+
+void launch_combination_init(const BootOpDesc* ops, std::uint32_t op_count,
+                             std::uint64_t rotation_begin, std::uint64_t rotations,
+                             std::uint64_t capacity, const Shape& shape, std::uint32_t* powers,
+                             std::uint32_t* acc, cudaStream_t stream) {
+  const std::uint64_t total = grid::accumulator_init_size(capacity, shape);
+  if (total == 0) return;
+  TG_LAUNCH(combination_init_kernel, blocks_for(total), threads_per_block, 0, stream)
+  (total, ops, op_count, rotation_begin, rotations, capacity, shape, powers, acc);
+  CUDA_CHECK_LAUNCH(combination_init_kernel, stream);
 }
 
 void launch_rotate_decompose(const std::uint32_t* acc, const std::uint32_t* powers,

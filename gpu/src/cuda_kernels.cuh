@@ -36,6 +36,14 @@ void launch_linear_combination(const BootOpDesc* ops, std::uint32_t op_count,
 void launch_accumulator_init(const std::uint32_t* pre, std::uint64_t capacity, const Shape& shape,
                              std::uint32_t* powers, std::uint32_t* acc, cudaStream_t stream);
 
+// The fused engine's start of a chunk's rotations, both of the above in one launch (no
+// `pre`): switched powers and fresh accumulators of the workspace's `capacity` rotations,
+// the chunk's [rotation_begin, rotation_begin + rotations) first (grid::combination_init_at).
+void launch_combination_init(const BootOpDesc* ops, std::uint32_t op_count,
+                             std::uint64_t rotation_begin, std::uint64_t rotations,
+                             std::uint64_t capacity, const Shape& shape, std::uint32_t* powers,
+                             std::uint32_t* acc, cudaStream_t stream);
+
 // CMUX step `step`, kernel 1: (X^power - 1) ACC, decomposed, folded and twisted into the
 // digit spectra (then the batched forward transform over capacity*(k+1)*l polynomials);
 // rotate = false: ACC itself (an unrolled key's group step).

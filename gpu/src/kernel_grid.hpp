@@ -82,6 +82,37 @@ TG_HD void accumulator_init_at(std::uint64_t idx, const std::uint32_t* pre, std:
   }
 }
 
+// The fused engine's start of a chunk: linear_combination_at and accumulator_init_at in one
+// kernel, without `pre`: index idx < accumulator_init_size(capacity, s) writes the word that
+// accumulator_init_at writes there, each from the word of the linear combination it needs (an
+// accumulator's body words from the combination's body, a switched mask from its mask word).
+// Rotation r < rotations of the workspace is the chunk's rotation_begin + r; those past the
+// chunk (up to capacity) start from the zero sample, as every rotation is run.
+TG_HD void combination_init_at(std::uint64_t idx, const BootOpDesc* ops, std::uint32_t op_count,
+                               std::uint64_t rotation_begin, std::uint64_t rotations,
+                               std::uint64_t capacity, const Shape& s, std::uint32_t* powers,
+                               std::uint32_t* acc) {
+  const std::uint32_t acc_words = s.k1() * s.N, log2_2n = s.log2_2n();
+  const std::uint64_t acc_total = capacity * acc_words;
+  const auto word = [&](std::uint64_t r, std::uint32_t w) -> Torus32 {
+    if (r >= rotations || op_count == 0) return 0;
+    const std::uint64_t rotation = rotation_begin + r;
+    return kernel::linear_combination_word(
+        ops[kernel::find_item(ops, op_count, &BootOpDesc::first_rotation, rotation)], rotation, w,
+        s.n);
+  };
+  if (idx < acc_total) {
+    const std::uint64_t r = idx / acc_words;
+    const auto w = static_cast<std::uint32_t>(idx % acc_words);
+    acc[idx] = w < s.k * s.N ? Torus32{0}
+                             : kernel::fresh_accumulator_word(word(r, s.n), w, s.k, s.N, log2_2n,
+                                                              kernel::eighths(1));
+  } else {
+    const std::uint64_t p = idx - acc_total;
+    powers[p] = kernel::mod_switch(word(p / s.n, static_cast<std::uint32_t>(p % s.n)), log2_2n);
+  }
+}
+
 // CMUX step `step`: point j of polynomial c of accumulator r, rotated, decomposed, twisted.
 TG_HD void rotate_decompose_at(std::uint64_t idx, const std::uint32_t* acc,
                                const std::uint32_t* powers, std::uint32_t step, const Shape& s,

@@ -297,13 +297,19 @@ TG_HD Torus32 test_vector_coefficient(std::uint32_t b, std::uint32_t j, std::uin
   return (j + shift < N ? sign : Torus32{0} - sign) * mu;
 }
 
-// Word w < (k+1)N of a fresh accumulator for the LWE sample `sample` (n+1 words): masks 0,
+// Word w < (k+1)N of a fresh accumulator for an LWE sample whose body is `body`: masks 0,
 // body X^{-b~} mu.
+TG_HD Torus32 fresh_accumulator_word(Torus32 body, std::uint32_t w, std::uint32_t k,
+                                     std::uint32_t N, std::uint32_t log2_2n, Torus32 mu) {
+  if (w < k * N) return 0;
+  return test_vector_coefficient(mod_switch(body, log2_2n), w - k * N, N, mu);
+}
+
+// The same for the LWE sample `sample` (n+1 words).
 TG_HD Torus32 accumulator_init_word(const Torus32* sample, std::uint32_t w, std::uint32_t n,
                                     std::uint32_t k, std::uint32_t N, std::uint32_t log2_2n,
                                     Torus32 mu) {
-  if (w < k * N) return 0;
-  return test_vector_coefficient(mod_switch(sample[n], log2_2n), w - k * N, N, mu);
+  return fresh_accumulator_word(sample[n], w, k, N, log2_2n, mu);
 }
 
 // Coefficient j of (X^power - 1) * a for one polynomial a of N words, power in [0, 2N).

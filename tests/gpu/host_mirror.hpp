@@ -220,12 +220,19 @@ class HostEngine {
       chunks_run += 1;
       std::vector<Torus32> pre(C * n1, 0), acc(C * s_.k1() * s_.N);
       std::vector<std::uint32_t> powers(C * s_.n);
-      for (std::uint64_t idx = 0; idx < grid::sample_words_size(chunk.rotations(), s_); ++idx) {
-        grid::linear_combination_at(idx, plan.boot_ops.data(), boot_count, chunk.rotation_begin,
-                                    s_, pre.data());
-      }
-      for (std::uint64_t idx = 0; idx < grid::accumulator_init_size(C, s_); ++idx) {
-        grid::accumulator_init_at(idx, pre.data(), C, s_, powers.data(), acc.data());
+      if (fused_.groups != 0) {  // the fused engine: combination_init_kernel
+        for (std::uint64_t idx = 0; idx < grid::accumulator_init_size(C, s_); ++idx) {
+          grid::combination_init_at(idx, plan.boot_ops.data(), boot_count, chunk.rotation_begin,
+                                    chunk.rotations(), C, s_, powers.data(), acc.data());
+        }
+      } else {
+        for (std::uint64_t idx = 0; idx < grid::sample_words_size(chunk.rotations(), s_); ++idx) {
+          grid::linear_combination_at(idx, plan.boot_ops.data(), boot_count,
+                                      chunk.rotation_begin, s_, pre.data());
+        }
+        for (std::uint64_t idx = 0; idx < grid::accumulator_init_size(C, s_); ++idx) {
+          grid::accumulator_init_at(idx, pre.data(), C, s_, powers.data(), acc.data());
+        }
       }
       if (fused_.groups != 0) {
         fused_rotation(C, powers, acc);

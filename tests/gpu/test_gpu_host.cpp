@@ -398,8 +398,8 @@ TEST_CASE("batch plan: buckets, chunk capacity and scratch per rotation", "[gpu-
   const gd::Shape s = gpu::test::shape_of(tfhe_lib_128());
   CHECK(gd::bytes_per_rotation(s) ==
         631 * 4 + 630 * 4 + 2 * 1024 * 4 + 6 * 512 * 16 + 2 * 512 * 16 + 6 * 512 * 16 + 1025 * 4 + 8);
-  // The fused engine keeps the spectra in shared memory.
-  CHECK(gd::bytes_per_rotation(s, GpuEngine::fused) == 631 * 4 + 630 * 4 + 2 * 1024 * 4 + 1025 * 4 + 8);
+  // The fused engine keeps the spectra in shared memory and needs no linear combinations.
+  CHECK(gd::bytes_per_rotation(s, GpuEngine::fused) == 630 * 4 + 2 * 1024 * 4 + 1025 * 4 + 8);
   const std::size_t per = gd::bytes_per_rotation(s);
   CHECK(gd::chunk_capacity(100 * per, per, 1 << 20) == 96);
   CHECK(gd::chunk_capacity(100 * per, per, 50) == 48);
@@ -471,6 +471,33 @@ TEST_CASE("batch plan: descriptors of a mixed batch and its chunks", "[gpu-host]
     CHECK(rotation == plan.rotations);
     if (capacity >= plan.rotations) CHECK(chunks == 1);
     if (capacity == 2) CHECK(chunks == 2 + 4 + 3);  // NANDs 2+1, one MUX each, XOR3s 2+2+1
+  }
+  // The fused engine's combination_init_at: the words of linear_combination_at then
+  // accumulator_init_at for the chunk's rotations; a workspace's rotations past the chunk
+  // start from the zero sample. Chunks of at most 6 rotations in workspaces of 6 and 8.
+  const gd::Shape shape = gpu::test::shape_of(toy_insecure());
+  for (const std::uint64_t C : {6u, 8u}) {
+    for (std::uint64_t job = 0; job < plan.jobs;) {
+      const gd::Chunk c = gd::next_chunk(plan, job, 6);
+      INFO("workspace " << C << ", chunk from rotation " << c.rotation_begin);
+      const auto boot_count = static_cast<std::uint32_t>(plan.boot_ops.size());
+      std::vector<Torus32> pre(C * n1, 0), acc(C * shape.k1() * shape.N, 7),
+          fused_acc(acc.size(), 9);
+      std::vector<std::uint32_t> powers(C * shape.n, 7), fused_powers(powers.size(), 9);
+      for (std::uint64_t idx = 0; idx < gd::grid::sample_words_size(c.rotations(), shape); ++idx) {
+        gd::grid::linear_combination_at(idx, plan.boot_ops.data(), boot_count, c.rotation_begin,
+                                        shape, pre.data());
+      }
+      for (std::uint64_t idx = 0; idx < gd::grid::accumulator_init_size(C, shape); ++idx) {
+        gd::grid::accumulator_init_at(idx, pre.data(), C, shape, powers.data(), acc.data());
+        gd::grid::combination_init_at(idx, plan.boot_ops.data(), boot_count, c.rotation_begin,
+                                      c.rotations(), C, shape, fused_powers.data(),
+                                      fused_acc.data());
+      }
+      CHECK(fused_acc == acc);  // pre is zero past the chunk: the zero sample's words
+      CHECK(fused_powers == powers);
+      job = c.job_end;
+    }
   }
   // An op of more than 2^32-1 bits cannot be described.
   const BitSpan<S> huge{&out.storage(), 0, std::size_t{1} << 32};
