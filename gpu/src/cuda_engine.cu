@@ -204,6 +204,8 @@ struct CudaEngine::Impl {
   std::size_t cached_bytes() const;
   std::size_t budget();
   std::unique_ptr<Workspace> make_workspace(std::uint64_t capacity);
+  // The workspace made for chunks of `capacity` rotations, or null.
+  Workspace* held_workspace(std::uint64_t capacity) const;
   Workspace& workspace_for(std::uint64_t capacity, std::size_t budget_bytes);
   void record_rotation(Workspace& ws);
   // Unrolled keys: roots and unit, from the engine's transform of the polynomial X.
@@ -302,7 +304,8 @@ struct CudaEngine::Impl {
   // their events only when times are asked for (resolved_times), not on the way out of
   // evaluate(), whose caller waits for it; dropped by the next evaluate(), which records the
   // events again.
-  std::vector<std::tuple<double CudaPhaseTimes::*, const Event*, const Event*>> pending_phases;
+  using Phases = std::vector<std::tuple<double CudaPhaseTimes::*, const Event*, const Event*>>;
+  Phases pending_phases;
   const CudaPhaseTimes& resolved_times();
   PinnedBuffer staging[2];                   // GpuTransfer::pinned, made at the first transfer
   std::unique_ptr<Event> staged[2];          // the last DMA from or into staging[i] is done
@@ -567,12 +570,17 @@ std::unique_ptr<Workspace> CudaEngine::Impl::make_workspace(std::uint64_t capaci
   return ws;
 }
 
+Workspace* CudaEngine::Impl::held_workspace(std::uint64_t capacity) const {
+  for (const auto& w : workspaces) {
+    if (w->capacity == capacity) return w.get();
+  }
+  return nullptr;
+}
+
 Workspace& CudaEngine::Impl::workspace_for(std::uint64_t capacity, std::size_t budget_bytes) {
-  for (auto& w : workspaces) {
-    if (w->capacity == capacity) {
-      w->last_use = ++use_clock;
-      return *w;
-    }
+  if (Workspace* w = held_workspace(capacity)) {
+    w->last_use = ++use_clock;
+    return *w;
   }
   const std::size_t per_rotation =
       bytes_per_rotation(shape, options.engine) + (bundles(capacity) ? bundle_bytes() : 0);
@@ -768,7 +776,7 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
   const cudaStream_t stream_now = st();
   const auto op_count = static_cast<std::uint32_t>(plan.ops.size());
   const auto boot_count = static_cast<std::uint32_t>(plan.boot_ops.size());
-  std::vector<std::tuple<double CudaPhaseTimes::*, const Event*, const Event*>> phases;
+  Phases phases;  // pending_phases once every event is recorded and the stream done
   next_event = 0;
 
   // The host's calls before the blind rotation's launch are what a small batch waits for
@@ -793,10 +801,7 @@ void CudaEngine::Impl::evaluate(const BatchPlan& plan) {
         std::uint64_t{1} << 20,
         fused() ? std::uint64_t{1} << 30 : INT_MAX / (std::uint64_t{s.rows()} * s.M()));
     const bool held =
-        plan.rotations <= limit &&
-        std::any_of(workspaces.begin(), workspaces.end(), [&](const auto& w) {
-          return w->capacity == bucket_capacity(plan.rotations);
-        });
+        plan.rotations <= limit && held_workspace(bucket_capacity(plan.rotations)) != nullptr;
     std::size_t budget_bytes = 0;
     std::uint64_t capacity = std::max<std::uint64_t>(plan.rotations, 2);
     if (!held) {

@@ -104,6 +104,7 @@ TG_HD void combination_init_at(std::uint64_t idx, const BootOpDesc* ops, std::ui
   if (idx < acc_total) {
     const std::uint64_t r = idx / acc_words;
     const auto w = static_cast<std::uint32_t>(idx % acc_words);
+    // A mask word is 0 without the combination's body (a search of the ops and three loads).
     acc[idx] = w < s.k * s.N ? Torus32{0}
                              : kernel::fresh_accumulator_word(word(r, s.n), w, s.k, s.N, log2_2n,
                                                               kernel::eighths(1));

@@ -185,10 +185,10 @@ std::mutex call_log_mutex;
 bool call_log_on = false;
 std::vector<std::string> call_log;
 
-// Appends a runtime call's name to the log while it is on.
-void log_call(const std::string& name) {
+// Appends a runtime call's name (after `prefix`) to the log while it is on.
+void log_call(const char* name, const char* prefix = "") {
   std::lock_guard lock(call_log_mutex);
-  if (call_log_on) call_log.push_back(name);
+  if (call_log_on) call_log.push_back(std::string(prefix) + name);
 }
 
 #define EMU_ENTRY()                                   \
@@ -1153,7 +1153,7 @@ cudaError_t cudaOccupancyMaxActiveClusters(int* clusters, const void* func,
 namespace cuda_emu {
 
 void launch(const LaunchConfig& config, std::function<void()> thread) {
-  log_call(std::string("launch ") + config.name);
+  log_call(config.name, "launch ");
   if (const cudaError_t f = check_fault(); f != cudaSuccess) {
     fail(f);
     return;
