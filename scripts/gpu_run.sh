@@ -708,7 +708,7 @@ summary_due=0
 for s in "${steps[@]}"; do
   "step_$s"
   [[ "$s" == bench || "$s" == shapes || "$s" == circuits || "$s" == quick || "$s" == unrolled ||
-     "$s" == bundle || "$s" == lanes ]] &&
+     "$s" == bundle || "$s" == lanes || "$s" == variants ]] &&
     summary_due=1
 done
 [[ $summary_due == 1 ]] && summarize

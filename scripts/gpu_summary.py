@@ -13,7 +13,9 @@ is met (the best run over all reports, named; the transfer target over both tran
 per parameter set and key form with forced fused launch shapes, the rotation kernel's own
 rate of every shape beside the one the engine chose; per parameter set with fused runs of
 several key forms at 16,384 or 65,536 gates, each key form's and shape's best rate, fastest
-first; per circuit report a table of every operation
+first; per A/B comparison of the bundle, lanes and variants steps (report names in
+AB_GROUPS) each label's times against the baseline's and the decisions they support
+(docs/gpu.md sections 6.25 to 6.29); per circuit report a table of every operation
 (bootstraps, depth, time, time per level, transfer share); and for tfhe_lib_128 the
 circuit targets of DESIGN.md section 11 (32-bit add, 32-bit multiply, transfer share). Only
 numbers found in the reports are written; a target whose measurement is missing says so.
@@ -24,6 +26,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import sys
 
 ENGINE_NAMES = {"cufft": "cuFFT-batched", "fused": "fused"}
@@ -328,6 +331,144 @@ def key_form_study(reports):
     return out
 
 
+# The A/B comparisons that gpu_run.sh's steps write, by report name: the baseline's label
+# first. Each is a question docs/gpu.md's sections 6.25 to 6.29 left for a GPU to answer.
+AB_NOISE = 0.01  # a difference under 1% of the baseline's time decides nothing
+AB_GROUPS = (
+    # (pattern: params, key, label; title; labels in order, the baseline first)
+    (re.compile(r"bench_gates_gpu_(?P<params>.+)_bundle(?P<key>[234])_(?P<label>off|on|overlap)"
+                r"\.json$"),
+     "Bundled keys, {key} (the `bundle` step; docs/gpu.md sections 6.25 and 6.26)",
+     ("off", "on", "overlap")),
+    (re.compile(r"bench_gates_gpu_(?P<params>.+)_(?P<label>lanes1|lanes2|lanes3|lanes2_1x1)"
+                r"\.json$"),
+     "Large batches on two lanes (the `lanes` step; docs/gpu.md section 6.27)",
+     ("lanes1", "lanes2", "lanes3", "lanes2_1x1")),
+    (re.compile(r"bench_gates_gpu_variant_(?P<label>.+)\.json$"),
+     "Builds side by side (the `variants` step; docs/gpu.md sections 6.28 and 6.29)",
+     ("now",)),
+)
+AB_LABELS = {"off": "group steps (--fused-bundle 1)", "on": "bundled (--fused-bundle 2)",
+             "overlap": "bundled, overlapped (--fused-bundle-overlap 2)",
+             "lanes1": "standard key, automatic shape", "lanes2": "pairs on two lanes",
+             "lanes3": "threes on two lanes", "lanes2_1x1": "pairs on 1x1"}
+# What a clear win (beyond AB_NOISE) decides, per group and label against the baseline, and
+# the batch it is read at (None: every batch the reports share).
+AB_DECISIONS = {
+    ("on", "off"): (1, "make --fused-bundle 0 bundle this key form's chunks (section 6.25)"),
+    ("overlap", "on"): (1, "make --fused-bundle-overlap 0 overlap where a chunk bundles "
+                           "(section 6.26)"),
+    ("lanes2", "lanes1"): (65536, "give keys in pairs lane room in fused_limits, so that "
+                                  "--fused-lanes 0 takes two lanes for them (section 6.27)"),
+    ("columns", "now"): (16384, "bring the column words back: revert the revert of 42e355d "
+                                "(section 6.28)"),
+    ("now", "before"): (1, "section 6.29's host path pays at batch 1: keep it, state the "
+                           "figure"),
+}
+KEY_WORDS = {"2": "keys in pairs", "3": "keys in threes", "4": "keys in fours"}
+
+
+def ab_runs(reports):
+    """{(group index, title): {label: (report name, result by batch)}} for the reports whose
+    names an AB_GROUPS pattern matches: the fused engine's results (its only run in these
+    reports)."""
+    groups = {}
+    for name, report in reports:
+        for index, (pattern, title, _) in enumerate(AB_GROUPS):
+            m = pattern.match(name)
+            if not m:
+                continue
+            fields = m.groupdict()
+            heading = title.format(key=KEY_WORDS.get(fields.get("key"), ""))
+            if fields.get("params"):
+                heading += f", {fields['params']}"
+            results = {r["batch"]: r for run in report["runs"] if run["engine"] == "fused"
+                       for r in run["results"]}
+            groups.setdefault((index, heading), {})[fields["label"]] = (name, results)
+    return groups
+
+
+def ab_order(index, labels):
+    """The group's labels: its named ones in order (the baseline first), then the others."""
+    named = [l for l in AB_GROUPS[index][2] if l in labels]
+    return named + sorted(l for l in labels if l not in named)
+
+
+def ab_time(r):
+    """(ms per bootstrap, blind rotation ms) of a result, the errors' count beside."""
+    return (r["median_s"] * 1e3 / r["batch"] if r["batch"] else 0.0,
+            r.get("phases_ms_median", {}).get("blind_rotation", 0.0))
+
+
+def ab_verdict(ours, theirs):
+    """'1.12x faster', '0.93x (slower)' or 'within 1%': their time over ours."""
+    if ours <= 0 or theirs <= 0:
+        return "-"
+    if abs(theirs - ours) < AB_NOISE * theirs:
+        return "within 1%"
+    return f"{theirs / ours:.3f}x " + ("faster" if ours < theirs else "(slower)")
+
+
+def ab_study(reports):
+    """Per A/B group of the reports (AB_GROUPS): every label's time per bootstrap and blind
+    rotation at every batch against the baseline's, and the decisions (AB_DECISIONS) that
+    the figures support. A result with errors decides nothing (its build gave wrong words)."""
+    out = []
+    for (index, heading), runs in sorted(ab_runs(reports).items()):
+        if len(runs) < 2:
+            continue  # nothing to compare with
+        labels = ab_order(index, runs)
+        base = labels[0]
+        batches = sorted({b for _, results in runs.values() for b in results})
+        out += [f"## A/B: {heading}", "",
+                f"Medians of each report; the ratios are the baseline's time (`{base}`: "
+                f"`{runs[base][0]}`) over each label's, per bootstrap and for the blind "
+                f"rotation; within {100 * AB_NOISE:.0f}% decides nothing.", "",
+                "| batch | label | report | ms per bootstrap | blind rotation ms | against the "
+                "baseline | its rotation | errors |",
+                "|---|---|---|---|---|---|---|---|"]
+        for b in batches:
+            base_r = runs[base][1].get(b)
+            for label in labels:
+                name, results = runs[label]
+                r = results.get(b)
+                if r is None:
+                    continue
+                per, rot = ab_time(r)
+                against = rot_against = "-"
+                if base_r is not None and label != base:
+                    base_per, base_rot = ab_time(base_r)
+                    against, rot_against = ab_verdict(per, base_per), ab_verdict(rot, base_rot)
+                out.append(f"| {b} | {AB_LABELS.get(label, label)} | `{name}` | {per:.4f} "
+                           f"| {rot:.3f} | {against} | {rot_against} | {r['errors']} |")
+        out.append("")
+        decisions = []
+        for (ours, theirs), (batch, action) in AB_DECISIONS.items():
+            if ours not in runs or theirs not in runs:
+                continue
+            a, b = runs[ours][1].get(batch), runs[theirs][1].get(batch)
+            what = f"`{ours}` against `{theirs}` at batch {batch:,}"
+            if a is None or b is None:
+                decisions.append(f"- {what}: not measured in these reports")
+                continue
+            if a["errors"] or b["errors"]:
+                decisions.append(f"- {what}: errors in a run ({a['errors']}, {b['errors']}): "
+                                 "decides nothing")
+                continue
+            # Batch 1 is a latency: the whole bootstrap; large batches, the rotation's rate.
+            pick = 0 if batch == 1 else 1
+            t_ours, t_theirs = ab_time(a)[pick], ab_time(b)[pick]
+            verdict = ab_verdict(t_ours, t_theirs)
+            unit = (f"{t_ours:.3f} against {t_theirs:.3f} ms per bootstrap" if pick == 0 else
+                    f"blind rotation {t_ours:.1f} against {t_theirs:.1f} ms")
+            wins = t_ours < (1 - AB_NOISE) * t_theirs
+            decisions.append(f"- {what}: {verdict} ({unit}): " +
+                             (action if wins else "no change"))
+        if decisions:
+            out += ["What the figures decide:", ""] + decisions + [""]
+    return out
+
+
 def device_text(report):
     d = report["device"]
     return (f"Device {d['name']} (compute capability {d.get('compute_capability', '?')}, "
@@ -446,6 +587,7 @@ def summary(reports, circuit_reports=()):
         out.append("")
     out.extend(shape_study(reports))
     out.extend(key_form_study(reports))
+    out.extend(ab_study(reports))
     out.extend(circuits_summary(circuit_reports))
     return "\n".join(out) + "\n"
 

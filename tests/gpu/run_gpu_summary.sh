@@ -110,6 +110,72 @@ python3 "$script" "$work/circuits" --out "$work/circuits.md" || fail "circuit re
 expect "$work/circuits.md" "- 32-bit add at most 10 ms: 21.00 ms (add.sklansky, depth 7, cuFFT-batched blind rotation, gather key switching) (NOT met)"
 grep -qF "Targets (issues 3 and 5" "$work/circuits.md" && fail "gate targets without gate reports"
 
+# The A/B comparisons (docs/gpu.md sections 6.25 to 6.29): reports named as gpu_run.sh's
+# bundle, lanes and variants steps name them, made from the two-lane fixture with other times
+# (batch: total ms, blind rotation ms, errors).
+mkdir -p "$work/ab"
+python3 - "$fixtures/bench_gates_gpu_tfhe_lib_128_fused_l2.json" "$work/ab" <<'PY' || fail "A/B fixtures"
+import copy, json, sys
+template = json.load(open(sys.argv[1]))
+def report(name, times, unroll=1):
+    r = copy.deepcopy(template)
+    r["bootstrapping_key_unroll"] = unroll
+    base = r["runs"][0]["results"][0]
+    r["runs"][0]["results"] = []
+    for batch, (ms, rotation, errors) in sorted(times.items()):
+        x = copy.deepcopy(base)
+        x.update(batch=batch, median_s=ms / 1e3, errors=errors,
+                 bootstraps_per_s_median=batch / (ms / 1e3), ms_per_bootstrap_median=ms / batch)
+        x["phases_ms_median"] = dict(x["phases_ms_median"], blind_rotation=rotation,
+                                     evaluate_total=ms)
+        r["runs"][0]["results"].append(x)
+    json.dump(r, open(f"{sys.argv[2]}/bench_gates_gpu_{name}.json", "w"))
+p = "tfhe_lib_128"
+# Threes: bundled 10% faster at batch 1 (decides), the overlap within 1% of it (does not).
+report(f"{p}_bundle3_off", {1: (1.100, 1.000, 0), 8: (1.500, 1.400, 0)}, 3)
+report(f"{p}_bundle3_on", {1: (0.990, 0.890, 0), 8: (1.400, 1.300, 0)}, 3)
+report(f"{p}_bundle3_overlap", {1: (0.985, 0.885, 0), 8: (1.390, 1.290, 0)}, 3)
+# Fours: no `off`; the overlap 5% faster, but with errors: decides nothing.
+report(f"{p}_bundle4_on", {1: (0.800, 0.700, 0)}, 4)
+report(f"{p}_bundle4_overlap", {1: (0.760, 0.660, 2)}, 4)
+# Two lanes: pairs' rotation 1.15x faster at 65,536 (decides); threes slower.
+report(f"{p}_lanes1", {16384: (220.0, 207.0, 0), 65536: (874.0, 828.0, 0)})
+report(f"{p}_lanes2", {16384: (200.0, 180.0, 0), 65536: (766.0, 720.0, 0)}, 2)
+report(f"{p}_lanes3", {65536: (1000.0, 950.0, 0)}, 3)
+# Variants: columns' rotation 5% faster at 16,384; now against before: within 1% at batch 1.
+report("variant_now", {1: (2.241, 2.100, 0), 16384: (230.0, 207.0, 0)})
+report("variant_columns", {1: (2.240, 2.100, 0), 16384: (220.0, 197.1, 0)})
+report("variant_before", {1: (2.250, 2.110, 0), 16384: (230.0, 207.0, 0)})
+# A lone variant compares with nothing: no table.
+PY
+python3 "$script" "$work/ab" --out "$work/ab.md" || fail "the A/B reports were refused"
+a="$work/ab.md"
+expect "$a" "## A/B: Bundled keys, keys in threes (the \`bundle\` step; docs/gpu.md sections 6.25 and 6.26), tfhe_lib_128"
+expect "$a" "| 1 | group steps (--fused-bundle 1) | \`bench_gates_gpu_tfhe_lib_128_bundle3_off.json\` | 1.1000 | 1.000 | - | - | 0 |"
+expect "$a" "| 1 | bundled (--fused-bundle 2) | \`bench_gates_gpu_tfhe_lib_128_bundle3_on.json\` | 0.9900 | 0.890 | 1.111x faster | 1.124x faster | 0 |"
+expect "$a" "| 8 | bundled, overlapped (--fused-bundle-overlap 2) | \`bench_gates_gpu_tfhe_lib_128_bundle3_overlap.json\` | 0.1737 | 1.290 | 1.079x faster | 1.085x faster | 0 |"
+expect "$a" "- \`on\` against \`off\` at batch 1: 1.111x faster (0.990 against 1.100 ms per bootstrap): make --fused-bundle 0 bundle this key form's chunks (section 6.25)"
+expect "$a" "- \`overlap\` against \`on\` at batch 1: within 1% (0.985 against 0.990 ms per bootstrap): no change"
+# Fours: the baseline is `on`; errors decide nothing.
+expect "$a" "## A/B: Bundled keys, keys in fours"
+expect "$a" "| 1 | bundled, overlapped (--fused-bundle-overlap 2) | \`bench_gates_gpu_tfhe_lib_128_bundle4_overlap.json\` | 0.7600 | 0.660 | 1.053x faster | 1.061x faster | 2 |"
+expect "$a" "- \`overlap\` against \`on\` at batch 1: errors in a run (2, 0): decides nothing"
+# Lanes: the rotation's rate at 65,536 decides.
+expect "$a" "## A/B: Large batches on two lanes (the \`lanes\` step; docs/gpu.md section 6.27), tfhe_lib_128"
+expect "$a" "| 65536 | threes on two lanes | \`bench_gates_gpu_tfhe_lib_128_lanes3.json\` | 0.0153 | 950.000 | 0.874x (slower) | 0.872x (slower) | 0 |"
+expect "$a" "- \`lanes2\` against \`lanes1\` at batch 65,536: 1.150x faster (blind rotation 720.0 against 828.0 ms): give keys in pairs lane room in fused_limits, so that --fused-lanes 0 takes two lanes for them (section 6.27)"
+# Variants: `now` first, the others by name; columns decides at 16,384, before at 1 does not.
+expect "$a" "## A/B: Builds side by side (the \`variants\` step; docs/gpu.md sections 6.28 and 6.29)"
+expect "$a" "- \`columns\` against \`now\` at batch 16,384: 1.050x faster (blind rotation 197.1 against 207.0 ms): bring the column words back: revert the revert of 42e355d (section 6.28)"
+expect "$a" "- \`now\` against \`before\` at batch 1: within 1% (2.241 against 2.250 ms per bootstrap): no change"
+variants="$(section "$a" "## A/B: Builds side by side")"
+[[ "$(printf '%s\n' "$variants" | grep '^| 1 |' | head -1)" == *"variant_now.json"* ]] ||
+  fail "the baseline variant is not first: $variants"
+[[ "$(printf '%s\n' "$variants" | grep '^| 1 |' | sed -n 2p)" == *"variant_before.json"* ]] ||
+  fail "the other variants are not by name: $variants"
+# A lone report of a group (the main fixtures' pairs on two lanes, no lanes1) makes no A/B.
+grep -qF "## A/B:" "$s" && fail "an A/B table from one report"
+
 # Refusals: no reports, a report that is not JSON, a CPU report.
 mkdir -p "$work/empty" "$work/bad" "$work/cpu"
 out="$(python3 "$script" "$work/empty" 2>&1)" && fail "an empty folder was accepted"
