@@ -146,7 +146,6 @@ report(f"{p}_lanes3", {65536: (1000.0, 950.0, 0)}, 3)
 report("variant_now", {1: (2.241, 2.100, 0), 16384: (230.0, 207.0, 0)})
 report("variant_columns", {1: (2.240, 2.100, 0), 16384: (220.0, 197.1, 0)})
 report("variant_before", {1: (2.250, 2.110, 0), 16384: (230.0, 207.0, 0)})
-# A lone variant compares with nothing: no table.
 PY
 python3 "$script" "$work/ab" --out "$work/ab.md" || fail "the A/B reports were refused"
 a="$work/ab.md"
