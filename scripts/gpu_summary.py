@@ -378,7 +378,7 @@ KEY_WORDS = {"2": "keys in pairs", "3": "keys in threes", "4": "keys in fours"}
 
 
 def ab_runs(reports):
-    """{(group index, title): {label: (report name, result by batch)}} for the reports whose
+    """{(group index, title): {label: (report name, result by batch, device)}} for the reports whose
     names an AB_GROUPS pattern matches: the fused engine's results (its only run in these
     reports)."""
     groups = {}
@@ -393,7 +393,8 @@ def ab_runs(reports):
                 heading += f", {fields['params']}"
             results = {r["batch"]: r for run in report["runs"] if run["engine"] == "fused"
                        for r in run["results"]}
-            groups.setdefault((index, heading), {})[fields["label"]] = (name, results)
+            groups.setdefault((index, heading), {})[fields["label"]] = (name, results,
+                                                                      report["device"])
     return groups
 
 
@@ -429,7 +430,7 @@ def ab_study(reports):
             continue  # nothing to compare with
         labels = ab_order(index, runs)
         base = labels[0]
-        batches = sorted({b for _, results in runs.values() for b in results})
+        batches = sorted({b for _, results, _ in runs.values() for b in results})
         out += [f"## A/B: {heading}", "",
                 f"Medians of each report; the ratios are the baseline's time (`{base}`: "
                 f"`{runs[base][0]}`) over each label's, per bootstrap and for the blind "
@@ -441,7 +442,7 @@ def ab_study(reports):
         for b in batches:
             base_r = runs[base][1].get(b)
             for label in labels:
-                name, results = runs[label]
+                name, results, _ = runs[label]
                 r = results.get(b)
                 if r is None:
                     continue
@@ -462,6 +463,9 @@ def ab_study(reports):
             what = f"`{ours}` against `{theirs}` at batch {batch:,}"
             if a is None or b is None:
                 decisions.append(f"- {what}: not measured in these reports")
+                continue
+            if any("emulator" in runs[l][2].get("name", "") for l in (ours, theirs)):
+                decisions.append(f"- {what}: on the CUDA emulator, whose times decide nothing")
                 continue
             if a["errors"] or b["errors"]:
                 decisions.append(f"- {what}: errors in a run ({a['errors']}, {b['errors']}): "

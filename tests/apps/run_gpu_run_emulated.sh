@@ -188,4 +188,10 @@ for text in "## toy_INSECURE: \`bench_gates_gpu_toy_INSECURE.json\`" \
     "With an **unrolled bootstrapping key** (\`--unroll 4\`: key bits in fours, on bundled keys"; do
   grep -qF -- "$text" "$s" || { cat "$s"; fail "summary.md lacks: $text"; }
 done
+# The bundle step's A/B tables, whose emulated times decide nothing.
+for text in "## A/B: Bundled keys, keys in threes" "## A/B: Bundled keys, keys in fours" \
+    "- \`on\` against \`off\` at batch 1: on the CUDA emulator, whose times decide nothing"; do
+  grep -qF -- "$text" "$s" || { cat "$s"; fail "summary.md lacks: $text"; }
+done
+! grep -qF -- "make --fused-bundle" "$s" || fail "summary.md decides from emulated times"
 echo "gpu_run.sh dry run on the emulator: ok"
