@@ -218,7 +218,7 @@ class HostEngine {
       const detail::Chunk chunk = detail::next_chunk(plan, job, capacity);
       const std::uint64_t C = detail::bucket_capacity(chunk.rotations());
       chunks_run += 1;
-      std::vector<Torus32> pre(C * n1, 0), acc(C * s_.k1() * s_.N);
+      std::vector<Torus32> acc(C * s_.k1() * s_.N);
       std::vector<std::uint32_t> powers(C * s_.n);
       if (fused_.groups != 0) {  // the fused engine: combination_init_kernel
         for (std::uint64_t idx = 0; idx < grid::accumulator_init_size(C, s_); ++idx) {
@@ -226,6 +226,7 @@ class HostEngine {
                                     chunk.rotations(), C, s_, powers.data(), acc.data());
         }
       } else {
+        std::vector<Torus32> pre(C * n1, 0);
         for (std::uint64_t idx = 0; idx < grid::sample_words_size(chunk.rotations(), s_); ++idx) {
           grid::linear_combination_at(idx, plan.boot_ops.data(), boot_count,
                                       chunk.rotation_begin, s_, pre.data());

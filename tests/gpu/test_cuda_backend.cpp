@@ -218,6 +218,13 @@ BatchPlan plan_with_bootstrap(Csprng& rng, std::size_t gates, std::size_t max_ru
   return plan;
 }
 
+// The device phases of an evaluate() added up; they tile its evaluate_ms (each runs from the
+// event where the one before it ended).
+double phase_sum(const CudaPhaseTimes& t) {
+  return t.tables_ms + t.linear_combination_ms + t.blind_rotation_ms + t.sample_extraction_ms +
+         t.key_switching_ms + t.output_ms;
+}
+
 }  // namespace
 
 TEST_CASE("every gate kind on every input combination, one mixed batch, every parameter set",
@@ -327,9 +334,7 @@ TEST_CASE("chunked and unchunked runs give identical ciphertexts", "[gpu]") {
     CHECK(a == b);
     CHECK(decrypt_bits(keys_for(p).secret, b) == plan.expected());
     const CudaPhaseTimes t = chunked.last_times();  // the phases tile the chunks too
-    CHECK(t.tables_ms + t.linear_combination_ms + t.blind_rotation_ms + t.sample_extraction_ms +
-              t.key_switching_ms + t.output_ms ==
-          Approx(t.evaluate_ms).epsilon(1e-4));
+    CHECK(phase_sum(t) == Approx(t.evaluate_ms).epsilon(1e-4));
     // 30 rotations: the workspace of 32 that the chunks made takes them whole (a batch that a
     // held workspace takes is not cut by the budget again).
     BatchPlan thirty;
@@ -529,9 +534,7 @@ TEST_CASE("phase timings are measured and workspaces are made once per batch siz
   CHECK(first.evaluate_ms >= first.blind_rotation_ms + first.key_switching_ms);
   // The phases tile the evaluate (each from the end of the one before, a wait for the host's
   // next call included).
-  CHECK(first.tables_ms + first.linear_combination_ms + first.blind_rotation_ms +
-            first.sample_extraction_ms + first.key_switching_ms + first.output_ms ==
-        Approx(first.evaluate_ms).epsilon(1e-4));
+  CHECK(phase_sum(first) == Approx(first.evaluate_ms).epsilon(1e-4));
   CHECK(first.chunks == 1);
   be.evaluate(ops);
   CHECK(be.last_times().setup_ms == 0);  // the same size: the workspace is reused
@@ -539,7 +542,6 @@ TEST_CASE("phase timings are measured and workspaces are made once per batch siz
   CHECK(be.last_times().download_ms > 0);
   CHECK(be.device_key_bytes() > 0);
 }
-
 
 TEST_CASE("pinned staged transfers move the direct ones' words, in pieces of any size",
           "[gpu]") {
@@ -1249,9 +1251,7 @@ TEST_CASE("fused engine at batch 1: a repeated evaluate() asks the runtime nothi
   CHECK(t.blind_rotation_ms > 0);
   CHECK(t.key_switching_ms > 0);
   // The phases tile the evaluate: each starts where the one before ended.
-  CHECK(t.tables_ms + t.linear_combination_ms + t.blind_rotation_ms + t.sample_extraction_ms +
-            t.key_switching_ms + t.output_ms ==
-        Approx(t.evaluate_ms).epsilon(1e-4));
+  CHECK(phase_sum(t) == Approx(t.evaluate_ms).epsilon(1e-4));
   CHECK(decrypt(be, key, out.bits()) == std::vector<std::uint8_t>{0});
 }
 #endif
