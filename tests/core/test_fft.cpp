@@ -1,6 +1,7 @@
 // Negacyclic FFT engines (PortableFft, FftwFft, SimdFft) against the exact schoolbook product:
 // single products, sums of (k+1)l products accumulated in the Fourier domain as blind
-// rotation does, inverse_add, signed reading of torus values, size validation.
+// rotation does, inverse_add, signed reading of torus values, size validation; SimdFft's
+// vector widths word for word against each other.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -219,6 +220,59 @@ TEST_CASE("SimdFft is exact at its smallest size and rejects smaller ones", "[ff
   }
   CHECK(fourier_sum(fft, a, b) == exact_sum(a, b));
   REQUIRE_INVALID_ARGUMENT(SimdFft(64), "at least 128");
+}
+
+TEST_CASE("SimdFft gives the same words at every vector width", "[fft]") {
+  // Widths 2, 4 and 8 run on any build (the compiler splits vectors wider than its registers),
+  // so every width is checked here whichever the machine's native one is.
+  const std::uint64_t seed = catch_seed(0x51d2);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  const unsigned native = SimdFft::native_width();
+  CHECK((native == 2 || native == 4 || native == 8));
+  CHECK(SimdFft(1024).width() == native);
+  for (std::uint32_t N : {128u, 256u, 512u, 1024u, 2048u}) {
+    const SimdFft w8(N, 8), w4(N, 4), w2(N, 2);
+    REQUIRE(w8.width() == 8);
+    REQUIRE(w4.width() == 4);
+    REQUIRE(w2.width() == 2);
+    INFO("N " << N);
+    const std::vector<Torus32> poly = random_torus(rng, N);
+    const std::vector<std::int32_t> digits = random_digits(rng, N, 7);
+    AlignedVector<double> s8(N), s4(N), s2(N);
+    w8.forward(std::span<const Torus32>(poly), std::span<double>(s8));
+    w4.forward(std::span<const Torus32>(poly), std::span<double>(s4));
+    w2.forward(std::span<const Torus32>(poly), std::span<double>(s2));
+    CHECK(s4 == s8);
+    CHECK(s2 == s8);
+    w8.forward(std::span<const std::int32_t>(digits), std::span<double>(s8));
+    w4.forward(std::span<const std::int32_t>(digits), std::span<double>(s4));
+    w2.forward(std::span<const std::int32_t>(digits), std::span<double>(s2));
+    CHECK(s4 == s8);
+    CHECK(s2 == s8);
+    // The inverse of an arbitrary spectrum (not one a forward transform made).
+    AlignedVector<double> spectrum(N);
+    for (auto& x : spectrum) x = static_cast<double>(rng.uniform_torus()) - 2147483648.0;
+    std::vector<Torus32> p8(N), p4(N), p2(N);
+    w8.inverse(spectrum, p8);
+    w4.inverse(spectrum, p4);
+    w2.inverse(spectrum, p2);
+    CHECK(p4 == p8);
+    CHECK(p2 == p8);
+    // Each width's products against the exact schoolbook sum.
+    std::vector<std::vector<std::int32_t>> a;
+    std::vector<std::vector<Torus32>> b;
+    for (int q = 0; q < 6; ++q) {
+      a.push_back(random_digits(rng, N, 7));
+      b.push_back(random_torus(rng, N));
+    }
+    const auto want = exact_sum(a, b);
+    CHECK(fourier_sum(w8, a, b) == want);
+    CHECK(fourier_sum(w4, a, b) == want);
+    CHECK(fourier_sum(w2, a, b) == want);
+  }
+  REQUIRE_INVALID_ARGUMENT(SimdFft(1024, 3), "width=3");
+  REQUIRE_INVALID_ARGUMENT(SimdFft(1024, 16), "width=16");
 }
 
 TEMPLATE_TEST_CASE("FFT products are exact for small sizes too", "[fft]", PortableFft, FftwFft) {
