@@ -133,9 +133,11 @@ std::unique_ptr<NegacyclicFft> make_fft_engine(FftEngineKind kind, std::uint32_t
 
 // Whether FftEngineKind::Auto takes SimdFft (for N >= 128): where this library was compiled
 // for AVX-512, whose registers hold SimdFft's vectors of 8 doubles. There it measured 6.8 ms
-// per tfhe_lib_128 bootstrap against FFTW's 7.3; on an AVX2-only AMD EPYC, where each vector
-// takes two registers, 25.6 ms against FFTW's 11.8 (bench_gates, one thread, batch 16,
-// 2026-11-25: docs/results/bench_gates_cpu_sequential_tfhe_lib_128_avx2_*.json).
+// per tfhe_lib_128 bootstrap against FFTW's 7.3. On an AVX2-only AMD EPYC, SimdFft on
+// vectors of 8 doubles (two registers each) took 25.6 ms against FFTW's 11.8 (bench_gates,
+// one thread, batch 16, 2026-11-25: docs/results/bench_gates_cpu_sequential_tfhe_lib_128_
+// avx2_*.json); on vectors of 4, its width there since 2026-12-01, it is level with FFTW
+// (docs/results/simd_avx2/), which stays the default.
 bool simd_fft_preferred();
 
 }  // namespace torusgate
