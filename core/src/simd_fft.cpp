@@ -108,6 +108,19 @@ inline void transpose(Vec<2>* v) {
   v[0] = a0;
 }
 
+// 8-point DFTs down the 8 rows of a block of 8 x 8 points (row t at 8t), W columns from
+// in, to the same places of out.
+template <bool Inverse, unsigned W>
+inline void dft8_rows(const double* in_re, const double* in_im, double* re, double* im) {
+  CVec<Vec<W>> x[8];
+  for (std::size_t t = 0; t < 8; ++t) x[t] = {loadn<W>(in_re + 8 * t), loadn<W>(in_im + 8 * t)};
+  dft8<Inverse>(x);
+  for (std::size_t t = 0; t < 8; ++t) {
+    storen<W>(re + 8 * t, x[t].re);
+    storen<W>(im + 8 * t, x[t].im);
+  }
+}
+
 // The transforms on vectors of W doubles. The tables are SimdFft's, for every width.
 template <unsigned W>
 struct Engine {
@@ -228,15 +241,7 @@ void Engine<W>::forward_block(const double* src_re, const double* src_im, double
         }
       }
     }
-    for (std::size_t kb = 0; kb < 8; kb += W) {
-      C x[8];
-      for (std::size_t t = 0; t < 8; ++t) x[t] = {loadn<W>(sr + 8 * t + kb), loadn<W>(si + 8 * t + kb)};
-      dft8<false>(x);
-      for (std::size_t t = 0; t < 8; ++t) {
-        storen<W>(re + 8 * t + kb, x[t].re);
-        storen<W>(im + 8 * t + kb, x[t].im);
-      }
-    }
+    for (std::size_t kb = 0; kb < 8; kb += W) dft8_rows<false, W>(sr + kb, si + kb, re + kb, im + kb);
   }
 }
 
@@ -268,17 +273,7 @@ void Engine<W>::inverse_block(const double* in_re, const double* in_im, double* 
     }
   } else {
     alignas(64) double sr[64], si[64];  // sr[8t + k]: column t of group k
-    for (std::size_t kb = 0; kb < 8; kb += W) {
-      C x[8];
-      for (std::size_t t = 0; t < 8; ++t) {
-        x[t] = {loadn<W>(in_re + 8 * t + kb), loadn<W>(in_im + 8 * t + kb)};
-      }
-      dft8<true>(x);
-      for (std::size_t t = 0; t < 8; ++t) {
-        storen<W>(sr + 8 * t + kb, x[t].re);
-        storen<W>(si + 8 * t + kb, x[t].im);
-      }
-    }
+    for (std::size_t kb = 0; kb < 8; kb += W) dft8_rows<true, W>(in_re + kb, in_im + kb, sr + kb, si + kb);
     for (std::size_t cs = 0; cs < 8; cs += W) {
       V r[8], i[8];
       for (std::size_t kb = 0; kb < 8; kb += W) {
