@@ -31,6 +31,7 @@
 #include "app_support.hpp"
 #include "torusgate/core/bootstrap.hpp"
 #include "torusgate/core/keys.hpp"
+#include "torusgate/core/simd_fft.hpp"
 #include "torusgate/cpu/cpu_backend.hpp"
 #include "torusgate/gpu/cuda_backend.hpp"
 
@@ -560,13 +561,17 @@ int main(int argc, char** argv) try {
     std::snprintf(key_line, sizeof key_line, "Fourier key %.2f s", backend_key_s);
     std::snprintf(memory_tail, sizeof memory_tail, "with Fourier BK %.1f MB",
                   ctx->memory_bytes() / 1e6);
+    // SimdFft's vector width (doubles): the build's register width, 8, 4 or 2.
+    const auto* simd = dynamic_cast<const SimdFft*>(&ctx->fft());
+    const std::string width = simd ? " (" + std::to_string(simd->width()) + " doubles)" : "";
     print_header(params,
-                 be->name() + ", fft " + ctx->fft().name() + ", task size " +
+                 be->name() + ", fft " + ctx->fft().name() + width + ", task size " +
                      std::to_string(o.cpu.task_size),
                  keygen_s, key_line, *cloud, memory_tail, o);
     std::ostringstream fields;
-    fields << "  \"fft\": " << apps::json_string(ctx->fft().name()) << ",\n"
-           << "  \"task_size\": " << o.cpu.task_size << ",\n";
+    fields << "  \"fft\": " << apps::json_string(ctx->fft().name()) << ",\n";
+    if (simd) fields << "  \"simd_width\": " << simd->width() << ",\n";
+    fields << "  \"task_size\": " << o.cpu.task_size << ",\n";
     report = BackendReport{be->name(), be->threads(), fields.str(),
                            ",\n    \"fourier_bootstrapping_key\": " +
                                std::to_string(ctx->fourier_key().memory_bytes()) +
