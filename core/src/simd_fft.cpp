@@ -19,9 +19,6 @@
 namespace torusgate {
 namespace {
 
-template <unsigned W>
-using Vec = VecN<W>;
-
 template <class V>
 struct CVec {
   V re, im;
@@ -77,8 +74,8 @@ inline void dft8(CVec<V>* x) {
 }
 
 // Exact W x W transpose of v[0..W-1]: lane i of out[t] = lane t of in[i]. An involution.
-inline void transpose(Vec<8>* v) {
-  Vec<8> a[8], b[8];
+inline void transpose(VecN<8>* v) {
+  VecN<8> a[8], b[8];
   for (int i = 0; i < 8; i += 2) {
     a[i] = __builtin_shufflevector(v[i], v[i + 1], 0, 8, 2, 10, 4, 12, 6, 14);
     a[i + 1] = __builtin_shufflevector(v[i], v[i + 1], 1, 9, 3, 11, 5, 13, 7, 15);
@@ -92,18 +89,18 @@ inline void transpose(Vec<8>* v) {
     v[i + 4] = __builtin_shufflevector(b[i], b[i + 4], 4, 5, 6, 7, 12, 13, 14, 15);
   }
 }
-inline void transpose(Vec<4>* v) {
-  const Vec<4> a0 = __builtin_shufflevector(v[0], v[1], 0, 4, 2, 6);
-  const Vec<4> a1 = __builtin_shufflevector(v[0], v[1], 1, 5, 3, 7);
-  const Vec<4> a2 = __builtin_shufflevector(v[2], v[3], 0, 4, 2, 6);
-  const Vec<4> a3 = __builtin_shufflevector(v[2], v[3], 1, 5, 3, 7);
+inline void transpose(VecN<4>* v) {
+  const VecN<4> a0 = __builtin_shufflevector(v[0], v[1], 0, 4, 2, 6);
+  const VecN<4> a1 = __builtin_shufflevector(v[0], v[1], 1, 5, 3, 7);
+  const VecN<4> a2 = __builtin_shufflevector(v[2], v[3], 0, 4, 2, 6);
+  const VecN<4> a3 = __builtin_shufflevector(v[2], v[3], 1, 5, 3, 7);
   v[0] = __builtin_shufflevector(a0, a2, 0, 1, 4, 5);
   v[1] = __builtin_shufflevector(a1, a3, 0, 1, 4, 5);
   v[2] = __builtin_shufflevector(a0, a2, 2, 3, 6, 7);
   v[3] = __builtin_shufflevector(a1, a3, 2, 3, 6, 7);
 }
-inline void transpose(Vec<2>* v) {
-  const Vec<2> a0 = __builtin_shufflevector(v[0], v[1], 0, 2);
+inline void transpose(VecN<2>* v) {
+  const VecN<2> a0 = __builtin_shufflevector(v[0], v[1], 0, 2);
   v[1] = __builtin_shufflevector(v[0], v[1], 1, 3);
   v[0] = a0;
 }
@@ -112,7 +109,7 @@ inline void transpose(Vec<2>* v) {
 // in, to the same places of out.
 template <bool Inverse, unsigned W>
 inline void dft8_rows(const double* in_re, const double* in_im, double* re, double* im) {
-  CVec<Vec<W>> x[8];
+  CVec<VecN<W>> x[8];
   for (std::size_t t = 0; t < 8; ++t) x[t] = {loadn<W>(in_re + 8 * t), loadn<W>(in_im + 8 * t)};
   dft8<Inverse>(x);
   for (std::size_t t = 0; t < 8; ++t) {
@@ -124,7 +121,7 @@ inline void dft8_rows(const double* in_re, const double* in_im, double* re, doub
 // The transforms on vectors of W doubles. The tables are SimdFft's, for every width.
 template <unsigned W>
 struct Engine {
-  using V = Vec<W>;
+  using V = VecN<W>;
   using C = CVec<V>;
   const std::vector<SimdFft::Stage>& stages;
   const double* tw_re;
@@ -342,6 +339,22 @@ void Engine<W>::inverse(const double* in_re, const double* in_im, double* re,
   }
 }
 
+// One transform of M points on vectors of `width` doubles.
+template <bool Inverse>
+void transform(unsigned width, const std::vector<SimdFft::Stage>& stages, const double* tw_re,
+               const double* tw_im, std::size_t M, const double* in_re, const double* in_im,
+               double* re, double* im) {
+  auto run = [&](auto engine) {
+    if constexpr (Inverse) engine.inverse(in_re, in_im, re, im);
+    else engine.forward(in_re, in_im, re, im);
+  };
+  switch (width) {
+    case 8: return run(Engine<8>{stages, tw_re, tw_im, M});
+    case 4: return run(Engine<4>{stages, tw_re, tw_im, M});
+    default: return run(Engine<2>{stages, tw_re, tw_im, M});
+  }
+}
+
 }  // namespace
 
 unsigned SimdFft::native_width() { return native_vector_doubles; }
@@ -383,22 +396,14 @@ SimdFft::SimdFft(std::uint32_t polynomial_size, unsigned width)
 
 void SimdFft::transform_forward(const double* in_re, const double* in_im, double* re,
                                 double* im) const {
-  const std::size_t M = polynomial_size() / 2;
-  switch (width_) {
-    case 8: return Engine<8>{stages_, tw_re_.data(), tw_im_.data(), M}.forward(in_re, in_im, re, im);
-    case 4: return Engine<4>{stages_, tw_re_.data(), tw_im_.data(), M}.forward(in_re, in_im, re, im);
-    default: return Engine<2>{stages_, tw_re_.data(), tw_im_.data(), M}.forward(in_re, in_im, re, im);
-  }
+  transform<false>(width_, stages_, tw_re_.data(), tw_im_.data(), polynomial_size() / 2, in_re,
+                   in_im, re, im);
 }
 
 void SimdFft::transform_inverse(const double* in_re, const double* in_im, double* re,
                                 double* im) const {
-  const std::size_t M = polynomial_size() / 2;
-  switch (width_) {
-    case 8: return Engine<8>{stages_, tw_re_.data(), tw_im_.data(), M}.inverse(in_re, in_im, re, im);
-    case 4: return Engine<4>{stages_, tw_re_.data(), tw_im_.data(), M}.inverse(in_re, in_im, re, im);
-    default: return Engine<2>{stages_, tw_re_.data(), tw_im_.data(), M}.inverse(in_re, in_im, re, im);
-  }
+  transform<true>(width_, stages_, tw_re_.data(), tw_im_.data(), polynomial_size() / 2, in_re,
+                  in_im, re, im);
 }
 
 }  // namespace torusgate

@@ -1,22 +1,12 @@
-// Vec8: eight doubles as one value (GCC/Clang vector extensions). The compiler lowers it to
-// one AVX-512 register, two AVX ones or four SSE ones, whatever the target has, so code
-// written on it is portable and vectorised everywhere. Loads and stores are unaligned.
-// VecN<W>: the same for W doubles; native_vector_doubles: the W this build's registers hold
-// (8 with AVX-512, 4 with AVX, 2 otherwise). Code whose working set fills the registers at
-// W = 8 is written for native_vector_doubles, or spills on narrower targets.
+// VecN<W>: W doubles as one value (GCC/Clang vector extensions), Vec8 = VecN<8>. The compiler
+// lowers a vector to as many of the target's registers as it needs (Vec8: one AVX-512
+// register, two AVX ones or four SSE ones), so code written on it is portable and vectorised
+// everywhere. Loads and stores are unaligned. native_vector_doubles is the W this build's
+// registers hold (8 with AVX-512, 4 with AVX, 2 otherwise): code whose working set fills the
+// registers at W = 8 spills on narrower targets unless it is written for that W.
 #pragma once
 
 namespace torusgate {
-
-typedef double Vec8 __attribute__((vector_size(64)));
-
-inline Vec8 load8(const double* p) {
-  Vec8 v;
-  __builtin_memcpy(&v, p, sizeof v);
-  return v;
-}
-
-inline void store8(double* p, Vec8 v) { __builtin_memcpy(p, &v, sizeof v); }
 
 template <unsigned W>
 struct VecOf {
@@ -36,6 +26,10 @@ template <unsigned W>
 inline void storen(double* p, VecN<W> v) {
   __builtin_memcpy(p, &v, sizeof v);
 }
+
+using Vec8 = VecN<8>;
+inline Vec8 load8(const double* p) { return loadn<8>(p); }
+inline void store8(double* p, Vec8 v) { storen<8>(p, v); }
 
 #if defined(__AVX512F__)
 inline constexpr unsigned native_vector_doubles = 8;
