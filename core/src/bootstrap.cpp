@@ -71,40 +71,46 @@ namespace {
 // points): product_t[c] = sum_q digits_t[q] * key[q][c] for q < rows, c < k1. With a factor
 // (unrolled keys): product_t[c] (= or +=) factor_t * sum_q ..., slot-wise.
 struct ExternalProduct {
-  const double* digits;        // gate t, row q at digits + t*digit_stride + q*2M
+  const double* digits;        // gate t, row q at digits + t*digit_stride + q*stride
   std::size_t digit_stride;
   const double* key;           // one GGSW in the blocked layout of BootstrappingKeyFourier
   std::size_t rows, k1, M;
-  double* product;             // gate t, column c at product + t*product_stride + c*2M
+  double* product;             // gate t, column c at product + t*product_stride + c*stride
   std::size_t product_stride;
+  std::size_t stride;          // doubles from one spectrum of a gate to the next (>= 2M)
   const double* factor = nullptr;  // gate t's 2M split slots at factor + t*factor_stride
   std::size_t factor_stride = 0;
   bool accumulate = false;         // with a factor: add to product instead of storing
 };
 
-// G gates at once: each key block is read once for all of them (sequentially), and the
-// accumulators of 8 points stay in registers across all rows. K1 = 0: k1 known at run time
-// only (fallback). Factor: the rotation of an unrolled key's step, applied in registers.
-template <std::size_t K1, std::size_t G, bool Factor>
+// G gates at once on vectors of W points: each key block is read once for all of them
+// (sequentially), and the accumulators of W points stay in registers across all rows. K1 = 0:
+// k1 known at run time only (fallback). Factor: the rotation of an unrolled key's step,
+// applied in registers. Every W does the same operations on each point in the same order, so
+// the products are the same words at every width.
+template <unsigned W, std::size_t K1, std::size_t G, bool Factor>
 void external_product_fourier(const ExternalProduct& x) {
+  using V = VecN<W>;
   constexpr std::size_t kMax = K1 == 0 ? 9 : K1;
   const std::size_t cols = K1 == 0 ? x.k1 : K1;
-  const std::size_t M = x.M, stride = 2 * M;  // doubles per spectrum
-  const double* key = x.key;
-  for (std::size_t j = 0; j < M; j += 8) {
-    Vec8 acc_re[G][kMax], acc_im[G][kMax];
+  const std::size_t M = x.M, stride = x.stride;
+  const std::size_t block = 16 * x.rows * cols;  // doubles per key block of 8 points
+  for (std::size_t j = 0; j < M; j += W) {
+    // Points j..j+W-1 sit at offset j % 8 of key block j / 8's real and imaginary parts.
+    const double* key = x.key + (j / 8) * block + j % 8;
+    V acc_re[G][kMax], acc_im[G][kMax];
     for (std::size_t t = 0; t < G; ++t) {
-      for (std::size_t c = 0; c < cols; ++c) acc_re[t][c] = acc_im[t][c] = Vec8{};
+      for (std::size_t c = 0; c < cols; ++c) acc_re[t][c] = acc_im[t][c] = V{};
     }
     for (std::size_t q = 0; q < x.rows; ++q) {
-      Vec8 dr[G], di[G];
+      V dr[G], di[G];
       for (std::size_t t = 0; t < G; ++t) {
-        dr[t] = load8(x.digits + t * x.digit_stride + q * stride + j);
-        di[t] = load8(x.digits + t * x.digit_stride + q * stride + M + j);
+        dr[t] = loadn<W>(x.digits + t * x.digit_stride + q * stride + j);
+        di[t] = loadn<W>(x.digits + t * x.digit_stride + q * stride + M + j);
       }
       for (std::size_t c = 0; c < cols; ++c, key += 16) {
-        const Vec8 kr = load8(key);
-        const Vec8 ki = load8(key + 8);
+        const V kr = loadn<W>(key);
+        const V ki = loadn<W>(key + 8);
         for (std::size_t t = 0; t < G; ++t) {  // four fused multiply-adds
           acc_re[t][c] += dr[t] * kr;
           acc_re[t][c] -= di[t] * ki;
@@ -114,46 +120,65 @@ void external_product_fourier(const ExternalProduct& x) {
       }
     }
     for (std::size_t t = 0; t < G; ++t) {
-      Vec8 fr{}, fi{};
+      V fr{}, fi{};
       if constexpr (Factor) {
-        fr = load8(x.factor + t * x.factor_stride + j);
-        fi = load8(x.factor + t * x.factor_stride + M + j);
+        fr = loadn<W>(x.factor + t * x.factor_stride + j);
+        fi = loadn<W>(x.factor + t * x.factor_stride + M + j);
       }
       for (std::size_t c = 0; c < cols; ++c) {
         double* re = x.product + t * x.product_stride + c * stride + j;
         double* im = re + M;
         if constexpr (Factor) {
-          Vec8 pr = acc_re[t][c] * fr - acc_im[t][c] * fi;
-          Vec8 pi = acc_re[t][c] * fi + acc_im[t][c] * fr;
+          V pr = acc_re[t][c] * fr - acc_im[t][c] * fi;
+          V pi = acc_re[t][c] * fi + acc_im[t][c] * fr;
           if (x.accumulate) {
-            pr += load8(re);
-            pi += load8(im);
+            pr += loadn<W>(re);
+            pi += loadn<W>(im);
           }
-          store8(re, pr);
-          store8(im, pi);
+          storen<W>(re, pr);
+          storen<W>(im, pi);
         } else {
-          store8(re, acc_re[t][c]);
-          store8(im, acc_im[t][c]);
+          storen<W>(re, acc_re[t][c]);
+          storen<W>(im, acc_im[t][c]);
         }
       }
     }
   }
 }
 
-template <std::size_t K1, bool Factor>
-void external_product_fourier_group(const ExternalProduct& x, std::size_t gates) {
-  switch (gates) {
-    case 4: return external_product_fourier<K1, 4, Factor>(x);
-    case 3: return external_product_fourier<K1, 3, Factor>(x);
-    case 2: return external_product_fourier<K1, 2, Factor>(x);
-    default: return external_product_fourier<K1, 1, Factor>(x);
+// Gates per pass for k1 = K1 on this build's vectors: as many as keep a pass's accumulators
+// (2 K1 per gate), one row's digits (2 per gate) and a key point pair in the vector registers
+// (32 with AVX-512, 16 with AVX or SSE2). The AVX-512 build keeps 4 gates at k1 = 3 too (34
+// of 32: a small spill, as measured so far).
+template <std::size_t K1>
+constexpr std::size_t pass_gates() {
+  if constexpr (native_vector_doubles == 8) return 4;
+  return (16 - 2) / (2 * K1 + 2);
+}
+
+// `gates` gates in passes of at most Pass: pass p takes gates Pass p onwards.
+template <std::size_t K1, std::size_t Pass, bool Factor>
+void external_product_fourier_passes(const ExternalProduct& x, std::size_t gates) {
+  constexpr unsigned W = native_vector_doubles;
+  for (std::size_t first = 0; first < gates; first += Pass) {
+    ExternalProduct pass = x;
+    pass.digits += first * x.digit_stride;
+    pass.product += first * x.product_stride;
+    if constexpr (Factor) pass.factor += first * x.factor_stride;
+    switch (std::min(Pass, gates - first)) {
+      case 4: external_product_fourier<W, K1, 4 <= Pass ? 4 : 1, Factor>(pass); break;
+      case 3: external_product_fourier<W, K1, 3 <= Pass ? 3 : 1, Factor>(pass); break;
+      case 2: external_product_fourier<W, K1, 2 <= Pass ? 2 : 1, Factor>(pass); break;
+      default: external_product_fourier<W, K1, 1, Factor>(pass);
+    }
   }
 }
 
 template <std::size_t K1>
 void external_product_fourier_group(const ExternalProduct& x, std::size_t gates) {
-  if (x.factor != nullptr) return external_product_fourier_group<K1, true>(x, gates);
-  external_product_fourier_group<K1, false>(x, gates);
+  constexpr std::size_t pass = K1 == 0 ? 1 : std::max<std::size_t>(1, pass_gates<K1>());
+  if (x.factor != nullptr) return external_product_fourier_passes<K1, pass, true>(x, gates);
+  external_product_fourier_passes<K1, pass, false>(x, gates);
 }
 
 // External products of `gates` (at most BlindRotator::group_size) digit sets with one GGSW.
@@ -161,19 +186,7 @@ void external_product_fourier(const ExternalProduct& x, std::size_t gates) {
   switch (x.k1) {
     case 2: return external_product_fourier_group<2>(x, gates);
     case 3: return external_product_fourier_group<3>(x, gates);
-    default:
-      // Larger k: one gate at a time (register pressure).
-      for (std::size_t t = 0; t < gates; ++t) {
-        ExternalProduct one = x;
-        one.digits += t * x.digit_stride;
-        one.product += t * x.product_stride;
-        if (one.factor != nullptr) {
-          one.factor += t * x.factor_stride;
-          external_product_fourier<0, 1, true>(one);
-        } else {
-          external_product_fourier<0, 1, false>(one);
-        }
-      }
+    default: return external_product_fourier_group<0>(x, gates);  // larger k: one gate a pass
   }
 }
 
@@ -195,29 +208,31 @@ BlindRotator::BlindRotator(const BootstrappingKeyFourier& key, const NegacyclicF
   accumulators_.resize(max_batch * k1 * N);
   powers_.resize(max_batch * params_.lwe_dimension);
   rotated_.resize(k1 * N);
-  digit_spectra_.resize(group_size * rows * N);
-  product_spectra_.resize(group_size * k1 * N);
+  const std::size_t S = spectrum_stride();
+  digit_spectra_.resize(group_size * rows * S);
+  product_spectra_.resize(group_size * k1 * S);
   if (fft.custom_arithmetic()) key_spectra_.resize(rows * k1 * N);
   if (key.unroll() > 1) {
     const auto unit = unit_roots_split(params_.polynomial_size);
     unit_roots_.assign(unit.begin(), unit.end());
-    factors_.resize(group_size * unroll_group_ggsws(key.unroll()) * N);
+    factors_.resize(group_size * unroll_group_ggsws(key.unroll()) * S);
   }
 }
 
 void BlindRotator::external_product_custom(std::size_t i, std::size_t gates) {
   const std::size_t N = params_.polynomial_size, k1 = params_.glwe_dimension + 1;
+  const std::size_t S = spectrum_stride();
   const std::size_t rows = params_.ggsw_row_count();
   for (std::size_t q = 0; q < rows * k1; ++q) {
     key_.spectrum(i, q, std::span<double>(key_spectra_.data() + q * N, N));
   }
   for (std::size_t t = 0; t < gates; ++t) {
     for (std::size_t c = 0; c < k1; ++c) {
-      std::span<double> product(product_spectra_.data() + (t * k1 + c) * N, N);
+      std::span<double> product(product_spectra_.data() + (t * k1 + c) * S, N);
       std::fill(product.begin(), product.end(), 0.0);  // zero words in every engine
       for (std::size_t q = 0; q < rows; ++q) {
         fft_.multiply_add(
-            std::span<const double>(digit_spectra_.data() + (t * rows + q) * N, N),
+            std::span<const double>(digit_spectra_.data() + (t * rows + q) * S, N),
             std::span<const double>(key_spectra_.data() + (q * k1 + c) * N, N), product);
       }
     }
@@ -229,6 +244,7 @@ void BlindRotator::cmux_group(std::size_t i, const std::uint32_t* powers, Torus3
   // ACC_t += BK_i [x] ((X^power_t - 1) ACC_t): the CMUX that multiplies ACC_t by
   // X^(power_t * s_i), for up to group_size accumulators sharing the reads of GGSW i.
   const std::size_t N = params_.polynomial_size, k1 = params_.glwe_dimension + 1;
+  const std::size_t S = spectrum_stride();
   const std::size_t l = params_.bk_level_count, rows = k1 * l;
   for (std::size_t t = 0; t < gates; ++t) {
     const std::uint32_t power = powers[t];
@@ -243,19 +259,19 @@ void BlindRotator::cmux_group(std::size_t i, const std::uint32_t* powers, Torus3
       for (std::size_t j = s; j < N; ++j) r[j] = sign_hi * a[j - s] - a[j];
       fft_.forward_decomposed(
           std::span<const Torus32>(r, N), gadget_,
-          std::span<double>(digit_spectra_.data() + (t * rows + c * l) * N, l * N));
+          std::span<double>(digit_spectra_.data() + (t * rows + c * l) * S, (l - 1) * S + N), S);
     }
   }
   if (key_spectra_.empty()) {
-    external_product_fourier(ExternalProduct{digit_spectra_.data(), rows * N, key_.ggsw(i), rows,
-                                             k1, N / 2, product_spectra_.data(), k1 * N},
+    external_product_fourier(ExternalProduct{digit_spectra_.data(), rows * S, key_.ggsw(i), rows,
+                                             k1, N / 2, product_spectra_.data(), k1 * S, S},
                              gates);
   } else {
     external_product_custom(i, gates);
   }
   for (std::size_t t = 0; t < gates; ++t) {
     for (std::size_t c = 0; c < k1; ++c) {
-      fft_.inverse_add(std::span<const double>(product_spectra_.data() + (t * k1 + c) * N, N),
+      fft_.inverse_add(std::span<const double>(product_spectra_.data() + (t * k1 + c) * S, N),
                        std::span<Torus32>(accs[t] + c * N, N));
     }
   }
@@ -265,6 +281,7 @@ void BlindRotator::unrolled_group(std::size_t p, const std::uint32_t* powers,
                                   Torus32* const* accs, std::size_t gates) {
   const std::uint32_t unroll = key_.unroll(), G = unroll_group_ggsws(unroll);
   const std::size_t N = params_.polynomial_size, M = N / 2, k1 = params_.glwe_dimension + 1;
+  const std::size_t S = spectrum_stride();
   const std::size_t l = params_.bk_level_count, rows = k1 * l;
   const std::uint32_t mask = static_cast<std::uint32_t>(2 * N - 1);
   const std::uint32_t* roots = key_.root_exponents().data();
@@ -274,11 +291,11 @@ void BlindRotator::unrolled_group(std::size_t p, const std::uint32_t* powers,
     for (std::size_t c = 0; c < k1; ++c) {
       fft_.forward_decomposed(
           std::span<const Torus32>(accs[t] + c * N, N), gadget_,
-          std::span<double>(digit_spectra_.data() + (t * rows + c * l) * N, l * N));
+          std::span<double>(digit_spectra_.data() + (t * rows + c * l) * S, (l - 1) * S + N), S);
     }
     for (std::uint32_t g = 0; g < G; ++g) {
       const std::uint32_t e = unrolled_exponent(powers + unroll * t, unroll, g, mask);
-      double* re = factors_.data() + (t * G + g) * N;
+      double* re = factors_.data() + (t * G + g) * S;
       double* im = re + M;
       for (std::size_t j = 0; j < M; ++j) {  // zeta^(t_j e) - 1: X^e - 1 at slot j's root
         const std::uint32_t at = (roots[j] * e) & mask;
@@ -288,16 +305,16 @@ void BlindRotator::unrolled_group(std::size_t p, const std::uint32_t* powers,
     }
   }
   for (std::uint32_t g = 0; g < G; ++g) {
-    ExternalProduct x{digit_spectra_.data(), rows * N, key_.ggsw(G * p + g), rows, k1, M,
-                      product_spectra_.data(), k1 * N};
-    x.factor = factors_.data() + g * N;
-    x.factor_stride = G * N;
+    ExternalProduct x{digit_spectra_.data(), rows * S, key_.ggsw(G * p + g), rows, k1, M,
+                      product_spectra_.data(), k1 * S, S};
+    x.factor = factors_.data() + g * S;
+    x.factor_stride = G * S;
     x.accumulate = g > 0;
     external_product_fourier(x, gates);
   }
   for (std::size_t t = 0; t < gates; ++t) {
     for (std::size_t c = 0; c < k1; ++c) {
-      fft_.inverse_add(std::span<const double>(product_spectra_.data() + (t * k1 + c) * N, N),
+      fft_.inverse_add(std::span<const double>(product_spectra_.data() + (t * k1 + c) * S, N),
                        std::span<Torus32>(accs[t] + c * N, N));
     }
   }

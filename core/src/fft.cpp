@@ -46,16 +46,28 @@ void NegacyclicFft::forward(std::span<const Torus32> poly, std::span<double> spe
 
 void NegacyclicFft::forward_decomposed(std::span<const Torus32> poly,
                                        const GadgetDecomposition& gadget,
-                                       std::span<double> spectra) const {
-  const std::size_t l = gadget.level_count();
+                                       std::span<double> spectra, std::size_t stride) const {
+  const std::size_t l = gadget.level_count(), size = spectrum_size();
   EXPECTS(poly.size() == N_, "NegacyclicFft::forward_decomposed: polynomial has " +
                                 std::to_string(poly.size()) +
                                 " coefficients but the engine is for N=" + std::to_string(N_));
-  EXPECTS(spectra.size() == l * spectrum_size(),
-          "NegacyclicFft::forward_decomposed: spectra hold " + std::to_string(spectra.size()) +
-              " doubles but l=" + std::to_string(l) + " spectra need " +
-              std::to_string(l * spectrum_size()));
-  forward_digits(poly.data(), gadget, spectra.data());
+  EXPECTS(stride == 0 || stride >= size,
+          "NegacyclicFft::forward_decomposed: stride " + std::to_string(stride) +
+              " is shorter than a spectrum (" + std::to_string(size) +
+              " doubles); expected 0 (consecutive spectra) or at least " + std::to_string(size));
+  if (stride == 0) {
+    EXPECTS(spectra.size() == l * size,
+            "NegacyclicFft::forward_decomposed: spectra hold " + std::to_string(spectra.size()) +
+                " doubles but l=" + std::to_string(l) + " spectra need " +
+                std::to_string(l * size));
+    stride = size;
+  } else {
+    EXPECTS(spectra.size() == (l - 1) * stride + size,
+            "NegacyclicFft::forward_decomposed: spectra hold " + std::to_string(spectra.size()) +
+                " doubles but l=" + std::to_string(l) + " spectra " + std::to_string(stride) +
+                " doubles apart need " + std::to_string((l - 1) * stride + size));
+  }
+  forward_digits(poly.data(), gadget, spectra.data(), stride);
 }
 
 std::vector<std::uint32_t> root_exponents_of_x(std::span<const double> re,
@@ -187,7 +199,7 @@ void ComplexNegacyclicFft::forward_torus(const Torus32* poly, double* spectrum) 
 }
 
 void ComplexNegacyclicFft::forward_digits(const Torus32* poly, const GadgetDecomposition& gadget,
-                                          double* spectra) const {
+                                          double* spectra, std::size_t stride) const {
   const std::size_t N = polynomial_size(), M = N / 2, l = gadget.level_count();
   double* twisted = scratch(l * N);
   const Torus32* __restrict lo = poly;
@@ -206,7 +218,7 @@ void ComplexNegacyclicFft::forward_digits(const Torus32* poly, const GadgetDecom
   }
   for (std::size_t p = 0; p < l; ++p) {
     double* re = twisted + p * N;
-    transform_forward(re, re + M, spectra + p * N, spectra + p * N + M);
+    transform_forward(re, re + M, spectra + p * stride, spectra + p * stride + M);
   }
 }
 

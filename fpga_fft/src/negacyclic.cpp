@@ -195,13 +195,13 @@ void FixedPointNegacyclicFft::forward_torus(const Torus32* poly, double* spectru
 }
 
 void FixedPointNegacyclicFft::forward_digits(const Torus32* poly, const GadgetDecomposition& gadget,
-                                             double* spectra) const {
+                                             double* spectra, std::size_t stride) const {
   const std::size_t N = polynomial_size();
   thread_local std::vector<std::int32_t> digits;
   digits.resize(N);
   for (std::uint32_t p = 1; p <= gadget.level_count(); ++p) {
     for (std::size_t j = 0; j < N; ++j) digits[j] = gadget.digit(poly[j], p);
-    forward_integers(digits.data(), spectra + (p - 1) * N);
+    forward_integers(digits.data(), spectra + (p - 1) * stride);
   }
 }
 

@@ -3,6 +3,7 @@
 // argument validation, on toy parameters and tfhe_lib_128.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "torusgate/core/fft.hpp"
 #include "torusgate/core/keys.hpp"
 #include "torusgate/core/noise.hpp"
+#include "torusgate/core/simd_fft.hpp"
 #include "torusgate/cpu/fftw_fft.hpp"
 
 using namespace torusgate;
@@ -179,6 +181,131 @@ TEST_CASE("blind_rotate then sample_extract equals bootstrap_extract", "[bootstr
                rig.keys.secret.glwe_key(), phase);
     for (Torus32 c : phase) {
       REQUIRE(std::fmin(torus_distance(c, mu), torus_distance(c, Torus32{0} - mu)) < bound);
+    }
+  }
+}
+
+namespace {
+
+// The blind rotation of `in` (n+1 words) in exact integer arithmetic, from the key's
+// coefficient-domain GGSW samples: ACC = X^(-b) (mu, ..., mu); then per step, ACC += sum_q
+// digit_q(R) * GGSW[q][c] with R = (X^a - 1) ACC (a CMUX), or, for an unrolled key's group
+// step, R = ACC and each GGSW g of the group's product times X^(e_g) - 1. The steps whose
+// rotations are all X^0 are skipped, as BlindRotator skips them (their terms are 0).
+std::vector<Torus32> exact_blind_rotation(const Parameters& p, const BootstrappingKey& bk,
+                                          std::span<const Torus32> in, Torus32 mu_value) {
+  const std::size_t n = p.lwe_dimension, N = p.polynomial_size, k1 = p.glwe_dimension + 1;
+  const std::size_t l = p.bk_level_count, rows = k1 * l;
+  const auto two_n = static_cast<std::uint32_t>(2 * N);
+  const std::uint32_t unroll = bk.unroll(), G = unroll > 1 ? unroll_group_ggsws(unroll) : 1;
+  const GadgetDecomposition gadget(p.bk_base_log, l);
+  std::vector<Torus32> acc(k1 * N, 0), test(N, mu_value);
+  const std::uint32_t b = mod_switch_from_torus(in[n], two_n);
+  multiply_by_monomial(test, (two_n - b) % two_n, std::span<Torus32>(acc).subspan((k1 - 1) * N, N));
+  std::vector<std::uint32_t> masks(n);
+  for (std::size_t i = 0; i < n; ++i) masks[i] = mod_switch_from_torus(in[i], two_n);
+  std::vector<Torus32> r(k1 * N), shifted(N), product(N), sum(k1 * N);
+  std::vector<std::int32_t> digits(N);
+  // sum = sum_q digit_q(r) * GGSW `ggsw`[q][c], column by column.
+  auto external_product = [&](std::size_t ggsw) {
+    const auto key = bk.ggsw(ggsw);
+    std::fill(sum.begin(), sum.end(), Torus32{0});
+    for (std::size_t q = 0; q < rows; ++q) {
+      const std::size_t column = q / l;
+      const auto level = static_cast<std::uint32_t>(q % l + 1);
+      for (std::size_t j = 0; j < N; ++j) digits[j] = gadget.digit(r[column * N + j], level);
+      for (std::size_t c = 0; c < k1; ++c) {
+        negacyclic_multiply_exact(digits, key.subspan((q * k1 + c) * N, N), product);
+        for (std::size_t j = 0; j < N; ++j) sum[c * N + j] += product[j];
+      }
+    }
+  };
+  const std::size_t grouped = unrolled_bits(n, unroll);
+  for (std::size_t i = 0; i < n;) {
+    const std::size_t width = i < grouped ? unroll : 1;
+    if (std::all_of(masks.begin() + i, masks.begin() + i + width,
+                    [](std::uint32_t e) { return e == 0; })) {
+      i += width;
+      continue;
+    }
+    const std::size_t first = unrolled_step_ggsw(n, unroll, i);
+    if (width == 1) {  // a CMUX: r = (X^a - 1) acc, acc += GGSW [x] r
+      for (std::size_t c = 0; c < k1; ++c) {
+        const auto column = std::span<const Torus32>(acc).subspan(c * N, N);
+        multiply_by_monomial(column, masks[i], shifted);
+        for (std::size_t j = 0; j < N; ++j) r[c * N + j] = shifted[j] - column[j];
+      }
+      external_product(first);
+      for (std::size_t j = 0; j < k1 * N; ++j) acc[j] += sum[j];
+    } else {  // a group step: acc += sum_g (X^e_g - 1) (GGSW_g [x] acc)
+      r = acc;
+      std::vector<Torus32> add(k1 * N, 0);
+      for (std::uint32_t g = 0; g < G; ++g) {
+        external_product(first + g);
+        const std::uint32_t e = unrolled_exponent(masks.data() + i, unroll, g, two_n - 1);
+        for (std::size_t c = 0; c < k1; ++c) {
+          const auto column = std::span<const Torus32>(sum).subspan(c * N, N);
+          multiply_by_monomial(column, e, shifted);
+          for (std::size_t j = 0; j < N; ++j) add[c * N + j] += shifted[j] - column[j];
+        }
+      }
+      for (std::size_t j = 0; j < k1 * N; ++j) acc[j] += add[j];
+    }
+    i += width;
+  }
+  return acc;
+}
+
+}  // namespace
+
+// The rotator's Fourier-domain external products (gates in passes sized to the build's vector
+// registers, the spectra spaced spectrum_gap doubles apart) against the exact integer chain:
+// with these parameter sets every double engine rounds each product to its exact integer
+// (product_rounding), so the accumulators are the same words. 7 rotations: a group of 4 and
+// one of 3 sharing each GGSW.
+TEST_CASE("BlindRotator's rotations are the exact integer CMUX chain, word for word",
+          "[bootstrap]") {
+  const std::uint64_t seed = catch_seed(0xc4a1);
+  INFO("seed " << seed);
+  struct Case {
+    Parameters params;
+    std::uint32_t unroll;
+  };
+  for (const Case& tc : {Case{toy_insecure(), 1}, Case{toy_k2_insecure(), 1},
+                         Case{toy_insecure(), 2}, Case{toy_insecure(), 3},
+                         Case{toy_k2_insecure(), 2}}) {
+    const Parameters& p = tc.params;
+    INFO("parameter set " << p.name << ", unroll " << tc.unroll);
+    REQUIRE(product_rounding(p, tc.unroll).exact());
+    const auto& keys = keys_for(p, tc.unroll);
+    const BootstrappingKey& bk = keys.cloud->bootstrapping_key();
+    Csprng rng = seeded_rng(seed ^ tc.unroll);
+    const std::size_t n1 = p.lwe_dimension + 1, acc_words = glwe_size(p), count = 7;
+    std::vector<Torus32> in(count * n1);
+    for (std::size_t i = 0; i < count; ++i) {
+      encrypt_lwe(std::span<Torus32>(in).subspan(i * n1, n1), rng.uniform_torus(),
+                  keys.secret.lwe_key(), p.lwe_noise_stddev, rng);
+    }
+    in[n1 + 2] = 0;  // a zero mask word: that step is skipped
+    std::vector<std::vector<Torus32>> want;
+    for (std::size_t i = 0; i < count; ++i) {
+      want.push_back(
+          exact_blind_rotation(p, bk, std::span<const Torus32>(in).subspan(i * n1, n1), mu));
+    }
+    std::vector<std::unique_ptr<NegacyclicFft>> engines;
+    engines.push_back(std::make_unique<PortableFft>(p.polynomial_size));
+    engines.push_back(std::make_unique<FftwFft>(p.polynomial_size));
+    engines.push_back(std::make_unique<SimdFft>(p.polynomial_size));
+    for (const auto& fft : engines) {
+      INFO("engine " << fft->name());
+      const BootstrappingKeyFourier fourier(bk, *fft);
+      BlindRotator rotator(fourier, *fft, count);
+      std::vector<Torus32> acc(count * acc_words);
+      rotator.blind_rotate(in, count, mu, acc);
+      for (std::size_t i = 0; i < count; ++i) {
+        INFO("rotation " << i);
+        CHECK(std::equal(want[i].begin(), want[i].end(), acc.begin() + i * acc_words));
+      }
     }
   }
 }

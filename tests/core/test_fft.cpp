@@ -183,6 +183,29 @@ TEMPLATE_TEST_CASE("FFT inverse_add adds to the polynomial", "[fft]", PortableFf
   CHECK(sb == before);
 }
 
+TEMPLATE_TEST_CASE("FFT forward_decomposed at a stride: the same spectra, the gaps untouched",
+                   "[fft]", PortableFft, FftwFft, SimdFft) {
+  const std::uint64_t seed = catch_seed(0x5d);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  const std::size_t N = 1024, l = 3, gap = 16, stride = N + gap;
+  const TestType fft(N);
+  const GadgetDecomposition gadget(7, l);
+  const auto poly = random_torus(rng, N);
+  std::vector<double> packed(l * N), spaced((l - 1) * stride + N, -0.5);
+  fft.forward_decomposed(poly, gadget, packed);
+  fft.forward_decomposed(poly, gadget, spaced, stride);
+  for (std::size_t p = 0; p < l; ++p) {
+    INFO("level " << p + 1);
+    CHECK(std::equal(packed.begin() + p * N, packed.begin() + (p + 1) * N,
+                     spaced.begin() + p * stride));
+    if (p + 1 < l) {
+      CHECK(std::all_of(spaced.begin() + p * stride + N, spaced.begin() + (p + 1) * stride,
+                        [](double x) { return x == -0.5; }));
+    }
+  }
+}
+
 TEMPLATE_TEST_CASE("FFT forward reads torus values as signed", "[fft]", PortableFft, FftwFft, SimdFft) {
   const std::uint64_t seed = catch_seed(0x516);
   INFO("seed " << seed);

@@ -199,6 +199,23 @@ TEST_CASE("validation: forward_decomposed names the spectra size the caller pass
   REQUIRE_INVALID_ARGUMENT(fft.forward_decomposed(poly, g, one_spectrum), "spectra hold 256");
 }
 
+TEST_CASE("validation: forward_decomposed with a stride between the spectra", "[validation]") {
+  const PortableFft fft(256);
+  const GadgetDecomposition g(10, 2);
+  std::vector<Torus32> poly(256);
+  std::vector<double> spaced(300 + 256), short_spaced(300 + 255);
+  CHECK_NOTHROW(fft.forward_decomposed(poly, g, spaced, 300));
+  CHECK_NOTHROW(fft.forward_decomposed(poly, g, std::span<double>(spaced).first(512), 256));
+  REQUIRE_INVALID_ARGUMENT(fft.forward_decomposed(poly, g, spaced, 255),
+                           "forward_decomposed: stride 255 is shorter than a spectrum (256 "
+                           "doubles); expected 0 (consecutive spectra) or at least 256");
+  REQUIRE_INVALID_ARGUMENT(fft.forward_decomposed(poly, g, short_spaced, 300),
+                           "forward_decomposed: spectra hold 555 doubles but l=2 spectra 300 "
+                           "doubles apart need 556");
+  REQUIRE_INVALID_ARGUMENT(fft.forward_decomposed(poly, g, spaced, 256),
+                           "spectra hold 556 doubles but l=2 spectra 256 doubles apart need 512");
+}
+
 // ---- gates.cpp -------------------------------------------------------------------------------
 
 TEST_CASE("validation: GateSpec::of rejects kinds without a fixed form", "[validation]") {

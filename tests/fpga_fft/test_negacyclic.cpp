@@ -4,8 +4,10 @@
 // with F = 30 and fails with F = 20 (the negative control that the engine is really used).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -147,6 +149,25 @@ TEST_CASE("fpga_fft negacyclic: name, spectrum words, overflow sites, validation
   REQUIRE_INVALID_ARGUMENT(FixedPointNegacyclicFft(1024, bad), "allowed radices: 2, 8, 512");
   std::vector<double> a(1024), b(1024), shorter(512);
   REQUIRE_INVALID_ARGUMENT(engine.multiply_add(a, b, shorter), "multiply_add: spectra have 1024, 1024 and 512 slots");
+}
+
+TEST_CASE("fpga_fft negacyclic: forward_decomposed at a stride gives the consecutive words",
+          "[fpga_fft]") {
+  const FixedPointNegacyclicFft engine(1024, config_with(30));
+  const GadgetDecomposition gadget(7, 3);
+  Csprng rng = seeded_rng(21);
+  std::vector<Torus32> poly(1024);
+  for (auto& x : poly) x = rng.uniform_torus();
+  const std::size_t stride = 1024 + 16;
+  std::vector<double> packed(3 * 1024), spaced(2 * stride + 1024, 0.25);
+  engine.forward_decomposed(poly, gadget, packed);
+  engine.forward_decomposed(poly, gadget, spaced, stride);
+  for (std::size_t p = 0; p < 3; ++p) {
+    INFO("level " << p + 1);
+    CHECK(std::memcmp(packed.data() + p * 1024, spaced.data() + p * stride, 1024 * 8) == 0);
+  }
+  CHECK(std::all_of(spaced.begin() + 1024, spaced.begin() + stride,
+                    [](double x) { return x == 0.25; }));
 }
 
 TEST_CASE("fpga_fft negacyclic: a Fourier key is usable only with the engine that made it",

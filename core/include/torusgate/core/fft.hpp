@@ -42,9 +42,11 @@ class NegacyclicFft {
   void forward(std::span<const std::int32_t> poly, std::span<double> spectrum) const;
   void forward(std::span<const Torus32> poly, std::span<double> spectrum) const;
   // spectra[p-1] = forward(digit polynomial p of poly) for p = 1..l: the gadget decomposition,
-  // fold and twist fused in one pass per level. `spectra` holds l consecutive spectra.
+  // fold and twist fused in one pass per level. Spectrum p-1 starts at (p-1) * stride:
+  // stride 0 (consecutive spectra, l * spectrum_size() slots) or at least spectrum_size()
+  // ((l-1) * stride + spectrum_size() slots; the gaps are left as they are).
   void forward_decomposed(std::span<const Torus32> poly, const GadgetDecomposition& gadget,
-                          std::span<double> spectra) const;
+                          std::span<double> spectra, std::size_t stride = 0) const;
   // poly = round(unfold(untwist(IFFT(spectrum)) / M)) mod 2^32.
   void inverse(std::span<const double> spectrum, std::span<Torus32> poly) const;
   // poly += round(...) mod 2^32.
@@ -59,11 +61,11 @@ class NegacyclicFft {
 
  protected:
   // The engine's work, on spans whose sizes were checked: poly holds N values, spectrum
-  // spectrum_size() slots, spectra l * spectrum_size().
+  // spectrum_size() slots, spectra l spectra `stride` slots apart (stride >= spectrum_size()).
   virtual void forward_integers(const std::int32_t* poly, double* spectrum) const = 0;
   virtual void forward_torus(const Torus32* poly, double* spectrum) const = 0;
   virtual void forward_digits(const Torus32* poly, const GadgetDecomposition& gadget,
-                              double* spectra) const = 0;
+                              double* spectra, std::size_t stride) const = 0;
   virtual void inverse_to_torus(const double* spectrum, Torus32* poly, bool add) const = 0;
   virtual void multiply_add_spectra(const double* a, const double* b, double* acc) const;
 
@@ -98,8 +100,8 @@ class ComplexNegacyclicFft : public NegacyclicFft {
 
   void forward_integers(const std::int32_t* poly, double* spectrum) const override;
   void forward_torus(const Torus32* poly, double* spectrum) const override;
-  void forward_digits(const Torus32* poly, const GadgetDecomposition& gadget,
-                      double* spectra) const override;
+  void forward_digits(const Torus32* poly, const GadgetDecomposition& gadget, double* spectra,
+                      std::size_t stride) const override;
   void inverse_to_torus(const double* spectrum, Torus32* poly, bool add) const override;
 
  private:

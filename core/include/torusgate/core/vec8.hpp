@@ -6,6 +6,14 @@
 // registers at W = 8 spills on narrower targets unless it is written for that W.
 #pragma once
 
+// GCC warns (-Wpsabi) that a function returning a vector wider than the target's registers
+// (Vec8 without AVX-512) would pass it differently from an AVX-512 build. These helpers are
+// inline and never cross a library boundary, so that ABI never applies.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
 namespace torusgate {
 
 template <unsigned W>
@@ -40,3 +48,7 @@ inline constexpr unsigned native_vector_doubles = 2;
 #endif
 
 }  // namespace torusgate
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif

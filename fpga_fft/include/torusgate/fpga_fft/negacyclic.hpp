@@ -65,8 +65,8 @@ class FixedPointNegacyclicFft final : public NegacyclicFft {
  protected:
   void forward_integers(const std::int32_t* poly, double* spectrum) const override;
   void forward_torus(const Torus32* poly, double* spectrum) const override;
-  void forward_digits(const Torus32* poly, const GadgetDecomposition& gadget,
-                      double* spectra) const override;
+  void forward_digits(const Torus32* poly, const GadgetDecomposition& gadget, double* spectra,
+                      std::size_t stride) const override;
   void inverse_to_torus(const double* spectrum, Torus32* poly, bool add) const override;
   void multiply_add_spectra(const double* a, const double* b, double* acc) const override;
 
