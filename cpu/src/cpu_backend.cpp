@@ -30,6 +30,34 @@ void linear_combination(Torus32* out, std::size_t words, Torus32 offset,
 
 }  // namespace
 
+void cpu_task_starts(std::span<const std::uint32_t> boots, std::size_t task_size, int threads,
+                     std::vector<std::size_t>& starts) {
+  EXPECTS(task_size >= 2, "cpu_task_starts: task_size=" + std::to_string(task_size) +
+                              " but expected at least 2 (a MUX needs two rotations in one task)");
+  EXPECTS(threads >= 1, "cpu_task_starts: threads=" + std::to_string(threads) +
+                            " but expected at least 1");
+  std::size_t rotations = 0;
+  for (std::size_t j = 0; j < boots.size(); ++j) {
+    EXPECTS(boots[j] == 1 || boots[j] == 2, "cpu_task_starts: job " + std::to_string(j) +
+                                                " takes " + std::to_string(boots[j]) +
+                                                " rotations but expected 1 or 2");
+    rotations += boots[j];
+  }
+  const auto t = static_cast<std::size_t>(threads);
+  const std::size_t per_thread = (rotations + t - 1) / t;
+  const std::size_t cap = std::max<std::size_t>(1, std::min(task_size, per_thread));
+  starts.clear();
+  std::size_t in_task = cap;
+  for (std::size_t j = 0; j < boots.size(); ++j) {
+    if (in_task + boots[j] > cap) {
+      starts.push_back(j);
+      in_task = 0;
+    }
+    in_task += boots[j];
+  }
+  starts.push_back(boots.size());
+}
+
 bool simd_fft_preferred() {
 #if defined(__AVX512F__)
   return true;
@@ -213,6 +241,7 @@ void CpuBackend::evaluate(std::span<const GateOp<Storage>> batch) {
 
   // Free gates now; bootstrapped gates become jobs.
   jobs_.clear();
+  job_boots_.clear();
   std::size_t rotations = 0, result = 0;
   for (std::size_t o = 0; o < batch.size(); ++o) {
     const GateOp<Storage>& op = batch[o];
@@ -229,26 +258,14 @@ void CpuBackend::evaluate(std::span<const GateOp<Storage>> batch) {
         }
         default:
           jobs_.push_back({o, e, result});
-          rotations += static_cast<std::size_t>(op.spec.bootstraps());
+          job_boots_.push_back(static_cast<std::uint32_t>(op.spec.bootstraps()));
+          rotations += job_boots_.back();
       }
     }
     stats_.gates_by_kind[static_cast<std::size_t>(op.spec.kind)] += op.out.count;
   }
 
-  // Tasks of at most `cap` rotations, enough of them to keep every thread busy.
-  const std::size_t per_thread = (rotations + threads_ - 1) / static_cast<std::size_t>(threads_);
-  const std::size_t cap = std::max<std::size_t>(2, std::min(options_.task_size, per_thread));
-  task_starts_.clear();
-  std::size_t in_task = cap;
-  for (std::size_t j = 0; j < jobs_.size(); ++j) {
-    const auto boots = static_cast<std::size_t>(batch[jobs_[j].op].spec.bootstraps());
-    if (in_task + boots > cap) {
-      task_starts_.push_back(j);
-      in_task = 0;
-    }
-    in_task += boots;
-  }
-  task_starts_.push_back(jobs_.size());
+  cpu_task_starts(job_boots_, options_.task_size, threads_, task_starts_);
   const auto tasks = static_cast<std::ptrdiff_t>(task_starts_.size() - 1);
 
   auto job_span = [&](std::ptrdiff_t t) {

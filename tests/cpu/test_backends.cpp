@@ -593,6 +593,33 @@ TEST_CASE("CPU backend options and construction are validated", "[backend][cpu]"
   CHECK(ctx->memory_bytes() > keys_for(toy_insecure()).cloud->memory_bytes());
 }
 
+TEST_CASE("cpu_task_starts: a task per thread while rotations last, a MUX never split",
+          "[backend][cpu]") {
+  std::vector<std::size_t> starts;
+  auto cut = [&](std::vector<std::uint32_t> boots, std::size_t task_size, int threads) {
+    cpu_task_starts(boots, task_size, threads, starts);
+    return starts;
+  };
+  using V = std::vector<std::size_t>;
+  // As many rotations as threads (or fewer): one task each, every thread busy.
+  CHECK(cut({1, 1}, 32, 2) == V{0, 1, 2});
+  CHECK(cut({1, 1, 1}, 32, 16) == V{0, 1, 2, 3});
+  CHECK(cut({1}, 32, 2) == V{0, 1});
+  // A MUX's two rotations stay together even where the cap is 1.
+  CHECK(cut({2, 1, 2}, 32, 8) == V{0, 1, 2, 3});
+  // ceil(rotations / threads) per task, at most task_size.
+  CHECK(cut({1, 1, 1, 1, 1}, 32, 2) == V{0, 3, 5});
+  CHECK(cut(std::vector<std::uint32_t>(10, 1), 4, 1) == V{0, 4, 8, 10});
+  CHECK(cut({1, 2, 1, 1}, 32, 2) == V{0, 2, 4});  // cap 3: the 1 and the MUX, then 1 and 1
+  CHECK(cut({}, 32, 2) == V{0});
+  // One thread: tasks of task_size rotations.
+  CHECK(cut(std::vector<std::uint32_t>(64, 1), 32, 1) == V{0, 32, 64});
+  REQUIRE_INVALID_ARGUMENT(cut({1, 3}, 32, 2), "cpu_task_starts: job 1 takes 3 rotations");
+  REQUIRE_INVALID_ARGUMENT(cut({1, 0}, 32, 2), "job 1 takes 0 rotations");
+  REQUIRE_INVALID_ARGUMENT(cut({1}, 1, 2), "task_size=1 but expected at least 2");
+  REQUIRE_INVALID_ARGUMENT(cut({1}, 32, 0), "threads=0 but expected at least 1");
+}
+
 TEST_CASE("task sizes and thread counts do not change results", "[backend][cpu]") {
   const std::uint64_t seed = catch_seed(0x7a5c);
   INFO("seed " << seed);

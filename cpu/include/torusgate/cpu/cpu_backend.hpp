@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -107,6 +108,7 @@ class CpuBackend {
   std::vector<std::unique_ptr<Workspace>> workspaces_;  // one per thread
   LweBatch results_;                                    // outputs of the batch in evaluation
   std::vector<BootJob> jobs_;
+  std::vector<std::uint32_t> job_boots_;  // rotations of each job
   std::vector<std::size_t> task_starts_;
   BackendStats stats_;
 };
@@ -128,6 +130,16 @@ class OpenMpBackend final : public CpuBackend {
   explicit OpenMpBackend(std::shared_ptr<const CpuKeyContext> context, CpuOptions options = {})
       : CpuBackend(std::move(context), Threading::OpenMp, options) {}
 };
+
+// How CpuBackend cuts a batch into tasks. Job j takes boots[j] blind rotations (1, or 2 for a
+// MUX, whose two rotations always share a task); jobs go in order into tasks of at most
+// cap = min(task_size, ceil(total / threads)) rotations, cap at least 1 (a MUX alone may then
+// exceed it; task_size >= 2 always holds it): as many tasks as keep every thread busy, each
+// as large as that allows, since a task's rotations share each read of the key. `starts`
+// gets each task's first job, then boots.size(). InvalidArgument for a job of 0 or more than
+// 2 rotations, task_size < 2 or threads < 1.
+void cpu_task_starts(std::span<const std::uint32_t> boots, std::size_t task_size, int threads,
+                     std::vector<std::size_t>& starts);
 
 std::unique_ptr<NegacyclicFft> make_fft_engine(FftEngineKind kind, std::uint32_t polynomial_size);
 
