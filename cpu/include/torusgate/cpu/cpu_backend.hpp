@@ -1,6 +1,7 @@
 // CPU backends: SequentialBackend and OpenMpBackend share one implementation (CpuBackend);
 // only the loop that runs the tasks of a batch differs. A batch is split into tasks of up to
-// `task_size` blind rotations; each task bootstraps its gates key-row-major (each GGSW and
+// `task_size` blind rotations, at least one per thread while the rotations last
+// (cpu_task_starts); each task bootstraps its gates key-row-major (each GGSW and
 // key-switching row read once per task) in a per-thread workspace made once.
 //
 // Threads: a backend is used by one thread at a time (evaluate() uses the backend's own
