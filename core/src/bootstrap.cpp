@@ -149,36 +149,40 @@ void external_product_fourier(const ExternalProduct& x) {
 // Gates per pass for k1 = K1 on this build's vectors: as many as keep a pass's accumulators
 // (2 K1 per gate), one row's digits (2 per gate) and a key point pair in the vector registers
 // (32 with AVX-512, 16 with AVX or SSE2). The AVX-512 build keeps 4 gates at k1 = 3 too (34
-// of 32: a small spill, as measured so far).
+// of 32: a small spill, as measured so far). K1 = 0 (larger k): one gate a pass.
 template <std::size_t K1>
 constexpr std::size_t pass_gates() {
-  if constexpr (native_vector_doubles == 8) return 4;
-  return (16 - 2) / (2 * K1 + 2);
+  if constexpr (K1 == 0) return 1;
+  else if constexpr (native_vector_doubles == 8) return 4;
+  else return (16 - 2) / (2 * K1 + 2);
 }
 
-// `gates` gates in passes of at most Pass: pass p takes gates Pass p onwards.
-template <std::size_t K1, std::size_t Pass, bool Factor>
-void external_product_fourier_passes(const ExternalProduct& x, std::size_t gates) {
-  constexpr unsigned W = native_vector_doubles;
+// One pass of `gates` (1 to G) gates: the kernel for exactly that many.
+template <std::size_t K1, std::size_t G, bool Factor>
+void external_product_pass(const ExternalProduct& x, std::size_t gates) {
+  if constexpr (G > 1) {
+    if (gates < G) return external_product_pass<K1, G - 1, Factor>(x, gates);
+  }
+  external_product_fourier<native_vector_doubles, K1, G, Factor>(x);
+}
+
+// `gates` gates in passes of at most pass_gates<K1>(): pass p takes gates from Pass p on.
+template <std::size_t K1, bool Factor>
+void external_product_passes(const ExternalProduct& x, std::size_t gates) {
+  constexpr std::size_t Pass = pass_gates<K1>();
   for (std::size_t first = 0; first < gates; first += Pass) {
     ExternalProduct pass = x;
     pass.digits += first * x.digit_stride;
     pass.product += first * x.product_stride;
     if constexpr (Factor) pass.factor += first * x.factor_stride;
-    switch (std::min(Pass, gates - first)) {
-      case 4: external_product_fourier<W, K1, 4 <= Pass ? 4 : 1, Factor>(pass); break;
-      case 3: external_product_fourier<W, K1, 3 <= Pass ? 3 : 1, Factor>(pass); break;
-      case 2: external_product_fourier<W, K1, 2 <= Pass ? 2 : 1, Factor>(pass); break;
-      default: external_product_fourier<W, K1, 1, Factor>(pass);
-    }
+    external_product_pass<K1, Pass, Factor>(pass, std::min(Pass, gates - first));
   }
 }
 
 template <std::size_t K1>
 void external_product_fourier_group(const ExternalProduct& x, std::size_t gates) {
-  constexpr std::size_t pass = K1 == 0 ? 1 : std::max<std::size_t>(1, pass_gates<K1>());
-  if (x.factor != nullptr) return external_product_fourier_passes<K1, pass, true>(x, gates);
-  external_product_fourier_passes<K1, pass, false>(x, gates);
+  if (x.factor != nullptr) return external_product_passes<K1, true>(x, gates);
+  external_product_passes<K1, false>(x, gates);
 }
 
 // External products of `gates` (at most BlindRotator::group_size) digit sets with one GGSW.
@@ -239,6 +243,14 @@ void BlindRotator::external_product_custom(std::size_t i, std::size_t gates) {
   }
 }
 
+void BlindRotator::decompose_column(const Torus32* poly, std::size_t t, std::size_t c) {
+  const std::size_t N = params_.polynomial_size, S = spectrum_stride();
+  const std::size_t l = params_.bk_level_count, rows = (params_.glwe_dimension + 1) * l;
+  fft_.forward_decomposed(
+      std::span<const Torus32>(poly, N), gadget_,
+      std::span<double>(digit_spectra_.data() + (t * rows + c * l) * S, (l - 1) * S + N), S);
+}
+
 void BlindRotator::cmux_group(std::size_t i, const std::uint32_t* powers, Torus32* const* accs,
                               std::size_t gates) {
   // ACC_t += BK_i [x] ((X^power_t - 1) ACC_t): the CMUX that multiplies ACC_t by
@@ -257,9 +269,7 @@ void BlindRotator::cmux_group(std::size_t i, const std::uint32_t* powers, Torus3
       const Torus32 sign_hi = negate ? Torus32(-1) : Torus32(1);  // j >= s: a[j-s] * sign_hi
       for (std::size_t j = 0; j < s; ++j) r[j] = Torus32{0} - sign_hi * a[j + N - s] - a[j];
       for (std::size_t j = s; j < N; ++j) r[j] = sign_hi * a[j - s] - a[j];
-      fft_.forward_decomposed(
-          std::span<const Torus32>(r, N), gadget_,
-          std::span<double>(digit_spectra_.data() + (t * rows + c * l) * S, (l - 1) * S + N), S);
+      decompose_column(r, t, c);
     }
   }
   if (key_spectra_.empty()) {
@@ -289,9 +299,7 @@ void BlindRotator::unrolled_group(std::size_t p, const std::uint32_t* powers,
   const double* unit_im = unit_roots_.data() + 2 * N;
   for (std::size_t t = 0; t < gates; ++t) {
     for (std::size_t c = 0; c < k1; ++c) {
-      fft_.forward_decomposed(
-          std::span<const Torus32>(accs[t] + c * N, N), gadget_,
-          std::span<double>(digit_spectra_.data() + (t * rows + c * l) * S, (l - 1) * S + N), S);
+      decompose_column(accs[t] + c * N, t, c);
     }
     for (std::uint32_t g = 0; g < G; ++g) {
       const std::uint32_t e = unrolled_exponent(powers + unroll * t, unroll, g, mask);

@@ -77,6 +77,8 @@ class BlindRotator {
   // between two reads of a cache line (3x the product's time on an AVX2 EPYC).
   static constexpr std::size_t spectrum_gap = 16;
   std::size_t spectrum_stride() const { return params_.polynomial_size + spectrum_gap; }
+  // Digit rows c l .. c l + l-1 of gate t's spectra: forward_decomposed of poly (N words).
+  void decompose_column(const Torus32* poly, std::size_t t, std::size_t c);
   void cmux_group(std::size_t i, const std::uint32_t* powers, Torus32* const* accs,
                   std::size_t gates);
   // Unrolled key (u = unroll), group p (key bits u p .. u p + u-1, GGSW G p .. G p + G-1,
