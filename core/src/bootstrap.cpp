@@ -78,6 +78,7 @@ struct ExternalProduct {
   double* product;             // gate t, column c at product + t*product_stride + c*stride
   std::size_t product_stride;
   std::size_t stride;          // doubles from one spectrum of a gate to the next (>= 2M)
+  std::size_t begin, end;      // the points computed: [begin, end), multiples of 8
   const double* factor = nullptr;  // gate t's 2M split slots at factor + t*factor_stride
   std::size_t factor_stride = 0;
   bool accumulate = false;         // with a factor: add to product instead of storing
@@ -95,7 +96,7 @@ void external_product_fourier(const ExternalProduct& x) {
   const std::size_t cols = K1 == 0 ? x.k1 : K1;
   const std::size_t M = x.M, stride = x.stride;
   const std::size_t block = 16 * x.rows * cols;  // doubles per key block of 8 points
-  for (std::size_t j = 0; j < M; j += W) {
+  for (std::size_t j = x.begin; j < x.end; j += W) {
     // Points j..j+W-1 sit at offset j % 8 of key block j / 8's real and imaginary parts.
     const double* key = x.key + (j / 8) * block + j % 8;
     V acc_re[G][kMax], acc_im[G][kMax];
@@ -211,7 +212,7 @@ BlindRotator::BlindRotator(const BootstrappingKeyFourier& key, const NegacyclicF
   const std::size_t rows = params_.ggsw_row_count();
   accumulators_.resize(max_batch * k1 * N);
   powers_.resize(max_batch * params_.lwe_dimension);
-  rotated_.resize(k1 * N);
+  rotated_.resize(group_size * k1 * N);
   const std::size_t S = spectrum_stride();
   digit_spectra_.resize(group_size * rows * S);
   product_spectra_.resize(group_size * k1 * S);
@@ -223,15 +224,14 @@ BlindRotator::BlindRotator(const BootstrappingKeyFourier& key, const NegacyclicF
   }
 }
 
-void BlindRotator::external_product_custom(std::size_t i, std::size_t gates) {
+void BlindRotator::external_product_custom(const Group& g,
+                                           const TeamPart& part) {
   const std::size_t N = params_.polynomial_size, k1 = params_.glwe_dimension + 1;
   const std::size_t S = spectrum_stride();
   const std::size_t rows = params_.ggsw_row_count();
-  for (std::size_t q = 0; q < rows * k1; ++q) {
-    key_.spectrum(i, q, std::span<double>(key_spectra_.data() + q * N, N));
-  }
-  for (std::size_t t = 0; t < gates; ++t) {
+  for (std::size_t t = 0; t < g.gates; ++t) {
     for (std::size_t c = 0; c < k1; ++c) {
+      if (!owns(part, g, t, c)) continue;
       std::span<double> product(product_spectra_.data() + (t * k1 + c) * S, N);
       std::fill(product.begin(), product.end(), 0.0);  // zero words in every engine
       for (std::size_t q = 0; q < rows; ++q) {
@@ -239,6 +239,18 @@ void BlindRotator::external_product_custom(std::size_t i, std::size_t gates) {
             std::span<const double>(digit_spectra_.data() + (t * rows + q) * S, N),
             std::span<const double>(key_spectra_.data() + (q * k1 + c) * N, N), product);
       }
+    }
+  }
+}
+
+void BlindRotator::add_products(const Group& g, const TeamPart& part) {
+  const std::size_t N = params_.polynomial_size, k1 = params_.glwe_dimension + 1;
+  const std::size_t S = spectrum_stride();
+  for (std::size_t t = 0; t < g.gates; ++t) {
+    for (std::size_t c = 0; c < k1; ++c) {
+      if (!owns(part, g, t, c)) continue;
+      fft_.inverse_add(std::span<const double>(product_spectra_.data() + (t * k1 + c) * S, N),
+                       std::span<Torus32>(g.accs[t] + c * N, N));
     }
   }
 }
@@ -251,18 +263,19 @@ void BlindRotator::decompose_column(const Torus32* poly, std::size_t t, std::siz
       std::span<double>(digit_spectra_.data() + (t * rows + c * l) * S, (l - 1) * S + N), S);
 }
 
-void BlindRotator::cmux_group(std::size_t i, const std::uint32_t* powers, Torus32* const* accs,
-                              std::size_t gates) {
+void BlindRotator::cmux_group(std::size_t i, const Group& g, const TeamPart& part) {
   // ACC_t += BK_i [x] ((X^power_t - 1) ACC_t): the CMUX that multiplies ACC_t by
   // X^(power_t * s_i), for up to group_size accumulators sharing the reads of GGSW i.
   const std::size_t N = params_.polynomial_size, k1 = params_.glwe_dimension + 1;
   const std::size_t S = spectrum_stride();
   const std::size_t l = params_.bk_level_count, rows = k1 * l;
-  for (std::size_t t = 0; t < gates; ++t) {
-    const std::uint32_t power = powers[t];
+  for (std::size_t t = 0; t < g.gates; ++t) {
+    const std::uint32_t power = g.powers[t];
     for (std::size_t c = 0; c < k1; ++c) {
-      const Torus32* a = accs[t] + c * N;
-      Torus32* r = rotated_.data() + c * N;
+      if (!owns(part, g, t, c)) continue;
+      const Torus32* a = g.accs[t] + c * N;
+      // A team's members each need their own scratch; a lone thread reuses one column's.
+      Torus32* r = rotated_.data() + (part.members > 1 ? t * k1 + c : c) * N;
       // (X^power a)[j] = a[j - power] for j >= power (mod 2N sign rules), minus a[j].
       const bool negate = power >= N;
       const std::size_t s = negate ? power - N : power;
@@ -272,23 +285,24 @@ void BlindRotator::cmux_group(std::size_t i, const std::uint32_t* powers, Torus3
       decompose_column(r, t, c);
     }
   }
-  if (key_spectra_.empty()) {
-    external_product_fourier(ExternalProduct{digit_spectra_.data(), rows * S, key_.ggsw(i), rows,
-                                             k1, N / 2, product_spectra_.data(), k1 * S, S},
-                             gates);
-  } else {
-    external_product_custom(i, gates);
-  }
-  for (std::size_t t = 0; t < gates; ++t) {
-    for (std::size_t c = 0; c < k1; ++c) {
-      fft_.inverse_add(std::span<const double>(product_spectra_.data() + (t * k1 + c) * S, N),
-                       std::span<Torus32>(accs[t] + c * N, N));
+  if (!key_spectra_.empty() && part.member == 0) {
+    for (std::size_t q = 0; q < rows * k1; ++q) {
+      key_.spectrum(i, q, std::span<double>(key_spectra_.data() + q * N, N));
     }
   }
+  part.sync();  // every digit spectrum (and the custom engines' key) written
+  if (key_spectra_.empty()) {
+    ExternalProduct x{digit_spectra_.data(), rows * S, key_.ggsw(i), rows, k1, N / 2,
+                      product_spectra_.data(), k1 * S, S, part.begin(N / 2, 8), part.end(N / 2, 8)};
+    external_product_fourier(x, g.gates);
+  } else {
+    external_product_custom(g, part);
+  }
+  part.sync();  // every product written
+  add_products(g, part);
 }
 
-void BlindRotator::unrolled_group(std::size_t p, const std::uint32_t* powers,
-                                  Torus32* const* accs, std::size_t gates) {
+void BlindRotator::unrolled_group(std::size_t p, const Group& grp, const TeamPart& part) {
   const std::uint32_t unroll = key_.unroll(), G = unroll_group_ggsws(unroll);
   const std::size_t N = params_.polynomial_size, M = N / 2, k1 = params_.glwe_dimension + 1;
   const std::size_t S = spectrum_stride();
@@ -297,12 +311,13 @@ void BlindRotator::unrolled_group(std::size_t p, const std::uint32_t* powers,
   const std::uint32_t* roots = key_.root_exponents().data();
   const double* unit_re = unit_roots_.data();
   const double* unit_im = unit_roots_.data() + 2 * N;
-  for (std::size_t t = 0; t < gates; ++t) {
+  for (std::size_t t = 0; t < grp.gates; ++t) {
     for (std::size_t c = 0; c < k1; ++c) {
-      decompose_column(accs[t] + c * N, t, c);
+      if (owns(part, grp, t, c)) decompose_column(grp.accs[t] + c * N, t, c);
     }
     for (std::uint32_t g = 0; g < G; ++g) {
-      const std::uint32_t e = unrolled_exponent(powers + unroll * t, unroll, g, mask);
+      if (!part.mine(grp.index[t] * G + g)) continue;
+      const std::uint32_t e = unrolled_exponent(grp.powers + unroll * t, unroll, g, mask);
       double* re = factors_.data() + (t * G + g) * S;
       double* im = re + M;
       for (std::size_t j = 0; j < M; ++j) {  // zeta^(t_j e) - 1: X^e - 1 at slot j's root
@@ -312,20 +327,17 @@ void BlindRotator::unrolled_group(std::size_t p, const std::uint32_t* powers,
       }
     }
   }
+  part.sync();  // every digit spectrum and factor written
   for (std::uint32_t g = 0; g < G; ++g) {
     ExternalProduct x{digit_spectra_.data(), rows * S, key_.ggsw(G * p + g), rows, k1, M,
-                      product_spectra_.data(), k1 * S, S};
+                      product_spectra_.data(), k1 * S, S, part.begin(M, 8), part.end(M, 8)};
     x.factor = factors_.data() + g * S;
     x.factor_stride = G * S;
     x.accumulate = g > 0;
-    external_product_fourier(x, gates);
+    external_product_fourier(x, grp.gates);
   }
-  for (std::size_t t = 0; t < gates; ++t) {
-    for (std::size_t c = 0; c < k1; ++c) {
-      fft_.inverse_add(std::span<const double>(product_spectra_.data() + (t * k1 + c) * S, N),
-                       std::span<Torus32>(accs[t] + c * N, N));
-    }
-  }
+  part.sync();  // every product written
+  add_products(grp, part);
 }
 
 template <class Step>
@@ -336,6 +348,7 @@ void BlindRotator::for_each_group(std::size_t first, std::size_t width,
   const std::size_t acc_words = (params_.glwe_dimension + 1) * params_.polynomial_size;
   std::uint32_t group_powers[group_size * max_unroll];
   Torus32* group_accs[group_size];
+  std::size_t group_index[group_size];
   std::size_t in_group = 0;
   for (std::size_t r = 0; r < count; ++r) {
     const std::uint32_t* powers = powers_.data() + r * n + first;
@@ -344,16 +357,25 @@ void BlindRotator::for_each_group(std::size_t first, std::size_t width,
     }
     std::copy(powers, powers + width, group_powers + in_group * width);
     group_accs[in_group] = accumulators.data() + r * acc_words;
+    group_index[in_group] = r;
     if (++in_group == group_size) {
-      step(group_powers, group_accs, in_group);
+      step(Group{group_powers, group_accs, group_index, in_group});
       in_group = 0;
     }
   }
-  if (in_group > 0) step(group_powers, group_accs, in_group);
+  if (in_group > 0) step(Group{group_powers, group_accs, group_index, in_group});
 }
 
 void BlindRotator::blind_rotate(std::span<const Torus32> inputs, std::size_t count, Torus32 mu,
-                                std::span<Torus32> accumulators) {
+                                std::span<Torus32> accumulators, ThreadTeam* team,
+                                unsigned member) {
+  run_as_member(team, [&] { blind_rotate_member(inputs, count, mu, accumulators, team, member); });
+}
+
+void BlindRotator::blind_rotate_member(std::span<const Torus32> inputs, std::size_t count,
+                                       Torus32 mu, std::span<Torus32> accumulators,
+                                       ThreadTeam* team, unsigned member) {
+  const TeamPart part = team_part(team, member, "BlindRotator::blind_rotate");
   const std::size_t n = params_.lwe_dimension, N = params_.polynomial_size;
   const std::size_t k = params_.glwe_dimension, acc_words = (k + 1) * N;
   EXPECTS(count <= max_batch_, "BlindRotator::blind_rotate: count=" + std::to_string(count) +
@@ -367,6 +389,7 @@ void BlindRotator::blind_rotate(std::span<const Torus32> inputs, std::size_t cou
               " words but count*(k+1)N=" + std::to_string(count * acc_words));
   const auto two_n = static_cast<std::uint32_t>(2 * N);
   for (std::size_t r = 0; r < count; ++r) {
+    if (!part.mine(r)) continue;
     const Torus32* in = inputs.data() + r * (n + 1);
     Torus32* acc = accumulators.data() + r * acc_words;
     std::fill(acc, acc + k * N, Torus32{0});
@@ -382,25 +405,30 @@ void BlindRotator::blind_rotate(std::span<const Torus32> inputs, std::size_t cou
   }
   // Key-major loop: each step's GGSW samples are read once for the whole batch (from cache
   // after the first group), and each block of them once per group of accumulators.
+  part.sync();  // every accumulator and power set
   const std::uint32_t unroll = key_.unroll();
   const std::size_t grouped = unrolled_bits(n, unroll);
   for (std::size_t i = 0; i < grouped; i += unroll) {
     for_each_group(i, unroll, accumulators, count,
-                   [&](const std::uint32_t* powers, Torus32* const* accs, std::size_t gates) {
-                     unrolled_group(i / unroll, powers, accs, gates);
-                   });
+                   [&](const Group& g) { unrolled_group(i / unroll, g, part); });
   }
   for (std::size_t i = grouped; i < n; ++i) {
     const std::size_t ggsw = unrolled_step_ggsw(n, unroll, i);
-    for_each_group(i, 1, accumulators, count,
-                   [&](const std::uint32_t* powers, Torus32* const* accs, std::size_t gates) {
-                     cmux_group(ggsw, powers, accs, gates);
-                   });
+    for_each_group(i, 1, accumulators, count, [&](const Group& g) { cmux_group(ggsw, g, part); });
   }
+  part.sync();  // every accumulator's last column added
 }
 
 void BlindRotator::bootstrap_extract(std::span<const Torus32> inputs, std::size_t count,
-                                     Torus32 mu, std::span<Torus32> extracted) {
+                                     Torus32 mu, std::span<Torus32> extracted, ThreadTeam* team,
+                                     unsigned member) {
+  run_as_member(team, [&] { bootstrap_extract_member(inputs, count, mu, extracted, team, member); });
+}
+
+void BlindRotator::bootstrap_extract_member(std::span<const Torus32> inputs, std::size_t count,
+                                            Torus32 mu, std::span<Torus32> extracted,
+                                            ThreadTeam* team, unsigned member) {
+  const TeamPart part = team_part(team, member, "BlindRotator::bootstrap_extract");
   const std::size_t N = params_.polynomial_size, k = params_.glwe_dimension;
   const std::size_t acc_words = (k + 1) * N, out_words = k * N + 1;
   EXPECTS(extracted.size() == count * out_words,
@@ -410,15 +438,17 @@ void BlindRotator::bootstrap_extract(std::span<const Torus32> inputs, std::size_
                                    std::to_string(count) + " but this rotator holds at most " +
                                    std::to_string(max_batch_));
   std::span<Torus32> acc(accumulators_.data(), count * acc_words);
-  blind_rotate(inputs, count, mu, acc);
+  blind_rotate_member(inputs, count, mu, acc, team, member);
   for (std::size_t r = 0; r < count; ++r) {
+    if (!part.mine(r)) continue;
     sample_extract(acc.subspan(r * acc_words, acc_words), static_cast<std::uint32_t>(k),
                    static_cast<std::uint32_t>(N), extracted.subspan(r * out_words, out_words));
   }
+  part.sync();  // every sample extracted
 }
 
 void key_switch(const KeySwitchingKey& ksk, std::span<const Torus32> inputs, std::size_t count,
-                std::span<Torus32> outputs) {
+                std::span<Torus32> outputs, unsigned part, unsigned parts) {
   const Parameters& p = ksk.parameters();
   const std::size_t n1 = p.lwe_dimension + 1, big = p.extracted_lwe_dimension();
   EXPECTS(inputs.size() == count * (big + 1),
@@ -427,14 +457,20 @@ void key_switch(const KeySwitchingKey& ksk, std::span<const Torus32> inputs, std
   EXPECTS(outputs.size() == count * n1, "key_switch: outputs have " +
                                             std::to_string(outputs.size()) +
                                             " words but count*(n+1)=" + std::to_string(count * n1));
+  EXPECTS(parts >= 1 && part < parts, "key_switch: part " + std::to_string(part) + " of " +
+                                          std::to_string(parts) +
+                                          " but expected parts >= 1 and part < parts");
+  // This call's output words [w0, w1) of every sample (the body is word n).
+  const TeamPart share{nullptr, part, parts};
+  const std::size_t w0 = share.begin(n1), w1 = share.end(n1);
   const unsigned base_log = p.ks_base_log, levels = p.ks_level_count;
   const Torus32 mask = (Torus32{1} << base_log) - 1;
   const unsigned precision = base_log * levels;
   const Torus32 round_offset = precision < 32 ? Torus32{1} << (32 - precision - 1) : 0;
   for (std::size_t g = 0; g < count; ++g) {
     Torus32* out = outputs.data() + g * n1;
-    std::fill(out, out + n1 - 1, Torus32{0});
-    out[n1 - 1] = inputs[g * (big + 1) + big];
+    std::fill(out + w0, out + std::min(w1, n1 - 1), Torus32{0});
+    if (w1 == n1) out[n1 - 1] = inputs[g * (big + 1) + big];
   }
   for (std::size_t i = 0; i < big; ++i) {
     for (std::size_t g = 0; g < count; ++g) {
@@ -444,7 +480,7 @@ void key_switch(const KeySwitchingKey& ksk, std::span<const Torus32> inputs, std
         const Torus32 digit = (a >> (32 - (j + 1) * base_log)) & mask;
         if (digit == 0) continue;
         const Torus32* __restrict row = ksk.level(i, j) + (digit - 1) * n1;
-        for (std::size_t w = 0; w < n1; ++w) out[w] -= row[w];
+        for (std::size_t w = w0; w < w1; ++w) out[w] -= row[w];
       }
     }
   }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <memory>
 
 #include "torusgate/core/simd_fft.hpp"
 #include "torusgate/cpu/fftw_fft.hpp"
@@ -56,6 +57,17 @@ void cpu_task_starts(std::span<const std::uint32_t> boots, std::size_t task_size
     in_task += boots[j];
   }
   starts.push_back(boots.size());
+}
+
+unsigned cpu_team_size(std::size_t tasks, std::size_t fewest_rotations, std::size_t columns,
+                       int threads) {
+  EXPECTS(tasks >= 1 && fewest_rotations >= 1 && columns >= 1 && threads >= 1,
+          "cpu_team_size: tasks=" + std::to_string(tasks) + ", fewest_rotations=" +
+              std::to_string(fewest_rotations) + ", columns=" + std::to_string(columns) +
+              ", threads=" + std::to_string(threads) + " but expected each at least 1");
+  const std::size_t size =
+      std::min(static_cast<std::size_t>(threads) / tasks, fewest_rotations * columns);
+  return size >= 2 ? static_cast<unsigned>(size) : 1;
 }
 
 bool simd_fft_preferred() {
@@ -173,10 +185,9 @@ LweBatch CpuBackend::download(BitSpan<Storage> bits) const {
   return out;
 }
 
-void CpuBackend::run_task(Workspace& ws, std::span<const GateOp<Storage>> batch,
-                          std::span<const BootJob> jobs) {
-  const Parameters& p = parameters();
-  const std::size_t n1 = p.lwe_dimension + 1, big1 = p.extracted_lwe_dimension() + 1;
+std::size_t CpuBackend::prepare_rotations(Workspace& ws, std::span<const GateOp<Storage>> batch,
+                                          std::span<const BootJob> jobs) {
+  const std::size_t n1 = parameters().lwe_dimension + 1;
   std::size_t r = 0;
   for (const BootJob& job : jobs) {
     const GateOp<Storage>& op = batch[job.op];
@@ -202,8 +213,12 @@ void CpuBackend::run_task(Workspace& ws, std::span<const GateOp<Storage>> batch,
       r += 1;
     }
   }
-  ws.rotator.bootstrap_extract(std::span<const Torus32>(ws.pre.data(), r * n1), r, eighth,
-                               std::span<Torus32>(ws.extracted.data(), r * big1));
+  return r;
+}
+
+void CpuBackend::compact_extracted(Workspace& ws, std::span<const GateOp<Storage>> batch,
+                                   std::span<const BootJob> jobs) {
+  const std::size_t big1 = parameters().extracted_lwe_dimension() + 1;
   // Key-switching inputs, compacted in place: job g's extracted sample moves to slot g
   // (g <= its first slot, so a forward copy never overwrites a sample still to be read);
   // a MUX first sums its two samples and adds 1/8.
@@ -221,13 +236,56 @@ void CpuBackend::run_task(Workspace& ws, std::span<const GateOp<Storage>> batch,
     Torus32* dst = ws.extracted.data() + g * big1;
     if (src != dst) std::copy(src, src + big1, dst);
   }
+}
+
+void CpuBackend::switch_keys(Workspace& ws, std::span<const BootJob> jobs, unsigned part,
+                             unsigned parts) {
+  const Parameters& p = parameters();
+  const std::size_t n1 = p.lwe_dimension + 1, big1 = p.extracted_lwe_dimension() + 1;
   key_switch(context_->cloud_key().key_switching_key(),
              std::span<const Torus32>(ws.extracted.data(), jobs.size() * big1), jobs.size(),
-             std::span<Torus32>(ws.ks_out.data(), jobs.size() * n1));
+             std::span<Torus32>(ws.ks_out.data(), jobs.size() * n1), part, parts);
+}
+
+void CpuBackend::store_results(Workspace& ws, std::span<const BootJob> jobs) {
+  const std::size_t n1 = parameters().lwe_dimension + 1;
   for (std::size_t g = 0; g < jobs.size(); ++g) {
     std::copy(ws.ks_out.data() + g * n1, ws.ks_out.data() + (g + 1) * n1,
               results_.sample(jobs[g].result).begin());
   }
+}
+
+void CpuBackend::run_task(Workspace& ws, std::span<const GateOp<Storage>> batch,
+                          std::span<const BootJob> jobs) {
+  const Parameters& p = parameters();
+  const std::size_t n1 = p.lwe_dimension + 1, big1 = p.extracted_lwe_dimension() + 1;
+  const std::size_t r = prepare_rotations(ws, batch, jobs);
+  ws.rotator.bootstrap_extract(std::span<const Torus32>(ws.pre.data(), r * n1), r, eighth,
+                               std::span<Torus32>(ws.extracted.data(), r * big1));
+  compact_extracted(ws, batch, jobs);
+  switch_keys(ws, jobs, 0, 1);
+  store_results(ws, jobs);
+}
+
+void CpuBackend::run_team_task(Workspace& ws, std::span<const GateOp<Storage>> batch,
+                               std::span<const BootJob> jobs, ThreadTeam& team,
+                               unsigned member) {
+  const Parameters& p = parameters();
+  const std::size_t n1 = p.lwe_dimension + 1, big1 = p.extracted_lwe_dimension() + 1;
+  run_as_member(&team, [&] {
+    std::size_t r = 0;
+    for (const BootJob& job : jobs) r += batch[job.op].spec.bootstraps();
+    if (member == 0) prepare_rotations(ws, batch, jobs);
+    team.arrive_and_wait();
+    ws.rotator.bootstrap_extract(std::span<const Torus32>(ws.pre.data(), r * n1), r, eighth,
+                                 std::span<Torus32>(ws.extracted.data(), r * big1), &team,
+                                 member);
+    if (member == 0) compact_extracted(ws, batch, jobs);
+    team.arrive_and_wait();
+    switch_keys(ws, jobs, member, team.members());
+    team.arrive_and_wait();
+    if (member == 0) store_results(ws, jobs);
+  });
 }
 
 void CpuBackend::evaluate(std::span<const GateOp<Storage>> batch) {
@@ -276,15 +334,61 @@ void CpuBackend::evaluate(std::span<const GateOp<Storage>> batch) {
   if (threading_ == Threading::Sequential) {
     for (std::ptrdiff_t t = 0; t < tasks; ++t) run_task(*workspaces_[0], batch, job_span(t));
   } else {
-    // No exception may leave the parallel region: keep the first, rethrow after it.
+    // No exception may leave the parallel region: keep the first, rethrow after it. A team's
+    // other members stop with TeamAborted when one fails; that member's error is the one kept.
     std::exception_ptr error;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
-    for (std::ptrdiff_t t = 0; t < tasks; ++t) {
+    auto guarded = [&](auto&& work) {
       try {
-        run_task(*workspaces_[static_cast<std::size_t>(omp_get_thread_num())], batch, job_span(t));
+        work();
+      } catch (const TeamAborted&) {
       } catch (...) {
 #pragma omp critical(torusgate_cpu_error)
         if (!error) error = std::current_exception();
+      }
+    };
+    auto run_alone = [&] {
+#pragma omp for schedule(dynamic, 1)
+      for (std::ptrdiff_t t = 0; t < tasks; ++t) {
+        guarded([&] {
+          run_task(*workspaces_[static_cast<std::size_t>(omp_get_thread_num())], batch,
+                   job_span(t));
+        });
+      }
+    };
+    std::size_t fewest = job_boots_.empty() ? 1 : rotations;
+    for (std::ptrdiff_t t = 0; t < tasks; ++t) {
+      std::size_t in_task = 0;
+      for (std::size_t j = task_starts_[static_cast<std::size_t>(t)];
+           j < task_starts_[static_cast<std::size_t>(t) + 1]; ++j) {
+        in_task += job_boots_[j];
+      }
+      fewest = std::min(fewest, in_task);
+    }
+    const unsigned team_size =
+        tasks == 0 ? 1
+                   : cpu_team_size(static_cast<std::size_t>(tasks), fewest,
+                                   p.glwe_dimension + std::size_t{1}, threads_);
+    if (team_size == 1) {
+#pragma omp parallel num_threads(threads_)
+      run_alone();
+    } else {
+      // Fewer tasks than threads: each task on a team of team_size threads, which share its
+      // rotations' work (BlindRotator, ThreadTeam) in the workspace of the team's first thread.
+      std::vector<std::unique_ptr<ThreadTeam>> teams;
+      for (std::ptrdiff_t t = 0; t < tasks; ++t) teams.push_back(std::make_unique<ThreadTeam>(team_size));
+      const int want = static_cast<int>(tasks) * static_cast<int>(team_size);
+#pragma omp parallel num_threads(want)
+      {
+        if (omp_get_num_threads() == want) {
+          const auto id = static_cast<unsigned>(omp_get_thread_num());
+          const std::size_t t = id / team_size;
+          guarded([&] {
+            run_team_task(*workspaces_[t * team_size], batch,
+                          job_span(static_cast<std::ptrdiff_t>(t)), *teams[t], id % team_size);
+          });
+        } else {
+          run_alone();  // OpenMP gave fewer threads than asked: no full teams
+        }
       }
     }
     if (error) std::rethrow_exception(error);

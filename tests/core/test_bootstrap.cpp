@@ -357,6 +357,30 @@ TEST_CASE("BlindRotator, BootstrappingKeyFourier and key_switch validate their a
   REQUIRE_INVALID_ARGUMENT(key_switch(ksk, out3, 2, in2), "inputs");
   REQUIRE_INVALID_ARGUMENT(key_switch(ksk, out2, 2, in3), "outputs");
   CHECK_NOTHROW(key_switch(ksk, out2, 2, in2));
+  REQUIRE_INVALID_ARGUMENT(key_switch(ksk, out2, 2, in2, 2, 2),
+                           "key_switch: part 2 of 2 but expected parts >= 1 and part < parts");
+  REQUIRE_INVALID_ARGUMENT(key_switch(ksk, out2, 2, in2, 0, 0), "part 0 of 0");
+}
+
+TEST_CASE("key_switch in parts writes the words of one call", "[bootstrap]") {
+  // A team's members each switch a share of the output words (CpuBackend's teams).
+  const std::uint64_t seed = catch_seed(0x5a17);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  const Parameters p = toy_insecure();
+  const auto& ksk = keys_for(p).cloud->key_switching_key();
+  const std::size_t n1 = p.lwe_dimension + 1, big1 = p.extracted_lwe_dimension() + 1;
+  const std::size_t count = 3;
+  std::vector<Torus32> in(count * big1);
+  for (auto& w : in) w = rng.uniform_u32();
+  std::vector<Torus32> whole(count * n1);
+  key_switch(ksk, in, count, whole);
+  for (unsigned parts : {2u, 3u, 7u, static_cast<unsigned>(n1 + 5)}) {
+    INFO(parts << " parts");
+    std::vector<Torus32> got(count * n1, 0xdeadbeef);
+    for (unsigned part = 0; part < parts; ++part) key_switch(ksk, in, count, got, part, parts);
+    CHECK(got == whole);
+  }
 }
 
 TEST_CASE("key material has the documented sizes and validates them", "[bootstrap][keys]") {

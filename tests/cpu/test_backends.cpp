@@ -620,6 +620,70 @@ TEST_CASE("cpu_task_starts: a task per thread while rotations last, a MUX never 
   REQUIRE_INVALID_ARGUMENT(cut({1}, 32, 0), "threads=0 but expected at least 1");
 }
 
+TEST_CASE("cpu_team_size: the threads a task gets when tasks are fewer than threads",
+          "[backend][cpu]") {
+  CHECK(cpu_team_size(1, 1, 2, 2) == 2);    // one NAND on two threads: a column each
+  CHECK(cpu_team_size(1, 1, 2, 16) == 2);   // at most (k+1) units a rotation
+  CHECK(cpu_team_size(1, 2, 2, 16) == 4);   // a MUX: two rotations
+  CHECK(cpu_team_size(1, 1, 3, 16) == 3);   // k = 2
+  CHECK(cpu_team_size(3, 1, 2, 8) == 2);    // 8 / 3 threads each
+  CHECK(cpu_team_size(2, 1, 2, 3) == 1);    // one thread each: no teams
+  CHECK(cpu_team_size(4, 16, 2, 4) == 1);
+  CHECK(cpu_team_size(1, 1, 2, 1) == 1);
+  REQUIRE_INVALID_ARGUMENT(cpu_team_size(0, 1, 2, 2), "cpu_team_size: tasks=0");
+  REQUIRE_INVALID_ARGUMENT(cpu_team_size(1, 1, 2, 0), "threads=0 but expected each at least 1");
+}
+
+// Batches with fewer rotations than threads run on teams of threads (one rotation's columns
+// and key reads shared out): every word equals the sequential backend's.
+TEST_CASE("OpenMP teams: small batches give the sequential backend's words", "[backend][cpu]") {
+  const std::uint64_t seed = catch_seed(0x7e4a);
+  INFO("seed " << seed);
+  const auto specs = all_specs();
+  auto spec_of = [&](GateKind kind) {
+    return *std::find_if(specs.begin(), specs.end(),
+                         [&](const GateSpec& s) { return s.kind == kind; });
+  };
+  const std::vector<std::vector<GateKind>> shapes = {
+      {GateKind::Nand},
+      {GateKind::Mux},
+      {GateKind::Xor, GateKind::And},
+      {GateKind::Mux, GateKind::Nand, GateKind::Or}};
+  for (const Parameters& p : {toy_insecure(), toy_k2_insecure()}) {
+    SequentialFixture seq(p);
+    for (int threads : {2, 3, 4, 5}) {
+      OpenMpFixture omp(p, CpuOptions{FftEngineKind::Fftw, 32, threads});
+      Csprng rng = seeded_rng(seed ^ static_cast<std::uint64_t>(threads));
+      for (const auto& shape : shapes) {
+        INFO(p.name << ", " << threads << " threads, " << shape.size() << " gates");
+        const LweBatch in = encrypt_bits(seq.key, random_bits(rng, 3 * shape.size()), rng);
+        auto bs = seq.be.upload(in);
+        auto bo = omp.be.upload(in);
+        auto os = seq.be.allocate(shape.size());
+        auto oo = omp.be.allocate(shape.size());
+        std::vector<GateOpOf<SequentialBackend>> batch_s;
+        std::vector<GateOpOf<OpenMpBackend>> batch_o;
+        for (std::size_t g = 0; g < shape.size(); ++g) {
+          const GateSpec spec = spec_of(shape[g]);
+          batch_s.push_back(gate::make(spec, bs.bits(3 * g, 1), bs.bits(3 * g + 1, 1),
+                                       bs.bits(3 * g + 2, 1), os.bits(g, 1)));
+          batch_o.push_back(gate::make(spec, bo.bits(3 * g, 1), bo.bits(3 * g + 1, 1),
+                                       bo.bits(3 * g + 2, 1), oo.bits(g, 1)));
+        }
+        seq.be.evaluate(batch_s);
+        omp.be.evaluate(batch_o);
+        const LweBatch want = seq.be.download(os.bits());
+        CHECK(omp.be.download(oo.bits()) == want);
+        const auto bits = decrypt(seq.be, seq.key, os.bits());
+        for (std::size_t g = 0; g < shape.size(); ++g) {
+          const auto x = decrypt(seq.be, seq.key, bs.bits(3 * g, 3));
+          CHECK(bits[g] == spec_of(shape[g]).evaluate(x[0], x[1], x[2]));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("task sizes and thread counts do not change results", "[backend][cpu]") {
   const std::uint64_t seed = catch_seed(0x7a5c);
   INFO("seed " << seed);

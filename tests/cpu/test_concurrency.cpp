@@ -2,6 +2,7 @@
 // on one shared CpuKeyContext, a schedule compiled once and run by every thread, threads
 // sharing const keys with their own generators and FFTW key contexts planned at the same
 // time, and one backend shared through LockedBackend. Every result is decrypted and checked.
+// And ThreadTeam: one blind rotation on several threads gives a lone thread's words.
 // Catch2's assertions are not thread-safe, so threads collect problems as text and the main
 // thread checks them. Also run under ThreadSanitizer (docs/results/fuzzing.md says how).
 #include <catch2/catch.hpp>
@@ -21,7 +22,10 @@
 #include "torusgate/core/keys.hpp"
 #include "torusgate/core/locked_backend.hpp"
 #include "torusgate/core/plaintext_backend.hpp"
+#include "torusgate/core/team.hpp"
 #include "torusgate/cpu/cpu_backend.hpp"
+#include "torusgate/cpu/fftw_fft.hpp"
+#include "torusgate/fpga_fft/negacyclic.hpp"
 
 using namespace torusgate;
 using namespace torusgate::circuits;
@@ -254,4 +258,152 @@ TEST_CASE("threads: OpenMP backends evaluate from two threads at once", "[concur
     integer_round(be, secret, rng, gen, report);
   });
   require_clean(reports, 3);
+}
+
+// ---------------------------------------------------------------------------------------
+// ThreadTeam: one blind rotation on several threads (BlindRotator's team form), the words of a
+// lone thread; an abort releases the waiting members.
+
+namespace {
+
+// count encryptions of random phases under p's key, one mask word set to 0 (a skipped step,
+// which regroups the accumulators of later steps).
+std::vector<Torus32> rotation_inputs(const Parameters& p, std::size_t count, Csprng& rng) {
+  const std::size_t n1 = p.lwe_dimension + 1;
+  std::vector<Torus32> in(count * n1);
+  for (std::size_t i = 0; i < count; ++i) {
+    encrypt_lwe(std::span<Torus32>(in).subspan(i * n1, n1), rng.uniform_torus(),
+                keys_for(p).secret.lwe_key(), p.lwe_noise_stddev, rng);
+  }
+  in[2] = 0;
+  return in;
+}
+
+// bootstrap_extract of `in` on a team of `members` std::threads sharing one rotator, and a
+// problem for each member that threw.
+std::vector<Torus32> team_bootstrap(const BootstrappingKeyFourier& key, const NegacyclicFft& fft,
+                                    const std::vector<Torus32>& in, std::size_t count,
+                                    unsigned members, std::vector<std::string>& problems) {
+  const Parameters& p = key.parameters();
+  BlindRotator rotator(key, fft, count);
+  ThreadTeam team(members);
+  std::vector<Torus32> out(count * (p.extracted_lwe_dimension() + 1));
+  const auto reports = run_threads(static_cast<int>(members), [&](int m, ThreadReport&) {
+    rotator.bootstrap_extract(in, count, Torus32{1} << 29, out, &team, static_cast<unsigned>(m));
+  });
+  for (const auto& r : reports) problems.insert(problems.end(), r.problems.begin(), r.problems.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("threads: a ThreadTeam's blind rotation gives a lone thread's words", "[concurrency]") {
+  const auto seed = test::catch_seed(0x7ea3);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  struct Case {
+    Parameters params;
+    std::uint32_t unroll;
+  };
+  for (const Case& tc : {Case{toy_insecure(), 1}, Case{toy_k2_insecure(), 1},
+                         Case{toy_insecure(), 2}, Case{toy_insecure(), 3}}) {
+    const Parameters& p = tc.params;
+    INFO("parameter set " << p.name << ", unroll " << tc.unroll);
+    const auto& keys = keys_for(p, tc.unroll);
+    const FftwFft fft(p.polynomial_size);
+    const BootstrappingKeyFourier fourier(keys.cloud->bootstrapping_key(), fft);
+    // 1 and 3 accumulators (one group), 6 (a group of 4 and one of 2).
+    for (std::size_t count : {1u, 3u, 6u}) {
+      const auto in = rotation_inputs(p, count, rng);
+      std::vector<Torus32> lone(count * (p.extracted_lwe_dimension() + 1));
+      BlindRotator(fourier, fft, count).bootstrap_extract(in, count, Torus32{1} << 29, lone);
+      for (unsigned members : {1u, 2u, 3u, 4u}) {
+        INFO(count << " rotations, " << members << " members");
+        std::vector<std::string> problems;
+        const auto got = team_bootstrap(fourier, fft, in, count, members, problems);
+        CHECK(problems.empty());
+        CHECK(got == lone);
+      }
+    }
+  }
+}
+
+TEST_CASE("threads: a team with an engine of custom arithmetic gives a lone thread's words",
+          "[concurrency]") {
+  // The fixed-point model of fpga_fft: each member multiplies whole spectra of its own units.
+  const Parameters p = toy_insecure();
+  fpga_fft::NegacyclicConfig config;
+  config.fft.frac_bits = 30;
+  const fpga_fft::FixedPointNegacyclicFft fft(p.polynomial_size, config);
+  const BootstrappingKeyFourier fourier(keys_for(p).cloud->bootstrapping_key(), fft);
+  Csprng rng = seeded_rng(test::catch_seed(0x7ea4));
+  const std::size_t count = 3;
+  const auto in = rotation_inputs(p, count, rng);
+  std::vector<Torus32> lone(count * (p.extracted_lwe_dimension() + 1));
+  BlindRotator(fourier, fft, count).bootstrap_extract(in, count, Torus32{1} << 29, lone);
+  for (unsigned members : {2u, 4u}) {
+    INFO(members << " members");
+    std::vector<std::string> problems;
+    CHECK(team_bootstrap(fourier, fft, in, count, members, problems) == lone);
+    CHECK(problems.empty());
+  }
+}
+
+TEST_CASE("threads: a ThreadTeam's abort releases its members; bad members are refused",
+          "[concurrency]") {
+  REQUIRE_INVALID_ARGUMENT(ThreadTeam(0), "ThreadTeam: members=0 but expected 1..4096");
+  REQUIRE_INVALID_ARGUMENT(ThreadTeam(4097), "members=4097");
+  {
+    // Two members wait at the barrier; the third aborts instead of arriving.
+    ThreadTeam team(3);
+    const auto reports = run_threads(3, [&](int m, ThreadReport&) {
+      if (m == 2) {
+        team.abort();
+        return;
+      }
+      team.arrive_and_wait();
+    });
+    CHECK(reports[0].problems == std::vector<std::string>{"exception: ThreadTeam: another member of the team failed"});
+    CHECK(reports[1].problems == reports[0].problems);
+    CHECK(reports[2].problems.empty());
+    CHECK(team.aborted());
+    CHECK_THROWS_AS(team.arrive_and_wait(), TeamAborted);  // later arrivals too
+  }
+  {
+    // Phases in lockstep: what a member writes before a barrier, every member reads after it.
+    ThreadTeam team(4);
+    std::vector<int> slots(4, 0);
+    const auto reports = run_threads(4, [&](int m, ThreadReport& report) {
+      for (int phase = 1; phase <= 200; ++phase) {
+        slots[static_cast<std::size_t>(m)] = phase;
+        team.arrive_and_wait();
+        for (int s : slots) {
+          if (s != phase) report.problems.push_back("phase " + std::to_string(phase));
+        }
+        team.arrive_and_wait();
+      }
+    });
+    for (const auto& r : reports) CHECK(r.problems.empty());
+  }
+  // A member that fails validation aborts the team: the other stops instead of waiting.
+  const Parameters p = toy_insecure();
+  const FftwFft fft(p.polynomial_size);
+  const BootstrappingKeyFourier fourier(keys_for(p).cloud->bootstrapping_key(), fft);
+  BlindRotator rotator(fourier, fft, 1);
+  Csprng rng = seeded_rng(3);
+  const auto in = rotation_inputs(p, 1, rng);
+  std::vector<Torus32> out(p.extracted_lwe_dimension() + 1);
+  ThreadTeam team(2);
+  const auto reports = run_threads(2, [&](int m, ThreadReport&) {
+    rotator.bootstrap_extract(in, 1, Torus32{1} << 29, out, &team, m == 0 ? 0u : 5u);
+  });
+  CHECK(reports[0].problems ==
+        std::vector<std::string>{"exception: ThreadTeam: another member of the team failed"});
+  CHECK(reports[1].problems ==
+        std::vector<std::string>{"exception: BlindRotator::bootstrap_extract: member=5 but the "
+                                 "team has 2 members"});
+  std::vector<Torus32> acc(glwe_size(p));
+  REQUIRE_INVALID_ARGUMENT(rotator.blind_rotate(in, 1, Torus32{1} << 29, acc, nullptr, 1),
+                           "BlindRotator::blind_rotate: member=1 but without a team the only "
+                           "member is 0");
 }

@@ -12,6 +12,7 @@
 #include "torusgate/core/aligned.hpp"
 #include "torusgate/core/fft.hpp"
 #include "torusgate/core/keys.hpp"
+#include "torusgate/core/team.hpp"
 
 namespace torusgate {
 
@@ -52,6 +53,15 @@ class BootstrappingKeyFourier {
 // Batched blind rotation and sample extraction: one object per thread (it owns the scratch,
 // sized once for up to `max_batch` samples; nothing is allocated per gate). The key and the
 // engine are shared, read-only, between threads.
+//
+// Or one object per ThreadTeam, for a batch too small to give every thread rotations of its
+// own: every member calls with the same arguments, its own `member` index and the team. Member
+// m owns the work units (accumulator r, column c) with (r (k+1) + c) % members == m: it
+// decomposes and transforms that column and adds its inverse transform back. Each external
+// product is cut by spectrum points, a share of the points (and of the key's reads) for each
+// member. Two barriers a step: after the forward transforms, after the products. The words are
+// those of a lone thread: the same operations on the same values. Without a team (nullptr),
+// member 0: the lone thread.
 class BlindRotator {
  public:
   BlindRotator(const BootstrappingKeyFourier& key, const NegacyclicFft& fft, std::size_t max_batch);
@@ -62,11 +72,13 @@ class BlindRotator {
   // (k*N+1 words, key: the extracted GLWE key) of phase +mu if the input phase lies in
   // [0, 1/2) and -mu otherwise, up to bootstrapping noise. Writes count x (kN+1) words.
   void bootstrap_extract(std::span<const Torus32> inputs, std::size_t count, Torus32 mu,
-                         std::span<Torus32> extracted);
+                         std::span<Torus32> extracted, ThreadTeam* team = nullptr,
+                         unsigned member = 0);
 
   // The accumulators themselves, before extraction: count x (k+1)N words.
   void blind_rotate(std::span<const Torus32> inputs, std::size_t count, Torus32 mu,
-                    std::span<Torus32> accumulators);
+                    std::span<Torus32> accumulators, ThreadTeam* team = nullptr,
+                    unsigned member = 0);
 
  private:
   // Accumulators that share each read of a GGSW block in the external product.
@@ -77,24 +89,41 @@ class BlindRotator {
   // between two reads of a cache line (3x the product's time on an AVX2 EPYC).
   static constexpr std::size_t spectrum_gap = 16;
   std::size_t spectrum_stride() const { return params_.polynomial_size + spectrum_gap; }
+  // The two calls above, inside run_as_member().
+  void bootstrap_extract_member(std::span<const Torus32> inputs, std::size_t count, Torus32 mu,
+                                std::span<Torus32> extracted, ThreadTeam* team, unsigned member);
+  void blind_rotate_member(std::span<const Torus32> inputs, std::size_t count, Torus32 mu,
+                           std::span<Torus32> accumulators, ThreadTeam* team, unsigned member);
+  // A group of up to group_size accumulators in one step: their powers (`width` each), the
+  // accumulators and their indices in the batch (which name the team's work units).
+  struct Group {
+    const std::uint32_t* powers;
+    Torus32* const* accs;
+    const std::size_t* index;
+    std::size_t gates;
+  };
   // Digit rows c l .. c l + l-1 of gate t's spectra: forward_decomposed of poly (N words).
   void decompose_column(const Torus32* poly, std::size_t t, std::size_t c);
-  void cmux_group(std::size_t i, const std::uint32_t* powers, Torus32* const* accs,
-                  std::size_t gates);
+  // Gate t's column c of the group is this member's work unit.
+  bool owns(const TeamPart& part, const Group& g, std::size_t t, std::size_t c) const {
+    return part.mine(g.index[t] * (params_.glwe_dimension + 1) + c);
+  }
+  void cmux_group(std::size_t i, const Group& g, const TeamPart& part);
   // Unrolled key (u = unroll), group p (key bits u p .. u p + u-1, GGSW G p .. G p + G-1,
   // G = 2^u - 1): ACC_t += sum_g (X^e_g - 1) (GGSW_Gp+g [x] ACC_t), e_g = unrolled_exponent
   // (a+b, a, b for pairs): one decomposition of ACC_t, G products, the rotations as slot-wise
   // factors before one inverse transform per column.
-  void unrolled_group(std::size_t p, const std::uint32_t* powers, Torus32* const* accs,
-                      std::size_t gates);
+  void unrolled_group(std::size_t p, const Group& g, const TeamPart& part);
   // Runs `step` on groups of up to group_size accumulators whose powers (`width` per
   // accumulator, from column `first` of powers_) are not all zero.
   template <class Step>
   void for_each_group(std::size_t first, std::size_t width, std::span<Torus32> accumulators,
                       std::size_t count, Step&& step);
   // The external products of cmux_group for engines with custom arithmetic: the engine's own
-  // multiply_add over the un-blocked key spectra.
-  void external_product_custom(std::size_t i, std::size_t gates);
+  // multiply_add over the un-blocked key spectra (in a team: each member its own units).
+  void external_product_custom(const Group& g, const TeamPart& part);
+  // The group's products back into the accumulators (inverse_add), each member its own units.
+  void add_products(const Group& g, const TeamPart& part);
 
   const BootstrappingKeyFourier& key_;
   const NegacyclicFft& fft_;
@@ -103,7 +132,7 @@ class BlindRotator {
   GadgetDecomposition gadget_;
   AlignedVector<Torus32> accumulators_;    // max_batch x (k+1)N
   std::vector<std::uint32_t> powers_;      // max_batch x n: rounded a_i in Z_2N
-  AlignedVector<Torus32> rotated_;         // (k+1)N: (X^a - 1) ACC
+  AlignedVector<Torus32> rotated_;         // group_size x (k+1)N: (X^a - 1) ACC
   AlignedVector<double> digit_spectra_;    // group_size x (k+1)l spectra, spectrum_stride() apart
   AlignedVector<double> product_spectra_;  // group_size x (k+1) spectra, spectrum_stride() apart
   AlignedVector<double> key_spectra_;      // custom engines: (k+1)l x (k+1) x 2M (one GGSW)
@@ -147,7 +176,10 @@ ProductRounding product_rounding(const Parameters& p, std::uint32_t unroll);
 
 // Key switching of `count` samples of dimension k*N (count x (kN+1) words) to dimension n
 // (count x (n+1) words), processed key-row-major so each key row is read once per batch.
+// Cut into `parts` calls (threads): call `part` (0 .. parts-1) writes its share of every output
+// sample's words, and reads only that share of each key row. InvalidArgument unless
+// part < parts.
 void key_switch(const KeySwitchingKey& ksk, std::span<const Torus32> inputs, std::size_t count,
-                std::span<Torus32> outputs);
+                std::span<Torus32> outputs, unsigned part = 0, unsigned parts = 1);
 
 }  // namespace torusgate

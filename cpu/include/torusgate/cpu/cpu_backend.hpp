@@ -99,8 +99,19 @@ class CpuBackend {
     std::size_t op, element, result;
   };
   bool owns(const Storage* s) const { return s != nullptr && s->owner == this; }
+  // A task: its rotations' inputs (returns how many), the rotations and extractions, the
+  // MUXes' sums, key switching (share `part` of `parts`), the results into results_.
   void run_task(Workspace& ws, std::span<const GateOp<Storage>> batch,
                 std::span<const BootJob> jobs);
+  std::size_t prepare_rotations(Workspace& ws, std::span<const GateOp<Storage>> batch,
+                                std::span<const BootJob> jobs);
+  void compact_extracted(Workspace& ws, std::span<const GateOp<Storage>> batch,
+                         std::span<const BootJob> jobs);
+  void switch_keys(Workspace& ws, std::span<const BootJob> jobs, unsigned part, unsigned parts);
+  void store_results(Workspace& ws, std::span<const BootJob> jobs);
+  // A task on a team of threads (every member calls it; ws: the team's one workspace).
+  void run_team_task(Workspace& ws, std::span<const GateOp<Storage>> batch,
+                     std::span<const BootJob> jobs, ThreadTeam& team, unsigned member);
 
   std::shared_ptr<const CpuKeyContext> context_;
   Threading threading_;
@@ -141,6 +152,13 @@ class OpenMpBackend final : public CpuBackend {
 // 2 rotations, task_size < 2 or threads < 1.
 void cpu_task_starts(std::span<const std::uint32_t> boots, std::size_t task_size, int threads,
                      std::vector<std::size_t>& starts);
+
+// Threads per task when a batch has fewer tasks than threads: threads / tasks, at most
+// fewest_rotations * columns (the work units of the task with the fewest rotations: a team
+// member owns whole accumulator columns, columns = k+1), and 1 (each task on one thread) where
+// that comes to less than 2. InvalidArgument unless every argument is at least 1.
+unsigned cpu_team_size(std::size_t tasks, std::size_t fewest_rotations, std::size_t columns,
+                       int threads);
 
 std::unique_ptr<NegacyclicFft> make_fft_engine(FftEngineKind kind, std::uint32_t polynomial_size);
 
