@@ -2,7 +2,9 @@
 // only the loop that runs the tasks of a batch differs. A batch is split into tasks of up to
 // `task_size` blind rotations, at least one per thread while the rotations last
 // (cpu_task_starts); each task bootstraps its gates key-row-major (each GGSW and
-// key-switching row read once per task) in a per-thread workspace made once.
+// key-switching row read once per task) in a per-thread workspace made once. With fewer
+// tasks than threads, the OpenMP backend gives each task a team of threads (cpu_team_size)
+// that share its rotations' work (BlindRotator's team form) and key switching.
 //
 // Threads: a backend is used by one thread at a time (evaluate() uses the backend's own
 // workspaces). To evaluate from several threads at once, give each thread its own backend;
