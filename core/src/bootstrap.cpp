@@ -369,13 +369,13 @@ void BlindRotator::for_each_group(std::size_t first, std::size_t width,
 void BlindRotator::blind_rotate(std::span<const Torus32> inputs, std::size_t count, Torus32 mu,
                                 std::span<Torus32> accumulators, ThreadTeam* team,
                                 unsigned member) {
-  run_as_member(team, [&] { blind_rotate_member(inputs, count, mu, accumulators, team, member); });
+  run_as_member(team, [&] {
+    rotate(inputs, count, mu, accumulators, team_part(team, member, "BlindRotator::blind_rotate"));
+  });
 }
 
-void BlindRotator::blind_rotate_member(std::span<const Torus32> inputs, std::size_t count,
-                                       Torus32 mu, std::span<Torus32> accumulators,
-                                       ThreadTeam* team, unsigned member) {
-  const TeamPart part = team_part(team, member, "BlindRotator::blind_rotate");
+void BlindRotator::rotate(std::span<const Torus32> inputs, std::size_t count, Torus32 mu,
+                          std::span<Torus32> accumulators, const TeamPart& part) {
   const std::size_t n = params_.lwe_dimension, N = params_.polynomial_size;
   const std::size_t k = params_.glwe_dimension, acc_words = (k + 1) * N;
   EXPECTS(count <= max_batch_, "BlindRotator::blind_rotate: count=" + std::to_string(count) +
@@ -422,29 +422,25 @@ void BlindRotator::blind_rotate_member(std::span<const Torus32> inputs, std::siz
 void BlindRotator::bootstrap_extract(std::span<const Torus32> inputs, std::size_t count,
                                      Torus32 mu, std::span<Torus32> extracted, ThreadTeam* team,
                                      unsigned member) {
-  run_as_member(team, [&] { bootstrap_extract_member(inputs, count, mu, extracted, team, member); });
-}
-
-void BlindRotator::bootstrap_extract_member(std::span<const Torus32> inputs, std::size_t count,
-                                            Torus32 mu, std::span<Torus32> extracted,
-                                            ThreadTeam* team, unsigned member) {
-  const TeamPart part = team_part(team, member, "BlindRotator::bootstrap_extract");
   const std::size_t N = params_.polynomial_size, k = params_.glwe_dimension;
   const std::size_t acc_words = (k + 1) * N, out_words = k * N + 1;
-  EXPECTS(extracted.size() == count * out_words,
-          "BlindRotator::bootstrap_extract: output has " + std::to_string(extracted.size()) +
-              " words but count*(kN+1)=" + std::to_string(count * out_words));
-  EXPECTS(count <= max_batch_, "BlindRotator::bootstrap_extract: count=" +
-                                   std::to_string(count) + " but this rotator holds at most " +
-                                   std::to_string(max_batch_));
-  std::span<Torus32> acc(accumulators_.data(), count * acc_words);
-  blind_rotate_member(inputs, count, mu, acc, team, member);
-  for (std::size_t r = 0; r < count; ++r) {
-    if (!part.mine(r)) continue;
-    sample_extract(acc.subspan(r * acc_words, acc_words), static_cast<std::uint32_t>(k),
-                   static_cast<std::uint32_t>(N), extracted.subspan(r * out_words, out_words));
-  }
-  part.sync();  // every sample extracted
+  run_as_member(team, [&] {
+    const TeamPart part = team_part(team, member, "BlindRotator::bootstrap_extract");
+    EXPECTS(extracted.size() == count * out_words,
+            "BlindRotator::bootstrap_extract: output has " + std::to_string(extracted.size()) +
+                " words but count*(kN+1)=" + std::to_string(count * out_words));
+    EXPECTS(count <= max_batch_, "BlindRotator::bootstrap_extract: count=" +
+                                     std::to_string(count) + " but this rotator holds at most " +
+                                     std::to_string(max_batch_));
+    std::span<Torus32> acc(accumulators_.data(), count * acc_words);
+    rotate(inputs, count, mu, acc, part);
+    for (std::size_t r = 0; r < count; ++r) {
+      if (!part.mine(r)) continue;
+      sample_extract(acc.subspan(r * acc_words, acc_words), static_cast<std::uint32_t>(k),
+                     static_cast<std::uint32_t>(N), extracted.subspan(r * out_words, out_words));
+    }
+    part.sync();  // every sample extracted
+  });
 }
 
 void key_switch(const KeySwitchingKey& ksk, std::span<const Torus32> inputs, std::size_t count,

@@ -89,11 +89,9 @@ class BlindRotator {
   // between two reads of a cache line (3x the product's time on an AVX2 EPYC).
   static constexpr std::size_t spectrum_gap = 16;
   std::size_t spectrum_stride() const { return params_.polynomial_size + spectrum_gap; }
-  // The two calls above, inside run_as_member().
-  void bootstrap_extract_member(std::span<const Torus32> inputs, std::size_t count, Torus32 mu,
-                                std::span<Torus32> extracted, ThreadTeam* team, unsigned member);
-  void blind_rotate_member(std::span<const Torus32> inputs, std::size_t count, Torus32 mu,
-                           std::span<Torus32> accumulators, ThreadTeam* team, unsigned member);
+  // blind_rotate's work for one member (inside run_as_member()).
+  void rotate(std::span<const Torus32> inputs, std::size_t count, Torus32 mu,
+              std::span<Torus32> accumulators, const TeamPart& part);
   // A group of up to group_size accumulators in one step: their powers (`width` each), the
   // accumulators and their indices in the batch (which name the team's work units).
   struct Group {
