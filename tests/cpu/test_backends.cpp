@@ -3,6 +3,7 @@
 // agreement between backends, and on tfhe_lib_128 a failure-rate and phase-noise check
 // against the noise model.
 #include <catch2/catch.hpp>
+#include <omp.h>
 
 #include <algorithm>
 #include <array>
@@ -639,11 +640,7 @@ TEST_CASE("cpu_team_size: the threads a task gets when tasks are fewer than thre
 TEST_CASE("OpenMP teams: small batches give the sequential backend's words", "[backend][cpu]") {
   const std::uint64_t seed = catch_seed(0x7e4a);
   INFO("seed " << seed);
-  const auto specs = all_specs();
-  auto spec_of = [&](GateKind kind) {
-    return *std::find_if(specs.begin(), specs.end(),
-                         [&](const GateSpec& s) { return s.kind == kind; });
-  };
+  auto spec_of = [](GateKind kind) { return GateSpec::of(kind); };
   const std::vector<std::vector<GateKind>> shapes = {
       {GateKind::Nand},
       {GateKind::Mux},
@@ -681,6 +678,47 @@ TEST_CASE("OpenMP teams: small batches give the sequential backend's words", "[b
         }
       }
     }
+  }
+}
+
+// Inside a parallel region nested regions get one thread (max-active-levels 1): the backend
+// then runs its tasks alone instead of waiting for team members that never come.
+TEST_CASE("OpenMP teams: evaluate inside a parallel region falls back to one thread",
+          "[backend][cpu]") {
+  const std::uint64_t seed = catch_seed(0x7e4b);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  SequentialFixture seq(toy_insecure());
+  OpenMpFixture omp0(toy_insecure(), CpuOptions{FftEngineKind::Fftw, 32, 2});
+  OpenMpFixture omp1(toy_insecure(), CpuOptions{FftEngineKind::Fftw, 32, 2});
+  const LweBatch in = encrypt_bits(seq.key, random_bits(rng, 2), rng);
+  auto bs = seq.be.upload(in), b0 = omp0.be.upload(in), b1 = omp1.be.upload(in);
+  auto os = seq.be.allocate(1), o0 = omp0.be.allocate(1), o1 = omp1.be.allocate(1);
+  seq.be.evaluate({gate::nand(bs.bits(0, 1), bs.bits(1, 1), os.bits())});
+  const int levels = omp_get_max_active_levels();
+  omp_set_max_active_levels(1);
+  int outer = 0;
+  std::string problems;
+#pragma omp parallel num_threads(2)
+  {
+    try {
+      if (omp_get_thread_num() == 0) {
+        outer = omp_get_num_threads();
+        omp0.be.evaluate({gate::nand(b0.bits(0, 1), b0.bits(1, 1), o0.bits())});
+      } else {
+        omp1.be.evaluate({gate::nand(b1.bits(0, 1), b1.bits(1, 1), o1.bits())});
+      }
+    } catch (const std::exception& e) {
+#pragma omp critical
+      problems += e.what();
+    }
+  }
+  omp_set_max_active_levels(levels);
+  CHECK(problems.empty());
+  if (outer == 2) {  // else the runtime gave the outer region one thread: nothing nested
+    const LweBatch want = seq.be.download(os.bits());
+    CHECK(omp0.be.download(o0.bits()) == want);
+    CHECK(omp1.be.download(o1.bits()) == want);
   }
 }
 
