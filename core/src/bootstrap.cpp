@@ -224,8 +224,7 @@ BlindRotator::BlindRotator(const BootstrappingKeyFourier& key, const NegacyclicF
   }
 }
 
-void BlindRotator::external_product_custom(const Group& g,
-                                           const TeamPart& part) {
+void BlindRotator::external_product_custom(const Group& g, const TeamPart& part) {
   const std::size_t N = params_.polynomial_size, k1 = params_.glwe_dimension + 1;
   const std::size_t S = spectrum_stride();
   const std::size_t rows = params_.ggsw_row_count();

@@ -185,7 +185,7 @@ LweBatch CpuBackend::download(BitSpan<Storage> bits) const {
   return out;
 }
 
-std::size_t CpuBackend::prepare_rotations(Workspace& ws, std::span<const GateOp<Storage>> batch,
+void CpuBackend::prepare_rotations(Workspace& ws, std::span<const GateOp<Storage>> batch,
                                           std::span<const BootJob> jobs) {
   const std::size_t n1 = parameters().lwe_dimension + 1;
   std::size_t r = 0;
@@ -213,7 +213,6 @@ std::size_t CpuBackend::prepare_rotations(Workspace& ws, std::span<const GateOp<
       r += 1;
     }
   }
-  return r;
 }
 
 void CpuBackend::compact_extracted(Workspace& ws, std::span<const GateOp<Storage>> batch,
@@ -256,35 +255,23 @@ void CpuBackend::store_results(Workspace& ws, std::span<const BootJob> jobs) {
 }
 
 void CpuBackend::run_task(Workspace& ws, std::span<const GateOp<Storage>> batch,
-                          std::span<const BootJob> jobs) {
+                          std::span<const BootJob> jobs, ThreadTeam* team, unsigned member) {
   const Parameters& p = parameters();
   const std::size_t n1 = p.lwe_dimension + 1, big1 = p.extracted_lwe_dimension() + 1;
-  const std::size_t r = prepare_rotations(ws, batch, jobs);
-  ws.rotator.bootstrap_extract(std::span<const Torus32>(ws.pre.data(), r * n1), r, eighth,
-                               std::span<Torus32>(ws.extracted.data(), r * big1));
-  compact_extracted(ws, batch, jobs);
-  switch_keys(ws, jobs, 0, 1);
-  store_results(ws, jobs);
-}
-
-void CpuBackend::run_team_task(Workspace& ws, std::span<const GateOp<Storage>> batch,
-                               std::span<const BootJob> jobs, ThreadTeam& team,
-                               unsigned member) {
-  const Parameters& p = parameters();
-  const std::size_t n1 = p.lwe_dimension + 1, big1 = p.extracted_lwe_dimension() + 1;
-  run_as_member(&team, [&] {
+  run_as_member(team, [&] {
+    const TeamPart part = team_part(team, member, "CpuBackend::run_task");
     std::size_t r = 0;
     for (const BootJob& job : jobs) r += batch[job.op].spec.bootstraps();
-    if (member == 0) prepare_rotations(ws, batch, jobs);
-    team.arrive_and_wait();
+    if (part.member == 0) prepare_rotations(ws, batch, jobs);
+    part.sync();  // the rotations' inputs written
     ws.rotator.bootstrap_extract(std::span<const Torus32>(ws.pre.data(), r * n1), r, eighth,
-                                 std::span<Torus32>(ws.extracted.data(), r * big1), &team,
+                                 std::span<Torus32>(ws.extracted.data(), r * big1), team,
                                  member);
-    if (member == 0) compact_extracted(ws, batch, jobs);
-    team.arrive_and_wait();
-    switch_keys(ws, jobs, member, team.members());
-    team.arrive_and_wait();
-    if (member == 0) store_results(ws, jobs);
+    if (part.member == 0) compact_extracted(ws, batch, jobs);
+    part.sync();  // the key-switching inputs compacted
+    switch_keys(ws, jobs, part.member, part.members);
+    part.sync();  // every output word switched
+    if (part.member == 0) store_results(ws, jobs);
   });
 }
 
@@ -355,7 +342,7 @@ void CpuBackend::evaluate(std::span<const GateOp<Storage>> batch) {
         });
       }
     };
-    std::size_t fewest = job_boots_.empty() ? 1 : rotations;
+    std::size_t fewest = rotations;  // rotations of the smallest task
     for (std::ptrdiff_t t = 0; t < tasks; ++t) {
       std::size_t in_task = 0;
       for (std::size_t j = task_starts_[static_cast<std::size_t>(t)];
@@ -383,8 +370,8 @@ void CpuBackend::evaluate(std::span<const GateOp<Storage>> batch) {
           const auto id = static_cast<unsigned>(omp_get_thread_num());
           const std::size_t t = id / team_size;
           guarded([&] {
-            run_team_task(*workspaces_[t * team_size], batch,
-                          job_span(static_cast<std::ptrdiff_t>(t)), *teams[t], id % team_size);
+            run_task(*workspaces_[t * team_size], batch, job_span(static_cast<std::ptrdiff_t>(t)),
+                     teams[t].get(), id % team_size);
           });
         } else {
           run_alone();  // OpenMP gave fewer threads than asked: no full teams

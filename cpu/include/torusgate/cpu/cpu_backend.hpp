@@ -101,19 +101,18 @@ class CpuBackend {
     std::size_t op, element, result;
   };
   bool owns(const Storage* s) const { return s != nullptr && s->owner == this; }
-  // A task: its rotations' inputs (returns how many), the rotations and extractions, the
-  // MUXes' sums, key switching (share `part` of `parts`), the results into results_.
+  // A task: its rotations' inputs, the rotations and extractions, the MUXes' sums, key
+  // switching (share `part` of `parts`), the results into results_. On a team (every member
+  // calls it; ws: the team's one workspace) member 0 does the serial phases; without one
+  // (nullptr, member 0) a lone thread does everything.
   void run_task(Workspace& ws, std::span<const GateOp<Storage>> batch,
-                std::span<const BootJob> jobs);
-  std::size_t prepare_rotations(Workspace& ws, std::span<const GateOp<Storage>> batch,
-                                std::span<const BootJob> jobs);
+                std::span<const BootJob> jobs, ThreadTeam* team = nullptr, unsigned member = 0);
+  void prepare_rotations(Workspace& ws, std::span<const GateOp<Storage>> batch,
+                         std::span<const BootJob> jobs);
   void compact_extracted(Workspace& ws, std::span<const GateOp<Storage>> batch,
                          std::span<const BootJob> jobs);
   void switch_keys(Workspace& ws, std::span<const BootJob> jobs, unsigned part, unsigned parts);
   void store_results(Workspace& ws, std::span<const BootJob> jobs);
-  // A task on a team of threads (every member calls it; ws: the team's one workspace).
-  void run_team_task(Workspace& ws, std::span<const GateOp<Storage>> batch,
-                     std::span<const BootJob> jobs, ThreadTeam& team, unsigned member);
 
   std::shared_ptr<const CpuKeyContext> context_;
   Threading threading_;
