@@ -20,7 +20,7 @@ using Inputs = std::span<const Expr>;
         [](Circuit& c, Inputs in, std::size_t) { return call; } \
   }
 
-const std::array<Operation, 21> operation_table = {{
+const std::array<Operation, 23> operation_table = {{
     TG_BINARY("add", "x + y, modulo 2^w", circuits::add(c, in[0], in[1])),
     TG_BINARY("sub", "x - y, modulo 2^w", circuits::subtract(c, in[0], in[1])),
     TG_BINARY("mul", "x * y, modulo 2^w (w-bit product)", circuits::multiply(c, in[0], in[1])),
@@ -29,6 +29,10 @@ const std::array<Operation, 21> operation_table = {{
               [](Circuit& c, Inputs in, std::size_t) {
                 return circuits::multiply(c, in[0], in[1], circuits::Product::Full);
               }},
+    TG_BINARY("div", "x / y, truncated toward zero (x / 0: all ones)",
+              circuits::divide(c, in[0], in[1])),
+    TG_BINARY("rem", "x % y, with the sign of x (x % 0: x)",
+              circuits::remainder(c, in[0], in[1])),
     Operation{"neg", OperandRule::Single, false, false, "-x, modulo 2^w",
               [](Circuit& c, Inputs in, std::size_t) { return circuits::negate(c, in[0]); }},
     Operation{"abs", OperandRule::SignedSingle, false, false,

@@ -207,7 +207,11 @@ PlaneSum add_planes(Circuit& c, std::span<const Plane> x, std::span<const Plane>
     else
       sklansky(c, gp, 0, count - 1);
   }
-  for (std::size_t i = 1; i < n; ++i) r.sum[i] = c.xor_(p[i], gp[i - 1].g);
+  r.carries.push_back(cin);
+  for (std::size_t i = 1; i < n; ++i) {
+    r.carries.push_back(gp[i - 1].g);
+    r.sum[i] = c.xor_(p[i], gp[i - 1].g);
+  }
   if (want_carry_out) r.carry_out = gp[n - 1].g;
   return r;
 }

@@ -2,6 +2,7 @@
 #include "torusgate/circuits/catalog.hpp"
 
 #include "torusgate/circuits/arithmetic.hpp"
+#include "torusgate/circuits/divide.hpp"
 #include "torusgate/circuits/multiply.hpp"
 #include "torusgate/core/error.hpp"
 
@@ -139,6 +140,29 @@ std::vector<Operation> build() {
   ops.push_back(op("mul.constant.negative", "x * -3 mod 2^n (no AND gates)", 1,
                    [](Circuit& c, const Expr& x, const Expr&) { return multiply_constant(c, x, -3); },
                    [](__int128 x, __int128, IntType) { return x * -3; }));
+  // Division: C++'s truncation, and RISC-V's results where C++ leaves them undefined.
+  const auto quotient_of = [](__int128 x, __int128 y) -> __int128 { return y == 0 ? -1 : x / y; };
+  const auto remainder_of = [](__int128 x, __int128 y) -> __int128 { return y == 0 ? x : x % y; };
+  ops.push_back(op("divide", "x / y, truncated (x / 0: all ones)", 2,
+                   [](Circuit& c, const Expr& x, const Expr& y) { return divide(c, x, y); },
+                   [quotient_of](__int128 x, __int128 y, IntType) { return quotient_of(x, y); }));
+  ops.push_back(op("remainder", "x % y, sign of x (x % 0 = x)", 2,
+                   [](Circuit& c, const Expr& x, const Expr& y) { return remainder(c, x, y); },
+                   [remainder_of](__int128 x, __int128 y, IntType) { return remainder_of(x, y); }));
+  // By the constant 10 as an n-bit value of the operand's type (0 at 1 bit, -6 as s4, ...).
+  const auto ten = [](IntType t) { return wrap(10, t); };
+  const auto ten_for = [ten](Circuit& c, const Expr& x) {
+    const std::uint64_t bits = static_cast<std::uint64_t>(ten(x.type()));
+    const IntType u{x.width(), false};
+    const std::uint64_t mask = x.width() >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << x.width()) - 1;
+    return c.constant(bits & mask, u, x.lanes()).as_signed(x.is_signed()).reshape(x.rows(), x.cols());
+  };
+  ops.push_back(op("divide.constant", "x / 10 (10 wrapped to n bits)", 1,
+                   [ten_for](Circuit& c, const Expr& x, const Expr&) { return divide(c, x, ten_for(c, x)); },
+                   [quotient_of, ten](__int128 x, __int128, IntType t) { return quotient_of(x, ten(t)); }));
+  ops.push_back(op("remainder.constant", "x % 10 (10 wrapped to n bits)", 1,
+                   [ten_for](Circuit& c, const Expr& x, const Expr&) { return remainder(c, x, ten_for(c, x)); },
+                   [remainder_of, ten](__int128 x, __int128, IntType t) { return remainder_of(x, ten(t)); }));
   // References wrap to the result type (two's complement) so that callers compare bits.
   for (Operation& o : ops) {
     auto ref = o.reference;

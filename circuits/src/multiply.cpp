@@ -105,13 +105,18 @@ void BitHeap::add_square(Circuit& c, const Expr& x, std::size_t shift) {
 }
 
 void BitHeap::add_multiple(const Expr& x, std::int64_t constant) {
+  const bool negative = constant < 0;
+  add_multiple(x, negative ? static_cast<unsigned __int128>(-(constant + 1)) + 1
+                           : static_cast<unsigned __int128>(constant),
+               negative);
+}
+
+void BitHeap::add_multiple(const Expr& x, unsigned __int128 u, bool negative) {
   EXPECTS(x.lanes() == lanes_, "BitHeap::add_multiple: x has " + std::to_string(x.lanes()) +
                                    " elements but the heap has " + std::to_string(lanes_) +
                                    " lanes");
-  // Canonical signed digits of |constant|: no two adjacent non-zero digits.
-  const bool negative = constant < 0;
-  unsigned __int128 u = negative ? static_cast<unsigned __int128>(-(constant + 1)) + 1
-                                 : static_cast<unsigned __int128>(constant);
+  EXPECTS(u >> 127 == 0, "BitHeap::add_multiple: the magnitude needs 128 bits; at most 127");
+  // Canonical signed digits of the magnitude: no two adjacent non-zero digits.
   for (std::size_t i = 0; u != 0 && i < width(); ++i, u >>= 1) {
     if ((u & 1) == 0) continue;
     const bool minus = (u & 3) == 3;  // ...11: digit -1 and carry

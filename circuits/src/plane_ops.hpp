@@ -12,6 +12,8 @@ namespace torusgate::circuits::detail {
 struct PlaneSum {
   std::vector<Plane> sum;
   Plane carry_out;  // empty unless asked for
+  // Prefix adders: the carry into each bit (carries[0] is the carry-in); empty otherwise.
+  std::vector<Plane> carries;
 };
 
 // x + y + cin over equal-length plane lists (bit 0 first); cin is a plane of the same lanes.

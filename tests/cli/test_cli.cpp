@@ -119,6 +119,8 @@ const std::map<std::string, Reference>& element_wise_references() {
       {"sub", [](Int128 x, Int128 y, T t) { return wrap(x - y, t); }},
       {"mul", [](Int128 x, Int128 y, T t) { return wrap(x * y, t); }},
       {"mul-full", [](Int128 x, Int128 y, T) { return x * y; }},
+      {"div", [](Int128 x, Int128 y, T t) { return wrap(y == 0 ? -1 : x / y, t); }},
+      {"rem", [](Int128 x, Int128 y, T t) { return wrap(y == 0 ? x : x % y, t); }},
       {"neg", [](Int128 x, Int128, T t) { return wrap(-x, t); }},
       {"abs", [](Int128 x, Int128, T) { return x < 0 ? -x : x; }},
       {"lt", [](Int128 x, Int128 y, T) { return Int128{x < y}; }},

@@ -4,6 +4,7 @@
 
 #include "torusgate/circuits/arithmetic.hpp"
 #include "torusgate/circuits/cannon.hpp"
+#include "torusgate/circuits/divide.hpp"
 #include "torusgate/circuits/int_codec.hpp"
 #include "torusgate/circuits/linalg.hpp"
 #include "torusgate/circuits/multiply.hpp"

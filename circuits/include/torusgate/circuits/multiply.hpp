@@ -40,6 +40,8 @@ class BitHeap {
   // Adds x * constant without AND gates: the constant in canonical signed digits, one shifted
   // copy of x (negated for a -1 digit) per non-zero digit.
   void add_multiple(const Expr& x, std::int64_t constant);
+  // The same for the constant +-magnitude (negative: minus); magnitude < 2^127.
+  void add_multiple(const Expr& x, unsigned __int128 magnitude, bool negative);
   // Adds +-2^column.
   void add_power(std::size_t column, bool negative = false);
   // Adds a constant (mod 2^width).
