@@ -450,8 +450,8 @@ TEST_CASE("bad inputs to the GPU backend throw clear exceptions", "[gpu]") {
 
 namespace {
 
-// add, multiply and max of signed 8-bit vectors through Program<CudaBackend> on `be`, checked
-// against integer arithmetic.
+// add, multiply, max, divide and remainder of signed 8-bit vectors through
+// Program<CudaBackend> on `be`, checked against integer arithmetic.
 void check_circuits(CudaBackend& be, std::uint64_t seed) {
   using namespace torusgate::circuits;
   const SecretKey& key = keys_for(be.parameters()).secret;
@@ -464,17 +464,23 @@ void check_circuits(CudaBackend& be, std::uint64_t seed) {
   Program<CudaBackend> prog(be);
   Circuit& c = prog.circuit();
   const Expr ex = prog.input(x), ey = prog.input(y);
-  const auto out = prog.run({add(c, ex, ey), multiply(c, ex, ey), max(c, ex, ey)});
+  const DivisionResult qr = divide_with_remainder(c, ex, ey);
+  const auto out =
+      prog.run({add(c, ex, ey), multiply(c, ex, ey), max(c, ex, ey), qr.quotient, qr.remainder});
   auto wrap = [](std::int64_t v) { return static_cast<std::int64_t>(static_cast<std::int8_t>(v)); };
-  std::vector<std::int64_t> sum, product, mx;
+  std::vector<std::int64_t> sum, product, mx, quotient, remainder;
   for (std::size_t i = 0; i < xs.size(); ++i) {
     sum.push_back(wrap(xs[i] + ys[i]));
     product.push_back(wrap(xs[i] * ys[i]));
     mx.push_back(std::max(xs[i], ys[i]));
+    quotient.push_back(xs[i] / ys[i]);  // no divisor is 0
+    remainder.push_back(xs[i] % ys[i]);
   }
   CHECK(out[0].decrypt_signed(be, key) == sum);
   CHECK(out[1].decrypt_signed(be, key) == product);
   CHECK(out[2].decrypt_signed(be, key) == mx);
+  CHECK(out[3].decrypt_signed(be, key) == quotient);
+  CHECK(out[4].decrypt_signed(be, key) == remainder);
 }
 
 }  // namespace
