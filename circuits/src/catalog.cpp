@@ -153,16 +153,26 @@ std::vector<Operation> build() {
   const auto ten = [](IntType t) { return wrap(10, t); };
   const auto ten_for = [ten](Circuit& c, const Expr& x) {
     const std::uint64_t bits = static_cast<std::uint64_t>(ten(x.type()));
-    const IntType u{x.width(), false};
-    const std::uint64_t mask = x.width() >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << x.width()) - 1;
-    return c.constant(bits & mask, u, x.lanes()).as_signed(x.is_signed()).reshape(x.rows(), x.cols());
+    const std::uint64_t mask =
+        x.width() >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << x.width()) - 1;
+    return c.constant(bits & mask, IntType{x.width(), false}, x.lanes())
+        .as_signed(x.is_signed())
+        .reshape(x.rows(), x.cols());
   };
   ops.push_back(op("divide.constant", "x / 10 (10 wrapped to n bits)", 1,
-                   [ten_for](Circuit& c, const Expr& x, const Expr&) { return divide(c, x, ten_for(c, x)); },
-                   [quotient_of, ten](__int128 x, __int128, IntType t) { return quotient_of(x, ten(t)); }));
+                   [ten_for](Circuit& c, const Expr& x, const Expr&) {
+                     return divide(c, x, ten_for(c, x));
+                   },
+                   [quotient_of, ten](__int128 x, __int128, IntType t) {
+                     return quotient_of(x, ten(t));
+                   }));
   ops.push_back(op("remainder.constant", "x % 10 (10 wrapped to n bits)", 1,
-                   [ten_for](Circuit& c, const Expr& x, const Expr&) { return remainder(c, x, ten_for(c, x)); },
-                   [remainder_of, ten](__int128 x, __int128, IntType t) { return remainder_of(x, ten(t)); }));
+                   [ten_for](Circuit& c, const Expr& x, const Expr&) {
+                     return remainder(c, x, ten_for(c, x));
+                   },
+                   [remainder_of, ten](__int128 x, __int128, IntType t) {
+                     return remainder_of(x, ten(t));
+                   }));
   // References wrap to the result type (two's complement) so that callers compare bits.
   for (Operation& o : ops) {
     auto ref = o.reference;
