@@ -216,6 +216,10 @@ PlaneSum add_planes(Circuit& c, std::span<const Plane> x, std::span<const Plane>
   return r;
 }
 
+Expr with_bits(const Expr& like, std::vector<Plane> bits, bool is_signed) {
+  return Expr(std::move(bits), is_signed).reshape(like.rows(), like.cols());
+}
+
 }  // namespace detail
 
 Expr add_with_carry(Circuit& c, const Expr& x, const Expr& y, const Expr& carry_in,
@@ -280,9 +284,6 @@ Expr max(Circuit& c, const Expr& x, const Expr& y) { return select(c, less(c, x,
 
 namespace {
 
-Expr with_bits(const Expr& like, std::vector<Plane> bits, bool is_signed) {
-  return Expr(std::move(bits), is_signed).reshape(like.rows(), like.cols());
-}
 
 Plane fill_bit(const Expr& x) {
   return x.is_signed() ? x.sign_bit() : Plane::constant(false, x.lanes());
@@ -294,14 +295,14 @@ Expr shift_left(const Expr& x, std::size_t k) {
   const std::size_t n = x.width();
   std::vector<Plane> bits(n, Plane::constant(false, x.lanes()));
   for (std::size_t j = k; j < n; ++j) bits[j] = x.bit(j - k);
-  return with_bits(x, std::move(bits), x.is_signed());
+  return detail::with_bits(x, std::move(bits), x.is_signed());
 }
 
 Expr shift_right(const Expr& x, std::size_t k) {
   const std::size_t n = x.width();
   std::vector<Plane> bits(n, fill_bit(x));
   for (std::size_t j = 0; j + k < n && k < n; ++j) bits[j] = x.bit(j + k);
-  return with_bits(x, std::move(bits), x.is_signed());
+  return detail::with_bits(x, std::move(bits), x.is_signed());
 }
 
 Expr rotate_left(const Expr& x, std::size_t k) {
@@ -309,7 +310,7 @@ Expr rotate_left(const Expr& x, std::size_t k) {
   std::vector<Plane> bits(n);
   k %= n;
   for (std::size_t j = 0; j < n; ++j) bits[(j + k) % n] = x.bit(j);
-  return with_bits(x, std::move(bits), x.is_signed());
+  return detail::with_bits(x, std::move(bits), x.is_signed());
 }
 
 Expr rotate_right(const Expr& x, std::size_t k) { return rotate_left(x, x.width() - k % x.width()); }
@@ -318,7 +319,7 @@ Expr resize(const Expr& x, std::size_t width) {
   EXPECTS(width >= 1, "resize: width 0; an integer needs at least one bit");
   std::vector<Plane> bits(width, fill_bit(x));
   for (std::size_t j = 0; j < std::min(width, x.width()); ++j) bits[j] = x.bit(j);
-  return with_bits(x, std::move(bits), x.is_signed());
+  return detail::with_bits(x, std::move(bits), x.is_signed());
 }
 
 Expr bit_range(const Expr& x, std::size_t first, std::size_t count) {
@@ -327,7 +328,7 @@ Expr bit_range(const Expr& x, std::size_t first, std::size_t count) {
               ") are not a non-empty range of a " + to_string(x.type()));
   std::vector<Plane> bits(x.bits().begin() + static_cast<long>(first),
                           x.bits().begin() + static_cast<long>(first + count));
-  return with_bits(x, std::move(bits), false);
+  return detail::with_bits(x, std::move(bits), false);
 }
 
 Expr concat_bits(const Expr& low, const Expr& high) {
@@ -335,7 +336,7 @@ Expr concat_bits(const Expr& low, const Expr& high) {
                                            std::to_string(high.lanes()) + " elements");
   std::vector<Plane> bits = low.bits();
   bits.insert(bits.end(), high.bits().begin(), high.bits().end());
-  return with_bits(low, std::move(bits), high.is_signed());
+  return detail::with_bits(low, std::move(bits), high.is_signed());
 }
 
 Expr broadcast(const Expr& x, std::size_t lanes) {

@@ -88,7 +88,7 @@ Expr negate_where(Circuit& c, const Expr& s, const Expr& v) {
 DivisionResult divide_unsigned_constant(Circuit& c, const Expr& x, unsigned __int128 d) {
   const std::size_t n = x.width(), lanes = x.lanes();
   const auto shaped = [&](std::vector<Plane> bits) {
-    return Expr(std::move(bits), false).reshape(x.rows(), x.cols());
+    return detail::with_bits(x, std::move(bits), false);
   };
   const Plane zero = Plane::constant(false, lanes);
   std::size_t l = 0;
@@ -144,8 +144,8 @@ DivisionResult divide_constant(Circuit& c, const Expr& x, std::int64_t d) {
   EXPECTS(fits, "divide_constant: the divisor " + std::to_string(d) + " is not a value of " +
                     to_string(x.type()));
   if (d == 0) {  // all ones and x, as divide() gives
-    return {Expr(std::vector<Plane>(n, Plane::constant(true, x.lanes())), x.is_signed())
-                .reshape(x.rows(), x.cols()),
+    return {detail::with_bits(x, std::vector<Plane>(n, Plane::constant(true, x.lanes())),
+                              x.is_signed()),
             x};
   }
   const unsigned __int128 magnitude =
@@ -153,8 +153,7 @@ DivisionResult divide_constant(Circuit& c, const Expr& x, std::int64_t d) {
   if (!x.is_signed()) return divide_unsigned_constant(c, x, magnitude);
   // |x| / |d| (|d| <= 2^(n-1) fits the unsigned n bits), then the signs as divide() fixes them.
   DivisionResult u = divide_unsigned_constant(c, abs(c, x), magnitude);
-  const Expr negative_dividend =
-      Expr({x.sign_bit()}, false).reshape(x.rows(), x.cols());
+  const Expr negative_dividend = detail::with_bits(x, {x.sign_bit()}, false);
   const Expr negative_quotient = d < 0 ? bit_not(negative_dividend) : negative_dividend;
   return {negate_where(c, negative_quotient, u.quotient.as_signed(true)),
           negate_where(c, negative_dividend, u.remainder.as_signed(true))};
@@ -167,7 +166,7 @@ DivisionResult divide_with_remainder(Circuit& c, const Expr& x, const Expr& y) {
   if (const std::optional<std::int64_t> d = uniform_constant(y); d && x.width() >= 16)
     return divide_constant(c, x, *d);
   const auto shaped = [&](std::vector<Plane> bits, bool is_signed) {
-    return Expr(std::move(bits), is_signed).reshape(x.rows(), x.cols());
+    return detail::with_bits(x, std::move(bits), is_signed);
   };
   if (!x.is_signed()) {
     PlaneDivision p = divide_unsigned(c, x.bits(), y.bits());

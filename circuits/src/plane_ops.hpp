@@ -20,6 +20,9 @@ struct PlaneSum {
 PlaneSum add_planes(Circuit& c, std::span<const Plane> x, std::span<const Plane> y,
                     const Plane& cin, AdderKind kind, bool want_carry_out);
 
+// An integer of these bits, shaped (rows x cols) like `like`.
+Expr with_bits(const Expr& like, std::vector<Plane> bits, bool is_signed);
+
 // AND of all planes as a balanced tree (depth ceil(log2 n)); constant 1 for none.
 Plane and_all(Circuit& c, std::vector<Plane> planes, std::size_t lanes);
 
