@@ -542,16 +542,25 @@ Segment Circuit::gate_piece(const GateSpec& spec, std::array<Segment, 3> in, std
 
   Piece piece;
   piece.count = count;
+  bool negate_output = false;
   if (!folded) {
     piece.spec = spec;
     piece.in = in;
   } else {
-    const Realization& r = realizations().find(nrel, reduced);
-    if (!r.valid) return expand(rel, nrel, reduced, count);
-    piece.spec = r.spec;
-    for (int i = 0; i < r.spec.arity; ++i) piece.in[i] = rel[r.var[i]];
+    // The function itself, or else its complement (a free negation of the gate's output:
+    // a MUX of two negated inputs is a negated MUX).
+    const Realization* r = &realizations().find(nrel, reduced);
+    if (!r->valid) {
+      const auto complement = static_cast<std::uint8_t>(~reduced & ((1u << (1u << nrel)) - 1));
+      r = &realizations().find(nrel, complement);
+      if (!r->valid) return expand(rel, nrel, reduced, count);
+      negate_output = true;
+    }
+    piece.spec = r->spec;
+    for (int i = 0; i < r->spec.arity; ++i) piece.in[i] = rel[r->var[i]];
   }
   Segment s;
+  s.negated = negate_output;
   s.kind = SourceKind::Node;
   s.id = pending_node;
   s.offset = node_lanes;

@@ -135,6 +135,32 @@ TEST_CASE("gates with constant, negated or repeated inputs fold", "[circuits][ne
   }
 }
 
+TEST_CASE("a gate whose complement one gate computes is that gate read negated",
+          "[circuits][netlist]") {
+  // MUX(a, ~b, ~c) = NOT MUX(a, b, c): one MUX (2 bootstraps a lane) in one level, not the
+  // three-gate expansion of a MUX with one negated data input.
+  ThreeBits t;
+  Program<PB> prog(t.f.be);
+  Circuit& c = prog.circuit();
+  const Plane a = prog.input(*t.A).bit(0), b = prog.input(*t.B).bit(0), d = prog.input(*t.C).bit(0);
+  const Plane m = c.mux(a, ~b, ~d);
+  REQUIRE(c.nodes().size() == 1);
+  CHECK(c.nodes()[0].pieces[0].spec.kind == GateKind::Mux);
+  CHECK(m == ~c.mux(a, b, d));  // the same node, recorded once
+  CHECK(c.nodes().size() == 1);
+  // Read by another MUX beside a plain plane: the negation folds into the reader's inputs.
+  const Plane r = c.mux(b, m, ~d);
+  const auto v = t.run(prog, {m, r});
+  CHECK(v[0] == lanes_of([](bool s, bool x, bool y) { return s ? !x : !y; }));
+  CHECK(v[1] == lanes_of([](bool s, bool x, bool y) { return x ? (s ? !x : !y) : !y; }));
+  Program<PB> alone(t.f.be);
+  const Plane pa = alone.input(*t.A).bit(0), pb = alone.input(*t.B).bit(0),
+              pc = alone.input(*t.C).bit(0);
+  CHECK(t.run(alone, {alone.circuit().mux(pa, ~pb, ~pc)})[0] == v[0]);
+  CHECK(alone.last_schedule().cost.depth == 1);
+  CHECK(alone.last_schedule().cost.bootstraps == 2 * 8);
+}
+
 TEST_CASE("folded gates compute their function for every literal and constant pattern",
           "[circuits][netlist][exhaustive]") {
   ThreeBits t;
