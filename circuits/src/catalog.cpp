@@ -1,7 +1,11 @@
 // The operation catalog.
 #include "torusgate/circuits/catalog.hpp"
 
+#include <bit>
+#include <cstdint>
+
 #include "torusgate/circuits/arithmetic.hpp"
+#include "torusgate/circuits/bits.hpp"
 #include "torusgate/circuits/divide.hpp"
 #include "torusgate/circuits/multiply.hpp"
 #include "torusgate/core/error.hpp"
@@ -75,6 +79,7 @@ std::vector<Operation> build() {
                      [](Circuit& c, const Expr& x, const Expr&) { return abs(c, x); },
                      [](__int128 x, __int128, IntType) { return x < 0 ? -x : x; });
     o.unsigned_ok = false;
+    o.unsigned_result = true;
     ops.push_back(std::move(o));
   }
   const auto cmp = [&](std::string name, std::string summary,
@@ -97,6 +102,15 @@ std::vector<Operation> build() {
   ops.push_back(op("max", "max(x, y)", 2,
                    [](Circuit& c, const Expr& x, const Expr& y) { return max(c, x, y); },
                    [](__int128 x, __int128 y, IntType) { return x < y ? y : x; }));
+  // x's n-bit pattern rotated by s mod n.
+  const auto rotated = [](__int128 x, unsigned __int128 s, IntType t, bool left) -> __int128 {
+    const unsigned w = static_cast<unsigned>(t.width);
+    const unsigned __int128 mask = (static_cast<unsigned __int128>(1) << w) - 1;
+    const unsigned __int128 u = static_cast<unsigned __int128>(x) & mask;
+    unsigned k = static_cast<unsigned>(s % w);
+    if (!left) k = (w - k) % w;
+    return static_cast<__int128>(((u << k) | (u >> ((w - k) % w))) & mask);
+  };
   ops.push_back(op("shift_left.1", "x << 1 (free)", 1,
                    [](Circuit&, const Expr& x, const Expr&) { return shift_left(x, 1); },
                    [](__int128 x, __int128, IntType) { return x * 2; }));
@@ -105,13 +119,66 @@ std::vector<Operation> build() {
                    [](__int128 x, __int128, IntType) { return x >> 1; }));
   ops.push_back(op("rotate_left.3", "rotate x left by 3 (free)", 1,
                    [](Circuit&, const Expr& x, const Expr&) { return rotate_left(x, 3); },
-                   [](__int128 x, __int128, IntType t) {
-                     const unsigned w = static_cast<unsigned>(t.width);
-                     const unsigned __int128 mask = (static_cast<unsigned __int128>(1) << w) - 1;
-                     const unsigned __int128 u = static_cast<unsigned __int128>(x) & mask;
-                     const unsigned k = 3 % w;
-                     return static_cast<__int128>(((u << k) | (u >> ((w - k) % w))) & mask);
+                   [rotated](__int128 x, __int128, IntType t) { return rotated(x, 3, t, true); }));
+  // By an encrypted amount: y's bits read as unsigned, nothing undefined (bits.hpp).
+  const auto amount = [](__int128 y, IntType t) {
+    return static_cast<unsigned __int128>(wrap(y, IntType{t.width, false}));
+  };
+  ops.push_back(op("shift_left", "x << y (y unsigned; 0 for y >= n)", 2,
+                   [](Circuit& c, const Expr& x, const Expr& y) {
+                     return shift_left(c, x, y.as_signed(false));
+                   },
+                   [amount](__int128 x, __int128 y, IntType t) -> __int128 {
+                     const unsigned __int128 s = amount(y, t);
+                     if (s >= t.width) return 0;
+                     return static_cast<__int128>(static_cast<unsigned __int128>(x) << s);
                    }));
+  ops.push_back(op("shift_right", "x >> y (arithmetic if signed; y unsigned)", 2,
+                   [](Circuit& c, const Expr& x, const Expr& y) {
+                     return shift_right(c, x, y.as_signed(false));
+                   },
+                   [amount](__int128 x, __int128 y, IntType t) -> __int128 {
+                     const unsigned __int128 s = amount(y, t);
+                     if (s >= t.width) return x < 0 ? -1 : 0;
+                     return x >> static_cast<unsigned>(s);
+                   }));
+  ops.push_back(op("rotate_left", "x rotated left by y mod n", 2,
+                   [](Circuit& c, const Expr& x, const Expr& y) {
+                     return rotate_left(c, x, y.as_signed(false));
+                   },
+                   [rotated, amount](__int128 x, __int128 y, IntType t) {
+                     return rotated(x, amount(y, t), t, true);
+                   }));
+  ops.push_back(op("rotate_right", "x rotated right by y mod n", 2,
+                   [](Circuit& c, const Expr& x, const Expr& y) {
+                     return rotate_right(c, x, y.as_signed(false));
+                   },
+                   [rotated, amount](__int128 x, __int128 y, IntType t) {
+                     return rotated(x, amount(y, t), t, false);
+                   }));
+  // Bit counts of the n-bit pattern, as unsigned n-bit results.
+  const auto pattern = [](__int128 x, IntType t) {
+    return static_cast<std::uint64_t>(wrap(x, IntType{t.width, false}));
+  };
+  const auto count = [&](std::string name, std::string summary, Expr (*fn)(Circuit&, const Expr&),
+                         __int128 (*ref)(std::uint64_t, unsigned)) {
+    Operation o = op(
+        std::move(name), std::move(summary), 1,
+        [fn](Circuit& c, const Expr& x, const Expr&) { return fn(c, x); },
+        [pattern, ref](__int128 x, __int128, IntType t) {
+          return ref(pattern(x, t), static_cast<unsigned>(t.width));
+        });
+    o.unsigned_result = true;
+    ops.push_back(std::move(o));
+  };
+  count("count_ones", "bits set in x", count_ones,
+        [](std::uint64_t u, unsigned) -> __int128 { return std::popcount(u); });
+  count("leading_zeros", "zero bits above x's highest set bit (n for 0)", leading_zeros,
+        [](std::uint64_t u, unsigned w) -> __int128 { return w - std::bit_width(u); });
+  count("trailing_zeros", "zero bits below x's lowest set bit (n for 0)", trailing_zeros,
+        [](std::uint64_t u, unsigned w) -> __int128 {
+          return u == 0 ? w : static_cast<unsigned>(std::countr_zero(u));
+        });
   ops.push_back(op("widen", "x extended to 2n bits (free)", 1,
                    [](Circuit&, const Expr& x, const Expr&) { return resize(x, 2 * x.width()); },
                    [](__int128 x, __int128, IntType) { return x; }, double_width));
@@ -178,7 +245,7 @@ std::vector<Operation> build() {
     auto ref = o.reference;
     auto rw = o.result_width;
     const bool is_compare = o.result_width(8) == 1;
-    const bool unsigned_result = o.name == "abs";
+    const bool unsigned_result = o.unsigned_result;
     o.reference = [ref, rw, is_compare, unsigned_result](__int128 x, __int128 y, IntType t) {
       const IntType out{rw(t.width), t.is_signed && !is_compare && !unsigned_result};
       return wrap(ref(x, y, t), out);

@@ -17,6 +17,7 @@ struct Operation {
   int arity = 2;          // 1: only x is used
   bool unsigned_ok = true;
   bool signed_ok = true;
+  bool unsigned_result = false;  // unsigned whatever the operands are (abs, bit counts)
   bool is_default = false;  // the default algorithm of its family (add, mul.wrapping, ...)
   // Records the operation on element-wise operands x and y (y unused when arity is 1).
   std::function<Expr(Circuit&, const Expr&, const Expr&)> record;

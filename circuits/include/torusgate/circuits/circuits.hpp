@@ -3,6 +3,7 @@
 #pragma once
 
 #include "torusgate/circuits/arithmetic.hpp"
+#include "torusgate/circuits/bits.hpp"
 #include "torusgate/circuits/cannon.hpp"
 #include "torusgate/circuits/divide.hpp"
 #include "torusgate/circuits/int_codec.hpp"
