@@ -20,7 +20,21 @@ using Inputs = std::span<const Expr>;
         [](Circuit& c, Inputs in, std::size_t) { return call; } \
   }
 
-const std::array<Operation, 23> operation_table = {{
+// By an unsigned amount (one per element or one for all), of any width.
+#define TG_AMOUNT(name, summary, fn)                                              \
+  Operation {                                                                     \
+    name, OperandRule::Amount, false, false, summary,                             \
+        [](Circuit& c, Inputs in, std::size_t) { return fn(c, in[0], in[1]); } \
+  }
+
+// Bit counts: unsigned results of the operand's width.
+#define TG_COUNT(name, summary, fn)                                           \
+  Operation {                                                                 \
+    name, OperandRule::Single, false, false, summary,                         \
+        [](Circuit& c, Inputs in, std::size_t) { return fn(c, in[0]); } \
+  }
+
+const std::array<Operation, 30> operation_table = {{
     TG_BINARY("add", "x + y, modulo 2^w", circuits::add(c, in[0], in[1])),
     TG_BINARY("sub", "x - y, modulo 2^w", circuits::subtract(c, in[0], in[1])),
     TG_BINARY("mul", "x * y, modulo 2^w (w-bit product)", circuits::multiply(c, in[0], in[1])),
@@ -49,6 +63,15 @@ const std::array<Operation, 23> operation_table = {{
     TG_BINARY("and", "bitwise x AND y", circuits::bit_and(c, in[0], in[1])),
     TG_BINARY("or", "bitwise x OR y", circuits::bit_or(c, in[0], in[1])),
     TG_BINARY("xor", "bitwise x XOR y", circuits::bit_xor(c, in[0], in[1])),
+    TG_AMOUNT("shl", "x << s (s unsigned; 0 for s >= w)", circuits::shift_left),
+    TG_AMOUNT("shr", "x >> s (arithmetic if x is signed; s unsigned)", circuits::shift_right),
+    TG_AMOUNT("rotl", "x rotated left by s mod w (s unsigned)", circuits::rotate_left),
+    TG_AMOUNT("rotr", "x rotated right by s mod w (s unsigned)", circuits::rotate_right),
+    TG_COUNT("popcount", "the number of bits set (unsigned, w bits)", circuits::count_ones),
+    TG_COUNT("clz", "zero bits above the highest set bit (w for 0; unsigned)",
+             circuits::leading_zeros),
+    TG_COUNT("ctz", "zero bits below the lowest set bit (w for 0; unsigned)",
+             circuits::trailing_zeros),
     Operation{"not", OperandRule::Single, false, false, "bitwise NOT x (free: no bootstrap)",
               [](Circuit&, Inputs in, std::size_t) { return circuits::bit_not(in[0]); }},
     Operation{
@@ -68,6 +91,8 @@ const std::array<Operation, 23> operation_table = {{
 }};
 
 #undef TG_BINARY
+#undef TG_AMOUNT
+#undef TG_COUNT
 
 std::string shape_text(const Shape& s) {
   return std::to_string(s.rows) + " x " + std::to_string(s.cols);
@@ -113,6 +138,18 @@ void check_operands(const Operation& op, std::span<const Operand> operands) {
   if (operands.size() < 2) return;
   const Operand& y = operands[1];
   const std::string both = operand_text(x) + " and " + operand_text(y);
+  if (op.rule == OperandRule::Amount) {
+    if (y.type.is_signed) {
+      throw CommandError(name + " needs an unsigned amount, but " + operand_text(y) +
+                         " (encrypt it without --signed)");
+    }
+    const std::size_t amounts = y.shape.rows * y.shape.cols;
+    if (amounts != 1 && !(x.shape == y.shape)) {
+      throw CommandError(name + " moves every element by its own amount or all by one, but " +
+                         both + " (give the amounts the shape of x, or one amount)");
+    }
+    return;
+  }
   if (!(x.type == y.type)) {
     throw CommandError(name + " needs two operands of the same type, but " + both +
                        " (encrypt both with the same --width and --signed)");
@@ -140,6 +177,7 @@ void check_operands(const Operation& op, std::span<const Operand> operands) {
       break;
     case OperandRule::Single:
     case OperandRule::SignedSingle:
+    case OperandRule::Amount:
       break;
   }
 }

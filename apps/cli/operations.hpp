@@ -24,6 +24,7 @@ enum class OperandRule {
   Single,         // one operand of any type and shape
   SignedSingle,   // one signed operand
   SameShape,      // two operands of the same type and shape (element-wise)
+  Amount,         // x of any type and shape, an unsigned amount per element of x or one in all
   SameCount,      // two operands of the same type and element count (dot)
   MatrixProduct,  // two operands of the same type, A (r x k) and B (k x s)
 };

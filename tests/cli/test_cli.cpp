@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
+
+#include <bit>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -111,6 +113,16 @@ Session& session() {
 
 using Reference = std::function<Int128(Int128, Int128, circuits::IntType)>;
 
+// x's w-bit pattern, and x rotated left by y mod w in its type.
+std::uint64_t pattern(Int128 x, circuits::IntType t) {
+  return static_cast<std::uint64_t>(wrap(x, circuits::IntType{t.width, false}));
+}
+Int128 rotated(Int128 x, Int128 y, circuits::IntType t) {
+  const unsigned w = static_cast<unsigned>(t.width), k = static_cast<unsigned>(y % w);
+  const unsigned __int128 u = pattern(x, t);
+  return wrap(static_cast<Int128>((u << k) | (u >> ((w - k) % w))), t);
+}
+
 // What each element-wise operation of operations() computes, in plain integers.
 const std::map<std::string, Reference>& element_wise_references() {
   using T = circuits::IntType;
@@ -135,6 +147,26 @@ const std::map<std::string, Reference>& element_wise_references() {
       {"or", [](Int128 x, Int128 y, T t) { return wrap(x | y, t); }},
       {"xor", [](Int128 x, Int128 y, T t) { return wrap(x ^ y, t); }},
       {"not", [](Int128 x, Int128, T t) { return wrap(~x, t); }},
+      // By an unsigned amount y; bit counts of the w-bit pattern.
+      {"shl",
+       [](Int128 x, Int128 y, T t) {
+         return y >= Int128(t.width) ? 0 : wrap(x * (Int128{1} << y), t);
+       }},
+      {"shr",
+       [](Int128 x, Int128 y, T t) { return y >= Int128(t.width) ? (x < 0 ? -1 : 0) : x >> y; }},
+      {"rotl", [](Int128 x, Int128 y, T t) { return rotated(x, y, t); }},
+      {"rotr",
+       [](Int128 x, Int128 y, T t) {
+         return rotated(x, Int128(t.width) - y % Int128(t.width), t);
+       }},
+      {"popcount", [](Int128 x, Int128, T t) { return Int128{std::popcount(pattern(x, t))}; }},
+      {"clz",
+       [](Int128 x, Int128, T t) { return Int128(t.width) - std::bit_width(pattern(x, t)); }},
+      {"ctz",
+       [](Int128 x, Int128, T t) {
+         const std::uint64_t u = pattern(x, t);
+         return u == 0 ? Int128(t.width) : Int128{std::countr_zero(u)};
+       }},
   };
   return refs;
 }
@@ -261,17 +293,27 @@ TEST_CASE("cli: every element-wise operation matches integer arithmetic", "[cli]
   for (const Case& c : cases) {
     const std::string x = s.encrypt("x.tgct", c.x, c.type, "2,3");
     const std::string y = s.encrypt("y.tgct", c.y, c.type, "2,3");
+    // Shift amounts: unsigned 4-bit, some of them the width or more.
+    const std::vector<Int128> amounts = {0, 1, 5, 7, 9, 15};
+    const std::string a = s.encrypt("a.tgct", amounts, T{4, false}, "2,3");
     for (const Operation& op : operations()) {
       const auto ref = element_wise_references().find(std::string(op.name));
       if (ref == element_wise_references().end()) continue;  // reductions: below
       if (op.rule == OperandRule::SignedSingle && !c.type.is_signed) continue;
       INFO(op.name << " on " << type_name(c.type));
+      const bool by_amount = op.rule == OperandRule::Amount;
       std::vector<Int128> want;
       for (std::size_t e = 0; e < c.x.size(); ++e)
-        want.push_back(ref->second(c.x[e], c.y[e], c.type));
+        want.push_back(ref->second(c.x[e], by_amount ? amounts[e] : c.y[e], c.type));
       std::vector<std::string> operands = {x};
-      if (op.arity() == 2) operands.push_back(y);
+      if (op.arity() == 2) operands.push_back(by_amount ? a : y);
       CHECK(s.eval(std::string(op.name), operands) == want);
+      if (!by_amount) continue;
+      // One amount for every element.
+      const std::string one = s.encrypt("one.tgct", {3}, T{2, false});
+      want.clear();
+      for (std::size_t e = 0; e < c.x.size(); ++e) want.push_back(ref->second(c.x[e], 3, c.type));
+      CHECK(s.eval(std::string(op.name), {x, one}) == want);
     }
   }
   // Every element-wise operation of the table has a reference above.
@@ -539,6 +581,11 @@ TEST_CASE("cli: mismatched parameter sets, types and shapes", "[cli]") {
   fails(exit_failure, eval("matmul", {m, m}, s.ck),
         "the first has 3 columns and the second 2 rows");
   fails(exit_failure, eval("abs", {x}, s.ck), "abs needs a signed operand");
+  // Shift amounts: unsigned, one per element or one for all.
+  fails(exit_failure, eval("shl", {x, z}, s.ck), "shl needs an unsigned amount, but '" + z + "'");
+  fails(exit_failure, eval("rotr", {x, y}, s.ck),
+        "rotr moves every element by its own amount or all by one, but '" + x +
+            "' is 4-bit unsigned, 1 x 3 and '" + y + "' is 4-bit unsigned, 1 x 4");
   // Element-wise operations need one shape (2 x 3 is not 1 x 6); dot only one element count.
   const std::string v = s.encrypt("v.tgct", {1, 2, 3, 4, 5, 6}, u4);
   fails(exit_failure, eval("add", {m, v}, s.ck), "same shape");
