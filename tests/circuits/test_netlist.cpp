@@ -1,10 +1,12 @@
 // The netlist and its scheduler: gate folding (constants, negations, repeated inputs, the
-// Shannon expansion), deduplication of identical gates, plane views, dead-gate removal,
-// merging of independent operations into one batch per level, scratch reuse, outputs that
-// are views (negated, repeated, constant planes), and every validation of circuits/.
+// Shannon expansion, complemented gates), deduplication of identical gates, plane views,
+// dead-gate removal, merging of independent operations into one batch per level, scratch
+// reuse, outputs that are views (negated, repeated, constant planes), and every validation
+// of circuits/.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -39,6 +41,10 @@ struct ThreeBits {
     B.emplace(Arr::encrypt(f.be, f.key, vb, u1, rng));
     C.emplace(Arr::encrypt(f.be, f.key, vc, u1, rng));
   }
+  // The three inputs of a program, as planes a, b, c.
+  std::array<Plane, 3> inputs(Program<PB>& prog) const {
+    return {prog.input(*A).bit(0), prog.input(*B).bit(0), prog.input(*C).bit(0)};
+  }
   // Runs the planes as 1-bit outputs; returns each one's 8 lanes.
   std::vector<std::vector<std::uint64_t>> run(Program<PB>& prog, const std::vector<Plane>& planes) {
     std::vector<Expr> outs;
@@ -64,7 +70,7 @@ TEST_CASE("gates with constant, negated or repeated inputs fold", "[circuits][ne
   ThreeBits t;
   Program<PB> prog(t.f.be);
   Circuit& c = prog.circuit();
-  const Plane a = prog.input(*t.A).bit(0), b = prog.input(*t.B).bit(0), d = prog.input(*t.C).bit(0);
+  const auto [a, b, d] = t.inputs(prog);
   const Plane one = Plane::constant(true, 8), zero = Plane::constant(false, 8);
 
   SECTION("to an input, its negation or a constant, recording nothing") {
@@ -126,8 +132,7 @@ TEST_CASE("gates with constant, negated or repeated inputs fold", "[circuits][ne
     CHECK(v[3] == lanes_of([](bool s, bool x, bool y) { return s ? !x : !y; }));
     // The expansion (every gate a sign gate) has depth 2 and 3 bootstraps per lane.
     Program<PB> alone(t.f.be);
-    const Plane pa = alone.input(*t.A).bit(0), pb = alone.input(*t.B).bit(0),
-                pc = alone.input(*t.C).bit(0);
+    const auto [pa, pb, pc] = t.inputs(alone);
     const Plane e = alone.circuit().mux(pa, ~pb, pc);
     CHECK(t.run(alone, {e})[0] == v[0]);
     CHECK(alone.last_schedule().cost.depth == 2);
@@ -142,7 +147,7 @@ TEST_CASE("a gate whose complement one gate computes is that gate read negated",
   ThreeBits t;
   Program<PB> prog(t.f.be);
   Circuit& c = prog.circuit();
-  const Plane a = prog.input(*t.A).bit(0), b = prog.input(*t.B).bit(0), d = prog.input(*t.C).bit(0);
+  const auto [a, b, d] = t.inputs(prog);
   const Plane m = c.mux(a, ~b, ~d);
   REQUIRE(c.nodes().size() == 1);
   CHECK(c.nodes()[0].pieces[0].spec.kind == GateKind::Mux);
@@ -154,8 +159,7 @@ TEST_CASE("a gate whose complement one gate computes is that gate read negated",
   CHECK(v[0] == lanes_of([](bool s, bool x, bool y) { return s ? !x : !y; }));
   CHECK(v[1] == lanes_of([](bool s, bool x, bool y) { return x ? (s ? !x : !y) : !y; }));
   Program<PB> alone(t.f.be);
-  const Plane pa = alone.input(*t.A).bit(0), pb = alone.input(*t.B).bit(0),
-              pc = alone.input(*t.C).bit(0);
+  const auto [pa, pb, pc] = t.inputs(alone);
   CHECK(t.run(alone, {alone.circuit().mux(pa, ~pb, ~pc)})[0] == v[0]);
   CHECK(alone.last_schedule().cost.depth == 1);
   CHECK(alone.last_schedule().cost.bootstraps == 2 * 8);
@@ -166,7 +170,7 @@ TEST_CASE("folded gates compute their function for every literal and constant pa
   ThreeBits t;
   Program<PB> prog(t.f.be);
   Circuit& c = prog.circuit();
-  const Plane a = prog.input(*t.A).bit(0), b = prog.input(*t.B).bit(0), d = prog.input(*t.C).bit(0);
+  const auto [a, b, d] = t.inputs(prog);
   // Each gate input is one of a, ~a, b, ~b, c, ~c, 0, 1.
   const std::vector<Plane> choices = {a, ~a, b, ~b, d, ~d, Plane::constant(false, 8),
                                       Plane::constant(true, 8)};
@@ -361,7 +365,7 @@ TEST_CASE("compile handles outputs that are negations, repeats, constants and in
   ThreeBits t;
   Program<PB> prog(t.f.be);
   Circuit& c = prog.circuit();
-  const Plane a = prog.input(*t.A).bit(0), b = prog.input(*t.B).bit(0), d = prog.input(*t.C).bit(0);
+  const auto [a, b, d] = t.inputs(prog);
   const Plane g = c.and_(a, b);         // read by two outputs
   const Plane h = c.or_(b, d);          // only ever read negated (flipped into its output)
   const Plane k = c.xor_(a, d);         // read negated and by a later gate
