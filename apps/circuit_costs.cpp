@@ -17,6 +17,7 @@
 #include "torusgate/circuits/catalog.hpp"
 #include "torusgate/circuits/linalg.hpp"
 #include "torusgate/circuits/schedule.hpp"
+#include "torusgate/circuits/sort.hpp"
 #include "torusgate/core/error.hpp"
 
 using namespace torusgate;
@@ -29,7 +30,8 @@ void usage(std::ostream& os) {
         "  --widths W[,W...]     operand widths in bits, 1..256 (default 8,16,32,64)\n"
         "  --signedness S        u | s | both (default both: each signedness an operation takes)\n"
         "  --op NAME[,NAME...]   only these operations; repeatable (default: all). Names are\n"
-        "                        those of the catalog and sum.8, dot.8, matmul.4x4, cannon.4x4.g2\n"
+        "                        those of the catalog and sum.8, dot.8, sort.8, max_element.8,\n"
+        "                        argmax.8, matmul.4x4, cannon.4x4.g2\n"
         "  --tsv                 tab-separated rows (op, type, width, bootstraps, depth, gates,\n"
         "                        free_gates, batches, scratch_bits) instead of markdown tables\n"
         "  --help                this text\n"
@@ -88,6 +90,18 @@ std::vector<Entry> entries() {
     Circuit c;
     const Expr x = c.input(t, 8), y = c.input(t, 8);
     return compile_cost(c, dot(c, x, y));
+  });
+  add("sort.8", "8 elements in order (Batcher's network: 19 comparators)", [](IntType t) {
+    Circuit c;
+    return compile_cost(c, sort(c, c.input(t, 8)));
+  });
+  add("max_element.8", "the largest of 8 elements (7 comparisons)", [](IntType t) {
+    Circuit c;
+    return compile_cost(c, max_element(c, c.input(t, 8)));
+  });
+  add("argmax.8", "the first column of the largest of 8 elements (3-bit index)", [](IntType t) {
+    Circuit c;
+    return compile_cost(c, argmax(c, c.input(t, 8)));
   });
   add("matmul.4x4", "4x4 by 4x4 matrix product (16 n-bit results)", [](IntType t) {
     Circuit c;

@@ -108,6 +108,18 @@ std::vector<CostRow> measure_all() {
       }
       {
         Circuit c;
+        push("sort.8", is_signed, w, cost_of(c, sort(c, c.input(type, 8))));
+      }
+      {
+        Circuit c;
+        push("max_element.8", is_signed, w, cost_of(c, max_element(c, c.input(type, 8))));
+      }
+      {
+        Circuit c;
+        push("argmax.8", is_signed, w, cost_of(c, argmax(c, c.input(type, 8))));
+      }
+      {
+        Circuit c;
         const Expr a = c.input(type, 4, 4), b = c.input(type, 4, 4);
         push("matmul.4x4", is_signed, w, cost_of(c, matmul(c, a, b)));
       }

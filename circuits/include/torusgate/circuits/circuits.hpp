@@ -13,4 +13,5 @@
 #include "torusgate/circuits/program.hpp"
 #include "torusgate/circuits/regression.hpp"
 #include "torusgate/circuits/schedule.hpp"
+#include "torusgate/circuits/sort.hpp"
 #include "torusgate/circuits/catalog.hpp"
