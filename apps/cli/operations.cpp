@@ -27,14 +27,14 @@ using Inputs = std::span<const Expr>;
         [](Circuit& c, Inputs in, std::size_t) { return fn(c, in[0], in[1]); } \
   }
 
-// Bit counts: unsigned results of the operand's width.
-#define TG_COUNT(name, summary, fn)                                           \
+// One operand of any type and shape: fn(c, x).
+#define TG_UNARY(name, summary, fn)                                           \
   Operation {                                                                 \
     name, OperandRule::Single, false, false, summary,                         \
         [](Circuit& c, Inputs in, std::size_t) { return fn(c, in[0]); } \
   }
 
-const std::array<Operation, 30> operation_table = {{
+const std::array<Operation, 36> operation_table = {{
     TG_BINARY("add", "x + y, modulo 2^w", circuits::add(c, in[0], in[1])),
     TG_BINARY("sub", "x - y, modulo 2^w", circuits::subtract(c, in[0], in[1])),
     TG_BINARY("mul", "x * y, modulo 2^w (w-bit product)", circuits::multiply(c, in[0], in[1])),
@@ -67,11 +67,21 @@ const std::array<Operation, 30> operation_table = {{
     TG_AMOUNT("shr", "x >> s (arithmetic if x is signed; s unsigned)", circuits::shift_right),
     TG_AMOUNT("rotl", "x rotated left by s mod w (s unsigned)", circuits::rotate_left),
     TG_AMOUNT("rotr", "x rotated right by s mod w (s unsigned)", circuits::rotate_right),
-    TG_COUNT("popcount", "the number of bits set (unsigned, w bits)", circuits::count_ones),
-    TG_COUNT("clz", "zero bits above the highest set bit (w for 0; unsigned)",
+    TG_UNARY("popcount", "the number of bits set (unsigned, w bits)", circuits::count_ones),
+    TG_UNARY("clz", "zero bits above the highest set bit (w for 0; unsigned)",
              circuits::leading_zeros),
-    TG_COUNT("ctz", "zero bits below the lowest set bit (w for 0; unsigned)",
+    TG_UNARY("ctz", "zero bits below the lowest set bit (w for 0; unsigned)",
              circuits::trailing_zeros),
+    TG_UNARY("sort", "every row of x in ascending order (x's shape)", circuits::sort),
+    Operation{"sort-desc", OperandRule::Single, false, false,
+              "every row of x in descending order (x's shape)",
+              [](Circuit& c, Inputs in, std::size_t) { return circuits::sort(c, in[0], true); }},
+    TG_UNARY("row-min", "the smallest element of every row (one column)", circuits::min_element),
+    TG_UNARY("row-max", "the largest element of every row (one column)", circuits::max_element),
+    TG_UNARY("argmin", "the first column of every row's smallest element (unsigned)",
+             circuits::argmin),
+    TG_UNARY("argmax", "the first column of every row's largest element (unsigned)",
+             circuits::argmax),
     Operation{"not", OperandRule::Single, false, false, "bitwise NOT x (free: no bootstrap)",
               [](Circuit&, Inputs in, std::size_t) { return circuits::bit_not(in[0]); }},
     Operation{
@@ -92,7 +102,7 @@ const std::array<Operation, 30> operation_table = {{
 
 #undef TG_BINARY
 #undef TG_AMOUNT
-#undef TG_COUNT
+#undef TG_UNARY
 
 std::string shape_text(const Shape& s) {
   return std::to_string(s.rows) + " x " + std::to_string(s.cols);

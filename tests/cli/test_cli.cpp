@@ -5,12 +5,15 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <bit>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli.hpp"
@@ -316,9 +319,12 @@ TEST_CASE("cli: every element-wise operation matches integer arithmetic", "[cli]
       CHECK(s.eval(std::string(op.name), {x, one}) == want);
     }
   }
-  // Every element-wise operation of the table has a reference above.
+  // Every element-wise operation of the table has a reference above (the reductions and
+  // the operations along rows have their own cases below).
+  const std::set<std::string_view> along_rows = {"sort",   "sort-desc", "row-min",
+                                                 "row-max", "argmin",    "argmax"};
   for (const Operation& op : operations()) {
-    if (op.takes_width) continue;
+    if (op.takes_width || along_rows.count(op.name)) continue;
     CHECK(element_wise_references().count(std::string(op.name)) == 1);
   }
 }
@@ -353,6 +359,40 @@ TEST_CASE("cli: sum, dot and matmul, with shapes and --width", "[cli]") {
                          "--force", "--backend", "sequential"});
   CHECK_THAT(report.out, Contains("bootstraps in") && Contains("depth") &&
                              Contains("8-bit signed, 2 x 2") && Contains("sequential"));
+}
+
+TEST_CASE("cli: sort, row-min, row-max, argmin and argmax work along every row", "[cli]") {
+  Session& s = session();
+  const circuits::IntType s6{6, true};
+  // 3 x 5, with ties: the first column of an extreme is the answer.
+  const std::vector<Int128> m = {4, -7, 12, -7, 5, 0, 0, 0, 0, 0, -32, 31, 9, 31, -32};
+  const std::string fm = s.encrypt("m.tgct", m, s6, "3,5");
+  std::vector<Int128> up, down, lo, hi, at_lo, at_hi;
+  for (std::size_t r = 0; r < 3; ++r) {
+    std::vector<Int128> row(m.begin() + 5 * r, m.begin() + 5 * (r + 1));
+    const auto min_at = std::min_element(row.begin(), row.end());
+    const auto max_at = std::max_element(row.begin(), row.end());
+    lo.push_back(*min_at);
+    hi.push_back(*max_at);
+    at_lo.push_back(min_at - row.begin());
+    at_hi.push_back(max_at - row.begin());
+    std::sort(row.begin(), row.end());
+    up.insert(up.end(), row.begin(), row.end());
+    down.insert(down.end(), row.rbegin(), row.rend());
+  }
+  CHECK(s.eval("sort", {fm}) == up);
+  CHECK_THAT(ok({"info", s.path("result.tgct")}).out, Contains("6-bit signed, 3 x 5"));
+  CHECK(s.eval("sort-desc", {fm}) == down);
+  CHECK(s.eval("row-min", {fm}) == lo);
+  CHECK(s.eval("row-max", {fm}) == hi);
+  CHECK_THAT(ok({"info", s.path("result.tgct")}).out, Contains("6-bit signed, 3 x 1"));
+  CHECK(s.eval("argmin", {fm}) == at_lo);
+  CHECK(s.eval("argmax", {fm}) == at_hi);
+  CHECK_THAT(ok({"info", s.path("result.tgct")}).out, Contains("3-bit unsigned, 3 x 1"));
+  // A vector is one row.
+  const std::string fv = s.encrypt("v.tgct", {9, 2, 7}, circuits::IntType{4, false});
+  CHECK(s.eval("sort", {fv}) == std::vector<Int128>{2, 7, 9});
+  CHECK(s.eval("argmin", {fv}) == std::vector<Int128>{1});
 }
 
 TEST_CASE("cli: mul-full gives products wider than 64 bits, up to 128", "[cli]") {
