@@ -8,6 +8,7 @@
 #include "torusgate/circuits/divide.hpp"
 #include "torusgate/circuits/int_codec.hpp"
 #include "torusgate/circuits/linalg.hpp"
+#include "torusgate/circuits/lookup.hpp"
 #include "torusgate/circuits/multiply.hpp"
 #include "torusgate/circuits/netlist.hpp"
 #include "torusgate/circuits/program.hpp"
