@@ -250,8 +250,13 @@ std::unique_ptr<CLI::App> make_app(Options& o) {
   eval->add_option("-o,--output", o.eval.output, "Write the encrypted result to FILE; required")
       ->type_name("FILE");
   eval->add_option("--width", o.eval.width,
-                   "Result width of sum, dot and matmul, 1 to 128 (default: the operands')")
+                   "Result width of sum, dot and matmul, 1 to 128, and of lut, 1 to 64 "
+                   "(default: the operands')")
       ->type_name("BITS");
+  eval->add_option("--table", o.eval.table,
+                   "lut: the result for each value of x from the smallest, as value text "
+                   "(\"1,4,9,...\"; --table \"$(cat FILE)\" reads a file)")
+      ->type_name("LIST");
   eval->add_option("--backend", o.eval.backend,
                    "best (default: gpu when a CUDA device is usable, else openmp), gpu, "
                    "sequential or openmp")

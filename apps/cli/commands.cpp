@@ -242,6 +242,45 @@ int run_encrypt(const EncryptOptions& o, Console& console) {
   return exit_success;
 }
 
+namespace {
+
+// lut's table from --table: one entry per value of x (2^w, x up to 16 bits), each fitting
+// --width bits (default x's), signed when some entry is negative.
+void lut_table(const std::string& text, const Operand& x, EvalArgs& args) {
+  if (x.type.width > 16) {
+    throw CommandError("lut indexes integers of up to 16 bits, but " + in_quotes(x.file) +
+                       " is " + type_name(x.type));
+  }
+  const std::size_t width = args.width != 0 ? args.width : x.type.width;
+  ValueTable table;
+  try {
+    // Signed when a value is negative: read as 64-bit signed first (all of 0..2^63 - 1), then
+    // against the result type for the message a value that does not fit gets.
+    bool negative = false;
+    try {
+      for (std::uint64_t v : parse_values(text, IntType{64, true}).values)
+        negative = negative || static_cast<std::int64_t>(v) < 0;
+    } catch (const ValueError&) {
+      // Values of 2^63 and more: unsigned, checked below.
+    }
+    args.table_type = IntType{width, negative};
+    table = parse_values(text, args.table_type);
+  } catch (const ValueError& e) {
+    throw UsageError("--table: " + std::string(e.what()) +
+                     (args.width == 0 ? "; --width sets the result width" : ""));
+  }
+  const std::size_t entries = std::size_t{1} << x.type.width;
+  if (table.values.size() != entries) {
+    throw UsageError("--table: lut of " + in_quotes(x.file) + " (" + type_name(x.type) +
+                     ") needs " + std::to_string(entries) +
+                     " entries, one per value from the smallest, but --table has " +
+                     std::to_string(table.values.size()));
+  }
+  args.table = std::move(table.values);
+}
+
+}  // namespace
+
 int run_eval(const EvalOptions& o, Console& console) {
   require(o.cloud_key, "--cloud-key", "the cloud key file (keygen --cloud-key)");
   require(o.op, "--op", "the operation, one of " + operation_names());
@@ -252,13 +291,18 @@ int run_eval(const EvalOptions& o, Console& console) {
     throw UsageError(name + " takes " + (op.arity() == 1 ? "one input file" : "two input files") +
                      " but " + given(o.inputs.size()));
   }
-  std::size_t width = 0;
+  EvalArgs args;
   if (!o.width.empty()) {
     if (!op.takes_width) {
-      throw UsageError("--width applies to sum, dot and matmul only; the result of " + name +
-                       " has the width its operands give it");
+      throw UsageError("--width applies to sum, dot, matmul and lut only; the result of " +
+                       name + " has the width its operands give it");
     }
-    width = parse_number("--width", o.width, 1, max_integer_width);
+    args.width = parse_number("--width", o.width, 1, name == "lut" ? 64 : max_integer_width);
+  }
+  const bool is_lut = name == "lut";
+  if (!o.table.empty() && !is_lut) throw UsageError("--table applies to lut only");
+  if (is_lut && o.table.empty()) {
+    throw UsageError("lut needs --table: the results for the values of x, from the smallest");
   }
   apps::ServerOptions server;
   const std::string backend_name = resolve_backend(o, server);
@@ -283,6 +327,7 @@ int run_eval(const EvalOptions& o, Console& console) {
     operands.push_back(Operand{input, type_of(a), Shape{a.rows, a.cols}});
   }
   check_operands(op, operands);
+  if (is_lut) lut_table(o.table, operands[0], args);
 
   // The server's side: the cloud key only.
   const auto start = Clock::now();
@@ -304,7 +349,7 @@ int run_eval(const EvalOptions& o, Console& console) {
     circuits::Program<Server> prog(be);
     std::vector<circuits::Expr> exprs;
     for (const Array& a : inputs) exprs.push_back(prog.input(a));
-    const circuits::Expr expr = op.record(prog.circuit(), exprs, width);
+    const circuits::Expr expr = op.record(prog.circuit(), exprs, args);
     apps::ProgressBar bar("eval " + name, "bootstraps", !console.quiet);
     prog.on_progress([&](const circuits::RunProgress& p) {
       if (p.bootstraps_total >= progress_min_bootstraps) {

@@ -38,6 +38,7 @@ struct EncryptOptions {
 
 struct EvalOptions {
   std::string cloud_key, op, output, width, threads;
+  std::string table;  // lut: value text
   std::string device, gpu_engine, key_switching;  // the gpu backend's options (as given)
   std::string backend = "best";
   std::vector<std::string> inputs;

@@ -17,30 +17,30 @@ using Inputs = std::span<const Expr>;
 #define TG_BINARY(name, summary, call)                          \
   Operation {                                                   \
     name, OperandRule::SameShape, false, false, summary,        \
-        [](Circuit& c, Inputs in, std::size_t) { return call; } \
+        [](Circuit& c, Inputs in, const EvalArgs&) { return call; } \
   }
 
 // By an unsigned amount (one per element or one for all), of any width.
 #define TG_AMOUNT(name, summary, fn)                                              \
   Operation {                                                                     \
     name, OperandRule::Amount, false, false, summary,                             \
-        [](Circuit& c, Inputs in, std::size_t) { return fn(c, in[0], in[1]); } \
+        [](Circuit& c, Inputs in, const EvalArgs&) { return fn(c, in[0], in[1]); } \
   }
 
 // One operand of any type and shape: fn(c, x).
 #define TG_UNARY(name, summary, fn)                                           \
   Operation {                                                                 \
     name, OperandRule::Single, false, false, summary,                         \
-        [](Circuit& c, Inputs in, std::size_t) { return fn(c, in[0]); } \
+        [](Circuit& c, Inputs in, const EvalArgs&) { return fn(c, in[0]); } \
   }
 
-const std::array<Operation, 36> operation_table = {{
+const std::array<Operation, 37> operation_table = {{
     TG_BINARY("add", "x + y, modulo 2^w", circuits::add(c, in[0], in[1])),
     TG_BINARY("sub", "x - y, modulo 2^w", circuits::subtract(c, in[0], in[1])),
     TG_BINARY("mul", "x * y, modulo 2^w (w-bit product)", circuits::multiply(c, in[0], in[1])),
     Operation{"mul-full", OperandRule::SameShape, false, true,
               "x * y, exact (2w-bit product; w up to 64)",
-              [](Circuit& c, Inputs in, std::size_t) {
+              [](Circuit& c, Inputs in, const EvalArgs&) {
                 return circuits::multiply(c, in[0], in[1], circuits::Product::Full);
               }},
     TG_BINARY("div", "x / y, truncated toward zero (x / 0: all ones)",
@@ -48,10 +48,10 @@ const std::array<Operation, 36> operation_table = {{
     TG_BINARY("rem", "x % y, with the sign of x (x % 0: x)",
               circuits::remainder(c, in[0], in[1])),
     Operation{"neg", OperandRule::Single, false, false, "-x, modulo 2^w",
-              [](Circuit& c, Inputs in, std::size_t) { return circuits::negate(c, in[0]); }},
+              [](Circuit& c, Inputs in, const EvalArgs&) { return circuits::negate(c, in[0]); }},
     Operation{"abs", OperandRule::SignedSingle, false, false,
               "|x| of signed x, as a w-bit unsigned integer",
-              [](Circuit& c, Inputs in, std::size_t) { return circuits::abs(c, in[0]); }},
+              [](Circuit& c, Inputs in, const EvalArgs&) { return circuits::abs(c, in[0]); }},
     TG_BINARY("lt", "x < y (1-bit result, 1 for true)", circuits::less(c, in[0], in[1])),
     TG_BINARY("le", "x <= y (1-bit)", circuits::less_equal(c, in[0], in[1])),
     TG_BINARY("gt", "x > y (1-bit)", circuits::greater(c, in[0], in[1])),
@@ -75,28 +75,34 @@ const std::array<Operation, 36> operation_table = {{
     TG_UNARY("sort", "every row of x in ascending order (x's shape)", circuits::sort),
     Operation{"sort-desc", OperandRule::Single, false, false,
               "every row of x in descending order (x's shape)",
-              [](Circuit& c, Inputs in, std::size_t) { return circuits::sort(c, in[0], true); }},
+              [](Circuit& c, Inputs in, const EvalArgs&) { return circuits::sort(c, in[0], true); }},
     TG_UNARY("row-min", "the smallest element of every row (one column)", circuits::min_element),
     TG_UNARY("row-max", "the largest element of every row (one column)", circuits::max_element),
     TG_UNARY("argmin", "the first column of every row's smallest element (unsigned)",
              circuits::argmin),
     TG_UNARY("argmax", "the first column of every row's largest element (unsigned)",
              circuits::argmax),
+    Operation{"lut", OperandRule::Single, true, false,
+              "table[x] for --table, one entry per value of x from the smallest (x up to 16 "
+              "bits; --width bits, default w; signed if an entry is negative)",
+              [](Circuit& c, Inputs in, const EvalArgs& a) {
+                return circuits::lookup(c, in[0], a.table, a.table_type);
+              }},
     Operation{"not", OperandRule::Single, false, false, "bitwise NOT x (free: no bootstrap)",
-              [](Circuit&, Inputs in, std::size_t) { return circuits::bit_not(in[0]); }},
+              [](Circuit&, Inputs in, const EvalArgs&) { return circuits::bit_not(in[0]); }},
     Operation{
         "sum", OperandRule::Single, true, false,
         "the sum of all elements of x (one result, --width bits, default w)",
-        [](Circuit& c, Inputs in, std::size_t width) { return circuits::sum(c, in[0], width); }},
+        [](Circuit& c, Inputs in, const EvalArgs& a) { return circuits::sum(c, in[0], a.width); }},
     Operation{"dot", OperandRule::SameCount, true, false,
               "sum of x[i] * y[i] (one result, --width bits, default w)",
-              [](Circuit& c, Inputs in, std::size_t width) {
-                return circuits::dot(c, in[0], in[1], width);
+              [](Circuit& c, Inputs in, const EvalArgs& a) {
+                return circuits::dot(c, in[0], in[1], a.width);
               }},
     Operation{"matmul", OperandRule::MatrixProduct, true, false,
               "matrix product of x (r x k) and y (k x s): r x s results, --width bits",
-              [](Circuit& c, Inputs in, std::size_t width) {
-                return circuits::matmul(c, in[0], in[1], width);
+              [](Circuit& c, Inputs in, const EvalArgs& a) {
+                return circuits::matmul(c, in[0], in[1], a.width);
               }},
 }};
 

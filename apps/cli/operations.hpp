@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "torusgate/circuits/netlist.hpp"
 #include "values.hpp"
@@ -29,15 +31,23 @@ enum class OperandRule {
   MatrixProduct,  // two operands of the same type, A (r x k) and B (k x s)
 };
 
+// What eval's options add to an operation: --width (0: none) and lut's --table (entries as
+// uint64 bit patterns of table_type, one per value of x from the smallest).
+struct EvalArgs {
+  std::size_t width = 0;
+  std::vector<std::uint64_t> table;
+  circuits::IntType table_type;
+};
+
 struct Operation {
   std::string_view name;
   OperandRule rule;
-  bool takes_width;          // --width sets the result width (sum, dot, matmul)
+  bool takes_width;          // --width sets the result width (sum, dot, matmul, lut)
   bool doubles_width;        // the result is twice as wide as the operands (mul-full)
   std::string_view summary;  // one line: what the result is
-  // Records the operation on `in` (rule's operand count); `width` is --width (0: none).
+  // Records the operation on `in` (rule's operand count) with eval's options.
   circuits::Expr (*record)(circuits::Circuit& c, std::span<const circuits::Expr> in,
-                           std::size_t width);
+                           const EvalArgs& args);
 
   std::size_t arity() const {
     return rule == OperandRule::Single || rule == OperandRule::SignedSingle ? 1 : 2;

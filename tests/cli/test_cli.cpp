@@ -395,6 +395,44 @@ TEST_CASE("cli: sort, row-min, row-max, argmin and argmax work along every row",
   CHECK(s.eval("argmin", {fv}) == std::vector<Int128>{1});
 }
 
+TEST_CASE("cli: lut applies a table to every element", "[cli]") {
+  Session& s = session();
+  const circuits::IntType s3{3, true};
+  const std::string x = s.encrypt("x.tgct", {-4, -1, 0, 3, 2, -3}, s3, "2,3");
+  // Squares (from -4 up), unsigned, 5 bits; signs, signed since entries are negative.
+  CHECK(s.eval("lut", {x}, {"--table", "16,9,4,1,0,1,4,9", "--width", "5"}) ==
+        std::vector<Int128>{16, 1, 0, 9, 4, 9});
+  CHECK_THAT(ok({"info", s.path("result.tgct")}).out, Contains("5-bit unsigned, 2 x 3"));
+  CHECK(s.eval("lut", {x}, {"--table", "-1 -1 -1 -1 0 1 1 1"}) ==
+        std::vector<Int128>{-1, -1, 0, 1, 1, -1});
+  CHECK_THAT(ok({"info", s.path("result.tgct")}).out, Contains("3-bit signed, 2 x 3"));
+  // Value text: rows, hexadecimal, comments.
+  const std::string u2 = s.encrypt("u.tgct", {0, 1, 2, 3}, circuits::IntType{2, false});
+  CHECK(s.eval("lut", {u2}, {"--table", "0x63 0x7c # two\n0x77 0x7b", "--width", "8"}) ==
+        std::vector<Int128>{0x63, 0x7c, 0x77, 0x7b});
+
+  const auto eval = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"eval", "-c", s.ck, "--op", "lut", x, "-o",
+                                     s.path("lut.tgct"), "--force"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  fails(exit_usage, eval({}), "lut needs --table");
+  fails(exit_usage, eval({"--table", "1,2,3"}),
+        "lut of '" + x + "' (3-bit signed) needs 8 entries, one per value from the smallest, "
+        "but --table has 3");
+  fails(exit_usage, eval({"--table", "16,9,4,1,0,1,4,9"}),
+        "--table: value 16 does not fit 3-bit unsigned (0..7); --width sets the result width");
+  fails(exit_usage, eval({"--table", "1,2,x,4,5,6,7,8"}), "--table:");
+  fails(exit_usage, eval({"--table", "1", "--width", "65"}), "--width: 65 is out of range");
+  fails(exit_usage, {"eval", "-c", s.ck, "--op", "neg", x, "-o", s.path("n.tgct"), "--table", "1"},
+        "--table applies to lut only");
+  const std::string wide = s.encrypt("w.tgct", {1}, circuits::IntType{17, false});
+  fails(exit_failure,
+        {"eval", "-c", s.ck, "--op", "lut", wide, "-o", s.path("n.tgct"), "--table", "1"},
+        "lut indexes integers of up to 16 bits, but '" + wide + "' is 17-bit unsigned");
+}
+
 TEST_CASE("cli: mul-full gives products wider than 64 bits, up to 128", "[cli]") {
   Session& s = session();
   const circuits::IntType u33{33, false};
@@ -454,7 +492,7 @@ TEST_CASE("cli: help, version, and bad command lines", "[cli]") {
   fails(exit_usage, {"eval", "-c", s.ck, "--op", "neg", "a", "b", "-o", "x"},
         "neg takes one input file but 2 were given");
   fails(exit_usage, {"eval", "-c", s.ck, "--op", "add", "a", "b", "-o", "x", "--width", "9"},
-        "--width applies to sum, dot and matmul only");
+        "--width applies to sum, dot, matmul and lut only");
   fails(exit_usage, {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--width", "129"},
         "--width: 129 is out of range");
   fails(exit_usage, {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--backend", "cuda"},
