@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "torusgate/circuits/arithmetic.hpp"
+#include "torusgate/core/error.hpp"
 
 namespace torusgate::circuits {
 namespace {
@@ -40,24 +42,28 @@ void pair_lanes(const Expr& x, const Pairs& pairs, std::vector<std::size_t>& fir
     }
 }
 
-// One layer of compare-exchanges: in every row, columns (i, j) receive the smaller and the
-// larger element (the reverse when descending); the other columns keep theirs.
-Expr exchange(Circuit& c, const Expr& x, const Pairs& pairs, bool descending) {
+// One layer of compare-exchanges: in every row, columns (i, j) of the keys (arrays[0])
+// receive the smaller and the larger key (the reverse when descending), and the columns of
+// every other array follow their keys; the other columns keep theirs.
+void exchange(Circuit& c, std::vector<Expr>& arrays, const Pairs& pairs, bool descending) {
+  const Expr& keys = arrays.front();
   std::vector<std::size_t> lo, hi;
-  pair_lanes(x, pairs, lo, hi);
-  const Expr a = x.gather(lo), b = x.gather(hi);
+  pair_lanes(keys, pairs, lo, hi);
+  const Expr a = keys.gather(lo), b = keys.gather(hi);
   const Expr swap = descending ? less(c, a, b) : less(c, b, a);
-  const Expr parts[] = {select(c, swap, b, a), select(c, swap, a, b), x};
-  const Expr all = concat_elements(parts);
-  // Every lane of the result: x's own, or the first or second of its pair.
+  // Every lane of a result: its own, or the first or second of its pair.
   const std::size_t m = lo.size();
-  std::vector<std::size_t> from(x.lanes());
+  std::vector<std::size_t> from(keys.lanes());
   for (std::size_t e = 0; e < from.size(); ++e) from[e] = 2 * m + e;
   for (std::size_t q = 0; q < m; ++q) {
     from[lo[q]] = q;
     from[hi[q]] = m + q;
   }
-  return all.gather(from).reshape(x.rows(), x.cols());
+  for (Expr& x : arrays) {
+    const Expr first = x.gather(lo), second = x.gather(hi);
+    const Expr parts[] = {select(c, swap, second, first), select(c, swap, first, second), x};
+    x = concat_elements(parts).gather(from).reshape(keys.rows(), keys.cols());
+  }
 }
 
 // The winner of every row (and its column when `with_index`): rounds of pairs (0, 1),
@@ -112,9 +118,20 @@ Winner tournament(Circuit& c, const Expr& x, bool largest, bool with_index) {
 }  // namespace
 
 Expr sort(Circuit& c, const Expr& x, bool descending) {
-  Expr out = x;
-  for (const Pairs& layer : merge_sort_layers(x.cols())) out = exchange(c, out, layer, descending);
-  return out;
+  std::vector<Expr> arrays = {x};
+  for (const Pairs& layer : merge_sort_layers(x.cols())) exchange(c, arrays, layer, descending);
+  return arrays.front();
+}
+
+SortedByKey sort_by_key(Circuit& c, const Expr& keys, const Expr& values, bool descending) {
+  EXPECTS(values.rows() == keys.rows() && values.cols() == keys.cols(),
+          "sort_by_key: the values are " + std::to_string(values.rows()) + " x " +
+              std::to_string(values.cols()) + " but the keys " + std::to_string(keys.rows()) +
+              " x " + std::to_string(keys.cols()) + " (one value per key)");
+  std::vector<Expr> arrays = {keys, values};
+  for (const Pairs& layer : merge_sort_layers(keys.cols()))
+    exchange(c, arrays, layer, descending);
+  return SortedByKey{arrays[0], arrays[1]};
 }
 
 Expr min_element(Circuit& c, const Expr& x) { return tournament(c, x, false, false).value; }

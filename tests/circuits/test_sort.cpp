@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "circuit_test_support.hpp"
@@ -116,6 +117,76 @@ TEST_CASE("sort: random rows of 1 to 20 elements of 1 to 64 bits", "[circuits][s
     }
 }
 
+TEST_CASE("sort_by_key: values follow their keys", "[circuits][sort][random]") {
+  const std::uint64_t seed = catch_seed(0x50b7);
+  INFO("seed " << seed);
+  PlaintextFixture f;
+  Csprng rng = seeded_rng(seed);
+  const IntType u6{6, false}, s11{11, true}, u2{2, false}, u4{4, false};
+  const auto run = [&](const std::vector<std::uint64_t>& ks, IntType kt,
+                       const std::vector<std::uint64_t>& vs, IntType vt, std::size_t rows,
+                       bool descending) {
+    Csprng enc = seeded_rng(6);
+    const Arr K = Arr::encrypt(f.be, f.key, ks, kt, enc, rows);
+    const Arr V = Arr::encrypt(f.be, f.key, vs, vt, enc, rows);
+    Program<PB> prog(f.be);
+    const SortedByKey out =
+        sort_by_key(prog.circuit(), prog.input(K), prog.input(V), descending);
+    const std::vector<Arr> r = prog.run({out.keys, out.values});
+    REQUIRE(r[1].type() == vt);
+    return std::pair{r[0].decrypt(f.be, f.key), r[1].decrypt(f.be, f.key)};
+  };
+  for (std::size_t cols = 1; cols <= 12; ++cols)
+    for (bool descending : {false, true}) {
+      INFO(cols << " columns" << (descending ? ", descending" : ""));
+      const std::size_t rows = 3;
+      // Distinct keys in a row (u6 values drawn without repeats): one right order.
+      std::vector<std::uint64_t> ks, vs = random_values(rng, s11, rows * cols);
+      for (std::size_t r = 0; r < rows; ++r) {
+        std::vector<std::uint64_t> pool(64);
+        for (std::uint64_t k = 0; k < 64; ++k) pool[k] = k;
+        for (std::size_t i = 0; i < cols; ++i) {
+          std::swap(pool[i], pool[i + rng.uniform_u64() % (64 - i)]);
+          ks.push_back(pool[i]);
+        }
+      }
+      const auto [got_k, got_v] = run(ks, u6, vs, s11, rows, descending);
+      for (std::size_t r = 0; r < rows; ++r) {
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> want;
+        for (std::size_t i = 0; i < cols; ++i)
+          want.emplace_back(ks[r * cols + i], vs[r * cols + i]);
+        std::sort(want.begin(), want.end());
+        if (descending) std::reverse(want.begin(), want.end());
+        for (std::size_t i = 0; i < cols; ++i) {
+          CHECK(got_k[r * cols + i] == want[i].first);
+          CHECK(got_v[r * cols + i] == want[i].second);
+        }
+      }
+      // Equal keys (u2): keys in order, and every row keeps its (key, value) pairs.
+      std::vector<std::uint64_t> tied = random_values(rng, u2, rows * cols), index;
+      for (std::size_t e = 0; e < rows * cols; ++e) index.push_back(e % cols);
+      const auto [tk, tv] = run(tied, u2, index, u4, rows, descending);
+      for (std::size_t r = 0; r < rows; ++r) {
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> before, after;
+        for (std::size_t i = 0; i < cols; ++i) {
+          before.emplace_back(tied[r * cols + i], index[r * cols + i]);
+          after.emplace_back(tk[r * cols + i], tv[r * cols + i]);
+          if (i > 0) {
+            CHECK((descending ? tk[r * cols + i - 1] >= tk[r * cols + i]
+                              : tk[r * cols + i - 1] <= tk[r * cols + i]));
+          }
+        }
+        std::sort(before.begin(), before.end());
+        std::sort(after.begin(), after.end());
+        CHECK(after == before);
+      }
+    }
+  Circuit c;
+  CHECK_THROWS_WITH(sort_by_key(c, c.input(u6, 2, 3), c.input(s11, 2, 4)),
+                    Catch::Contains("sort_by_key: the values are 2 x 4 but the keys 2 x 3 "
+                                    "(one value per key)"));
+}
+
 TEST_CASE("min_element, max_element, argmin, argmax: every row of 1 to 5 small values",
           "[circuits][sort][exhaustive]") {
   PlaintextFixture f;
@@ -177,6 +248,13 @@ TEST_CASE("sorting networks and tournaments: comparators, layers and depth",
     CHECK(s.depth == layers * (4 + 1));
   }
   CHECK(cost(1, sorter).bootstraps == 0);
+  // With values (u8): two MUX planes more a comparator, the same depth.
+  const ScheduleCost by_key = cost(8, [&](Circuit& c, const Expr& k) {
+    const SortedByKey s = sort_by_key(c, k, c.input(u8, 1, 8));
+    return concat_elements(std::vector<Expr>{s.keys, s.values});
+  });
+  CHECK(by_key.bootstraps == 19 * (26 + 4 * 16));
+  CHECK(by_key.depth == 30);
   // Tournaments: n - 1 comparisons in ceil(log2 n) rounds; the final round's losers and the
   // columns of the first round are free (a select between two constants is the comparison).
   const ScheduleCost top = cost(8, [](Circuit& c, const Expr& x) { return max_element(c, x); });

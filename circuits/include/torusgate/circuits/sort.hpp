@@ -1,6 +1,7 @@
 // Sorting and order statistics along the rows of an array (a vector is one row).
 //
-// sort orders the elements of every row with Batcher's odd-even merge sort: for n columns,
+// sort orders the elements of every row with Batcher's odd-even merge sort (sort_by_key moves
+// a second array with the keys: a record's fields, an index): for n columns,
 // m (m + 1) / 2 layers of compare-exchanges with m = ceil(log2 n) (6 layers for 8 columns,
 // 19 comparators), every comparator of every row of a layer at once: one `less` of all
 // pairs and two MUX planes, so a layer is as deep as one comparison plus one level. The
@@ -21,6 +22,14 @@ namespace torusgate::circuits {
 
 // The rows of x, each in ascending (or descending) order; x's type and shape.
 Expr sort(Circuit& c, const Expr& x, bool descending = false);
+
+// The keys' rows in order, and the values (any type, the keys' shape) moved with their keys:
+// the values of equal keys come out in the network's order, not necessarily their own (a
+// sorting network is not stable). Throws InvalidArgument when the shapes differ.
+struct SortedByKey {
+  Expr keys, values;
+};
+SortedByKey sort_by_key(Circuit& c, const Expr& keys, const Expr& values, bool descending = false);
 
 // The smallest and largest element of every row (rows x 1, x's type).
 Expr min_element(Circuit& c, const Expr& x);
