@@ -102,14 +102,19 @@ std::vector<Operation> build() {
   ops.push_back(op("max", "max(x, y)", 2,
                    [](Circuit& c, const Expr& x, const Expr& y) { return max(c, x, y); },
                    [](__int128 x, __int128 y, IntType) { return x < y ? y : x; }));
+  // x's n-bit pattern (unsigned); shift amounts are y's, bit counts count x's.
+  const auto pattern = [](__int128 x, IntType t) {
+    return static_cast<unsigned __int128>(wrap(x, IntType{t.width, false}));
+  };
   // x's n-bit pattern rotated by s mod n.
-  const auto rotated = [](__int128 x, unsigned __int128 s, IntType t, bool left) -> __int128 {
+  const auto rotated = [pattern](__int128 x, unsigned __int128 s, IntType t,
+                                 bool left) -> __int128 {
     const unsigned w = static_cast<unsigned>(t.width);
-    const unsigned __int128 mask = (static_cast<unsigned __int128>(1) << w) - 1;
-    const unsigned __int128 u = static_cast<unsigned __int128>(x) & mask;
+    const unsigned __int128 u = pattern(x, t);
     unsigned k = static_cast<unsigned>(s % w);
     if (!left) k = (w - k) % w;
-    return static_cast<__int128>(((u << k) | (u >> ((w - k) % w))) & mask);
+    const unsigned __int128 r = (u << k) | (u >> ((w - k) % w));
+    return static_cast<__int128>(pattern(static_cast<__int128>(r), t));
   };
   ops.push_back(op("shift_left.1", "x << 1 (free)", 1,
                    [](Circuit&, const Expr& x, const Expr&) { return shift_left(x, 1); },
@@ -121,15 +126,12 @@ std::vector<Operation> build() {
                    [](Circuit&, const Expr& x, const Expr&) { return rotate_left(x, 3); },
                    [rotated](__int128 x, __int128, IntType t) { return rotated(x, 3, t, true); }));
   // By an encrypted amount: y's bits read as unsigned, nothing undefined (bits.hpp).
-  const auto amount = [](__int128 y, IntType t) {
-    return static_cast<unsigned __int128>(wrap(y, IntType{t.width, false}));
-  };
   ops.push_back(op("shift_left", "x << y (y unsigned; 0 for y >= n)", 2,
                    [](Circuit& c, const Expr& x, const Expr& y) {
                      return shift_left(c, x, y.as_signed(false));
                    },
-                   [amount](__int128 x, __int128 y, IntType t) -> __int128 {
-                     const unsigned __int128 s = amount(y, t);
+                   [pattern](__int128 x, __int128 y, IntType t) -> __int128 {
+                     const unsigned __int128 s = pattern(y, t);
                      if (s >= t.width) return 0;
                      return static_cast<__int128>(static_cast<unsigned __int128>(x) << s);
                    }));
@@ -137,8 +139,8 @@ std::vector<Operation> build() {
                    [](Circuit& c, const Expr& x, const Expr& y) {
                      return shift_right(c, x, y.as_signed(false));
                    },
-                   [amount](__int128 x, __int128 y, IntType t) -> __int128 {
-                     const unsigned __int128 s = amount(y, t);
+                   [pattern](__int128 x, __int128 y, IntType t) -> __int128 {
+                     const unsigned __int128 s = pattern(y, t);
                      if (s >= t.width) return x < 0 ? -1 : 0;
                      return x >> static_cast<unsigned>(s);
                    }));
@@ -146,27 +148,24 @@ std::vector<Operation> build() {
                    [](Circuit& c, const Expr& x, const Expr& y) {
                      return rotate_left(c, x, y.as_signed(false));
                    },
-                   [rotated, amount](__int128 x, __int128 y, IntType t) {
-                     return rotated(x, amount(y, t), t, true);
+                   [rotated, pattern](__int128 x, __int128 y, IntType t) {
+                     return rotated(x, pattern(y, t), t, true);
                    }));
   ops.push_back(op("rotate_right", "x rotated right by y mod n", 2,
                    [](Circuit& c, const Expr& x, const Expr& y) {
                      return rotate_right(c, x, y.as_signed(false));
                    },
-                   [rotated, amount](__int128 x, __int128 y, IntType t) {
-                     return rotated(x, amount(y, t), t, false);
+                   [rotated, pattern](__int128 x, __int128 y, IntType t) {
+                     return rotated(x, pattern(y, t), t, false);
                    }));
   // Bit counts of the n-bit pattern, as unsigned n-bit results.
-  const auto pattern = [](__int128 x, IntType t) {
-    return static_cast<std::uint64_t>(wrap(x, IntType{t.width, false}));
-  };
   const auto count = [&](std::string name, std::string summary, Expr (*fn)(Circuit&, const Expr&),
                          __int128 (*ref)(std::uint64_t, unsigned)) {
     Operation o = op(
         std::move(name), std::move(summary), 1,
         [fn](Circuit& c, const Expr& x, const Expr&) { return fn(c, x); },
         [pattern, ref](__int128 x, __int128, IntType t) {
-          return ref(pattern(x, t), static_cast<unsigned>(t.width));
+          return ref(static_cast<std::uint64_t>(pattern(x, t)), static_cast<unsigned>(t.width));
         });
     o.unsigned_result = true;
     ops.push_back(std::move(o));

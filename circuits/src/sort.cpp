@@ -46,23 +46,23 @@ void pair_lanes(const Expr& x, const Pairs& pairs, std::vector<std::size_t>& fir
 // receive the smaller and the larger key (the reverse when descending), and the columns of
 // every other array follow their keys; the other columns keep theirs.
 void exchange(Circuit& c, std::vector<Expr>& arrays, const Pairs& pairs, bool descending) {
-  const Expr& keys = arrays.front();
+  const std::size_t rows = arrays.front().rows(), cols = arrays.front().cols();
   std::vector<std::size_t> lo, hi;
-  pair_lanes(keys, pairs, lo, hi);
-  const Expr a = keys.gather(lo), b = keys.gather(hi);
-  const Expr swap = descending ? less(c, a, b) : less(c, b, a);
+  pair_lanes(arrays.front(), pairs, lo, hi);
   // Every lane of a result: its own, or the first or second of its pair.
   const std::size_t m = lo.size();
-  std::vector<std::size_t> from(keys.lanes());
+  std::vector<std::size_t> from(rows * cols);
   for (std::size_t e = 0; e < from.size(); ++e) from[e] = 2 * m + e;
   for (std::size_t q = 0; q < m; ++q) {
     from[lo[q]] = q;
     from[hi[q]] = m + q;
   }
+  Expr swap;  // from the keys, the first array
   for (Expr& x : arrays) {
     const Expr first = x.gather(lo), second = x.gather(hi);
+    if (&x == &arrays.front()) swap = descending ? less(c, first, second) : less(c, second, first);
     const Expr parts[] = {select(c, swap, second, first), select(c, swap, first, second), x};
-    x = concat_elements(parts).gather(from).reshape(keys.rows(), keys.cols());
+    x = concat_elements(parts).gather(from).reshape(rows, cols);
   }
 }
 
@@ -77,42 +77,40 @@ Winner tournament(Circuit& c, const Expr& x, bool largest, bool with_index) {
   const std::size_t rows = x.rows();
   std::size_t n = x.cols();
   const IntType index_type{std::max<std::size_t>(1, std::bit_width(n - 1)), false};
-  Expr value = x, column;
+  Winner w{x, Expr()};
   if (with_index) {
     std::vector<std::uint64_t> columns;
     for (std::size_t e = 0; e < x.lanes(); ++e) columns.push_back(e % n);
-    column = c.constant(columns, index_type);
+    w.column = c.constant(columns, index_type);
   }
   while (n > 1) {
     const std::size_t half = n / 2, next = n - half;
+    Pairs round;
+    for (std::size_t q = 0; q < half; ++q) round.emplace_back(2 * q, 2 * q + 1);
     std::vector<std::size_t> held, challenger, from;
-    for (std::size_t r = 0; r < rows; ++r)
-      for (std::size_t q = 0; q < half; ++q) {
-        held.push_back(r * n + 2 * q);
-        challenger.push_back(r * n + 2 * q + 1);
-      }
+    pair_lanes(w.value.reshape(rows, n), round, held, challenger);
     // Row r of the next round: its winners, then its odd element (lane r n + n - 1 of the
     // round, after the rows * half winners).
     for (std::size_t r = 0; r < rows; ++r)
       for (std::size_t q = 0; q < next; ++q)
         from.push_back(q < half ? r * half + q : rows * half + r * n + n - 1);
-    const Expr a = value.gather(held), b = value.gather(challenger);
+    const Expr a = w.value.gather(held), b = w.value.gather(challenger);
     const Expr take = largest ? less(c, a, b) : less(c, b, a);
     const auto advance = [&](const Expr& e, const Expr& winners) {
       if (next == half) return winners;
       const Expr parts[] = {winners, e};
       return concat_elements(parts).gather(from);
     };
-    const Expr new_value = advance(value, select(c, take, b, a));
-    if (with_index)
-      column = advance(column, select(c, take, column.gather(challenger), column.gather(held)));
-    value = new_value;
+    w.value = advance(w.value, select(c, take, b, a));
+    if (with_index) {
+      const Expr ca = w.column.gather(held), cb = w.column.gather(challenger);
+      w.column = advance(w.column, select(c, take, cb, ca));
+    }
     n = next;
   }
-  value = value.reshape(rows, 1);
-  if (with_index) column = column.reshape(rows, 1);
-  else column = Expr();
-  return Winner{value, column};
+  w.value = w.value.reshape(rows, 1);
+  if (with_index) w.column = w.column.reshape(rows, 1);
+  return w;
 }
 
 }  // namespace
