@@ -297,12 +297,12 @@ int run_eval(const EvalOptions& o, Console& console) {
       throw UsageError("--width applies to sum, dot, matmul and lut only; the result of " +
                        name + " has the width its operands give it");
     }
-    args.width = parse_number("--width", o.width, 1, name == "lut" ? 64 : max_integer_width);
+    // A table's entries are 64-bit values at most.
+    args.width = parse_number("--width", o.width, 1, op.takes_table ? 64 : max_integer_width);
   }
-  const bool is_lut = name == "lut";
-  if (!o.table.empty() && !is_lut) throw UsageError("--table applies to lut only");
-  if (is_lut && o.table.empty()) {
-    throw UsageError("lut needs --table: the results for the values of x, from the smallest");
+  if (!o.table.empty() && !op.takes_table) throw UsageError("--table applies to lut only");
+  if (op.takes_table && o.table.empty()) {
+    throw UsageError(name + " needs --table: the results for the values of x, from the smallest");
   }
   apps::ServerOptions server;
   const std::string backend_name = resolve_backend(o, server);
@@ -327,7 +327,7 @@ int run_eval(const EvalOptions& o, Console& console) {
     operands.push_back(Operand{input, type_of(a), Shape{a.rows, a.cols}});
   }
   check_operands(op, operands);
-  if (is_lut) lut_table(o.table, operands[0], args);
+  if (op.takes_table) lut_table(o.table, operands[0], args);
 
   // The server's side: the cloud key only.
   const auto start = Clock::now();

@@ -87,7 +87,8 @@ const std::array<Operation, 37> operation_table = {{
               "bits; --width bits, default w; signed if an entry is negative)",
               [](Circuit& c, Inputs in, const EvalArgs& a) {
                 return circuits::lookup(c, in[0], a.table, a.table_type);
-              }},
+              },
+              true},
     Operation{"not", OperandRule::Single, false, false, "bitwise NOT x (free: no bootstrap)",
               [](Circuit&, Inputs in, const EvalArgs&) { return circuits::bit_not(in[0]); }},
     Operation{

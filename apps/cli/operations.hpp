@@ -48,6 +48,7 @@ struct Operation {
   // Records the operation on `in` (rule's operand count) with eval's options.
   circuits::Expr (*record)(circuits::Circuit& c, std::span<const circuits::Expr> in,
                            const EvalArgs& args);
+  bool takes_table = false;  // --table gives the operation's table (lut)
 
   std::size_t arity() const {
     return rule == OperandRule::Single || rule == OperandRule::SignedSingle ? 1 : 2;
