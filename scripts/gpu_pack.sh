@@ -7,7 +7,8 @@
 #   tar xzf .deps/gpupack.tar.gz && BUILD_DIR=.gpubin scripts/gpu_run.sh OUT STEP...
 #   scripts/gpu_pack.sh [PROGRAM...]
 # PROGRAMs are paths under .gpubin (default: tests/gpu/tests_gpu apps/bench_gates
-# apps/linear_regression); every variant under .gpuvar goes in whole.
+# apps/linear_regression); every variant under .gpuvar goes in whole, but for the bench_gates
+# of `now` when it is .gpubin's (the variants step copies that back).
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,7 +24,14 @@ for p in "${programs[@]}"; do
   paths+=(".gpubin/$p")
 done
 [[ -d .gpuvar ]] && paths+=(.gpuvar)
+# The variant `now` is .gpubin's bench_gates (scripts/gpu_prepare.sh): packed once, not twice
+# (19 MB), and put back by gpu_run.sh's variants step from BUILD_DIR.
+excludes=()
+if [[ -f .gpuvar/now/bench_gates ]] && cmp -s .gpuvar/now/bench_gates .gpubin/apps/bench_gates; then
+  excludes+=(--exclude=.gpuvar/now/bench_gates)
+  [[ " ${programs[*]} " == *" apps/bench_gates "* ]] || paths+=(.gpubin/apps/bench_gates)
+fi
 mkdir -p .deps
-tar czf .deps/gpupack.tar.gz "${paths[@]}"
+tar czf .deps/gpupack.tar.gz ${excludes[@]+"${excludes[@]}"} "${paths[@]}"
 echo "gpu_pack: $(du -h .deps/gpupack.tar.gz | cut -f1) in .deps/gpupack.tar.gz (${paths[*]});" \
   "carry .deps: $(du -sh .deps | cut -f1) with the .deb files"

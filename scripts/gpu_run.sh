@@ -653,6 +653,10 @@ step_hotspots() {
 step_variants() {
   needs_gpu variants && return 0
   local dir="${VARIANTS_DIR:-$repo_root/.gpuvar}" v name
+  # gpu_pack.sh leaves out `now`'s bench_gates, the prebuilt one: put back from the build.
+  if [[ -f "$dir/now/variant.txt" && ! -e "$dir/now/bench_gates" && -x "$build/apps/bench_gates" ]]; then
+    cp "$build/apps/bench_gates" "$dir/now/bench_gates"
+  fi
   if ! ls "$dir"/*/bench_gates > /dev/null 2>&1; then
     log "variants: no variant builds in $dir (scripts/gpu_variant.sh makes them): skipped"
     return 0
