@@ -278,9 +278,10 @@ std::string gpu_options_help(std::size_t column) {
                                  "owner, 2: every block its own column ((k+1)l blocks; 0: "
                                  "automatic)"},
       {"--fused-bundle B", "fused engine, key in pairs or threes: 2: each group step's GGSW "
-                           "bundled before a cluster's rotation, 1: never (0: automatic, 1)"},
+                           "bundled before a cluster's rotation, 1: never (0: automatic, 2)"},
       {"--fused-bundle-overlap O", "fused engine, bundled keys: 2: the rotation starts while "
-                                   "they are made, 1: after (0: automatic, 1)"},
+                                   "they are made, 1: after (0: automatic: keys in fours whose "
+                                   "clusters take at most half the device)"},
       {"--transfer T", "direct (default) | pinned: through page-locked staging buffers"},
       {"--staging-mb MB", "pinned: each of the two staging buffers, 1..1024 MiB (default " +
                               std::to_string(CudaOptions{}.staging_bytes >> 20) + ")"}};

@@ -216,20 +216,31 @@ struct CudaEngine::Impl {
   kernel::fused::LaunchShape fused_shape_for(std::uint64_t capacity) const;
   bool fused() const { return options.engine == GpuEngine::fused; }
   // Whether a chunk of `capacity` rotations runs its group steps on bundled keys
-  // (CudaOptions::fused_bundle): 2, an unrolled key, and a cluster of 8 points per thread; a
-  // key in fours always (fused_shape_for gives it such a cluster for every chunk).
+  // (CudaOptions::fused_bundle): 0 or 2, an unrolled key, and a cluster of 8 points per
+  // thread; a key in fours always (fused_shape_for gives it such a cluster for every chunk).
+  // Automatic since an H200 measured it (docs/gpu.md section 6.31): pairs' and threes'
+  // rotations 1.32x and 1.67x faster at batch 1, 1.25x and 1.54x at 8.
   bool bundles(std::uint64_t capacity) const {
     if (!fused() || shape.unroll < 2) return false;
     if (fours()) return true;
-    if (options.fused_bundle != 2) return false;
+    if (options.fused_bundle == 1) return false;
     const kernel::fused::LaunchShape launch = fused_shape_for(capacity);
     return launch.cluster > 1 && launch.points == kernel::fused::points_per_thread;
   }
   // A key in fours: the fused engine runs it on bundled clusters only (max_kernel_unroll).
   bool fours() const { return shape.unroll > kernel::fused::max_kernel_unroll; }
-  // Whether a chunk that bundles starts its rotation while the bundling runs
-  // (CudaOptions::fused_bundle_overlap; automatic: not yet).
-  bool overlaps_bundling() const { return options.fused_bundle_overlap == 2; }
+  // Whether a chunk of `capacity` rotations that bundles starts its rotation while the
+  // bundling runs (CudaOptions::fused_bundle_overlap). Automatic (0): a key in fours whose
+  // clusters take at most half the multiprocessors, so that the bundling has the rest. On an
+  // H200 (docs/gpu.md section 6.31) that overlap made fours' rotation 1.03x faster at batch 1
+  // (6 of 132 multiprocessors) and 1.34x at 8 (48), but 0.88x at 22 (132); pairs' and threes'
+  // 0.95x at batch 1 and 0.91x and 0.92x at 8: never theirs.
+  bool overlaps_bundling(std::uint64_t capacity) const {
+    if (options.fused_bundle_overlap != 0) return options.fused_bundle_overlap == 2;
+    if (!fours()) return false;
+    const std::uint64_t blocks = capacity * fused_shape_for(capacity).cluster;
+    return 2 * blocks <= static_cast<std::uint64_t>(std::max(info.multiprocessors, 1));
+  }
   // The bundling's blocks where the rotation starts beside it (fused_bundle_overlap_blocks;
   // asked at its first use).
   std::uint64_t bundle_overlap_blocks = 0;
@@ -531,7 +542,7 @@ std::unique_ptr<Workspace> CudaEngine::Impl::make_workspace(std::uint64_t capaci
     ws->bundle = DeviceBuffer<Complex>(C * kernel::fused::bundle_size(s), st(),
                                        "the bundled keys of a chunk");
     ws->bytes += ws->bundle.bytes();
-    if (overlaps_bundling() && ws->bundle.data() != nullptr) {
+    if (overlaps_bundling(capacity) && ws->bundle.data() != nullptr) {
       ws->ready = DeviceBuffer<std::uint64_t>(C * kernel::fused::bundle_steps(s), st(),
                                               "the counters of a chunk's bundled keys");
       CUDA_TRY(cudaMemsetAsync(ws->ready.data(), 0, ws->ready.bytes(), st()));

@@ -404,7 +404,9 @@ TG_HD ClusterRoles cluster_roles(const detail::Shape& s, std::uint32_t blocks, s
 // Threads of one block, and its shared memory: R*G*P exchange buffers of buffer_points(M)
 // complex (with G > 1, buffer c < k+1 of a rotation also holds its product c; with P lanes a
 // group's P buffers side by side), with R > 1 the staged key rows (G rows x (k+1) spectra),
-// then R*P accumulators of (k+1)N Torus32.
+// then R*P accumulators of (k+1)N Torus32, then for the standard key with G = 1
+// (column_words_shape) R*P column words of N Torus32 (a column's (X^a - 1) acc plus the
+// gadget's offset, cmux_step).
 TG_HD std::uint32_t block_threads(const LaunchShape& b, const detail::Shape& s) {
   if (b.cluster != 1) return cluster_halves(b.cluster, b.points, s) * s.M() / b.points;
   return b.rotations * b.groups * fft_threads(s.M());
@@ -418,10 +420,22 @@ TG_HD std::size_t block_stage_bytes(const LaunchShape& b, const detail::Shape& s
 TG_HD std::size_t block_accumulator_offset(const LaunchShape& b, const detail::Shape& s) {
   return block_buffer_bytes(b, s) + block_stage_bytes(b, s);
 }
-TG_HD std::size_t block_shared_bytes(const LaunchShape& b, const detail::Shape& s) {
-  if (b.cluster != 1) return cluster_block_bytes(s, b.cluster);
+// Whether a block of launch shape b keeps column words: the standard key (an unrolled key's
+// kernels do not: their group steps decompose the accumulator itself, and the column words'
+// code in their rare CMUX steps made nvcc spill more in the group steps of the lane kernels)
+// on one group per rotation, no cluster (1x1, 1xR, the lanes), where the same threads
+// decompose every row of a column.
+TG_HD bool column_words_shape(const LaunchShape& b, const detail::Shape& s) {
+  return s.unroll == 1 && b.cluster == 1 && b.groups == 1;
+}
+TG_HD std::size_t block_column_offset(const LaunchShape& b, const detail::Shape& s) {
   return block_accumulator_offset(b, s) +
          std::size_t{block_rotations(b)} * s.k1() * s.N * sizeof(Torus32);
+}
+TG_HD std::size_t block_shared_bytes(const LaunchShape& b, const detail::Shape& s) {
+  if (b.cluster != 1) return cluster_block_bytes(s, b.cluster);
+  return block_column_offset(b, s) +
+         (column_words_shape(b, s) ? std::size_t{block_rotations(b)} * s.N * sizeof(Torus32) : 0);
 }
 
 // Why the fused engine cannot run parameter set shape s, or null: k + 1 <= 3 columns of
@@ -571,6 +585,7 @@ struct BlockMemory {
   Complex* buffers = nullptr;  // R*G exchange buffers, rotation-major
   Complex* stage = nullptr;    // R > 1: the staged key rows
   Torus32* acc = nullptr;      // R accumulators of (k+1)N words
+  Torus32* column = nullptr;   // R*P column words of N, where column_words_shape
 };
 
 // The block's rotations in this step: the power of rotation p < `valid` is
@@ -658,6 +673,48 @@ TG_UNROLL
       // in.twist[j], where read: one load for every lane (nothing is stored between).
       lane(R.v[r], p) = twisted_input(f, gadget_digit_double(in.gadget, lo, level),
                                       gadget_digit_double(in.gadget, hi, level),
+                                      in.twist, j, r);
+    }
+  }
+}
+
+// Thread t of a group: its words of (X^power - 1) a for each lane p's polynomial a
+// (x.lane[p]), each plus the gadget's offset (offset_gadget_bits), into that lane's column
+// words out.lane[p] (N words) at the points the thread decomposes (those of load_digits), so
+// that load_column_digits reads back what the same thread wrote: no barrier between. Once per
+// column and step instead of once per row (l times): in tfhe_lib_128's l2 kernel the
+// rotation's index arithmetic was 40% of a step's integer and address instructions, its two
+// shared loads per word 43% of the shared loads (docs/gpu.md section 6.28).
+template <unsigned P, class Groups>
+TG_HD void rotate_column(std::uint32_t t, const Groups& f, PerLane<DigitSource, P> x,
+                         PerLane<Torus32*, P> out, const StepInputs& in) {
+  const std::uint32_t M = f.M, N = 2 * f.M;
+TG_UNROLL
+  for (unsigned r = 0; r < points_per_thread; ++r) {
+    const std::uint32_t j = point_of(t, r, f.m - 1);
+TG_UNROLL
+    for (unsigned p = 0; p < P; ++p) {
+      out.lane[p][j] = rotate_minus_one(x.lane[p].a, x.lane[p].power, j, N) + in.gadget.offset;
+      out.lane[p][j + M] =
+          rotate_minus_one(x.lane[p].a, x.lane[p].power, j + M, N) + in.gadget.offset;
+    }
+  }
+}
+
+// Thread t of a group: load_digits' values of level `level` (the digits of (X^power - 1) a,
+// folded and twisted), from the column words w.lane[p] that rotate_column wrote.
+template <class Regs, class Groups>
+TG_HD void load_column_digits(Regs& R, std::uint32_t t, const Groups& f,
+                              PerLane<Torus32*, Regs::lanes> w, std::uint32_t level,
+                              const StepInputs& in) {
+  const std::uint32_t M = f.M;
+TG_UNROLL
+  for (unsigned r = 0; r < points_per_thread; ++r) {
+    const std::uint32_t j = point_of(t, r, f.m - 1);
+TG_UNROLL
+    for (unsigned p = 0; p < Regs::lanes; ++p) {
+      lane(R.v[r], p) = twisted_input(f, offset_digit_double(in.gadget, w.lane[p][j], level),
+                                      offset_digit_double(in.gadget, w.lane[p][j + M], level),
                                       in.twist, j, r);
     }
   }
@@ -1095,8 +1152,10 @@ inline constexpr unsigned cluster_partials_in_flight = 3;
 // P = Block::registers::lanes > 1: FixedShape<1, 1, P>). U > 1: an unrolled key's group step
 // of U key bits instead, acc += sum_g (X^e_g - 1) (GGSW_g [x] acc) with the 2^U - 1 GGSW from
 // in.key_step and powers.bit(., m) the group's switched masks (one rotation slot per block:
-// R = 1).
-template <unsigned K1, class Groups = FftGroups, unsigned U = 1, class Block, class LS>
+// R = 1). Columns: the standard key's kernels (blind_rotate), whose one-group shapes keep
+// column words (column_words_shape).
+template <unsigned K1, class Groups = FftGroups, unsigned U = 1, bool Columns = true, class Block,
+          class LS>
 TG_HD void cmux_step(Block& blk, const detail::Shape& s, LS shape, const BlockMemory& mem,
                      const StepPowers& powers, const StepInputs& in) {
   constexpr unsigned P = Block::registers::lanes;
@@ -1108,6 +1167,10 @@ TG_HD void cmux_step(Block& blk, const detail::Shape& s, LS shape, const BlockMe
   const std::uint32_t buffer_size = buffer_points(M);
   const std::uint32_t threads = shape.rotations * groups * f.T;
   constexpr bool Group = U > 1;
+  // One group per rotation (column_words_shape; Columns: the standard key's kernels): its
+  // threads decompose every row of a column, so they rotate the column once (rotate_column)
+  // instead of at each of its l rows.
+  const bool column_words = Columns && !Group && groups == 1;
   auto slot_of = [&](unsigned tid) { return f.group(tid) / groups; };
   auto rotation_of = [&](unsigned tid, unsigned p) { return slot_of(tid) * P + p; };
   auto acc_of = [&](unsigned tid, unsigned p) {
@@ -1144,7 +1207,8 @@ TG_UNROLL
         }
       });
     }
-    // Digits of row q (column q / l, level q % l + 1) at the first pass's points.
+    // Digits of row q (column q / l, level q % l + 1) at the first pass's points; with one
+    // group the column rotated once, at its first row, into the column words.
     blk.each([&](unsigned tid, auto& R) {
       const std::uint32_t q = f.group(tid) % groups + groups * x;
       PerLane<DigitSource, P> src;
@@ -1153,7 +1217,17 @@ TG_UNROLL
         src.lane[p] = DigitSource{acc_of(tid, p) + std::size_t{q / l} * N,
                                   powers.of(rotation_of(tid, p))};
       }
-      load_digits<Group>(R, f.thread(tid), f, src, q % l + 1, in);
+      if (column_words) {
+        PerLane<Torus32*, P> w;
+TG_UNROLL
+        for (unsigned p = 0; p < P; ++p) {
+          w.lane[p] = mem.column + std::size_t{rotation_of(tid, p)} * N;
+        }
+        if (q % l == 0) rotate_column<P>(f.thread(tid), f, src, w, in);
+        load_column_digits(R, f.thread(tid), f, w, q % l + 1, in);
+      } else {
+        load_digits<Group>(R, f.thread(tid), f, src, q % l + 1, in);
+      }
     });
     forward_transform<true>(blk, f);
     if (!Group && shape.rotations > 1) {
@@ -1321,8 +1395,8 @@ TG_HD void blind_rotate(Block& blk, const detail::Shape& s, LS shape, const Bloc
                         const std::uint32_t* powers, std::uint32_t valid, const Complex* key,
                         StepInputs in) {
   for_each_step<Unroll>(s, key, in, [&](std::uint32_t i, auto u) {
-    cmux_step<K1, Groups, decltype(u)::value>(blk, s, shape, mem,
-                                              StepPowers{powers + i, s.n, valid}, in);
+    cmux_step<K1, Groups, decltype(u)::value, Unroll == 1>(blk, s, shape, mem,
+                                                           StepPowers{powers + i, s.n, valid}, in);
   });
 }
 
@@ -1333,6 +1407,9 @@ TG_HD BlockMemory block_memory(unsigned char* base, const LaunchShape& shape,
   mem.buffers = reinterpret_cast<Complex*>(base);
   mem.stage = reinterpret_cast<Complex*>(base + block_buffer_bytes(shape, s));
   mem.acc = reinterpret_cast<Torus32*>(base + block_accumulator_offset(shape, s));
+  if (column_words_shape(shape, s)) {
+    mem.column = reinterpret_cast<Torus32*>(base + block_column_offset(shape, s));
+  }
   return mem;
 }
 

@@ -123,9 +123,13 @@ inline GadgetConstants make_gadget(std::uint32_t base_log, std::uint32_t level_c
   return g;
 }
 
-// The bits u in [0, Bg) of the digit of level p (1-based) of x: the digit is u - Bg/2.
+// The bits u in [0, Bg) of the digit of level p (1-based) of x, from w = x + g.offset (an
+// offset word: one addition serves all l levels of x): the digit is u - Bg/2.
+TG_HD Torus32 offset_gadget_bits(const GadgetConstants& g, Torus32 w, std::uint32_t p) {
+  return (w >> (32 - p * g.base_log)) & g.mask;
+}
 TG_HD Torus32 gadget_bits(const GadgetConstants& g, Torus32 x, std::uint32_t p) {
-  return ((x + g.offset) >> (32 - p * g.base_log)) & g.mask;
+  return offset_gadget_bits(g, x + g.offset, p);
 }
 
 // Digit of level p (1-based) of x, in [-Bg/2, Bg/2).
@@ -133,14 +137,15 @@ TG_HD std::int32_t gadget_digit(const GadgetConstants& g, Torus32 x, std::uint32
   return static_cast<std::int32_t>(gadget_bits(g, x, p)) - g.half;
 }
 
-// The same digit as a double, without an integer-to-double conversion: the double whose high
-// word is 0x43300000 and whose low word is the digit's bits u (gadget_bits) is exactly 2^52 + u,
+// The same digit as a double, from the offset word w = x + g.offset, without an
+// integer-to-double conversion: the double whose high word is 0x43300000 and whose low word
+// is the digit's bits u (offset_gadget_bits) is exactly 2^52 + u,
 // and subtracting 2^52 + Bg/2 leaves u - Bg/2 exactly (every value is an integer below 2^53).
 // On the device that is a move and a DADD instead of an I2F.F64, which runs at a quarter of the
 // DFMA rate on compute capability 8.0 and 9.0 (16 results per clock and SM against 64 on 9.0;
 // the CUDA programming guide's throughput table); the rotations convert 2(k+1)lN digits a step.
-TG_HD double gadget_digit_double(const GadgetConstants& g, Torus32 x, std::uint32_t p) {
-  const Torus32 bits = gadget_bits(g, x, p);
+TG_HD double offset_digit_double(const GadgetConstants& g, Torus32 w, std::uint32_t p) {
+  const Torus32 bits = offset_gadget_bits(g, w, p);
 #if defined(__CUDA_ARCH__)
   const double biased = __hiloint2double(0x43300000, static_cast<int>(bits));
 #else
@@ -149,6 +154,10 @@ TG_HD double gadget_digit_double(const GadgetConstants& g, Torus32 x, std::uint3
   std::memcpy(&biased, &word, sizeof biased);
 #endif
   return biased - g.digit_bias;
+}
+// The same from x itself.
+TG_HD double gadget_digit_double(const GadgetConstants& g, Torus32 x, std::uint32_t p) {
+  return offset_digit_double(g, x + g.offset, p);
 }
 
 // ---- fold, twist, untwist (core/fft.hpp's ComplexNegacyclicFft) --------------------------

@@ -179,12 +179,13 @@ TEST_CASE("the fused engine's launch-shape options: parsed, bounded and describe
                "fused blind rotation (clusters of 6 blocks per rotation, every block summing its "
                "column), group steps on bundled keys in clusters, gather key switching",
                "\n  --fused-bundle B    fused engine, key in pairs or threes: 2: each group "
-               "step's GGSW bundled before a cluster's rotation, 1: never (0: automatic, 1)\n");
+               "step's GGSW bundled before a cluster's rotation, 1: never (0: automatic, 2)\n");
   check_option({"--fused-bundle", "2", "--fused-bundle-overlap", "2"},
                &CudaOptions::fused_bundle_overlap,
                "fused blind rotation (clusters of 6 blocks per rotation, every block summing its "
                "column), group steps on bundled keys in clusters, rotations started while the "
                "keys are bundled, gather key switching",
                "\n  --fused-bundle-overlap O fused engine, bundled keys: 2: the rotation starts "
-               "while they are made, 1: after (0: automatic, 1)\n");
+               "while they are made, 1: after (0: automatic: keys in fours whose clusters take at "
+               "most half the device)\n");
 }

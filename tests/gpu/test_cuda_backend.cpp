@@ -80,9 +80,11 @@ CudaBackend& gpu_for(const Parameters& p) {
   return *be;
 }
 
-// One backend per parameter set and options (engine, launch shape, key switching). On the
-// emulator, whose device memory is the host's, only the 4 most recently made are kept (no
-// test holds more than 3 at once).
+// One backend per parameter set and options (engine, launch shape, key switching); only the
+// most recently made are kept (no test holds more than 3 at once): 4 on the emulator, whose
+// device memory is the host's, 8 on a GPU. Each holds its device keys and the workspaces of
+// its last chunks (a chunk of 200 tfhe_lib_128 rotations on bundled keys in threes: 4 GB);
+// kept all, the unrolled key's case filled an H200's 140 GB (docs/gpu.md section 6.31).
 // unroll 2: the cloud key with an unrolled bootstrapping key (the same secret key).
 CudaBackend& gpu_with(const Parameters& p, const CudaOptions& o, std::uint32_t unroll = 1) {
   static auto* cache = new std::map<std::string, std::unique_ptr<CudaBackend>>;
@@ -100,7 +102,7 @@ CudaBackend& gpu_with(const Parameters& p, const CudaOptions& o, std::uint32_t u
                          std::to_string(o.memory_budget_bytes) + "/u" + std::to_string(unroll);
   auto& be = (*cache)[id];
   if (!be) {
-    if (emulated && made->size() == 4) {
+    if (made->size() == (emulated ? 4u : 8u)) {
       cache->erase(made->front());
       made->erase(made->begin());
     }
@@ -878,9 +880,12 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
       // Two lanes where asked for; one otherwise (not chosen automatically until measured).
       CHECK(fused.last_times().fused_lanes == (lanes == 2 ? 2u : 1u));
       CHECK(fused.last_times().fused_rotations_per_block <= 1);
-      // Bundled where the last chunk ran on a cluster (always when one is forced).
+      // Bundled where the last chunk ran on a cluster of 8 points per thread (always when one
+      // is forced), unless asked not to (1); overlapped only where asked (3 here), since the
+      // automatic overlap is a key in fours' (docs/gpu.md section 6.31).
       const bool on_cluster = fused.last_times().fused_cluster_blocks > 1;
-      CHECK(fused.last_times().fused_bundle == (bundle >= 2 && on_cluster ? bundle - 1 : 0u));
+      const bool bundles = on_cluster && fused.last_times().fused_cluster_points == 8 && bundle != 1;
+      CHECK(fused.last_times().fused_bundle == (bundles ? (bundle == 3 ? 2u : 1u) : 0u));
       if (bundle >= 2 && cluster > 1) CHECK(on_cluster);
       // Again on the same backend: its workspaces' counters have counted the first run's
       // bundlings, so the rotations now wait for higher counts (the emulator faults unless each
@@ -927,17 +932,33 @@ TEST_CASE("key bits in fours: the cuFFT engine and the fused engine's bundled cl
     const std::uint32_t k1 = p.glwe_dimension + 1, rows = k1 * p.bk_level_count;
     std::vector<std::uint32_t> clusters = {0, k1};
     if (rows <= 8) clusters.push_back(rows);
+    const auto multiprocessors = static_cast<std::size_t>(gpu::devices().at(0).multiprocessors);
     for (const std::uint32_t cluster : clusters) {
-      for (const std::uint32_t overlap : {0u, 2u}) {
+      for (const std::uint32_t overlap : {0u, 1u, 2u}) {
         INFO("fused_cluster_blocks " << cluster << ", fused_bundle_overlap " << overlap);
         CudaOptions o = fused_options(0, GpuKeySwitching::gather, 0, cluster);
         o.fused_bundle_overlap = overlap;
         CudaBackend& fused = gpu_with(p, o, 4);
         CHECK(run_plan(fused, plan, encrypted) == from_cpu);
-        CHECK(fused.last_times().fused_bundle == (overlap == 2 ? 2u : 1u));
+        // Automatic (0): overlapped where the chunk's clusters take at most half the
+        // multiprocessors (docs/gpu.md section 6.31).
+        const CudaPhaseTimes& t = fused.last_times();
+        const bool room = 2 * t.chunk_capacity * t.fused_cluster_blocks <= multiprocessors;
+        CHECK(t.fused_bundle == (overlap == 2 || (overlap == 0 && room) ? 2u : 1u));
         CHECK(fused.last_times().fused_cluster_blocks ==
               (cluster != 0 ? cluster : rows <= 8 ? rows : k1));
       }
+    }
+    // A lone bootstrap, the latency case: the automatic options overlap its bundling where
+    // its one cluster leaves the bundling half the multiprocessors (every GPU with clusters).
+    {
+      const BatchPlan one = plan_with_bootstrap(rng, 1, 1);
+      const LweBatch in = encrypt_bits(keys_for(p).secret, one.inputs, rng);
+      CudaBackend& fused = gpu_with(p, fused_options(), 4);
+      CHECK(run_plan(fused, one, in) == run_plan(cpu_for(p, 4), one, in));
+      const CudaPhaseTimes& t = fused.last_times();
+      CHECK(t.chunk_capacity == 1);
+      CHECK(t.fused_bundle == (2 * t.fused_cluster_blocks <= multiprocessors ? 2u : 1u));
     }
     CHECK_THROWS_WITH(CudaBackend(keys_for(p, 4).cloud, fused_options(1, GpuKeySwitching::gather, 1, 1)),
                       Catch::Matchers::Contains("bundled clusters of 8 points per thread only"));

@@ -1574,12 +1574,25 @@ TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", 
   CHECK(fz::block_threads({1, 1}, tfhe) == 64);
   CHECK(fz::block_threads({6, 1}, tfhe) == 384);
   CHECK(fz::block_threads({1, 4}, tfhe) == 256);
-  // Buffers of 576 complex, then (R > 1) G rows x 2 spectra of 512, then R x 2 x 1024 words.
+  // Buffers of 576 complex, then (R > 1) G rows x 2 spectra of 512, then R x 2 x 1024 words,
+  // then with one group R x 1024 column words.
   CHECK(fz::block_shared_bytes({2, 1}, tfhe) == 2 * 576 * 16 + 2 * 1024 * 4);
-  CHECK(fz::block_shared_bytes({1, 1}, tfhe) == 576 * 16 + 2 * 1024 * 4);
+  CHECK(fz::block_shared_bytes({1, 1}, tfhe) == 576 * 16 + 2 * 1024 * 4 + 1024 * 4);
   CHECK(fz::block_stage_bytes({2, 1}, tfhe) == 0);
-  CHECK(fz::block_shared_bytes({1, 4}, tfhe) == 4 * 576 * 16 + 2 * 512 * 16 + 4 * 2 * 1024 * 4);
+  CHECK(fz::block_shared_bytes({1, 4}, tfhe) ==
+        4 * 576 * 16 + 2 * 512 * 16 + 4 * 2 * 1024 * 4 + 4 * 1024 * 4);
   CHECK(fz::block_accumulator_offset({1, 4}, tfhe) == 4 * 576 * 16 + 2 * 512 * 16);
+  CHECK(fz::block_column_offset({1, 4}, tfhe) == 4 * 576 * 16 + 2 * 512 * 16 + 4 * 2 * 1024 * 4);
+  CHECK(fz::column_words_shape({1, 4}, tfhe));
+  CHECK(fz::column_words_shape({1, 1, 1, 2}, tfhe));
+  CHECK_FALSE(fz::column_words_shape({2, 1}, tfhe));
+  CHECK_FALSE(fz::column_words_shape({1, 1, 6}, tfhe));
+  // An unrolled key's kernels keep none.
+  gd::Shape pairs = tfhe;
+  pairs.unroll = 2;
+  CHECK_FALSE(fz::column_words_shape({1, 1}, pairs));
+  CHECK(fz::block_shared_bytes({1, 1}, pairs) == 576 * 16 + 2 * 1024 * 4);
+  CHECK(fz::block_shared_bytes({1, 1, 1, 2}, pairs) == 2 * 576 * 16 + 2 * 2 * 1024 * 4);
   // Two rotations per thread: k = 1, one group and one rotation slot per block; a buffer and
   // an accumulator per lane, the threads of one rotation.
   const fz::LaunchShape lanes{1, 1, 1, 2};
@@ -1595,7 +1608,7 @@ TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", 
   CHECK(fz::block_threads(lanes, tfhe) == 64);
   CHECK(fz::block_rotations(lanes) == 2);
   CHECK(fz::block_rotations({1, 4}) == 4);
-  CHECK(fz::block_shared_bytes(lanes, tfhe) == 2 * 576 * 16 + 2 * 2 * 1024 * 4);
+  CHECK(fz::block_shared_bytes(lanes, tfhe) == 2 * 576 * 16 + 2 * 2 * 1024 * 4 + 2 * 1024 * 4);
   CHECK(fz::block_accumulator_offset(lanes, tfhe) == 2 * 576 * 16);
   // Clusters: k+1 or (k+1)l blocks up to 8, one group and one rotation per block; a block
   // holds its exchange buffer, k+1 partial products and one accumulator column.
@@ -1798,8 +1811,10 @@ TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", 
   CHECK(lanes_of(tfhe, 1 << 16, 227 * 1024, 0) == 1);
   CHECK(lanes_of(tfhe, 1056, 227 * 1024, 1056) == 1);  // G = 2
   CHECK(lanes_of(tfhe, 1, 227 * 1024, 1056) == 1);     // a cluster
-  // Two lanes need two exchange buffers and two accumulators: 34 KB for tfhe_lib_128.
-  CHECK(fz::block_shared_bytes({1, 1, 1, 2}, tfhe) == 2 * 576 * 16 + 2 * 2 * 1024 * 4);
+  // Two lanes need two exchange buffers, two accumulators and two lanes of column words: 42 KB
+  // for tfhe_lib_128.
+  CHECK(fz::block_shared_bytes({1, 1, 1, 2}, tfhe) ==
+        2 * 576 * 16 + 2 * 2 * 1024 * 4 + 2 * 1024 * 4);
   CHECK(lanes_of(tfhe, 1 << 16, 30 * 1024, 1056) == 1);
   gd::Shape k2 = tfhe;
   k2.k = 2;
