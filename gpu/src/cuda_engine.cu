@@ -642,9 +642,13 @@ kernel::fused::LaunchShape CudaEngine::Impl::fused_shape_for(std::uint64_t capac
   // fused_lanes = 1: one lane, the rest automatic.
   // (An unrolled key's lanes run only when asked for, until measured: fused_limits gives it no
   // lane room.)
+  // Clusters in waves where they would bundle (bundles(): not asked never, 8 points a thread).
+  const bool would_bundle = shape.unroll >= 2 && options.fused_bundle != 1 &&
+                            options.fused_cluster_points != kernel::fused::wide_points;
   kernel::fused::LaunchShape chosen = kernel::fused::choose_shape(
       shape, capacity, limits.max_threads, limits.max_shared_bytes, limits.resident_threads,
-      cluster_room, options.fused_lanes == 0 ? limits.lane_rotations : 0);
+      cluster_room, options.fused_lanes == 0 ? limits.lane_rotations : 0,
+      would_bundle ? kernel::fused::bundled_cluster_waves(shape.unroll) : 1);
   if (chosen.cluster > 1 && options.fused_cluster_points != 0) {
     chosen.points = options.fused_cluster_points;
   }

@@ -454,6 +454,20 @@ TG_HD std::uint32_t preferred_cluster(const detail::Shape& s) {
   return s.rows() <= max_cluster_blocks ? s.rows() : s.k1();
 }
 
+// Waves of clusters the automatic shape gives a chunk of an unrolled key whose group steps run
+// on bundled keys (CudaOptions::fused_bundle 0 or 2; docs/gpu.md section 6.25): a bundled
+// cluster step is so much shorter than a group step that two or three waves of clusters beat
+// (k+1)l groups per rotation in one. Measured on an H200 with tfhe_lib_128
+// (docs/results/gpu/nvidia-h200_2026-12-04, room for 16 to 21 clusters of 6 blocks), the
+// rotation's ms, clusters of 6 on bundled keys against the automatic 6x1:
+//   rotations   22             44             64
+//   pairs       2.475 / 4.050  3.977 / 4.048  5.155 / 4.050
+//   threes      1.870 / 4.052  3.006 / 4.029  3.924 / 4.033
+// so two waves for pairs, three for threes; one otherwise.
+TG_HD constexpr std::uint32_t bundled_cluster_waves(std::uint32_t unroll) {
+  return unroll == 2 ? 2 : unroll == 3 ? 3 : 1;
+}
+
 // The automatic launch shape for a chunk of `rotations`. A block may have max_threads threads
 // (the kernel's limit for its registers) and max_shared bytes (the opt-in shared memory);
 // resident_threads is what the device keeps resident of one-rotation, one-group blocks;
@@ -488,14 +502,17 @@ TG_HD std::uint32_t preferred_cluster(const detail::Shape& s) {
 //   w6e          2.666  2.882   1.789  2.052   1.865  2.153
 // (w: 4 points per thread, fused_wide.hpp, which d0f5bcb chose for at most 8 rotations; it
 // stays for forced shapes.)
+// cluster_waves (default 1) lets a chunk of up to cluster_waves x cluster_room rotations take
+// clusters, in waves: bundled_cluster_waves for an unrolled key on bundled keys.
 inline LaunchShape choose_shape(const detail::Shape& s, std::uint64_t rotations,
                                 std::uint32_t max_threads, std::size_t max_shared,
                                 std::uint64_t resident_threads, std::uint64_t cluster_room = 0,
-                                std::uint64_t lane_room = 0) {
+                                std::uint64_t lane_room = 0, std::uint32_t cluster_waves = 1) {
   auto fits = [&](const LaunchShape& b) {
     return block_threads(b, s) <= max_threads && block_shared_bytes(b, s) <= max_shared;
   };
-  if (LaunchShape c{1, 1, preferred_cluster(s)}; rotations <= cluster_room && fits(c)) {
+  if (LaunchShape c{1, 1, preferred_cluster(s)};
+      rotations <= cluster_room * cluster_waves && fits(c)) {
     c.sums = automatic_cluster_sums(c.cluster, s);
     return c;
   }

@@ -1773,6 +1773,24 @@ TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", 
   CHECK(cluster_of(23, 22) == 1);
   CHECK(cluster_of(1, 0) == 1);
   CHECK(fz::choose_shape(tfhe, 23, 1024, 227 * 1024, 132 * 1024, 22).groups == 6);
+  // Bundled keys: clusters in two waves for pairs, three for threes (docs/gpu.md 6.31).
+  CHECK(fz::bundled_cluster_waves(1) == 1);
+  CHECK(fz::bundled_cluster_waves(2) == 2);
+  CHECK(fz::bundled_cluster_waves(3) == 3);
+  CHECK(fz::bundled_cluster_waves(4) == 1);
+  for (const std::uint32_t waves : {2u, 3u}) {
+    INFO("waves " << waves);
+    const auto waved = [&](std::uint64_t rotations) {
+      return fz::choose_shape(tfhe, rotations, 1024, 227 * 1024, 132 * 1024, 20, 0, waves);
+    };
+    CHECK(waved(20).cluster == 6);
+    CHECK(waved(21).cluster == 6);
+    CHECK(waved(20 * waves).cluster == 6);
+    CHECK(waved(20 * waves).sums == fz::every_block_sums);
+    CHECK(waved(20 * waves + 1).cluster == 1);
+    CHECK(waved(20 * waves + 1).groups == 6);
+    CHECK(fz::choose_shape(tfhe, 40, 1024, 227 * 1024, 132 * 1024, 0, 0, waves).cluster == 1);
+  }
   CHECK(fz::choose_shape(tfhe, 1, 1024, 20 * 1024, 132 * 1024, 22).cluster == 1);  // 30 KB
   // A chunk that takes a cluster takes 8 points per thread and every block summing its
   // column where that fits (two inbox buffers, (k+1)l blocks); wide clusters only when forced.
