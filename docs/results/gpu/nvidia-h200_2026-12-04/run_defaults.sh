@@ -11,6 +11,10 @@ set -u
 out="${1:?usage: run_defaults.sh OUT}"
 mkdir -p "$out"
 bench="${BUILD_DIR:-.gpubin}/apps/bench_gates"
+# The libraries scripts/gpu_run.sh unpacks from .deps (any step of it, run first, does) and
+# this machine's CUDA toolkit, for programs built on another machine.
+multiarch="$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)"
+export LD_LIBRARY_PATH="${DEPS_ROOT:-/opt/deps}/usr/lib/$multiarch:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 run() {
   local name="$1" left limit="${STEP_TIMEOUT:-120}"
   shift
@@ -23,12 +27,13 @@ run() {
     ((left < limit)) && limit=$left
   fi
   echo "[$(date -u +%T)] $name: $bench $*" | tee -a "$out/run_defaults.log"
+  local rc=0
   timeout "$limit" "$bench" --backend gpu --params tfhe_lib_128 --gpu-engine fused "$@" \
-    --json "$out/bench_gates_gpu_tfhe_lib_128_$name.json" > "$out/$name.log" 2>&1
-  echo "[$(date -u +%T)] $name: exit $?" | tee -a "$out/run_defaults.log"
+    --json "$out/bench_gates_gpu_tfhe_lib_128_$name.json" > "$out/$name.log" 2>&1 || rc=$?
+  echo "[$(date -u +%T)] $name: exit $rc" | tee -a "$out/run_defaults.log"
 }
 for u in 4 3 2; do
-  run "auto_u$u" --unroll "$u" --batch 1,8,16,22,44,64 --reps 5
+  run "auto_u$u" --unroll "$u" --batch 1,8,16,22,44,64,132,1024 --reps 5
 done
 for u in 3 2; do
   run "c6_u$u" --unroll "$u" --fused-cluster 6 --batch 22,44,64,132 --reps 3
