@@ -1207,6 +1207,17 @@ TEST_CASE("a small batch on every engine and key switching (the compute-sanitize
           if (overlap == 2) CHECK(run_plan(be, plan, encrypted) == want);
         }
       }
+      // A key in fours (docs/gpu.md 6.25, 6.31; the batch-1 default overlaps): the bundling
+      // kernel with U = 4 before the rotation, then beside it.
+      const LweBatch want4 = run_plan(cpu_for(p, 4), plan, encrypted);
+      for (const std::uint32_t overlap : {1u, 2u}) {
+        INFO("key in fours, bundled, overlap " << overlap);
+        CudaOptions o = fused_options(0, GpuKeySwitching::gather, 0, k1);
+        o.fused_bundle_overlap = overlap;
+        CudaBackend& be = gpu_with(p, o, 4);
+        CHECK(run_plan(be, plan, encrypted) == want4);
+        CHECK(be.last_times().fused_bundle == overlap);
+      }
     }
   }
 }
