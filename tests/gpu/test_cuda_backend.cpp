@@ -33,6 +33,8 @@
 #include "torusgate/gpu/device.hpp"
 
 #if defined(TORUSGATE_GPU_TEST_EMULATED)
+#include <cuda_runtime.h>  // gpu/emu/include: the emulated device's free memory (gpu_with)
+
 namespace cuda_emu {
 void set_pinned_limit(std::size_t bytes);  // gpu/emu/src/emulator.hpp
 void start_call_log();                     // gpu/emu/include/cuda_runtime.h
@@ -80,9 +82,21 @@ CudaBackend& gpu_for(const Parameters& p) {
   return *be;
 }
 
+// Whether less than half the emulated device's memory is free (never on a GPU: there the
+// count below bounds what the cached backends hold).
+bool device_memory_low() {
+#if defined(TORUSGATE_GPU_TEST_EMULATED)
+  std::size_t free_bytes = 0, total_bytes = 0;
+  return cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess && free_bytes < total_bytes / 2;
+#else
+  return false;
+#endif
+}
+
 // One backend per parameter set and options (engine, launch shape, key switching); only the
-// most recently made are kept (no test holds more than 3 at once): 4 on the emulator, whose
-// device memory is the host's, 8 on a GPU. Each holds its device keys and the workspaces of
+// most recently used are kept: 4 on the emulator, whose device memory is the host's, 8 on a
+// GPU. When the emulator's memory runs low only the most recently used is spared, so a test
+// holds a backend across one later gpu_with call at most (chunked and unchunked runs). Each holds its device keys and the workspaces of
 // its last chunks (a chunk of 200 tfhe_lib_128 rotations on bundled keys in threes: 4 GB);
 // kept all, the unrolled key's case filled an H200's 140 GB (docs/gpu.md section 6.31).
 // unroll 2: the cloud key with an unrolled bootstrapping key (the same secret key).
@@ -101,14 +115,22 @@ CudaBackend& gpu_with(const Parameters& p, const CudaOptions& o, std::uint32_t u
                          gpu_key_switching_name(o.key_switching) + "/" +
                          std::to_string(o.memory_budget_bytes) + "/u" + std::to_string(unroll);
   auto& be = (*cache)[id];
-  if (!be) {
-    if (made->size() == (emulated ? 4u : 8u)) {
-      cache->erase(made->front());
-      made->erase(made->begin());
-    }
-    be = std::make_unique<CudaBackend>(keys_for(p, unroll).cloud, o);
+  if (be) {  // the most recently used last: a backend just asked for is never the one evicted
+    made->erase(std::ranges::find(*made, id));
     made->push_back(id);
+    return *be;
   }
+  // Older backends go while the cache is full or, on the emulator, while half its 4 GiB is
+  // taken: each backend on bundled keys holds a chunk's workspace of up to 2 GB there (31 MB of
+  // bundled key a default_128 rotation in pairs), and three of them left the next no memory
+  // (tests_gpu_emulated, when the random case order ran them back to back).
+  while (!made->empty() &&
+         (made->size() >= (emulated ? 4u : 8u) || (made->size() > 1 && device_memory_low()))) {
+    cache->erase(made->front());
+    made->erase(made->begin());
+  }
+  be = std::make_unique<CudaBackend>(keys_for(p, unroll).cloud, o);
+  made->push_back(id);
   return *be;
 }
 
