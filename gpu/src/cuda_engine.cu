@@ -221,11 +221,15 @@ struct CudaEngine::Impl {
   // Automatic since an H200 measured it (docs/gpu.md section 6.31): pairs' and threes'
   // rotations 1.32x and 1.67x faster at batch 1, 1.25x and 1.54x at 8.
   bool bundles(std::uint64_t capacity) const {
-    if (!fused() || shape.unroll < 2) return false;
-    if (fours()) return true;
-    if (options.fused_bundle == 1) return false;
+    if (fused() && fours()) return true;
+    if (!bundles_clusters()) return false;
     const kernel::fused::LaunchShape launch = fused_shape_for(capacity);
     return launch.cluster > 1 && launch.points == kernel::fused::points_per_thread;
+  }
+  // Whether this key's clusters of 8 points per thread run on bundled keys: an unrolled key
+  // in the fused engine, fused_bundle not 1 (bundles() for a chunk, fused_shape_for's waves).
+  bool bundles_clusters() const {
+    return fused() && shape.unroll >= 2 && options.fused_bundle != 1;
   }
   // A key in fours: the fused engine runs it on bundled clusters only (max_kernel_unroll).
   bool fours() const { return shape.unroll > kernel::fused::max_kernel_unroll; }
@@ -643,8 +647,8 @@ kernel::fused::LaunchShape CudaEngine::Impl::fused_shape_for(std::uint64_t capac
   // (An unrolled key's lanes run only when asked for, until measured: fused_limits gives it no
   // lane room.)
   // Clusters in waves where they would bundle (bundles(): not asked never, 8 points a thread).
-  const bool would_bundle = shape.unroll >= 2 && options.fused_bundle != 1 &&
-                            options.fused_cluster_points != kernel::fused::wide_points;
+  const bool would_bundle =
+      bundles_clusters() && options.fused_cluster_points != kernel::fused::wide_points;
   kernel::fused::LaunchShape chosen = kernel::fused::choose_shape(
       shape, capacity, limits.max_threads, limits.max_shared_bytes, limits.resident_threads,
       cluster_room, options.fused_lanes == 0 ? limits.lane_rotations : 0,
