@@ -62,6 +62,13 @@
 #           threes with --fused-lanes 2, pairs on 1x1;
 #           tensor-core key switching (docs/gpu.md
 #           section 6.27: the A/B in one short call)
+#   defaults what a user gets: the fused engine with    -> bench_gates_gpu_*_defaults.json/.log,
+#           every option automatic, keys in each of         bench_gates_gpu_*_defaults_u{4,3,2}.json/.log
+#           DEFAULT_UNROLLS (fours, threes, pairs) at
+#           DEFAULT_BATCHES (1,8,22,64,1024) and the
+#           standard key at the issue's batch sizes (after
+#           the first unrolled form: under a DEADLINE,
+#           issue 5's two targets come first)
 #   variants bench_gates of each variant build          -> bench_gates_gpu_variant_*.json/.log
 #           (VARIANTS_DIR/NAME/bench_gates, made by
 #           scripts/gpu_variant.sh), fused engine,
@@ -101,6 +108,10 @@
 #               16384; empty: none)
 #   HOTSPOT_BATCH  the hotspots step's batch size (default 16384; 1 profiles the batch-1
 #               clusters: HOTSPOT_BATCH=1 HOTSPOT_SHAPES=w6 profiles c6, chosen, and w6)
+#   DEFAULT_UNROLLS  the defaults step's unrolled key forms, in order, space-separated: 2, 3, 4
+#               (default "4 3 2")
+#   DEFAULT_BATCHES  the defaults step's batch sizes for them, comma-separated (default
+#               1,8,22,64,1024)
 #   UNROLLS     the unrolled step's key forms, space-separated: 2 (pairs), 3 (threes)
 #               (default "2 3")
 #   SANITIZE_TOOLS  compute-sanitizer tools of the sanitize step, in order (default
@@ -129,7 +140,7 @@ steps=("$@")
 [[ ${#steps[@]} -eq 0 ]] && steps=(env build host test apps slow bench shapes circuits sanitize profile stalls)
 for s in "${steps[@]}"; do
   case "$s" in
-    env|build|host|test|apps|slow|bench|shapes|circuits|sanitize|profile|quick|stalls|hotspots|variants|unrolled|bundle|lanes) ;;
+    env|build|host|test|apps|slow|bench|shapes|circuits|sanitize|profile|quick|stalls|hotspots|variants|unrolled|bundle|lanes|defaults) ;;
     *) echo "gpu_run: unknown step '$s'" >&2; usage; exit 2;;
   esac
 done
@@ -157,7 +168,7 @@ if [[ "$emulated" == 1 ]]; then
   params=toy_INSECURE           # in place of tfhe_lib_128
   other_params=(toy_k2_INSECURE)  # in place of tfhe_lib_80 and default_128
   batches=1,16 shape_batches=1,16 small_batches=1,8 other_batches=1,8 transfer_batches=1,16
-  unrolled_1x1_batches=1,16 unrolled_lane_batches=16 lane_batches=16
+  unrolled_1x1_batches=1,16 unrolled_lane_batches=16 lane_batches=16 default_batches=1,16
   # GxR: groups 1, k+1, (k+1)l = 4 for toy x rotations per block; cC: clusters; lP: lanes
   shapes=(1x1 2x1 4x1 1x2 1x4 c2 c4 l2)
   budget_run=(--memory-budget-mb 1 --batch 512)  # chunked on both engines
@@ -172,6 +183,7 @@ else
   batches=1,64,1024,16384,65536 shape_batches=1,64,1024,16384 small_batches=1,64,1024
   other_batches=1,1024,16384 transfer_batches=1024,16384,65536
   unrolled_1x1_batches=1,16384 unrolled_lane_batches=16384,65536 lane_batches=16384,65536
+  default_batches=1,8,22,64,1024
   # GxR: groups 1, k+1, (k+1)l = 6 for tfhe_lib_128 x rotations per block; cC: clusters;
   # wC: wide clusters (4 points per thread); cCe, wCe: every block sums its column; lP: P
   # rotations per thread
@@ -196,6 +208,16 @@ hotspot_batch="${HOTSPOT_BATCH:-16384}"
 read -ra variant_args <<< "${VARIANT_ARGS:-}"
 read -ra extra_shape_args <<< "${SHAPE_ARGS:-}"
 unrolls="${UNROLLS:-2 3}"
+default_batches="${DEFAULT_BATCHES:-$default_batches}"
+default_unrolls="${DEFAULT_UNROLLS:-4 3 2}"
+if ! [[ "$default_unrolls" =~ ^[234]( [234])*$ ]]; then
+  echo "gpu_run: DEFAULT_UNROLLS='$default_unrolls'; expected unrolled key forms 2, 3 and/or 4, such as \"4 3\"" >&2
+  exit 2
+fi
+if ! [[ "$default_batches" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]]; then
+  echo "gpu_run: DEFAULT_BATCHES='$default_batches'; expected batch sizes such as 1,8,22" >&2
+  exit 2
+fi
 bundle_batches="${BUNDLE_BATCHES:-1,8,22}"
 bundle_unrolls="${BUNDLE_UNROLLS:-2 3 4}"
 if ! [[ "$bundle_unrolls" =~ ^[234]( [234])*$ ]]; then
@@ -606,6 +628,27 @@ step_bundle() {
   done
 }
 
+# What a user gets (docs/gpu.md section 6.31's run_defaults.sh as a step): the fused engine
+# with every option automatic (shape, bundling, key switching), per key form: each of
+# DEFAULT_UNROLLS at DEFAULT_BATCHES, the standard key at the issue's batch sizes after the
+# first of them, so that a short lease measures both of issue 5's targets first.
+step_defaults() {
+  local bench="$build/apps/bench_gates$exe"
+  require_built defaults "$bench" || return 1
+  local u first=1
+  for u in $default_unrolls; do
+    run_logged "bench_gates_gpu_${params}_defaults_u$u" "$bench" --backend gpu --params "$params" \
+      --unroll "$u" --gpu-engine fused --batch "$default_batches" --reps "$reps" \
+      --json "$out/bench_gates_gpu_${params}_defaults_u$u.json"
+    if [[ $first == 1 ]]; then
+      first=0
+      run_logged "bench_gates_gpu_${params}_defaults" "$bench" --backend gpu --params "$params" \
+        --gpu-engine fused --batch "$batches" --reps "$reps" \
+        --json "$out/bench_gates_gpu_${params}_defaults.json"
+    fi
+  done
+}
+
 # What the rotation kernels' warps wait for (Nsight Compute's warp state statistics: long
 # scoreboard = device memory, short scoreboard = shared memory, barrier, ...).
 step_stalls() {
@@ -712,7 +755,7 @@ summary_due=0
 for s in "${steps[@]}"; do
   "step_$s"
   [[ "$s" == bench || "$s" == shapes || "$s" == circuits || "$s" == quick || "$s" == unrolled ||
-     "$s" == bundle || "$s" == lanes || "$s" == variants ]] &&
+     "$s" == bundle || "$s" == lanes || "$s" == variants || "$s" == defaults ]] &&
     summary_due=1
 done
 [[ $summary_due == 1 ]] && summarize

@@ -36,6 +36,8 @@ refused UNROLLS "expected unrolled key forms 2 and/or 3" "1" "4" "2,3"
 refused BUNDLE_UNROLLS "expected unrolled key forms 2, 3 and/or 4" "1" "5" "2,3"
 refused BUNDLE_BATCHES "expected batch sizes" "1,,8" "x" "0,1"
 refused LANE_BATCHES "expected batch sizes" "16384," "x" "0"
+refused DEFAULT_UNROLLS "expected unrolled key forms 2, 3 and/or 4" "1" "5" "4,3"
+refused DEFAULT_BATCHES "expected batch sizes" "1,,8" "x" "0"
 rm -rf "$work/refused"
 
 # A DEADLINE already past: every command is skipped and named, none is started.
@@ -68,6 +70,7 @@ rm -rf "$work/shape_args"
 
 GPU_RUN_EMULATED=1 BUILD_DIR="$build" "$repo/scripts/gpu_run.sh" "$work" \
   env apps bench shapes circuits slow sanitize profile quick stalls hotspots variants unrolled bundle lanes \
+  defaults \
   > "$work/stdout.txt" 2>&1
 rc=$?
 if [[ $rc -ne 0 ]]; then
@@ -129,6 +132,24 @@ for form in (2, 3, 4):  # bundled keys against without, pairs and threes; fours 
         assert [x["fused_bundle"] for x in res] == want, (form, mode, res)
         assert mode == "off" or any(want), (form, res)  # batch 1 takes a cluster
 assert load("bench_gates_gpu_toy_INSECURE.json")["bootstrapping_key_unroll"] == 1
+# The defaults step: every option automatic, each key form (DEFAULT_UNROLLS: 4 3 2), the
+# standard key after the first, fused engine, the automatic key switching.
+for form in (1, 4, 3, 2):
+    r = load("bench_gates_gpu_toy_INSECURE_defaults" + ("" if form == 1 else f"_u{form}") + ".json")
+    assert r["bootstrapping_key_unroll"] == form, form
+    assert [(run["engine"], run["key_switching"]) for run in r["runs"]] == [("fused", "automatic")], r["runs"]
+    run = r["runs"][0]
+    assert not any(run.get(o) for o in ("fused_groups_option", "fused_rotations_option",
+                                        "fused_cluster_option", "fused_lanes_option",
+                                        "fused_bundle_option", "fused_bundle_overlap_option")), run
+    res = run["results"]
+    assert [(x["batch"], x["errors"]) for x in res] == [(1, 0), (16, 0)], (form, res)
+    # Fours run on bundled clusters only; the others bundle where a chunk takes clusters.
+    assert form != 4 or all(x["fused_bundle"] > 0 for x in res), res
+with open(os.path.join(d, "gpu_run.log")) as f:
+    order = [line.split()[2].rstrip(":") for line in f if "bench_gates_gpu_toy_INSECURE_defaults" in line
+             and line.split()[2].endswith(":") and " ok" not in line]
+assert order == [f"bench_gates_gpu_toy_INSECURE_defaults{x}" for x in ("_u4", "", "_u3", "_u2")], order
 # The lanes step: the standard key's automatic shape and pairs on 1x1 (two lanes: above).
 assert load("bench_gates_gpu_toy_INSECURE_lanes1.json")["bootstrapping_key_unroll"] == 1
 one = load("bench_gates_gpu_toy_INSECURE_lanes2_1x1.json")
