@@ -4,7 +4,7 @@
 # 10^6-gate run included) and bench_gates on the GPU with the batch sizes, writing
 # every log and docs-ready JSON into OUT_DIR (gpu_run.log: what ran, and which step failed).
 #   scripts/gpu_run.sh OUT_DIR [STEP...]
-# STEPs (default: all of them but hotspots and variants, in this order):
+# STEPs (default: env build host test apps slow bench shapes circuits sanitize profile stalls):
 #   env     nvidia-smi, nvcc, cmake versions          -> environment.txt
 #   build   configure (CUDA required) and build       -> build.log
 #   host    tests_gpu_host (CPU side of the backend)  -> tests_gpu_host.log

@@ -4,7 +4,7 @@
 # env, apps, bench and circuits steps pass, the steps that need a GPU say so and are skipped,
 # every report is valid JSON with exact results, the forced launch shapes, the forced chunking and
 # the pinned transfers happened, and summary.md holds the gate and circuit tables of every report
-# and the launch-shape study. About a minute on 2 cores.
+# and the launch-shape study. About 3 minutes on 2 cores.
 #   run_gpu_run_emulated.sh REPO_ROOT BUILD_DIR WORK_DIR
 set -uo pipefail
 repo="$1" build="$2" work="$3"
