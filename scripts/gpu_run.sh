@@ -192,16 +192,17 @@ else
   circuit_widths=8,16,32 circuit_lanes=64 circuit_reps="$reps"
   regression_args=() cli_args=()
 fi
+# Refuses (exit 2) an environment variable's value that does not match a pattern.
+require_match() {  # name, value, pattern, what is expected
+  [[ "$2" =~ $3 ]] && return 0
+  echo "gpu_run: $1='$2'; expected $4" >&2
+  exit 2
+}
+batch_list='^[1-9][0-9]*(,[1-9][0-9]*)*$'
 shape_batches="${SHAPE_BATCHES:-$shape_batches}"
-if ! [[ "$shape_batches" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]]; then
-  echo "gpu_run: SHAPE_BATCHES='$shape_batches'; expected batch sizes such as 1,64,1024" >&2
-  exit 2
-fi
+require_match SHAPE_BATCHES "$shape_batches" "$batch_list" "batch sizes such as 1,64,1024"
 lane_batches="${LANE_BATCHES:-$lane_batches}"
-if ! [[ "$lane_batches" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]]; then
-  echo "gpu_run: LANE_BATCHES='$lane_batches'; expected batch sizes such as 16384,65536" >&2
-  exit 2
-fi
+require_match LANE_BATCHES "$lane_batches" "$batch_list" "batch sizes such as 16384,65536"
 if [[ -n "${SHAPES:-}" ]]; then read -ra shapes <<< "$SHAPES"; fi
 read -ra hotspot_shapes <<< "${HOTSPOT_SHAPES-1x1}"
 hotspot_batch="${HOTSPOT_BATCH:-16384}"
@@ -210,32 +211,16 @@ read -ra extra_shape_args <<< "${SHAPE_ARGS:-}"
 unrolls="${UNROLLS:-2 3}"
 default_batches="${DEFAULT_BATCHES:-$default_batches}"
 default_unrolls="${DEFAULT_UNROLLS:-4 3 2}"
-if ! [[ "$default_unrolls" =~ ^[234]( [234])*$ ]]; then
-  echo "gpu_run: DEFAULT_UNROLLS='$default_unrolls'; expected unrolled key forms 2, 3 and/or 4, such as \"4 3\"" >&2
-  exit 2
-fi
-if ! [[ "$default_batches" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]]; then
-  echo "gpu_run: DEFAULT_BATCHES='$default_batches'; expected batch sizes such as 1,8,22" >&2
-  exit 2
-fi
+require_match DEFAULT_UNROLLS "$default_unrolls" '^[234]( [234])*$' \
+  'unrolled key forms 2, 3 and/or 4, such as "4 3"'
+require_match DEFAULT_BATCHES "$default_batches" "$batch_list" "batch sizes such as 1,8,22"
 bundle_batches="${BUNDLE_BATCHES:-1,8,22}"
 bundle_unrolls="${BUNDLE_UNROLLS:-2 3 4}"
-if ! [[ "$bundle_unrolls" =~ ^[234]( [234])*$ ]]; then
-  echo "gpu_run: BUNDLE_UNROLLS='$bundle_unrolls'; expected unrolled key forms 2, 3 and/or 4, such as \"3 4\"" >&2
-  exit 2
-fi
-if ! [[ "$bundle_batches" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]]; then
-  echo "gpu_run: BUNDLE_BATCHES='$bundle_batches'; expected batch sizes such as 1,8,22" >&2
-  exit 2
-fi
-if ! [[ "$unrolls" =~ ^[23]( [23])*$ ]]; then
-  echo "gpu_run: UNROLLS='$unrolls'; expected unrolled key forms 2 and/or 3, such as \"2 3\"" >&2
-  exit 2
-fi
-if ! [[ "$hotspot_batch" =~ ^[1-9][0-9]*$ ]]; then
-  echo "gpu_run: HOTSPOT_BATCH='$hotspot_batch'; expected one batch size such as 1 or 16384" >&2
-  exit 2
-fi
+require_match BUNDLE_UNROLLS "$bundle_unrolls" '^[234]( [234])*$' \
+  'unrolled key forms 2, 3 and/or 4, such as "3 4"'
+require_match BUNDLE_BATCHES "$bundle_batches" "$batch_list" "batch sizes such as 1,8,22"
+require_match UNROLLS "$unrolls" '^[23]( [23])*$' 'unrolled key forms 2 and/or 3, such as "2 3"'
+require_match HOTSPOT_BATCH "$hotspot_batch" '^[1-9][0-9]*$' "one batch size such as 1 or 16384"
 # Nsight Compute's filter for the fused rotation kernels (fused_kernels.cu).
 rotation_kernels='fused_(blind|fixed|lane|cluster)_rotation'
 
