@@ -229,7 +229,7 @@ def targets(entries):
         else:
             v, name, run, r, report = found
             unroll = key_form(report)
-            form = f"{KEY_FORMS.get(unroll, f'unroll {unroll}')}, " if unroll != 1 else ""
+            form = f"{key_form_name(unroll)}, " if unroll != 1 else ""
             lines.append(target_line(
                 what, f"{text(v)} (batch {r['batch']}, {form}"
                 f"{source_text(name, run, r, with_transfer)})",
@@ -254,6 +254,11 @@ def targets(entries):
 KEY_FORMS = {1: "standard key", 2: "key in pairs", 3: "key in threes", 4: "key in fours"}
 
 
+def key_form_name(unroll):
+    """'key in pairs' for --unroll 2, ..., 'unroll U' for a form without a name."""
+    return KEY_FORMS.get(unroll, f"unroll {unroll}")
+
+
 def key_form(report):
     """The report's bootstrapping key form (bench_gates --unroll; 1 where not recorded)."""
     return report.get("bootstrapping_key_unroll", 1)
@@ -263,7 +268,7 @@ def params_title(params, unroll):
     """'tfhe_lib_128' for the standard key, 'tfhe_lib_128, key in pairs (--unroll 2)' else."""
     if unroll == 1:
         return params
-    return f"{params}, {KEY_FORMS.get(unroll, f'unroll {unroll}')} (--unroll {unroll})"
+    return f"{params}, {key_form_name(unroll)} (--unroll {unroll})"
 
 
 def fused_rotation_results(reports):
@@ -346,7 +351,7 @@ def key_form_study(reports):
                 "|---|---|---|---|---|---|"]
         for (batch, form, shape, ks), (rate, rotations) in sorted(
                 cells.items(), key=lambda kv: (kv[0][0], -kv[1][0])):
-            out.append(f"| {batch} | {KEY_FORMS.get(form, f'unroll {form}')} | {shape} | {ks} | "
+            out.append(f"| {batch} | {key_form_name(form)} | {shape} | {ks} | "
                        f"{rate:,.0f} | {rotations:,.0f} |")
         out.append("")
     return out
