@@ -8,9 +8,12 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#include <unistd.h>
 
 #include "torusgate/core/error.hpp"
 #include "torusgate_commit.hpp"
@@ -260,8 +263,10 @@ bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu) {
   return true;
 }
 
-std::string gpu_options_help(std::size_t column) {
-  const std::vector<std::pair<std::string, std::string>> lines = {
+std::string gpu_options_help(std::size_t column,
+                             const std::vector<std::pair<std::string, std::string>>& own) {
+  const auto option_of = [](const std::string& s) { return s.substr(0, s.find(' ')); };
+  std::vector<std::pair<std::string, std::string>> lines = {
       {"--device D", "CUDA device index (default 0)"},
       {"--memory-budget-mb MB", "device scratch one batch may use (default 0: automatic)"},
       {"--no-cuda-graphs", "cuFFT engine: launch the CMUX steps one by one"},
@@ -285,6 +290,10 @@ std::string gpu_options_help(std::size_t column) {
       {"--transfer T", "direct (default) | pinned: through page-locked staging buffers"},
       {"--staging-mb MB", "pinned: each of the two staging buffers, 1..1024 MiB (default " +
                               std::to_string(CudaOptions{}.staging_bytes >> 20) + ")"}};
+  for (auto& line : lines) {
+    for (const auto& replacement : own)
+      if (option_of(replacement.first) == option_of(line.first)) line = replacement;
+  }
   std::string text;
   for (const auto& [option, help] : lines) {
     std::string line = "  " + option;
@@ -447,6 +456,94 @@ std::string parameters_json(const Parameters& p, const std::string& indent) {
      << indent << "\"insecure\": " << (p.insecure ? "true" : "false") << "\n"
      << indent.substr(0, indent.size() >= 2 ? indent.size() - 2 : 0) << "}";
   return os.str();
+}
+
+double available_memory_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string line; std::getline(meminfo, line);) {
+    if (line.rfind("MemAvailable:", 0) != 0) continue;
+    std::istringstream in(line.substr(13));
+    double kib = 0;
+    in >> kib;
+    return kib * 1024.0;
+  }
+  return 0;
+}
+
+void check_host_memory(const std::string& what, double bytes, const std::string& advice) {
+  const double available = available_memory_bytes();
+  if (available <= 0 || bytes <= 0.9 * available) return;
+  constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+  char text[160];
+  std::snprintf(text, sizeof text,
+                " would hold about %.1f GiB in memory, more than this machine has free "
+                "(%.1f GiB available); ",
+                bytes / gib, available / gib);
+  throw InvalidArgument(what + text + advice);
+}
+
+OutputFile::OutputFile(std::string flag, std::string path)
+    : flag_(std::move(flag)), path_(std::move(path)) {
+  namespace fs = std::filesystem;
+  if (path_.empty()) throw InvalidArgument(flag_ + ": the path is empty");
+  std::error_code ec;
+  const fs::path target(path_);
+  const fs::file_status status = fs::status(target, ec);
+  if (fs::is_directory(status))
+    throw InvalidArgument(flag_ + ": cannot write to '" + path_ + "': it is a folder");
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    // A device or pipe (/dev/null, /dev/stdout): written directly at commit().
+    if (::access(path_.c_str(), W_OK) != 0)
+      throw InvalidArgument(flag_ + ": cannot write to '" + path_ + "'");
+    return;
+  }
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (!fs::is_directory(folder, ec))
+    throw InvalidArgument(flag_ + ": cannot write to '" + path_ + "': the folder '" +
+                          folder.string() + "' does not exist");
+  if (fs::exists(status) && ::access(path_.c_str(), W_OK) != 0)
+    throw InvalidArgument(flag_ + ": cannot write to '" + path_ + "': it is read-only");
+  // The folder must take a new file: the report is written beside the path and renamed.
+  const fs::path probe = folder / ("." + target.filename().string() + "." +
+                                   std::to_string(::getpid()) + ".probe");
+  {
+    std::ofstream out(probe);
+    if (!out)
+      throw InvalidArgument(flag_ + ": cannot write to '" + path_ +
+                            "': its folder takes no new file");
+  }
+  fs::remove(probe, ec);
+}
+
+void OutputFile::commit() {
+  namespace fs = std::filesystem;
+  if (!wanted()) return;
+  const std::string text = text_.str();
+  std::error_code ec;
+  const fs::file_status status = fs::status(fs::path(path_), ec);
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    std::ofstream out(path_, std::ios::binary);
+    out << text;
+    out.close();
+    if (!out) throw SystemError(flag_ + ": writing '" + path_ + "' failed");
+    return;
+  }
+  const std::string tmp = path_ + "." + std::to_string(::getpid()) + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) {
+      fs::remove(tmp, ec);
+      throw SystemError(flag_ + ": writing '" + path_ + "' failed");
+    }
+  }
+  fs::rename(tmp, path_, ec);
+  if (ec) {
+    const std::string why = ec.message();
+    fs::remove(tmp, ec);
+    throw SystemError(flag_ + ": writing '" + path_ + "' failed (" + why + ")");
+  }
 }
 
 }  // namespace torusgate::apps

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,15 @@ std::unique_ptr<CpuBackend> make_cpu_backend(const std::string& name,
 std::unique_ptr<CpuBackend> make_cpu_backend(const std::string& name,
                                              std::shared_ptr<const CpuKeyContext> context,
                                              CpuOptions options = {});
+
+// Bytes of memory a program may still take now (MemAvailable of /proc/meminfo), or 0 where
+// unknown.
+double available_memory_bytes();
+// Throws InvalidArgument when `bytes`, an estimate of the host memory a run will hold, exceeds
+// 90% of available_memory_bytes() (no check where that is unknown): such a run would be killed
+// by the system without a message. `what` names the run ("--batch 16777216"), `advice` says
+// what to do instead.
+void check_host_memory(const std::string& what, double bytes, const std::string& advice);
 
 // Seconds since `start`.
 inline double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -98,8 +108,11 @@ bool parse_cpu_option(CommandLine& cl, CpuOptions& cpu);
 bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu);
 
 // Help lines for the options parse_gpu_option takes (each line starts with two spaces and
-// the option, its text from column `column`).
-std::string gpu_options_help(std::size_t column);
+// the option, its text from column `column`). A program that takes one of them its own way
+// gives that line in `own` ({"--gpu-engine E[,E]", "..."}), which replaces the line of the
+// same option.
+std::string gpu_options_help(
+    std::size_t column, const std::vector<std::pair<std::string, std::string>>& own = {});
 
 // The options a program that runs on every backend takes beside --backend: the CPU ones
 // (--threads, ...) and the GPU ones (--device, --gpu-engine, ...; parse_gpu_option).
@@ -184,5 +197,28 @@ std::string json_report_opening(const std::string& key, const std::string& name,
 // The "parameters" object of the benchmark JSON reports (every field, one per line), with
 // the given indentation of its fields; no trailing comma or newline.
 std::string parameters_json(const Parameters& p, const std::string& indent);
+
+// A report file of a command-line flag (--json, --markdown, ...), written whole or not at
+// all. Made before the run, it checks the path at once: a directory, a missing or read-only
+// folder, or a file that cannot be written is refused with InvalidArgument naming the flag.
+// The text goes to stream() in memory; commit() writes it to a file beside the path and
+// renames that over it. So a run that fails or is stopped leaves an earlier report as it was,
+// and no empty or partial one.
+class OutputFile {
+ public:
+  OutputFile() = default;  // no file asked for
+  OutputFile(std::string flag, std::string path);
+  OutputFile(OutputFile&&) = default;
+  OutputFile& operator=(OutputFile&&) = default;
+  bool wanted() const { return !path_.empty(); }
+  const std::string& path() const { return path_; }
+  std::ostream& stream() { return text_; }
+  // Writes the text and renames it into place; throws SystemError naming the flag and path.
+  void commit();
+
+ private:
+  std::string flag_, path_;
+  std::ostringstream text_;
+};
 
 }  // namespace torusgate::apps

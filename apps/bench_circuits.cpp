@@ -406,6 +406,41 @@ void write_json(std::ostream& os, const Options& o, const RunInfo& info,
   os << "\n  ]\n}\n";
 }
 
+// Refuses, before any key is made, an operation and width whose run would not fit this
+// machine's memory (the system would kill it without a message). Encrypted bits held at once:
+// the inputs and the result on the client and on the backend, the schedule's scratch, and
+// the bootstraps' own samples for its widest batch (about 3 each); on the GPU's host side,
+// the client's inputs and result only.
+void check_memory(const Options& o, const Parameters& params) {
+  const double bit_bytes = 4.0 * (params.lwe_dimension + 1);
+  for (const std::string& name : o.ops) {
+    const Operation& op = find_operation(name);
+    for (const std::size_t width : o.widths) {
+      const IntType type{width, o.is_signed};
+      Circuit c;
+      const Expr x = c.input(type, 1, o.lanes);
+      const Expr y = op.arity == 2 ? c.input(type, 1, o.lanes) : x;
+      const Expr result = op.record(c, x, y);
+      const Schedule schedule = compile(c, std::span<const Expr>(&result, 1));
+      std::size_t widest = 0;
+      for (const auto& batch : schedule.batches) {
+        std::size_t gates = 0;
+        for (const ScheduledOp& g : batch) gates += g.count;
+        widest = std::max(widest, gates);
+      }
+      const double io_bits = static_cast<double>(o.lanes) *
+                             (static_cast<double>(op.arity * width) + op.result_width(width));
+      const double bits = o.backend == "gpu"
+                              ? io_bits
+                              : 2 * io_bits + static_cast<double>(schedule.scratch_bits) +
+                                    3.0 * static_cast<double>(widest);
+      apps::check_host_memory(name + " on " + std::to_string(o.lanes) + " elements of " +
+                                  std::to_string(width) + " bits",
+                              bits * bit_bytes, "use fewer --lanes");
+    }
+  }
+}
+
 template <Backend B>
 std::vector<OpResult> run_all(B& be, const typename B::ClientKey& key, Csprng& rng,
                               const Options& o) {
@@ -454,12 +489,11 @@ int main(int argc, char** argv) try {
   Options o;
   if (!parse(argc, argv, o)) return 0;
   const Parameters params = parameters_by_name(o.params);  // validates the name
-  // Opened before the run, so that a bad path fails at once and not after the benchmark.
-  std::ofstream json;
-  if (!o.json_path.empty()) {
-    json.open(o.json_path);
-    if (!json) throw SystemError("cannot open --json file '" + o.json_path + "' for writing");
-  }
+  if (o.backend != "plaintext") check_memory(o, params);
+  // Checked before the run, so that a bad path fails at once and not after the benchmark;
+  // written whole at the end (an earlier report stays as it was if the run fails).
+  apps::OutputFile json;
+  if (!o.json_path.empty()) json = apps::OutputFile("--json", o.json_path);
 
   RunInfo info;
   info.backend = o.backend;
@@ -509,9 +543,8 @@ int main(int argc, char** argv) try {
   }
 
   if (!o.json_path.empty()) {
-    write_json(json, o, info, results);
-    json.close();
-    if (!json) throw SystemError("writing --json file '" + o.json_path + "' failed");
+    write_json(json.stream(), o, info, results);
+    json.commit();
     std::printf("\nJSON written to %s\n", o.json_path.c_str());
   }
   std::size_t wrong = 0;

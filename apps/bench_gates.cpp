@@ -60,26 +60,15 @@ void usage(std::ostream& os) {
         "  --task-size S     blind rotations per task, 2..4096 (default "
      << CpuOptions{}.task_size << ")\n"
         "GPU backend:\n"
-        "  --device D        CUDA device index (default 0)\n"
-        "  --memory-budget-mb MB  device scratch one batch may use; larger batches run in\n"
-        "                    chunks (default 0: automatic, from the free device memory)\n"
-        "  --no-cuda-graphs  launch the CMUX steps one by one instead of a CUDA graph\n"
-        "  --gpu-engine E[,E]     blind-rotation engines to run one after the other: cufft,\n"
-        "                    fused (default: both)\n"
-        "  --key-switching K[,K]  automatic, gather, tensor_core (default: automatic: gather\n"
-        "                    for small batches, tensor_core for large); every engine runs\n"
-        "                    with every key switching listed\n"
-        "  --fused-groups G  fused engine: thread groups per rotation, 1, k+1 or (k+1)l\n"
-        "  --fused-rotations R  fused engine: rotations per block, 1..8 (default for both:\n"
-        "                    0, chosen per batch size)\n"
-        "  --fused-cluster C fused engine: blocks per thread block cluster, one rotation per\n"
-        "                    cluster, k+1 or (k+1)l (0: automatic, 1: none)\n"
-        "  --fused-lanes P   fused engine: rotations per thread, 1 or 2 (k = 1; 0: automatic)\n"
-        "  --transfer T      direct (default) | pinned: upload() and download() through two\n"
-        "                    page-locked staging buffers\n"
-        "  --staging-mb MB   pinned: each staging buffer, 1..1024 MiB (default "
-     << (CudaOptions{}.staging_bytes >> 20) << ")\n"
-        "  --json PATH       also write the results as JSON to PATH\n"
+     << apps::gpu_options_help(
+            20, {{"--memory-budget-mb MB", "device scratch one batch may use; larger batches "
+                                           "run in chunks (default 0: automatic)"},
+                 {"--gpu-engine E[,E]", "blind-rotation engines to run one after the other: "
+                                        "cufft, fused (default: both)"},
+                 {"--key-switching K[,K]", "automatic, gather, tensor_core (default: automatic: "
+                                           "gather for small batches, tensor_core for large); "
+                                           "every engine runs with every key switching listed"}})
+     << "  --json PATH       also write the results as JSON to PATH\n"
         "  --help            this text\n"
         "Each repetition is one evaluate() of a batch of N bootstrapped NAND gates on fresh\n"
         "encryptions; batch 1 gives the latency of one gate.\n";
@@ -471,12 +460,20 @@ int main(int argc, char** argv) try {
   Options o;
   if (!parse(argc, argv, o)) return 0;
   const Parameters params = parameters_by_name(o.params);
-  // Opened before the run, so that a bad path fails at once and not after the benchmark.
-  std::ofstream json;
-  if (!o.json_path.empty()) {
-    json.open(o.json_path);
-    if (!json) throw SystemError("cannot open --json file '" + o.json_path + "' for writing");
-  }
+  // A batch too large for this machine's memory is refused now, not killed by the system
+  // later. Per gate a CPU backend holds about 8 LWE samples (both inputs on the client and on
+  // the backend, the output, the bootstrap's own); the GPU's host side the two inputs and
+  // the decrypted output's download.
+  const double lwe_bytes = 4.0 * (params.lwe_dimension + 1);
+  const double samples_per_gate = o.backend == "gpu" ? 3 : 8;
+  for (const std::size_t batch : o.batches)
+    apps::check_host_memory("--batch " + std::to_string(batch),
+                            static_cast<double>(batch) * samples_per_gate * lwe_bytes,
+                            "use smaller batches");
+  // Checked before the run, so that a bad path fails at once and not after the benchmark;
+  // written whole at the end (an earlier report stays as it was if the run fails).
+  apps::OutputFile json;
+  if (!o.json_path.empty()) json = apps::OutputFile("--json", o.json_path);
 
   // Client: fresh keys from the OS-seeded CSPRNG.
   auto t0 = std::chrono::steady_clock::now();
@@ -581,10 +578,9 @@ int main(int argc, char** argv) try {
   }
 
   if (!o.json_path.empty()) {
-    write_json(json, o, params, report, *cloud, keygen_s, backend_key_s, results, gpu_runs,
-               fp64_peak);
-    json.close();
-    if (!json) throw SystemError("writing --json file '" + o.json_path + "' failed");
+    write_json(json.stream(), o, params, report, *cloud, keygen_s, backend_key_s, results,
+               gpu_runs, fp64_peak);
+    json.commit();
     std::printf("\nJSON written to %s\n", o.json_path.c_str());
   }
   if (errors != 0) {

@@ -22,11 +22,12 @@ using namespace torusgate::circuits;
 namespace {
 
 void usage() {
-  std::cerr << "usage: circuit_demo [--params NAME] [--width BITS] [--backend NAME] [--threads T]\n"
+  std::cout << "usage: circuit_demo [--params NAME] [--width BITS] [--backend NAME] [--threads T]\n"
                "                    [GPU options]\n"
                "  --params NAME         tfhe_lib_128 (default), tfhe_lib_80, default_128,\n"
-               "                        toy_INSECURE\n"
-               "  --width BITS          integer width, 4..16 (default 8)\n"
+               "                        toy_INSECURE, toy_k2_INSECURE\n"
+               "  --width BITS          integer width, 5..16 (default 8; the demo's values,\n"
+               "                        3, -7, 12, -1 and 5, 6, -4, -1, need 5 bits)\n"
             << apps::server_options_help(24);
 }
 
@@ -113,7 +114,7 @@ int main(int argc, char** argv) try {
     const std::string& arg = cl.arg();
     if (arg == "--params") params_name = cl.value();
     else if (apps::parse_server_option(cl, backend_name, server)) continue;
-    else if (arg == "--width") width = apps::parse_count("--width", cl.value(), 4, 16);
+    else if (arg == "--width") width = apps::parse_count("--width", cl.value(), 5, 16);
     else if (cl.is_help()) { usage(); return 0; }
     else cl.reject();
   }

@@ -61,7 +61,7 @@ void usage() {
       "                        openmp), gpu, openmp, sequential, or plaintext (no\n"
       "                        encryption: exact gate counts in seconds)\n"
       "  --params NAME         tfhe_lib_128 (default), tfhe_lib_80, default_128,\n"
-      "                        toy_INSECURE (tests only)\n"
+      "                        toy_INSECURE, toy_k2_INSECURE (tests only)\n"
       "  --threads T           OpenMP threads (default: all cores)\n"
       "  --json FILE           write the whole report as JSON\n"
       "  --no-progress         no progress bar on stderr\n"
@@ -414,11 +414,10 @@ int main(int argc, char** argv) try {
     usage();
     return 0;
   }
-  // Refuse an unwritable JSON path before hours of work, not after.
-  if (o.json) {
-    std::ofstream probe(*o.json, std::ios::app);
-    if (!probe) throw InvalidArgument("--json: cannot write to " + *o.json);
-  }
+  // Refuse an unwritable JSON path before hours of work, not after; the report is written
+  // whole at the end (an earlier one stays as it was if the run fails).
+  apps::OutputFile json;
+  if (o.json) json = apps::OutputFile("--json", *o.json);
 
   // Client: data, quantization.
   Report r;
@@ -491,9 +490,8 @@ int main(int argc, char** argv) try {
   print_summary(r);
   if (!r.all_exact) status = 1;
   if (o.json) {
-    std::ofstream out(*o.json);
-    write_json(out, o, r);
-    if (!out) throw InvalidArgument("--json: writing " + *o.json + " failed");
+    write_json(json.stream(), o, r);
+    json.commit();
     std::printf("report written to %s\n", o.json->c_str());
   }
   return status;

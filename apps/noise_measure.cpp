@@ -85,7 +85,7 @@ double SampleStats::mean() const {
 }
 
 double SampleStats::variance() const {
-  if (values_.size() < 2) return 0;
+  if (values_.size() < 2) return NAN;
   const double m = mean();
   double s = 0;
   for (double v : values_) s += (v - m) * (v - m);
@@ -101,7 +101,7 @@ double SampleStats::max() const {
 }
 
 double SampleStats::excess_kurtosis() const {
-  if (values_.size() < 4) return 0;
+  if (values_.size() < 4) return NAN;
   const double m = mean();
   double m2 = 0, m4 = 0;
   for (double v : values_) {
@@ -112,7 +112,7 @@ double SampleStats::excess_kurtosis() const {
   const double count = static_cast<double>(values_.size());
   m2 /= count;
   m4 /= count;
-  return m2 > 0 ? m4 / (m2 * m2) - 3.0 : 0;
+  return m2 > 0 ? m4 / (m2 * m2) - 3.0 : NAN;
 }
 
 double SampleStats::quantile(double q) const {

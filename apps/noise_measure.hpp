@@ -46,11 +46,12 @@ class SampleStats {
   std::size_t count() const { return values_.size(); }
   const std::vector<double>& values() const { return values_; }
   double mean() const;
-  // Unbiased sample variance (n - 1); 0 with fewer than 2 values.
+  // Unbiased sample variance (n - 1); NaN (undefined: reports print n/a, JSON null) with
+  // fewer than 2 values.
   double variance() const;
   double min() const;
   double max() const;
-  // m4 / m2^2 - 3 (0 for a Gaussian); 0 with fewer than 4 values or no spread.
+  // m4 / m2^2 - 3 (0 for a Gaussian); NaN (undefined) with fewer than 4 values or no spread.
   double excess_kurtosis() const;
   // The q-quantile (0 <= q <= 1), linear interpolation between order statistics. Throws
   // InvalidArgument on an empty sample or q outside [0, 1].

@@ -23,13 +23,6 @@ using namespace torusgate::apps;
 
 namespace {
 
-// Opens `path` for writing now, so that a bad path fails before the run, not after it.
-std::ofstream open_output(const std::string& flag, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw InvalidArgument(flag + ": cannot write to '" + path + "'");
-  return out;
-}
-
 // Measures on `be` (holding only the cloud key) and fills `set`.
 template <class B>
 void measure(const NoiseStudyOptions& o, B& be, const SecretKey& secret, Csprng& rng,
@@ -87,15 +80,17 @@ SetReport run_set(const NoiseStudyOptions& o, const Parameters& params) {
 
 int main(int argc, char** argv) {
   NoiseStudyOptions o;
-  std::ofstream json, markdown;
+  // Both paths checked before the run (neither file touched until the end), each written
+  // whole when the run is done.
+  OutputFile json, markdown;
   try {
     o = parse_noise_study_options(argc, argv);
     if (o.help) {
       noise_study_usage(std::cout);
       return 0;
     }
-    if (!o.json_path.empty()) json = open_output("--json", o.json_path);
-    if (!o.markdown_path.empty()) markdown = open_output("--markdown", o.markdown_path);
+    if (!o.json_path.empty()) json = OutputFile("--json", o.json_path);
+    if (!o.markdown_path.empty()) markdown = OutputFile("--markdown", o.markdown_path);
   } catch (const InvalidArgument& e) {
     std::cerr << "noise_study: " << e.what() << "\n";
     return 2;
@@ -119,16 +114,14 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
       for (const auto& g : set.result.gates) unexplained += g.unexplained;
     }
-    if (json.is_open()) {
-      json << noise_study_json(o, sets);
-      json.close();
-      if (!json) throw SystemError("writing --json file '" + o.json_path + "' failed");
+    if (json.wanted()) {
+      json.stream() << noise_study_json(o, sets);
+      json.commit();
       std::printf("\nJSON written to %s\n", o.json_path.c_str());
     }
-    if (markdown.is_open()) {
-      markdown << noise_study_markdown(o, sets);
-      markdown.close();
-      if (!markdown) throw SystemError("writing --markdown file '" + o.markdown_path + "' failed");
+    if (markdown.wanted()) {
+      markdown.stream() << noise_study_markdown(o, sets);
+      markdown.commit();
       std::printf("markdown written to %s\n", o.markdown_path.c_str());
     }
     if (unexplained != 0) {

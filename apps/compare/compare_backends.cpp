@@ -62,7 +62,8 @@ void usage(std::ostream& os) {
         "                            backend is reported and skipped)\n"
         "  --params P[,P...]         tfhe_lib_80 (the published setup), tfhe_lib_128, "
         "default_128,\n"
-        "                            toy_INSECURE (tests only) (default tfhe_lib_80,tfhe_lib_128)\n"
+        "                            toy_INSECURE, toy_k2_INSECURE (tests only) (default\n"
+        "                            tfhe_lib_80,tfhe_lib_128)\n"
         "  --workloads W[,W...]      all (default), groups (gates, compound, addition, vector,\n"
         "                            multiplication, matrix, regression) or workloads "
         "(gate.coalesced,\n"
@@ -145,6 +146,13 @@ bool parse(int argc, char** argv, Options& o) {
       throw InvalidArgument("--backends: unknown backend '" + b +
                             "'; expected sequential, openmp or gpu");
   for (const std::string& p : o.params) parameters_by_name(p);  // throws listing the names
+  // A name listed twice runs once (as --workloads does), not twice with fresh keys.
+  for (std::vector<std::string>* list : {&o.backends, &o.params}) {
+    std::vector<std::string> unique;
+    for (const std::string& item : *list)
+      if (std::find(unique.begin(), unique.end(), item) == unique.end()) unique.push_back(item);
+    *list = std::move(unique);
+  }
   if (o.cpu.threads != 0 &&
       std::find(o.backends.begin(), o.backends.end(), "openmp") == o.backends.end())
     throw InvalidArgument("--threads applies to the openmp backend, which --backends leaves out");
@@ -160,19 +168,6 @@ std::string format_seconds(double s) {
   else
     return ProgressBar::format_duration(s);
   return buf;
-}
-
-// Bytes of memory available now (MemAvailable), or 0 when unknown.
-double available_memory_bytes() {
-  std::ifstream meminfo("/proc/meminfo");
-  for (std::string line; std::getline(meminfo, line);) {
-    if (line.rfind("MemAvailable:", 0) != 0) continue;
-    std::istringstream in(line.substr(13));
-    double kib = 0;
-    in >> kib;
-    return kib * 1024.0;
-  }
-  return 0;
 }
 
 // Keys of one parameter set: made once, shared by every backend.

@@ -38,6 +38,7 @@ int run_simulate(const SimulateOptions& options, std::ostream& out);
 struct VerilogOptions {
   DatapathOptions datapath;
   std::string out_dir;
+  std::string out_flag = "--out";  // the option that named out_dir, for messages
   std::string name = "fft_stream";
   std::uint32_t transforms = 4;
   std::uint32_t input_bits = 0;

@@ -145,6 +145,8 @@ Vectors make_vectors(const FixedFft& fft, const DatapathOptions& d, std::uint32_
 }  // namespace
 
 int run_simulate(const SimulateOptions& o, std::ostream& out) {
+  apps::OutputFile json_file;  // the path checked before the run
+  if (!o.json.empty()) json_file = apps::OutputFile("--json", o.json);
   const FixedFft fft(o.datapath.fft);
   const StreamingFft model(fft, o.datapath.stream, o.datapath.direction);
   EXPECTS(o.transforms >= 1 && o.transforms <= 1024,
@@ -202,13 +204,14 @@ int run_simulate(const SimulateOptions& o, std::ostream& out) {
         << (i + 1 < model.units().size() ? "," : "") << "\n";
     }
     j << "  ]\n}\n";
-    write_file(o.json, j.str());
+    json_file.stream() << j.str();
+    json_file.commit();
   }
   return equal && timing ? exit_ok : exit_mismatch;
 }
 
 int run_verilog(const VerilogOptions& o, std::ostream& out) {
-  EXPECTS(!o.out_dir.empty(), "--out: a directory is required");
+  EXPECTS(!o.out_dir.empty(), o.out_flag + ": a directory is required");
   EXPECTS(o.transforms >= 1 && o.transforms <= 64,
           "--transforms=" + std::to_string(o.transforms) + " but the testbench holds 1..64");
   const FixedFft fft(o.datapath.fft);
@@ -230,8 +233,10 @@ int run_verilog(const VerilogOptions& o, std::ostream& out) {
     }
   }
   std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw InvalidArgument(o.out_flag + ": '" + dir.string() + "' is a file, not a folder");
   fs::create_directories(dir, ec);
-  if (ec) throw SystemError("cannot create " + dir.string() + ": " + ec.message());
+  if (ec) throw InvalidArgument(o.out_flag + ": cannot create '" + dir.string() + "': " + ec.message());
   for (const auto& [path, text] : files) write_file(path, text);
   out << "fpga_fft verilog: " << describe(o.datapath) << "\n"
       << "  wrote " << files[0].first.string() << " (" << model.units().size() << " units, latency "
@@ -259,6 +264,7 @@ int run_cosim(const CosimOptions& o, std::ostream& out) {
   }
   VerilogOptions v = o.verilog;
   v.force = true;  // the work directory is ours
+  v.out_flag = "--workdir";
   const int generated = run_verilog(v, out);
   if (generated != exit_ok) return generated;
   const fs::path dir = fs::absolute(v.out_dir);

@@ -104,12 +104,12 @@ int main(int argc, char** argv) {
   co->add_option("--simulator", cosim.simulator, "auto, verilator or iverilog")->capture_default_str();
 
   StudyOptions study;
-  std::vector<std::string> roundings;
+  std::string frac_bits_list, roundings_list;  // comma-separated; an empty item is refused
   std::uint64_t study_seed = 0;
   CLI::App* st = app.add_subcommand("study", "precision of the negacyclic product and of bootstrapping vs F");
   st->add_option("--params", study.params, "parameter set")->capture_default_str();
-  st->add_option("--frac-bits", study.frac_bits, "fractional bits to study (default 14..34)")->delimiter(',');
-  st->add_option("--rounding", roundings, "nearest and/or truncate (default both)")->delimiter(',');
+  st->add_option("--frac-bits", frac_bits_list, "fractional bits to study, a comma-separated list (default 14..34)");
+  st->add_option("--rounding", roundings_list, "nearest and/or truncate, comma-separated (default both)");
   st->add_option("--radix", study.radix, "FFT radix")->capture_default_str();
   st->add_option("--word-bits", study.word_bits, "word width W")->capture_default_str();
   st->add_option("--twiddle-bits", study.twiddle_bits, "twiddle width T (0: F+2)")->capture_default_str();
@@ -123,6 +123,15 @@ int main(int argc, char** argv) {
   st->add_option("--json", study.json, "write the JSON results here");
   st->add_option("--markdown", study.markdown, "write the markdown table here");
 
+  // CLI11 answers an unknown first word with "A subcommand is required"; name it instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string word = argv[1];
+    if (word != "simulate" && word != "verilog" && word != "cosim" && word != "study") {
+      std::cerr << "fpga_fft: unknown command '" << word
+                << "'; expected simulate, verilog, cosim or study (--help lists them)\n";
+      return exit_usage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -141,9 +150,15 @@ int main(int argc, char** argv) {
       resolve(cosim.verilog.datapath, cosim_flags);
       return run_cosim(cosim, std::cout);
     }
-    if (!roundings.empty()) {
+    if (st->count("--frac-bits") > 0) {
+      for (const std::string& item : apps::split_list(frac_bits_list))
+        study.frac_bits.push_back(
+            static_cast<std::uint32_t>(apps::parse_count("--frac-bits", item, 0, 62)));
+    }
+    if (st->count("--rounding") > 0) {
       study.roundings.clear();
-      for (const auto& r : roundings) study.roundings.push_back(fpga_fft::parse_rounding(r));
+      for (const std::string& item : apps::split_list(roundings_list))
+        study.roundings.push_back(fpga_fft::parse_rounding(item));
     }
     if (seed_option->count() > 0) study.seed = study_seed;
     return run_study(study, std::cout);

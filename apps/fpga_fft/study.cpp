@@ -90,6 +90,11 @@ std::string fmt(double v, int precision = 3) {
 
 int run_study(const StudyOptions& o, std::ostream& out) {
   const Parameters params = parameters_by_name(o.params);
+  // Both paths checked before the study (which takes long with tfhe_lib_128), each file
+  // written whole at the end.
+  apps::OutputFile json_file, markdown_file;
+  if (!o.json.empty()) json_file = apps::OutputFile("--json", o.json);
+  if (!o.markdown.empty()) markdown_file = apps::OutputFile("--markdown", o.markdown);
   std::vector<std::uint32_t> frac_bits = o.frac_bits;
   if (frac_bits.empty()) {
     for (std::uint32_t F = 14; F <= 34; ++F) frac_bits.push_back(F);
@@ -212,9 +217,8 @@ int run_study(const StudyOptions& o, std::ostream& out) {
          << fmt(r.gates.rms) << " | " << fmt(r.gates.max) << " | "
          << (o.gates > 0 ? fmt(log2_next_gate_failure(r.gates.rms, model), 4) : "-") << " | " << r.overflows << " |\n";
     }
-    std::ofstream f(o.markdown);
-    f << md.str();
-    if (!f) throw SystemError("cannot write " + o.markdown);
+    markdown_file.stream() << md.str();
+    markdown_file.commit();
   }
   if (!o.json.empty()) {
     std::ostringstream j;
@@ -244,9 +248,8 @@ int run_study(const StudyOptions& o, std::ostream& out) {
         << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
     }
     j << "  ]\n}\n";
-    std::ofstream f(o.json);
-    f << j.str();
-    if (!f) throw SystemError("cannot write " + o.json);
+    json_file.stream() << j.str();
+    json_file.commit();
   }
   return exit_ok;
 }

@@ -35,5 +35,13 @@ expect 2 "--threshold 1:1: GateSpec::threshold" --threshold 1:1
 expect 2 "unknown argument '--gate'" --gate 5
 expect 2 "--json: cannot write to" --params toy_INSECURE --gates 21 --json /nonexistent/dir/n.json
 expect 2 "--backend gpu" --backend gpu
+# Both report paths are checked before the run, and a refused run leaves an earlier report.
+echo '{"earlier": "report"}' >"$tmp/keep.json"
+expect 2 "--markdown: cannot write to '$tmp/none/n.md': the folder '$tmp/none' does not exist" \
+  --params toy_INSECURE --gates 21 --json "$tmp/keep.json" --markdown "$tmp/none/n.md"
+grep -q earlier "$tmp/keep.json" || fail "a refused run emptied the earlier --json report"
+# A kind with one gate has no sample variance: n/a, not 0.
+expect 0 "| NAND | 2 | 1/8 | 1 | n/a | n/a | n/a | n/a |" --params toy_INSECURE --gates 15 \
+  --kinds fixed --seed 1 --no-progress
 
 finish "noise_study"

@@ -173,6 +173,15 @@ TEST_CASE("noise_study: sample statistics", "[noise_study]") {
     two_point.add(-1.0);
   }
   CHECK(two_point.excess_kurtosis() == Approx(-2.0));
+  // Undefined, not 0, below 2 (variance) and 4 (kurtosis) values or without spread.
+  SampleStats one;
+  one.add(0.25);
+  CHECK(std::isnan(one.variance()));
+  CHECK(std::isnan(one.excess_kurtosis()));
+  SampleStats flat;
+  for (int i = 0; i < 4; ++i) flat.add(0.5);
+  CHECK(flat.variance() == 0.0);
+  CHECK(std::isnan(flat.excess_kurtosis()));
   REQUIRE_INVALID_ARGUMENT(SampleStats{}.quantile(0.5), "the sample is empty");
   REQUIRE_INVALID_ARGUMENT(s.quantile(1.5), "q=1.5");
   REQUIRE_INVALID_ARGUMENT(s.histogram(0.3, 1.0), "not a multiple");

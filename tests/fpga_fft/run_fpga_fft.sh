@@ -49,5 +49,15 @@ expect 2 "--simulator 'modelsim' is not known" cosim --workdir "$tmp/c" --simula
 expect 2 "parameter set" study --params nonsense --gates 0
 expect 2 "--out is required" verilog
 expect 2 "A subcommand is required" 
+expect 2 "unknown command 'bogus'; expected simulate, verilog, cosim or study" bogus
+expect 2 "--frac-bits: '' is not a number" study --params toy_INSECURE --frac-bits 20,,26
+expect 2 "rounding '' is not known" study --params toy_INSECURE --rounding nearest,
+# Output paths are checked before the work (exit 2), and an earlier report survives a refusal.
+echo '{"earlier": "report"}' >"$tmp/keep.json"
+expect 2 "--markdown: cannot write to '$tmp/none/t.md': the folder '$tmp/none' does not exist" study \
+  --params toy_INSECURE --gates 0 --json "$tmp/keep.json" --markdown "$tmp/none/t.md"
+grep -q earlier "$tmp/keep.json" || fail "a refused study emptied the earlier --json report"
+expect 2 "--json: cannot write to '$tmp': it is a folder" simulate --size 16 --width 4 --json "$tmp"
+expect 2 "--out: '$tmp/keep.json' is a file, not a folder" verilog --out "$tmp/keep.json"
 expect 0 "simulate" --help
 finish "fpga_fft end to end"

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# End-to-end checks of bench_gates, bench_circuits and circuit_demo as a user runs them (toy
+# parameters, seconds): the JSON report written whole, an earlier report kept when a run is
+# refused, a run too large for this machine's memory refused before any key is made, the
+# help listing every GPU option, and circuit_demo's width range.
+#   run_bench_programs.sh BENCH_GATES BENCH_CIRCUITS CIRCUIT_DEMO
+set -uo pipefail
+bench_gates="$1"
+bench_circuits="$2"
+circuit_demo="$3"
+# shellcheck source=../script_support.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../script_support.sh"
+
+program="$bench_gates"
+expect 0 "JSON written to $tmp/g.json" --backend sequential --params toy_INSECURE --batch 2 \
+  --reps 1 --warmup 0 --json "$tmp/g.json"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['results'][0]['batch']==2" \
+  "$tmp/g.json" || fail "bench_gates: the JSON report does not parse or has the wrong content"
+ls "$tmp" | grep -q '\.tmp$' && fail "bench_gates left a temporary file beside its report"
+echo '{"earlier": "report"}' >"$tmp/keep.json"
+# 2^24 gates of tfhe_lib_128 hold about 315 GiB: refused on any machine with less free.
+available_kib=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
+if [[ -n "$available_kib" && "$available_kib" -lt 300000000 ]]; then
+  expect 2 "--batch 16777216 would hold about" --backend sequential --batch 1,16777216 \
+    --json "$tmp/keep.json"
+fi
+expect 2 "--json: cannot write to '$tmp': it is a folder" --backend sequential \
+  --params toy_INSECURE --batch 1 --json "$tmp"
+expect 2 "--json: cannot write to '$tmp/none/g.json': the folder '$tmp/none' does not exist" \
+  --backend sequential --params toy_INSECURE --batch 1 --json "$tmp/none/g.json"
+grep -q earlier "$tmp/keep.json" || fail "a refused bench_gates run changed the earlier report"
+# A run stopped before its end leaves the earlier report as it was (no empty file).
+timeout -s INT 2 "$bench_gates" --backend sequential --params toy_INSECURE --batch 4096 \
+  --reps 100000 --json "$tmp/keep.json" >/dev/null 2>&1
+grep -q earlier "$tmp/keep.json" || fail "an interrupted bench_gates run emptied the earlier report"
+expect 0 "--fused-bundle-overlap O" --help
+expect 0 "--fused-cluster-points Q" --help
+
+program="$bench_circuits"
+if [[ -n "$available_kib" && "$available_kib" -lt 300000000 ]]; then
+  expect 2 "mul.wrapping.dadda on 1048576 elements of 16 bits would hold about" \
+    --backend sequential --params tfhe_lib_128 --ops mul.wrapping.dadda --widths 16 \
+    --lanes 1048576 --json "$tmp/keep.json"
+fi
+grep -q earlier "$tmp/keep.json" || fail "a refused bench_circuits run changed the earlier report"
+expect 0 "JSON written to $tmp/c.json" --backend sequential --params toy_INSECURE \
+  --ops add.sklansky --widths 4 --lanes 2 --reps 1 --warmup 0 --json "$tmp/c.json"
+python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/c.json" \
+  || fail "bench_circuits: the JSON report does not parse"
+expect 0 "--fused-bundle B" --help
+
+program="$circuit_demo"
+expect 0 "integer width, 5..16" --help
+expect 0 "toy_k2_INSECURE" --help
+expect 2 "--width: 4 is out of range; expected an integer in 5..16" --width 4
+
+finish "bench programs"
