@@ -128,7 +128,25 @@ Options parse_options(int argc, char** argv, bool& help) {
     throw InvalidArgument("--frac-bits " + std::to_string(*o.frac_bits) + " leaves no integer "
                           "bit in a " + std::to_string(o.width) + "-bit width (at most " +
                           std::to_string(o.width - 1) + ")");
-  if (o.backend != "plaintext") o.backend = apps::resolve_backend(o.backend);
+  if (o.backend != "plaintext") {
+    try {
+      o.backend = apps::resolve_backend(o.backend);
+    } catch (const InvalidArgument& e) {
+      const std::string why = e.what();  // resolve_backend's list lacks plaintext, ours has it
+      const std::size_t at = why.find("; expected best, ");
+      if (at == std::string::npos) throw;
+      throw InvalidArgument(why.substr(0, at) + "; expected best, gpu, openmp, sequential or "
+                            "plaintext");
+    }
+    try {  // an unknown name refused before the data are read
+      (void)parameters_by_name(o.params);
+    } catch (const InvalidArgument& e) {
+      std::string why = e.what();
+      const std::string prefix = "parameters_by_name: ";
+      if (why.rfind(prefix, 0) == 0) why.erase(0, prefix.size());
+      throw InvalidArgument("--params: " + why);
+    }
+  }
   apps::check_server_options(o.backend, o.server);
   return o;
 }
@@ -278,7 +296,16 @@ void run(B& be, const typename B::ClientKey& key, const Options& o, const apps::
   };
   r.beta = original(beta);
   r.beta_reference = original(apps::least_squares_qr(xr, yr, n, d, o.intercept));
-  r.beta_float = apps::least_squares_qr(data.x, data.y, n, d, o.intercept);
+  // The comparison fit on the unquantized data; with --standardize on the scaled columns (the
+  // same least-squares model, mapped back), as columns of very different magnitudes can look
+  // rank deficient to QR in their own units.
+  if (scaling) {
+    apps::Dataset scaled = data;
+    apps::standardize(scaled, o.intercept);
+    r.beta_float = original(apps::least_squares_qr(scaled.x, scaled.y, n, d, o.intercept));
+  } else {
+    r.beta_float = apps::least_squares_qr(data.x, data.y, n, d, o.intercept);
+  }
   for (std::size_t j = 0; j < p; ++j)
     r.max_beta_difference = std::max(r.max_beta_difference, std::abs(r.beta[j] - r.beta_reference[j]));
   r.rmse = apps::rms_error(data.x, data.y, n, d, r.beta, o.intercept);

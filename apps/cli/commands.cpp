@@ -89,6 +89,10 @@ std::string resolve_backend(const EvalOptions& o, apps::ServerOptions& server) {
       server.gpu_option_given = true;
       server.gpu.key_switching = apps::parse_gpu_key_switching("--key-switching", o.key_switching);
     }
+    if (server.gpu_option_given && backend != "gpu") {
+      throw UsageError("--device, --gpu-engine and --key-switching apply to the gpu backend, "
+                       "not to " + backend);
+    }
     apps::check_server_options(backend, server);
     return backend;
   } catch (const InvalidArgument& e) {
@@ -264,7 +268,9 @@ void lut_table(const std::string& text, const Operand& x, EvalArgs& args) {
       // Values of 2^63 and more: unsigned, checked below.
     }
     args.table_type = IntType{width, negative};
-    table = parse_values(text, args.table_type);
+    table = parse_values(text, args.table_type,
+                         "; a table is signed when an entry is negative, unsigned otherwise, so "
+                         "it cannot hold both negative entries and entries of 2^63 or more");
   } catch (const ValueError& e) {
     throw UsageError("--table: " + std::string(e.what()) +
                      (args.width == 0 ? "; --width sets the result width" : ""));

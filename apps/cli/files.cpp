@@ -195,7 +195,9 @@ OutputFile::OutputFile(fs::path path, bool force, bool secret)
     throw CommandError("cannot write " + in_quotes(path_) +
                        ": it is a directory; give a file name");
   }
-  if (fs::exists(fs::symlink_status(path_, ec)) && !force_) {
+  const fs::file_status status = fs::status(path_, ec);
+  special_ = fs::exists(status) && !fs::is_regular_file(status);
+  if (fs::exists(fs::symlink_status(path_, ec)) && !force_ && !special_) {
     throw CommandError("refusing to overwrite " + in_quotes(path_) +
                        ", which exists; pass --force to replace it");
   }
@@ -235,6 +237,20 @@ void OutputFile::write(const std::function<void(const fs::path&)>& save) {
 
 void OutputFile::commit() {
   std::error_code ec;
+  size_ = fs::file_size(temp_, ec);
+  if (special_) {
+    // Copied into the device or FIFO; renaming would replace it with a file.
+    {
+      std::ifstream in(temp_, std::ios::binary);
+      std::ofstream out(path_, std::ios::binary);
+      if (size_ > 0) out << in.rdbuf();  // (an empty buffer would set failbit)
+      out.close();
+      if (!in || !out) throw CommandError("cannot write " + in_quotes(path_));
+    }
+    fs::remove(temp_, ec);
+    committed_ = true;
+    return;
+  }
   if (!force_ && fs::exists(fs::symlink_status(path_, ec))) {
     throw CommandError("refusing to overwrite " + in_quotes(path_) +
                        ", which appeared while this command ran; pass --force to replace it");
@@ -255,8 +271,9 @@ void OutputFile::commit() {
 }
 
 std::uint64_t OutputFile::size() const {
+  if (committed_) return size_;
   std::error_code ec;
-  const auto bytes = fs::file_size(committed_ ? path_ : temp_, ec);
+  const auto bytes = fs::file_size(temp_, ec);
   return ec ? 0 : bytes;
 }
 

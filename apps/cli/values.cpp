@@ -2,9 +2,31 @@
 #include "values.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace torusgate::cli {
 namespace {
+
+// A token for a message: control bytes (a NUL, an escape sequence) and a UTF-8 byte order
+// mark shown as \xNN, so that the message reaches the terminal whole and as it is.
+std::string shown(std::string_view token) {
+  std::string text;
+  if (token.substr(0, 3) == "\xEF\xBB\xBF") {
+    text = "\\xEF\\xBB\\xBF";
+    token.remove_prefix(3);
+  }
+  for (const char c : token) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7F) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02X", byte);
+      text += escaped;
+    } else {
+      text += c;
+    }
+  }
+  return text;
+}
 
 // The smallest and largest value of a type of width 1..64, as 128-bit integers.
 Int128 type_min(circuits::IntType type) {
@@ -79,10 +101,12 @@ std::optional<Int128> parse_integer(std::string_view text) {
   return negative ? -value : value;
 }
 
-ValueTable parse_values(std::string_view text, circuits::IntType type) {
+ValueTable parse_values(std::string_view text, circuits::IntType type,
+                        std::string_view negative_hint) {
   if (type.width < 1 || type.width > 64) {
     throw ValueError(0, "values are 1- to 64-bit integers, not " + type_name(type));
   }
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a UTF-8 byte order mark
   ValueTable table;
   std::size_t line = 1, row_length = 0;
   const auto values_text = [](std::uint64_t count) {
@@ -121,14 +145,14 @@ ValueTable parse_values(std::string_view text, circuits::IntType type) {
       const std::string_view token = text.substr(i, j - i);
       const std::optional<Int128> value = parse_integer(token);
       if (!value) {
-        throw ValueError(line, "'" + std::string(token) +
+        throw ValueError(line, "'" + shown(token) +
                                    "' is not an integer (decimal, 0x hex "
                                    "or 0b binary, with an optional sign)");
       }
       if (*value < type_min(type) || *value > type_max(type)) {
         std::string hint;
-        if (!type.is_signed && *value < 0) hint = "; pass --signed for negative values";
-        throw ValueError(line, "value " + std::string(token) + " does not fit " + type_name(type) +
+        if (!type.is_signed && *value < 0) hint = negative_hint;
+        throw ValueError(line, "value " + shown(token) + " does not fit " + type_name(type) +
                                    " (" + type_range(type) + ")" + hint);
       }
       table.values.push_back(static_cast<std::uint64_t>(*value));

@@ -57,12 +57,14 @@ std::optional<Int128> parse_integer(std::string_view text);
 // the text give (every row the same length; a single row is a 1 x n vector). Throws
 // ValueError naming the line for a token that is not an integer, a value that does not fit
 // the type ("value 300 does not fit 8-bit unsigned (0..255)"), rows of different lengths, or
-// no values at all.
+// no values at all. `negative_hint` ends the message of a negative value in an unsigned type
+// (encrypt's: "; pass --signed for negative values").
 struct ValueTable {
   std::vector<std::uint64_t> values;
   Shape shape;
 };
-ValueTable parse_values(std::string_view text, circuits::IntType type);
+ValueTable parse_values(std::string_view text, circuits::IntType type,
+                        std::string_view negative_hint = "; pass --signed for negative values");
 
 // A shape "R,C", "RxC" or "R x C" with R, C >= 1; nullopt otherwise.
 std::optional<Shape> parse_shape(std::string_view text);

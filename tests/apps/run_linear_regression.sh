@@ -21,6 +21,12 @@ expect 0 "all encrypted results are exact" --params toy_INSECURE --csv "$csv" \
 expect 0 "exact (12 rows)" --backend plaintext --csv "$csv" --target price_100k
 expect 0 "standardized columns" --backend plaintext --csv "$csv" --target price_100k --standardize
 expect 0 "usage: linear_regression" --help
+# Columns 10^12 apart: --standardize is for them, the float comparison fit included.
+printf 'a,b,y\n' >"$tmp/mix.csv"
+for i in 1 2 3 4 5 6 7 8; do
+  echo "$((i * 137 % 11))000000000000,0.$((i * 7 % 10))$i,$((i * 3 % 7)).5" >>"$tmp/mix.csv"
+done
+expect 0 "exact (12 entries)" --backend plaintext --csv "$tmp/mix.csv" --target y --standardize
 
 printf 'a,y\n1,2\n3,x\n' >"$tmp/bad.csv"
 expect 2 "line 3, column 'y': 'x' is not a number" --csv "$tmp/bad.csv" --target y
@@ -35,6 +41,8 @@ expect 2 "is not 0 or 1" --csv "$csv" --target price_100k --kind binary
 expect 2 "--standardize applies to numeric data" --dataset 8x2 --kind binary --standardize
 expect 2 "dataset shape '12'" --dataset 12
 expect 2 "unknown argument '--rows'" --rows 3
+expect 2 "--params: unknown parameter set 'nope'" --params nope --csv "$tmp/missing.csv" --target y
+expect 2 "expected best, gpu, openmp, sequential or plaintext" --backend nope
 expect 2 "--width" --width 40
 expect 2 "2 rows cannot determine 3 coefficients" --dataset 2x2 --backend plaintext
 expect 2 "--json: cannot write" --json /nonexistent/dir/r.json --backend plaintext

@@ -53,6 +53,19 @@ expect 1 "holds a secret key, but --cloud-key needs a cloud key" eval \
 head -c 200 "$c/a.tgct" >"$c/cut.tgct"
 expect 1 "truncated" decrypt --key "$c/client.tgsk" "$c/cut.tgct"
 expect 0 "INSECURE" --help
+expect 2 "--device, --gpu-engine and --key-switching apply to the gpu backend, not to sequential" \
+  eval --cloud-key "$s/server.tgck" --op add "$s/a.tgct" "$s/b.tgct" -o "$s/x.tgct" \
+  --backend sequential --device 0
+# An output that is a FIFO (or a device such as /dev/null) is written into, never replaced.
+mkfifo "$c/fifo"
+cat "$c/fifo" >"$c/from_fifo" &
+expect 0 "8-bit signed, 2 x 2" encrypt --key "$c/client.tgsk" --width 8 --signed \
+  --values "1,-2;3,4" -o "$c/fifo" --force
+wait
+[[ -p "$c/fifo" ]] || fail "encrypt -o FIFO --force replaced the FIFO with a file"
+cmp -s <(tail -c +1 "$c/from_fifo" | head -c 4) <(head -c 4 "$c/a.tgct") \
+  || fail "the FIFO's reader did not get the encrypted array"
+rm -f "$c/fifo" "$c/from_fifo"
 [[ -e "$c/x.tgct" || -e "$s/x.tgct" ]] && fail "a failed command left an output file"
 "$tg" decrypt --key "$c/client.tgsk" "$c/ab.tgct" | diff - "$tmp/ab.txt" || fail "ab.tgct changed"
 

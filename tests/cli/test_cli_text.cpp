@@ -14,6 +14,7 @@ namespace {
 using namespace torusgate;
 using namespace torusgate::cli;
 using Catch::Contains;
+using Catch::EndsWith;
 using circuits::IntType;
 
 }  // namespace
@@ -59,6 +60,14 @@ TEST_CASE("cli text: value lists, rows and range checks", "[cli]") {
     CHECK(e.line() == 3);
     CHECK_THAT(e.what(), Contains("'three' is not an integer"));
   }
+  // Control bytes are shown escaped (a NUL no longer cuts the message short); a byte order
+  // mark at the start is skipped.
+  using namespace std::string_literals;
+  CHECK_THROWS_WITH(parse_values("1\0002\n"s, u8), Contains("'1\\x002' is not an integer"));
+  CHECK_THROWS_WITH(parse_values("\x1B[31m", u8), Contains("'\\x1B[31m' is not an integer"));
+  CHECK(parse_values("\xEF\xBB\xBF" "7 8\n", u8).values == std::vector<std::uint64_t>{7, 8});
+  CHECK_THROWS_WITH(parse_values("-1", u8), Contains("; pass --signed for negative values"));
+  CHECK_THROWS_WITH(parse_values("-1", u8, "; a hint"), EndsWith("; a hint"));
   CHECK(type_range(IntType{1, true}) == "-1..0");
   CHECK(type_range(IntType{64, false}) == "0..18446744073709551615");
   CHECK(type_range(IntType{64, true}) == "-9223372036854775808..9223372036854775807");
