@@ -198,7 +198,8 @@ int run_encrypt(const EncryptOptions& o, Console& console) {
   require(o.width, "--width", "bits per integer, 1 to 64");
   require(o.output, "--output", "the file for the encrypted integers");
   if (o.values.empty() == o.input.empty()) {
-    throw UsageError(o.values.empty() ? "give the integers with --values LIST or --input FILE"
+    throw UsageError(o.values.empty() ? "give the integers with --values LIST (not empty) or "
+                                        "--input FILE"
                                       : "give the integers with --values or --input, not both");
   }
   const IntType type{parse_number("--width", o.width, 1, 64), o.is_signed};

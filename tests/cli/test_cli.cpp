@@ -478,7 +478,9 @@ TEST_CASE("cli: help, version, and bad command lines", "[cli]") {
   fails(exit_usage, {"encrypt", "-k", s.sk, "--width", "65", "--values", "1", "-o", "x"},
         "--width: 65 is out of range; expected an integer in 1..64");
   fails(exit_usage, {"encrypt", "-k", s.sk, "--width", "8", "-o", "x"},
-        "give the integers with --values LIST or --input FILE");
+        "give the integers with --values LIST (not empty) or --input FILE");
+  fails(exit_usage, {"encrypt", "-k", s.sk, "--width", "8", "--values", "", "-o", "x"},
+        "give the integers with --values LIST (not empty) or --input FILE");
   fails(exit_usage, {"encrypt", "-k", s.sk, "--width", "8", "--values", "1", "-i", "f", "-o", "x"},
         "not both");
   fails(exit_usage,
