@@ -64,7 +64,8 @@ std::string utc_timestamp() {
 
 std::vector<std::string> backend_names() { return {"best", "sequential", "openmp", "gpu"}; }
 
-std::string resolve_backend(const std::string& name) {
+std::string resolve_backend(const std::string& name, bool plaintext_ok) {
+  if (plaintext_ok && name == "plaintext") return name;
   const bool gpu_available = gpu::built_with_cuda() && !gpu::devices().empty();
   if (name == "best") return gpu_available ? "gpu" : "openmp";
   if (name == "sequential" || name == "openmp") return name;
@@ -76,8 +77,9 @@ std::string resolve_backend(const std::string& name) {
     if (!gpu_available) throw InvalidArgument("--backend gpu: no CUDA device is available");
     return "gpu";
   }
-  throw InvalidArgument("--backend: unknown backend '" + name +
-                        "'; expected best, sequential, openmp or gpu");
+  throw InvalidArgument("--backend: unknown backend '" + name + "'; expected " +
+                        (plaintext_ok ? "best, gpu, openmp, sequential or plaintext"
+                                      : "best, sequential, openmp or gpu"));
 }
 
 bool parse_server_option(CommandLine& cl, std::string& backend, ServerOptions& server) {
@@ -491,7 +493,8 @@ OutputFile::OutputFile(std::string flag, std::string path)
   const fs::file_status status = fs::status(target, ec);
   if (fs::is_directory(status))
     throw InvalidArgument(flag_ + ": cannot write to '" + path_ + "': it is a folder");
-  if (fs::exists(status) && !fs::is_regular_file(status)) {
+  special_ = fs::exists(status) && !fs::is_regular_file(status);
+  if (special_) {
     // A device or pipe (/dev/null, /dev/stdout): written directly at commit().
     if (::access(path_.c_str(), W_OK) != 0)
       throw InvalidArgument(flag_ + ": cannot write to '" + path_ + "'");
@@ -515,34 +518,37 @@ OutputFile::OutputFile(std::string flag, std::string path)
   fs::remove(probe, ec);
 }
 
-void OutputFile::commit() {
+void write_file_atomically(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
-  if (!wanted()) return;
-  const std::string text = text_.str();
+  const std::string tmp = path + "." + std::to_string(::getpid()) + ".tmp";
   std::error_code ec;
-  const fs::file_status status = fs::status(fs::path(path_), ec);
-  if (fs::exists(status) && !fs::is_regular_file(status)) {
-    std::ofstream out(path_, std::ios::binary);
-    out << text;
-    out.close();
-    if (!out) throw SystemError(flag_ + ": writing '" + path_ + "' failed");
-    return;
-  }
-  const std::string tmp = path_ + "." + std::to_string(::getpid()) + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << text;
     out.close();
     if (!out) {
       fs::remove(tmp, ec);
-      throw SystemError(flag_ + ": writing '" + path_ + "' failed");
+      throw SystemError("writing '" + path + "' failed");
     }
   }
-  fs::rename(tmp, path_, ec);
+  fs::rename(tmp, path, ec);
   if (ec) {
     const std::string why = ec.message();
     fs::remove(tmp, ec);
-    throw SystemError(flag_ + ": writing '" + path_ + "' failed (" + why + ")");
+    throw SystemError("writing '" + path + "' failed (" + why + ")");
+  }
+}
+
+void OutputFile::commit() {
+  if (!wanted()) return;
+  try {
+    if (!special_) return write_file_atomically(path_, text_.str());
+    std::ofstream out(path_, std::ios::binary);
+    out << text_.str();
+    out.close();
+    if (!out) throw SystemError("writing '" + path_ + "' failed");
+  } catch (const SystemError& e) {
+    throw SystemError(flag_ + ": " + e.what());
   }
 }
 

@@ -26,10 +26,11 @@ std::string utc_timestamp();
 // Backend names accepted by --backend: "sequential", "openmp", "gpu" and "best" (the best
 // backend this machine has: gpu if built with CUDA and a device exists, else openmp).
 std::vector<std::string> backend_names();
-// Resolves "best"; returns "sequential", "openmp" or "gpu" (the CUDA backend). Throws
-// InvalidArgument for unknown names, and for "gpu" in a build without CUDA or on a machine
+// Resolves "best"; returns "sequential", "openmp" or "gpu" (the CUDA backend), or
+// "plaintext" where the program takes it (`plaintext_ok`). Throws InvalidArgument for unknown
+// names (listing the program's), and for "gpu" in a build without CUDA or on a machine
 // without a usable CUDA device, saying which.
-std::string resolve_backend(const std::string& name);
+std::string resolve_backend(const std::string& name, bool plaintext_ok = false);
 
 // The CPU backend of a resolved name ("sequential", else OpenMP), holding only the cloud key
 // (or a key context made from it).
@@ -198,6 +199,11 @@ std::string json_report_opening(const std::string& key, const std::string& name,
 // the given indentation of its fields; no trailing comma or newline.
 std::string parameters_json(const Parameters& p, const std::string& indent);
 
+// Writes `text` to `path` through a file beside it (PATH.PID.tmp) renamed over it, so that
+// `path` holds the old text or the whole new one, never a part; throws SystemError naming
+// `path`.
+void write_file_atomically(const std::string& path, const std::string& text);
+
 // A report file of a command-line flag (--json, --markdown, ...), written whole or not at
 // all. Made before the run, it checks the path at once: a directory, a missing or read-only
 // folder, or a file that cannot be written is refused with InvalidArgument naming the flag.
@@ -218,6 +224,7 @@ class OutputFile {
 
  private:
   std::string flag_, path_;
+  bool special_ = false;  // a device or pipe (/dev/null): written into, not replaced
   std::ostringstream text_;
 };
 

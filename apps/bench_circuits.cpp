@@ -146,13 +146,7 @@ bool parse(int argc, char** argv, Options& o) {
     if (!o.is_signed && !op.unsigned_ok)
       throw InvalidArgument("--ops: " + name + " takes signed operands only; add --signedness s");
   }
-  if (o.backend != "plaintext") {
-    const std::vector<std::string> names = apps::backend_names();
-    if (std::find(names.begin(), names.end(), o.backend) == names.end())
-      throw InvalidArgument("--backend: unknown backend '" + o.backend +
-                            "'; expected best, sequential, openmp, plaintext or gpu");
-    o.backend = apps::resolve_backend(o.backend);
-  }
+  o.backend = apps::resolve_backend(o.backend, /*plaintext_ok=*/true);
   if (o.cpu.threads != 0 && o.backend != "openmp") {
     throw InvalidArgument("--threads applies to the openmp backend, not to " + o.backend);
   }

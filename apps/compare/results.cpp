@@ -101,17 +101,6 @@ std::optional<std::string> scan_value(std::string_view s, std::size_t& i) {
   return text;
 }
 
-// Writes `text` to `path` through a temporary file and a rename.
-void write_atomically(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) throw SystemError("cannot write '" + tmp.string() + "'");
-  }
-  std::filesystem::rename(tmp, path);
-}
 
 }  // namespace
 
@@ -329,7 +318,7 @@ void ResultStore::write_summaries() const {
   for (std::size_t i = 0; i < result_order_.size(); ++i)
     json += (i ? ",\n    " : "\n    ") + records_[result_index_.at(result_order_[i])].to_json();
   json += result_order_.empty() ? "]\n}\n" : "\n  ]\n}\n";
-  write_atomically(dir_ / "results.json", json);
+  write_file_atomically((dir_ / "results.json").string(), json);
 
   std::string csv;
   for (std::size_t c = 0; c < csv_columns().size(); ++c) csv += (c ? "," : "") + csv_columns()[c];
@@ -349,7 +338,7 @@ void ResultStore::write_summaries() const {
     }
     csv += "\n";
   }
-  write_atomically(dir_ / "results.csv", csv);
+  write_file_atomically((dir_ / "results.csv").string(), csv);
 }
 
 }  // namespace torusgate::apps::compare
