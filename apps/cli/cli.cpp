@@ -204,7 +204,12 @@ std::unique_ptr<CLI::App> make_app(Options& o) {
                    "the key, 4.67x the noise term), 4 unrolled (fours: 3.75x the key, 7.5x the "
                    "noise term; the GPU's fused engine runs it on bundled clusters only); 2 to 4 "
                    "in native files only")
-      ->check(CLI::Range(1, 4))
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            if (value.size() == 1 && value[0] >= '1' && value[0] <= '4') return "";
+            return "expected 1, 2, 3 or 4, got '" + value + "'";
+          },
+          ""))  // no description: the help shows "--unroll U", not CLI11's range
       ->type_name("U");
   keygen->add_flag("-f,--force", o.keygen.force, "Replace existing files");
   keygen->add_flag("--insecure-ok", o.keygen.insecure_ok,
@@ -410,16 +415,24 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     } catch (const CLI::ParseError& e) {
       throw UsageError(std::string(e.what()) + help_hint(command));
     }
-    const std::vector<std::string> extras = app->remaining(true);
-    if (!extras.empty()) {
-      const std::string& first = extras.front();
+    // CLI11 leaves the end-of-options marker "--" among the extras: skipped (what follows
+    // it is a positional argument, e.g. decrypt's input "-x.tgct"); an extra found only
+    // after it is an unexpected argument, never an option.
+    const auto marker = std::find(argv.begin(), argv.end(), "--");
+    bool marker_seen = false;
+    for (const std::string& extra : app->remaining(true)) {
+      if (extra == "--" && !marker_seen) {
+        marker_seen = true;
+        continue;
+      }
+      const bool positional = std::find(argv.begin(), marker, extra) == marker;
       const CLI::App& options_of = command.empty() ? *app : *app->get_subcommand(command);
-      if (first.size() > 1 && first.front() == '-') {
-        const std::string name = first.substr(0, first.find('='));
+      if (!positional && extra.size() > 1 && extra.front() == '-') {
+        const std::string name = extra.substr(0, extra.find('='));
         throw UsageError("unknown option '" + name + "'" +
                          did_you_mean(name, long_option_names(options_of)) + help_hint(command));
       }
-      throw UsageError("unexpected argument '" + first + "'" + help_hint(command));
+      throw UsageError("unexpected argument '" + extra + "'" + help_hint(command));
     }
     if (command.empty()) {
       err << app->help();

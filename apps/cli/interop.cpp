@@ -209,21 +209,31 @@ int run_import(const ImportOptions& o, Console& console) {
   const FileKind kind = kinds.size() == 2 ? FileKind::LweKey : kinds[0];
   const bool key_pair = kinds.size() == 2;
   const bool ciphertexts = kind == FileKind::GateCiphertexts;
+  // Before an option is refused for what the file holds: a file cut short can look like a
+  // smaller kind (a secret keyset begins with a parameter set, then a cloud keyset), so its
+  // reading error, if it has one, is what to report (exit 1), not the option.
+  const auto refuse = [&](const std::string& message) {
+    if (!key_pair && kind == FileKind::ParameterSet) {
+      loading([&] { return tl::load_parameter_set(o.inputs[0]); });
+    } else if (!key_pair && kind == FileKind::CloudKeySet) {
+      loading([&] { return tl::load_cloud_keyset(o.inputs[0]); });
+    }
+    throw UsageError(message);
+  };
   if (!o.cloud_key.empty() && kind != FileKind::SecretKeySet) {
-    throw UsageError("--cloud-key applies to a secret keyset (it writes the cloud key the "
-                     "keyset holds), but " + describe(0) +
-                     (key_pair ? "; the library's key files hold no cloud key: make one with "
-                                 "'torusgate keygen --from SECRET_KEY --cloud-key FILE'"
-                               : ""));
+    refuse("--cloud-key applies to a secret keyset (it writes the cloud key the keyset holds), "
+           "but " + describe(0) +
+           (key_pair ? "; the library's key files hold no cloud key: make one with "
+                       "'torusgate keygen --from SECRET_KEY --cloud-key FILE'"
+                     : ""));
   }
   if (!ciphertexts && (!o.width.empty() || o.is_signed)) {
-    throw UsageError(std::string(o.width.empty() ? "--signed" : "--width") +
-                     " applies to gate ciphertexts only, but " + describe(0));
+    refuse(std::string(o.width.empty() ? "--signed" : "--width") +
+           " applies to gate ciphertexts only, but " + describe(0));
   }
   if (!o.params.empty() && !ciphertexts && !key_pair) {
-    throw UsageError("--params applies to gate ciphertexts and key files, which carry no or "
-                     "only some parameters, but " + describe(0) +
-                     ", which names its parameter set");
+    refuse("--params applies to gate ciphertexts and key files, which carry no or only some "
+           "parameters, but " + describe(0) + ", which names its parameter set");
   }
   if (ciphertexts && o.params.empty()) {
     throw UsageError("library gate ciphertexts carry no parameters: give --params NAME (" +

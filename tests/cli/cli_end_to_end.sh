@@ -39,6 +39,11 @@ printf ' 19 -10\n-13  50\n' | diff - "$tmp/ab.txt" || fail "A*B decrypted wrong"
 "$tg" decrypt --key "$c/client.tgsk" "$c/max.tgct" -o "$c/max.txt" -q || fail "decrypt max"
 printf '5 6\n3 8\n' | diff - "$c/max.txt" || fail "max(A, B) decrypted wrong"
 expect 0 "integer array, format version 1" info "$c/ab.tgct" "$c/client.tgsk" "$s/server.tgck"
+# A file whose name begins with '-', after the end-of-options marker "--".
+cp "$c/max.tgct" "$c/-max.tgct"
+(cd "$c" && "$tg" decrypt --key client.tgsk -- -max.tgct) >"$tmp/dash.txt" 2>&1 ||
+  fail "decrypt -- -max.tgct: $(cat "$tmp/dash.txt")"
+printf '5 6\n3 8\n' | diff - "$tmp/dash.txt" || fail "decrypt -- -max.tgct decrypted wrong"
 expect 0 "16-bit signed, 2 x 2" info "$c/ab.tgct"
 
 # Bad inputs: exit 2 for the command line, 1 for files; nothing overwritten.

@@ -220,12 +220,14 @@ TEST_CASE("cli: keygen --unroll writes an unrolled cloud key that eval uses; bad
   const std::string sk = (dir / "u.tgsk").string(), ck = (dir / "u.tgck").string();
   const std::string x = (dir / "x.tgct").string(), y = (dir / "y.tgct").string(),
                     p = (dir / "p.tgct").string();
-  for (const char* bad : {"0", "5"}) {
+  for (const char* bad : {"0", "5", "abc", "02", ""}) {
     fails(exit_usage,
           {"keygen", "--params", "toy_INSECURE", "--insecure-ok", "-s", sk, "-c", ck, "--unroll",
            bad},
-          "--unroll");
+          "--unroll: expected 1, 2, 3 or 4, got '" + std::string(bad) + "'");
   }
+  // The help names the value U, not the validator's range.
+  CHECK_THAT(ok({"keygen", "--help"}).out, Contains("--unroll U ") && !Contains("INT in"));
   ok({"keygen", "--params", "toy_INSECURE", "--insecure-ok", "-s", sk, "-c", ck, "--unroll", "3",
       "-q"});
   CHECK_THAT(ok({"info", ck}).out, Contains("format version 2") && Contains("unrolled (unroll 3)"));
@@ -522,6 +524,13 @@ TEST_CASE("cli: help, version, and bad command lines", "[cli]") {
   fails(exit_usage, {"decrypt", "-k", s.sk}, "give the file to decrypt");
   fails(exit_usage, {"decrypt", "-k", s.sk, "a.tgct", "b.tgct"}, "unexpected argument 'b.tgct'");
   fails(exit_usage, {"info"}, "give one or more files");
+  // "--" ends the options: what follows is an argument, even when it begins with '-'.
+  fails(exit_usage, {"decrypt", "-k", s.sk, "--", "a.tgct", "-b.tgct"},
+        "unexpected argument '-b.tgct'");
+  fails(exit_usage, {"encrypt", "--", "-k", s.sk}, "unexpected argument '-k'");
+  fails(exit_usage, {"encrypt", "--bogus", "--", "-k"}, "unknown option '--bogus'");
+  fails(exit_failure, {"decrypt", "-k", s.sk, "--", "-missing.tgct"},
+        "cannot open '-missing.tgct'");
 }
 
 TEST_CASE("cli: values that do not fit or do not parse", "[cli]") {

@@ -344,6 +344,18 @@ TEST_CASE("cli interop: bad and mismatched files", "[cli]") {
   fails(exit_failure, {"import", at("cut.key"), "-o", out},
         quoted(at("cut.key")) + ": truncated: the bootstrapping key");
   fails(exit_failure, {"info", at("cut.key")}, "truncated: the bootstrapping key");
+  // A secret keyset cut short reads as its first part, a parameter set or a cloud keyset; the
+  // options that apply to a secret keyset only are not what is reported then.
+  const std::string secret_keyset = read_file(at("secret.key"));
+  for (const std::size_t cut : {std::size_t{100}, secret_keyset.size() / 2}) {
+    write_file(at("cut_secret.key"), secret_keyset.substr(0, cut));
+    for (const std::vector<std::string>& option :
+         {std::vector<std::string>{"-c", at("c.tgck")}, {"--width", "8"}, {"--params", "toy"}}) {
+      std::vector<std::string> args = {"import", at("cut_secret.key"), "-o", out};
+      args.insert(args.end(), option.begin(), option.end());
+      fails(exit_failure, args, quoted(at("cut_secret.key")) + ": truncated");
+    }
+  }
   write_file(at("long.key"), read_file(at("secret.key")) + "x");
   fails(exit_failure, {"import", at("long.key"), "-o", out},
         "1 bytes of trailing data after the secret keyset");
