@@ -361,6 +361,24 @@ std::string device_json(const gpu::DeviceInfo& d) {
   return os.str();
 }
 
+std::string gate_label(const GateSpec& spec) {
+  if (spec.kind != GateKind::Threshold) return std::string(gate_kind_name(spec.kind));
+  std::string label = "T(" + std::to_string(spec.offset_eighths) + ";";
+  for (int i = 0; i < spec.arity; ++i) {
+    if (i > 0) label += ',';
+    label += std::to_string(spec.weights[i]);
+  }
+  return label + ")";
+}
+
+std::string key_form_text(std::uint32_t unroll) {
+  static const char* const names[] = {"", "pairs", "threes", "fours"};
+  if (unroll <= 1) return "the standard bootstrapping key";
+  const std::string form = unroll <= 4 ? std::string("key bits in ") + names[unroll - 1]
+                                       : "an unrolled key";
+  return form + " (--unroll " + std::to_string(unroll) + ")";
+}
+
 double nominal_fp64_per_bootstrap(const Parameters& p, std::uint32_t unroll) {
   const double M = p.polynomial_size / 2.0, k1 = p.glwe_dimension + 1.0;
   const double rows = k1 * p.bk_level_count;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "torusgate/core/gates.hpp"
 #include "torusgate/core/params.hpp"
 #include "torusgate/cpu/cpu_backend.hpp"
 #include "torusgate/gpu/cuda_backend.hpp"
@@ -156,6 +157,12 @@ std::string backend_description(const CudaBackend& be);
 // Threads of a backend for reports (a GPU backend: 1, the host thread that drives it).
 inline int backend_threads(const CpuBackend& be) { return be.threads(); }
 inline int backend_threads(const CudaBackend&) { return 1; }
+
+// "T(offset;w1,w2,...)" for a threshold gate, the kind name otherwise.
+std::string gate_label(const GateSpec& spec);
+
+// "the standard bootstrapping key", "key bits in pairs (--unroll 2)", ... for reports.
+std::string key_form_text(std::uint32_t unroll);
 
 // "cuFFT-batched blind rotation, gather key switching", "fused blind rotation (launch shape
 // chosen per batch), tensor_core key switching, pinned transfers (8 MiB staging)" and the

@@ -6,11 +6,15 @@
 // operation, compiles it and executes it (what Program::run does) and downloads the result,
 // the transfers timed apart from the run (their share of a circuit run: DESIGN.md section 11),
 // and the decrypted outputs of the last run are checked against the catalog's reference.
-//   bench_circuits [--backend B] [--params NAME] [--ops OP[,OP...]] [--widths W[,W...]]
-//                  [--signedness u|s] [--lanes L] [--reps R] [--warmup W] [--threads T]
-//                  [--fft E] [--task-size S] [GPU options] [--json PATH]
+// With the parameter set's noise model (core/noise.hpp) it also states each circuit's chance of
+// a wrong output bit per run, the sum over its bootstraps of their failure probabilities, which
+// an unrolled bootstrapping key (--unroll) raises for the weighted gates (docs/security.md 3).
+//   bench_circuits [--backend B] [--params NAME] [--unroll U] [--ops OP[,OP...]]
+//                  [--widths W[,W...]] [--signedness u|s] [--lanes L] [--reps R] [--warmup W]
+//                  [--threads T] [--fft E] [--task-size S] [GPU options] [--json PATH]
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -27,6 +31,7 @@
 #include "torusgate/circuits/program.hpp"
 #include "torusgate/circuits/schedule.hpp"
 #include "torusgate/core/keys.hpp"
+#include "torusgate/core/noise.hpp"
 #include "torusgate/core/plaintext_backend.hpp"
 #include "torusgate/cpu/cpu_backend.hpp"
 #include "torusgate/gpu/cuda_backend.hpp"
@@ -59,6 +64,10 @@ void usage(std::ostream& os) {
         "                      gpu when a CUDA device is usable, else openmp)\n"
         "  --params NAME       tfhe_lib_128 (default), tfhe_lib_80, default_128, toy_INSECURE,\n"
         "                      toy_k2_INSECURE (unused by the plaintext backend)\n"
+        "  --unroll U          bootstrapping key: 1 standard (default), 2, 3 or 4: key bits in\n"
+        "                      pairs, threes or fours (faster on the GPU at small batches; the\n"
+        "                      weighted gates of adders and comparisons fail more often: see\n"
+        "                      the 'fail/run' column and docs/security.md section 3)\n"
         "  --ops OP[,OP...]    catalog operations; repeatable (default "
      << joined(default_ops())
      << ")\n"
@@ -82,12 +91,16 @@ void usage(std::ostream& os) {
         "inputs are random and encrypted once; each run uploads them to the backend before and\n"
         "downloads its result after, timed apart ('transfer ms'; 'transfers': their share of\n"
         "upload + run + download). The outputs of the last run are decrypted and checked\n"
-        "against the plaintext reference (exit status 1 if any is wrong).\n";
+        "against the plaintext reference (exit status 1 if any is wrong). 'fail/run': the\n"
+        "noise model's chance that a run gives a wrong bit, the sum over its bootstraps of\n"
+        "their failure probabilities (each gate at its worst input; an estimate).\n";
 }
 
 struct Options {
   std::string backend = "best";
   std::string params = "tfhe_lib_128";
+  std::uint32_t unroll = 1;  // --unroll: the bootstrapping key's form
+  bool unroll_given = false;
   std::vector<std::string> ops;
   std::vector<std::size_t> widths;
   bool is_signed = false;
@@ -111,6 +124,9 @@ bool parse(int argc, char** argv, Options& o) {
       o.backend = cl.value();
     } else if (arg == "--params") {
       o.params = cl.value();
+    } else if (arg == "--unroll") {
+      o.unroll = static_cast<std::uint32_t>(apps::parse_count(arg, cl.value(), 1, max_unroll));
+      o.unroll_given = true;
     } else if (arg == "--ops") {
       for (const std::string& name : apps::split_list(cl.value())) o.ops.push_back(name);
     } else if (arg == "--widths") {
@@ -147,6 +163,9 @@ bool parse(int argc, char** argv, Options& o) {
       throw InvalidArgument("--ops: " + name + " takes signed operands only; add --signedness s");
   }
   o.backend = apps::resolve_backend(o.backend, /*plaintext_ok=*/true);
+  if (o.unroll_given && o.backend == "plaintext") {
+    throw InvalidArgument("--unroll applies to the encrypted backends, not to plaintext (no keys)");
+  }
   if (o.cpu.threads != 0 && o.backend != "openmp") {
     throw InvalidArgument("--threads applies to the openmp backend, not to " + o.backend);
   }
@@ -172,6 +191,11 @@ struct OpResult {
   std::vector<double> download_seconds; // the result back to the client, after it
   std::vector<double> transfer_shares;  // (upload + download) / (upload + download + run)
   apps::Summary total, compile, upload, download, transfer_share;
+  // The noise model's chance of a wrong bit per run (log2; none for the plaintext backend)
+  // and the gate whose bootstraps fail most often.
+  std::optional<double> log2_failure;
+  std::string worst_gate;
+  double worst_gate_log2_failure = 0;
   std::size_t errors = 0;
   std::string first_error;
 };
@@ -208,9 +232,36 @@ std::string to_decimal(__int128 v) {
   return s;
 }
 
+// log2(2^a + 2^b), exact where either underflows a double.
+double log2_add(double a, double b) {
+  if (a < b) std::swap(a, b);
+  if (std::isinf(b)) return a;
+  return a + std::log2(1.0 + std::exp2(b - a));
+}
+
+// The schedule's chance of a wrong output bit by the noise model: the union bound over its
+// bootstraps, each at its gate's worst input (failure_probability), so an upper estimate.
+void add_failure_bound(OpResult& r, const Schedule& schedule, const NoiseModel& model) {
+  double total = -INFINITY;
+  r.worst_gate_log2_failure = -INFINITY;
+  for (const auto& batch : schedule.batches) {
+    for (const ScheduledOp& g : batch) {
+      const int boots = g.spec.bootstraps();
+      if (boots == 0 || g.count == 0) continue;
+      const double per_bootstrap = model.log2_failure_probability(g.spec);
+      total = log2_add(total, per_bootstrap + std::log2(static_cast<double>(g.count) * boots));
+      if (per_bootstrap > r.worst_gate_log2_failure) {
+        r.worst_gate_log2_failure = per_bootstrap;
+        r.worst_gate = apps::gate_label(g.spec);
+      }
+    }
+  }
+  if (!std::isinf(total)) r.log2_failure = total;
+}
+
 template <Backend B>
 OpResult run_op(B& be, const typename B::ClientKey& key, Csprng& rng, const Operation& op,
-                IntType type, const Options& o) {
+                IntType type, const Options& o, const NoiseModel* model) {
   OpResult r;
   r.op = &op;
   r.type = type;
@@ -252,6 +303,7 @@ OpResult run_op(B& be, const typename B::ClientKey& key, Csprng& rng, const Oper
     host_out = be.download(outs.front().buffer().bits());
     if (t) t->download = apps::seconds_since(t0);
     r.cost = schedule.cost;
+    if (model && !r.log2_failure) add_failure_bound(r, schedule, *model);
   };
 
   for (std::size_t w = 0; w < o.warmup; ++w) run_once(nullptr);
@@ -304,6 +356,14 @@ OpResult run_op(B& be, const typename B::ClientKey& key, Csprng& rng, const Oper
   return r;
 }
 
+// "2^-62.4", "-" without a model or bootstraps.
+std::string failure_text(const std::optional<double>& log2_p) {
+  if (!log2_p) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "2^%.1f", *log2_p);
+  return text;
+}
+
 void print_row(const OpResult& r) {
   const double boots = static_cast<double>(r.cost.bootstraps);
   char rate[64], check[32];
@@ -311,12 +371,12 @@ void print_row(const OpResult& r) {
   else std::snprintf(rate, sizeof rate, "%.1f", boots / r.total.median);
   if (r.errors == 0) std::snprintf(check, sizeof check, "ok");
   else std::snprintf(check, sizeof check, "%zu WRONG", r.errors);
-  std::printf("%-22s %4s %6zu %11llu %6u %11.3f %11.3f %11.3f %11.3f %11.3f %9.1f%% %13s  %s\n",
+  std::printf("%-22s %4s %6zu %11llu %6u %11.3f %11.3f %11.3f %11.3f %11.3f %9.1f%% %13s %9s  %s\n",
               r.op->name.c_str(), to_string(r.type).c_str(), r.lanes,
               static_cast<unsigned long long>(r.cost.bootstraps), r.cost.depth,
               1e3 * r.total.median, 1e3 * r.total.min, 1e3 * r.total.max,
               1e3 * r.compile.median, 1e3 * (r.upload.median + r.download.median),
-              100.0 * r.transfer_share.median, rate, check);
+              100.0 * r.transfer_share.median, rate, failure_text(r.log2_failure).c_str(), check);
   std::fflush(stdout);
 }
 
@@ -325,6 +385,7 @@ struct RunInfo {
   std::string backend;
   int threads = 1;
   std::optional<Parameters> params;  // none for the plaintext backend
+  std::uint32_t unroll = 1;          // the bootstrapping key's form
   std::string fft;
   double keygen_s = 0, fourier_s = 0;
   std::string json_fields;  // the backend's own top-level JSON lines, each ending ",\n"
@@ -351,16 +412,23 @@ void write_json(std::ostream& os, const Options& o, const RunInfo& info,
        << (info.backend == "gpu" ? std::string("null") : std::to_string(o.cpu.task_size))
        << ",\n";
     os << "  \"parameters\": " << apps::parameters_json(p, "    ") << ",\n"
+       << "  \"bootstrapping_key_unroll\": " << info.unroll << ",\n"
        << "  \"key_generation_s\": " << json_number(info.keygen_s) << ",\n"
        << "  \"fourier_key_s\": " << json_number(info.fourier_s) << ",\n";
   } else {
-    os << "  \"fft\": null,\n  \"task_size\": null,\n  \"parameters\": null,\n";
+    os << "  \"fft\": null,\n  \"task_size\": null,\n  \"parameters\": null,\n"
+       << "  \"bootstrapping_key_unroll\": null,\n";
   }
   os << "  \"warmup\": " << o.warmup << ",\n"
      << "  \"timing\": \"one run = record + compile + execute of the operation on 'lanes' "
         "elements; compile_* is the record + compile part; upload_* (the inputs to the backend "
         "before the run) and download_* (the result to the client after it) are timed apart; "
         "transfer_share = (upload + download) / (upload + download + run), per run\",\n"
+     << "  \"failure\": \"log2_failure_per_run: log2 of the noise model's chance of a wrong "
+        "output bit in one run, the sum over the circuit's bootstraps of their failure "
+        "probabilities at each gate's worst input (core/noise.hpp; an estimate); worst_gate: the "
+        "gate whose bootstraps fail most often, worst_gate_log2_failure its log2 per "
+        "bootstrap\",\n"
      << "  \"results\": [";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const OpResult& r = results[i];
@@ -395,6 +463,11 @@ void write_json(std::ostream& os, const Options& o, const RunInfo& info,
        << (r.cost.bootstraps ? json_number(boots / r.total.max) : "null")
        << ", \"bootstraps_per_s_max\": "
        << (r.cost.bootstraps ? json_number(boots / r.total.min) : "null") << ",\n"
+       << "     \"log2_failure_per_run\": "
+       << (r.log2_failure ? json_number(*r.log2_failure) : "null") << ", \"worst_gate\": "
+       << (r.log2_failure ? json_string(r.worst_gate) : "null")
+       << ", \"worst_gate_log2_failure\": "
+       << (r.log2_failure ? json_number(r.worst_gate_log2_failure) : "null") << ",\n"
        << "     \"errors\": " << r.errors << "}";
   }
   os << "\n  ]\n}\n";
@@ -437,16 +510,16 @@ void check_memory(const Options& o, const Parameters& params) {
 
 template <Backend B>
 std::vector<OpResult> run_all(B& be, const typename B::ClientKey& key, Csprng& rng,
-                              const Options& o) {
-  std::printf("%-22s %4s %6s %11s %6s %11s %11s %11s %11s %11s %10s %13s  %s\n", "operation",
+                              const Options& o, const NoiseModel* model) {
+  std::printf("%-22s %4s %6s %11s %6s %11s %11s %11s %11s %11s %10s %13s %9s  %s\n", "operation",
               "type", "elems", "bootstraps", "depth", "median ms", "min ms", "max ms",
-              "compile ms", "transfer ms", "transfers", "bootstraps/s", "check");
+              "compile ms", "transfer ms", "transfers", "bootstraps/s", "fail/run", "check");
   std::fflush(stdout);
   std::vector<OpResult> results;
   for (const std::string& name : o.ops) {
     const Operation& op = find_operation(name);
     for (const std::size_t width : o.widths) {
-      OpResult r = run_op(be, key, rng, op, IntType{width, o.is_signed}, o);
+      OpResult r = run_op(be, key, rng, op, IntType{width, o.is_signed}, o, model);
       print_row(r);
       if (r.errors != 0) std::fprintf(stderr, "bench_circuits: WRONG: %s\n", r.first_error.c_str());
       results.push_back(std::move(r));
@@ -470,7 +543,8 @@ void print_header(const Options& o, const RunInfo& info, const std::string& back
   }
   std::printf("backend         %s\n", backend_line.c_str());
   if (info.params)
-    std::printf("key gen         %.2f s; Fourier key %.2f s\n", info.keygen_s, info.fourier_s);
+    std::printf("key gen         %.2f s, %s; Fourier key %.2f s\n", info.keygen_s,
+                apps::key_form_text(info.unroll).c_str(), info.fourier_s);
   std::printf("timing          %zu timed runs (after %zu warmup) of record + compile + execute, "
               "%zu element%s per run\n\n",
               o.reps, o.warmup, o.lanes, o.lanes == 1 ? "" : "s");
@@ -496,14 +570,16 @@ int main(int argc, char** argv) try {
   if (o.backend == "plaintext") {
     PlaintextBackend be;
     print_header(o, info, be.name());
-    results = run_all(be, PlaintextKey{}, rng, o);
+    results = run_all(be, PlaintextKey{}, rng, o, nullptr);
   } else {
     // Client: fresh keys from the OS-seeded CSPRNG.
     auto t0 = std::chrono::steady_clock::now();
     const SecretKey secret(params, rng);
-    auto cloud = std::make_shared<const CloudKey>(CloudKey::generate(secret, rng));
+    auto cloud = std::make_shared<const CloudKey>(CloudKey::generate(secret, rng, o.unroll));
     info.keygen_s = apps::seconds_since(t0);
     info.params = params;
+    info.unroll = o.unroll;
+    const NoiseModel model = noise_model(params, o.unroll);
     if (o.backend == "gpu") {
       // Server: the cloud key to the device once (the Fourier key is made there).
       t0 = std::chrono::steady_clock::now();
@@ -520,7 +596,7 @@ int main(int argc, char** argv) try {
                          "  \"backend_description\": " +
                          apps::json_string(apps::gpu_engine_description(o.gpu)) + ",\n";
       print_header(o, info, be.name() + ", " + apps::gpu_engine_description(o.gpu));
-      results = run_all(be, secret, rng, o);
+      results = run_all(be, secret, rng, o, &model);
     } else {
       // Server: the Fourier-domain key, made once, and the backend.
       t0 = std::chrono::steady_clock::now();
@@ -532,7 +608,7 @@ int main(int argc, char** argv) try {
       std::ostringstream line;
       line << be->name() << ", fft " << info.fft << ", task size " << o.cpu.task_size;
       print_header(o, info, line.str());
-      results = run_all(*be, secret, rng, o);
+      results = run_all(*be, secret, rng, o, &model);
     }
   }
 

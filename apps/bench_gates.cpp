@@ -388,9 +388,8 @@ void print_header(const Parameters& params, const std::string& backend_line, dou
               params.bk_base_log, params.bk_level_count, params.ks_base_log,
               params.ks_level_count, params.insecure ? "  -- INSECURE, for tests only" : "");
   std::printf("backend      %s\n", backend_line.c_str());
-  std::printf("key gen      %.2f s%s; %s\n", keygen_s,
-              cloud.bootstrapping_key().unroll() > 1 ? " (unrolled bootstrapping key)" : "",
-              key_line.c_str());
+  std::printf("key gen      %.2f s, %s; %s\n", keygen_s,
+              apps::key_form_text(cloud.bootstrapping_key().unroll()).c_str(), key_line.c_str());
   std::printf("key memory   cloud key %.1f MB (bootstrapping %.1f MB + key switching %.1f MB); %s\n",
               cloud.memory_bytes() / 1e6, cloud.bootstrapping_key().data().size_bytes() / 1e6,
               cloud.key_switching_key().data().size_bytes() / 1e6, memory_tail.c_str());

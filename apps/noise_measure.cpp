@@ -48,16 +48,6 @@ std::vector<std::size_t> permutation(std::size_t size, Csprng& rng) {
 
 }  // namespace
 
-std::string gate_label(const GateSpec& spec) {
-  if (spec.kind != GateKind::Threshold) return std::string(gate_kind_name(spec.kind));
-  std::string label = "T(" + std::to_string(spec.offset_eighths) + ";";
-  for (int i = 0; i < spec.arity; ++i) {
-    if (i > 0) label += ',';
-    label += std::to_string(spec.weights[i]);
-  }
-  return label + ")";
-}
-
 std::vector<StudyGate> default_study_gates() {
   std::vector<StudyGate> gates;
   for (GateKind k : {GateKind::And, GateKind::Nand, GateKind::Or, GateKind::Nor, GateKind::Xor,

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "app_support.hpp"  // gate_label
 #include "torusgate/core/gates.hpp"
 #include "torusgate/core/keys.hpp"
 #include "torusgate/core/noise.hpp"
@@ -30,9 +31,6 @@ struct StudyGate {
   GateSpec spec;
   bool stress = false;
 };
-
-// "T(offset;w1,w2,...)" for a threshold gate, the kind name otherwise.
-std::string gate_label(const GateSpec& spec);
 
 // Every bootstrapped kind of core/gates.hpp (the TFHE library gates, MUX, MAJORITY, XOR3,
 // PREFIX_GENERATE), the weighted threshold gates T(0;1) (a bootstrapped copy), T(0;1,1,-1),

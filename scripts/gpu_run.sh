@@ -23,7 +23,8 @@
 #           the default adder, less and multiplier at
 #           8, 16, 32 bits, one element and 64 (DESIGN.md
 #           section 11: 32-bit add, multiply, transfer share);
-#           32 bits, 64 elements, pinned transfers
+#           32 bits, 64 elements, pinned transfers; 32
+#           bits, one element, fused, keys in threes
 #   sanitize compute-sanitizer memcheck and racecheck  -> sanitize_*.log
 #           on a small batch of every engine
 #   profile Nsight Compute (ncu) counters of the fused -> profile_*.log
@@ -469,18 +470,24 @@ step_shapes() {
 step_circuits() {
   local bench="$build/apps/bench_circuits$exe"
   require_built circuits "$bench" || return 1
-  local engine
+  local engine ks_args
   for engine in cufft fused; do
-    local ks=gather
-    [[ "$engine" == fused ]] && ks=tensor_core
+    ks_args=(--key-switching gather)  # the cuFFT engine's; the fused engine's automatic one
+    [[ "$engine" == fused ]] && ks_args=()
     run_logged "bench_circuits_gpu_${params}_$engine" "$bench" --backend gpu --params "$params" \
-      --gpu-engine "$engine" --key-switching "$ks" --widths "$circuit_widths" \
+      --gpu-engine "$engine" "${ks_args[@]}" --widths "$circuit_widths" \
       --reps "$circuit_reps" --json "$out/bench_circuits_gpu_${params}_$engine.json"
     run_logged "bench_circuits_gpu_${params}_${engine}_lanes$circuit_lanes" "$bench" --backend gpu \
-      --params "$params" --gpu-engine "$engine" --key-switching "$ks" \
+      --params "$params" --gpu-engine "$engine" "${ks_args[@]}" \
       --widths "${circuit_widths##*,}" --lanes "$circuit_lanes" --reps 3 \
       --json "$out/bench_circuits_gpu_${params}_${engine}_lanes$circuit_lanes.json"
   done
+  # The widest operations on one element with keys in threes, the fused engine's small-batch
+  # key (docs/gpu.md section 6.31); each row states the noise model's chance of a wrong bit per
+  # run, which threes raise for the adders' weighted gates (docs/security.md section 3).
+  run_logged "bench_circuits_gpu_${params}_fused_unroll3" "$bench" --backend gpu \
+    --params "$params" --gpu-engine fused --unroll 3 --widths "${circuit_widths##*,}" \
+    --reps "$circuit_reps" --json "$out/bench_circuits_gpu_${params}_fused_unroll3.json"
   run_logged "bench_circuits_gpu_${params}_cufft_lanes${circuit_lanes}_pinned" "$bench" \
     --backend gpu --params "$params" --gpu-engine cufft --key-switching gather \
     --transfer pinned --widths "${circuit_widths##*,}" --lanes "$circuit_lanes" --reps 3 \

@@ -16,8 +16,9 @@ several key forms at 16,384 or 65,536 gates, each key form's and shape's best ra
 first; per A/B comparison of the bundle, lanes and variants steps (report names in
 AB_GROUPS) each label's times against the baseline's and the decisions they support
 (docs/gpu.md sections 6.25 to 6.29); per circuit report a table of every operation
-(bootstraps, depth, time, time per level, transfer share); and for tfhe_lib_128 the
-circuit targets of DESIGN.md section 11 (32-bit add, 32-bit multiply, transfer share). Only
+(bootstraps, depth, time, time per level, transfer share, the noise model's chance of a wrong
+bit per run); and for tfhe_lib_128 the circuit targets of DESIGN.md section 11 (32-bit add,
+32-bit multiply, transfer share), the best run named with its key form and that chance. Only
 numbers found in the reports are written; a target whose measurement is missing says so.
 
 usage: gpu_summary.py DIR [--out FILE]
@@ -261,7 +262,7 @@ def key_form_name(unroll):
 
 def key_form(report):
     """The report's bootstrapping key form (bench_gates --unroll; 1 where not recorded)."""
-    return report.get("bootstrapping_key_unroll", 1)
+    return report.get("bootstrapping_key_unroll") or 1
 
 
 def params_title(params, unroll):
@@ -518,10 +519,17 @@ def device_text(report):
             f"{report.get('commit', '?')}, {report.get('date', '?')}")
 
 
+def failure_text(r):
+    """The noise model's chance of a wrong bit per run (bench_circuits' log2_failure_per_run),
+    '2^-62.8'; '-' where the report has none (the plaintext backend, older reports)."""
+    log2_p = r.get("log2_failure_per_run")
+    return "-" if log2_p is None else f"2^{log2_p:.1f}"
+
+
 def circuit_table(report):
     lines = ["| operation | type | elements | bootstraps | depth | median ms | ms per level "
-             "| bootstraps/s | transfers | errors |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "| bootstraps/s | transfers | fail/run | errors |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in report["results"]:
         ms = 1e3 * r["median_s"]
         rate = r.get("bootstraps_per_s_median")
@@ -530,7 +538,8 @@ def circuit_table(report):
             f"| {r['op']} | {r['type']} | {r['lanes']} | {r['bootstraps']:,} | {r['depth']} "
             f"| {ms:.3f} | {ms / r['depth'] if r['depth'] else 0:.3f} "
             f"| {'-' if rate is None else f'{rate:,.0f}'} "
-            f"| {'-' if share is None else f'{100.0 * share:.2f}%'} | {r['errors']} |")
+            f"| {'-' if share is None else f'{100.0 * share:.2f}%'} | {failure_text(r)} "
+            f"| {r['errors']} |")
     return lines
 
 
@@ -550,9 +559,14 @@ def circuit_targets(reports):
             lines.append(target_line(what))
             return
         ms, r, report = best
+        unroll = key_form(report)
+        form = f", {key_form_name(unroll)}" if unroll != 1 else ""
+        failure = (f", fail/run {failure_text(r)}" if r.get("log2_failure_per_run") is not None
+                   else "")
         lines.append(target_line(
             what, f"{ms:.2f} ms ({r['op']}, depth {r['depth']}, "
-            f"{report.get('backend_description', report.get('gpu_engine', '?'))})", ms <= limit))
+            f"{report.get('backend_description', report.get('gpu_engine', '?'))}{form}{failure})",
+            ms <= limit))
 
     line("32-bit add at most 10 ms", fastest("add."), 10.0)
     line("32-bit multiply, 32-bit result, at most 30 ms", fastest("mul.wrapping."), 30.0)
@@ -574,7 +588,7 @@ def circuits_summary(reports):
     for name, report in reports:
         p = report["parameters"]
         first = report["results"][0] if report["results"] else {}
-        out.append(f"## Circuits, {p['name']}: `{name}`")
+        out.append(f"## Circuits, {params_title(p['name'], key_form(report))}: `{name}`")
         out.append("")
         out.append(f"{device_text(report)}; engine "
                    f"{report.get('backend_description', report.get('gpu_engine', '?'))}. Median "

@@ -47,6 +47,27 @@ expect 0 "JSON written to $tmp/c.json" --backend sequential --params toy_INSECUR
   --ops add.sklansky --widths 4 --lanes 2 --reps 1 --warmup 0 --json "$tmp/c.json"
 python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/c.json" \
   || fail "bench_circuits: the JSON report does not parse"
+# A key in threes: the header names it; each row and result carries the noise model's chance
+# of a wrong bit per run, which the threes' key raises (toy_INSECURE's margins stay huge).
+expect 0 "key bits in threes (--unroll 3)" --backend sequential --params toy_INSECURE \
+  --unroll 3 --ops add.sklansky --widths 4 --reps 1 --warmup 0 --json "$tmp/c3.json"
+python3 - "$tmp/c.json" "$tmp/c3.json" <<'PY' || fail "bench_circuits: failure bounds in the JSON"
+import json, sys
+standard, threes = (json.load(open(path)) for path in sys.argv[1:])
+assert standard["bootstrapping_key_unroll"] == 1 and threes["bootstrapping_key_unroll"] == 3
+a, b = standard["results"][0], threes["results"][0]
+assert a["worst_gate"] == b["worst_gate"] == "PREFIX_GENERATE", (a["worst_gate"], b["worst_gate"])
+assert a["log2_failure_per_run"] < b["log2_failure_per_run"] < 0, (a, b)
+assert a["log2_failure_per_run"] >= a["worst_gate_log2_failure"]  # a sum of terms
+PY
+expect 0 "fail/run" --backend plaintext --ops add.sklansky --widths 4 --reps 1 --warmup 0 \
+  --json "$tmp/cp.json"
+python3 -c "import json,sys; r = json.load(open(sys.argv[1])); \
+assert r['bootstrapping_key_unroll'] is None and r['results'][0]['log2_failure_per_run'] is None" \
+  "$tmp/cp.json" || fail "bench_circuits: the plaintext backend's report claims a failure bound"
+expect 2 "--unroll applies to the encrypted backends, not to plaintext" --backend plaintext \
+  --unroll 2
+expect 2 "--unroll: 5 is out of range; expected an integer in 1..4" --unroll 5
 expect 0 "--fused-bundle B" --help
 
 program="$circuit_demo"

@@ -180,15 +180,21 @@ for path in glob.glob(os.path.join(d, "bench_gates_gpu_*.json")):
 pinned = load("bench_gates_gpu_toy_INSECURE_pinned.json")["runs"]
 assert [(r["engine"], r["transfer"]) for r in pinned] == [("cufft", "pinned")], pinned
 assert [r["batch"] for r in pinned[0]["results"]] == [1, 16], pinned[0]["results"]
-for engine, ks in (("cufft", "gather"), ("fused", "tensor_core")):
+for engine, ks in (("cufft", "gather"), ("fused", "automatic")):
     for suffix in ("", "_lanes4"):
         r = load(f"bench_circuits_gpu_toy_INSECURE_{engine}{suffix}.json")
         assert (r["gpu_engine"], r["key_switching"]) == (engine, ks), r["gpu_engine"]
+        assert r["bootstrapping_key_unroll"] == 1, r["bootstrapping_key_unroll"]
         assert len(r["results"]) == 3, r["results"]
         for res in r["results"]:
             assert res["errors"] == 0 and res["lanes"] == (4 if suffix else 1), res
             assert len(res["upload_s"]) == res["reps"] and 0 <= res["transfer_share_median"] < 1, res
+            assert res["log2_failure_per_run"] < 0, res
         assert r["transfer"] == "direct", r["transfer"]
+# The fused engine's widest operations on one element with keys in threes.
+r = load("bench_circuits_gpu_toy_INSECURE_fused_unroll3.json")
+assert (r["gpu_engine"], r["bootstrapping_key_unroll"]) == ("fused", 3), r
+assert [(res["width"], res["lanes"], res["errors"]) for res in r["results"]] == [(8, 1, 0)] * 3, r
 r = load("bench_circuits_gpu_toy_INSECURE_cufft_lanes4_pinned.json")
 assert (r["gpu_engine"], r["transfer"], r["staging_bytes"]) == ("cufft", "pinned", 8 << 20), r
 assert r["backend_description"].endswith("pinned transfers (8 MiB staging)"), r
@@ -204,6 +210,7 @@ for text in "## toy_INSECURE: \`bench_gates_gpu_toy_INSECURE.json\`" \
     "## toy_INSECURE: \`bench_gates_gpu_toy_INSECURE_pinned.json\`" \
     "Engine cuFFT-batched, key switching gather, pinned transfers (8 MiB staging), device keys" \
     "## Circuits, toy_INSECURE: \`bench_circuits_gpu_toy_INSECURE_cufft_lanes4_pinned.json\`" \
+    "## Circuits, toy_INSECURE, key in threes (--unroll 3): \`bench_circuits_gpu_toy_INSECURE_fused_unroll3.json\`" \
     "With an **unrolled bootstrapping key** (\`--unroll 2\`" \
     "With an **unrolled bootstrapping key** (\`--unroll 3\`" \
     "With an **unrolled bootstrapping key** (\`--unroll 4\`: key bits in fours, on bundled keys"; do

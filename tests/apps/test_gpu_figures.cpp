@@ -1,6 +1,6 @@
 // The figures bench_gates reports next to its GPU timings: the nominal FP64 work and Fourier
 // key bytes of one bootstrap (apps/app_support.hpp) and a device's peak FP64 rate and memory
-// bandwidth (gpu/device.hpp), against hand counts.
+// bandwidth (gpu/device.hpp), against hand counts; the key form's name in their headers.
 #include <catch2/catch.hpp>
 
 #include "app_support.hpp"
@@ -44,4 +44,12 @@ TEST_CASE("peak FP64 rate and memory bandwidth of a device", "[apps]") {
   gpu::DeviceInfo unknown;  // no clocks read: no peak
   CHECK(gpu::peak_fp64_flops(unknown) == 0);
   CHECK(gpu::peak_memory_bytes_per_s(unknown) == 0);
+}
+
+TEST_CASE("the key form's name in the benchmarks' headers", "[apps]") {
+  CHECK(apps::key_form_text(1) == "the standard bootstrapping key");
+  CHECK(apps::key_form_text(2) == "key bits in pairs (--unroll 2)");
+  CHECK(apps::key_form_text(3) == "key bits in threes (--unroll 3)");
+  CHECK(apps::key_form_text(4) == "key bits in fours (--unroll 4)");
+  CHECK(apps::key_form_text(5) == "an unrolled key (--unroll 5)");
 }
