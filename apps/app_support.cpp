@@ -379,6 +379,12 @@ std::string key_form_text(std::uint32_t unroll) {
   return form + " (--unroll " + std::to_string(unroll) + ")";
 }
 
+std::string log2_probability_text(double log2_p) {
+  char text[32];
+  std::snprintf(text, sizeof text, "2^%.1f", log2_p);
+  return text;
+}
+
 double nominal_fp64_per_bootstrap(const Parameters& p, std::uint32_t unroll) {
   const double M = p.polynomial_size / 2.0, k1 = p.glwe_dimension + 1.0;
   const double rows = k1 * p.bk_level_count;

@@ -164,6 +164,9 @@ std::string gate_label(const GateSpec& spec);
 // "the standard bootstrapping key", "key bits in pairs (--unroll 2)", ... for reports.
 std::string key_form_text(std::uint32_t unroll);
 
+// A probability given as its log2, for reports: "2^-62.8".
+std::string log2_probability_text(double log2_p);
+
 // "cuFFT-batched blind rotation, gather key switching", "fused blind rotation (launch shape
 // chosen per batch), tensor_core key switching, pinned transfers (8 MiB staging)" and the
 // like, for reports (the transfers named only when pinned).

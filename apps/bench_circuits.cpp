@@ -14,7 +14,6 @@
 //                  [--threads T] [--fft E] [--task-size S] [GPU options] [--json PATH]
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -232,33 +231,6 @@ std::string to_decimal(__int128 v) {
   return s;
 }
 
-// log2(2^a + 2^b), exact where either underflows a double.
-double log2_add(double a, double b) {
-  if (a < b) std::swap(a, b);
-  if (std::isinf(b)) return a;
-  return a + std::log2(1.0 + std::exp2(b - a));
-}
-
-// The schedule's chance of a wrong output bit by the noise model: the union bound over its
-// bootstraps, each at its gate's worst input (failure_probability), so an upper estimate.
-void add_failure_bound(OpResult& r, const Schedule& schedule, const NoiseModel& model) {
-  double total = -INFINITY;
-  r.worst_gate_log2_failure = -INFINITY;
-  for (const auto& batch : schedule.batches) {
-    for (const ScheduledOp& g : batch) {
-      const int boots = g.spec.bootstraps();
-      if (boots == 0 || g.count == 0) continue;
-      const double per_bootstrap = model.log2_failure_probability(g.spec);
-      total = log2_add(total, per_bootstrap + std::log2(static_cast<double>(g.count) * boots));
-      if (per_bootstrap > r.worst_gate_log2_failure) {
-        r.worst_gate_log2_failure = per_bootstrap;
-        r.worst_gate = apps::gate_label(g.spec);
-      }
-    }
-  }
-  if (!std::isinf(total)) r.log2_failure = total;
-}
-
 template <Backend B>
 OpResult run_op(B& be, const typename B::ClientKey& key, Csprng& rng, const Operation& op,
                 IntType type, const Options& o, const NoiseModel* model) {
@@ -303,7 +275,14 @@ OpResult run_op(B& be, const typename B::ClientKey& key, Csprng& rng, const Oper
     host_out = be.download(outs.front().buffer().bits());
     if (t) t->download = apps::seconds_since(t0);
     r.cost = schedule.cost;
-    if (model && !r.log2_failure) add_failure_bound(r, schedule, *model);
+    if (model && !r.log2_failure) {
+      const FailureBound bound = failure_bound(schedule, *model);
+      if (bound.has_bootstraps()) {
+        r.log2_failure = bound.log2_per_run;
+        r.worst_gate = apps::gate_label(bound.worst_gate);
+        r.worst_gate_log2_failure = bound.worst_gate_log2;
+      }
+    }
   };
 
   for (std::size_t w = 0; w < o.warmup; ++w) run_once(nullptr);
@@ -358,10 +337,7 @@ OpResult run_op(B& be, const typename B::ClientKey& key, Csprng& rng, const Oper
 
 // "2^-62.4", "-" without a model or bootstraps.
 std::string failure_text(const std::optional<double>& log2_p) {
-  if (!log2_p) return "-";
-  char text[32];
-  std::snprintf(text, sizeof text, "2^%.1f", *log2_p);
-  return text;
+  return log2_p ? apps::log2_probability_text(*log2_p) : "-";
 }
 
 void print_row(const OpResult& r) {

@@ -31,6 +31,9 @@ inline void require(const std::string& value, const std::string& flag, const std
   if (value.empty()) throw UsageError(flag + " is required: " + what);
 }
 
+// eval warns when the noise model's chance of a wrong output bit in its run is above 2^this.
+inline constexpr double failure_warning_log2 = -40;
+
 inline void warn(Console& console, const std::string& message) {
   console.err << "torusgate " << console.command << ": warning: " << message << "\n";
 }

@@ -343,6 +343,8 @@ int run_eval(const EvalOptions& o, Console& console) {
   double setup_seconds = 0, seconds = 0;
   std::string backend_description;
   circuits::ScheduleCost cost;
+  circuits::FailureBound failure, failure_standard;
+  const std::uint32_t unroll = cloud->bootstrapping_key().unroll();
   IntegerArrayCiphertext out;
   apps::with_server_backend(backend_name, cloud, server, [&](auto& be) {
     using Server = std::decay_t<decltype(be)>;
@@ -368,6 +370,11 @@ int run_eval(const EvalOptions& o, Console& console) {
     seconds = apps::seconds_since(run_start);
     bar.finish();
     cost = prog.last_schedule().cost;
+    failure = circuits::failure_bound(prog.last_schedule(),
+                                      noise_model(key_header.params, unroll));
+    failure_standard = unroll == 1 ? failure
+                                   : circuits::failure_bound(prog.last_schedule(),
+                                                             noise_model(key_header.params, 1));
     out.width = static_cast<std::uint32_t>(result.width());
     out.is_signed = result.is_signed();
     out.rows = result.rows();
@@ -389,6 +396,23 @@ int run_eval(const EvalOptions& o, Console& console) {
                 << count_text(cost.batches, "batch", "es") << " (depth " << cost.depth << ") in "
                 << seconds_text(seconds) << " on " << backend_description << "; cloud key loaded in "
                 << seconds_text(setup_seconds) << "\n";
+    if (failure.has_bootstraps()) {
+      console.out << "  a wrong output bit: " << apps::log2_probability_text(failure.log2_per_run)
+                  << " by the noise model (docs/security.md section 3)\n";
+    }
+  }
+  if (failure.has_bootstraps() && failure.log2_per_run > failure_warning_log2) {
+    std::string because = "its " + apps::gate_label(failure.worst_gate) +
+                          " bootstraps each fail with probability " +
+                          apps::log2_probability_text(failure.worst_gate_log2);
+    if (failure_standard.log2_per_run < failure.log2_per_run) {
+      because += ", with " + apps::key_form_text(unroll) +
+                 "; a cloud key made without --unroll gives " +
+                 apps::log2_probability_text(failure_standard.log2_per_run);
+    }
+    warn(console, "by the noise model this run gives a wrong output bit with probability " +
+                      apps::log2_probability_text(failure.log2_per_run) + " (" + because +
+                      "): its result may be wrong");
   }
   return exit_success;
 }

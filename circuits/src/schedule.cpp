@@ -2,6 +2,7 @@
 #include "torusgate/circuits/schedule.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -290,6 +291,30 @@ Schedule compile(const Circuit& circuit, std::span<const Expr> outputs) {
   cost.batches = batch_count;
   cost.scratch_bits = sched.scratch_bits;
   return sched;
+}
+
+FailureBound failure_bound(const Schedule& schedule, const NoiseModel& model) {
+  // log2(2^a + 2^b), exact where either underflows a double.
+  const auto log2_add = [](double a, double b) {
+    if (a < b) std::swap(a, b);
+    if (std::isinf(b)) return a;
+    return a + std::log2(1.0 + std::exp2(b - a));
+  };
+  FailureBound bound;
+  for (const auto& batch : schedule.batches) {
+    for (const ScheduledOp& op : batch) {
+      const int bootstraps = op.spec.bootstraps();
+      if (bootstraps == 0 || op.count == 0) continue;
+      const double per_bootstrap = model.log2_failure_probability(op.spec);
+      const double bootstraps_here = static_cast<double>(op.count) * bootstraps;
+      bound.log2_per_run = log2_add(bound.log2_per_run, per_bootstrap + std::log2(bootstraps_here));
+      if (per_bootstrap > bound.worst_gate_log2) {
+        bound.worst_gate_log2 = per_bootstrap;
+        bound.worst_gate = op.spec;
+      }
+    }
+  }
+  return bound;
 }
 
 }  // namespace torusgate::circuits

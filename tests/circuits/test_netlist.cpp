@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -822,4 +823,54 @@ TEST_CASE("IntArray encrypt_integers and decrypt_integers take either signedness
   const std::vector<std::uint64_t> big = {1};
   REQUIRE_INVALID_ARGUMENT(Array::encrypt(f.be, f.key, big, IntType{64, false}, rng).decrypt_integers(f.be, f.key),
                            "u64 values may not fit int64");
+}
+
+TEST_CASE("failure_bound sums the schedule's bootstraps' failure probabilities",
+          "[circuits][schedule][noise]") {
+  const IntType type{8, false};
+  const NoiseModel standard = noise_model(tfhe_lib_128(), 1);
+  const NoiseModel threes = noise_model(tfhe_lib_128(), 3);
+
+  // One gate of each of three kinds on 4 lanes, a MUX counted twice per gate.
+  Circuit c;
+  const Expr x = c.input(type, 4), y = c.input(type, 4), z = c.input(type, 4);
+  const Plane a = x.bit(0), b = y.bit(0), d = z.bit(0);
+  const Expr out({c.and_(a, b), c.mux(a, b, d), c.prefix_generate(a, b, d)}, false);
+  const Schedule s = compile(c, std::span<const Expr>(&out, 1));
+  REQUIRE(s.cost.bootstraps == 4 * (1 + 2 + 1));
+  const auto p = [&](GateKind kind) {
+    return std::exp2(standard.log2_failure_probability(GateSpec::of(kind)));
+  };
+  // tfhe_lib_128's probabilities underflow nothing in log2 but some in linear terms: compare
+  // in log2 against a sum scaled by the largest term.
+  const double worst = standard.log2_failure_probability(GateSpec::of(GateKind::PrefixGenerate));
+  const double scaled = 4 * (p(GateKind::And) + 2 * p(GateKind::Mux)) * std::exp2(-worst) + 4;
+  const FailureBound f = failure_bound(s, standard);
+  CHECK(f.has_bootstraps());
+  CHECK(f.log2_per_run == Approx(worst + std::log2(scaled)).epsilon(1e-12));
+  CHECK(f.worst_gate.kind == GateKind::PrefixGenerate);
+  CHECK(f.worst_gate_log2 == worst);
+  CHECK(f.worst_gate_log2 < f.log2_per_run);
+
+  // A key in threes makes every bootstrap likelier to fail; the weighted gate stays the worst.
+  const FailureBound f3 = failure_bound(s, threes);
+  CHECK(f3.log2_per_run > f.log2_per_run);
+  CHECK(f3.worst_gate.kind == GateKind::PrefixGenerate);
+  CHECK(f3.worst_gate_log2 ==
+        threes.log2_failure_probability(GateSpec::of(GateKind::PrefixGenerate)));
+
+  // The 32-bit Sklansky add of docs/security.md's figures: 2^-161.7 with the standard key,
+  // 2^-62.8 in threes (214 bootstraps; PREFIX_GENERATE 2^-168 and 2^-69 each).
+  Circuit wide;
+  const IntType u32{32, false};
+  const Expr sum = add(wide, wide.input(u32, 1), wide.input(u32, 1));
+  const Schedule adder = compile(wide, std::span<const Expr>(&sum, 1));
+  CHECK(failure_bound(adder, standard).log2_per_run == Approx(-161.7).margin(0.05));
+  CHECK(failure_bound(adder, threes).log2_per_run == Approx(-62.8).margin(0.05));
+
+  // No bootstrap, no bound: an output that is an input.
+  const Schedule copy = compile(c, std::span<const Expr>(&x, 1));
+  const FailureBound none = failure_bound(copy, standard);
+  CHECK_FALSE(none.has_bootstraps());
+  CHECK(std::isinf(none.log2_per_run));
 }

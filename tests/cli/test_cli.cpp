@@ -360,7 +360,38 @@ TEST_CASE("cli: sum, dot and matmul, with shapes and --width", "[cli]") {
   const Run report = ok({"eval", "-c", s.ck, "--op", "matmul", fa, fb, "-o", s.path("mm.tgct"),
                          "--force", "--backend", "sequential"});
   CHECK_THAT(report.out, Contains("bootstraps in") && Contains("depth") &&
-                             Contains("8-bit signed, 2 x 2") && Contains("sequential"));
+                             Contains("8-bit signed, 2 x 2") && Contains("sequential") &&
+                             Contains("a wrong output bit: 2^-") && Contains("noise model"));
+  CHECK(report.err.empty());  // toy_INSECURE's margins: no warning
+}
+
+TEST_CASE("cli: eval warns when the noise model gives its run a likely wrong bit",
+          "[cli][unroll]") {
+  // tfhe_lib_80 with key bits in fours: the adder's prefix gates fail with about 2^-28 each
+  // (docs/security.md section 3), above eval's 2^-40 a run; its 2-bit add has no prefix gate.
+  const TempDir dir;
+  const std::string sk = (dir / "k.tgsk").string(), ck = (dir / "k.tgck").string();
+  const std::string x = (dir / "x.tgct").string(), y = (dir / "y.tgct").string(),
+                    r = (dir / "r.tgct").string();
+  ok({"keygen", "--params", "tfhe_lib_80", "-s", sk, "-c", ck, "--unroll", "4", "-q"});
+  ok({"encrypt", "-k", sk, "--width", "8", "--values", "100,27", "-o", x, "-q"});
+  const Run risky = ok({"eval", "-c", ck, "--op", "add", x, x, "-o", r});
+  CHECK_THAT(risky.err,
+             Contains("torusgate eval: warning: by the noise model this run gives a wrong output "
+                      "bit with probability 2^-") &&
+                 Contains("its PREFIX_GENERATE bootstraps each fail with probability 2^-") &&
+                 Contains("with key bits in fours (--unroll 4); a cloud key made without "
+                          "--unroll gives 2^-") &&
+                 Contains("its result may be wrong"));
+  // The warning goes to stderr with -q too; the result is still written and (here) right.
+  const Run quiet = ok({"eval", "-c", ck, "--op", "add", x, x, "-o", r, "--force", "-q"});
+  CHECK(quiet.out.empty());
+  CHECK_THAT(quiet.err, Contains("warning: by the noise model"));
+  CHECK_THAT(ok({"decrypt", "-k", sk, r}).out, Contains("200 54"));
+  ok({"encrypt", "-k", sk, "--width", "2", "--values", "1,2", "-o", y, "-q"});
+  const Run safe = ok({"eval", "-c", ck, "--op", "add", y, y, "-o", r, "--force"});
+  CHECK(safe.err.empty());
+  CHECK_THAT(safe.out, Contains("a wrong output bit: 2^-"));
 }
 
 TEST_CASE("cli: sort, row-min, row-max, argmin and argmax work along every row", "[cli]") {

@@ -7,12 +7,14 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
 
 #include "torusgate/circuits/netlist.hpp"
+#include "torusgate/core/noise.hpp"
 
 namespace torusgate::circuits {
 
@@ -55,5 +57,18 @@ struct Schedule {
 // Schedules the gates `outputs` need. Throws InvalidArgument if an output does not belong
 // to the circuit (refers to an input or gate it does not have).
 Schedule compile(const Circuit& circuit, std::span<const Expr> outputs);
+
+// The chance that one run of a schedule gives a wrong output bit, by a noise model
+// (core/noise.hpp; docs/security.md section 3): the union bound over its bootstraps, each at
+// its gate's worst input (NoiseModel::failure_probability; a MUX counts its two), so an upper
+// estimate under the model, which is itself an estimate. An unrolled bootstrapping key
+// (noise_model(params, unroll)) raises it most for the weighted gates of adders.
+struct FailureBound {
+  double log2_per_run = -INFINITY;     // log2 of the sum; -infinity without bootstraps
+  GateSpec worst_gate;                 // the gate whose bootstraps fail most often
+  double worst_gate_log2 = -INFINITY;  // log2 of its failure probability per bootstrap
+  bool has_bootstraps() const { return std::isfinite(log2_per_run); }
+};
+FailureBound failure_bound(const Schedule& schedule, const NoiseModel& model);
 
 }  // namespace torusgate::circuits
