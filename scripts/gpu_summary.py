@@ -18,7 +18,8 @@ AB_GROUPS) each label's times against the baseline's and the decisions they supp
 (docs/gpu.md sections 6.25 to 6.29); per circuit report a table of every operation
 (bootstraps, depth, time, time per level, transfer share, the noise model's chance of a wrong
 bit per run); and for tfhe_lib_128 the circuit targets of DESIGN.md section 11 (32-bit add,
-32-bit multiply, transfer share), the best run named with its key form and that chance. Only
+32-bit multiply, transfer share; the first two name an H100, as issue 5's do), the best run named with
+its key form and that chance. Only
 numbers found in the reports are written; a target whose measurement is missing says so.
 
 usage: gpu_summary.py DIR [--out FILE]
@@ -566,7 +567,7 @@ def circuit_targets(reports):
         lines.append(target_line(
             what, f"{ms:.2f} ms ({r['op']}, depth {r['depth']}, "
             f"{report.get('backend_description', report.get('gpu_engine', '?'))}{form}{failure})",
-            ms <= limit))
+            ms <= limit, report.get("device", {}).get("name", "?")))
 
     line("32-bit add at most 10 ms", fastest("add."), 10.0)
     line("32-bit multiply, 32-bit result, at most 30 ms", fastest("mul.wrapping."), 30.0)
