@@ -4,6 +4,7 @@
 #include "torusgate/circuits/int_codec.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -27,7 +28,9 @@ namespace {
 bool continues(const Segment& prev, const Segment& next) {
   if (prev.kind != next.kind) return false;
   if (prev.kind == SourceKind::Constant) return prev.value == next.value;
-  if (prev.id != next.id || prev.negated != next.negated) return false;
+  if (prev.id != next.id || prev.circuit != next.circuit || prev.negated != next.negated) {
+    return false;
+  }
   if (prev.stride == 0 && next.stride == 0) return prev.offset == next.offset;
   // Two single lanes of consecutive bits join into a stride-1 run.
   const bool prev_run = prev.stride == 1 || prev.count == 1;
@@ -347,6 +350,10 @@ void check_plane_in(const Circuit& circuit, const Plane& plane, std::size_t i, G
   };
   for (const Segment& s : plane.segments()) {
     if (s.kind == SourceKind::Constant || s.count == 0) continue;
+    EXPECTS(s.circuit == circuit.id(),
+            where() + " is an expression of another circuit (circuit " +
+                std::to_string(s.circuit) + "; this is circuit " + std::to_string(circuit.id()) +
+                "): record an operation's operands in the circuit that records it");
     const std::size_t last = s.offset + (s.stride ? s.count - 1 : 0);
     if (s.kind == SourceKind::Input) {
       EXPECTS(s.id < circuit.inputs().size() && last < circuit.inputs()[s.id].bits(),
@@ -375,6 +382,11 @@ void check_plane_in(const Circuit& circuit, const Plane& plane, std::size_t i, G
 
 // ----------------------------------------------------------------------------- circuit
 
+Circuit::Circuit() {
+  static std::atomic<std::uint32_t> next_id{1};  // 0: no circuit (constants)
+  id_ = next_id.fetch_add(1, std::memory_order_relaxed);
+}
+
 Expr Circuit::input(IntType type, std::size_t rows, std::size_t cols) {
   EXPECTS(type.width >= 1, "Circuit::input: width 0; an integer needs at least one bit");
   EXPECTS(rows >= 1 && cols >= 1, "Circuit::input: shape " + std::to_string(rows) + " x " +
@@ -389,6 +401,7 @@ Expr Circuit::input(IntType type, std::size_t rows, std::size_t cols) {
     Segment s;
     s.kind = SourceKind::Input;
     s.id = id;
+    s.circuit = id_;
     s.offset = j * lanes;
     s.count = lanes;
     bits.push_back(Plane::of(s));
@@ -563,6 +576,7 @@ Segment Circuit::gate_piece(const GateSpec& spec, std::array<Segment, 3> in, std
   s.negated = negate_output;
   s.kind = SourceKind::Node;
   s.id = pending_node;
+  s.circuit = id_;
   s.offset = node_lanes;
   s.count = count;
   node_lanes += count;

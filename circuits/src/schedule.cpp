@@ -65,6 +65,11 @@ class IntervalAllocator {
 
 void check_segment(const Circuit& circuit, const Segment& s, std::size_t output) {
   const std::string where = "compile: output " + std::to_string(output);
+  if (s.kind != SourceKind::Constant) {
+    EXPECTS(s.circuit == circuit.id(),
+            where + " is an expression of another circuit (circuit " + std::to_string(s.circuit) +
+                "; this is circuit " + std::to_string(circuit.id()) + ")");
+  }
   if (s.kind == SourceKind::Input) {
     EXPECTS(s.id < circuit.inputs().size(),
             where + " reads input " + std::to_string(s.id) + " but the circuit has " +

@@ -31,18 +31,22 @@ TEST_CASE("validation: Circuit::gate rejects an expression of another circuit",
 
   Circuit small;
   const Expr a = small.input(u8, 1, 2);
-  // A gate output of `big`: its gate id does not exist in `small`.
-  REQUIRE_INVALID_ARGUMENT(bit_and(small, a, sum), "reads lane");
-  REQUIRE_INVALID_ARGUMENT(bit_and(small, a, sum), "(an expression of another circuit?)");
+  // A gate output of `big`, and inputs of `big`, whether or not `small` has such numbers.
+  REQUIRE_INVALID_ARGUMENT(bit_and(small, a, sum), "is an expression of another circuit");
   REQUIRE_INVALID_ARGUMENT(small.gate(GateSpec::of(GateKind::Xor), a.bit(0), sum.bit(3)),
-                           "Circuit::gate(XOR): input 1 reads lane");
-  // An input of `big` that `small` does not have (input 1).
-  REQUIRE_INVALID_ARGUMENT(bit_or(small, a, by), "Circuit::gate(OR): input 1 reads bit");
-  REQUIRE_INVALID_ARGUMENT(bit_or(small, by, a), "but the circuit has 1 inputs");
-  // An input id that exists but is smaller: reading past its bits.
+                           "Circuit::gate(XOR): input 1 is an expression of another circuit");
+  REQUIRE_INVALID_ARGUMENT(bit_or(small, a, by),
+                           "Circuit::gate(OR): input 1 is an expression of another circuit");
+  REQUIRE_INVALID_ARGUMENT(bit_or(small, bx, a),
+                           "Circuit::gate(OR): input 0 is an expression of another circuit");
+  // A segment of this circuit past its input's bits (only a hand-made plane can be).
   Circuit narrow;
   const Expr n1 = narrow.input(IntType{2, false}, 1, 2);
-  REQUIRE_INVALID_ARGUMENT(narrow.majority(n1.bit(0), n1.bit(1), bx.bit(7)),
+  Segment past = n1.bit(1).segments()[0];
+  past.offset = 15;
+  past.count = 1;
+  REQUIRE_INVALID_ARGUMENT(narrow.majority(n1.bit(0).slice(0, 1), n1.bit(1).slice(0, 1),
+                                           Plane::of(past)),
                            "input 2 reads bit 15 of input 0 but the circuit has 1 inputs and "
                            "that one has 4 bits");
   // Nothing was recorded by the refused gates; the circuit still works.

@@ -662,22 +662,47 @@ TEST_CASE("compile rejects expressions of another circuit", "[circuits][netlist]
   Circuit small;
   small.input(IntType{8, false}, 4);
   REQUIRE_INVALID_ARGUMENT(compile(small, std::span<const Expr>(&s, 1)),
-                           "(an expression of another circuit?)");
-  REQUIRE_INVALID_ARGUMENT(compile(small, std::span<const Expr>(&s, 1)),
-                           "compile: output 0 reads gate");
-  Circuit none;
-  REQUIRE_INVALID_ARGUMENT(compile(none, std::span<const Expr>(&y, 1)),
-                           "compile: output 0 reads input 1 but the circuit has 0 inputs");
-  // An input of the same number but fewer bits.
+                           "compile: output 0 is an expression of another circuit (circuit " +
+                               std::to_string(big.id()) + "; this is circuit " +
+                               std::to_string(small.id()) + ")");
+  // The same numbers of inputs and gates: still another circuit's (once, this compiled the
+  // other circuit's expression against this one's inputs and gates: wrong results).
+  Circuit twin;
+  const Expr tx = twin.input(IntType{8, false}, 4), ty = twin.input(IntType{8, false}, 4);
+  (void)add(twin, tx, ty);
+  REQUIRE(twin.nodes().size() == big.nodes().size());
+  REQUIRE_INVALID_ARGUMENT(compile(twin, std::span<const Expr>(&s, 1)),
+                           "is an expression of another circuit");
+  REQUIRE_INVALID_ARGUMENT(compile(twin, std::span<const Expr>(&y, 1)),
+                           "is an expression of another circuit");
+  // A copy of a circuit keeps its id: its expressions compile there too.
+  Circuit copy = big;
+  CHECK(copy.id() == big.id());
+  CHECK(compile(copy, std::span<const Expr>(&s, 1)).cost.bootstraps > 0);
+  // Segments of this circuit that name inputs or gates it does not have (only hand-made
+  // planes can): refused by number.
   Circuit narrow;
   narrow.input(IntType{8, false}, 2);
-  REQUIRE_INVALID_ARGUMENT(compile(narrow, std::span<const Expr>(&x, 1)),
+  Segment past;
+  past.kind = SourceKind::Input;
+  past.circuit = narrow.id();
+  past.offset = 19;
+  past.count = 1;
+  const Expr bad_bit({Plane::of(past)}, false);
+  REQUIRE_INVALID_ARGUMENT(compile(narrow, std::span<const Expr>(&bad_bit, 1)),
                            "reads bit 19 of input 0, which has 16 bits");
-  // A gate of the same number but fewer lanes.
-  Circuit four, one;
-  const Plane g4 = four.and_(four.input(u1, 4).bit(0), four.input(u1, 4).bit(0));
+  past.id = 1;
+  const Expr bad_input({Plane::of(past)}, false);
+  REQUIRE_INVALID_ARGUMENT(compile(narrow, std::span<const Expr>(&bad_input, 1)),
+                           "compile: output 0 reads input 1 but the circuit has 1 inputs");
+  Segment gate = past;
+  gate.kind = SourceKind::Node;
+  gate.id = 0;
+  gate.offset = 3;
+  Circuit one;
   one.and_(one.input(u1, 1).bit(0), one.input(u1, 1).bit(0));
-  const Expr e4({g4}, false);
+  gate.circuit = one.id();
+  const Expr e4({Plane::of(gate)}, false);
   REQUIRE_INVALID_ARGUMENT(compile(one, std::span<const Expr>(&e4, 1)),
                            "compile: output 0 reads lane 3 of gate 0, which has 1 lanes");
   const Expr outs[] = {x, Expr()};

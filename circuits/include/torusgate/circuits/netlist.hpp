@@ -42,6 +42,7 @@ struct Segment {
   bool negated = false;  // Input and Node only
   std::uint8_t stride = 1;
   std::uint32_t id = 0;
+  std::uint32_t circuit = 0;  // Input and Node only: the id() of the Circuit that made it
   std::size_t offset = 0;
   std::size_t count = 0;
 
@@ -153,6 +154,12 @@ using InputInfo = ArrayInfo;
 
 class Circuit {
  public:
+  // Each circuit gets an id of its own (a copy keeps it), which its inputs' and gates'
+  // segments carry: recording or compiling an expression of another circuit throws
+  // InvalidArgument instead of reading this circuit's inputs and gates of the same numbers.
+  Circuit();
+  std::uint32_t id() const { return id_; }
+
   // An input of `rows * cols` integers of `type`, bound to a buffer of width * lanes bits
   // (bit j of element e at j * lanes + e) when the circuit runs.
   Expr input(IntType type, std::size_t rows, std::size_t cols);
@@ -199,6 +206,7 @@ class Circuit {
   Segment expand(const std::array<Segment, 3>& vars, std::size_t nvars, std::uint8_t table,
                  std::size_t count);
 
+  std::uint32_t id_;
   std::vector<Node> nodes_;
   std::vector<InputInfo> inputs_;
   std::unordered_map<std::string, std::uint32_t> dedup_;  // node key -> node id
