@@ -733,7 +733,41 @@ TEST_CASE("execute rejects missing or mismatched inputs", "[circuits][netlist][v
   const auto ok = run({&a, &a});
   REQUIRE(ok.size() == 1);
   CHECK(ok[0].decrypt(f.be, f.key) == std::vector<std::uint64_t>{2, 4, 6, 8});
+
+  // A hand-made schedule's input and output numbers are checked, not trusted.
+  Schedule bad = sched;
+  bool input_changed = false, output_changed = false;
+  for (auto& batch : bad.batches) {
+    for (ScheduledOp& op : batch) {
+      if (!input_changed && op.in[0].space == Location::Space::Input) {
+        op.in[0].index = 5;
+        input_changed = true;
+      }
+    }
+  }
+  REQUIRE(input_changed);
+  std::vector<const Arr*> both = {&a, &a};
+  REQUIRE_INVALID_ARGUMENT(execute(f.be, bad, std::span<const Arr* const>(both)),
+                           "execute: an op reads input 5 but 2 are bound");
+  bad = sched;
+  for (auto& batch : bad.batches) {
+    for (ScheduledOp& op : batch) {
+      if (!output_changed && op.out.space == Location::Space::Output) {
+        op.out.index = 3;
+        output_changed = true;
+      }
+    }
+  }
+  REQUIRE(output_changed);
+  REQUIRE_INVALID_ARGUMENT(execute(f.be, bad, std::span<const Arr* const>(both)),
+                           "execute: an op writes output 3 but the schedule has 1");
 }
+
+// Program::input keeps a pointer to the array it binds: a temporary does not compile.
+template <class P, class A>
+concept binds = requires(P& p, A&& a) { p.input(std::forward<A>(a)); };
+static_assert(binds<Program<PB>, const Arr&> && binds<Program<PB>, Arr&>);
+static_assert(!binds<Program<PB>, Arr&&> && !binds<Program<PB>, const Arr&&>);
 
 TEST_CASE("IntArray validates values, shapes and widths", "[circuits][netlist][validation]") {
   PlaintextFixture f;

@@ -168,10 +168,20 @@ std::vector<IntArray<B>> execute(B& be, const Schedule& schedule,
   outs.reserve(schedule.outputs.size());
   for (const OutputInfo& o : schedule.outputs) outs.push_back(be.allocate(o.bits()));
 
+  // A schedule is a public struct: its locations are checked, not trusted (the bit ranges by
+  // bits(), the input and output numbers here).
   const auto span_at = [&](const Location& at, std::size_t count) -> BitsOf<B> {
     switch (at.space) {
-      case Location::Space::Input: return inputs[at.index]->buffer().bits(at.offset, count);
-      case Location::Space::Output: return outs[at.index].bits(at.offset, count);
+      case Location::Space::Input:
+        EXPECTS(at.index < inputs.size(), "execute: an op reads input " + std::to_string(at.index) +
+                                              " but " + std::to_string(inputs.size()) +
+                                              " are bound");
+        return inputs[at.index]->buffer().bits(at.offset, count);
+      case Location::Space::Output:
+        EXPECTS(at.index < outs.size(), "execute: an op writes output " +
+                                            std::to_string(at.index) + " but the schedule has " +
+                                            std::to_string(outs.size()));
+        return outs[at.index].bits(at.offset, count);
       case Location::Space::Scratch: break;
     }
     return scratch.bits(at.offset, count);
@@ -211,11 +221,14 @@ class Program {
 
   Circuit& circuit() { return circuit_; }
 
-  // Binds an encrypted array (it must outlive run()) and returns its expression.
+  // Binds an encrypted array and returns its expression. The program keeps a pointer to the
+  // array: it must outlive run() and stay where it is (not in a vector that grows). A
+  // temporary does not compile.
   Expr input(const IntArray<B>& array) {
     bound_.push_back(&array);
     return circuit_.input(array.type(), array.rows(), array.cols());
   }
+  Expr input(const IntArray<B>&& array) = delete;
 
   // Compiles and runs the gates the outputs need; returns one array per output.
   std::vector<IntArray<B>> run(std::span<const Expr> outputs) {
