@@ -20,6 +20,7 @@ std::vector<std::uint8_t> decrypt_bits(const PlaintextKey&, const PlainBits& bat
 BitBuffer<PlaintextStorage> PlaintextBackend::allocate(std::size_t count) {
   auto s = std::make_unique<Storage>();
   s->owner = this;
+  s->owner_serial = serial_;
   s->bits.assign(count, 0);
   s->depth.assign(count, 0);
   return BitBuffer<Storage>(std::move(s), count);

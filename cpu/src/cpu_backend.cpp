@@ -159,6 +159,7 @@ std::string CpuBackend::name() const {
 BitBuffer<CpuStorage> CpuBackend::allocate(std::size_t count) {
   auto s = std::make_unique<Storage>();
   s->owner = this;
+  s->owner_serial = serial_;
   s->batch = LweBatch(parameters().lwe_dimension, count);
   return BitBuffer<Storage>(std::move(s), count);
 }
@@ -170,6 +171,7 @@ BitBuffer<CpuStorage> CpuBackend::upload(const LweBatch& batch) {
               std::to_string(parameters().lwe_dimension));
   auto s = std::make_unique<Storage>();
   s->owner = this;
+  s->owner_serial = serial_;
   s->batch = batch;
   return BitBuffer<Storage>(std::move(s), batch.count());
 }

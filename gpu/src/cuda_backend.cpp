@@ -282,6 +282,7 @@ BitBuffer<CudaStorage> CudaBackend::allocate(std::size_t count) {
                                           " words do not fit in memory");
   auto s = std::make_unique<Storage>();
   s->owner = this;
+  s->owner_serial = serial_;
   s->count = count;
   s->memory = engine_->allocate(count * n1);
   return BitBuffer<Storage>(std::move(s), count);

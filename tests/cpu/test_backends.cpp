@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <optional>
 #include <vector>
 
 #include "backend_fixtures.hpp"
@@ -414,6 +415,23 @@ TEMPLATE_TEST_CASE("invalid batches throw InvalidArgument before anything is eva
 // Regression: validate_batch used to trust spec.arity, so a hand-made MUX of arity 1 passed
 // validation and the CPU backends then read inputs 1 and 2 through null pointers (a
 // segmentation fault). Every spec is now checked against what of/constant/threshold make.
+TEMPLATE_TEST_CASE("a buffer of a destroyed backend is another backend's for a new one at its address",
+                   "[backend]", PlaintextFixture, SequentialFixture, OpenMpFixture) {
+  using S = typename TestType::Backend::Storage;
+  Csprng rng = seeded_rng(12);
+  std::optional<TestType> f;
+  f.emplace();
+  auto old = upload_bits(*f, {1, 0, 1, 1}, rng);
+  const void* address = &f->be;
+  f.reset();
+  f.emplace();  // in the same place: the same address (the samples could have another n)
+  REQUIRE(static_cast<const void*>(&f->be) == address);
+  auto out = f->be.allocate(4);
+  REQUIRE_INVALID_ARGUMENT(f->be.evaluate({gate::not_<S>(old.bits(), out.bits())}),
+                           "another backend");
+  REQUIRE_INVALID_ARGUMENT(f->be.download(old.bits()), "another backend");
+}
+
 TEMPLATE_TEST_CASE("batches with hand-made gate specs are rejected before evaluation",
                    "[backend]", PlaintextFixture, SequentialFixture, OpenMpFixture) {
   using S = typename TestType::Backend::Storage;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -90,6 +91,14 @@ struct GateOp {
   std::array<BitSpan<Storage>, 3> in{};
   BitSpan<Storage> out{};
 };
+
+// A number no earlier backend object of this process had. A backend's storages name it by
+// address and by this number, so that a backend made at the address of a destroyed one does
+// not take that one's buffers for its own (their samples may have another dimension).
+inline std::uint64_t new_backend_serial() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
 
 // Counters every backend keeps (the plaintext backend adds depth).
 struct BackendStats {

@@ -25,6 +25,7 @@ std::vector<std::uint8_t> decrypt_bits(const PlaintextKey&, const PlainBits& bat
 
 struct PlaintextStorage {
   const void* owner = nullptr;
+  std::uint64_t owner_serial = 0;  // the owner's new_backend_serial()
   std::vector<std::uint8_t> bits;
   std::vector<std::uint32_t> depth;  // bootstraps on the longest path to each bit
   std::size_t size() const { return bits.size(); }
@@ -35,6 +36,11 @@ class PlaintextBackend {
   using Storage = PlaintextStorage;
   using HostBatch = PlainBits;
   using ClientKey = PlaintextKey;
+
+  PlaintextBackend() = default;
+  // Buffers name their backend by address: a copy or a moved-to backend would own none.
+  PlaintextBackend(const PlaintextBackend&) = delete;
+  PlaintextBackend& operator=(const PlaintextBackend&) = delete;
 
   std::string name() const { return "plaintext"; }
   BitBuffer<Storage> allocate(std::size_t count);  // bits 0, depth 0
@@ -52,7 +58,10 @@ class PlaintextBackend {
   void reset_stats() { stats_ = {}; }
 
  private:
-  bool owns(const Storage* s) const { return s != nullptr && s->owner == this; }
+  bool owns(const Storage* s) const {
+    return s != nullptr && s->owner == this && s->owner_serial == serial_;
+  }
+  std::uint64_t serial_ = new_backend_serial();
   BackendStats stats_;
 };
 

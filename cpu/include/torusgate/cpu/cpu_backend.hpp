@@ -28,6 +28,7 @@ class CpuBackend;
 
 struct CpuStorage {
   const CpuBackend* owner = nullptr;
+  std::uint64_t owner_serial = 0;  // the owner's new_backend_serial()
   LweBatch batch;
   std::size_t size() const { return batch.count(); }
 };
@@ -100,7 +101,10 @@ class CpuBackend {
   struct BootJob {
     std::size_t op, element, result;
   };
-  bool owns(const Storage* s) const { return s != nullptr && s->owner == this; }
+  bool owns(const Storage* s) const {
+    return s != nullptr && s->owner == this && s->owner_serial == serial_;
+  }
+  std::uint64_t serial_ = new_backend_serial();
   // A task: its rotations' inputs, the rotations and extractions, the MUXes' sums, key
   // switching (share `part` of `parts`), the results into results_. On a team (every member
   // calls it; ws: the team's one workspace) member 0 does the serial phases; without one

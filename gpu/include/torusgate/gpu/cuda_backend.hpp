@@ -32,6 +32,7 @@ class CudaEngine;
 // A buffer of `count` LWE samples in device memory: [count][n+1] Torus32, contiguous.
 struct CudaStorage {
   const CudaBackend* owner = nullptr;
+  std::uint64_t owner_serial = 0;  // the owner's new_backend_serial()
   std::size_t count = 0;
   // The device allocation (null when count is 0); released on the backend's stream when
   // the storage goes, even after the backend itself.
@@ -82,7 +83,10 @@ class CudaBackend {
   const CudaPhaseTimes& last_times() const;
 
  private:
-  bool owns(const Storage* s) const { return s != nullptr && s->owner == this; }
+  bool owns(const Storage* s) const {
+    return s != nullptr && s->owner == this && s->owner_serial == serial_;
+  }
+  std::uint64_t serial_ = new_backend_serial();
 
   std::shared_ptr<const CloudKey> key_;
   CudaOptions options_;
