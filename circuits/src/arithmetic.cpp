@@ -22,7 +22,13 @@ std::string_view adder_name(AdderKind kind) {
   return "unknown";
 }
 
+void check_operand(const Expr& x, std::string_view who) {
+  EXPECTS(x.width() > 0, std::string(who) + ": an operand is an empty expression (no bits)");
+}
+
 void check_same_shape(const Expr& x, const Expr& y, std::string_view who) {
+  check_operand(x, who);
+  check_operand(y, who);
   EXPECTS(x.type() == y.type(), std::string(who) + ": operands are " + to_string(x.type()) +
                                     " and " + to_string(y.type()) +
                                     "; convert with resize() or as_signed()");
@@ -232,6 +238,7 @@ Expr add_with_carry(Circuit& c, const Expr& x, const Expr& y, const Expr& carry_
 }
 
 Expr add(Circuit& c, const Expr& x, const Expr& y, AdderKind kind) {
+  check_same_shape(x, y, "add");
   return add_with_carry(c, x, y, one_bit(Plane::constant(false, x.lanes())), kind);
 }
 
@@ -241,11 +248,13 @@ Expr subtract(Circuit& c, const Expr& x, const Expr& y, AdderKind kind) {
 }
 
 Expr negate(Circuit& c, const Expr& x, AdderKind kind) {
+  check_operand(x, "negate");
   const Expr zero(std::vector<Plane>(x.width(), Plane::constant(false, x.lanes())), x.is_signed());
   return add_with_carry(c, bit_not(x), zero, one_bit(Plane::constant(true, x.lanes())), kind);
 }
 
 Expr abs(Circuit& c, const Expr& x) {
+  check_operand(x, "abs");
   EXPECTS(x.is_signed(), "abs: the operand is " + to_string(x.type()) + " but must be signed");
   const Expr sign = one_bit(x.sign_bit());
   return select(c, sign, negate(c, x), x).as_signed(false);
@@ -292,6 +301,7 @@ Plane fill_bit(const Expr& x) {
 }  // namespace
 
 Expr shift_left(const Expr& x, std::size_t k) {
+  check_operand(x, "shift_left");
   const std::size_t n = x.width();
   std::vector<Plane> bits(n, Plane::constant(false, x.lanes()));
   for (std::size_t j = k; j < n; ++j) bits[j] = x.bit(j - k);
@@ -299,6 +309,7 @@ Expr shift_left(const Expr& x, std::size_t k) {
 }
 
 Expr shift_right(const Expr& x, std::size_t k) {
+  check_operand(x, "shift_right");
   const std::size_t n = x.width();
   std::vector<Plane> bits(n, fill_bit(x));
   for (std::size_t j = 0; j + k < n && k < n; ++j) bits[j] = x.bit(j + k);
@@ -306,6 +317,7 @@ Expr shift_right(const Expr& x, std::size_t k) {
 }
 
 Expr rotate_left(const Expr& x, std::size_t k) {
+  check_operand(x, "rotate_left");
   const std::size_t n = x.width();
   std::vector<Plane> bits(n);
   k %= n;
@@ -313,9 +325,13 @@ Expr rotate_left(const Expr& x, std::size_t k) {
   return detail::with_bits(x, std::move(bits), x.is_signed());
 }
 
-Expr rotate_right(const Expr& x, std::size_t k) { return rotate_left(x, x.width() - k % x.width()); }
+Expr rotate_right(const Expr& x, std::size_t k) {
+  check_operand(x, "rotate_right");
+  return rotate_left(x, x.width() - k % x.width());
+}
 
 Expr resize(const Expr& x, std::size_t width) {
+  check_operand(x, "resize");
   EXPECTS(width >= 1, "resize: width 0; an integer needs at least one bit");
   std::vector<Plane> bits(width, fill_bit(x));
   for (std::size_t j = 0; j < std::min(width, x.width()); ++j) bits[j] = x.bit(j);
@@ -340,6 +356,7 @@ Expr concat_bits(const Expr& low, const Expr& high) {
 }
 
 Expr broadcast(const Expr& x, std::size_t lanes) {
+  check_operand(x, "broadcast");
   EXPECTS(x.lanes() == 1, "broadcast: the expression has " + std::to_string(x.lanes()) +
                               " elements but only a single element can be broadcast");
   EXPECTS(lanes >= 1, "broadcast: to no elements");

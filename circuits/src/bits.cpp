@@ -35,6 +35,8 @@ Plane or_all(Circuit& c, const std::vector<Plane>& planes, std::size_t lanes) {
 
 // x shifted by the amount (left or right), `fill` moved in.
 Expr shift(Circuit& c, const Expr& x, const Expr& amount, bool left, std::string_view who) {
+  check_operand(x, who);
+  check_operand(amount, who);
   const std::vector<Plane> s = amount_bits(x, amount, who);
   const std::size_t n = x.width();
   const Plane fill = left || !x.is_signed() ? Plane::constant(false, x.lanes()) : x.sign_bit();
@@ -61,6 +63,8 @@ Expr shift(Circuit& c, const Expr& x, const Expr& amount, bool left, std::string
 
 // x rotated by the amount modulo n: stage i rotates by 2^i mod n (rotations add up mod n).
 Expr rotate(Circuit& c, const Expr& x, const Expr& amount, bool left, std::string_view who) {
+  check_operand(x, who);
+  check_operand(amount, who);
   const std::vector<Plane> s = amount_bits(x, amount, who);
   const std::size_t n = x.width();
   std::vector<Plane> bits = x.bits();
@@ -103,6 +107,7 @@ LeadingZeros count_leading(Circuit& c, const std::vector<Plane>& top_first, std:
 
 // The leading zeros of bits given from the top.
 Expr leading_zeros_of(Circuit& c, const Expr& x, std::vector<Plane> top_first) {
+  check_operand(x, "leading_zeros/trailing_zeros");
   const std::size_t n = x.width();
   std::size_t size = 1;
   while (size < n) size *= 2;
@@ -135,6 +140,7 @@ Expr rotate_right(Circuit& c, const Expr& x, const Expr& amount) {
 }
 
 Expr count_ones(Circuit& c, const Expr& x) {
+  check_operand(x, "count_ones");
   const std::size_t n = x.width();
   std::size_t width = 1;
   while ((std::size_t{1} << width) <= n) ++width;  // n < 2^width

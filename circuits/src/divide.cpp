@@ -134,6 +134,7 @@ std::optional<std::int64_t> uniform_constant(const Expr& y) {
 }  // namespace
 
 DivisionResult divide_constant(Circuit& c, const Expr& x, std::int64_t d) {
+  check_operand(x, "divide_constant");
   const std::size_t n = x.width();
   EXPECTS(n <= 64, "divide_constant: x is " + to_string(x.type()) +
                        "; at most 64 bits (divide() takes wider operands)");
@@ -160,6 +161,7 @@ DivisionResult divide_constant(Circuit& c, const Expr& x, std::int64_t d) {
 }
 
 DivisionResult divide_with_remainder(Circuit& c, const Expr& x, const Expr& y) {
+  check_same_shape(x, y, "divide");
   check_same_shape(x, y, "divide");
   // From 16 bits the reciprocal takes fewer bootstraps too (at 16 about as many, 5 times
   // shallower); below, long division of a constant takes fewer (docs/circuits.md).

@@ -13,6 +13,7 @@
 namespace torusgate::circuits {
 
 Expr sum(Circuit& c, const Expr& x, std::size_t width) {
+  check_operand(x, "sum");
   if (width == 0) width = x.width();
   BitHeap heap(width, 1);
   for (std::size_t e = 0; e < x.lanes(); ++e) heap.add(x.elements(e, 1));
@@ -20,6 +21,8 @@ Expr sum(Circuit& c, const Expr& x, std::size_t width) {
 }
 
 Expr dot(Circuit& c, const Expr& x, const Expr& y, std::size_t width) {
+  check_operand(x, "dot");
+  check_operand(y, "dot");
   check_same_shape(x, y, "dot");
   if (width == 0) width = x.width();
   // The partial products of all elements in one heap of L lanes, then the lanes as rows of
@@ -32,6 +35,7 @@ Expr dot(Circuit& c, const Expr& x, const Expr& y, std::size_t width) {
 }
 
 Expr transpose(const Expr& a) {
+  check_operand(a, "transpose");
   std::vector<std::size_t> order;
   order.reserve(a.lanes());
   for (std::size_t j = 0; j < a.cols(); ++j)
@@ -40,6 +44,8 @@ Expr transpose(const Expr& a) {
 }
 
 Expr matmul(Circuit& c, const Expr& a, const Expr& b, std::size_t width) {
+  check_operand(a, "matmul");
+  check_operand(b, "matmul");
   EXPECTS(a.type() == b.type(), "matmul: operands are " + to_string(a.type()) + " and " +
                                     to_string(b.type()));
   EXPECTS(a.cols() == b.rows(), "matmul: A is " + std::to_string(a.rows()) + " x " +

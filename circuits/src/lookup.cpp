@@ -11,6 +11,7 @@
 namespace torusgate::circuits {
 
 Expr lookup(Circuit& c, const Expr& x, std::span<const std::uint64_t> table, IntType out) {
+  check_operand(x, "lookup");
   const std::size_t w = x.width();
   EXPECTS(w <= 16, "lookup: x is " + to_string(x.type()) +
                        "; tables index integers of up to 16 bits (65,536 entries)");

@@ -298,6 +298,8 @@ Expr karatsuba(Circuit& c, const Expr& x, const Expr& y, std::size_t width,
 }  // namespace
 
 Expr multiply(Circuit& c, const Expr& x, const Expr& y, Product product, MultiplierKind kind) {
+  check_operand(x, "multiply");
+  check_operand(y, "multiply");
   check_same_shape(x, y, "multiply");
   const std::size_t width = product == Product::Full ? 2 * x.width() : x.width();
   Expr out;
@@ -320,6 +322,7 @@ Expr multiply_karatsuba(Circuit& c, const Expr& x, const Expr& y, Product produc
 }
 
 Expr multiply_constant(Circuit& c, const Expr& x, std::int64_t constant, std::size_t width) {
+  check_operand(x, "multiply_constant");
   if (width == 0) width = x.width();
   BitHeap heap(width, x.lanes());
   heap.add_multiple(x, constant);

@@ -159,6 +159,11 @@ Expr::Expr(std::vector<Plane> bits, bool is_signed) : bits_(std::move(bits)), is
   cols_ = lanes;
 }
 
+const Plane& Expr::sign_bit() const {
+  EXPECTS(!bits_.empty(), "Expr::sign_bit: an empty expression has no bits");
+  return bits_.back();
+}
+
 const Plane& Expr::bit(std::size_t j) const {
   EXPECTS(j < bits_.size(), "Expr::bit: bit " + std::to_string(j) + " of a " +
                                 std::to_string(bits_.size()) + "-bit integer");

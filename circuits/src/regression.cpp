@@ -49,6 +49,7 @@ Expr column(const Expr& x, std::size_t j) {
 }
 
 void check_matrix(const Expr& x, const char* who) {
+  check_operand(x, who);
   EXPECTS(x.width() >= 1 && x.lanes() >= 1, std::string(who) + ": x is empty");
 }
 
@@ -186,6 +187,7 @@ IntType prediction_type(IntType x, std::span<const std::int64_t> beta, bool inte
 namespace {
 
 void check_model(const Expr& x, std::size_t size, bool intercept, const char* who) {
+  check_operand(x, who);
   check_matrix(x, who);
   const std::size_t want = x.cols() + (intercept ? 1 : 0);
   EXPECTS(size == want, std::string(who) + ": x has " + std::to_string(x.cols()) +

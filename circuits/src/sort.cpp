@@ -74,6 +74,7 @@ struct Winner {
 };
 
 Winner tournament(Circuit& c, const Expr& x, bool largest, bool with_index) {
+  check_operand(x, largest ? "max_element/argmax" : "min_element/argmin");
   const std::size_t rows = x.rows();
   std::size_t n = x.cols();
   const IntType index_type{std::max<std::size_t>(1, std::bit_width(n - 1)), false};
@@ -116,12 +117,15 @@ Winner tournament(Circuit& c, const Expr& x, bool largest, bool with_index) {
 }  // namespace
 
 Expr sort(Circuit& c, const Expr& x, bool descending) {
+  check_operand(x, "sort");
   std::vector<Expr> arrays = {x};
   for (const Pairs& layer : merge_sort_layers(x.cols())) exchange(c, arrays, layer, descending);
   return arrays.front();
 }
 
 SortedByKey sort_by_key(Circuit& c, const Expr& keys, const Expr& values, bool descending) {
+  check_operand(keys, "sort_by_key");
+  check_operand(values, "sort_by_key");
   EXPECTS(values.rows() == keys.rows() && values.cols() == keys.cols(),
           "sort_by_key: the values are " + std::to_string(values.rows()) + " x " +
               std::to_string(values.cols()) + " but the keys " + std::to_string(keys.rows()) +

@@ -72,3 +72,58 @@ TEST_CASE("validation: encrypted arrays refuse a client key of another parameter
   REQUIRE_INVALID_ARGUMENT(x.decrypt(f.be, other), "decrypt: the client key is for parameter set");
   CHECK(x.decrypt(f.be, f.key) == values);
 }
+
+// Found by an API audit (fixed): an empty expression (Expr{}, no bits) crashed rotate (a
+// division by zero), less (a null plane), divide, abs, shift_right and resize (the sign bit of
+// no bits), and sort and sum returned without an error. Every entry point refuses it now.
+TEST_CASE("validation: every operation refuses an empty expression", "[circuits][validation]") {
+  Circuit c;
+  const Expr x = c.input(u8, 1, 4), e;
+  const Expr se = e.as_signed(true);
+  const std::vector<std::uint64_t> table(256, 1);
+  const std::vector<std::int64_t> beta = {1, 2};
+  int n = 0;
+  const auto refuses = [&n](const auto& call) {
+    INFO("call " << ++n);
+    REQUIRE_INVALID_ARGUMENT(call(), "empty expression");
+  };
+  refuses([&] { return add(c, x, e); });
+  refuses([&] { return add(c, e, e); });
+  refuses([&] { return subtract(c, e, x); });
+  refuses([&] { return negate(c, e); });
+  refuses([&] { return abs(c, se); });
+  refuses([&] { return less(c, e, e); });
+  refuses([&] { return equal(c, x, e); });
+  refuses([&] { return min(c, e, e); });
+  refuses([&] { return bit_and(c, e, x); });
+  refuses([&] { return select(c, bit_range(x, 0, 1), e, e); });
+  refuses([&] { return shift_left(e, 1); });
+  refuses([&] { return shift_right(se, 1); });
+  refuses([&] { return rotate_left(e, 1); });
+  refuses([&] { return rotate_right(e, 1); });
+  refuses([&] { return resize(se, 4); });
+  refuses([&] { return broadcast(e, 4); });
+  refuses([&] { return shift_left(c, e, x); });
+  refuses([&] { return rotate_right(c, x, e); });
+  refuses([&] { return count_ones(c, e); });
+  refuses([&] { return leading_zeros(c, e); });
+  refuses([&] { return trailing_zeros(c, e); });
+  refuses([&] { return divide(c, e, e); });
+  refuses([&] { return remainder(c, x, e); });
+  refuses([&] { return divide_constant(c, se, 3).quotient; });
+  refuses([&] { return multiply(c, e, x); });
+  refuses([&] { return multiply_constant(c, e, 3); });
+  refuses([&] { return sum(c, e, 4); });
+  refuses([&] { return dot(c, e, e, 4); });
+  refuses([&] { return transpose(e); });
+  refuses([&] { return matmul(c, e, x); });
+  refuses([&] { return lookup(c, e, table, u8); });
+  refuses([&] { return sort(c, e); });
+  refuses([&] { return sort_by_key(c, e, x).keys; });
+  refuses([&] { return min_element(c, e); });
+  refuses([&] { return argmax(c, e); });
+  refuses([&] { return predict(c, e, std::span<const std::int64_t>(beta), false); });
+  refuses([&] { return regression_aggregates(c, e, x).xtx; });
+  REQUIRE_INVALID_ARGUMENT(e.sign_bit(), "empty expression");
+  CHECK(c.nodes().empty());  // nothing was recorded
+}

@@ -75,5 +75,7 @@ Expr concat_elements(std::span<const Expr> parts);
 
 // Throws InvalidArgument naming `who` unless x and y have the same type and element count.
 void check_same_shape(const Expr& x, const Expr& y, std::string_view who);
+// Throws InvalidArgument naming `who` when x is an empty expression (Expr{}: no bits).
+void check_operand(const Expr& x, std::string_view who);
 
 }  // namespace torusgate::circuits

@@ -109,7 +109,7 @@ class Expr {
   IntType type() const { return IntType{width(), is_signed_}; }
   const std::vector<Plane>& bits() const { return bits_; }
   const Plane& bit(std::size_t j) const;
-  const Plane& sign_bit() const { return bits_.back(); }
+  const Plane& sign_bit() const;  // the highest bit; InvalidArgument for an empty expression
 
   // Elements [first, first + count) as a vector.
   Expr elements(std::size_t first, std::size_t count) const;
