@@ -24,14 +24,36 @@ struct Range {
 
 Range range_of(IntType t) { return {min_value(t), max_value(t)}; }
 
+// Range arithmetic on 128-bit integers: a bound past them is far past the 64 bits a result
+// may have (type_for_range), so an overflow is that error, not undefined behaviour.
+[[noreturn]] void too_wide() {
+  throw InvalidArgument("type_for_range: the range needs more than 64 bits");
+}
+__int128 times(__int128 a, __int128 b) {
+  __int128 r;
+  if (__builtin_mul_overflow(a, b, &r)) too_wide();
+  return r;
+}
+__int128 plus(__int128 a, __int128 b) {
+  __int128 r;
+  if (__builtin_add_overflow(a, b, &r)) too_wide();
+  return r;
+}
+
 // The range of a * b for a, b in the given ranges: its extremes are at the corners.
 Range product_range(Range a, Range b) {
-  const __int128 p[4] = {a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi};
+  const __int128 p[4] = {times(a.lo, b.lo), times(a.lo, b.hi), times(a.hi, b.lo),
+                         times(a.hi, b.hi)};
   return {*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
 }
 
 Range scaled(Range r, std::size_t n) {
-  return {r.lo * static_cast<__int128>(n), r.hi * static_cast<__int128>(n)};
+  return {times(r.lo, static_cast<__int128>(n)), times(r.hi, static_cast<__int128>(n))};
+}
+
+Range shifted_sum(Range r, Range b, std::size_t shift) {
+  const __int128 scale = static_cast<__int128>(1) << shift;
+  return {plus(r.lo, times(b.lo, scale)), plus(r.hi, times(b.hi, scale))};
 }
 
 Range hull(Range a, Range b) { return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)}; }
@@ -163,8 +185,7 @@ IntType prediction_type(IntType x, IntType beta, std::size_t attributes, bool in
   EXPECTS(intercept_shift < 64, "prediction_type: intercept shift " + std::to_string(intercept_shift));
   Range r = scaled(product_range(range_of(x), range_of(beta)), attributes);
   if (intercept) {
-    const Range b = range_of(beta);
-    r = {r.lo + (b.lo << intercept_shift), r.hi + (b.hi << intercept_shift)};
+    r = shifted_sum(r, range_of(beta), intercept_shift);
   }
   return type_for_range(std::min<__int128>(r.lo, 0), std::max<__int128>(r.hi, 0));
 }
@@ -174,13 +195,9 @@ IntType prediction_type(IntType x, std::span<const std::int64_t> beta, bool inte
   EXPECTS(intercept_shift < 64, "prediction_type: intercept shift " + std::to_string(intercept_shift));
   Range r{0, 0};
   for (std::size_t j = intercept ? 1 : 0; j < beta.size(); ++j) {
-    const Range p = product_range(range_of(x), {beta[j], beta[j]});
-    r = {r.lo + p.lo, r.hi + p.hi};
+    r = shifted_sum(r, product_range(range_of(x), {beta[j], beta[j]}), 0);
   }
-  if (intercept && !beta.empty()) {
-    const __int128 b0 = static_cast<__int128>(beta[0]) << intercept_shift;
-    r = {r.lo + b0, r.hi + b0};
-  }
+  if (intercept && !beta.empty()) r = shifted_sum(r, {beta[0], beta[0]}, intercept_shift);
   return type_for_range(std::min<__int128>(r.lo, 0), std::max<__int128>(r.hi, 0));
 }
 

@@ -127,3 +127,24 @@ TEST_CASE("validation: every operation refuses an empty expression", "[circuits]
   REQUIRE_INVALID_ARGUMENT(e.sign_bit(), "empty expression");
   CHECK(c.nodes().empty());  // nothing was recorded
 }
+
+// Found by an API audit (fixed): the result types of the regression's sums overflowed their
+// 128-bit range arithmetic for 64-bit operands (undefined behaviour), so predict and
+// regression_aggregates returned types far too narrow: predict of s64 data gave u63.
+TEST_CASE("validation: regression result types that need more than 64 bits are refused",
+          "[circuits][validation]") {
+  const IntType s64{64, true}, u64{64, false}, s8{8, true};
+  REQUIRE_INVALID_ARGUMENT(prediction_type(s64, s64, 4, false), "needs more than 64 bits");
+  REQUIRE_INVALID_ARGUMENT(prediction_type(u64, u64, 1, true), "needs more than 64 bits");
+  REQUIRE_INVALID_ARGUMENT(xtx_type(s64, 3), "needs more than 64 bits");
+  REQUIRE_INVALID_ARGUMENT(xty_type(s64, s64, 3), "needs more than 64 bits");
+  const std::vector<std::int64_t> big = {INT64_MIN, INT64_MAX, INT64_MIN};
+  REQUIRE_INVALID_ARGUMENT(prediction_type(s64, std::span<const std::int64_t>(big), true, 63),
+                           "needs more than 64 bits");
+  Circuit c;
+  const Expr x = c.input(s64, 4, 1), beta = c.input(s64, 1, 2);
+  REQUIRE_INVALID_ARGUMENT(predict(c, x, beta), "needs more than 64 bits");
+  // Types that fit are unchanged: 8-bit data, 12 rows.
+  CHECK(xtx_type(s8, 12) == IntType{19, true});
+  CHECK(prediction_type(s8, s8, 2, true) == IntType{17, true});
+}
