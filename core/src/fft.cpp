@@ -210,8 +210,8 @@ void ComplexNegacyclicFft::forward_digits(const Torus32* poly, const GadgetDecom
     double* __restrict re = twisted + (p - 1) * N;
     double* __restrict im = re + M;
     for (std::size_t j = 0; j < M; ++j) {
-      const double x = gadget.digit(lo[j], p);
-      const double y = gadget.digit(hi[j], p);
+      const double x = gadget.digit_unchecked(lo[j], p);
+      const double y = gadget.digit_unchecked(hi[j], p);
       re[j] = x * tr[j] - y * ti[j];
       im[j] = x * ti[j] + y * tr[j];
     }

@@ -129,6 +129,8 @@ void glwe_phase(std::span<const Torus32> sample, const GlweKey& key, std::span<T
 void sample_extract(std::span<const Torus32> glwe, std::uint32_t glwe_dimension,
                     std::uint32_t polynomial_size, std::span<Torus32> lwe_out) {
   const std::size_t N = polynomial_size, k = glwe_dimension;
+  EXPECTS(N >= 1 && k >= 1, "sample_extract: k=" + std::to_string(k) + " and N=" +
+                                std::to_string(N) + "; both must be at least 1");
   check_size(glwe.size(), (k + 1) * N, "sample_extract", "GLWE sample");
   check_size(lwe_out.size(), k * N + 1, "sample_extract", "LWE output");
   // Coefficient 0 of a_i(X) s_i(X) is a_i[0] s_i[0] - sum_{j>0} a_i[N-j] s_i[j].

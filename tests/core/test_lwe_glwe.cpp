@@ -290,6 +290,9 @@ TEST_CASE("gadget decomposition reconstructs x to its precision with digits in r
     // Levels are 1-based: 0 and l+1 would shift by 32 or more.
     REQUIRE_INVALID_ARGUMENT(g.gadget_value(0), "gadget_value: p=0 but the levels are 1..");
     REQUIRE_INVALID_ARGUMENT(g.gadget_value(levels + 1), "p=" + std::to_string(levels + 1));
+    REQUIRE_INVALID_ARGUMENT(g.digit(123u, 0), "GadgetDecomposition::digit: p=0 but the levels");
+    REQUIRE_INVALID_ARGUMENT(g.digit(123u, levels + 1), "p=" + std::to_string(levels + 1));
+    CHECK(g.digit(123u, 1) == g.digit_unchecked(123u, 1));
     std::vector<Torus32> xs = {0u, 1u, 0x7fffffffu, 0x80000000u, 0x80000001u, 0xffffffffu,
                                static_cast<Torus32>(bound), static_cast<Torus32>(bound - 1),
                                static_cast<Torus32>(bound + 1),
@@ -400,6 +403,10 @@ TEST_CASE("GLWE functions validate sizes", "[glwe]") {
                            "GLWE sample");
   REQUIRE_INVALID_ARGUMENT(sample_extract(sample, p.glwe_dimension, p.polynomial_size, bad_lwe),
                            "LWE output");
+  // Sizes that agree with N = 0 or k = 0 (1 word each way): refused, not read past.
+  std::vector<Torus32> one(1);
+  REQUIRE_INVALID_ARGUMENT(sample_extract({}, 1, 0, one), "sample_extract: k=1 and N=0");
+  REQUIRE_INVALID_ARGUMENT(sample_extract(std::span<const Torus32>(one), 0, 1, one), "N=1");
   std::vector<Torus32> ggsw(ggsw_size(p)), bad_ggsw(ggsw_size(p) + 1);
   REQUIRE_INVALID_ARGUMENT(encrypt_ggsw(bad_ggsw, 1, key, p, 0.0, rng), "output");
   const GlweKey k2(2, p.polynomial_size, rng);

@@ -28,8 +28,15 @@ class GadgetDecomposition {
     return Torus32{1} << (32 - p * base_log_);
   }
 
-  // Digit of level p (1-based) of x.
+  // Digit of level p (1-based) of x; InvalidArgument outside 1..l.
   std::int32_t digit(Torus32 x, std::uint32_t p) const {
+    EXPECTS(p >= 1 && p <= level_count_, "GadgetDecomposition::digit: p=" + std::to_string(p) +
+                                             " but the levels are 1.." +
+                                             std::to_string(level_count_));
+    return digit_unchecked(x, p);
+  }
+  // The same for p known to be in 1..l (the transforms' inner loops).
+  std::int32_t digit_unchecked(Torus32 x, std::uint32_t p) const {
     const Torus32 shifted = (x + offset_) >> (32 - p * base_log_);
     return static_cast<std::int32_t>(shifted & mask_) - half_;
   }
