@@ -36,7 +36,12 @@ std::size_t batch_words(std::uint32_t lwe_dimension, std::size_t count) {
 }  // namespace
 
 LweBatch::LweBatch(std::uint32_t lwe_dimension, std::size_t count)
-    : n_(lwe_dimension), count_(count), data_(batch_words(lwe_dimension, count), 0) {}
+    : n_(lwe_dimension), count_(count), data_(allocating("LweBatch: " + std::to_string(count) +
+                                                            " samples of n=" +
+                                                            std::to_string(lwe_dimension),
+                                                        batch_words(lwe_dimension, count) * 4, [&] {
+        return std::vector<Torus32>(batch_words(lwe_dimension, count), 0);
+      })) {}
 
 void encrypt_lwe(std::span<Torus32> out, Torus32 mu, const LweKey& key, double noise_stddev,
                  Csprng& rng) {

@@ -21,8 +21,12 @@ BitBuffer<PlaintextStorage> PlaintextBackend::allocate(std::size_t count) {
   auto s = std::make_unique<Storage>();
   s->owner = this;
   s->owner_serial = serial_;
-  s->bits.assign(count, 0);
-  s->depth.assign(count, 0);
+  allocating("PlaintextBackend::allocate: " + std::to_string(count) + " bits",
+             count <= SIZE_MAX / 5 ? count * 5 : SIZE_MAX, [&] {
+               s->bits.assign(count, 0);
+               s->depth.assign(count, 0);
+               return 0;
+             });
   return BitBuffer<Storage>(std::move(s), count);
 }
 

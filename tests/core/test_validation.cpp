@@ -24,6 +24,7 @@
 #include "torusgate/core/fft.hpp"
 #include "torusgate/core/gates.hpp"
 #include "torusgate/core/glwe.hpp"
+#include "torusgate/core/plaintext_backend.hpp"
 #include "torusgate/core/keys.hpp"
 #include "torusgate/core/lwe.hpp"
 #include "torusgate/core/noise.hpp"
@@ -445,4 +446,19 @@ TEST_CASE("validation: readers refuse invalid expected parameters as InvalidArgu
   REQUIRE_THROWS_TYPE_WITH(read_batch(tfhe_lib_128()), FormatError,
                            "expected parameter set 'tfhe_lib_128'");
   CHECK(read_batch(toy_insecure()).count() == 1);
+}
+
+// Found by an API audit (fixed): requests too large for memory escaped as std::bad_alloc or
+// std::length_error; they are the library's SystemError, naming what was asked for.
+TEST_CASE("validation: allocations too large for memory are SystemError", "[validation]") {
+  const std::size_t huge = std::size_t{1} << 44;  // 2^44 samples of 65 words: 4.5 PiB
+  REQUIRE_THROWS_AS(LweBatch(64, huge), SystemError);
+  REQUIRE_THROWS_WITH(LweBatch(64, huge),
+                      Catch::Contains("LweBatch: " + std::to_string(huge) +
+                                      " samples of n=64: ") &&
+                          Catch::Contains("bytes do not fit in memory"));
+  PlaintextBackend be;
+  REQUIRE_THROWS_AS(be.allocate(std::size_t{1} << 60), SystemError);
+  REQUIRE_THROWS_AS(be.allocate(SIZE_MAX), SystemError);
+  CHECK(be.allocate(8).size() == 8);  // the backend still works
 }

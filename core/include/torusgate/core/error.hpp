@@ -1,6 +1,8 @@
 // Exception hierarchy and the EXPECTS validation macro used at every public boundary.
 #pragma once
 
+#include <cstddef>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -29,6 +31,19 @@ class SystemError : public Error {
  public:
   using Error::Error;
 };
+
+// Runs `make`, an allocation of `bytes` for `who`; std::bad_alloc and std::length_error
+// become a SystemError naming them, so that a request too large for memory reaches the caller
+// as the library's error type.
+template <class Make>
+auto allocating(const std::string& who, std::size_t bytes, Make&& make) {
+  try {
+    return make();
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {
+  }
+  throw SystemError(who + ": " + std::to_string(bytes) + " bytes do not fit in memory");
+}
 
 // Invalid input from the caller: throws InvalidArgument with `message` when `cond` is false.
 // The message names the function, the bad value and the expected one.
