@@ -372,9 +372,12 @@ int run_eval(const EvalOptions& o, Console& console) {
     cost = prog.last_schedule().cost;
     failure = circuits::failure_bound(prog.last_schedule(),
                                       noise_model(key_header.params, unroll));
-    failure_standard = unroll == 1 ? failure
-                                   : circuits::failure_bound(prog.last_schedule(),
-                                                             noise_model(key_header.params, 1));
+    // What a standard key would give, for the warning only.
+    failure_standard = failure;
+    if (unroll != 1 && failure.log2_per_run > failure_warning_log2) {
+      failure_standard =
+          circuits::failure_bound(prog.last_schedule(), noise_model(key_header.params, 1));
+    }
     out.width = static_cast<std::uint32_t>(result.width());
     out.is_signed = result.is_signed();
     out.rows = result.rows();
