@@ -22,6 +22,12 @@ std::string_view adder_name(AdderKind kind) {
   return "unknown";
 }
 
+void check_adder(AdderKind kind, std::string_view who) {
+  EXPECTS(adder_name(kind) != "unknown",
+          std::string(who) + ": AdderKind(" + std::to_string(static_cast<int>(kind)) +
+              ") is not an adder; expected ripple, number-wise, kogge-stone or sklansky");
+}
+
 void check_operand(const Expr& x, std::string_view who) {
   EXPECTS(x.width() > 0, std::string(who) + ": an operand is an empty expression (no bits)");
 }
@@ -230,7 +236,8 @@ Expr with_bits(const Expr& like, std::vector<Plane> bits, bool is_signed) {
 
 Expr add_with_carry(Circuit& c, const Expr& x, const Expr& y, const Expr& carry_in,
                     AdderKind kind, Expr* carry_out) {
-  check_same_shape(x, y, "add");
+  check_same_shape(x, y, "add_with_carry");
+  check_adder(kind, "add_with_carry");
   const Plane cin = bit_for_lanes(carry_in, x.lanes(), "add_with_carry");
   detail::PlaneSum r = detail::add_planes(c, x.bits(), y.bits(), cin, kind, carry_out != nullptr);
   if (carry_out) *carry_out = one_bit(r.carry_out).reshape(x.rows(), x.cols());
@@ -239,16 +246,19 @@ Expr add_with_carry(Circuit& c, const Expr& x, const Expr& y, const Expr& carry_
 
 Expr add(Circuit& c, const Expr& x, const Expr& y, AdderKind kind) {
   check_same_shape(x, y, "add");
+  check_adder(kind, "add");
   return add_with_carry(c, x, y, one_bit(Plane::constant(false, x.lanes())), kind);
 }
 
 Expr subtract(Circuit& c, const Expr& x, const Expr& y, AdderKind kind) {
   check_same_shape(x, y, "subtract");
+  check_adder(kind, "subtract");
   return add_with_carry(c, x, bit_not(y), one_bit(Plane::constant(true, x.lanes())), kind);
 }
 
 Expr negate(Circuit& c, const Expr& x, AdderKind kind) {
   check_operand(x, "negate");
+  check_adder(kind, "negate");
   const Expr zero(std::vector<Plane>(x.width(), Plane::constant(false, x.lanes())), x.is_signed());
   return add_with_carry(c, bit_not(x), zero, one_bit(Plane::constant(true, x.lanes())), kind);
 }

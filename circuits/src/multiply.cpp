@@ -20,6 +20,16 @@ std::string_view multiplier_name(MultiplierKind kind) {
   return "unknown";
 }
 
+namespace {
+
+void check_product(Product product, std::string_view who) {
+  EXPECTS(product == Product::Wrapping || product == Product::Full,
+          std::string(who) + ": Product(" + std::to_string(static_cast<int>(product)) +
+              ") is neither Product::Wrapping nor Product::Full");
+}
+
+}  // namespace
+
 // ----------------------------------------------------------------------------- bit heap
 
 BitHeap::BitHeap(std::size_t width, std::size_t lanes)
@@ -201,6 +211,7 @@ std::pair<Expr, Expr> BitHeap::reduce_to_two(Circuit& c) const {
 }
 
 Expr BitHeap::sum(Circuit& c, bool is_signed, AdderKind adder) const {
+  check_adder(adder, "BitHeap::sum");
   auto [r0, r1] = reduce_to_two(c);
   detail::PlaneSum s = detail::add_planes(c, r0.bits(), r1.bits(),
                                           Plane::constant(false, lanes_), adder, false);
@@ -301,6 +312,10 @@ Expr multiply(Circuit& c, const Expr& x, const Expr& y, Product product, Multipl
   check_operand(x, "multiply");
   check_operand(y, "multiply");
   check_same_shape(x, y, "multiply");
+  check_product(product, "multiply");
+  EXPECTS(multiplier_name(kind) != "unknown",
+          "multiply: MultiplierKind(" + std::to_string(static_cast<int>(kind)) +
+              ") is not a multiplier; expected dadda, tree or karatsuba");
   const std::size_t width = product == Product::Full ? 2 * x.width() : x.width();
   Expr out;
   switch (kind) {
@@ -314,6 +329,7 @@ Expr multiply(Circuit& c, const Expr& x, const Expr& y, Product product, Multipl
 Expr multiply_karatsuba(Circuit& c, const Expr& x, const Expr& y, Product product,
                         std::size_t base_width) {
   check_same_shape(x, y, "multiply_karatsuba");
+  check_product(product, "multiply_karatsuba");
   EXPECTS(base_width >= 3, "multiply_karatsuba: base_width=" + std::to_string(base_width) +
                                " but the recursion needs at least 3 (a 3-bit operand's halves"
                                " plus their carry are 3 bits again)");

@@ -145,6 +145,17 @@ std::string to_string(const IntType& type) {
   return name;
 }
 
+std::size_t bit_count(const IntType& type, std::size_t rows, std::size_t cols,
+                      std::string_view who) {
+  std::size_t lanes = 0;
+  std::size_t bits = 0;
+  EXPECTS(!__builtin_mul_overflow(rows, cols, &lanes) &&
+              !__builtin_mul_overflow(lanes, type.width, &bits),
+          std::string(who) + ": " + std::to_string(rows) + " x " + std::to_string(cols) + " " +
+              to_string(type) + " has more than 2^64 bits");
+  return bits;
+}
+
 // ----------------------------------------------------------------------------- expressions
 
 Expr::Expr(std::vector<Plane> bits, bool is_signed) : bits_(std::move(bits)), is_signed_(is_signed) {
@@ -396,6 +407,7 @@ Expr Circuit::input(IntType type, std::size_t rows, std::size_t cols) {
   EXPECTS(type.width >= 1, "Circuit::input: width 0; an integer needs at least one bit");
   EXPECTS(rows >= 1 && cols >= 1, "Circuit::input: shape " + std::to_string(rows) + " x " +
                                       std::to_string(cols) + " has no elements");
+  bit_count(type, rows, cols, "Circuit::input");
   EXPECTS(inputs_.size() < pending_node, "Circuit::input: too many inputs");
   const auto id = static_cast<std::uint32_t>(inputs_.size());
   inputs_.push_back(InputInfo{type, rows, cols});

@@ -29,6 +29,9 @@ void fnv_mix_le(std::uint64_t& h, std::uint64_t v, int bytes) {
 }  // namespace
 
 void Parameters::validate() const {
+  EXPECTS(*this != Parameters{},
+          "Parameters::validate: the set is empty (every field 0, no name): a default-constructed "
+          "Parameters, or the parameters of a default-constructed or moved-from key");
   EXPECTS(!name.empty(), "Parameters::validate: the set has an empty name");
   EXPECTS(lwe_dimension >= 1 && lwe_dimension <= 4096,
           field_error(*this, "lwe_dimension", lwe_dimension, "1..4096"));

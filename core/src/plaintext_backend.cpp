@@ -42,15 +42,13 @@ BitBuffer<PlaintextStorage> PlaintextBackend::upload(const PlainBits& batch) {
 }
 
 PlainBits PlaintextBackend::download(BitSpan<Storage> bits) const {
-  EXPECTS(owns(bits.storage), "PlaintextBackend::download: the span belongs to another backend");
-  EXPECTS(span_in_bounds(bits), "PlaintextBackend::download: " + span_bounds_error(bits));
+  check_own_span(bits, [this](const Storage* s) { return owns(s); }, "PlaintextBackend::download");
   const auto first = bits.storage->bits.begin() + static_cast<std::ptrdiff_t>(bits.offset);
   return PlainBits{std::vector<std::uint8_t>(first, first + static_cast<std::ptrdiff_t>(bits.count))};
 }
 
 std::uint32_t PlaintextBackend::depth(BitSpan<Storage> bits) const {
-  EXPECTS(owns(bits.storage), "PlaintextBackend::depth: the span belongs to another backend");
-  EXPECTS(span_in_bounds(bits), "PlaintextBackend::depth: " + span_bounds_error(bits));
+  check_own_span(bits, [this](const Storage* s) { return owns(s); }, "PlaintextBackend::depth");
   std::uint32_t d = 0;
   for (std::size_t i = 0; i < bits.count; ++i) d = std::max(d, bits.storage->depth[bits.offset + i]);
   return d;

@@ -177,8 +177,7 @@ BitBuffer<CpuStorage> CpuBackend::upload(const LweBatch& batch) {
 }
 
 LweBatch CpuBackend::download(BitSpan<Storage> bits) const {
-  EXPECTS(owns(bits.storage), "CpuBackend::download: the span belongs to another backend");
-  EXPECTS(span_in_bounds(bits), "CpuBackend::download: " + span_bounds_error(bits));
+  check_own_span(bits, [this](const Storage* s) { return owns(s); }, "CpuBackend::download");
   LweBatch out(parameters().lwe_dimension, bits.count);
   for (std::size_t i = 0; i < bits.count; ++i) {
     const auto src = bits.storage->batch.sample(bits.offset + i);

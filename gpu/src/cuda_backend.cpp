@@ -301,8 +301,7 @@ BitBuffer<CudaStorage> CudaBackend::upload(const LweBatch& batch) {
 }
 
 LweBatch CudaBackend::download(BitSpan<Storage> bits) const {
-  EXPECTS(owns(bits.storage), "CudaBackend::download: the span belongs to another backend");
-  EXPECTS(span_in_bounds(bits), "CudaBackend::download: " + span_bounds_error(bits));
+  check_own_span(bits, [this](const Storage* s) { return owns(s); }, "CudaBackend::download");
   const std::size_t n1 = std::size_t{parameters().lwe_dimension} + 1;
   LweBatch out(parameters().lwe_dimension, bits.count);
   if (bits.count > 0) {

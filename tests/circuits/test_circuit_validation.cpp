@@ -73,6 +73,67 @@ TEST_CASE("validation: encrypted arrays refuse a client key of another parameter
   CHECK(x.decrypt(f.be, f.key) == values);
 }
 
+// Found by an API audit (fixed): an empty client key (default-constructed or moved-from) was
+// reported as a key "for parameter set ''".
+TEST_CASE("validation: encrypted arrays name an empty client key", "[circuits][validation]") {
+  test::SequentialFixture f;
+  Csprng rng = seeded_rng(0x6b3);
+  const std::vector<std::uint64_t> values{1, 2, 3};
+  REQUIRE_INVALID_ARGUMENT(IntArray<SequentialBackend>::encrypt(f.be, SecretKey{}, values, u8, rng),
+                           "encrypt: the client key is empty (default-constructed or moved-from)");
+  const auto x = IntArray<SequentialBackend>::encrypt(f.be, f.key, values, u8, rng);
+  REQUIRE_INVALID_ARGUMENT(x.decrypt(f.be, SecretKey{}), "decrypt: the client key is empty");
+}
+
+// Found by an API audit (fixed): enum values outside their enumerations were accepted
+// (AdderKind(9) ran as Sklansky) or gave an internal message (MultiplierKind(9)).
+TEST_CASE("validation: adder, multiplier and product kinds outside their enumerations",
+          "[circuits][validation]") {
+  Circuit c;
+  const Expr x = c.input(u8, 1, 2), y = c.input(u8, 1, 2);
+  const auto bad_adder = static_cast<AdderKind>(9);
+  REQUIRE_INVALID_ARGUMENT(add(c, x, y, bad_adder),
+                           "add: AdderKind(9) is not an adder; expected ripple, number-wise, "
+                           "kogge-stone or sklansky");
+  REQUIRE_INVALID_ARGUMENT(add_with_carry(c, x, y, bit_range(x, 0, 1), bad_adder),
+                           "add_with_carry: AdderKind(9)");
+  REQUIRE_INVALID_ARGUMENT(subtract(c, x, y, bad_adder), "subtract: AdderKind(9)");
+  REQUIRE_INVALID_ARGUMENT(negate(c, x, bad_adder), "negate: AdderKind(9)");
+  BitHeap heap(8, 2);
+  heap.add(x);
+  heap.add(y);
+  REQUIRE_INVALID_ARGUMENT(heap.sum(c, false, bad_adder), "BitHeap::sum: AdderKind(9)");
+  REQUIRE_INVALID_ARGUMENT(multiply(c, x, y, Product::Wrapping, static_cast<MultiplierKind>(9)),
+                           "multiply: MultiplierKind(9) is not a multiplier; expected dadda, "
+                           "tree or karatsuba");
+  REQUIRE_INVALID_ARGUMENT(multiply(c, x, y, static_cast<Product>(7)),
+                           "multiply: Product(7) is neither");
+  REQUIRE_INVALID_ARGUMENT(multiply_karatsuba(c, x, y, static_cast<Product>(7), 3),
+                           "multiply_karatsuba: Product(7)");
+  CHECK(c.nodes().empty());  // nothing was recorded
+  for (AdderKind kind : {AdderKind::Ripple, AdderKind::NumberWise, AdderKind::KoggeStone,
+                         AdderKind::Sklansky}) {
+    CHECK_NOTHROW(add(c, x, y, kind));
+  }
+}
+
+// Found by an API audit (fixed): a shape whose bit count wraps 2^64 passed the checks that
+// compare it with a buffer or allocate its planes.
+TEST_CASE("validation: shapes of more than 2^64 bits are refused", "[circuits][validation]") {
+  Circuit c;
+  const std::size_t half = std::size_t{1} << 32;
+  REQUIRE_INVALID_ARGUMENT(c.input(u8, half, half), "Circuit::input: 4294967296 x 4294967296 u8 "
+                                                    "has more than 2^64 bits");
+  REQUIRE_INVALID_ARGUMENT(c.input(IntType{64, false}, std::size_t{1} << 30, std::size_t{1} << 30),
+                           "has more than 2^64 bits");
+  CHECK(bit_count(u8, 3, 5, "test") == 120);
+  test::PlaintextFixture f;
+  // 2^61 x 2^3 x 8 bits wraps to 0: the empty buffer matched before.
+  REQUIRE_INVALID_ARGUMENT(
+      IntArray<PlaintextBackend>(f.be.allocate(0), u8, std::size_t{1} << 61, 8),
+      "IntArray: 2305843009213693952 x 8 u8 has more than 2^64 bits");
+}
+
 // Found by an API audit (fixed): an empty expression (Expr{}, no bits) crashed rotate (a
 // division by zero), less (a null plane), divide, abs, shift_right and resize (the sign bit of
 // no bits), and sort and sum returned without an error. Every entry point refuses it now.

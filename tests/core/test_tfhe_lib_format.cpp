@@ -635,7 +635,7 @@ TEST_CASE("tfhe_lib: writers validate their input", "[tfhe_lib]") {
   REQUIRE_INVALID_ARGUMENT(tl::write_parameter_set(out, bad), "polynomial_size=1000");
   std::istringstream in(m.ctxt, std::ios::binary);
   REQUIRE_INVALID_ARGUMENT(tl::read_gate_ciphertexts(in, bad), "polynomial_size=1000");
-  REQUIRE_INVALID_ARGUMENT(tl::write_lwe_key(out, SecretKey{}), "empty name");
+  REQUIRE_INVALID_ARGUMENT(tl::write_lwe_key(out, SecretKey{}), "default-constructed");
   CHECK(out.str().empty());
   // A failed stream is a SystemError.
   std::ostringstream failed;
@@ -1000,7 +1000,7 @@ TEST_CASE("tfhe_lib: bad keysets are rejected naming the problem", "[tfhe_lib]")
 TEST_CASE("tfhe_lib: keyset writers validate their input", "[tfhe_lib]") {
   const MadeKeys& m = made_keys();
   std::ostringstream out;
-  REQUIRE_INVALID_ARGUMENT(tl::write_cloud_keyset(out, CloudKey{}), "empty name");
+  REQUIRE_INVALID_ARGUMENT(tl::write_cloud_keyset(out, CloudKey{}), "default-constructed");
   tl::CloudKeySetFile file = tl::cloud_keyset_file(m.ck);
   file.ks_variance = -1;
   REQUIRE_INVALID_ARGUMENT(tl::write_cloud_keyset(out, file), "ks_variance=-1");
@@ -1011,7 +1011,7 @@ TEST_CASE("tfhe_lib: keyset writers validate their input", "[tfhe_lib]") {
   file.ks_digit0.assign(10, 0);
   REQUIRE_INVALID_ARGUMENT(tl::write_cloud_keyset(out, file),
                            "ks_digit0 has 10 words but expected none or k*N*t*(n+1)=83200");
-  REQUIRE_INVALID_ARGUMENT(tl::write_secret_keyset(out, SecretKey{}, m.ck), "empty name");
+  REQUIRE_INVALID_ARGUMENT(tl::write_secret_keyset(out, SecretKey{}, m.ck), "default-constructed");
   CHECK(out.str().empty());
   // A bad argument never truncates an existing file.
   TempDir dir;

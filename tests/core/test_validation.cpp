@@ -110,8 +110,8 @@ TEST_CASE("validation: objects built from invalid parameters name the bad field"
   REQUIRE_INVALID_ARGUMENT(SecretKey(bad, rng), "polynomial_size=100");
   REQUIRE_INVALID_ARGUMENT(noise_model(bad), "polynomial_size=100");
   // Default-constructed parameters have no name: the first check of validate().
-  REQUIRE_INVALID_ARGUMENT(BootstrappingKey(Parameters{}, {}), "empty name");
-  REQUIRE_INVALID_ARGUMENT(KeySwitchingKey(Parameters{}, {}), "empty name");
+  REQUIRE_INVALID_ARGUMENT(BootstrappingKey(Parameters{}, {}), "default-constructed");
+  REQUIRE_INVALID_ARGUMENT(KeySwitchingKey(Parameters{}, {}), "default-constructed");
   REQUIRE_INVALID_ARGUMENT(parameters_by_name("tfhe_lib_129"), "unknown parameter set 'tfhe_lib_129'");
 }
 
@@ -238,7 +238,7 @@ TEST_CASE("validation: writers name the bad argument and the failing stream", "[
                            "save_ciphertexts: batch has lwe_dimension=630");
   CHECK_FALSE(fs::exists(dir / "c.tg"));
   // check_writable runs validate() first.
-  REQUIRE_INVALID_ARGUMENT(write_secret_key(out, SecretKey()), "empty name");
+  REQUIRE_INVALID_ARGUMENT(write_secret_key(out, SecretKey()), "default-constructed");
   Parameters bad = toy_insecure();
   bad.glwe_dimension = 0;
   REQUIRE_INVALID_ARGUMENT(save_parameters(dir / "p.tg", bad), "glwe_dimension=0");
@@ -374,7 +374,7 @@ TEST_CASE("validation: KeySwitchingKey::size validates the parameters before shi
   Parameters p = toy_insecure();
   p.ks_base_log = 64;  // 1 << 64 would be undefined
   REQUIRE_INVALID_ARGUMENT(KeySwitchingKey::size(p), "ks_base_log=64");
-  REQUIRE_INVALID_ARGUMENT(KeySwitchingKey::size(Parameters{}), "empty name");
+  REQUIRE_INVALID_ARGUMENT(KeySwitchingKey::size(Parameters{}), "default-constructed");
   CHECK(KeySwitchingKey::size(toy_insecure()) == 256u * 5 * 7 * 65);
 }
 

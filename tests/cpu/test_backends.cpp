@@ -365,6 +365,15 @@ TEMPLATE_TEST_CASE("invalid batches throw InvalidArgument before anything is eva
     REQUIRE_INVALID_ARGUMENT(f.be.download(foreign.bits()), "another backend");
     CHECK(read_bits(other, foreign.bits()) == std::vector<std::uint8_t>(8, 1));
   }
+  SECTION("spans without a buffer") {
+    // A default span, and a span of a moved-from buffer, are named as such (they used to be
+    // reported as another backend's).
+    REQUIRE_INVALID_ARGUMENT(f.be.download(BitSpan<S>{}), "the span has no buffer");
+    BufferOf<typename TestType::Backend> moved = std::move(B);
+    REQUIRE_INVALID_ARGUMENT(f.be.download(B.bits(0, 4)), "the span has no buffer");
+    CHECK(read_bits(f, moved.bits(0, 4)) == std::vector<std::uint8_t>{0, 0, 1, 1});
+    B = std::move(moved);
+  }
   SECTION("length mismatch") {
     REQUIRE_INVALID_ARGUMENT(f.be.evaluate({gate::and_<S>(A.bits(0, 4), B.bits(0, 3), out.bits(0, 4))}),
                              "input 1 has 3 bits");

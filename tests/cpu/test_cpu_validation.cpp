@@ -65,8 +65,8 @@ TEST_CASE("validation: make_fft_engine rejects an unknown engine kind", "[valida
 
 TEST_CASE("validation: a key context needs a valid cloud key", "[validation]") {
   // A default cloud key has default (invalid) parameters: CpuKeyContext validates them.
-  REQUIRE_INVALID_ARGUMENT(CpuKeyContext(std::make_shared<const CloudKey>()), "empty name");
-  REQUIRE_INVALID_ARGUMENT(SequentialBackend(std::make_shared<const CloudKey>()), "empty name");
+  REQUIRE_INVALID_ARGUMENT(CpuKeyContext(std::make_shared<const CloudKey>()), "default-constructed");
+  REQUIRE_INVALID_ARGUMENT(SequentialBackend(std::make_shared<const CloudKey>()), "default-constructed");
   REQUIRE_INVALID_ARGUMENT(OpenMpBackend(std::shared_ptr<const CloudKey>{}), "the cloud key is null");
   REQUIRE_INVALID_ARGUMENT(OpenMpBackend(std::shared_ptr<const CpuKeyContext>{}),
                            "the key context is null");

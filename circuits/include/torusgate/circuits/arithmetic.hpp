@@ -77,5 +77,7 @@ Expr concat_elements(std::span<const Expr> parts);
 void check_same_shape(const Expr& x, const Expr& y, std::string_view who);
 // Throws InvalidArgument naming `who` when x is an empty expression (Expr{}: no bits).
 void check_operand(const Expr& x, std::string_view who);
+// Throws InvalidArgument naming `who` when kind is not one of AdderKind's values.
+void check_adder(AdderKind kind, std::string_view who);
 
 }  // namespace torusgate::circuits

@@ -20,6 +20,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -92,6 +93,10 @@ struct IntType {
   friend bool operator==(const IntType&, const IntType&) = default;
 };
 std::string to_string(const IntType& type);  // "u8", "s32", ...
+// The bits of rows x cols integers of `type`: width * rows * cols. Throws InvalidArgument
+// naming `who` when the count does not fit std::size_t (it would wrap).
+std::size_t bit_count(const IntType& type, std::size_t rows, std::size_t cols,
+                      std::string_view who);
 
 // An array of integers inside a circuit: bit plane j holds bit j of every element (lane).
 // Elements are arranged as a rows x cols matrix, row-major (a vector is one row).

@@ -36,10 +36,11 @@ class IntArray {
     EXPECTS(type.width >= 1 && rows >= 1 && cols >= 1,
             "IntArray: type " + to_string(type) + " with shape " + std::to_string(rows) + " x " +
                 std::to_string(cols) + " holds no bits");
-    EXPECTS(buffer_.size() == type.width * rows * cols,
+    const std::size_t needed = bit_count(type, rows, cols, "IntArray");
+    EXPECTS(buffer_.size() == needed,
             "IntArray: the buffer has " + std::to_string(buffer_.size()) + " bits but " +
                 std::to_string(rows) + " x " + std::to_string(cols) + " " + to_string(type) +
-                " needs " + std::to_string(type.width * rows * cols));
+                " needs " + std::to_string(needed));
   }
 
   // Encrypts `values` (a vector, or rows x cols row-major when rows is given) with the

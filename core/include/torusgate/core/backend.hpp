@@ -63,6 +63,17 @@ std::string span_bounds_error(const BitSpan<Storage>& bits) {
          ", outside its buffer of " + std::to_string(bits.storage->size()) + " bits";
 }
 
+// Throws InvalidArgument naming `who` unless `bits` has a buffer, one of this backend's
+// (`owns`), and lies inside it: what download and depth check.
+template <class Storage, class OwnsFn>
+void check_own_span(const BitSpan<Storage>& bits, OwnsFn&& owns, const std::string& who) {
+  EXPECTS(bits.storage != nullptr,
+          who + ": the span has no buffer (a default-constructed BitSpan, or a span of a "
+                "default-constructed or moved-from BitBuffer)");
+  EXPECTS(owns(bits.storage), who + ": the span belongs to another backend");
+  EXPECTS(span_in_bounds(bits), who + ": " + span_bounds_error(bits));
+}
+
 // Owning handle to a backend's storage of `size()` bits. Moving the handle keeps the
 // storage where it is, so spans taken earlier stay valid while the buffer lives.
 template <class Storage>
@@ -140,6 +151,8 @@ namespace detail {
 template <class B, class Key>
 void check_client_key(const B& be, const Key& key, const char* fn) {
   if constexpr (requires { be.parameters() == key.parameters(); }) {
+    EXPECTS(key.parameters().name != "" || be.parameters().name == "",
+            std::string(fn) + ": the client key is empty (default-constructed or moved-from)");
     EXPECTS(be.parameters() == key.parameters(),
             std::string(fn) + ": the client key is for parameter set '" + key.parameters().name +
                 "' but the backend's cloud key is for '" + be.parameters().name + "'" +
