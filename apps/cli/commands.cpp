@@ -235,6 +235,7 @@ int run_encrypt(const EncryptOptions& o, Console& console) {
   array.rows = table.shape.rows;
   array.cols = table.shape.cols;
   array.samples = encrypt_bits(secret, circuits::to_bit_planes(table.values, type), rng);
+  array.key_id = secret.key_id();
   out_file.write(
       [&](const fs::path& path) { save_integer_array(path, secret.parameters(), array); });
   out_file.commit();
@@ -317,6 +318,10 @@ int run_eval(const EvalOptions& o, Console& console) {
 
   // Headers first: what each file holds and its parameter set, before anything is loaded.
   const FileHeader key_header = expect_object(o.cloud_key, ObjectType::CloudKey, "--cloud-key");
+  // The secret key the result is under: the cloud key's, else the operands' (format version 3
+  // files name it; 0: not known).
+  std::uint64_t key_id = key_header.key_id;
+  std::string key_id_from = o.cloud_key;
   for (const std::string& input : o.inputs) {
     const FileHeader header = expect_object(input, ObjectType::IntegerArray, "an operand of eval");
     const std::string mismatch =
@@ -324,6 +329,19 @@ int run_eval(const EvalOptions& o, Console& console) {
     if (!mismatch.empty()) {
       throw CommandError("the files use different parameter sets: " + mismatch +
                          "; encrypt the operands with the secret key made with this cloud key");
+    }
+    if (header.key_id != 0 && key_id != 0 && header.key_id != key_id) {
+      throw CommandError(in_quotes(input) + " is encrypted under key id " +
+                         key_id_text(header.key_id) + " but " + in_quotes(key_id_from) +
+                         (key_id_from == o.cloud_key ? " was made from key id "
+                                                     : " is under key id ") +
+                         key_id_text(key_id) +
+                         ": the result would decrypt to random bits; encrypt the operands with "
+                         "the secret key this cloud key was made from");
+    }
+    if (key_id == 0 && header.key_id != 0) {
+      key_id = header.key_id;
+      key_id_from = input;
     }
   }
   std::vector<IntegerArrayCiphertext> arrays;
@@ -383,6 +401,7 @@ int run_eval(const EvalOptions& o, Console& console) {
     out.rows = result.rows();
     out.cols = result.cols();
     out.samples = be.download(result.buffer().bits());
+    out.key_id = key_id;
   });
   out_file.write([&](const fs::path& path) { save_integer_array(path, key_header.params, out); });
   out_file.commit();
@@ -436,6 +455,12 @@ int run_decrypt(const DecryptOptions& o, Console& console) {
   const SecretKey secret = loading([&] { return load_secret_key(o.key); });
   const IntegerArrayCiphertext array =
       loading([&] { return load_integer_array(input, key_header.params); });
+  if (array.key_id != 0 && array.key_id != secret.key_id()) {
+    throw CommandError(in_quotes(input) + " is under key id " + key_id_text(array.key_id) +
+                       " but " + in_quotes(o.key) + " is key id " + key_id_text(secret.key_id()) +
+                       ": it would decrypt to random bits; decrypt with the secret key the file "
+                       "was encrypted for");
+  }
   const IntType type = type_of(array);
   const std::vector<Bits128> values =
       values_from_bit_planes(decrypt_bits(secret, array.samples), type, array.lanes());

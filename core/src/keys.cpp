@@ -2,10 +2,42 @@
 // key-switching key (TFHE, J. Cryptology 2020, algorithms 1-3).
 #include "torusgate/core/keys.hpp"
 
+#include <sodium.h>
+
+#include <array>
+
 #include "torusgate/core/error.hpp"
 
 namespace torusgate {
 namespace {
+
+// SecretKey::key_id: BLAKE2b (libsodium's generichash, 16-byte digest) of a domain string, the
+// parameter fingerprint (8 bytes little-endian) and every coefficient as one byte (0 or 1:
+// LweKey and GlweKey hold binary keys), the LWE key's then the GLWE key's; the digest's first
+// 8 bytes, little-endian, with 0 taken to 1 (0 means "no key").
+std::uint64_t compute_key_id(const SecretKey& key) {
+  if (sodium_init() < 0) throw SystemError("SecretKey: sodium_init failed; libsodium cannot be used");
+  crypto_generichash_state state;
+  crypto_generichash_init(&state, nullptr, 0, 16);
+  static constexpr char domain[] = "torusgate secret key id v1";
+  crypto_generichash_update(&state, reinterpret_cast<const unsigned char*>(domain), sizeof domain - 1);
+  std::array<unsigned char, 8> fingerprint{};
+  const std::uint64_t f = key.parameters().fingerprint();
+  for (int i = 0; i < 8; ++i) fingerprint[i] = static_cast<unsigned char>(f >> (8 * i));
+  crypto_generichash_update(&state, fingerprint.data(), fingerprint.size());
+  for (const auto coefficients : {key.lwe_key().coefficients(), key.glwe_key().coefficients()}) {
+    std::vector<unsigned char> bytes(coefficients.size());
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      bytes[i] = static_cast<unsigned char>(coefficients[i]);
+    }
+    crypto_generichash_update(&state, bytes.data(), bytes.size());
+  }
+  std::array<unsigned char, 16> digest{};
+  crypto_generichash_final(&state, digest.data(), digest.size());
+  std::uint64_t id = 0;
+  for (int i = 7; i >= 0; --i) id = id << 8 | digest[i];
+  return id == 0 ? 1 : id;
+}
 
 std::string size_error(const char* fn, std::size_t got, std::size_t want, const Parameters& p) {
   return std::string(fn) + ": " + std::to_string(got) + " words given but parameter set '" +
@@ -25,7 +57,8 @@ void check_key_made(const SecretKey& key, const char* fn) {
 SecretKey::SecretKey(const Parameters& params, Csprng& rng)
     : params_(params),
       lwe_((params.validate(), params.lwe_dimension), rng),
-      glwe_(params.glwe_dimension, params.polynomial_size, rng) {}
+      glwe_(params.glwe_dimension, params.polynomial_size, rng),
+      id_(compute_key_id(*this)) {}
 
 SecretKey::SecretKey(const Parameters& params, LweKey lwe_key, GlweKey glwe_key)
     : params_(params), lwe_(std::move(lwe_key)), glwe_(std::move(glwe_key)) {
@@ -40,6 +73,7 @@ SecretKey::SecretKey(const Parameters& params, LweKey lwe_key, GlweKey glwe_key)
               std::to_string(glwe_.polynomial_size()) + " but parameter set '" + params_.name +
               "' has k=" + std::to_string(params_.glwe_dimension) + ", N=" +
               std::to_string(params_.polynomial_size));
+  id_ = compute_key_id(*this);
 }
 
 void check_unroll(std::uint32_t unroll, const std::string& context) {
@@ -142,8 +176,16 @@ KeySwitchingKey KeySwitchingKey::generate(const SecretKey& key, Csprng& rng) {
   return KeySwitchingKey(p, std::move(data));
 }
 
-CloudKey::CloudKey(BootstrappingKey bk, KeySwitchingKey ksk)
-    : bk_(std::move(bk)), ksk_(std::move(ksk)) {
+std::string key_id_text(std::uint64_t id) {
+  if (id == 0) return "unknown";
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string text(16, '0');
+  for (int i = 15; i >= 0; --i, id >>= 4) text[i] = digits[id & 0xf];
+  return text;
+}
+
+CloudKey::CloudKey(BootstrappingKey bk, KeySwitchingKey ksk, std::uint64_t key_id)
+    : bk_(std::move(bk)), ksk_(std::move(ksk)), key_id_(key_id) {
   EXPECTS(bk_.parameters() == ksk_.parameters(),
           "CloudKey: bootstrapping key is for parameter set '" + bk_.parameters().name +
               "' but the key-switching key is for '" + ksk_.parameters().name + "'");
@@ -152,7 +194,7 @@ CloudKey::CloudKey(BootstrappingKey bk, KeySwitchingKey ksk)
 CloudKey CloudKey::generate(const SecretKey& key, Csprng& rng, std::uint32_t unroll) {
   auto bk = BootstrappingKey::generate(key, rng, unroll);
   auto ksk = KeySwitchingKey::generate(key, rng);
-  return CloudKey(std::move(bk), std::move(ksk));
+  return CloudKey(std::move(bk), std::move(ksk), key.key_id());
 }
 
 std::size_t CloudKey::memory_bytes() const {

@@ -169,9 +169,11 @@ void check_integer_array(const Parameters& params, const IntegerArrayCiphertext&
 }
 
 // Every object is written in version 1 (readable by older builds) unless it needs a later
-// version's fields: only a cloud key with an unrolled bootstrapping key does (version 2).
-void write_header(Writer& w, ObjectType type, const Parameters& p,
+// version's fields: a key id (version 3, written here after the parameters) or a cloud key's
+// unrolled form (version 2).
+void write_header(Writer& w, ObjectType type, const Parameters& p, std::uint64_t key_id = 0,
                   std::uint32_t version = oldest_native_format_version) {
+  if (key_id != 0) version = 3;
   w.bytes(file_magic.data(), file_magic.size());
   w.u32(version);
   w.u32(static_cast<std::uint32_t>(type));
@@ -185,6 +187,7 @@ void write_header(Writer& w, ObjectType type, const Parameters& p,
   w.f64(p.lwe_noise_stddev);
   w.f64(p.glwe_noise_stddev);
   w.u32(p.insecure ? 1u : 0u);
+  if (version >= 3) w.u64(key_id);
 }
 
 void write_parameters_impl(std::ostream& out, const Parameters& params, const std::string& ctx) {
@@ -198,7 +201,7 @@ void write_secret_key_impl(std::ostream& out, const SecretKey& key, const std::s
   const Parameters& p = key.parameters();
   check_writable(p, ctx);
   Writer w(out, ctx);
-  write_header(w, ObjectType::SecretKey, p);
+  write_header(w, ObjectType::SecretKey, p, key.key_id());
   const auto lwe = key.lwe_key().coefficients();
   w.u64(lwe.size());
   w.i32_array(lwe);
@@ -213,8 +216,9 @@ void write_cloud_key_impl(std::ostream& out, const CloudKey& key, const std::str
   check_writable(p, ctx);
   Writer w(out, ctx);
   const std::uint32_t unroll = key.bootstrapping_key().unroll();
-  write_header(w, ObjectType::CloudKey, p, unroll == 1 ? 1 : 2);
-  if (unroll != 1) w.u32(unroll);
+  const std::uint64_t key_id = key.key_id();
+  write_header(w, ObjectType::CloudKey, p, key_id, unroll == 1 ? 1 : 2);
+  if (unroll != 1 || key_id != 0) w.u32(unroll);  // versions 2 and 3
   const auto bk = key.bootstrapping_key().data();
   w.u64(bk.size());
   w.u32_array(bk);
@@ -246,7 +250,7 @@ void write_integer_array_impl(std::ostream& out, const Parameters& params,
   check_writable(params, ctx);
   check_integer_array(params, array, ctx);
   Writer w(out, ctx);
-  write_header(w, ObjectType::IntegerArray, params);
+  write_header(w, ObjectType::IntegerArray, params, array.key_id);
   w.u32(array.width);
   w.u32(array.is_signed ? 1u : 0u);
   w.u64(array.rows);
@@ -287,6 +291,8 @@ class Reader {
   std::uint64_t offset() const { return offset_; }
   // The file's format version, once read_prefix has read it (0 before).
   std::uint32_t version = 0;
+  // The key id of a version 3 header, once read_header has read it (0: none).
+  std::uint64_t key_id = 0;
   std::optional<std::uint64_t> remaining() const {
     if (!available_) return std::nullopt;
     return *available_ - std::min(*available_, offset_);
@@ -476,6 +482,15 @@ Parameters read_header(Reader& r, std::optional<ObjectType> want,
            " but the embedded parameter set '" + p.name + "' has fingerprint " +
            hex64(p.fingerprint()));
   }
+  r.key_id = 0;
+  if (r.version >= 3) {
+    if (type == ObjectType::Parameters || type == ObjectType::CiphertextBatch) {
+      r.fail("format version 3, which only secret keys, cloud keys and integer arrays use, in a "
+             "file holding " + with_article(type) + " (expected version 1)");
+    }
+    r.key_id = r.u64("the key id");
+    if (r.key_id == 0) r.fail("key id 0 in a version 3 file (a file without one is version 1 or 2)");
+  }
   return p;
 }
 
@@ -511,17 +526,24 @@ SecretKey read_secret_key_impl(std::istream& in, const std::string& ctx) {
   const auto kn = read_count(r, "the GLWE key coefficient count", p.extracted_lwe_dimension(), p);
   const auto glwe = r.u32_array(kn, "the GLWE key coefficients");
   r.verify_checksum();
+  SecretKey key;
   try {
-    return SecretKey(p, LweKey(to_signed(lwe)),
-                     GlweKey(p.glwe_dimension, p.polynomial_size, to_signed(glwe)));
+    key = SecretKey(p, LweKey(to_signed(lwe)),
+                    GlweKey(p.glwe_dimension, p.polynomial_size, to_signed(glwe)));
   } catch (const InvalidArgument& e) {
     r.fail(std::string("invalid secret key: ") + e.what());
   }
+  if (r.key_id != 0 && r.key_id != key.key_id()) {
+    r.fail("the header names key id " + key_id_text(r.key_id) + " but the key's coefficients give " +
+           key_id_text(key.key_id()));
+  }
+  return key;
 }
 
 CloudKey read_cloud_key_impl(std::istream& in, const std::string& ctx) {
   Reader r(in, ctx);
   const Parameters p = read_header(r, ObjectType::CloudKey);
+  const std::uint64_t key_id = r.key_id;
   std::uint32_t unroll = 1;
   if (r.version >= 2) {
     unroll = r.u32("the bootstrapping key form");
@@ -538,7 +560,8 @@ CloudKey read_cloud_key_impl(std::istream& in, const std::string& ctx) {
   auto ksk = r.u32_array(ksk_words, "the key-switching key");
   r.verify_checksum();
   try {
-    return CloudKey(BootstrappingKey(p, std::move(bk), unroll), KeySwitchingKey(p, std::move(ksk)));
+    return CloudKey(BootstrappingKey(p, std::move(bk), unroll), KeySwitchingKey(p, std::move(ksk)),
+                    key_id);
   } catch (const InvalidArgument& e) {
     r.fail(std::string("invalid cloud key: ") + e.what());
   }
@@ -597,6 +620,7 @@ IntegerArrayCiphertext read_integer_array_impl(std::istream& in, const std::stri
   const Parameters p = read_header(r, ObjectType::IntegerArray);
   check_expected(r, p, expected);
   IntegerArrayCiphertext array;
+  array.key_id = r.key_id;
   const std::uint32_t width = r.u32("the integer width");
   const std::uint32_t signedness = r.u32("the signedness flag");
   if (signedness > 1) {
@@ -769,6 +793,7 @@ FileHeader read_file_header(const fs::path& path) {
   FileHeader header;
   header.params = read_header(r, std::nullopt, &header.type);
   header.version = r.version;
+  header.key_id = r.key_id;
   return header;
 }
 
@@ -792,7 +817,8 @@ std::string describe_file(const fs::path& path) {
     case ObjectType::SecretKey: {
       const SecretKey key = load_file(path, fn, type, read_secret_key_impl);
       p = key.parameters();
-      details = ", LWE key " + std::to_string(key.lwe_key().coefficients().size()) +
+      details = ", key id " + key_id_text(key.key_id()) + ", LWE key " +
+                std::to_string(key.lwe_key().coefficients().size()) +
                 " coefficients, GLWE key " +
                 std::to_string(key.glwe_key().coefficients().size()) + " coefficients";
       break;
@@ -800,7 +826,8 @@ std::string describe_file(const fs::path& path) {
     case ObjectType::CloudKey: {
       const CloudKey key = load_file(path, fn, type, read_cloud_key_impl);
       p = key.parameters();
-      details = std::string(key.bootstrapping_key().unroll() > 1
+      details = ", made from key id " + key_id_text(key.key_id()) +
+                std::string(key.bootstrapping_key().unroll() > 1
                                     ? ", unrolled (unroll " +
                                           std::to_string(key.bootstrapping_key().unroll()) + ")"
                                     : "") +
@@ -823,7 +850,8 @@ std::string describe_file(const fs::path& path) {
           load_file(path, fn, type, [&](std::istream& in, const std::string& ctx) {
             return read_integer_array_impl(in, ctx, nullptr, &p);
           });
-      details = ", " + array.describe() + " (" + std::to_string(array.lanes()) +
+      details = ", under key id " + key_id_text(array.key_id) + ", " + array.describe() + " (" +
+                std::to_string(array.lanes()) +
                 (array.lanes() == 1 ? " integer), " : " integers), ") +
                 std::to_string(array.samples.count()) + " samples of " +
                 std::to_string(array.samples.sample_size()) + " words";

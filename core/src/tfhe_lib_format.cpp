@@ -664,6 +664,7 @@ SecretKeySetFile read_secret_keyset_impl(std::istream& stream, const std::string
   if (!problem.empty()) {
     in.fail("the keyset's cloud key does not belong to its secret keys: " + problem);
   }
+  file.cloud.key = std::move(file.cloud.key).named(file.secret.key_id());
   return file;
 }
 

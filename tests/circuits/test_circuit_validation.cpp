@@ -85,6 +85,30 @@ TEST_CASE("validation: encrypted arrays name an empty client key", "[circuits][v
   REQUIRE_INVALID_ARGUMENT(x.decrypt(f.be, SecretKey{}), "decrypt: the client key is empty");
 }
 
+// A secret key of the same parameter set that did not make the backend's cloud key: its
+// samples bootstrap to random bits. The key ids tell them apart (CloudKey::key_id).
+TEST_CASE("validation: encrypted arrays refuse a secret key the cloud key was not made from",
+          "[circuits][validation][key_id]") {
+  test::SequentialFixture f;  // toy_INSECURE
+  Csprng rng = seeded_rng(0x6b4);
+  const SecretKey other(f.key.parameters(), rng);
+  REQUIRE(f.be.key_id() == f.key.key_id());
+  const std::vector<std::uint64_t> values{4, 5};
+  REQUIRE_INVALID_ARGUMENT(IntArray<SequentialBackend>::encrypt(f.be, other, values, u8, rng),
+                           "encrypt: the client key (key id " + key_id_text(other.key_id()) +
+                               ") is not the secret key the backend's cloud key was made from "
+                               "(key id " + key_id_text(f.key.key_id()) + ")");
+  const auto x = IntArray<SequentialBackend>::encrypt(f.be, f.key, values, u8, rng);
+  REQUIRE_INVALID_ARGUMENT(x.decrypt(f.be, other), "decrypt: the client key (key id");
+  CHECK(x.decrypt(f.be, f.key) == values);
+  // A cloud key that does not name its secret key (key id 0) is not checked.
+  SequentialBackend anonymous(std::make_shared<const CloudKey>(
+      CloudKey(f.be.context().cloud_key().bootstrapping_key(),
+               f.be.context().cloud_key().key_switching_key())));
+  CHECK(anonymous.key_id() == 0);
+  CHECK_NOTHROW(IntArray<SequentialBackend>::encrypt(anonymous, other, values, u8, rng));
+}
+
 // Found by an API audit (fixed): enum values outside their enumerations were accepted
 // (AdderKind(9) ran as Sklansky) or gave an internal message (MultiplierKind(9)).
 TEST_CASE("validation: adder, multiplier and product kinds outside their enumerations",

@@ -22,6 +22,7 @@
 #include "test_files.hpp"
 #include "torusgate/core/keys.hpp"
 #include "torusgate/core/random.hpp"
+#include "torusgate/core/serialization.hpp"
 #include "torusgate/core/tfhe_lib_format.hpp"
 #include "values.hpp"
 
@@ -230,7 +231,7 @@ TEST_CASE("cli: keygen --unroll writes an unrolled cloud key that eval uses; bad
   CHECK_THAT(ok({"keygen", "--help"}).out, Contains("--unroll U ") && !Contains("INT in"));
   ok({"keygen", "--params", "toy_INSECURE", "--insecure-ok", "-s", sk, "-c", ck, "--unroll", "3",
       "-q"});
-  CHECK_THAT(ok({"info", ck}).out, Contains("format version 2") && Contains("unrolled (unroll 3)"));
+  CHECK_THAT(ok({"info", ck}).out, Contains("format version 3") && Contains("unrolled (unroll 3)"));
   ok({"encrypt", "-k", sk, "--width", "8", "--signed", "--values", "3,-7,12", "-o", x, "-q"});
   ok({"encrypt", "-k", sk, "--width", "8", "--signed", "--values", "5,6,-4", "-o", y, "-q"});
   ok({"eval", "-c", ck, "--op", "mul", x, y, "-o", p, "-q"});
@@ -711,6 +712,50 @@ TEST_CASE("cli: mismatched parameter sets, types and shapes", "[cli]") {
   fails(exit_failure, eval("add", {m, v}, s.ck), "same shape");
   CHECK(s.eval("dot", {m, v}) == std::vector<Int128>{wrap(1 + 4 + 9 + 16 + 25 + 36, u4)});
   CHECK_FALSE(fs::exists(out));
+}
+
+// A second key pair of the same parameter set: the parameter checks pass, and only the key ids
+// (format version 3) tell its files from the session's.
+TEST_CASE("cli: files of another secret key of the same parameter set are refused by key id",
+          "[cli][key_id]") {
+  Session& s = session();
+  TempDir dir;
+  const auto at = [&](const std::string& name) { return (dir / name).string(); };
+  ok({"keygen", "--params", "toy_INSECURE", "--insecure-ok", "-s", at("b.tgsk"), "-c",
+      at("b.tgck"), "-q"});
+  const std::string x = s.encrypt("kx.tgct", {1, 2, 3}, circuits::IntType{4, false});
+  ok({"encrypt", "-k", at("b.tgsk"), "--width", "4", "--values", "5,6,7", "-o", at("y.tgct")});
+  const std::string x_id = key_id_text(read_file_header(x).key_id);
+  const std::string b_id = key_id_text(read_file_header(at("b.tgsk")).key_id);
+  REQUIRE(x_id != b_id);
+  REQUIRE(read_file_header(s.ck).key_id == read_file_header(x).key_id);
+  CHECK_THAT(ok({"info", x}).out, Contains("under key id " + x_id));
+
+  // eval: an operand under another key than the cloud key's.
+  fails(exit_failure, {"eval", "-c", at("b.tgck"), "--op", "neg", x, "-o", at("r.tgct")},
+        "'" + x + "' is encrypted under key id " + x_id + " but '" + at("b.tgck") +
+            "' was made from key id " + b_id + ": the result would decrypt to random bits");
+  fails(exit_failure, {"eval", "-c", s.ck, "--op", "add", x, at("y.tgct"), "-o", at("r.tgct")},
+        "'" + at("y.tgct") + "' is encrypted under key id " + b_id);
+  CHECK_FALSE(fs::exists(at("r.tgct")));
+  // decrypt: a file under another key.
+  fails(exit_failure, {"decrypt", "-k", at("b.tgsk"), x},
+        "'" + x + "' is under key id " + x_id + " but '" + at("b.tgsk") + "' is key id " + b_id +
+            ": it would decrypt to random bits");
+  // A cloud key that names no key (imported from the library's keyset) checks the operands
+  // against each other, and its result is under theirs.
+  ok({"export", at("b.tgck"), "-o", at("b_cloud.key")});
+  ok({"import", at("b_cloud.key"), "-o", at("anon.tgck")});
+  fails(exit_failure, {"eval", "-c", at("anon.tgck"), "--op", "add", at("y.tgct"), x, "-o",
+                       at("r.tgct")},
+        "'" + x + "' is encrypted under key id " + x_id + " but '" + at("y.tgct") +
+            "' is under key id " + b_id);
+  ok({"eval", "-c", at("anon.tgck"), "--op", "neg", at("y.tgct"), "-o", at("r.tgct"), "-q"});
+  CHECK(read_file_header(at("r.tgct")).key_id == read_file_header(at("b.tgsk")).key_id);
+  CHECK(ok({"decrypt", "-k", at("b.tgsk"), at("r.tgct")}).out == "11 10 9\n");
+  // The result of eval is under the cloud key's secret key.
+  ok({"eval", "-c", s.ck, "--op", "neg", x, "-o", at("n.tgct"), "-q"});
+  CHECK(read_file_header(at("n.tgct")).key_id == read_file_header(x).key_id);
 }
 
 TEST_CASE("cli: outputs are never overwritten without --force and never left half written",

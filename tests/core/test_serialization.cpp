@@ -45,8 +45,17 @@ Csprng test_rng(std::uint64_t seed) {
 
 constexpr std::size_t header_prefix_bytes = 24;  // magic, version, type, fingerprint
 
+// Where the body starts in a version 1 or 2 file: after the parameters record.
 std::size_t body_offset(const Parameters& p) {
   return header_prefix_bytes + 4 + p.name.size() + 7 * 4 + 2 * 8 + 4;
+}
+// In a version 3 file (a secret key; a cloud key or integer array that names its key): after
+// the key id.
+std::size_t body_offset_v3(const Parameters& p) { return body_offset(p) + 8; }
+
+// The cloud key without its key id: what a version 1 or 2 file holds.
+CloudKey without_key_id(const CloudKey& ck) {
+  return CloudKey(ck.bootstrapping_key(), ck.key_switching_key());
 }
 
 void append_u32(std::string& s, std::uint32_t v) {
@@ -60,6 +69,11 @@ void put_u32(std::string& s, std::size_t offset, std::uint32_t v) {
 }
 void put_u64(std::string& s, std::size_t offset, std::uint64_t v) {
   for (int b = 0; b < 8; ++b) s[offset + b] = static_cast<char>((v >> (8 * b)) & 0xff);
+}
+std::uint32_t get_u32(const std::string& s, std::size_t offset) {
+  std::uint32_t v = 0;
+  for (int b = 3; b >= 0; --b) v = (v << 8) | static_cast<unsigned char>(s[offset + b]);
+  return v;
 }
 std::uint64_t get_u64(const std::string& s, std::size_t offset) {
   std::uint64_t v = 0;
@@ -235,7 +249,7 @@ TEST_CASE("serialization: the byte layout is the documented little-endian one",
 TEST_CASE("serialization: secret key round trip (toy_insecure)", "[serialization]") {
   const SecretKey& sk = toy_keys().sk;
   const std::string bytes = bytes_of([&](std::ostream& out) { write_secret_key(out, sk); });
-  CHECK(bytes.size() == body_offset(sk.parameters()) + 8 + 64 * 4 + 8 + 256 * 4 + 8);
+  CHECK(bytes.size() == body_offset_v3(sk.parameters()) + 8 + 64 * 4 + 8 + 256 * 4 + 8);
   const SecretKey back = secret_key_from(bytes);
   CHECK(same_secret_key(back, sk));
   // The loaded key decrypts what the original encrypted.
@@ -264,9 +278,11 @@ TEST_CASE("serialization: cloud key round trip (toy_insecure)", "[serialization]
   const CloudKey& ck = toy_keys().ck;
   const std::string bytes = bytes_of([&](std::ostream& out) { write_cloud_key(out, ck); });
   const Parameters& p = ck.parameters();
+  // Version 3: the key id, the form (1), the two keys.
   CHECK(bytes.size() ==
-        body_offset(p) + 8 + 4 * bk_words(p) + 8 + 4 * KeySwitchingKey::size(p) + 8);
+        body_offset_v3(p) + 4 + 8 + 4 * bk_words(p) + 8 + 4 * KeySwitchingKey::size(p) + 8);
   CHECK(same_cloud_key(cloud_key_from(bytes), ck));
+  CHECK(cloud_key_from(bytes).key_id() == toy_keys().sk.key_id());
   // The same through a stream that cannot seek (payload read chunk by chunk).
   CHECK(same_cloud_key(cloud_key_from_pipe(bytes), ck));
 }
@@ -274,7 +290,8 @@ TEST_CASE("serialization: cloud key round trip (toy_insecure)", "[serialization]
 TEST_CASE("serialization: an unrolled cloud key is format version 2 with its form; bad forms",
           "[serialization][unroll]") {
   Csprng rng = test_rng(77);
-  const CloudKey ck = CloudKey::generate(toy_keys().sk, rng, 2);
+  // Without a key id (a key made by an older build, or from the TFHE library's cloud keyset).
+  const CloudKey ck = without_key_id(CloudKey::generate(toy_keys().sk, rng, 2));
   const Parameters& p = ck.parameters();
   const std::string bytes = bytes_of([&](std::ostream& out) { write_cloud_key(out, ck); });
   const std::size_t words = BootstrappingKey::ggsw_count(p, 2) * ggsw_size(p);
@@ -287,7 +304,7 @@ TEST_CASE("serialization: an unrolled cloud key is format version 2 with its for
   CHECK(same_cloud_key(cloud_key_from_pipe(bytes), ck));
   // A standard key stays version 1, readable by older builds.
   const std::string standard =
-      bytes_of([&](std::ostream& out) { write_cloud_key(out, toy_keys().ck); });
+      bytes_of([&](std::ostream& out) { write_cloud_key(out, without_key_id(toy_keys().ck)); });
   CHECK(standard.substr(8, 4) == std::string("\x01\x00\x00\x00", 4));
   // Files: describe_file names the version and the form.
   TempDir dir;
@@ -297,7 +314,7 @@ TEST_CASE("serialization: an unrolled cloud key is format version 2 with its for
   CHECK(read_file_header(dir / "u.tgck").version == 2);
   CHECK(same_cloud_key(load_cloud_key(dir / "u.tgck"), ck));
   // Key bits in threes: the same format, form 3.
-  const CloudKey threes = CloudKey::generate(toy_keys().sk, rng, 3);
+  const CloudKey threes = without_key_id(CloudKey::generate(toy_keys().sk, rng, 3));
   const std::string threes_bytes =
       bytes_of([&](std::ostream& out) { write_cloud_key(out, threes); });
   CHECK(threes_bytes.substr(body_offset(p), 4) == std::string("\x03\x00\x00\x00", 4));
@@ -310,7 +327,7 @@ TEST_CASE("serialization: an unrolled cloud key is format version 2 with its for
   save_cloud_key(dir / "u3.tgck", threes);
   CHECK_THAT(describe_file(dir / "u3.tgck"), Contains("unrolled (unroll 3)"));
   // Key bits in fours: form 4, read back the same.
-  const CloudKey fours = CloudKey::generate(toy_keys().sk, rng, 4);
+  const CloudKey fours = without_key_id(CloudKey::generate(toy_keys().sk, rng, 4));
   const std::string fours_bytes = bytes_of([&](std::ostream& out) { write_cloud_key(out, fours); });
   CHECK(fours_bytes.substr(body_offset(p), 4) == std::string("\x04\x00\x00\x00", 4));
   CHECK(same_cloud_key(cloud_key_from(fours_bytes), fours));
@@ -400,7 +417,7 @@ TEST_CASE("serialization: save and load files, describe_file", "[serialization]"
 
   save_parameters(dir / "params.tg", p);
   save_secret_key(dir / "secret.tg", toy_keys().sk);
-  save_cloud_key(dir / "cloud.tg", toy_keys().ck);
+  save_cloud_key(dir / "cloud.tg", without_key_id(toy_keys().ck));
   save_ciphertexts(dir / "bits.tg", p, batch);
 
   CHECK(bit_identical(load_parameters(dir / "params.tg"), p));
@@ -466,7 +483,7 @@ TEST_CASE("serialization: truncation messages say what was cut and how many byte
   CHECK_THROWS_WITH(cloud_key_from(bytes.substr(0, 20)),
                     Contains("truncated") && Contains("fingerprint needs 8 bytes at offset 16"));
   // In the middle of the bootstrapping key, with a seekable and a one-way stream.
-  const std::string half = bytes.substr(0, body_offset(p) + 8 + 2 * bk_words(p));
+  const std::string half = bytes.substr(0, body_offset_v3(p) + 4 + 8 + 2 * bk_words(p));
   CHECK_THROWS_WITH(cloud_key_from(half),
                     Contains("truncated") && Contains("bootstrapping key needs " + bk_bytes));
   CHECK_THROWS_WITH(cloud_key_from_pipe(half),
@@ -494,7 +511,7 @@ TEST_CASE("serialization: wrong format version is rejected", "[serialization]") 
   put_u32(bytes, 8, 7);
   CHECK_THROWS_AS(secret_key_from(bytes), FormatError);
   CHECK_THROWS_WITH(secret_key_from(bytes),
-                    Contains("version 7 but this build reads versions 1 to 2"));
+                    Contains("version 7 but this build reads versions 1 to 3"));
   reseal(bytes);  // still rejected when the checksum is right
   CHECK_THROWS_WITH(secret_key_from(bytes), Contains("version 7"));
   std::istringstream in(bytes);
@@ -637,11 +654,11 @@ TEST_CASE("serialization: oversized count fields are rejected before allocating"
 
   // Key counts must be exactly what the parameters imply.
   std::string sk = bytes_of([&](std::ostream& out) { write_secret_key(out, toy_keys().sk); });
-  put_u64(sk, body, std::uint64_t{1} << 63);
+  put_u64(sk, body_offset_v3(p), std::uint64_t{1} << 63);
   CHECK_THROWS_WITH(secret_key_from(sk),
                     Contains("LWE key coefficient count is 9223372036854775808"));
   std::string ck = bytes_of([&](std::ostream& out) { write_cloud_key(out, toy_keys().ck); });
-  put_u64(ck, body, std::numeric_limits<std::uint64_t>::max());
+  put_u64(ck, body_offset_v3(p) + 4, std::numeric_limits<std::uint64_t>::max());
   CHECK_THROWS_WITH(cloud_key_from(ck), Contains("bootstrapping key word count"));
 
   // Hostile but valid parameters whose bootstrapping key would be 696 GB, with the matching
@@ -677,17 +694,17 @@ TEST_CASE("serialization: non-binary key coefficients are rejected", "[serializa
   const std::string good =
       bytes_of([&](std::ostream& out) { write_secret_key(out, toy_keys().sk); });
   std::string bytes = good;
-  put_u32(bytes, body_offset(p) + 8 + 4 * 5, 2);  // LWE coefficient 5
+  put_u32(bytes, body_offset_v3(p) + 8 + 4 * 5, 2);  // LWE coefficient 5
   reseal(bytes);
   CHECK_THROWS_AS(secret_key_from(bytes), FormatError);
   CHECK_THROWS_WITH(secret_key_from(bytes), Contains("invalid secret key") && Contains("0 or 1"));
   bytes = good;
-  put_u32(bytes, body_offset(p) + 8 + 4 * 64 + 8 + 4 * 200, 0xffffffffu);  // GLWE coefficient 200
+  put_u32(bytes, body_offset_v3(p) + 8 + 4 * 64 + 8 + 4 * 200, 0xffffffffu);  // GLWE coefficient 200
   reseal(bytes);
   CHECK_THROWS_WITH(secret_key_from(bytes), Contains("GlweKey") && Contains("0 or 1"));
   // Without fixing the checksum, the corruption is reported as such.
   bytes = good;
-  put_u32(bytes, body_offset(p) + 8, 2);
+  put_u32(bytes, body_offset_v3(p) + 8, 2);
   CHECK_THROWS_WITH(secret_key_from(bytes), Contains("checksum"));
 }
 
@@ -753,7 +770,7 @@ IntegerArrayCiphertext toy_integer_array(std::uint32_t width, bool is_signed, st
 
 bool same_integer_array(const IntegerArrayCiphertext& a, const IntegerArrayCiphertext& b) {
   return a.width == b.width && a.is_signed == b.is_signed && a.rows == b.rows &&
-         a.cols == b.cols && a.samples == b.samples;
+         a.cols == b.cols && a.samples == b.samples && a.key_id == b.key_id;
 }
 
 std::string integer_array_bytes(const IntegerArrayCiphertext& array) {
@@ -987,4 +1004,85 @@ TEST_CASE("serialization: a file shorter than the magic is foreign or truncated 
   write_file(dir / "note.txt", "hi");
   CHECK_THROWS_WITH(describe_file(dir / "note.txt"),
                     Contains("note.txt") && Contains("not a torusgate file"));
+}
+
+// Format version 3: a secret key, a cloud key made from it and an integer array under it name
+// the key (SecretKey::key_id), so that a secret key of the same parameter set but another
+// generation is told apart.
+TEST_CASE("serialization: format version 3 names the secret key; versions 1 and 2 name none",
+          "[serialization][key_id]") {
+  const Parameters p = toy_insecure();
+  const SecretKey& sk = toy_keys().sk;
+  Csprng rng = test_rng(3003);
+  const SecretKey other(p, rng);
+  // The id: from the coefficients and the parameter set, never 0, the same when read back.
+  REQUIRE(sk.key_id() != 0);
+  CHECK(sk.key_id() != other.key_id());
+  CHECK(SecretKey(p, sk.lwe_key(), sk.glwe_key()).key_id() == sk.key_id());
+  CHECK(SecretKey().key_id() == 0);
+  CHECK(key_id_text(0) == "unknown");
+  CHECK(key_id_text(0x1f) == "000000000000001f");
+  CHECK(toy_keys().ck.key_id() == sk.key_id());
+  CHECK(CloudKey::generate(other, rng).key_id() == other.key_id());
+
+  // Secret key: version 3, the id after the parameters record, checked against the key.
+  std::string sk_bytes = bytes_of([&](std::ostream& out) { write_secret_key(out, sk); });
+  CHECK(sk_bytes.substr(8, 4) == std::string("\x03\x00\x00\x00", 4));
+  CHECK(get_u64(sk_bytes, body_offset(p)) == sk.key_id());
+  CHECK(secret_key_from(sk_bytes).key_id() == sk.key_id());
+  std::string bad = sk_bytes;
+  put_u64(bad, body_offset(p), other.key_id());
+  reseal(bad);
+  CHECK_THROWS_WITH(secret_key_from(bad),
+                    Contains("the header names key id " + key_id_text(other.key_id()) +
+                             " but the key's coefficients give " + key_id_text(sk.key_id())));
+  put_u64(bad, body_offset(p), 0);
+  reseal(bad);
+  CHECK_THROWS_WITH(secret_key_from(bad), Contains("key id 0 in a version 3 file"));
+
+  // Cloud key: version 3, the id then the form; without an id version 1 as before.
+  const std::string ck_bytes =
+      bytes_of([&](std::ostream& out) { write_cloud_key(out, toy_keys().ck); });
+  CHECK(ck_bytes.substr(8, 4) == std::string("\x03\x00\x00\x00", 4));
+  CHECK(get_u64(ck_bytes, body_offset(p)) == sk.key_id());
+  CHECK(get_u32(ck_bytes, body_offset_v3(p)) == 1);
+  const CloudKey anonymous = cloud_key_from(
+      bytes_of([&](std::ostream& out) { write_cloud_key(out, without_key_id(toy_keys().ck)); }));
+  CHECK(anonymous.key_id() == 0);
+  CHECK(same_cloud_key(anonymous, toy_keys().ck));
+
+  // Integer array: version 3 with an id, version 1 without.
+  IntegerArrayCiphertext array = toy_integer_array(4, false, 1, 2, 9);
+  CHECK(integer_array_bytes(array).substr(8, 4) == std::string("\x01\x00\x00\x00", 4));
+  array.key_id = sk.key_id();
+  const std::string array_bytes = integer_array_bytes(array);
+  CHECK(array_bytes.substr(8, 4) == std::string("\x03\x00\x00\x00", 4));
+  CHECK(get_u64(array_bytes, body_offset(p)) == sk.key_id());
+  CHECK(same_integer_array(integer_array_from(array_bytes), array));
+  CHECK(same_integer_array(integer_array_from_pipe(array_bytes), array));
+
+  // Parameters and ciphertext batches have no version 3 fields.
+  std::string params_bytes = bytes_of([&](std::ostream& out) { write_parameters(out, p); });
+  put_u32(params_bytes, 8, 3);
+  reseal(params_bytes);
+  CHECK_THROWS_WITH(parameters_from(params_bytes),
+                    Contains("format version 3, which only secret keys, cloud keys and integer "
+                             "arrays use, in a file holding parameters"));
+
+  // Files: read_file_header and describe_file name the id.
+  const TempDir dir;
+  save_secret_key(dir / "k.tgsk", sk);
+  save_cloud_key(dir / "k.tgck", toy_keys().ck);
+  save_integer_array(dir / "a.tgct", p, array);
+  for (const char* name : {"k.tgsk", "k.tgck", "a.tgct"}) {
+    INFO(name);
+    CHECK(read_file_header(dir / name).key_id == sk.key_id());
+    CHECK(read_file_header(dir / name).version == 3);
+    CHECK_THAT(describe_file(dir / name), Contains("format version 3") &&
+                                              Contains("key id " + key_id_text(sk.key_id())));
+  }
+  CHECK(load_integer_array(dir / "a.tgct", p).key_id == sk.key_id());
+  save_cloud_key(dir / "anon.tgck", anonymous);
+  CHECK(read_file_header(dir / "anon.tgck").key_id == 0);
+  CHECK_THAT(describe_file(dir / "anon.tgck"), Contains("made from key id unknown"));
 }

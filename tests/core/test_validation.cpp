@@ -328,14 +328,14 @@ TEST_CASE("validation: key counts other than what the parameters imply are rejec
   const std::size_t body = body_offset(p);
   // The GLWE key coefficient count, after the n LWE coefficients.
   std::string sk = bytes_of([&](std::ostream& o) { write_secret_key(o, keys.secret); });
-  put_u64(sk, body + 8 + 4 * std::size_t{p.lwe_dimension}, 3);
+  put_u64(sk, body + 8 + 8 + 4 * std::size_t{p.lwe_dimension}, 3);  // format version 3: key id
   REQUIRE_THROWS_TYPE_WITH(read_string(sk, read_sk), FormatError,
                            "read_secret_key: the GLWE key coefficient count is 3 but parameter "
                            "set 'toy_INSECURE' needs 256");
   // The key-switching key word count, after the bootstrapping key.
   std::string ck = bytes_of([&](std::ostream& o) { write_cloud_key(o, *keys.cloud); });
   const std::uint64_t bk_words = std::uint64_t{p.lwe_dimension} * ggsw_size(p);
-  put_u64(ck, body + 8 + 4 * bk_words, 5);
+  put_u64(ck, body + 8 + 4 + 8 + 4 * bk_words, 5);  // after the key id and the form
   REQUIRE_THROWS_TYPE_WITH(read_string(ck, read_ck), FormatError,
                            "read_cloud_key: the key-switching key word count is 5 but parameter "
                            "set 'toy_INSECURE' needs " +

@@ -21,6 +21,7 @@
 
 #include "torusgate/core/error.hpp"
 #include "torusgate/core/gates.hpp"
+#include "torusgate/core/params.hpp"
 #include "torusgate/core/random.hpp"
 
 namespace torusgate {
@@ -159,6 +160,14 @@ void check_client_key(const B& be, const Key& key, const char* fn) {
                 (key.parameters().name == be.parameters().name
                      ? " (same name, different values)"
                      : ""));
+  }
+  // When both name the secret key (a cloud key made here or read from a file that names it):
+  // a secret key of the same parameter set but another generation would decrypt to noise.
+  if constexpr (requires { std::uint64_t{be.key_id()} != std::uint64_t{key.key_id()}; }) {
+    EXPECTS(be.key_id() == 0 || key.key_id() == be.key_id(),
+            std::string(fn) + ": the client key (key id " + key_id_text(key.key_id()) +
+                ") is not the secret key the backend's cloud key was made from (key id " +
+                key_id_text(be.key_id()) + "); its samples would decrypt to random bits");
   }
 }
 }  // namespace detail

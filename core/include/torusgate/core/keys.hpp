@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "torusgate/core/glwe.hpp"
@@ -27,12 +28,20 @@ class SecretKey {
   const Parameters& parameters() const { return params_; }
   const LweKey& lwe_key() const { return lwe_; }     // s, dimension n
   const GlweKey& glwe_key() const { return glwe_; }  // S, k polynomials of size N
+  // The key's name: 64 bits of BLAKE2b over its parameter set's fingerprint and its
+  // coefficients, never 0 (0 for a default-constructed key). A cloud key made from this key
+  // and the ciphertext files written with it carry the same id, so that a secret key is told
+  // apart from another one of the same parameter set. It reveals nothing a cloud key does not:
+  // a cloud key already lets anyone test a guessed secret key.
+  std::uint64_t key_id() const { return id_; }
 
  private:
   Parameters params_;
   LweKey lwe_;
   GlweKey glwe_;
+  std::uint64_t id_ = 0;
 };
+
 
 // Bootstrapping key in coefficient form, in one of three forms (`unroll`):
 // - 1, the standard key: n GGSW encryptions of the LWE key bits under the GLWE key (TFHE,
@@ -135,11 +144,22 @@ class KeySwitchingKey {
 class CloudKey {
  public:
   CloudKey() = default;
-  CloudKey(BootstrappingKey bk, KeySwitchingKey ksk);  // throws if their parameters differ
-  // unroll: the bootstrapping key's form (1 standard, 2 unrolled; see BootstrappingKey).
+  // Throws if their parameters differ. key_id: the id of the secret key both were made from
+  // (SecretKey::key_id), 0 when not known (a cloud key read from the TFHE library's files).
+  CloudKey(BootstrappingKey bk, KeySwitchingKey ksk, std::uint64_t key_id = 0);
+  // unroll: the bootstrapping key's form (1 standard, 2 to 4 unrolled; see BootstrappingKey).
+  // The cloud key carries key.key_id().
   static CloudKey generate(const SecretKey& key, Csprng& rng, std::uint32_t unroll = 1);
 
   const Parameters& parameters() const { return bk_.parameters(); }
+  // The id of the secret key this cloud key was made from; 0 when not known.
+  std::uint64_t key_id() const { return key_id_; }
+  // This key, named as made from the secret key of id `key_id` (for a reader that has checked
+  // that it was, such as the TFHE library's secret keyset, which holds both).
+  CloudKey named(std::uint64_t key_id) && {
+    key_id_ = key_id;
+    return std::move(*this);
+  }
   const BootstrappingKey& bootstrapping_key() const { return bk_; }
   const KeySwitchingKey& key_switching_key() const { return ksk_; }
   std::size_t memory_bytes() const;
@@ -147,6 +167,7 @@ class CloudKey {
  private:
   BootstrappingKey bk_;
   KeySwitchingKey ksk_;
+  std::uint64_t key_id_ = 0;
 };
 
 // Client side: fresh gate-bootstrapping encryptions of bits (0/1, anything else throws) and

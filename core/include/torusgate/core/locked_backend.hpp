@@ -65,6 +65,12 @@ class LockedBackend {
   {
     return be_.parameters();
   }
+  // The wrapped backend's key id, when it has one (fixed at construction: no lock).
+  std::uint64_t key_id() const
+    requires requires(const B& b) { b.key_id(); }
+  {
+    return be_.key_id();
+  }
 
   // The wrapped backend itself, for code that knows no other thread uses it meanwhile.
   B& unlocked() { return be_; }

@@ -38,6 +38,10 @@ struct Parameters {
   friend bool operator==(const Parameters&, const Parameters&) = default;
 };
 
+// Text of a secret key's id (SecretKey::key_id) for messages: 16 hex digits, or "unknown"
+// for 0.
+std::string key_id_text(std::uint64_t id);
+
 // The TFHE library's default (v1.1): n=630, k=1, N=1024, Bg=2^7 l=3, ks 2^2 t=8.
 // Rated 128 bits in its README and 129 in its source (2020); tfhe-rs now says "currently
 // around 120 bits". The library states no failure probability; our noise model and the

@@ -63,9 +63,12 @@ enum class ObjectType : std::uint32_t {
 };
 
 // The format versions this build reads: oldest_native_format_version to native_format_version.
-// Writers use version 1 for every object that version 1 can hold (so that older builds read
-// it), and version 2 only for a cloud key with an unrolled bootstrapping key.
-inline constexpr std::uint32_t native_format_version = 2;
+// Writers use the oldest version that holds the object (so that older builds read it):
+// version 3 for a secret key, and for a cloud key or an integer array that names its secret
+// key (key_id not 0); version 2 for a cloud key with an unrolled bootstrapping key and no key
+// id; version 1 for the rest. Version 3 adds the key id (u64, not 0) after the parameters
+// record; version 2 the cloud key's form (u32 unroll) before its words.
+inline constexpr std::uint32_t native_format_version = 3;
 inline constexpr std::uint32_t oldest_native_format_version = 1;
 
 // "parameters", "secret key", "cloud key", "ciphertext batch", "integer array" (or
@@ -80,6 +83,9 @@ struct IntegerArrayCiphertext {
   std::uint64_t rows = 0;
   std::uint64_t cols = 0;
   LweBatch samples;  // width * rows * cols samples
+  // The id of the secret key the samples are under (SecretKey::key_id), 0 when not known
+  // (files of format version 1 and 2, ciphertexts imported from the TFHE library).
+  std::uint64_t key_id = 0;
 
   std::uint64_t lanes() const { return rows * cols; }
   // "8-bit signed, 2 x 3".
@@ -139,6 +145,9 @@ struct FileHeader {
   ObjectType type = ObjectType::Parameters;
   std::uint32_t version = 0;  // the file's format version
   Parameters params;
+  // The secret key's id (format version 3: a secret key's own, the one a cloud key was made
+  // from, the one an integer array is under); 0 when the file does not name one.
+  std::uint64_t key_id = 0;
 };
 // Reads and checks the header of the file at `path` (magic, version, object type, parameters
 // record and fingerprint) without reading the body: a cheap look at what a file holds before

@@ -82,6 +82,8 @@ class CpuBackend {
 
   std::string name() const;
   const Parameters& parameters() const { return context_->parameters(); }
+  // The id of the secret key the cloud key was made from (0: not known; CloudKey::key_id).
+  std::uint64_t key_id() const { return context_->cloud_key().key_id(); }
   const CpuKeyContext& context() const { return *context_; }
   int threads() const { return threads_; }
 

@@ -60,6 +60,8 @@ class CudaBackend {
   // "gpu(<device name>)".
   std::string name() const;
   const Parameters& parameters() const { return key_->parameters(); }
+  // The id of the secret key the cloud key was made from (0: not known; CloudKey::key_id).
+  std::uint64_t key_id() const { return key_->key_id(); }
   const CudaOptions& options() const { return options_; }
   const gpu::DeviceInfo& device() const;
   // Device bytes of the keys (Fourier bootstrapping key, key-switching key, tables).
