@@ -109,7 +109,7 @@ struct Options {
   CpuOptions cpu;  // --threads (0: OpenMP default), --task-size, --fft
   CudaOptions gpu;  // --device, --gpu-engine, ... (apps::parse_gpu_option)
   bool gpu_option_given = false;
-  std::string json_path;
+  std::optional<std::string> json_path;  // when --json was given (an empty path is refused)
 };
 
 // Returns false when --help was asked for.
@@ -537,7 +537,7 @@ int main(int argc, char** argv) try {
   // Checked before the run, so that a bad path fails at once and not after the benchmark;
   // written whole at the end (an earlier report stays as it was if the run fails).
   apps::OutputFile json;
-  if (!o.json_path.empty()) json = apps::OutputFile("--json", o.json_path);
+  if (o.json_path) json = apps::OutputFile("--json", *o.json_path);  // given but empty: refused
 
   RunInfo info;
   info.backend = o.backend;
@@ -588,10 +588,10 @@ int main(int argc, char** argv) try {
     }
   }
 
-  if (!o.json_path.empty()) {
+  if (json.wanted()) {
     write_json(json.stream(), o, info, results);
     json.commit();
-    std::printf("\nJSON written to %s\n", o.json_path.c_str());
+    std::printf("\nJSON written to %s\n", json.path().c_str());
   }
   std::size_t wrong = 0;
   for (const OpResult& r : results) wrong += r.errors;

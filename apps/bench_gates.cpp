@@ -23,6 +23,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -86,7 +87,7 @@ struct Options {
   std::vector<GpuEngine> engines;                // --gpu-engine
   std::vector<GpuKeySwitching> key_switchings;  // --key-switching
   bool cpu_option_given = false, gpu_option_given = false;
-  std::string json_path;
+  std::optional<std::string> json_path;  // when --json was given (an empty path is refused)
 };
 
 constexpr std::uint64_t max_batch = std::uint64_t{1} << 24;
@@ -472,7 +473,7 @@ int main(int argc, char** argv) try {
   // Checked before the run, so that a bad path fails at once and not after the benchmark;
   // written whole at the end (an earlier report stays as it was if the run fails).
   apps::OutputFile json;
-  if (!o.json_path.empty()) json = apps::OutputFile("--json", o.json_path);
+  if (o.json_path) json = apps::OutputFile("--json", *o.json_path);  // given but empty: refused
 
   // Client: fresh keys from the OS-seeded CSPRNG.
   auto t0 = std::chrono::steady_clock::now();
@@ -576,11 +577,11 @@ int main(int argc, char** argv) try {
     results = run_all(*be, secret, rng, o, errors);
   }
 
-  if (!o.json_path.empty()) {
+  if (json.wanted()) {
     write_json(json.stream(), o, params, report, *cloud, keygen_s, backend_key_s, results,
                gpu_runs, fp64_peak);
     json.commit();
-    std::printf("\nJSON written to %s\n", o.json_path.c_str());
+    std::printf("\nJSON written to %s\n", json.path().c_str());
   }
   if (errors != 0) {
     std::fprintf(stderr, "bench_gates: %zu gate outputs decrypted WRONG\n", errors);

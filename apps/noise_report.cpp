@@ -3,10 +3,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <set>
 #include <sstream>
+#include <system_error>
 
 #include "app_support.hpp"
 #include "torusgate/core/error.hpp"
@@ -31,6 +34,21 @@ std::string fmt_expected(double log2_value) {
   if (!std::isfinite(log2_value)) return "n/a";
   if (log2_value < -20) return fmt("2^%.0f", log2_value);
   return fmt("%.3g", std::exp2(log2_value));
+}
+
+// True when two report paths name one file (after ".", "..", symbolic and hard links of what
+// exists), so that one report would replace the other. A device or pipe (/dev/stdout) is
+// written into, not replaced: both reports reach it. (fpga_fft's study has the same check.)
+bool same_report_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(a, ec);
+  if (fs::exists(status) && !fs::is_regular_file(status)) return false;
+  if (fs::equivalent(a, b, ec)) return true;
+  std::error_code ea, eb;
+  const fs::path ca = fs::weakly_canonical(fs::absolute(a, ea), ea);
+  const fs::path cb = fs::weakly_canonical(fs::absolute(b, eb), eb);
+  return !ea && !eb && ca == cb;
 }
 
 double ratio(double measured, double model) { return model > 0 ? measured / model : NAN; }
@@ -103,7 +121,7 @@ void noise_study_usage(std::ostream& os) {
         "                    --staging-mb MB\n"
         "  --seed S          INSECURE deterministic keys and noise, for reproducible tests\n"
         "  --json PATH       write the full report (statistics, quantiles, histograms) as JSON\n"
-        "  --markdown PATH   write the tables as markdown\n"
+        "  --markdown PATH   write the tables as markdown (a file other than --json's)\n"
         "  --no-progress     no progress bar on stderr\n"
         "  --help            this text\n"
         "Exit status: 0 done, 1 a measurement was inconsistent or the run failed, 2 bad options.\n";
@@ -117,15 +135,15 @@ StudyGate parse_threshold_gate(const std::string& text) {
     const std::string item = text.substr(start, colon == std::string::npos ? std::string::npos
                                                                            : colon - start);
     int value = 0;
-    std::size_t used = 0;
-    try {
-      value = std::stoi(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size()) {
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (item.empty() || ec == std::errc::invalid_argument || end != item.data() + item.size()) {
       throw InvalidArgument("--threshold: '" + text + "' is not OFFSET:W1[:W2[:W3]] (integers, "
                             "in eighths); '" + item + "' is not an integer");
+    }
+    if (ec == std::errc::result_out_of_range) {
+      // GateSpec::threshold's range; a value outside int never reaches it.
+      throw InvalidArgument("--threshold: '" + text + "': " + item +
+                            " is out of range; expected an integer in -8..8 (eighths)");
     }
     v.push_back(value);
     if (colon == std::string::npos) break;
@@ -253,6 +271,12 @@ NoiseStudyOptions parse_noise_study_options(int argc, char** argv) {
     } else {
       cl.reject();
     }
+  }
+  // Empty paths are left to OutputFile, which names the flag.
+  if (o.json_path && o.markdown_path && !o.json_path->empty() && !o.markdown_path->empty() &&
+      same_report_file(*o.json_path, *o.markdown_path)) {
+    throw InvalidArgument("--json '" + *o.json_path + "' and --markdown '" + *o.markdown_path +
+                          "' name the same file; one report would replace the other");
   }
   for (const StudyGate& g : extra) {
     if (std::any_of(o.kinds.begin(), o.kinds.end(),

@@ -28,14 +28,17 @@ struct NoiseStudyOptions {
   CpuOptions cpu;
   CudaOptions gpu;  // --device, --memory-budget-mb, --no-cuda-graphs
   std::optional<std::uint64_t> seed;  // deterministic, INSECURE randomness (tests)
-  std::string json_path, markdown_path;
+  // Report paths when given (an empty one is refused when the file is made; the two must name
+  // different files).
+  std::optional<std::string> json_path, markdown_path;
   bool progress = true;
   bool help = false;
 };
 
 void noise_study_usage(std::ostream& os);
 
-// Parses and validates the command line; throws InvalidArgument naming the bad option.
+// Parses and validates the command line; throws InvalidArgument naming the bad option (also
+// for --json and --markdown naming the same file).
 NoiseStudyOptions parse_noise_study_options(int argc, char** argv);
 
 // "OFFSET:W1[:W2[:W3]]" (eighths) -> a threshold gate; throws InvalidArgument.

@@ -89,8 +89,9 @@ int main(int argc, char** argv) {
       noise_study_usage(std::cout);
       return 0;
     }
-    if (!o.json_path.empty()) json = OutputFile("--json", o.json_path);
-    if (!o.markdown_path.empty()) markdown = OutputFile("--markdown", o.markdown_path);
+    // Given but empty: refused by OutputFile, before the run.
+    if (o.json_path) json = OutputFile("--json", *o.json_path);
+    if (o.markdown_path) markdown = OutputFile("--markdown", *o.markdown_path);
   } catch (const InvalidArgument& e) {
     std::cerr << "noise_study: " << e.what() << "\n";
     return 2;
@@ -117,12 +118,12 @@ int main(int argc, char** argv) {
     if (json.wanted()) {
       json.stream() << noise_study_json(o, sets);
       json.commit();
-      std::printf("\nJSON written to %s\n", o.json_path.c_str());
+      std::printf("\nJSON written to %s\n", json.path().c_str());
     }
     if (markdown.wanted()) {
       markdown.stream() << noise_study_markdown(o, sets);
       markdown.commit();
-      std::printf("markdown written to %s\n", o.markdown_path.c_str());
+      std::printf("markdown written to %s\n", markdown.path().c_str());
     }
     if (unexplained != 0) {
       std::fprintf(stderr,

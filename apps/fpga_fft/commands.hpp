@@ -31,7 +31,7 @@ struct SimulateOptions {
   std::uint32_t input_bits = 0;   // random input words of this many bits; 0: W-2-log2(M) forward
                                   // (no overflow possible), W-2 inverse
   std::uint64_t seed = 1;
-  std::string json;               // report path, or empty
+  std::optional<std::string> json;  // report path when --json was given (an empty one is refused)
 };
 int run_simulate(const SimulateOptions& options, std::ostream& out);
 
@@ -68,9 +68,10 @@ struct StudyOptions {
   bool full_length = false;     // N-point FFT without folding, for comparison
   std::uint32_t products = 16;  // external-product columns for the product error
   std::uint32_t gates = 64;     // bootstrapped NAND gates per configuration (0: products only)
-  int threads = 0;              // OpenMP threads for the gates; 0: default
+  int threads = 0;              // OpenMP threads for the gates, 0..4096; 0: default
   std::optional<std::uint64_t> seed;  // reproducible (insecure) keys and inputs
-  std::string json, markdown;
+  // Report paths when given (an empty one is refused; the two must name different files).
+  std::optional<std::string> json, markdown;
 };
 int run_study(const StudyOptions& options, std::ostream& out);
 

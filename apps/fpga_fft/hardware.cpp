@@ -129,24 +129,48 @@ struct Vectors {
   std::vector<std::uint64_t> overflows;  // per stage, over all transforms
 };
 
+// The width of the random input words: input_bits, or the default of the datapath (0).
+std::uint32_t input_width(const DatapathOptions& d, std::uint32_t input_bits) {
+  const std::uint32_t bits = input_bits != 0 ? input_bits : default_input_bits(d);
+  EXPECTS(bits <= d.fft.word_bits, "--input-bits=" + std::to_string(bits) +
+                                       " but the words have " + std::to_string(d.fft.word_bits) +
+                                       " bits");
+  return bits;
+}
+
 Vectors make_vectors(const FixedFft& fft, const DatapathOptions& d, std::uint32_t transforms,
                      std::uint32_t input_bits, std::uint64_t seed) {
   Vectors v;
-  v.bits = input_bits != 0 ? input_bits : default_input_bits(d);
-  EXPECTS(v.bits <= d.fft.word_bits, "--input-bits=" + std::to_string(v.bits) +
-                                         " but the words have " + std::to_string(d.fft.word_bits) +
-                                         " bits");
+  v.bits = input_width(d, input_bits);
   v.inputs = random_inputs(transforms, fft.size(), v.bits, seed);
   v.overflows.assign(fft.stages(), 0);
   v.outputs = reference(fft, d.direction, v.inputs, v.overflows);
   return v;
 }
 
+// The directory named and the transforms of run_verilog.
+void check_files_options(const VerilogOptions& o) {
+  EXPECTS(!o.out_dir.empty(), o.out_flag + ": a directory is required");
+  EXPECTS(o.transforms >= 1 && o.transforms <= 64,
+          "--transforms=" + std::to_string(o.transforms) + " but the testbench holds 1..64");
+}
+
+// Every check of run_verilog that writes nothing (those options, the datapath, the module name,
+// the input width), for cosim to make before it looks for a simulator.
+void check_verilog_options(const VerilogOptions& o) {
+  check_files_options(o);
+  const FixedFft fft(o.datapath.fft);
+  const StreamingFft model(fft, o.datapath.stream, o.datapath.direction);
+  generate_verilog(model, o.name);
+  input_width(o.datapath, o.input_bits);
+}
+
 }  // namespace
 
 int run_simulate(const SimulateOptions& o, std::ostream& out) {
-  apps::OutputFile json_file;  // the path checked before the run
-  if (!o.json.empty()) json_file = apps::OutputFile("--json", o.json);
+  // The path checked before the run (given but empty: refused).
+  apps::OutputFile json_file;
+  if (o.json) json_file = apps::OutputFile("--json", *o.json);
   const FixedFft fft(o.datapath.fft);
   const StreamingFft model(fft, o.datapath.stream, o.datapath.direction);
   EXPECTS(o.transforms >= 1 && o.transforms <= 1024,
@@ -182,7 +206,7 @@ int run_simulate(const SimulateOptions& o, std::ostream& out) {
       << "  outputs: " << (equal ? "identical to the functional model, bit for bit"
                                  : "DIFFER from the functional model")
       << "\n";
-  if (!o.json.empty()) {
+  if (json_file.wanted()) {
     std::ostringstream j;
     j << apps::json_report_opening("program", "fpga_fft simulate", "cycle model", 1)
       << "  \"datapath\": " << apps::json_string(describe(o.datapath)) << ",\n"
@@ -211,9 +235,7 @@ int run_simulate(const SimulateOptions& o, std::ostream& out) {
 }
 
 int run_verilog(const VerilogOptions& o, std::ostream& out) {
-  EXPECTS(!o.out_dir.empty(), o.out_flag + ": a directory is required");
-  EXPECTS(o.transforms >= 1 && o.transforms <= 64,
-          "--transforms=" + std::to_string(o.transforms) + " but the testbench holds 1..64");
+  check_files_options(o);
   const FixedFft fft(o.datapath.fft);
   const StreamingFft model(fft, o.datapath.stream, o.datapath.direction);
   const VerilogDesign design = generate_verilog(model, o.name);
@@ -251,6 +273,11 @@ int run_cosim(const CosimOptions& o, std::ostream& out) {
   std::string simulator = o.simulator;
   EXPECTS(simulator == "auto" || simulator == "verilator" || simulator == "iverilog",
           "--simulator '" + simulator + "' is not known; expected auto, verilator or iverilog");
+  VerilogOptions v = o.verilog;
+  v.force = true;  // the work directory is ours
+  v.out_flag = "--workdir";
+  // Bad options are exit 2 on every machine, before the simulator is looked for (77).
+  check_verilog_options(v);
   if (simulator == "auto") {
     simulator = on_path("verilator") ? "verilator" : on_path("iverilog") ? "iverilog" : "";
   } else if (!on_path(simulator == "iverilog" ? "iverilog" : "verilator")) {
@@ -262,9 +289,6 @@ int run_cosim(const CosimOptions& o, std::ostream& out) {
         << " is not on the PATH; scripts/setup.sh installs verilator)\n";
     return exit_skipped;
   }
-  VerilogOptions v = o.verilog;
-  v.force = true;  // the work directory is ours
-  v.out_flag = "--workdir";
   const int generated = run_verilog(v, out);
   if (generated != exit_ok) return generated;
   const fs::path dir = fs::absolute(v.out_dir);

@@ -6,6 +6,7 @@
 // Exit codes: 0 ok, 1 a check failed, 2 bad command line or input, 77 cosim without simulator.
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <iostream>
 #include <string>
 
@@ -49,13 +50,24 @@ void add_datapath(CLI::App* app, DatapathOptions& d, DatapathFlags& flags, bool 
   }
 }
 
+// A 64-bit --seed is taken as text and parsed by apps::parse_count: CLI11 wraps -5 and clamps
+// 2^64 and more to 2^64 - 1.
+CLI::Option* add_seed(CLI::App* app, std::string& text, const std::string& help) {
+  return app->add_option("--seed", text, help + " (0.." + std::to_string(UINT64_MAX) + ")")
+      ->type_name("UINT");
+}
+
+std::uint64_t parse_seed(const std::string& text) {
+  return apps::parse_count("--seed", text, 0, UINT64_MAX);
+}
+
 // The options of the generated files (verilog and cosim).
-void add_vector_options(CLI::App* app, VerilogOptions& v) {
+void add_vector_options(CLI::App* app, VerilogOptions& v, std::string& seed) {
   app->add_option("--name", v.name, "top module name")->capture_default_str();
   app->add_option("--transforms", v.transforms, "transforms in the vectors (1..64)")->capture_default_str();
   app->add_option("--input-bits", v.input_bits, "bits of the random input words (0: no overflow)")
       ->capture_default_str();
-  app->add_option("--seed", v.seed, "seed of the random inputs")->capture_default_str();
+  add_seed(app, seed, "seed of the random inputs")->capture_default_str();
 }
 
 void resolve(DatapathOptions& d, const DatapathFlags& flags) {
@@ -78,34 +90,38 @@ int main(int argc, char** argv) {
 
   SimulateOptions simulate;
   DatapathFlags simulate_flags;
+  std::string simulate_seed = "1", simulate_json;
   CLI::App* sim = app.add_subcommand("simulate", "run the cycle-level model against the functional model");
   add_datapath(sim, simulate.datapath, simulate_flags, true);
   sim->add_option("--transforms", simulate.transforms, "transforms streamed back to back (1..1024)")
       ->capture_default_str();
   sim->add_option("--input-bits", simulate.input_bits, "bits of the random input words (0: no overflow)")
       ->capture_default_str();
-  sim->add_option("--seed", simulate.seed, "seed of the random inputs")->capture_default_str();
-  sim->add_option("--json", simulate.json, "write a JSON report to this path");
+  add_seed(sim, simulate_seed, "seed of the random inputs")->capture_default_str();
+  CLI::Option* simulate_json_option =
+      sim->add_option("--json", simulate_json, "write a JSON report to this path");
 
   VerilogOptions verilog;
   DatapathFlags verilog_flags;
+  std::string verilog_seed = "1";
   CLI::App* ver = app.add_subcommand("verilog", "generate the RTL, a testbench and test vectors (radix 2)");
   add_datapath(ver, verilog.datapath, verilog_flags, true);
   ver->add_option("--out", verilog.out_dir, "output directory")->required();
-  add_vector_options(ver, verilog);
+  add_vector_options(ver, verilog, verilog_seed);
   ver->add_flag("--force", verilog.force, "overwrite existing files");
 
   CosimOptions cosim;
   DatapathFlags cosim_flags;
+  std::string cosim_seed = "1";
   CLI::App* co = app.add_subcommand("cosim", "generate, simulate with Verilator or Icarus, compare with the model");
   add_datapath(co, cosim.verilog.datapath, cosim_flags, true);
   co->add_option("--workdir", cosim.verilog.out_dir, "work directory (files are overwritten)")->required();
-  add_vector_options(co, cosim.verilog);
+  add_vector_options(co, cosim.verilog, cosim_seed);
   co->add_option("--simulator", cosim.simulator, "auto, verilator or iverilog")->capture_default_str();
 
   StudyOptions study;
   std::string frac_bits_list, roundings_list;  // comma-separated; an empty item is refused
-  std::uint64_t study_seed = 0;
+  std::string study_seed, study_json, study_markdown;
   CLI::App* st = app.add_subcommand("study", "precision of the negacyclic product and of bootstrapping vs F");
   st->add_option("--params", study.params, "parameter set")->capture_default_str();
   st->add_option("--frac-bits", frac_bits_list, "fractional bits to study, a comma-separated list (default 14..34)");
@@ -119,9 +135,12 @@ int main(int argc, char** argv) {
   st->add_option("--products", study.products, "external-product columns per configuration")->capture_default_str();
   st->add_option("--gates", study.gates, "bootstrapped NAND gates per configuration (0: none)")->capture_default_str();
   st->add_option("--threads", study.threads, "OpenMP threads (0: default)")->capture_default_str();
-  CLI::Option* seed_option = st->add_option("--seed", study_seed, "reproducible keys and inputs (INSECURE: study only)");
-  st->add_option("--json", study.json, "write the JSON results here");
-  st->add_option("--markdown", study.markdown, "write the markdown table here");
+  CLI::Option* seed_option =
+      add_seed(st, study_seed, "reproducible keys and inputs (INSECURE: study only)");
+  CLI::Option* study_json_option =
+      st->add_option("--json", study_json, "write the JSON results here");
+  CLI::Option* study_markdown_option =
+      st->add_option("--markdown", study_markdown, "write the markdown table here");
 
   // CLI11 answers an unknown first word with "A subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-') {
@@ -138,16 +157,21 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? exit_ok : exit_usage;
   }
   try {
+    // Report paths: given (even empty, which OutputFile refuses) or not, by the option's count.
     if (sim->parsed()) {
       resolve(simulate.datapath, simulate_flags);
+      simulate.seed = parse_seed(simulate_seed);
+      if (simulate_json_option->count() > 0) simulate.json = simulate_json;
       return run_simulate(simulate, std::cout);
     }
     if (ver->parsed()) {
       resolve(verilog.datapath, verilog_flags);
+      verilog.seed = parse_seed(verilog_seed);
       return run_verilog(verilog, std::cout);
     }
     if (co->parsed()) {
       resolve(cosim.verilog.datapath, cosim_flags);
+      cosim.verilog.seed = parse_seed(cosim_seed);
       return run_cosim(cosim, std::cout);
     }
     if (st->count("--frac-bits") > 0) {
@@ -160,7 +184,9 @@ int main(int argc, char** argv) {
       for (const std::string& item : apps::split_list(roundings_list))
         study.roundings.push_back(fpga_fft::parse_rounding(item));
     }
-    if (seed_option->count() > 0) study.seed = study_seed;
+    if (seed_option->count() > 0) study.seed = parse_seed(study_seed);
+    if (study_json_option->count() > 0) study.json = study_json;
+    if (study_markdown_option->count() > 0) study.markdown = study_markdown;
     return run_study(study, std::cout);
   } catch (const InvalidArgument& e) {
     std::cerr << "fpga_fft: " << e.what() << "\n";

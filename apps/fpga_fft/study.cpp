@@ -5,6 +5,7 @@
 // the output phase error, next to the double-precision engine on the same inputs.
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <memory>
@@ -80,6 +81,21 @@ struct Row {
   std::string engine;
 };
 
+// True when two report paths name one file (after ".", "..", symbolic and hard links of what
+// exists), so that one report would replace the other. A device or pipe (/dev/stdout) is
+// written into, not replaced: both reports reach it.
+bool same_report_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(a, ec);
+  if (fs::exists(status) && !fs::is_regular_file(status)) return false;
+  if (fs::equivalent(a, b, ec)) return true;
+  std::error_code ea, eb;
+  const fs::path ca = fs::weakly_canonical(fs::absolute(a, ea), ea);
+  const fs::path cb = fs::weakly_canonical(fs::absolute(b, eb), eb);
+  return !ea && !eb && ca == cb;
+}
+
 std::string fmt(double v, int precision = 3) {
   std::ostringstream s;
   s << std::setprecision(precision) << v;
@@ -91,10 +107,14 @@ std::string fmt(double v, int precision = 3) {
 int run_study(const StudyOptions& o, std::ostream& out) {
   const Parameters params = parameters_by_name(o.params);
   // Both paths checked before the study (which takes long with tfhe_lib_128), each file
-  // written whole at the end.
+  // written whole at the end; a path given empty is refused (OutputFile), as is one file for
+  // both reports.
   apps::OutputFile json_file, markdown_file;
-  if (!o.json.empty()) json_file = apps::OutputFile("--json", o.json);
-  if (!o.markdown.empty()) markdown_file = apps::OutputFile("--markdown", o.markdown);
+  if (o.json) json_file = apps::OutputFile("--json", *o.json);
+  if (o.markdown) markdown_file = apps::OutputFile("--markdown", *o.markdown);
+  EXPECTS(!(o.json && o.markdown && same_report_file(*o.json, *o.markdown)),
+          "--json '" + o.json.value_or("") + "' and --markdown '" + o.markdown.value_or("") +
+              "' name the same file; one report would replace the other");
   std::vector<std::uint32_t> frac_bits = o.frac_bits;
   if (frac_bits.empty()) {
     for (std::uint32_t F = 14; F <= 34; ++F) frac_bits.push_back(F);
@@ -102,7 +122,11 @@ int run_study(const StudyOptions& o, std::ostream& out) {
   EXPECTS(!o.roundings.empty(), "--rounding: at least one mode is required");
   EXPECTS(o.products >= 1 && o.products <= 100000,
           "--products=" + std::to_string(o.products) + " but expected 1..100000");
+  // --gates 0: products only (documented); the gates' threads checked here, not by the backend
+  // after the keys and the baseline.
   EXPECTS(o.gates <= 1000000, "--gates=" + std::to_string(o.gates) + " but expected 0..1000000");
+  EXPECTS(o.threads >= 0 && o.threads <= 4096, "--threads=" + std::to_string(o.threads) +
+                                                   " but expected 0..4096 (0: the OpenMP default)");
   // Every configuration is checked before the keys are made.
   auto config_for = [&](std::uint32_t F, Rounding mode) {
     NegacyclicConfig c;
@@ -180,7 +204,7 @@ int run_study(const StudyOptions& o, std::ostream& out) {
     }
   }
 
-  if (!o.markdown.empty()) {
+  if (markdown_file.wanted()) {
     std::ostringstream md;
     md << "# Precision study of the fixed-point negacyclic FFT datapath\n\n"
        << "Made by `build/apps/fpga_fft/fpga_fft study` on " << apps::utc_timestamp()
@@ -220,7 +244,7 @@ int run_study(const StudyOptions& o, std::ostream& out) {
     markdown_file.stream() << md.str();
     markdown_file.commit();
   }
-  if (!o.json.empty()) {
+  if (json_file.wanted()) {
     std::ostringstream j;
     j << apps::json_report_opening("program", "fpga_fft study", "openmp", o.threads)
       << "  \"parameters\": " << apps::parameters_json(params, "    ") << ",\n"

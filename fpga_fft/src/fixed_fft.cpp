@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <numbers>
+#include <sstream>
 
 #include "torusgate/core/error.hpp"
 
@@ -16,12 +17,27 @@ std::string field(const char* name, std::uint64_t value) {
   return std::string("FixedFftConfig: ") + name + "=" + std::to_string(value);
 }
 
+std::string number_text(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+void check_input_norm(const char* fn, double input_norm) {
+  EXPECTS(std::isfinite(input_norm) && input_norm >= 0,
+          std::string("FixedFft::") + fn + ": input_norm=" + number_text(input_norm) +
+              " but expected a finite L2 norm >= 0");
+}
+
 }  // namespace
 
 std::string to_string(Direction d) { return d == Direction::Forward ? "forward" : "inverse"; }
 
 std::uint32_t FixedFftConfig::twiddle_width() const {
-  return twiddle_bits != 0 ? twiddle_bits : std::clamp<std::uint32_t>(frac_bits + 2, 4, 62);
+  // In 64 bits: frac_bits + 2 must not wrap for a (refused) frac_bits near 2^32.
+  return twiddle_bits != 0 ? twiddle_bits
+                           : static_cast<std::uint32_t>(
+                                 std::clamp<std::uint64_t>(std::uint64_t{frac_bits} + 2, 4, 62));
 }
 
 std::uint32_t FixedFftConfig::stages() const {
@@ -49,7 +65,8 @@ void FixedFftConfig::validate() const {
   }
   EXPECTS(word_bits >= 8 && word_bits <= 64,
           field("word_bits", word_bits) + " but expected 8..64");
-  EXPECTS(frac_bits + 2 <= word_bits, field("frac_bits", frac_bits) +
+  // word_bits >= 8 here, so word_bits - 2 does not wrap (frac_bits + 2 could).
+  EXPECTS(frac_bits <= word_bits - 2, field("frac_bits", frac_bits) +
                                           " but expected at most word_bits-2=" +
                                           std::to_string(word_bits - 2));
   const std::uint32_t t = twiddle_width();
@@ -139,13 +156,34 @@ std::uint32_t FixedFft::point_angle(std::size_t p) const {
   return point_angle_[p];
 }
 
+void FixedFft::check_stage(const char* fn, std::size_t stage) const {
+  EXPECTS(stage < stages_, std::string("FixedFft::") + fn + ": stage=" + std::to_string(stage) +
+                               " but the transform has stages 0.." +
+                               std::to_string(stages_ - 1));
+}
+
+void FixedFft::check_block(const char* fn, std::size_t stage, std::size_t block) const {
+  check_stage(fn, stage);
+  const std::size_t blocks = rho_angle_[stage].size();  // r^stage
+  EXPECTS(block < blocks, std::string("FixedFft::") + fn + ": block=" + std::to_string(block) +
+                              " but stage " + std::to_string(stage) + " has blocks 0.." +
+                              std::to_string(blocks - 1));
+}
+
+std::int64_t FixedFft::rho_angle(std::size_t stage, std::size_t block) const {
+  check_block("rho_angle", stage, block);
+  return rho_angle_[stage][block];
+}
+
 std::size_t FixedFft::block_length(std::size_t stage) const {
+  check_stage("block_length", stage);
   std::size_t L = config_.size;
   for (std::size_t s = 0; s < stage; ++s) L /= config_.radix;
   return L;
 }
 
 bool FixedFft::stage_has_multiplier(std::size_t stage) const {
+  check_stage("stage_has_multiplier", stage);
   const auto full = static_cast<std::int64_t>(4 * config_.size);
   for (const std::int64_t a : rho_angle_[stage]) {
     if (a % full != 0) return true;
@@ -163,6 +201,18 @@ CWord FixedFft::multiply(const CWord& x, const CWord& w, std::uint64_t& overflow
 
 void FixedFft::forward_butterfly(std::size_t stage, std::size_t block, const CWord* in, CWord* out,
                                  std::uint64_t& overflows) const {
+  check_block("forward_butterfly", stage, block);
+  forward_butterfly_unchecked(stage, block, in, out, overflows);
+}
+
+void FixedFft::inverse_butterfly(std::size_t stage, std::size_t block, const CWord* in, CWord* out,
+                                 std::uint64_t& overflows) const {
+  check_block("inverse_butterfly", stage, block);
+  inverse_butterfly_unchecked(stage, block, in, out, overflows);
+}
+
+void FixedFft::forward_butterfly_unchecked(std::size_t stage, std::size_t block, const CWord* in,
+                                           CWord* out, std::uint64_t& overflows) const {
   const std::size_t r = config_.radix, M = config_.size;
   const unsigned W = config_.word_bits;
   const std::int64_t rho = rho_angle_[stage][block];
@@ -192,8 +242,8 @@ void FixedFft::forward_butterfly(std::size_t stage, std::size_t block, const CWo
   }
 }
 
-void FixedFft::inverse_butterfly(std::size_t stage, std::size_t block, const CWord* in, CWord* out,
-                                 std::uint64_t& overflows) const {
+void FixedFft::inverse_butterfly_unchecked(std::size_t stage, std::size_t block, const CWord* in,
+                                           CWord* out, std::uint64_t& overflows) const {
   const std::size_t r = config_.radix, M = config_.size;
   const unsigned W = config_.word_bits;
   thread_local std::vector<CWord> v;
@@ -284,9 +334,9 @@ void FixedFft::run_stage(std::size_t s, Direction direction, CWord* data,
       CWord* base = data + b * L + j;
       for (std::size_t t = 0; t < r; ++t) group[t] = base[t * sub];
       if (forward) {
-        forward_butterfly(s, b, group.data(), group.data(), count);
+        forward_butterfly_unchecked(s, b, group.data(), group.data(), count);
       } else {
-        inverse_butterfly(s, b, group.data(), group.data(), count);
+        inverse_butterfly_unchecked(s, b, group.data(), group.data(), count);
       }
       for (std::size_t t = 0; t < r; ++t) base[t * sub] = group[t];
     }
@@ -348,6 +398,7 @@ void FixedFft::forward_double(std::span<const std::complex<double>> in,
 // e = the per-component rounding error (1/2 to nearest, 1 truncating), eps = sqrt(2) times the
 // per-component twiddle error, V = the L2 norm of the exact values, E = the error bound.
 double FixedFft::forward_error_bound(double input_norm) const {
+  check_input_norm("forward_error_bound", input_norm);
   const double M = config_.size, r = config_.radix;
   const double e = config_.rounding == Rounding::Nearest ? 0.5 : 1.0;
   const double eps = std::sqrt(2.0) * (std::ldexp(1.0, -static_cast<int>(tf_) - 1) + 0x1p-60);
@@ -365,6 +416,7 @@ double FixedFft::forward_error_bound(double input_norm) const {
 }
 
 double FixedFft::inverse_error_bound(double input_norm) const {
+  check_input_norm("inverse_error_bound", input_norm);
   const double M = config_.size, r = config_.radix;
   const double e = config_.rounding == Rounding::Nearest ? 0.5 : 1.0;
   const double eps = std::sqrt(2.0) * (std::ldexp(1.0, -static_cast<int>(tf_) - 1) + 0x1p-60);

@@ -15,6 +15,14 @@ namespace {
 FixedFftConfig sized(const NegacyclicConfig& c, std::uint32_t polynomial_size) {
   FixedFftConfig f = c.fft;
   const std::uint32_t M = c.full_length ? polynomial_size : polynomial_size / 2;
+  // The datapath's size limit, said in terms of the N the caller passed (not the derived M).
+  constexpr std::uint32_t max_points = 65536;
+  EXPECTS(M <= max_points,
+          "FixedPointNegacyclicFft: polynomial_size N=" + std::to_string(polynomial_size) +
+              " but expected at most " +
+              std::to_string(c.full_length ? max_points : 2 * max_points) + " (the datapath has " +
+              (c.full_length ? "M=N" : "M=N/2") + " points, at most " +
+              std::to_string(max_points) + ")");
   EXPECTS(f.size == 0 || f.size == M,
           "FixedPointNegacyclicFft: the datapath has size=" + std::to_string(f.size) +
               " points but N=" + std::to_string(polynomial_size) + " needs " +
@@ -166,12 +174,23 @@ void FixedPointNegacyclicFft::forward_torus(const Torus32* poly, double* spectru
       folded[j] = v;
     }
     fft_.forward_double(folded, spectrum_d);
-    const double scale = std::ldexp(1.0, static_cast<int>(c.frac_bits));
+    // Rounded to nearest (ties away from zero) in long double, where v * 2^F is exact; a value
+    // outside the W-bit word is counted and wrapped as to_register() does, reduced modulo 2^W
+    // first (exactly) so that the conversion to an integer stays defined for any magnitude.
+    const long double scale = std::ldexp(1.0L, static_cast<int>(c.frac_bits));
+    const long double half = std::ldexp(1.0L, static_cast<int>(c.word_bits) - 1);
+    const long double modulus = 2 * half;
+    auto to_word = [&](double v) -> std::int64_t {
+      const long double x = std::round(static_cast<long double>(v) * scale);
+      if (!std::isfinite(x)) {
+        ++count;
+        return 0;
+      }
+      if (x < -half || x >= half) ++count;
+      return wrap(static_cast<Wide>(std::fmod(x, modulus)), c.word_bits);
+    };
     for (std::size_t j = 0; j < M; ++j) {
-      words[j] = {to_register(static_cast<Wide>(std::llround(spectrum_d[j].real() * scale)),
-                              c.word_bits, count),
-                  to_register(static_cast<Wide>(std::llround(spectrum_d[j].imag() * scale)),
-                              c.word_bits, count)};
+      words[j] = {to_word(spectrum_d[j].real()), to_word(spectrum_d[j].imag())};
     }
     overflows_->add(input_site, count);
     if (config_.full_length) {

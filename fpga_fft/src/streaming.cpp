@@ -47,7 +47,17 @@ StreamingFft::StreamingFft(const FixedFft& fft, const StreamingConfig& config, D
 }
 
 std::size_t StreamingFft::stage_position(std::size_t stage, std::size_t index) const {
-  const std::size_t L = fft_.block_length(stage), w = config_.width;
+  EXPECTS(stage < fft_.stages(), "StreamingFft::stage_position: stage=" + std::to_string(stage) +
+                                     " but the transform has stages 0.." +
+                                     std::to_string(fft_.stages() - 1));
+  EXPECTS(index < fft_.size(), "StreamingFft::stage_position: index=" + std::to_string(index) +
+                                   " but the transform has M=" + std::to_string(fft_.size()) +
+                                   " points (0.." + std::to_string(fft_.size() - 1) + ")");
+  return position(stage, index);
+}
+
+std::size_t StreamingFft::position(std::size_t stage, std::size_t index) const {
+  const std::size_t L = fft_.size() >> (log2u(fft_.radix()) * stage), w = config_.width;
   if (L <= w) return index;
   const unsigned j = log2u(fft_.radix()), d = log2u(L) - j;
   const std::size_t mask = fft_.radix() - 1;
@@ -104,7 +114,7 @@ void StreamingFft::build() {
   const unsigned j = log2u(r);
   auto add_stage = [&](std::size_t s) {
     std::vector<std::size_t> target(M);
-    for (std::size_t i = 0; i < M; ++i) target[i] = stage_position(s, i);
+    for (std::size_t i = 0; i < M; ++i) target[i] = position(s, i);
     add_permutation(target, s);
     StreamingUnit unit;
     unit.kind = StreamingUnit::Kind::Stage;
@@ -276,7 +286,7 @@ std::vector<std::vector<CWord>> StreamingFft::run(std::span<const std::vector<CW
           const std::size_t base = (wire.block % per) * w;
           std::map<std::size_t, std::vector<std::size_t>> groups;  // b*L + j -> lane of digit s'
           for (std::size_t l = 0; l < w; ++l) {
-            const std::size_t i = stage_position(s, base + l);
+            const std::size_t i = position(s, base + l);
             auto& lanes = groups[(i / L) * L + i % sub];
             lanes.resize(r, w);
             lanes[(i / sub) % r] = l;

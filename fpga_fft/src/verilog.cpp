@@ -5,10 +5,12 @@
 #include "torusgate/fpga_fft/verilog.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cctype>
 #include <map>
 #include <sstream>
+#include <string_view>
 
 #include "torusgate/core/error.hpp"
 
@@ -277,6 +279,52 @@ bool valid_identifier(const std::string& s) {
   });
 }
 
+// The reserved words of IEEE 1800-2017 (SystemVerilog, Annex B), a superset of those of
+// Verilog-2005 (IEEE 1364-2005): none may name a module, and Verilator reads the files as
+// SystemVerilog. Sorted, for binary_search.
+constexpr std::array<std::string_view, 248> reserved_words = {
+    "accept_on", "alias", "always", "always_comb", "always_ff", "always_latch", "and", "assert",
+    "assign", "assume", "automatic", "before", "begin", "bind", "bins", "binsof", "bit", "break",
+    "buf", "bufif0", "bufif1", "byte", "case", "casex", "casez", "cell", "chandle", "checker",
+    "class", "clocking", "cmos", "config", "const", "constraint", "context", "continue", "cover",
+    "covergroup", "coverpoint", "cross", "deassign", "default", "defparam", "design", "disable",
+    "dist", "do", "edge", "else", "end", "endcase", "endchecker", "endclass", "endclocking",
+    "endconfig", "endfunction", "endgenerate", "endgroup", "endinterface", "endmodule",
+    "endpackage", "endprimitive", "endprogram", "endproperty", "endsequence", "endspecify",
+    "endtable", "endtask", "enum", "event", "eventually", "expect", "export", "extends", "extern",
+    "final", "first_match", "for", "force", "foreach", "forever", "fork", "forkjoin", "function",
+    "generate", "genvar", "global", "highz0", "highz1", "if", "iff", "ifnone", "ignore_bins",
+    "illegal_bins", "implements", "implies", "import", "incdir", "include", "initial", "inout",
+    "input", "inside", "instance", "int", "integer", "interconnect", "interface", "intersect",
+    "join", "join_any", "join_none", "large", "let", "liblist", "library", "local", "localparam",
+    "logic", "longint", "macromodule", "matches", "medium", "modport", "module", "nand",
+    "negedge", "nettype", "new", "nexttime", "nmos", "nor", "noshowcancelled", "not", "notif0",
+    "notif1", "null", "or", "output", "package", "packed", "parameter", "pmos", "posedge",
+    "primitive", "priority", "program", "property", "protected", "pull0", "pull1", "pulldown",
+    "pullup", "pulsestyle_ondetect", "pulsestyle_onevent", "pure", "rand", "randc", "randcase",
+    "randsequence", "rcmos", "real", "realtime", "ref", "reg", "reject_on", "release", "repeat",
+    "restrict", "return", "rnmos", "rpmos", "rtran", "rtranif0", "rtranif1", "s_always",
+    "s_eventually", "s_nexttime", "s_until", "s_until_with", "scalared", "sequence", "shortint",
+    "shortreal", "showcancelled", "signed", "small", "soft", "solve", "specify", "specparam",
+    "static", "string", "strong", "strong0", "strong1", "struct", "super", "supply0", "supply1",
+    "sync_accept_on", "sync_reject_on", "table", "tagged", "task", "this", "throughout", "time",
+    "timeprecision", "timeunit", "tran", "tranif0", "tranif1", "tri", "tri0", "tri1", "triand",
+    "trior", "trireg", "type", "typedef", "union", "unique", "unique0", "unsigned", "until",
+    "until_with", "untyped", "use", "uwire", "var", "vectored", "virtual", "void", "wait",
+    "wait_order", "wand", "weak", "weak0", "weak1", "while", "wildcard", "wire", "with", "within",
+    "wor", "xnor", "xor"};
+
+bool reserved_word(const std::string& s) {
+  return std::binary_search(reserved_words.begin(), reserved_words.end(), std::string_view(s));
+}
+
+// The word widths the datapath has (FixedFftConfig::validate): the file formats hold 2W bits.
+void check_word_bits(const char* fn, unsigned word_bits) {
+  EXPECTS(word_bits >= 8 && word_bits <= 64,
+          std::string(fn) + ": word_bits=" + std::to_string(word_bits) +
+              " but expected 8..64 (the datapath's word widths)");
+}
+
 }  // namespace
 
 VerilogDesign generate_verilog(const StreamingFft& datapath, const std::string& module_name) {
@@ -287,6 +335,9 @@ VerilogDesign generate_verilog(const StreamingFft& datapath, const std::string& 
   EXPECTS(valid_identifier(module_name),
           "generate_verilog: module name '" + module_name +
               "' is not a Verilog identifier (letters, digits, _; a letter or _ first; at most 64)");
+  EXPECTS(!reserved_word(module_name),
+          "generate_verilog: module name '" + module_name +
+              "' is a reserved word of Verilog or SystemVerilog; choose another name");
   Context c;
   c.name = module_name;
   c.W = fc.word_bits;
@@ -380,6 +431,7 @@ VerilogDesign generate_verilog(const StreamingFft& datapath, const std::string& 
 }
 
 std::string format_vectors(const std::vector<std::vector<CWord>>& transforms, unsigned word_bits) {
+  check_word_bits("format_vectors", word_bits);
   std::string out;
   for (const auto& t : transforms) {
     for (const auto& w : t) {
@@ -394,8 +446,15 @@ std::string format_vectors(const std::vector<std::vector<CWord>>& transforms, un
 
 SimulatedOutput parse_simulation_output(const std::string& text, std::size_t transforms,
                                         std::size_t points, unsigned word_bits) {
+  check_word_bits("parse_simulation_output", word_bits);
+  EXPECTS(points >= 1, "parse_simulation_output: points=0 but a transform has at least 1");
+  EXPECTS(transforms <= SIZE_MAX / points,
+          "parse_simulation_output: transforms=" + std::to_string(transforms) + " of points=" +
+              std::to_string(points) + " make 2^64 words or more");
   SimulatedOutput result;
-  result.transforms.assign(transforms, std::vector<CWord>(points));
+  // The words as they come (no more than the text holds), arranged into transforms at the end:
+  // nothing is allocated for the words the caller expects but the text lacks.
+  std::vector<CWord> words;
   std::istringstream in(text);
   std::string line;
   std::size_t n = 0, line_no = 0;
@@ -432,13 +491,18 @@ SimulatedOutput parse_simulation_output(const std::string& text, std::size_t tra
     CWord w{wrap(static_cast<Wide>(v & mask), word_bits), wrap(static_cast<Wide>((v >> word_bits) & mask), word_bits)};
     if (n == 0) result.first_output_cycle = cycle;
     if (n == points) result.transform_interval = cycle - result.first_output_cycle;
-    result.transforms[n / points][n % points] = w;
+    words.push_back(w);
     ++n;
   }
   if (n != total) {
     throw FormatError("simulation output: " + std::to_string(n) + " words but expected " +
                       std::to_string(total) + " (" + std::to_string(transforms) + " transforms of " +
                       std::to_string(points) + ")");
+  }
+  result.transforms.reserve(transforms);
+  for (std::size_t k = 0; k < transforms; ++k) {
+    const auto first = words.begin() + static_cast<std::ptrdiff_t>(k * points);
+    result.transforms.emplace_back(first, first + static_cast<std::ptrdiff_t>(points));
   }
   return result;
 }

@@ -28,6 +28,7 @@ expect 2 "--json: cannot write to '$tmp': it is a folder" --backend sequential \
   --params toy_INSECURE --batch 1 --json "$tmp"
 expect 2 "--json: cannot write to '$tmp/none/g.json': the folder '$tmp/none' does not exist" \
   --backend sequential --params toy_INSECURE --batch 1 --json "$tmp/none/g.json"
+expect 2 "--json: the path is empty" --backend sequential --params toy_INSECURE --batch 1 --json ""
 grep -q earlier "$tmp/keep.json" || fail "a refused bench_gates run changed the earlier report"
 # A run stopped before its end leaves the earlier report as it was (no empty file).
 timeout -s INT 2 "$bench_gates" --backend sequential --params toy_INSECURE --batch 4096 \
@@ -43,6 +44,8 @@ if [[ -n "$available_kib" && "$available_kib" -lt 300000000 ]]; then
     --lanes 1048576 --json "$tmp/keep.json"
 fi
 grep -q earlier "$tmp/keep.json" || fail "a refused bench_circuits run changed the earlier report"
+expect 2 "--json: the path is empty" --backend sequential --params toy_INSECURE \
+  --ops add.sklansky --widths 4 --json ""
 expect 0 "JSON written to $tmp/c.json" --backend sequential --params toy_INSECURE \
   --ops add.sklansky --widths 4 --lanes 2 --reps 1 --warmup 0 --json "$tmp/c.json"
 python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/c.json" \

@@ -40,6 +40,15 @@ echo '{"earlier": "report"}' >"$tmp/keep.json"
 expect 2 "--markdown: cannot write to '$tmp/none/n.md': the folder '$tmp/none' does not exist" \
   --params toy_INSECURE --gates 21 --json "$tmp/keep.json" --markdown "$tmp/none/n.md"
 grep -q earlier "$tmp/keep.json" || fail "a refused run emptied the earlier --json report"
+# An empty path is refused, not ignored; one file for both reports is refused (exit 2, no run).
+expect 2 "--json: the path is empty" --params toy_INSECURE --gates 21 --json ""
+expect 2 "--markdown: the path is empty" --params toy_INSECURE --gates 21 --markdown ""
+ln -s keep.json "$tmp/link.md"
+expect 2 "name the same file; one report would replace the other" --params toy_INSECURE \
+  --gates 21 --json "$tmp/keep.json" --markdown "$tmp/link.md"
+grep -q earlier "$tmp/keep.json" || fail "a refused run emptied the earlier --json report"
+expect 2 "--threshold: '99999999999:1': 99999999999 is out of range; expected an integer in -8..8" \
+  --threshold 99999999999:1
 # A kind with one gate has no sample variance: n/a, not 0.
 expect 0 "| NAND | 2 | 1/8 | 1 | n/a | n/a | n/a | n/a |" --params toy_INSECURE --gates 15 \
   --kinds fixed --seed 1 --no-progress

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -235,6 +236,9 @@ TEST_CASE("noise_study: options, and every bad one refused with its reason", "[n
   REQUIRE_INVALID_ARGUMENT(parse({"--kinds", ""}), "unknown gate kind ''");
   REQUIRE_INVALID_ARGUMENT(parse({"--threshold", "1:1"}), "decision boundary");
   REQUIRE_INVALID_ARGUMENT(parse({"--threshold", "0:a"}), "'a' is not an integer");
+  REQUIRE_INVALID_ARGUMENT(parse({"--threshold", "99999999999:1"}),
+                           "99999999999 is out of range; expected an integer in -8..8");
+  REQUIRE_INVALID_ARGUMENT(parse({"--threshold", "0:-99999999999"}), "-99999999999 is out of range");
   REQUIRE_INVALID_ARGUMENT(parse({"--threshold", "0"}), "expected OFFSET and 1 to 3 weights");
   REQUIRE_INVALID_ARGUMENT(parse({"--threshold", "0:1:1:1:1"}), "expected OFFSET and 1 to 3");
   REQUIRE_INVALID_ARGUMENT(parse({"--threshold", "0:9"}), "expected a non-zero value in -8..8");
@@ -246,5 +250,12 @@ TEST_CASE("noise_study: options, and every bad one refused with its reason", "[n
   REQUIRE_INVALID_ARGUMENT(parse({"--backend", "openmp", "--device", "0"}),
                            "apply to the gpu backend, not to openmp");
   REQUIRE_INVALID_ARGUMENT(parse({"--json"}), "--json needs a value");
+  // Given but empty: kept as given, for OutputFile to refuse before the run.
+  CHECK(parse({"--json", ""}).json_path == std::optional<std::string>(""));
+  CHECK_FALSE(parse({}).markdown_path.has_value());
+  REQUIRE_INVALID_ARGUMENT(parse({"--json", "report.md", "--markdown", "./report.md"}),
+                           "--json 'report.md' and --markdown './report.md' name the same file");
+  CHECK(parse({"--json", "r.json", "--markdown", "r.md"}).markdown_path ==
+        std::optional<std::string>("r.md"));
   REQUIRE_INVALID_ARGUMENT(parse({"--frobnicate"}), "unknown argument '--frobnicate'");
 }

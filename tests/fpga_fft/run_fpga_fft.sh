@@ -59,5 +59,23 @@ expect 2 "--markdown: cannot write to '$tmp/none/t.md': the folder '$tmp/none' d
 grep -q earlier "$tmp/keep.json" || fail "a refused study emptied the earlier --json report"
 expect 2 "--json: cannot write to '$tmp': it is a folder" simulate --size 16 --width 4 --json "$tmp"
 expect 2 "--out: '$tmp/keep.json' is a file, not a folder" verilog --out "$tmp/keep.json"
+# Values that wrapped, were clamped or were ignored are refused up front (exit 2).
+expect 2 "frac_bits=4294967295 but expected at most word_bits-2=62" simulate --size 64 \
+  --frac-bits 4294967295
+expect 2 "--seed: '-5' is not a number" simulate --size 16 --width 4 --seed -5
+expect 2 "--seed: 18446744073709551616 is out of range; expected an integer in 0..18446744073709551615" \
+  verilog --out "$tmp/seed" --seed 18446744073709551616
+expect 2 "--seed: '-1' is not a number" study --params toy_INSECURE --gates 0 --seed -1
+expect 0 "seed 18446744073709551615" simulate --size 16 --width 4 --seed 18446744073709551615
+expect 2 "--json: the path is empty" simulate --size 64 --json ""
+expect 2 "--json: the path is empty" study --params toy_INSECURE --gates 0 --json ""
+expect 2 "--markdown: the path is empty" study --params toy_INSECURE --gates 0 --markdown ""
+expect 2 "name the same file; one report would replace the other" study --params toy_INSECURE \
+  --gates 0 --json "$tmp/same.md" --markdown "$tmp/./same.md"
+expect 2 "--threads=-3 but expected 0..4096" study --params toy_INSECURE --threads -3 --gates 2
+grep -q "keys and" "$tmp/out" && fail "study made keys before refusing --threads -3"
+expect 2 "size=3 but expected a power of two" cosim --simulator iverilog --size 3 --workdir "$tmp/w"
+expect 2 "module name 'module' is a reserved word of Verilog or SystemVerilog" verilog \
+  --out "$tmp/k" --name module
 expect 0 "simulate" --help
 finish "fpga_fft end to end"

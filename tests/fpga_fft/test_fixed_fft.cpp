@@ -122,6 +122,14 @@ TEST_CASE("fpga_fft: configuration errors name the field and what is allowed", "
   c.word_bits = 32;
   c.frac_bits = 31;
   REQUIRE_INVALID_ARGUMENT(FixedFft{c}, "frac_bits=31 but expected at most word_bits-2=30");
+  // frac_bits + 2 would wrap in 32 bits near 2^32.
+  for (const std::uint32_t F : {4294967295u, 4294967294u}) {
+    c = {};
+    c.size = 64;
+    c.frac_bits = F;
+    REQUIRE_INVALID_ARGUMENT(FixedFft{c}, "frac_bits=" + std::to_string(F) +
+                                              " but expected at most word_bits-2=62");
+  }
   c = {};
   c.twiddle_bits = 63;
   REQUIRE_INVALID_ARGUMENT(FixedFft{c}, "twiddle_bits=63");
@@ -342,4 +350,48 @@ TEST_CASE("fpga_fft: overflows are counted per stage and wrap like a register", 
   REQUIRE_INVALID_ARGUMENT(fft.forward(shorter, y), "input has 8 words");
   std::vector<std::uint64_t> wrong(2);
   REQUIRE_INVALID_ARGUMENT(fft.inverse(small, y, wrong), "overflow counts have 2 entries but expected 0 or S=4");
+}
+
+TEST_CASE("fpga_fft: the shared pieces check their stage, block and site", "[fpga_fft]") {
+  const FixedFft fft{FixedFftConfig{}};  // M = 512, r = 2: stages 0..8, r^s blocks in stage s
+  REQUIRE(fft.stages() == 9);
+  CHECK(fft.block_length(0) == 512);
+  CHECK(fft.block_length(8) == 2);
+  REQUIRE_INVALID_ARGUMENT(fft.block_length(9), "block_length: stage=9 but the transform has stages 0..8");
+  REQUIRE_INVALID_ARGUMENT(fft.block_length(10), "stage=10");
+  CHECK_FALSE(fft.stage_has_multiplier(0));  // separate twist: the first stage is wires
+  CHECK(fft.stage_has_multiplier(8));
+  REQUIRE_INVALID_ARGUMENT(fft.stage_has_multiplier(9), "stage_has_multiplier: stage=9");
+  CHECK_NOTHROW(fft.rho_angle(8, 255));
+  REQUIRE_INVALID_ARGUMENT(fft.rho_angle(8, 256), "rho_angle: block=256 but stage 8 has blocks 0..255");
+  REQUIRE_INVALID_ARGUMENT(fft.rho_angle(9, 0), "rho_angle: stage=9");
+  std::vector<CWord> in{{1, 2}, {3, 4}}, out(2);
+  std::uint64_t overflows = 0;
+  fft.forward_butterfly(1, 1, in.data(), out.data(), overflows);
+  REQUIRE_INVALID_ARGUMENT(fft.forward_butterfly(1, 2, in.data(), out.data(), overflows),
+                           "forward_butterfly: block=2 but stage 1 has blocks 0..1");
+  REQUIRE_INVALID_ARGUMENT(fft.inverse_butterfly(0, 1, in.data(), out.data(), overflows),
+                           "inverse_butterfly: block=1 but stage 0 has blocks 0..0");
+  REQUIRE_INVALID_ARGUMENT(fft.inverse_butterfly(9, 0, in.data(), out.data(), overflows),
+                           "inverse_butterfly: stage=9");
+
+  OverflowCounters counters({"a", "b", "c"});
+  counters.add(2, 5);
+  CHECK(counters.count(2) == 5);
+  CHECK(counters.site(1) == "b");
+  CHECK(counters.total() == 5);
+  REQUIRE_INVALID_ARGUMENT(counters.add(3, 1), "OverflowCounters::add: site=3 but the sites are 0..2");
+  REQUIRE_INVALID_ARGUMENT(counters.count(7), "OverflowCounters::count: site=7");
+  REQUIRE_INVALID_ARGUMENT(counters.site(3), "OverflowCounters::site: site=3");
+  const OverflowCounters none({});
+  REQUIRE_INVALID_ARGUMENT(none.count(0), "site=0 but there are no sites");
+}
+
+TEST_CASE("fpga_fft: the error bounds take a finite norm >= 0", "[fpga_fft]") {
+  const FixedFft fft{FixedFftConfig{}};
+  CHECK(fft.forward_error_bound(0) >= 0);
+  CHECK(fft.inverse_error_bound(1e6) > fft.inverse_error_bound(0));
+  REQUIRE_INVALID_ARGUMENT(fft.forward_error_bound(-1), "forward_error_bound: input_norm=-1 but expected");
+  REQUIRE_INVALID_ARGUMENT(fft.forward_error_bound(std::nan("")), "input_norm=nan");
+  REQUIRE_INVALID_ARGUMENT(fft.inverse_error_bound(INFINITY), "inverse_error_bound: input_norm=inf");
 }

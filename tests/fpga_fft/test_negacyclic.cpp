@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <numbers>
 #include <vector>
 
 #include "test_support.hpp"
@@ -147,6 +149,13 @@ TEST_CASE("fpga_fft negacyclic: name, spectrum words, overflow sites, validation
   NegacyclicConfig bad = config_with(30);
   bad.fft.radix = 4;
   REQUIRE_INVALID_ARGUMENT(FixedPointNegacyclicFft(1024, bad), "allowed radices: 2, 8, 512");
+  // Too large for the datapath: the message names the N passed, not the derived M.
+  REQUIRE_INVALID_ARGUMENT(FixedPointNegacyclicFft(262144, {}),
+                           "polynomial_size N=262144 but expected at most 131072");
+  NegacyclicConfig full;
+  full.full_length = true;
+  REQUIRE_INVALID_ARGUMENT(FixedPointNegacyclicFft(131072, full),
+                           "polynomial_size N=131072 but expected at most 65536");
   std::vector<double> a(1024), b(1024), shorter(512);
   REQUIRE_INVALID_ARGUMENT(engine.multiply_add(a, b, shorter), "multiply_add: spectra have 1024, 1024 and 512 slots");
 }
@@ -278,4 +287,52 @@ TEST_CASE("fpga_fft negacyclic: every datapath variant bootstraps tfhe_lib_128 c
     CHECK(run.rms_error < 1.0 / 32);
     CHECK(engine->overflows().total() == 0);
   }
+}
+
+TEST_CASE("fpga_fft negacyclic: the key in double counts and wraps overflows as the fixed path does",
+          "[fpga_fft]") {
+  // Coefficients near 1/2 at W = 64, F = 62: spectrum values of magnitude 2 and more do not fit
+  // (std::llround of them gave INT64_MIN, uncounted). The fixed path counts its overflows at
+  // every stage where an intermediate value does not fit (648 here: a wrapped value goes on
+  // and may overflow again); the double path rounds the host's spectrum once, so it counts each
+  // component of that spectrum outside the word once, and wraps it as a register does.
+  constexpr std::size_t N = 1024, M = N / 2;
+  const std::vector<Torus32> poly(N, Torus32{0x7FFFFFFF});
+  std::vector<double> fixed_spectrum(N), double_spectrum(N);
+  NegacyclicConfig c = config_with(62);
+  const FixedPointNegacyclicFft fixed(N, c);
+  fixed.forward(poly, fixed_spectrum);
+  c.key_in_double = true;
+  const FixedPointNegacyclicFft in_double(N, c);
+  in_double.forward(poly, double_spectrum);
+  CHECK(fixed.overflows().total() > 0);
+
+  // The host's spectrum, as forward_torus computes it, rounded and wrapped here in 128 bits.
+  std::vector<std::complex<double>> folded(M), values(M);
+  for (std::size_t j = 0; j < M; ++j) {
+    std::complex<double> v(torus_to_double(poly[j]), torus_to_double(poly[j + M]));
+    v *= std::polar(1.0, std::numbers::pi * static_cast<double>(j) / static_cast<double>(N));
+    folded[j] = v;
+  }
+  in_double.transform().forward_double(folded, values);
+  std::uint64_t outside = 0;
+  std::vector<CWord> want(M);
+  auto word = [&](double v) {
+    const Wide x = static_cast<Wide>(std::round(std::ldexp(static_cast<long double>(v), 62)));
+    if (!fits(x, 64)) ++outside;
+    return wrap(x, 64);
+  };
+  for (std::size_t p = 0; p < M; ++p) want[p] = {word(values[p].real()), word(values[p].imag())};
+  INFO("fixed path " << fixed.overflows().total() << " overflows, key in double "
+                     << in_double.overflows().total() << ", components outside " << outside);
+  CHECK(outside > 0);
+  CHECK(in_double.overflows().count(FixedPointNegacyclicFft::input_site) == outside);
+  CHECK(in_double.overflows().total() == outside);
+  CHECK(FixedPointNegacyclicFft::load(double_spectrum.data(), M) == want);
+
+  // Small coefficients (2^-12): a spectrum that fits, nothing counted.
+  const std::vector<Torus32> small(N, Torus32{0x00100000});
+  const FixedPointNegacyclicFft quiet(N, c);
+  quiet.forward(small, double_spectrum);
+  CHECK(quiet.overflows().total() == 0);
 }

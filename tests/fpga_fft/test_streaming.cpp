@@ -10,6 +10,7 @@
 
 #include "test_support.hpp"
 #include "torusgate/fpga_fft/streaming.hpp"
+#include "torusgate/fpga_fft/verilog.hpp"
 
 using namespace torusgate;
 using namespace torusgate::fpga_fft;
@@ -191,4 +192,55 @@ TEST_CASE("fpga_fft streaming: bad configurations and inputs are rejected", "[fp
   std::vector<std::vector<CWord>> wrong(1, std::vector<CWord>(100));
   REQUIRE_INVALID_ARGUMENT(stream.run(wrong), "transform 0 has 100 words");
   CHECK(stream.run({}).empty());
+  // M = 512, r = 2: stages 0..8, indices 0..511.
+  CHECK(stream.stage_position(8, 100) == 100);  // L = 2 <= w: the natural order
+  REQUIRE_INVALID_ARGUMENT(stream.stage_position(9, 100),
+                           "stage_position: stage=9 but the transform has stages 0..8");
+  REQUIRE_INVALID_ARGUMENT(stream.stage_position(0, 512), "stage_position: index=512");
+}
+
+TEST_CASE("fpga_fft verilog: module names, word widths and counts are checked",
+          "[fpga_fft][verilog]") {
+  FixedFftConfig fc;
+  fc.size = 16;
+  StreamingConfig sc;
+  sc.width = 4;
+  const StreamingFft stream(FixedFft(fc), sc, Direction::Forward);
+  CHECK(generate_verilog(stream, "Module").module_name == "Module");  // Verilog is case-sensitive
+  for (const char* word : {"module", "reg", "wire", "always_ff", "logic", "xor", "uwire"}) {
+    REQUIRE_INVALID_ARGUMENT(generate_verilog(stream, word),
+                             std::string("module name '") + word +
+                                 "' is a reserved word of Verilog or SystemVerilog");
+  }
+  REQUIRE_INVALID_ARGUMENT(generate_verilog(stream, "9x"), "is not a Verilog identifier");
+
+  // The file formats: 2W hex digits a word, W in the datapath's 8..64.
+  const std::vector<std::vector<CWord>> words = {{{1, -1}, {-32768, 32767}}, {{5, 6}, {-7, 0}}};
+  const std::string vectors = format_vectors(words, 16);
+  CHECK(vectors.substr(0, 9) == "ffff0001\n");
+  for (const unsigned W : {0u, 7u, 65u, 80u, 100u}) {
+    REQUIRE_INVALID_ARGUMENT(format_vectors(words, W),
+                             "format_vectors: word_bits=" + std::to_string(W) + " but expected 8..64");
+    REQUIRE_INVALID_ARGUMENT(parse_simulation_output("", 1, 2, W),
+                             "parse_simulation_output: word_bits=" + std::to_string(W));
+  }
+  // What the testbench writes parses back to the words, transform by transform.
+  std::string output;
+  std::size_t cycle = 7;
+  for (std::size_t start = 0; start < vectors.size(); cycle += 2) {
+    const std::size_t end = vectors.find('\n', start);
+    output += std::to_string(cycle) + " " + vectors.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  const SimulatedOutput parsed = parse_simulation_output(output, 2, 2, 16);
+  CHECK(parsed.transforms == words);
+  CHECK(parsed.first_output_cycle == 7);
+  CHECK(parsed.transform_interval == 4);
+  // Counts: the product is checked, and nothing is allocated for words the text lacks.
+  REQUIRE_INVALID_ARGUMENT(parse_simulation_output("", std::size_t{1} << 62, 4, 64),
+                           "transforms=4611686018427387904 of points=4 make 2^64 words or more");
+  REQUIRE_INVALID_ARGUMENT(parse_simulation_output("", 1, 0, 64), "points=0");
+  REQUIRE_THROWS_AS(parse_simulation_output(output, std::size_t{1} << 40, 1, 16), FormatError);
+  REQUIRE_THROWS_WITH(parse_simulation_output(output, std::size_t{1} << 40, 1, 16),
+                      Catch::Matchers::Contains("4 words but expected 1099511627776"));
 }

@@ -90,10 +90,13 @@ class FixedFft {
   // Upper bounds on the L2 norm of (computed - exact) over the M outputs, for an input of L2
   // norm `input_norm` (exactly representable words) and no overflow: the error analysis of
   // docs/fpga_fft.md (rounding of every multiplier and butterfly, twiddle quantisation).
+  // InvalidArgument unless input_norm is finite and >= 0.
   double forward_error_bound(double input_norm) const;
   double inverse_error_bound(double input_norm) const;
 
   // ---- the pieces the streaming model shares (docs/fpga_fft.md) ----
+  // Each takes a stage s < S and a block b < r^s; InvalidArgument naming the value and the
+  // range otherwise.
   // Block length L of stage s (M / r^s) and its sub-block length L/r.
   std::size_t block_length(std::size_t stage) const;
   // True when stage s has a twiddle multiplier that is not a wire (some rho_b^s' != 1).
@@ -107,11 +110,17 @@ class FixedFft {
   // The quantised twiddle exp(2 pi i a / (4M)), a taken modulo 4M.
   CWord twiddle(std::int64_t angle) const;
   // Angle of rho_b^1 for block b of stage s (the multiplier of input s' is s' times it).
-  std::int64_t rho_angle(std::size_t stage, std::size_t block) const {
-    return rho_angle_[stage][block];
-  }
+  std::int64_t rho_angle(std::size_t stage, std::size_t block) const;
 
  private:
+  // InvalidArgument unless stage < S (and block < r^stage); `fn` names the caller.
+  void check_stage(const char* fn, std::size_t stage) const;
+  void check_block(const char* fn, std::size_t stage, std::size_t block) const;
+  // The butterflies without the checks, for the transforms' loops.
+  void forward_butterfly_unchecked(std::size_t stage, std::size_t block, const CWord* in,
+                                   CWord* out, std::uint64_t& overflows) const;
+  void inverse_butterfly_unchecked(std::size_t stage, std::size_t block, const CWord* in,
+                                   CWord* out, std::uint64_t& overflows) const;
   CWord multiply(const CWord& x, const CWord& w, std::uint64_t& overflows) const;
   void transform(Direction direction, std::span<const CWord> in, std::span<CWord> out,
                  std::span<std::uint64_t> overflows) const;

@@ -38,6 +38,11 @@ inline Wide round_shift(Wide v, unsigned shift, Rounding mode) {
   return v >> shift;  // arithmetic: floor
 }
 
+// The word helpers below run for every word of a transform, so they do not check `bits`: it is
+// a validated word width (FixedFftConfig::validate, 8..64; fits() takes 1..127, wrap() and
+// to_register() 1..64). Functions that take a width from their caller check it themselves
+// (format_vectors, parse_simulation_output).
+
 // True when v fits a signed word of `bits` bits.
 inline bool fits(Wide v, unsigned bits) {
   const Wide half = Wide{1} << (bits - 1);
@@ -61,17 +66,16 @@ class OverflowCounters {
   OverflowCounters& operator=(const OverflowCounters&) = delete;
 
   std::size_t size() const { return names_.size(); }
-  const std::string& site(std::size_t i) const { return names_[i]; }
-  void add(std::size_t site, std::uint64_t count) {
-    if (count != 0) counts_[site].fetch_add(count, std::memory_order_relaxed);
-  }
-  std::uint64_t count(std::size_t site) const {
-    return counts_[site].load(std::memory_order_relaxed);
-  }
+  // Each takes a site < size(); InvalidArgument naming the site and the range otherwise.
+  const std::string& site(std::size_t i) const;
+  void add(std::size_t site, std::uint64_t count);
+  std::uint64_t count(std::size_t site) const;
   std::uint64_t total() const;
   void reset();
 
  private:
+  void check_site(const char* fn, std::size_t site) const;
+
   std::vector<std::string> names_;
   std::vector<std::atomic<std::uint64_t>> counts_;
 };

@@ -77,7 +77,8 @@ class StreamingFft {
 
   // Position in the stream entering stage s of the coefficient index i (a bit permutation, its
   // own inverse): i itself when the block length L_s <= w, else i with its stage digit (bits
-  // [log2(L_s/r), log2 L_s)) swapped with its lowest digit (bits [0, log2 r)).
+  // [log2(L_s/r), log2 L_s)) swapped with its lowest digit (bits [0, log2 r)). InvalidArgument
+  // unless stage < S and index < M.
   std::size_t stage_position(std::size_t stage, std::size_t index) const;
 
   // Simulates the pipeline cycle by cycle on `transforms` (each M words), streamed back to
@@ -89,6 +90,8 @@ class StreamingFft {
 
  private:
   void build();
+  // stage_position without the checks, for the schedule's loops.
+  std::size_t position(std::size_t stage, std::size_t index) const;
 
   FixedFft fft_;  // a copy: the model owns its datapath
   StreamingConfig config_;

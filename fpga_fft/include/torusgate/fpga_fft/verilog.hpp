@@ -19,16 +19,19 @@ struct VerilogDesign {
   std::string testbench;    // module tb_<name>: reads input.hex, writes output.txt
 };
 
-// InvalidArgument for radix != 2 or a bad module name (a Verilog identifier is required).
+// InvalidArgument for radix != 2 or a bad module name (a Verilog identifier is required, and
+// not a reserved word of Verilog or SystemVerilog).
 VerilogDesign generate_verilog(const StreamingFft& datapath, const std::string& module_name);
 
 // Test vectors: one line per complex word, 2W hex digits {im, re} (the bus layout of a lane),
-// transforms back to back in natural order: the testbench's input.hex.
+// transforms back to back in natural order: the testbench's input.hex. InvalidArgument for
+// word_bits outside the datapath's 8..64 or a word that does not fit.
 std::string format_vectors(const std::vector<std::vector<CWord>>& transforms, unsigned word_bits);
 
 // The testbench's output.txt ("<cycle> <hex {im,re}>" per output word, lanes in order):
 // the words of `transforms` transforms of `points` words and the cycle of the first output,
-// relative to the first input cycle. FormatError naming the line when malformed or short.
+// relative to the first input cycle. FormatError naming the line when malformed or short;
+// InvalidArgument for word_bits outside 8..64, points = 0 or 2^64 words or more in all.
 struct SimulatedOutput {
   std::vector<std::vector<CWord>> transforms;
   std::uint64_t first_output_cycle = 0;
