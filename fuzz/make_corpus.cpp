@@ -50,8 +50,11 @@ void put_u64(std::string& s, std::size_t offset, std::uint64_t v) {
   for (int b = 0; b < 8; ++b) s[offset + b] = static_cast<char>(v >> (8 * b));
 }
 
-// Offset of the object body in a native file of parameters `p`.
+// Offset of the object body in a native file of parameters `p` (format versions 1 and 2).
 std::size_t body_offset(const Parameters& p) { return 24 + 4 + p.name.size() + 7 * 4 + 16 + 4; }
+// In format version 3 (secret keys; cloud keys and integer arrays that name their key): the
+// key id at body_offset, the body after it.
+std::size_t body_v3(const Parameters& p) { return body_offset(p) + 8; }
 
 // Index of `p` among fuzz::candidate_parameter_sets(), as the harnesses' control byte wants it.
 std::uint8_t candidate_index(const Parameters& p) {
@@ -92,8 +95,11 @@ void native_seeds(const SecretKey& tiny_key, const CloudKey& tiny_cloud, const S
     s[0] = 'X';
     put("native_parameters", "bad_magic", native(tiny, true, s));
     s = params;
-    put_u32(s, 8, 3);  // versions 1 and 2 are read
+    put_u32(s, 8, 3);  // versions 1 to 3 are read, but parameters are version 1 only
     put("native_parameters", "version_3", native(tiny, true, s));
+    s = params;
+    put_u32(s, 8, 4);
+    put("native_parameters", "version_4", native(tiny, true, s));
     s = params;
     put_u32(s, 12, 9);
     put("native_parameters", "unknown_type", native(tiny, true, s));
@@ -126,11 +132,21 @@ void native_seeds(const SecretKey& tiny_key, const CloudKey& tiny_cloud, const S
   put("native_secret_key", "valid_toy_unseekable", native(tiny, false, toy_sk, false));
   {
     std::string s = tiny_sk;
-    put_u32(s, body_offset(tiny) + 8, 2);  // LWE coefficient 0
+    put_u32(s, body_v3(tiny) + 8, 2);  // LWE coefficient 0
     put("native_secret_key", "coefficient_2_resealed", native(tiny, true, s));
     s = tiny_sk;
-    put_u64(s, body_offset(tiny), 3);
+    put_u64(s, body_v3(tiny), 3);
     put("native_secret_key", "lwe_count_3", native(tiny, true, s));
+    s = tiny_sk;
+    put_u64(s, body_offset(tiny), 0x0123456789abcdefULL);  // another key's id
+    put("native_secret_key", "key_id_mismatch", native(tiny, true, s));
+    s = tiny_sk;
+    put_u64(s, body_offset(tiny), 0);
+    put("native_secret_key", "key_id_0", native(tiny, true, s));
+    // The same key in format version 1 (no key id), as builds before key ids wrote it.
+    s = tiny_sk.substr(0, body_offset(tiny)) + tiny_sk.substr(body_v3(tiny));
+    put_u32(s, 8, 1);
+    put("native_secret_key", "valid_tiny_version_1", native(tiny, true, s));
     s = tiny_sk;
     put_u32(s, 12, static_cast<std::uint32_t>(ObjectType::CloudKey));
     put("native_secret_key", "says_cloud_key", native(tiny, true, s));
@@ -146,15 +162,22 @@ void native_seeds(const SecretKey& tiny_key, const CloudKey& tiny_cloud, const S
       native(tiny, false, truncated(toy_ck, 2048), false));
   {
     std::string s = tiny_ck;
-    put_u64(s, body_offset(tiny), std::uint64_t{1} << 62);
+    put_u64(s, body_v3(tiny) + 4, std::uint64_t{1} << 62);  // after the key id and the form
     put("native_cloud_key", "bk_count_2p62", native(tiny, true, s));
-    const std::size_t ksk_count_at = body_offset(tiny) + 8 + 4 * tiny_cloud.bootstrapping_key().data().size();
+    const std::size_t ksk_count_at =
+        body_v3(tiny) + 4 + 8 + 4 * tiny_cloud.bootstrapping_key().data().size();
     s = tiny_ck;
     put_u64(s, ksk_count_at, 1);
     put("native_cloud_key", "ksk_count_1", native(tiny, true, s));
     s = tiny_ck;
-    s[body_offset(tiny) + 20] ^= 0x40;
+    s[body_v3(tiny) + 20] ^= 0x40;
     put("native_cloud_key", "flipped_bit", native(tiny, false, s));
+    // Without a key id: format version 1, as a cloud key imported from the TFHE library.
+    put("native_cloud_key", "valid_tiny_version_1",
+        native(tiny, false, bytes_of([&](std::ostream& o) {
+          write_cloud_key(o, CloudKey(tiny_cloud.bootstrapping_key(),
+                                      tiny_cloud.key_switching_key()));
+        })));
   }
   {
     // An unrolled key (format version 2, with its form field), from a generator of its own
@@ -163,8 +186,13 @@ void native_seeds(const SecretKey& tiny_key, const CloudKey& tiny_cloud, const S
     const CloudKey unrolled = CloudKey::generate(tiny_key, own, 2);
     std::string s = bytes_of([&](std::ostream& o) { write_cloud_key(o, unrolled); });
     put("native_cloud_key", "valid_tiny_unrolled", native(tiny, false, s));
-    put_u32(s, body_offset(tiny), 4);
+    put_u32(s, body_v3(tiny), 4);
     put("native_cloud_key", "unroll_4", native(tiny, true, s));
+    // Version 2: the form field without a key id.
+    put("native_cloud_key", "valid_tiny_unrolled_version_2",
+        native(tiny, false, bytes_of([&](std::ostream& o) {
+          write_cloud_key(o, CloudKey(unrolled.bootstrapping_key(), unrolled.key_switching_key()));
+        })));
     // Key bits in threes (form 3; the tiny set's n = 2 is left to two standard GGSW).
     const CloudKey threes = CloudKey::generate(tiny_key, own, 3);
     put("native_cloud_key", "valid_tiny_threes",
@@ -237,6 +265,21 @@ void native_seeds(const SecretKey& tiny_key, const CloudKey& tiny_cloud, const S
     s = tiny_arr;
     put_u64(s, at + 24, 25);
     put("native_integer_array", "sample_count_25", native(tiny, true, s));
+  }
+  {
+    // Format version 3: the array names its secret key (a generator of its own, so that the
+    // seeds after it do not change).
+    Csprng own = Csprng::deterministic(20261206, testing::insecure_deterministic);
+    IntegerArrayCiphertext a;
+    a.width = 2;
+    a.rows = 1;
+    a.cols = 2;
+    a.samples = encrypt_bits(tiny_key, std::vector<std::uint8_t>{1, 0, 0, 1}, own);
+    a.key_id = tiny_key.key_id();
+    std::string s = bytes_of([&](std::ostream& o) { write_integer_array(o, tiny, a); });
+    put("native_integer_array", "valid_tiny_u2_keyed", native(tiny, false, s));
+    put_u64(s, body_offset(tiny), 0);
+    put("native_integer_array", "key_id_0", native(tiny, true, s));
   }
 
   // Files: each valid object as a whole file, one with trailing bytes, one foreign.
