@@ -508,6 +508,18 @@ void check_host_memory(const std::string& what, double bytes, const std::string&
   throw InvalidArgument(what + text + advice);
 }
 
+bool same_report_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(a, ec);
+  if (fs::exists(status) && !fs::is_regular_file(status)) return false;
+  if (fs::equivalent(a, b, ec)) return true;
+  std::error_code ea, eb;
+  const fs::path ca = fs::weakly_canonical(fs::absolute(a, ea), ea);
+  const fs::path cb = fs::weakly_canonical(fs::absolute(b, eb), eb);
+  return !ea && !eb && ca == cb;
+}
+
 OutputFile::OutputFile(std::string flag, std::string path)
     : flag_(std::move(flag)), path_(std::move(path)) {
   namespace fs = std::filesystem;
@@ -526,8 +538,10 @@ OutputFile::OutputFile(std::string flag, std::string path)
   }
   const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::is_directory(folder, ec))
-    throw InvalidArgument(flag_ + ": cannot write to '" + path_ + "': the folder '" +
-                          folder.string() + "' does not exist");
+    throw InvalidArgument(flag_ + ": cannot write to '" + path_ + "': " +
+                          (fs::exists(folder, ec) ? "'" + folder.string() + "' is not a folder"
+                                                  : "the folder '" + folder.string() +
+                                                        "' does not exist"));
   if (fs::exists(status) && ::access(path_.c_str(), W_OK) != 0)
     throw InvalidArgument(flag_ + ": cannot write to '" + path_ + "': it is read-only");
   // The folder must take a new file: the report is written beside the path and renamed.

@@ -217,6 +217,11 @@ void write_file_atomically(const std::string& path, const std::string& text);
 // A report file of a command-line flag (--json, --markdown, ...), written whole or not at
 // all. Made before the run, it checks the path at once: a directory, a missing or read-only
 // folder, or a file that cannot be written is refused with InvalidArgument naming the flag.
+// True when two report paths name one file (after ".", "..", symbolic and hard links of what
+// exists), so that one report would replace the other. A device or pipe (/dev/stdout) is
+// written into, not replaced: both reports reach it.
+bool same_report_file(const std::string& a, const std::string& b);
+
 // The text goes to stream() in memory; commit() writes it to a file beside the path and
 // renames that over it. So a run that fails or is stopped leaves an earlier report as it was,
 // and no empty or partial one.

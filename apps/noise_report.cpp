@@ -36,21 +36,6 @@ std::string fmt_expected(double log2_value) {
   return fmt("%.3g", std::exp2(log2_value));
 }
 
-// True when two report paths name one file (after ".", "..", symbolic and hard links of what
-// exists), so that one report would replace the other. A device or pipe (/dev/stdout) is
-// written into, not replaced: both reports reach it. (fpga_fft's study has the same check.)
-bool same_report_file(const std::string& a, const std::string& b) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status status = fs::status(a, ec);
-  if (fs::exists(status) && !fs::is_regular_file(status)) return false;
-  if (fs::equivalent(a, b, ec)) return true;
-  std::error_code ea, eb;
-  const fs::path ca = fs::weakly_canonical(fs::absolute(a, ea), ea);
-  const fs::path cb = fs::weakly_canonical(fs::absolute(b, eb), eb);
-  return !ea && !eb && ca == cb;
-}
-
 double ratio(double measured, double model) { return model > 0 ? measured / model : NAN; }
 
 // log2 of `count` times 2^log2_p.

@@ -81,21 +81,6 @@ struct Row {
   std::string engine;
 };
 
-// True when two report paths name one file (after ".", "..", symbolic and hard links of what
-// exists), so that one report would replace the other. A device or pipe (/dev/stdout) is
-// written into, not replaced: both reports reach it.
-bool same_report_file(const std::string& a, const std::string& b) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status status = fs::status(a, ec);
-  if (fs::exists(status) && !fs::is_regular_file(status)) return false;
-  if (fs::equivalent(a, b, ec)) return true;
-  std::error_code ea, eb;
-  const fs::path ca = fs::weakly_canonical(fs::absolute(a, ea), ea);
-  const fs::path cb = fs::weakly_canonical(fs::absolute(b, eb), eb);
-  return !ea && !eb && ca == cb;
-}
-
 std::string fmt(double v, int precision = 3) {
   std::ostringstream s;
   s << std::setprecision(precision) << v;
@@ -112,7 +97,7 @@ int run_study(const StudyOptions& o, std::ostream& out) {
   apps::OutputFile json_file, markdown_file;
   if (o.json) json_file = apps::OutputFile("--json", *o.json);
   if (o.markdown) markdown_file = apps::OutputFile("--markdown", *o.markdown);
-  EXPECTS(!(o.json && o.markdown && same_report_file(*o.json, *o.markdown)),
+  EXPECTS(!(o.json && o.markdown && apps::same_report_file(*o.json, *o.markdown)),
           "--json '" + o.json.value_or("") + "' and --markdown '" + o.markdown.value_or("") +
               "' name the same file; one report would replace the other");
   std::vector<std::uint32_t> frac_bits = o.frac_bits;

@@ -43,6 +43,11 @@ LweBatch::LweBatch(std::uint32_t lwe_dimension, std::size_t count)
         return std::vector<Torus32>(batch_words(lwe_dimension, count), 0);
       })) {}
 
+void LweBatch::check_index(std::size_t i) const {
+  EXPECTS(i < count_, "LweBatch::at: sample " + std::to_string(i) + " of a batch of " +
+                          std::to_string(count_) + " samples");
+}
+
 void encrypt_lwe(std::span<Torus32> out, Torus32 mu, const LweKey& key, double noise_stddev,
                  Csprng& rng) {
   const std::size_t n = key.lwe_dimension();

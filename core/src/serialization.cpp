@@ -551,6 +551,11 @@ CloudKey read_cloud_key_impl(std::istream& in, const std::string& ctx) {
       r.fail("bootstrapping key form (unroll) " + std::to_string(unroll) +
              " but expected 1 (standard), 2, 3 or 4 (unrolled)");
     }
+    // One encoding per key: a standard key without a key id is version 1.
+    if (r.version == 2 && unroll == 1) {
+      r.fail("bootstrapping key form (unroll) 1 in a version 2 file, which holds unrolled keys "
+             "only (a standard key is version 1, or 3 with a key id)");
+    }
   }
   const auto bk_words = read_count(r, "the bootstrapping key word count",
                                    BootstrappingKey::ggsw_count(p, unroll) * ggsw_size(p), p);

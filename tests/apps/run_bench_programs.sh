@@ -29,6 +29,8 @@ expect 2 "--json: cannot write to '$tmp': it is a folder" --backend sequential \
 expect 2 "--json: cannot write to '$tmp/none/g.json': the folder '$tmp/none' does not exist" \
   --backend sequential --params toy_INSECURE --batch 1 --json "$tmp/none/g.json"
 expect 2 "--json: the path is empty" --backend sequential --params toy_INSECURE --batch 1 --json ""
+expect 2 "--json: cannot write to '$tmp/keep.json/g.json': '$tmp/keep.json' is not a folder" \
+  --backend sequential --params toy_INSECURE --batch 1 --json "$tmp/keep.json/g.json"
 grep -q earlier "$tmp/keep.json" || fail "a refused bench_gates run changed the earlier report"
 # A run stopped before its end leaves the earlier report as it was (no empty file).
 timeout -s INT 2 "$bench_gates" --backend sequential --params toy_INSECURE --batch 4096 \

@@ -38,7 +38,19 @@ cp "$s/ab.tgct" "$s/max.tgct" "$c/"
 printf ' 19 -10\n-13  50\n' | diff - "$tmp/ab.txt" || fail "A*B decrypted wrong"
 "$tg" decrypt --key "$c/client.tgsk" "$c/max.tgct" -o "$c/max.txt" -q || fail "decrypt max"
 printf '5 6\n3 8\n' | diff - "$c/max.txt" || fail "max(A, B) decrypted wrong"
-expect 0 "integer array, format version 1" info "$c/ab.tgct" "$c/client.tgsk" "$s/server.tgck"
+expect 0 "integer array, format version 3" info "$c/ab.tgct" "$c/client.tgsk" "$s/server.tgck"
+# Every file names the one secret key: the array, the key itself, the cloud key made from it.
+key_id=$("$tg" info "$c/client.tgsk" | sed -n 's/.*, key id \([0-9a-f]\{16\}\),.*/\1/p')
+[[ -n "$key_id" ]] || fail "info shows no key id for the secret key"
+expect 0 "under key id $key_id" info "$c/ab.tgct"
+expect 0 "made from key id $key_id" info "$s/server.tgck"
+# Another key pair of the same set: its secret key and its cloud key are refused by key id.
+expect 0 "cannot decrypt" keygen --params toy_INSECURE --insecure-ok \
+  --secret-key "$c/other.tgsk" --cloud-key "$s/other.tgck"
+expect 1 "under key id $key_id but" decrypt --key "$c/other.tgsk" "$c/ab.tgct"
+expect 1 "the result would decrypt to random bits" eval --cloud-key "$s/other.tgck" --op neg \
+  "$s/a.tgct" -o "$s/never.tgct"
+[[ -e "$s/never.tgct" ]] && fail "a refused eval left a file"
 # A file whose name begins with '-', after the end-of-options marker "--".
 cp "$c/max.tgct" "$c/-max.tgct"
 (cd "$c" && "$tg" decrypt --key client.tgsk -- -max.tgct) >"$tmp/dash.txt" 2>&1 ||
@@ -110,11 +122,14 @@ if [[ -n "$data" && -f "$data/plain.txt" ]]; then
   expect 0 "parameters tfhe_lib_128" import "$data/params.txt" -o "$l/params.tgpr"
   expect 0 "parameter set" export "$l/params.tgpr" -o "$l/params.txt"
   cmp -s "$l/params.txt" "$data/params.txt" || fail "params.txt not reproduced"
-  # The cloud key as the library's cloud keyset, and back to the same native file.
+  # The cloud key as the library's cloud keyset, and back: the same keys, without the key id
+  # (the library's cloud keyset does not name its secret key), so the same keyset again.
   expect 0 "cloud keyset" export "$l/server.tgck" -o "$l/cloud.key"
   expect 0 "TFHE library v1.1 cloud keyset, the named set 'tfhe_lib_128'" info "$l/cloud.key"
   expect 0 "cloud key for tfhe_lib_128" import "$l/cloud.key" -o "$l/again.tgck"
-  cmp -s "$l/again.tgck" "$l/server.tgck" || fail "the cloud keyset did not import as the key"
+  expect 0 "made from key id unknown" info "$l/again.tgck"
+  expect 0 "cloud keyset" export "$l/again.tgck" -o "$l/cloud_again.key"
+  cmp -s "$l/cloud_again.key" "$l/cloud.key" || fail "the cloud keyset did not import as the key"
   # Bad inputs.
   expect 2 "half of a secret key" import "$data/lwe.key" -o "$l/x.tgsk"
   expect 2 "carry no parameters" import "$data/a.ctxt" -o "$l/x.tgct"

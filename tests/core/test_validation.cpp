@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <streambuf>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "test_files.hpp"
@@ -367,6 +368,17 @@ TEST_CASE("validation: LweBatch refuses a count whose size wraps", "[validation]
                            "LweBatch: ");
   CHECK(LweBatch(630, 0).data().empty());
   CHECK(LweBatch(630, 3).data().size() == 3 * 631);
+}
+
+TEST_CASE("validation: LweBatch::at checks the sample index; sample does not", "[validation]") {
+  LweBatch batch(4, 3);
+  batch.at(2)[4] = 77;
+  CHECK(batch.sample(2)[4] == 77);
+  CHECK(std::as_const(batch).at(2).data() == batch.sample(2).data());
+  CHECK(batch.at(0).size() == 5);
+  REQUIRE_INVALID_ARGUMENT(batch.at(3), "LweBatch::at: sample 3 of a batch of 3 samples");
+  REQUIRE_INVALID_ARGUMENT(std::as_const(batch).at(9), "sample 9 of a batch of 3");
+  REQUIRE_INVALID_ARGUMENT(LweBatch().at(0), "sample 0 of a batch of 0 samples");
 }
 
 TEST_CASE("validation: KeySwitchingKey::size validates the parameters before shifting by them",

@@ -39,17 +39,30 @@ class LweBatch {
   std::size_t count() const { return count_; }
   std::size_t sample_size() const { return std::size_t{n_} + 1; }  // n + 1 words
 
+  // Sample i (n+1 words), unchecked like std::vector's operator[]: the backends' loops call
+  // it for every sample. i < count() is the caller's to ensure; at(i) checks it.
   std::span<Torus32> sample(std::size_t i) {
     return {data_.data() + i * sample_size(), sample_size()};
   }
   std::span<const Torus32> sample(std::size_t i) const {
     return {data_.data() + i * sample_size(), sample_size()};
   }
+  // Sample i; throws InvalidArgument naming i and count() unless i < count().
+  std::span<Torus32> at(std::size_t i) {
+    check_index(i);
+    return sample(i);
+  }
+  std::span<const Torus32> at(std::size_t i) const {
+    check_index(i);
+    return sample(i);
+  }
   std::span<Torus32> data() { return data_; }
   std::span<const Torus32> data() const { return data_; }
   friend bool operator==(const LweBatch&, const LweBatch&) = default;
 
  private:
+  void check_index(std::size_t i) const;
+
   std::uint32_t n_ = 0;
   std::size_t count_ = 0;
   std::vector<Torus32> data_;
