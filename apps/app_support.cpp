@@ -123,6 +123,28 @@ void check_server_options(const std::string& backend, const ServerOptions& optio
   }
 }
 
+void check_gpu_options(const CudaOptions& options, const Parameters& params, std::uint32_t unroll,
+                       const std::vector<GpuEngine>& engines) {
+  const std::size_t count = gpu::devices().size();
+  if (options.device < 0 || static_cast<std::size_t>(options.device) >= count) {
+    throw InvalidArgument("--device " + std::to_string(options.device) + ": this machine has " +
+                          std::to_string(count) + " CUDA device" + (count == 1 ? "" : "s") +
+                          ", numbered from 0");
+  }
+  const std::vector<GpuEngine> each = engines.empty() ? std::vector{options.engine} : engines;
+  for (const GpuEngine engine : each) {
+    CudaOptions o = options;
+    o.engine = engine;
+    try {
+      validate_cuda_options(o, params, unroll);
+    } catch (const InvalidArgument& e) {
+      if (each.size() == 1) throw;
+      throw InvalidArgument(std::string("with --gpu-engine ") + gpu_engine_name(engine) + ": " +
+                            e.what());
+    }
+  }
+}
+
 std::string resolve_server_backend(const std::string& name, const ServerOptions& options) {
   const std::string backend = resolve_backend(name);
   check_server_options(backend, options);

@@ -132,6 +132,12 @@ std::string server_options_help(std::size_t column);
 // with sequential or gpu, a GPU option with a CPU backend) or names a device this machine
 // lacks.
 void check_server_options(const std::string& backend, const ServerOptions& options);
+// Before any key is made: GPU options for a run of `params` with a bootstrapping key of form
+// `unroll` on each engine of `engines` (empty: options.engine alone), as the CudaBackend
+// constructor will check them (validate_cuda_options), and the device index. Throws
+// InvalidArgument naming the engine when there are several.
+void check_gpu_options(const CudaOptions& options, const Parameters& params,
+                       std::uint32_t unroll = 1, const std::vector<GpuEngine>& engines = {});
 // resolve_backend(name), then check_server_options: the backend a program's server runs on.
 std::string resolve_server_backend(const std::string& name, const ServerOptions& options);
 

@@ -169,6 +169,8 @@ bool parse(int argc, char** argv, Options& o) {
     throw InvalidArgument("--threads applies to the openmp backend, not to " + o.backend);
   }
   if (o.gpu_option_given && o.backend != "gpu") throw apps::gpu_options_not_for(o.backend);
+  // Before the keys are made: the options as the GPU backend will check them.
+  if (o.backend == "gpu") apps::check_gpu_options(o.gpu, parameters_by_name(o.params), o.unroll);
   return true;
 }
 

@@ -460,6 +460,8 @@ int main(int argc, char** argv) try {
   Options o;
   if (!parse(argc, argv, o)) return 0;
   const Parameters params = parameters_by_name(o.params);
+  // Every engine's options, before the keys are made and before the first engine's run.
+  if (o.backend == "gpu") apps::check_gpu_options(o.gpu, params, o.unroll, o.engines);
   // A batch too large for this machine's memory is refused now, not killed by the system
   // later. Per gate a CPU backend holds about 8 LWE samples (both inputs on the client and on
   // the backend, the output, the bootstrap's own); the GPU's host side the two inputs and

@@ -140,6 +140,8 @@ Options parse_options(int argc, char** argv, bool& help) {
     }
   }
   apps::check_server_options(o.backend, o.server);
+  // Before the keys are made: the options as the GPU backend will check them.
+  if (o.backend == "gpu") apps::check_gpu_options(o.server.gpu, parameters_by_name(o.params));
   return o;
 }
 

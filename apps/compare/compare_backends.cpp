@@ -156,6 +156,18 @@ bool parse(int argc, char** argv, Options& o) {
   if (o.cpu.threads != 0 &&
       std::find(o.backends.begin(), o.backends.end(), "openmp") == o.backends.end())
     throw InvalidArgument("--threads applies to the openmp backend, which --backends leaves out");
+  // The GPU options for every parameter set, before the first set's keys and CPU runs (where
+  // there is a GPU: without one the gpu backend is reported unavailable and skipped).
+  if (std::find(o.backends.begin(), o.backends.end(), "gpu") != o.backends.end() &&
+      gpu::built_with_cuda() && !gpu::devices().empty()) {
+    for (const std::string& p : o.params) {
+      try {
+        check_gpu_options(o.gpu, parameters_by_name(p));
+      } catch (const InvalidArgument& e) {
+        throw InvalidArgument("--params " + p + ": " + e.what());
+      }
+    }
+  }
   return true;
 }
 

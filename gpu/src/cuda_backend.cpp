@@ -229,17 +229,19 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p, std::uint3
                                      : "fused_bundle=" + std::to_string(o.fused_bundle) +
                                            " with a key in " +
                                            (unroll == 2 ? "pairs" : "threes")) +
-                  " bundles nothing (it needs engine=fused and fused_bundle=2 with a key in "
-                  "pairs or threes, or a key in fours; 0 or 1 otherwise)");
+                  ", so nothing is bundled (it needs engine=fused and fused_bundle=2 with a key "
+                  "in pairs or threes, or a key in fours; 0 or 1 otherwise)");
     }
   }
   if (o.memory_budget_bytes != 0) {
-    const std::size_t per_rotation = gpu::detail::bytes_per_rotation(shape, o.engine);
+    const std::size_t per_rotation = gpu::detail::most_bytes_per_rotation(shape, o);
     EXPECTS(o.memory_budget_bytes >= 2 * per_rotation,
             "CudaOptions: memory_budget_bytes=" + std::to_string(o.memory_budget_bytes) +
                 " but parameter set '" + p.name + "' needs at least " +
                 std::to_string(2 * per_rotation) + " (two blind rotations of " +
-                std::to_string(per_rotation) + " bytes each); 0 chooses automatically");
+                std::to_string(per_rotation) + " bytes each" +
+                (gpu::detail::may_bundle(shape, o) ? ", their bundled keys included" : "") +
+                "); 0 chooses automatically");
   }
 }
 
@@ -270,7 +272,8 @@ const gpu::DeviceInfo& CudaBackend::device() const { return engine_->device(); }
 std::size_t CudaBackend::device_key_bytes() const { return engine_->key_bytes(); }
 
 std::size_t CudaBackend::bytes_per_rotation() const {
-  return gpu::detail::bytes_per_rotation(shape_of(parameters()), options_.engine);
+  return gpu::detail::most_bytes_per_rotation(
+      shape_of(parameters(), key_->bootstrapping_key().unroll()), options_);
 }
 
 const CudaPhaseTimes& CudaBackend::last_times() const { return engine_->times(); }

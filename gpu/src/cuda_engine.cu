@@ -208,6 +208,9 @@ struct CudaEngine::Impl {
   Workspace* held_workspace(std::uint64_t capacity) const;
   Workspace& workspace_for(std::uint64_t capacity, std::size_t budget_bytes);
   void record_rotation(Workspace& ws);
+  // Throws InvalidArgument when `launch` does not fit the device: its blocks' threads or shared
+  // memory, or clusters the device cannot run (a forced shape; the automatic ones fit).
+  void check_launch_fits(const kernel::fused::LaunchShape& launch) const;
   // Unrolled keys: roots and unit, from the engine's transform of the polynomial X.
   void make_rotation_tables();
   // The engine's forward transform of `polys` coefficient polynomials (device memory) into
@@ -228,9 +231,7 @@ struct CudaEngine::Impl {
   }
   // Whether this key's clusters of 8 points per thread run on bundled keys: an unrolled key
   // in the fused engine, fused_bundle not 1 (bundles() for a chunk, fused_shape_for's waves).
-  bool bundles_clusters() const {
-    return fused() && shape.unroll >= 2 && options.fused_bundle != 1;
-  }
+  bool bundles_clusters() const { return may_bundle(shape, options); }
   // A key in fours: the fused engine runs it on bundled clusters only (max_kernel_unroll).
   bool fours() const { return shape.unroll > kernel::fused::max_kernel_unroll; }
   // Whether a chunk of `capacity` rotations that bundles starts its rotation while the
@@ -422,6 +423,9 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
           "." + std::to_string(info.compute_capability_minor) +
           ") runs none (clusters need 9.0, and a build with code for 9.0); use GpuEngine::cufft");
     }
+    // A forced shape is the same for every chunk: checked before any batch (and before the
+    // key's transform).
+    if (!automatic) check_launch_fits(fused_shape_for(2));
     w = kernel::fused::twiddles(static_cast<std::uint32_t>(M));
     twiddles = DeviceBuffer<Complex>(w.size(), st(), "the fused engine's twiddle table");
     CUDA_TRY(cudaMemcpyAsync(twiddles.data(), w.data(), twiddles.bytes(), cudaMemcpyHostToDevice,
@@ -600,6 +604,18 @@ Workspace& CudaEngine::Impl::workspace_for(std::uint64_t capacity, std::size_t b
   const std::size_t per_rotation =
       bytes_per_rotation(shape, options.engine) + (bundles(capacity) ? bundle_bytes() : 0);
   const std::size_t need = capacity * per_rotation;
+  // A chunk that bundles needs its bundled keys too, which the chunk's sizing (by the
+  // rotations' scratch alone, as most chunks bundle nothing) did not count: over the budget,
+  // the caller retries with smaller chunks.
+  if (budget_bytes != 0 && need > budget_bytes) {
+    throw DeviceOutOfMemory("CudaBackend::evaluate: a chunk of " + std::to_string(capacity) +
+                            " blind rotations needs " + format_bytes(need) + " (" +
+                            format_bytes(per_rotation) + " each, bundled keys included) but " +
+                            "the memory budget is " + format_bytes(budget_bytes) +
+                            (options.memory_budget_bytes != 0
+                                 ? " (CudaOptions::memory_budget_bytes)"
+                                 : " (free device memory is too low)"));
+  }
   auto evict_one = [&] {
     CUDA_TRY(cudaStreamSynchronize(st()));  // nothing queued still uses it
     auto lru = std::min_element(workspaces.begin(), workspaces.end(),
@@ -660,37 +676,50 @@ kernel::fused::LaunchShape CudaEngine::Impl::fused_shape_for(std::uint64_t capac
   return chosen;
 }
 
+void CudaEngine::Impl::check_launch_fits(const kernel::fused::LaunchShape& launch) const {
+  const Shape& s = shape;
+  const std::size_t shared = kernel::fused::block_shared_bytes(launch, s);
+  const std::uint32_t threads = kernel::fused::block_threads(launch, s);
+  // The shape as the options gave it: only the fields the caller set (the others are 0).
+  const auto asked = [&] {
+    std::string text;
+    const auto add = [&](const char* name, std::uint32_t value) {
+      if (value == 0) return;
+      text += (text.empty() ? "" : ", ") + std::string(name) + "=" + std::to_string(value);
+    };
+    add("fused_groups", options.fused_groups);
+    add("fused_rotations_per_block", options.fused_rotations_per_block);
+    add("fused_lanes", options.fused_lanes);
+    add("fused_cluster_blocks", options.fused_cluster_blocks);
+    add("fused_cluster_points", options.fused_cluster_points);
+    return "CudaOptions " + (text.empty() ? std::string("(automatic shape)") : text);
+  };
+  EXPECTS(threads <= limits.max_threads && shared <= limits.max_shared_bytes,
+          "CudaBackend: " + asked() + " make blocks of " + std::to_string(threads) +
+              " threads and " + format_bytes(shared) + " of shared memory for N=" +
+              std::to_string(s.N) + ", k=" + std::to_string(s.k) + ", l=" +
+              std::to_string(s.bk_level_count) + "; device " + info.name + " allows " +
+              std::to_string(limits.max_threads) + " threads and " +
+              format_bytes(limits.max_shared_bytes) +
+              " for the fused kernel (0 for each chooses a shape that fits)");
+  // Only a forced size: the automatic shape takes clusters where some run.
+  EXPECTS(launch.cluster <= 1 || clusters != 0,
+          "CudaBackend: " + asked() + " need thread block clusters of " +
+              std::to_string(launch.cluster) + " blocks of " + std::to_string(threads) +
+              " threads and " + format_bytes(shared) + " of shared memory; device " + info.name +
+              " (compute capability " + std::to_string(info.compute_capability_major) + "." +
+              std::to_string(info.compute_capability_minor) +
+              ") cannot run them (clusters need 9.0, and a build with code for 9.0: "
+              "CMAKE_CUDA_ARCHITECTURES; fused_cluster_blocks 0 or 1 runs without)");
+}
+
 void CudaEngine::Impl::record_rotation(Workspace& ws) {
   const Shape& s = shape;
   const std::uint64_t C = ws.capacity;
   const std::size_t key_step = std::size_t{s.rows()} * s.k1() * s.M();
   if (fused()) {  // powers and accumulators made with the linear combinations (evaluate)
     const kernel::fused::LaunchShape launch = fused_shape_for(C);
-    const std::size_t shared = kernel::fused::block_shared_bytes(launch, s);
-    const std::uint32_t threads = kernel::fused::block_threads(launch, s);
-    if (threads > limits.max_threads || shared > limits.max_shared_bytes) {
-      throw SystemError("CudaBackend: CudaOptions::fused_groups=" + std::to_string(launch.groups) +
-                        ", fused_rotations_per_block=" + std::to_string(launch.rotations) +
-                        ", fused_lanes=" + std::to_string(launch.lanes) +
-                        " and fused_cluster_blocks=" + std::to_string(launch.cluster) +
-                        " need blocks of " + std::to_string(threads) + " threads and " +
-                        format_bytes(shared) + " of shared memory; device " + info.name +
-                        " allows " + std::to_string(limits.max_threads) + " threads and " +
-                        format_bytes(limits.max_shared_bytes) +
-                        " for the fused kernel (0 and 0 choose a shape that fits)");
-    }
-    if (launch.cluster > 1 && clusters == 0) {  // only a forced size (the automatic shape
-                                                // takes clusters where some run)
-      throw SystemError(
-          "CudaBackend: CudaOptions::fused_cluster_blocks=" + std::to_string(launch.cluster) +
-          " needs thread block clusters of " + std::to_string(launch.cluster) + " blocks of " +
-          std::to_string(threads) + " threads and " + format_bytes(shared) +
-          " of shared memory; device " + info.name + " (compute capability " +
-          std::to_string(info.compute_capability_major) + "." +
-          std::to_string(info.compute_capability_minor) +
-          ") cannot run them (clusters need 9.0, and a build with code for 9.0: "
-          "CMAKE_CUDA_ARCHITECTURES; 0 or 1 runs without)");
-    }
+    check_launch_fits(launch);
     times.fused_groups = launch.groups;
     times.fused_rotations_per_block = launch.rotations;
     times.fused_cluster_blocks = launch.cluster;

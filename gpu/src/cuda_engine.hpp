@@ -9,10 +9,24 @@
 #include <memory>
 
 #include "batch_plan.hpp"
+#include "fused_rotation.hpp"
 #include "torusgate/gpu/cuda_options.hpp"
 #include "torusgate/gpu/device.hpp"
 
 namespace torusgate::gpu::detail {
+
+// Whether the fused engine may run this key's chunks on bundled keys: an unrolled key
+// (unroll 2 to 4) unless fused_bundle is 1 (never); a key in fours always bundles.
+inline bool may_bundle(const Shape& s, const CudaOptions& o) {
+  return o.engine == GpuEngine::fused && s.unroll >= 2 && o.fused_bundle != 1;
+}
+// The most device scratch one blind rotation of a chunk can take (the memory budget's unit):
+// bytes_per_rotation, plus the rotation's bundled keys (complex doubles) where the engine may
+// bundle them.
+inline std::size_t most_bytes_per_rotation(const Shape& s, const CudaOptions& o) {
+  return bytes_per_rotation(s, o.engine) +
+         (may_bundle(s, o) ? kernel::fused::bundle_size(s) * 16 : 0);
+}
 
 // Fills `info` for CUDA device `index` (name, memory, compute capability, multiprocessors,
 // clocks, bus width); false when the runtime cannot describe it (device.cu).

@@ -48,6 +48,10 @@ unset TORUSGATE_CUDA_EMU_DEVICES
 expect 0 "all encrypted results are exact" --backend gpu --device 1 --params toy_INSECURE \
   --dataset 6x2 --beta none --no-progress
 expect 2 "--device 7: this machine has 2 CUDA devices, numbered from 0" --backend gpu --device 7 --params toy_INSECURE --dataset 6x2 --no-progress
+# GPU options the parameter set cannot use: refused before the keys are made.
+expect 2 "fused_groups=3" --backend gpu --fused-groups 3 --params toy_INSECURE --dataset 6x2 \
+  --no-progress
+grep -q "keys made" "$tmp/out" && fail "linear_regression: keys made before a bad GPU option"
 
 program="$gate_demo"
 expect 0 "all gates correct" --params toy_INSECURE
@@ -72,6 +76,13 @@ done
 expect 0 "  --transfer T        direct (default) | pinned" --help
 
 program="$bench_gates"
+# Every engine's options before the keys and the first engine's run (cuFFT, then fused):
+# fused_bundle 1 with a key in fours is the fused engine's refusal.
+expect 2 "with --gpu-engine fused: CudaOptions: a bootstrapping key in fours" --backend gpu \
+  --params toy_INSECURE --unroll 4 --fused-bundle 1 --batch 1 --reps 1
+grep -q "cuFFT-batched" "$tmp/out" && fail "bench_gates: the cuFFT run ran before the refusal"
+expect 2 "--device 5: this machine has 2 CUDA devices, numbered from 0" --backend gpu \
+  --params toy_INSECURE --device 5 --batch 1 --reps 1
 expect 0 "cuFFT-batched blind rotation, gather key switching, pinned transfers (1 MiB staging):" \
   --backend gpu --params toy_INSECURE --gpu-engine cufft --key-switching gather --transfer pinned --staging-mb 1 \
   --batch 1,8 --reps 1 --json "$tmp/gates.json"
@@ -87,6 +98,8 @@ assert all(res["errors"] == 0 for res in runs[0]["results"]), runs
 PY
 
 program="$bench_circuits"
+expect 2 "fused_groups=3" --backend gpu --params toy_INSECURE --fused-groups 3 --ops less \
+  --widths 4 --lanes 2 --reps 1
 expect 0 "automatic key switching, pinned transfers (2 MiB staging)" --backend gpu \
   --params toy_INSECURE --ops less --widths 4 --lanes 2 --reps 1 --transfer pinned \
   --staging-mb 2 --json "$tmp/circuits.json"

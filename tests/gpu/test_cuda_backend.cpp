@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -80,6 +81,21 @@ CudaBackend& gpu_for(const Parameters& p) {
   auto& be = (*cache)[p.name];
   if (!be) be = std::make_unique<CudaBackend>(keys_for(p).cloud, cufft_options());
   return *be;
+}
+
+// The emulated device's free memory once everything queued has run (nullopt on a GPU, whose
+// allocations are made in pages).
+std::optional<std::size_t> emulated_free_bytes() {
+#if defined(TORUSGATE_GPU_TEST_EMULATED)
+  std::size_t free_bytes = 0, total_bytes = 0;
+  if (cudaDeviceSynchronize() != cudaSuccess ||
+      cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+    return std::nullopt;
+  }
+  return free_bytes;
+#else
+  return std::nullopt;
+#endif
 }
 
 // Whether less than half the emulated device's memory is free (never on a GPU: there the
@@ -744,26 +760,28 @@ TEST_CASE("fused engine: ciphertexts equal the cuFFT engine's and the CPU backen
       CudaOptions options = fused_options(groups, GpuKeySwitching::gather, rotations, cluster, lanes);
       options.fused_cluster_points = points;
       options.fused_cluster_sums = sums;
-      CudaBackend& fused = gpu_with(p, options);
+      CudaBackend* made = nullptr;
       LweBatch from_fused;
       try {
-        from_fused = run_plan(fused, plan, encrypted);
-      } catch (const SystemError& e) {
-        // A forced shape larger than the kernel's registers allow is refused, with the reason;
-        // every kernel runs 256 threads (255 registers at most), so only bigger blocks may be.
-        // A forced cluster is refused on a device without clusters (before compute
-        // capability 9.0).
+        made = &gpu_with(p, options);
+        from_fused = run_plan(*made, plan, encrypted);
+      } catch (const InvalidArgument& e) {
+        // A forced shape larger than the kernel's registers allow is refused when the backend
+        // is made, with the reason; every kernel runs 256 threads (255 registers at most), so
+        // only bigger blocks may be. A forced cluster is refused on a device without clusters
+        // (before compute capability 9.0).
         const std::string what = e.what();
         INFO(what);
         if (cluster > 1) {
           CHECK(what.find("clusters need 9.0") != std::string::npos);
           CHECK(gpu::devices().at(0).compute_capability_major < 9);
         } else {
-          CHECK(what.find("0 and 0 choose a shape that fits") != std::string::npos);
+          CHECK(what.find("0 for each chooses a shape that fits") != std::string::npos);
           CHECK(groups * rotations * (p.polynomial_size / 16) > 256);
         }
         continue;
       }
+      CudaBackend& fused = *made;
       CHECK(from_fused == from_cpu);
       CHECK(decrypt_bits(keys_for(p).secret, from_fused) == plan.expected());
       if (groups != 0) {
@@ -874,11 +892,12 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
       options.fused_cluster_sums = sums;
       options.fused_bundle = bundle == 3 ? 2 : bundle;
       options.fused_bundle_overlap = bundle == 3 ? 2 : 0;
-      CudaBackend& fused = gpu_with(p, options, unroll);
+      CudaBackend* made = nullptr;
       LweBatch from_fused;
       try {
-        from_fused = run_plan(fused, plan, encrypted);
-      } catch (const SystemError& e) {  // as in the standard key's case above
+        made = &gpu_with(p, options, unroll);
+        from_fused = run_plan(*made, plan, encrypted);
+      } catch (const InvalidArgument& e) {  // as in the standard key's case above
         const std::string what = e.what();
         INFO(what);
         // A cluster block's key stage holds a row of 2^u - 1 GGSW samples (docs/gpu.md
@@ -894,10 +913,11 @@ TEST_CASE("unrolled key: both engines and every launch shape that runs it give t
         } else if (cluster > 1) {
           CHECK(what.find("clusters need 9.0") != std::string::npos);
         } else {
-          CHECK(what.find("0 and 0 choose a shape that fits") != std::string::npos);
+          CHECK(what.find("0 for each chooses a shape that fits") != std::string::npos);
         }
         continue;
       }
+      CudaBackend& fused = *made;
       CHECK(cpu_words(from_fused));
       // Two lanes where asked for; one otherwise (not chosen automatically until measured).
       CHECK(fused.last_times().fused_lanes == (lanes == 2 ? 2u : 1u));
@@ -1122,6 +1142,60 @@ TEST_CASE("fused engine: chunked and unchunked runs give identical ciphertexts",
   CHECK(chunked.last_times().chunks >= bootstraps_of(plan) / 32);
   CHECK(a == b);
   CHECK(decrypt_bits(keys_for(p).secret, b) == plan.expected());
+}
+
+// Found by an audit of the host-side API (fixed): the memory budget counted a rotation's scratch
+// but not an unrolled key's bundled keys, which a chunk on clusters also holds (a key in
+// threes ran 80 times over a tight budget); and a forced launch shape too large for the device
+// was refused only at the first evaluate().
+TEST_CASE("fused engine: the memory budget holds an unrolled key's bundled keys; a forced shape "
+          "the device cannot run is refused when the backend is made",
+          "[gpu][fused][unroll]") {
+  const Parameters p = toy_insecure();
+  Csprng rng = seeded_rng(catch_seed(0xb0d));
+  CudaOptions o = fused_options();
+  CudaBackend& free = gpu_with(p, o, 3);
+  const std::size_t most = free.bytes_per_rotation();
+  CHECK(most > gpu_with(p, fused_options()).bytes_per_rotation());  // bundled keys included
+  o.memory_budget_bytes = 2 * most - 1;
+  REQUIRE_INVALID_ARGUMENT(CudaBackend(keys_for(p, 3).cloud, o),
+                           "two blind rotations of " + std::to_string(most) +
+                               " bytes each, their bundled keys included");
+  // Never bundled (fused_bundle 1): the rotations' scratch alone.
+  o.fused_bundle = 1;
+  o.memory_budget_bytes = 2 * gpu_with(p, fused_options()).bytes_per_rotation();
+  CHECK_NOTHROW(CudaBackend(keys_for(p, 3).cloud, o));
+  // The smallest budget, 2 bundled rotations, and a batch of 5 rotations, which the automatic
+  // shape runs on bundled clusters (3 waves on an emulator of 4 multiprocessors; on a GPU as
+  // many as its clusters allow): every chunk fits the budget, and the words are the unbounded
+  // backend's. On the emulator, whose device memory is counted to the byte, the chunks'
+  // workspaces (cached after the batch) hold at most the budget; before the fix the batch ran
+  // in one chunk of 5 bundled rotations, 2.5 times the budget.
+  o = fused_options();
+  o.memory_budget_bytes = 2 * most;
+  CudaBackend tight(keys_for(p, 3).cloud, o);
+  BatchPlan plan = plan_with_bootstrap(rng, 3, 3);
+  while (bootstraps_of(plan) != 3) plan = plan_with_bootstrap(rng, 3, 3);
+  const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
+  const LweBatch a = run_plan(free, plan, encrypted);
+  const std::optional<std::size_t> free_before = emulated_free_bytes();
+  const LweBatch b = run_plan(tight, plan, encrypted);
+  const std::optional<std::size_t> free_after = emulated_free_bytes();
+  CHECK(a == b);
+  CHECK(decrypt_bits(keys_for(p).secret, b) == plan.expected());
+  if (emulated) {
+    REQUIRE(free_before.has_value());
+    REQUIRE(free_after.has_value());
+    INFO("free before " << *free_before << ", after " << *free_after);
+    CHECK(tight.last_times().fused_bundle != 0);  // the case: chunks on bundled keys
+    CHECK(*free_before <= *free_after + o.memory_budget_bytes);
+  }
+  // A forced shape of 6 groups x 8 rotations: 3,072 threads a block for tfhe_lib_128, above
+  // every device's 1,024.
+  const CudaOptions big = fused_options(6, GpuKeySwitching::gather, 8);
+  REQUIRE_INVALID_ARGUMENT(CudaBackend(keys_for(tfhe_lib_128()).cloud, big),
+                           "CudaBackend: CudaOptions fused_groups=6, fused_rotations_per_block=8 "
+                           "make blocks of 3072 threads");
 }
 
 TEST_CASE("fused engine: circuits run unchanged and timings are measured", "[gpu][fused]") {

@@ -405,6 +405,14 @@ TEST_CASE("emulator: copies and memsets stay inside live device allocations", "[
   CHECK(cudaFree(d) == cudaErrorInvalidValue);  // twice
   CHECK(cudaMemcpy(d, host.data(), 4, cudaMemcpyHostToDevice) == cudaErrorInvalidValue);
   cudaGetLastError();
+  // Sizes near 2^64: out of memory, as on a device (the rounding to 256 bytes wrapped to a
+  // small allocation before).
+  for (const std::size_t bytes : {SIZE_MAX, SIZE_MAX - 255, SIZE_MAX / 2}) {
+    void* big = nullptr;
+    CHECK(cudaMalloc(&big, bytes) == cudaErrorMemoryAllocation);
+    CHECK(big == nullptr);
+    cudaGetLastError();
+  }
 }
 
 TEST_CASE("emulator: launches run every thread, barriers order them, bad ones are refused",

@@ -773,21 +773,21 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
   o.fused_bundle_overlap = 2;
   REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 3),
                            "fused_bundle_overlap=2 starts a rotation while its bundled keys are "
-                           "made, but fused_bundle=1 with a key in threes bundles nothing (it "
+                           "made, but fused_bundle=1 with a key in threes, so nothing is bundled (it "
                            "needs engine=fused and fused_bundle=2 with a key in pairs or threes, "
                            "or a key in fours; 0 or 1 otherwise)");
   o.fused_bundle = 0;
   REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 2),
-                           "but fused_bundle=0 with a key in pairs bundles nothing");
+                           "but fused_bundle=0 with a key in pairs, so nothing is bundled");
   REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),
-                           "but the bootstrapping key is not unrolled (unroll 1) bundles nothing");
+                           "but the bootstrapping key is not unrolled (unroll 1), so nothing is bundled");
   CHECK_NOTHROW(validate_cuda_options(o, p, 4));
   o.fused_bundle = 2;
   CHECK_NOTHROW(validate_cuda_options(o, p, 2));
   CHECK_NOTHROW(validate_cuda_options(o, p, 3));
   o.engine = GpuEngine::cufft;
   o.fused_bundle = 0;
-  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 4), "made, but engine=cufft bundles nothing");
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 4), "made, but engine=cufft, so nothing is bundled");
   o.engine = GpuEngine::fused;
   o.fused_bundle_overlap = 3;
   REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 3),

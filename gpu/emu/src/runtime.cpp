@@ -381,10 +381,13 @@ cudaError_t allocate(void** p, std::size_t bytes) {
   *p = nullptr;
   State& s = state();
   if (this_device >= s.device_count) return fail(cudaErrorInvalidDevice);
+  // A size within 255 of SIZE_MAX cannot be rounded up (the sum would wrap to a few bytes); no
+  // device holds it anyway.
+  if (bytes > SIZE_MAX - 255) return fail(cudaErrorMemoryAllocation);
   const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 255) / 256 * 256;
   {
     std::lock_guard lock(s.mutex);
-    if (s.used[this_device] + rounded > s.capacity) return fail(cudaErrorMemoryAllocation);
+    if (rounded > s.capacity - s.used[this_device]) return fail(cudaErrorMemoryAllocation);
     s.used[this_device] += rounded;
   }
   void* mem = std::aligned_alloc(256, rounded);

@@ -66,7 +66,8 @@ class CudaBackend {
   const gpu::DeviceInfo& device() const;
   // Device bytes of the keys (Fourier bootstrapping key, key-switching key, tables).
   std::size_t device_key_bytes() const;
-  // Device bytes of scratch one blind rotation of a batch needs (the memory budget unit).
+  // Device bytes of scratch one blind rotation of a batch may need (the memory budget unit):
+  // with an unrolled key on the fused engine, its bundled keys included.
   std::size_t bytes_per_rotation() const;
 
   BitBuffer<Storage> allocate(std::size_t count);  // trivial encryptions of 0

@@ -70,6 +70,11 @@ struct CudaOptions {
   // H100 and an H200, docs/results/gpu/) needs k = 1 or 2 and N = 16..4096; cufft runs any
   // parameter set.
   GpuEngine engine = GpuEngine::fused;
+  // The fused_* options below are the fused engine's: with engine=cufft the launch-shape
+  // ones (groups, rotations per block, cluster blocks, lanes, cluster points and sums) are
+  // checked against the parameter set but have no effect, so that one set of options serves a
+  // run of both engines (bench_gates --gpu-engine cufft,fused); fused_bundle 2 and
+  // fused_bundle_overlap 2, which ask for work the cuFFT engine cannot do, are refused with it.
   // Fused engine launch shape: thread groups of N/16 threads per rotation (1, k+1 or (k+1)l)
   // and rotations per block (1..8, sharing each step's key reads). Both 0: chosen per chunk
   // (small batches: the most groups that keep every rotation on the device at once; batches
