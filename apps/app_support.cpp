@@ -108,29 +108,31 @@ std::string server_options_help(std::size_t column) {
          gpu_options_help(column);
 }
 
+namespace {
+
+// Throws InvalidArgument unless --device names one of this machine's CUDA devices.
+void check_device(int device) {
+  const std::size_t count = gpu::devices().size();
+  if (device < 0 || static_cast<std::size_t>(device) >= count) {
+    throw InvalidArgument("--device " + std::to_string(device) + ": this machine has " +
+                          std::to_string(count) + " CUDA device" + (count == 1 ? "" : "s") +
+                          ", numbered from 0");
+  }
+}
+
+}  // namespace
+
 void check_server_options(const std::string& backend, const ServerOptions& options) {
   if (options.threads_given && backend != "openmp")
     throw InvalidArgument("--threads applies to the openmp backend, not to " + backend);
   if (options.gpu_option_given && backend != "gpu") throw gpu_options_not_for(backend);
-  if (backend == "gpu") {
-    // Before the keys are made (seconds to minutes), not when the backend is constructed.
-    const std::size_t count = gpu::devices().size();
-    if (static_cast<std::size_t>(options.gpu.device) >= count) {
-      throw InvalidArgument("--device " + std::to_string(options.gpu.device) + ": this machine has " +
-                            std::to_string(count) + " CUDA device" + (count == 1 ? "" : "s") +
-                            ", numbered from 0");
-    }
-  }
+  // Before the keys are made (seconds to minutes), not when the backend is constructed.
+  if (backend == "gpu") check_device(options.gpu.device);
 }
 
 void check_gpu_options(const CudaOptions& options, const Parameters& params, std::uint32_t unroll,
                        const std::vector<GpuEngine>& engines) {
-  const std::size_t count = gpu::devices().size();
-  if (options.device < 0 || static_cast<std::size_t>(options.device) >= count) {
-    throw InvalidArgument("--device " + std::to_string(options.device) + ": this machine has " +
-                          std::to_string(count) + " CUDA device" + (count == 1 ? "" : "s") +
-                          ", numbered from 0");
-  }
+  check_device(options.device);
   const std::vector<GpuEngine> each = engines.empty() ? std::vector{options.engine} : engines;
   for (const GpuEngine engine : each) {
     CudaOptions o = options;

@@ -2,10 +2,9 @@
 // key-switching key (TFHE, J. Cryptology 2020, algorithms 1-3).
 #include "torusgate/core/keys.hpp"
 
-#include <sodium.h>
-
 #include <array>
 
+#include "sodium_init.hpp"
 #include "torusgate/core/error.hpp"
 
 namespace torusgate {
@@ -16,7 +15,7 @@ namespace {
 // LweKey and GlweKey hold binary keys), the LWE key's then the GLWE key's; the digest's first
 // 8 bytes, little-endian, with 0 taken to 1 (0 means "no key").
 std::uint64_t compute_key_id(const SecretKey& key) {
-  if (sodium_init() < 0) throw SystemError("SecretKey: sodium_init failed; libsodium cannot be used");
+  detail::ensure_sodium("SecretKey");
   crypto_generichash_state state;
   crypto_generichash_init(&state, nullptr, 0, 16);
   static constexpr char domain[] = "torusgate secret key id v1";
@@ -176,13 +175,7 @@ KeySwitchingKey KeySwitchingKey::generate(const SecretKey& key, Csprng& rng) {
   return KeySwitchingKey(p, std::move(data));
 }
 
-std::string key_id_text(std::uint64_t id) {
-  if (id == 0) return "unknown";
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string text(16, '0');
-  for (int i = 15; i >= 0; --i, id >>= 4) text[i] = digits[id & 0xf];
-  return text;
-}
+std::string key_id_text(std::uint64_t id) { return id == 0 ? "unknown" : hex_digits(id); }
 
 CloudKey::CloudKey(BootstrappingKey bk, KeySwitchingKey ksk, std::uint64_t key_id)
     : bk_(std::move(bk)), ksk_(std::move(ksk)), key_id_(key_id) {

@@ -28,6 +28,13 @@ void fnv_mix_le(std::uint64_t& h, std::uint64_t v, int bytes) {
 
 }  // namespace
 
+std::string hex_digits(std::uint64_t v) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string text(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4) text[i] = digits[v & 0xf];
+  return text;
+}
+
 void Parameters::validate() const {
   EXPECTS(*this != Parameters{},
           "Parameters::validate: the set is empty (every field 0, no name): a default-constructed "

@@ -1,33 +1,23 @@
 // Csprng: ChaCha20 (IETF) keystream from libsodium, keyed by randombytes_buf or a test seed.
 #include "torusgate/core/random.hpp"
 
-#include <sodium.h>
-
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <numbers>
 
+#include "sodium_init.hpp"
 #include "torusgate/core/error.hpp"
 
 namespace torusgate {
-namespace {
-
-void ensure_sodium() {
-  static const int status = sodium_init();
-  if (status < 0) throw SystemError("Csprng: sodium_init failed; libsodium cannot be used");
-}
-
-}  // namespace
-
 Csprng::Csprng() {
-  ensure_sodium();
+  detail::ensure_sodium("Csprng");
   randombytes_buf(key_.data(), key_.size());
 }
 
 Csprng::Csprng(SeedKey, const std::array<std::uint8_t, 32>& key, bool deterministic)
     : key_(key), deterministic_(deterministic) {
-  ensure_sodium();
+  detail::ensure_sodium("Csprng");
 }
 
 Csprng Csprng::deterministic(std::uint64_t seed, testing::InsecureDeterministicTag) {

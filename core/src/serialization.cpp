@@ -45,12 +45,7 @@ void fnv1a(std::uint64_t& h, const unsigned char* data, std::size_t size) {
   }
 }
 
-std::string hex64(std::uint64_t v) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string s = "0x";
-  for (int shift = 60; shift >= 0; shift -= 4) s += digits[(v >> shift) & 0xf];
-  return s;
-}
+std::string hex64(std::uint64_t v) { return "0x" + hex_digits(v); }
 
 // "parameters", "a secret key", "a cloud key", "a ciphertext batch", "an integer array", for
 // messages.

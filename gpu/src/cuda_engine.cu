@@ -250,7 +250,7 @@ struct CudaEngine::Impl {
   // asked at its first use).
   std::uint64_t bundle_overlap_blocks = 0;
   // Device bytes of one rotation's bundled key.
-  std::size_t bundle_bytes() const { return kernel::fused::bundle_size(shape) * sizeof(Complex); }
+  std::size_t bundle_bytes() const { return detail::bundle_bytes(shape); }
   // Points per thread of the clusters' transforms (CudaOptions::fused_cluster_points).
   std::uint32_t cluster_points() const {
     return options.fused_cluster_points == 0 ? kernel::fused::points_per_thread

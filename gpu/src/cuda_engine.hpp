@@ -20,12 +20,14 @@ namespace torusgate::gpu::detail {
 inline bool may_bundle(const Shape& s, const CudaOptions& o) {
   return o.engine == GpuEngine::fused && s.unroll >= 2 && o.fused_bundle != 1;
 }
+// Device bytes of one rotation's bundled keys (an unrolled key; fused_rotation.hpp).
+inline std::size_t bundle_bytes(const Shape& s) {
+  return kernel::fused::bundle_size(s) * sizeof(kernel::Complex);
+}
 // The most device scratch one blind rotation of a chunk can take (the memory budget's unit):
-// bytes_per_rotation, plus the rotation's bundled keys (complex doubles) where the engine may
-// bundle them.
+// bytes_per_rotation, plus the rotation's bundled keys where the engine may bundle them.
 inline std::size_t most_bytes_per_rotation(const Shape& s, const CudaOptions& o) {
-  return bytes_per_rotation(s, o.engine) +
-         (may_bundle(s, o) ? kernel::fused::bundle_size(s) * 16 : 0);
+  return bytes_per_rotation(s, o.engine) + (may_bundle(s, o) ? bundle_bytes(s) : 0);
 }
 
 // Fills `info` for CUDA device `index` (name, memory, compute capability, multiprocessors,

@@ -38,7 +38,9 @@ struct Parameters {
   friend bool operator==(const Parameters&, const Parameters&) = default;
 };
 
-// Text of a secret key's id (SecretKey::key_id) for messages: 16 hex digits, or "unknown"
+// v as 16 lowercase hex digits.
+std::string hex_digits(std::uint64_t v);
+// Text of a secret key's id (SecretKey::key_id) for messages: its hex_digits, or "unknown"
 // for 0.
 std::string key_id_text(std::uint64_t id);
 
