@@ -277,6 +277,8 @@ bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu) {
     gpu.fused_bundle = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 2));
   } else if (arg == "--fused-bundle-overlap") {
     gpu.fused_bundle_overlap = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 2));
+  } else if (arg == "--fused-key-stage") {
+    gpu.fused_key_stage = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 2));
   } else if (arg == "--key-switching") {
     gpu.key_switching = parse_gpu_key_switching(arg, cl.value());
   } else if (arg == "--transfer") {
@@ -313,6 +315,9 @@ std::string gpu_options_help(std::size_t column,
       {"--fused-bundle-overlap O", "fused engine, bundled keys: 2: the rotation starts while "
                                    "they are made, 1: after (0: automatic: keys in fours whose "
                                    "clusters take at most half the device)"},
+      {"--fused-key-stage K", "fused engine, standard key: 2: one-group blocks (1x1, two lanes) "
+                              "read each row's key through a stage the TMA fills (compute "
+                              "capability 9.0), 1: never (0: automatic, 1)"},
       {"--transfer T", "direct (default) | pinned: through page-locked staging buffers"},
       {"--staging-mb MB", "pinned: each of the two staging buffers, 1..1024 MiB (default " +
                               std::to_string(CudaOptions{}.staging_bytes >> 20) + ")"}};
@@ -365,6 +370,7 @@ std::string gpu_engine_description(const CudaOptions& gpu) {
     }
     if (gpu.fused_bundle == 2) d += ", group steps on bundled keys in clusters";
     if (gpu.fused_bundle_overlap == 2) d += ", rotations started while the keys are bundled";
+    if (gpu.fused_key_stage == 2) d += ", key rows through the TMA's stage";
   }
   d += std::string(", ") + gpu_key_switching_name(gpu.key_switching) + " key switching";
   if (gpu.transfer == GpuTransfer::pinned)
@@ -434,7 +440,7 @@ InvalidArgument gpu_options_not_for(const std::string& backend) {
   return InvalidArgument("--device, --memory-budget-mb, --no-cuda-graphs, --gpu-engine, "
                          "--fused-groups, --fused-rotations, --fused-cluster, --fused-lanes, "
                          "--fused-cluster-points, --fused-cluster-sums, --fused-bundle, "
-                         "--fused-bundle-overlap, --key-switching, "
+                         "--fused-bundle-overlap, --fused-key-stage, --key-switching, "
                          "--transfer and "
                          "--staging-mb apply to the gpu backend, not to " + backend);
 }

@@ -158,7 +158,8 @@ struct GpuPhases {
   double setup_ms = 0;             // workspace creation, in the first (warmup) evaluate
   std::size_t chunks = 0, chunk_capacity = 0;
   std::uint32_t fused_groups = 0, fused_rotations = 0, fused_cluster = 0, fused_lanes = 0,
-                fused_cluster_points = 0, fused_cluster_sums = 0, fused_bundle = 0;
+                fused_cluster_points = 0, fused_cluster_sums = 0, fused_bundle = 0,
+                fused_key_stage = 0;
   std::uint32_t key_switching_slices = 0;  // CudaPhaseTimes::key_switching_slices
 };
 
@@ -236,6 +237,7 @@ BatchResult run_batch(B& be, const SecretKey& secret, Csprng& rng, std::size_t b
     r.gpu.fused_cluster_points = phases.back().fused_cluster_points;
     r.gpu.fused_cluster_sums = phases.back().fused_cluster_sums;
     r.gpu.fused_bundle = phases.back().fused_bundle;
+    r.gpu.fused_key_stage = phases.back().fused_key_stage;
     r.gpu.key_switching_slices = phases.back().key_switching_slices;
   }
 
@@ -308,6 +310,7 @@ void write_results(std::ostream& os, const std::vector<BatchResult>& results, bo
          << ", \"fused_cluster_points\": " << g.fused_cluster_points
          << ", \"fused_cluster_sums\": " << g.fused_cluster_sums
          << ", \"fused_bundle\": " << g.fused_bundle
+         << ", \"fused_key_stage\": " << g.fused_key_stage
          << ", \"key_switching_slices\": " << g.key_switching_slices << ",\n"
          << indent << "   \"nominal_fp64_per_s\": " << json_number(rate * apps::nominal_fp64_per_bootstrap(p, unroll))
          << ", \"fp64_percent_of_peak\": "
@@ -370,6 +373,7 @@ void write_json(std::ostream& os, const Options& o, const Parameters& p,
        << ", \"fused_cluster_sums_option\": " << run.options.fused_cluster_sums
        << ", \"fused_bundle_option\": " << run.options.fused_bundle
        << ", \"fused_bundle_overlap_option\": " << run.options.fused_bundle_overlap
+       << ", \"fused_key_stage_option\": " << run.options.fused_key_stage
        << ", \"device_key_upload_s\": " << json_number(run.key_upload_s)
        << ", \"device_key_bytes\": " << run.device_key_bytes << ",\n";
     write_results(os, run.results, true, p, o.unroll, fp64_peak, "     ");
@@ -428,21 +432,22 @@ std::vector<BatchResult> run_all(B& be, const SecretKey& secret, Csprng& rng, co
                 "evaluate only; shape = the fused engine's thread groups per rotation x rotations "
                 "per block,\nor cC: a cluster of C blocks per rotation (wC: 4 points per thread; a suffix e: "
                 "every block sums its column; b: the group steps on bundled keys), or lP: P rotations per "
-                "thread\n");
+                "thread;\na suffix s: the key rows through the TMA's stage\n");
     std::printf("%7s  %9s  %10s  %9s  %9s  %9s  %9s  %10s  %9s  %9s  %9s  %6s  %7s\n", "batch",
                 "tables", "lincomb", "blindrot", "extract", "keyswitch", "output", "evaluate",
                 "up", "down", "setup", "chunks", "shape");
     for (const BatchResult& r : results) {
       const GpuPhases& g = r.gpu;
       char shape[32] = "-";
-      if (g.fused_lanes > 1) {
-        std::snprintf(shape, sizeof shape, "l%u", g.fused_lanes);
+      if (g.fused_lanes > 1) {  // s: key rows through the TMA's stage
+        std::snprintf(shape, sizeof shape, "l%u%s", g.fused_lanes, g.fused_key_stage ? "s" : "");
       } else if (g.fused_cluster > 1) {  // wC: a wide cluster (4 points per thread)
         std::snprintf(shape, sizeof shape, "%c%u%s%s", g.fused_cluster_points == 4 ? 'w' : 'c',
                       g.fused_cluster, g.fused_cluster_sums == 2 ? "e" : "",
                       g.fused_bundle == 0 ? "" : g.fused_bundle == 1 ? "b" : "bo");
       } else if (g.fused_groups != 0) {
-        std::snprintf(shape, sizeof shape, "%ux%u", g.fused_groups, g.fused_rotations);
+        std::snprintf(shape, sizeof shape, "%ux%u%s", g.fused_groups, g.fused_rotations,
+                      g.fused_key_stage ? "s" : "");
       }
       std::printf("%7zu  %9.3f  %10.3f  %9.3f  %9.3f  %9.3f  %9.3f  %10.3f  %9.3f  %9.3f  %9.1f  %6zu  %7s\n",
                   r.batch, g.tables_ms, g.linear_combination_ms, g.blind_rotation_ms,

@@ -70,6 +70,13 @@
 #           standard key at the issue's batch sizes (after
 #           the first unrolled form: under a DEADLINE,
 #           issue 5's two targets come first)
+#   stage   large batches with the key stage (docs/      -> bench_gates_gpu_*_stage_{l2,1x1}_{off,on}_{1,2}.json/.log
+#           gpu.md section 6.34; STAGE_BATCHES, default
+#           16384,65536): the standard key's automatic
+#           shape (two lanes) and one lane (1x1), each with
+#           --fused-key-stage 1 and 2, tensor-core key
+#           switching, in two rounds (needs a GPU: the
+#           emulated run's toy set has N = 256)
 #   variants bench_gates of each variant build          -> bench_gates_gpu_variant_*.json/.log
 #           (VARIANTS_DIR/NAME/bench_gates, made by
 #           scripts/gpu_variant.sh), fused engine,
@@ -96,17 +103,19 @@
 #   SHAPES      the shapes step's shapes, GxR (groups x rotations per block), cC (a cluster
 #               of C blocks, each column's owner summing it: --fused-cluster-sums 1), wC (a
 #               wide cluster: 4 points per thread), cCe or wCe (every block sums its column:
-#               --fused-cluster-sums 2) or lP (P rotations per thread), space-separated
-#               (default all)
+#               --fused-cluster-sums 2) or lP (P rotations per thread), 1x1s or lPs (the key
+#               stage: --fused-key-stage 2), space-separated (default all but the staged)
 #   SHAPE_BATCHES  the shapes step's batch sizes, comma-separated positive numbers (default
 #               1,64,1024,16384; empty: the default)
 #   LANE_BATCHES  the lanes step's batch sizes, comma-separated positive numbers (default
+#               16384,65536; empty: the default)
+#   STAGE_BATCHES  the stage step's batch sizes, comma-separated positive numbers (default
 #               16384,65536; empty: the default)
 #   SHAPE_ARGS  more bench_gates arguments for the shapes and hotspots steps (space-separated),
 #               e.g. "--unroll 2": every forced shape with an unrolled bootstrapping key
 #   HOTSPOT_SHAPES  shapes the hotspots step profiles besides the automatic one (default
 #               "1x1": one rotation per block, beside the automatic l2 of tfhe_lib_128 at
-#               16384; empty: none)
+#               16384; "l2s": two lanes with the key stage; empty: none)
 #   HOTSPOT_BATCH  the hotspots step's batch size (default 16384; 1 profiles the batch-1
 #               clusters: HOTSPOT_BATCH=1 HOTSPOT_SHAPES=w6 profiles c6, chosen, and w6)
 #   DEFAULT_UNROLLS  the defaults step's unrolled key forms, in order, space-separated: 2, 3, 4
@@ -141,7 +150,7 @@ steps=("$@")
 [[ ${#steps[@]} -eq 0 ]] && steps=(env build host test apps slow bench shapes circuits sanitize profile stalls)
 for s in "${steps[@]}"; do
   case "$s" in
-    env|build|host|test|apps|slow|bench|shapes|circuits|sanitize|profile|quick|stalls|hotspots|variants|unrolled|bundle|lanes|defaults) ;;
+    env|build|host|test|apps|slow|bench|shapes|circuits|sanitize|profile|quick|stalls|hotspots|variants|unrolled|bundle|lanes|defaults|stage) ;;
     *) echo "gpu_run: unknown step '$s'" >&2; usage; exit 2;;
   esac
 done
@@ -204,6 +213,8 @@ shape_batches="${SHAPE_BATCHES:-$shape_batches}"
 require_match SHAPE_BATCHES "$shape_batches" "$batch_list" "batch sizes such as 1,64,1024"
 lane_batches="${LANE_BATCHES:-$lane_batches}"
 require_match LANE_BATCHES "$lane_batches" "$batch_list" "batch sizes such as 16384,65536"
+stage_batches="${STAGE_BATCHES:-16384,65536}"
+require_match STAGE_BATCHES "$stage_batches" "$batch_list" "batch sizes such as 16384,65536"
 if [[ -n "${SHAPES:-}" ]]; then read -ra shapes <<< "$SHAPES"; fi
 read -ra hotspot_shapes <<< "${HOTSPOT_SHAPES-1x1}"
 hotspot_batch="${HOTSPOT_BATCH:-16384}"
@@ -223,7 +234,7 @@ require_match BUNDLE_BATCHES "$bundle_batches" "$batch_list" "batch sizes such a
 require_match UNROLLS "$unrolls" '^[23]( [23])*$' 'unrolled key forms 2 and/or 3, such as "2 3"'
 require_match HOTSPOT_BATCH "$hotspot_batch" '^[1-9][0-9]*$' "one batch size such as 1 or 16384"
 # Nsight Compute's filter for the fused rotation kernels (fused_kernels.cu).
-rotation_kernels='fused_(blind|fixed|lane|cluster)_rotation'
+rotation_kernels='fused_(blind|fixed|lane|cluster|staged)_(rotation|lane)'
 
 log() { echo "[gpu_run $(date -u +%H:%M:%S)] $*" | tee -a "$out/gpu_run.log"; }
 
@@ -435,8 +446,14 @@ step_bench() {
 }
 
 # The bench_gates options that force a shape named GxR, cC, wC, cCe, wCe or lP (into the array
-# shape_args).
+# shape_args); GxRs and lPs: the same with the key rows through the TMA's stage
+# (--fused-key-stage 2, docs/gpu.md section 6.34; 1x1s and l2s).
 set_shape_args() {
+  if [[ "$1" =~ ^([0-9]+x[0-9]+|l[0-9]+)s$ ]]; then
+    set_shape_args "${BASH_REMATCH[1]}"
+    shape_args+=(--fused-key-stage 2)
+    return
+  fi
   case "$1" in
     c*e) shape_args=(--fused-cluster "${1:1:-1}" --fused-cluster-sums 2) ;;
     w*e) shape_args=(--fused-cluster "${1:1:-1}" --fused-cluster-points 4 --fused-cluster-sums 2) ;;
@@ -596,6 +613,30 @@ step_lanes() {
     --json "$out/bench_gates_gpu_${params}_lanes2_1x1.json"
 }
 
+# The key stage (docs/gpu.md section 6.34): the standard key's large batches with each row's key
+# through the TMA's stage (--fused-key-stage 2, *_on) and without (1, *_off), on the automatic
+# shape (two lanes, *_l2) and on one lane (--fused-lanes 1: 1x1, *_1x1), off and on one after
+# the other, in two rounds (*_1, *_2), so that a drift of the machine shows.
+step_stage() {
+  needs_gpu stage && return 0
+  local bench="$build/apps/bench_gates$exe"
+  require_built stage "$bench" || return 1
+  local round shape mode name
+  local -A shape_flags=([l2]="" [1x1]="--fused-lanes 1") stage_flags=([off]=1 [on]=2)
+  for round in 1 2; do
+    for shape in l2 1x1; do
+      for mode in off on; do
+        name="bench_gates_gpu_${params}_stage_${shape}_${mode}_$round"
+        # shellcheck disable=SC2086 # shape_flags: words
+        run_logged "$name" "$bench" --backend gpu --params "$params" --gpu-engine fused \
+          --key-switching tensor_core ${shape_flags[$shape]} \
+          --fused-key-stage "${stage_flags[$mode]}" --batch "$stage_batches" --reps "$reps" \
+          --json "$out/$name.json"
+      done
+    done
+  done
+}
+
 # Bundled keys (docs/gpu.md sections 6.25, 6.26): for each form of BUNDLE_UNROLLS, the fused
 # engine's automatic shapes (a cluster per rotation at these batches) without bundled keys
 # (--fused-bundle 1, files *_bundleU_off; not for fours, which run on bundled keys only), with
@@ -747,7 +788,7 @@ summary_due=0
 for s in "${steps[@]}"; do
   "step_$s"
   [[ "$s" == bench || "$s" == shapes || "$s" == circuits || "$s" == quick || "$s" == unrolled ||
-     "$s" == bundle || "$s" == lanes || "$s" == variants || "$s" == defaults ]] &&
+     "$s" == bundle || "$s" == lanes || "$s" == variants || "$s" == defaults || "$s" == stage ]] &&
     summary_due=1
 done
 [[ $summary_due == 1 ]] && summarize

@@ -61,21 +61,23 @@ def shape_text(result):
     """The fused engine's launch shape: GxR (groups per rotation x rotations per block), cC
     (a thread block cluster of C blocks per rotation; wC with 4 points per thread; a suffix
     e where every block sums the column it decomposes, then b where the group steps ran on
-    bundled keys, bo where those were made while the rotation ran) or lP (P rotations per thread; clusters and lanes never combine). Reports
-    made before bench_gates recorded clusters or lanes are GxR."""
+    bundled keys, bo where those were made while the rotation ran) or lP (P rotations per thread; clusters and lanes never combine), lP and
+    GxR with a suffix s where the key rows came through the TMA's stage. Reports made before
+    bench_gates recorded clusters or lanes are GxR."""
     cluster = result.get("fused_cluster_blocks", 0)
     if cluster > 1:
         every = "e" if result.get("fused_cluster_sums", 0) == 2 else ""
         bundled = {0: "", 1: "b"}.get(result.get("fused_bundle", 0), "bo")
         return (f"{'w' if result.get('fused_cluster_points', 0) == 4 else 'c'}{cluster}"
                 f"{every}{bundled}")
+    staged = "s" if result.get("fused_key_stage", 0) else ""
     lanes = result.get("fused_lanes", 0)
     if lanes > 1:
-        return f"l{lanes}"
+        return f"l{lanes}{staged}"
     groups = result.get("fused_groups", 0)
     if not groups:
         return "-"
-    return f"{groups}x{result.get('fused_rotations_per_block', 1)}"
+    return f"{groups}x{result.get('fused_rotations_per_block', 1)}{staged}"
 
 
 def shape_order(text):
@@ -86,10 +88,12 @@ def shape_order(text):
         core = text[:len(text) - bundled]
         every = core.endswith("e")
         return (1, int(core[1:len(core) - every]), 6 * (text[0] == "w") + 3 * every + bundled)
+    staged = int(text.endswith("s"))
+    text = text[:len(text) - staged]
     if text.startswith("l"):
-        return (2, int(text[1:]), 0)
+        return (2, int(text[1:]), staged)
     groups, rotations = text.split("x")
-    return (0, int(groups), int(rotations))
+    return (0, int(groups), int(rotations), staged)
 
 
 def transfer_share(result):
@@ -376,6 +380,11 @@ AB_GROUPS = (
                 r"\.json$"),
      "Large batches on two lanes (the `lanes` step; docs/gpu.md section 6.27)",
      ("lanes1", "lanes2", "lanes3", "lanes2_1x1")),
+    (re.compile(r"bench_gates_gpu_(?P<params>.+)_stage_(?P<label>(?:l2|1x1)_(?:off|on)_[12])"
+                r"\.json$"),
+     "The key stage on large batches (the `stage` step; docs/gpu.md section 6.34)",
+     ("l2_off_1", "l2_on_1", "l2_off_2", "l2_on_2", "1x1_off_1", "1x1_on_1", "1x1_off_2",
+      "1x1_on_2")),
     (re.compile(r"bench_gates_gpu_variant_(?P<label>.+)\.json$"),
      "Builds side by side (the `variants` step; docs/gpu.md sections 6.28 and 6.29)",
      ("now",)),
@@ -383,7 +392,10 @@ AB_GROUPS = (
 AB_LABELS = {"off": "group steps (--fused-bundle 1)", "on": "bundled (--fused-bundle 2)",
              "overlap": "bundled, overlapped (--fused-bundle-overlap 2)",
              "lanes1": "standard key, automatic shape", "lanes2": "pairs on two lanes",
-             "lanes3": "threes on two lanes", "lanes2_1x1": "pairs on 1x1"}
+             "lanes3": "threes on two lanes", "lanes2_1x1": "pairs on 1x1",
+             **{f"{shape}_{mode}_{round}": f"{shape}, key {'staged' if mode == 'on' else 'from L2'}"
+                                          f" (round {round})"
+                for shape in ("l2", "1x1") for mode in ("off", "on") for round in (1, 2)}}
 # What a clear win (beyond AB_NOISE) decides, per label against another: the batch it is
 # read at, what is compared (the blind rotation's device time, which includes the bundling,
 # or the whole bootstrap's wall time, where the change is on the host) and the action.
@@ -399,6 +411,10 @@ AB_DECISIONS = {
                                             "of 42e355d (section 6.28)"),
     ("now", "before"): (1, "total", "section 6.29's host path pays at batch 1: keep it, state "
                                     "the figure"),
+    **{(f"{shape}_on_{round}", f"{shape}_off_{round}"):
+       (65536, "rotation", f"make --fused-key-stage 0 stage the standard key's {shape} chunks, "
+                           f"if the other round agrees (section 6.34)")
+       for shape in ("l2", "1x1") for round in (1, 2)},
 }
 KEY_WORDS = {"2": "keys in pairs", "3": "keys in threes", "4": "keys in fours"}
 

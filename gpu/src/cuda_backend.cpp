@@ -232,6 +232,29 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p, std::uint3
                   ", so nothing is bundled (it needs engine=fused and fused_bundle=2 with a key "
                   "in pairs or threes, or a key in fours; 0 or 1 otherwise)");
     }
+    expect_three("fused_key_stage", o.fused_key_stage, "never",
+                 "the key rows of one-group blocks through a stage the TMA fills");
+    if (o.fused_key_stage == 2) {
+      EXPECTS(o.engine == GpuEngine::fused && unroll == 1,
+              std::string("CudaOptions: fused_key_stage=2 stages the fused engine's key rows for "
+                          "the standard key, but ") +
+                  (o.engine != GpuEngine::fused
+                       ? std::string("engine=cufft")
+                       : "the bootstrapping key is unrolled (unroll " + std::to_string(unroll) +
+                             ")") +
+                  "; it needs engine=fused and unroll 1 (0 or 1 otherwise)");
+      EXPECTS(fz::valid_wide(shape),
+              "CudaOptions: fused_key_stage=2 runs the kernels of N = " +
+                  std::to_string(2u << fz::first_fixed_log2) + ", " +
+                  std::to_string(4u << fz::first_fixed_log2) + " or " +
+                  std::to_string(2u << fz::last_fixed_log2) + ", but parameter set '" + p.name +
+                  "' has N=" + std::to_string(shape.N) + " (0 or 1 for it)");
+      EXPECTS(o.fused_cluster_blocks <= 1 && o.fused_groups <= 1 &&
+                  o.fused_rotations_per_block <= 1,
+              "CudaOptions: fused_key_stage=2 stages the key rows of blocks of one group and one "
+              "rotation slot, but " + cluster_shape() +
+                  " force blocks that never stage (each 0 or 1 with it)");
+    }
   }
   if (o.memory_budget_bytes != 0) {
     const std::size_t per_rotation = gpu::detail::most_bytes_per_rotation(shape, o);

@@ -217,6 +217,8 @@ struct CudaEngine::Impl {
   // `out` (polys x M, the engine's slot order): the key's and the probe's; waits for cuFFT.
   void transform_polynomials(const std::uint32_t* coefficients, std::size_t polys, Complex* out);
   kernel::fused::LaunchShape fused_shape_for(std::uint64_t capacity) const;
+  // fused_shape_for's shape before the key stage (CudaOptions::fused_key_stage) is applied.
+  kernel::fused::LaunchShape unstaged_shape_for(std::uint64_t capacity) const;
   bool fused() const { return options.engine == GpuEngine::fused; }
   // Whether a chunk of `capacity` rotations runs its group steps on bundled keys
   // (CudaOptions::fused_bundle): 0 or 2, an unrolled key, and a cluster of 8 points per
@@ -393,7 +395,14 @@ CudaEngine::Impl::Impl(const Shape& s, const std::uint32_t* bk, const std::uint3
   std::vector<Complex> w;
   if (fused()) {
     // The fused engine's own transform of every polynomial (point order of its FFT).
-    limits = fused_limits(s, o.device);
+    limits = fused_limits(s, o.device, o.fused_key_stage == 2);
+    EXPECTS(o.fused_key_stage != 2 || limits.stage,
+            "CudaBackend: CudaOptions fused_key_stage=2 needs the TMA's bulk copies; device " +
+                info.name + " (compute capability " +
+                std::to_string(info.compute_capability_major) + "." +
+                std::to_string(info.compute_capability_minor) +
+                ") cannot run the key stage's kernels (they need 9.0, and a build with code for "
+                "9.0: CMAKE_CUDA_ARCHITECTURES; fused_key_stage 0 or 1 runs without)");
     const kernel::fused::LaunchShape one{1, 1};
     const std::size_t need = kernel::fused::block_shared_bytes(one, s);
     if (limits.max_threads < kernel::fused::block_threads(one, s) || limits.max_shared_bytes < need) {
@@ -643,6 +652,18 @@ Workspace& CudaEngine::Impl::workspace_for(std::uint64_t capacity, std::size_t b
 }
 
 kernel::fused::LaunchShape CudaEngine::Impl::fused_shape_for(std::uint64_t capacity) const {
+  kernel::fused::LaunchShape launch = unstaged_shape_for(capacity);
+  // The key stage (CudaOptions::fused_key_stage 2, which the constructor found the device runs)
+  // where the shape takes it: one group and one slot per block, the standard key.
+  if (fused() && options.fused_key_stage == 2) {
+    kernel::fused::LaunchShape staged = launch;
+    staged.stage = kernel::fused::key_stage;
+    if (kernel::fused::stage_fits(staged, shape)) return staged;
+  }
+  return launch;
+}
+
+kernel::fused::LaunchShape CudaEngine::Impl::unstaged_shape_for(std::uint64_t capacity) const {
   if (fours()) {  // bundled clusters for every chunk (validate_cuda_options: 0 or a cluster)
     const std::uint32_t blocks = options.fused_cluster_blocks > 1
                                      ? options.fused_cluster_blocks
@@ -726,6 +747,7 @@ void CudaEngine::Impl::record_rotation(Workspace& ws) {
     times.fused_lanes = launch.lanes;
     times.fused_cluster_points = launch.cluster > 1 ? launch.points : 0;
     times.fused_cluster_sums = launch.cluster > 1 ? launch.sums : 0;
+    times.fused_key_stage = launch.stage;
     // Bundled keys (fused_rotation.hpp, bundle_point_at): made by the whole device before the
     // rotation; its time counts in the blind rotation's.
     // With counters (fused_bundle_overlap), the rotation starts while the bundling runs and

@@ -548,9 +548,21 @@ TG_UNROLL
 // before (its own points of the pass between), which no other thread reads there. No
 // exchange ends with a barrier: whoever writes the buffer next waits first. So a transform of
 // 3 passes has 3 barriers (it had 4), one of 4 passes 4 (it had 6).
-template <class Block, class Groups>
-TG_HD void exchange(Block& blk, const Groups& f, unsigned from, unsigned to, bool first) {
-  if (first) blk.sync();
+//
+// after_first(tid), where given, runs on every thread right after the first barrier (the
+// staged key's fetch, cmux_step: every thread's products of the row before are done there).
+struct NoHook {
+  TG_HD void operator()(unsigned) const {}
+};
+template <class Block, class Groups, class Hook = NoHook>
+TG_HD void exchange(Block& blk, const Groups& f, unsigned from, unsigned to, bool first,
+                    Hook after_first = {}) {
+  if (first) {
+    blk.sync();
+    if constexpr (!std::is_same_v<Hook, NoHook>) {
+      blk.each([&](unsigned tid, auto&) { after_first(tid); });
+    }
+  }
   blk.each([&](unsigned tid, auto& R) {
     Complex* b = f.buffer(tid);
     const std::uint32_t t = f.thread(tid);
@@ -598,11 +610,21 @@ TG_HD constexpr bool first_pass_twist(const Groups&) {
 // Its exchanges' barriers: exchange() (it ends without one after its last reads).
 // Twisted: the transform of the input times the twist zeta^j, of which the input carries
 // what twisted_input (below) gives it and the first pass the rest.
-template <bool Twisted = false, class Block, class Groups>
-TG_HD void forward_transform(Block& blk, const Groups& f) {
+// after_first_barrier(tid): run by every thread after the transform's first barrier (the
+// first exchange's; a transform of one pass has none, and then gets one before its pass).
+template <bool Twisted = false, class Block, class Groups, class Hook = NoHook>
+TG_HD void forward_transform(Block& blk, const Groups& f, Hook after_first_barrier = {}) {
+  if constexpr (!std::is_same_v<Hook, NoHook>) {
+    if (pass_count(f.m) == 1) {
+      blk.sync();
+      blk.each([&](unsigned tid, auto&) { after_first_barrier(tid); });
+    }
+  }
   each_pass(f, [&](unsigned p) {
     const Pass pass = forward_pass(f.m, p);
-    if (p > 0) exchange(blk, f, forward_pass(f.m, p - 1).top, pass.top, p == 1);
+    if (p > 0) {
+      exchange(blk, f, forward_pass(f.m, p - 1).top, pass.top, p == 1, after_first_barrier);
+    }
     blk.each([&](unsigned tid, auto& R) {
       if (Twisted && p == 0 && first_pass_twist(f)) {
         twisted_first_pass<false>(R.v, f.thread(tid), f.m, f.W);

@@ -87,22 +87,40 @@ constexpr int rotation_max_threads = K1 == 2 ? 384 : 256;
 #define TG_FIXED_BOUNDS(K1, Unroll) __launch_bounds__((Unroll) > 1 ? 256 : rotation_max_threads<K1>)
 #endif
 
+// The calling thread's block of type B (fused::DeviceBlock, or a block derived from it).
+template <class B, class Regs>
+__device__ B device_block(Regs& regs) {
+  if constexpr (std::is_same_v<B, fused::DeviceBlock<Regs>>) {
+    return B{regs, threadIdx.x};
+  } else {
+    return B{{regs, threadIdx.x}};
+  }
+}
+
 // The rotations of blocks blockIdx.x, blockIdx.x + gridDim.x, ... in blocks of `shape`
 // (LaunchShape, or a FixedShape with FixedGroups or with lanes). Unroll > 1: an unrolled key's
 // group steps (fused_rotation.hpp; one rotation slot and one lane per block).
-template <unsigned K1, class Groups, unsigned Unroll = 1, class LS>
+// BlockOf: fused::DeviceBlock, or with a key stage (fused::staged_shape<LS>) DeviceStagedBlock,
+// which initialises the stage's mbarrier first.
+template <unsigned K1, class Groups, unsigned Unroll = 1, class LS,
+          template <class> class BlockOf = fused::DeviceBlock>
 __device__ void rotate_blocks(std::uint32_t* acc_global, const std::uint32_t* powers,
                               std::uint64_t capacity, const Shape& s, LS shape,
                               const Complex* key, const fused::StepInputs& in) {
   TG_DYNAMIC_SHARED(shared);
   constexpr unsigned lanes = fused::static_lanes<LS>;
-  const fused::LaunchShape launch{shape.groups, shape.rotations, 1, lanes};
+  constexpr bool staged = fused::staged_shape<LS>;
+  const fused::LaunchShape launch{shape.groups, shape.rotations, 1, lanes,
+                                  fused::points_per_thread, fused::owner_sums,
+                                  staged ? fused::key_stage : 0};
   const fused::BlockMemory mem = fused::block_memory(shared, launch, s);
   const std::uint32_t per_block = fused::block_rotations(launch);
   const std::uint32_t words = K1 * s.N, all_words = per_block * words;
   using Regs = fused::RotationRegs<K1, lanes>;
   Regs regs;
-  fused::DeviceBlock<Regs> blk{regs, threadIdx.x};
+  auto blk = device_block<BlockOf<Regs>>(regs);
+  // Visible before the first fetch: the barrier every CMUX step starts with comes first.
+  if constexpr (staged) blk.init_stage(mem.signal);
   for (std::uint64_t first = std::uint64_t{blockIdx.x} * per_block; first < capacity;
        first += std::uint64_t{gridDim.x} * per_block) {
     const auto valid = static_cast<std::uint32_t>(
@@ -225,6 +243,19 @@ __device__ inline void bulk_copy(void* dst, const void* src, std::uint32_t bytes
       ::"r"(shared_address(dst)), "l"(src), "r"(bytes), "r"(shared_address(bar))
       : "memory");
 #endif
+}
+
+// The issuing thread of a block: expects the bytes of the phase, its one arrival, then asks
+// for `segments` runs of `count` complex from device memory at src + g * stride into
+// dst + g * count of the block's own shared memory, completing on its mbarrier `signal`.
+__device__ inline void fetch_segments(Complex* dst, const Complex* src, std::size_t count,
+                                      std::size_t stride, std::uint32_t segments,
+                                      std::uint64_t* signal) {
+  const auto bytes = static_cast<std::uint32_t>(count * sizeof(Complex));
+  expect_signal(signal, segments * bytes);
+  for (std::uint32_t g = 0; g < segments; ++g) {
+    bulk_copy(dst + g * count, src + g * stride, bytes, signal);
+  }
 }
 
 // Waits until the counter at `counter` (a bundled row set's, BundleReady; counted by the
@@ -365,11 +396,27 @@ struct DeviceClusterBlock : fused::DeviceBlock<Regs> {
                         const std::uint64_t* ready = nullptr, std::uint64_t target = 0) const {
     if (tid != blockDim.x - 1) return;
     if (ready != nullptr) wait_counter(ready, target);
-    const auto bytes = static_cast<std::uint32_t>(count * sizeof(Complex));
-    expect_signal(signal, segments * bytes);
-    for (std::uint32_t g = 0; g < segments; ++g) {
-      bulk_copy(dst + g * count, src + g * stride, bytes, signal);
-    }
+    fetch_segments(dst, src, count, stride, segments, signal);
+  }
+};
+
+// A one-group block whose key rows come through a stage the TMA fills (LaunchShape::stage; the
+// staged kernels below): thread 0 initialises the stage's mbarrier, the block's last thread
+// asks for each row (fetch, as a cluster block's), and every thread waits for the phase
+// (acquire at CTA scope), keeping the parity of the next.
+template <class Regs>
+struct DeviceStagedBlock : fused::DeviceBlock<Regs> {
+  std::uint32_t parity = 0;
+  __device__ void init_stage(std::uint64_t* signal) const {
+    if (threadIdx.x == 0) init_signal(signal);
+  }
+  __device__ void fetch(unsigned tid, Complex* dst, const Complex* src, std::size_t count,
+                        std::size_t stride, std::uint32_t segments, std::uint64_t* signal) const {
+    if (tid == blockDim.x - 1) fetch_segments(dst, src, count, stride, segments, signal);
+  }
+  __device__ void wait_fetched(unsigned, std::uint64_t* signals, unsigned which) {
+    wait_signal_phase<false>(signals + which, parity);
+    parity ^= 1u;
   }
 };
 #endif
@@ -438,6 +485,35 @@ __global__ void __launch_bounds__(256) fused_cluster_rotation_kernel(
 #endif
 }
 
+// The key stage (LaunchShape::stage; compute capability 9.0 and the emulator, as the cluster
+// code; sm_80 code is a trap the host never launches, FusedLimits::stage): the standard key's
+// 1x1 at a fixed length, N = 2^(LogM+1), and its two lanes (k = 1): each row's key spectra
+// fetched by the TMA into shared memory (fused_rotation.hpp, cmux_step). The same words as
+// fused_fixed_rotation_kernel and fused_lane_rotation_kernel.
+template <unsigned K1, unsigned LogM>
+__global__ void TG_FIXED_BOUNDS(K1, 1) fused_staged_rotation_kernel(
+    std::uint32_t* acc_global, const std::uint32_t* powers, std::uint64_t capacity, Shape s,
+    fused::LaunchShape, const Complex* key, fused::StepInputs in) {
+#if defined(TG_CLUSTER_CODE)
+  rotate_blocks<K1, fused::FixedGroups<LogM>, 1, fused::FixedShape<1, 1, 1, fused::key_stage>,
+                DeviceStagedBlock>(acc_global, powers, capacity, s, {}, key, in);
+#else
+  __trap();
+#endif
+}
+template <unsigned LogM>
+__global__ void __launch_bounds__(256) fused_staged_lane_kernel(
+    std::uint32_t* acc_global, const std::uint32_t* powers, std::uint64_t capacity, Shape s,
+    fused::LaunchShape, const Complex* key, fused::StepInputs in) {
+#if defined(TG_CLUSTER_CODE)
+  rotate_blocks<fused::lanes_columns, fused::FixedGroups<LogM>, 1,
+                fused::FixedShape<1, 1, fused::max_lanes, fused::key_stage>, DeviceStagedBlock>(
+      acc_global, powers, capacity, s, {}, key, in);
+#else
+  __trap();
+#endif
+}
+
 using RotationKernel = void (*)(std::uint32_t*, const std::uint32_t*, std::uint64_t, Shape,
                                fused::LaunchShape, const Complex*, fused::StepInputs);
 using ClusterKernel = void (*)(std::uint32_t*, const std::uint32_t*, std::uint64_t, Shape,
@@ -449,6 +525,19 @@ using ClusterKernel = void (*)(std::uint32_t*, const std::uint32_t*, std::uint64
 // each of the key's form (Unroll = s.unroll).
 template <unsigned K1, unsigned Unroll>
 RotationKernel rotation_kernel_of(const fused::LaunchShape& launch, const Shape& s) {
+  if constexpr (Unroll == 1) {
+    if (launch.stage == fused::key_stage) {  // a fixed length (valid_shape)
+      RotationKernel kernel = nullptr;
+      fused::with_fixed_length(s.M(), [&](auto groups) {
+        constexpr unsigned m = decltype(groups)::m;
+        kernel = fused_staged_rotation_kernel<K1, m>;
+        if constexpr (K1 == fused::lanes_columns) {
+          if (launch.lanes == fused::max_lanes) kernel = fused_staged_lane_kernel<m>;
+        }
+      });
+      if (kernel != nullptr) return kernel;
+    }
+  }
   if constexpr (K1 == fused::lanes_columns) {
     if (launch.lanes == fused::max_lanes) {
       RotationKernel kernel = fused_lane_rotation_kernel<fused::FftGroups, Unroll>;
@@ -531,7 +620,7 @@ unsigned resident_blocks(RotationKernel kernel, const fused::LaunchShape& b, con
 }
 
 template <unsigned K1>
-FusedLimits fused_limits_k(const Shape& shape, int device) {
+FusedLimits fused_limits_k(const Shape& shape, int device, bool staged) {
   cudaFuncAttributes attributes{};
   CUDA_TRY(cudaFuncGetAttributes(&attributes, fused_blind_rotation_kernel<K1>));
   int optin = 0, multiprocessors = 0;
@@ -543,14 +632,23 @@ FusedLimits fused_limits_k(const Shape& shape, int device) {
                                 ? static_cast<std::size_t>(optin) - attributes.sharedSizeBytes
                                 : 0;
   const auto sms = static_cast<unsigned>(multiprocessors);
-  const fused::LaunchShape one{1, 1};
+  // The key stage's kernels: code from compute capability 9.0 or later (as the cluster kernel's).
+  fused::LaunchShape one{1, 1};
+  one.stage = fused::key_stage;
+  if (fused::stage_fits(one, shape)) {
+    cudaFuncAttributes staged_attributes{};
+    CUDA_TRY(cudaFuncGetAttributes(&staged_attributes, rotation_kernel<K1>(shape, one)));
+    limits.stage = staged_attributes.ptxVersion >= 90;
+  }
+  if (!staged || !limits.stage) one.stage = 0;
   const unsigned blocks =
       resident_blocks(rotation_kernel<K1>(shape, one), one, shape, limits.max_shared_bytes);
   if (blocks == 0) return limits;
   limits.resident_threads = std::uint64_t{blocks} * sms * fused::block_threads(one, shape);
   // Lane room for the standard key only: an unrolled key's lane kernel (docs/gpu.md section
   // 6.27) runs where fused_lanes = 2 asks for it, not chosen automatically until measured.
-  if (const fused::LaunchShape lanes{1, 1, 1, fused::max_lanes};
+  if (const fused::LaunchShape lanes{1, 1, 1, fused::max_lanes, fused::points_per_thread,
+                                     fused::owner_sums, one.stage};
       fused::valid_lanes(lanes.lanes, shape) && shape.unroll == 1) {
     limits.lane_rotations =
         std::uint64_t{resident_blocks(rotation_kernel<K1>(shape, lanes), lanes, shape,
@@ -598,8 +696,9 @@ std::uint64_t fused_clusters(const Shape& shape, std::uint32_t blocks, std::uint
                          : fused_clusters_k<3>(shape, blocks, points, device);
 }
 
-FusedLimits fused_limits(const Shape& shape, int device) {
-  return shape.k1() == 2 ? fused_limits_k<2>(shape, device) : fused_limits_k<3>(shape, device);
+FusedLimits fused_limits(const Shape& shape, int device, bool staged) {
+  return shape.k1() == 2 ? fused_limits_k<2>(shape, device, staged)
+                         : fused_limits_k<3>(shape, device, staged);
 }
 
 void launch_fused_key(const std::uint32_t* bk, std::size_t polys, const Shape& shape,

@@ -18,14 +18,17 @@ namespace torusgate::gpu::detail {
 // current device: its thread limit for its registers, the shared memory a block may use, and
 // the threads of one-group blocks the whole device keeps resident at once, and the rotations
 // the lane kernel (two per thread) keeps resident at once: 0 where k+1 != 2 or it cannot run
-// (occupancy API).
+// (occupancy API); with `staged`, those of the key stage's kernels where they run. stage:
+// whether the key stage's kernels (LaunchShape::stage) run on this device for this shape
+// (stage_fits, and code from compute capability 9.0).
 struct FusedLimits {
   std::uint32_t max_threads = 0;
   std::size_t max_shared_bytes = 0;
   std::uint64_t resident_threads = 0;
   std::uint64_t lane_rotations = 0;
+  bool stage = false;
 };
-FusedLimits fused_limits(const Shape& shape, int device);
+FusedLimits fused_limits(const Shape& shape, int device, bool staged = false);
 
 // How many clusters of `blocks` blocks of the cluster kernel (one rotation each; `points`
 // per thread: 8, or 4 for the wide kernel) the device runs at once (the occupancy API); 0

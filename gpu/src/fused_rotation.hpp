@@ -90,7 +90,16 @@ TG_HD void multiply_add(Complex& sum, Complex d, Complex b) {
 // column, which sends the column to the blocks that decompose it) or every_block_sums (each
 // block sums the column its row decomposes itself; clusters of (k+1)l blocks, docs/gpu.md
 // section 6.18).
+//
+// stage (key_stage = 1; one group and one rotation slot per block, one or two lanes, the
+// standard key at a fixed length, compute capability 9.0; docs/gpu.md section 6.34): each
+// digit row's key spectra (K1 M complex) are fetched by the TMA into a stage in the block's
+// shared memory, asked for after the first barrier of the row's forward transform and waited
+// for (an mbarrier) just before its products, which then read them from shared memory instead
+// of each thread loading its points from L2 after its transform. The same products in the
+// same order: the same words.
 inline constexpr std::uint32_t owner_sums = 1, every_block_sums = 2;
+inline constexpr std::uint32_t key_stage = 1;
 struct LaunchShape {
   std::uint32_t groups = 1;
   std::uint32_t rotations = 1;
@@ -98,30 +107,46 @@ struct LaunchShape {
   std::uint32_t lanes = 1;
   std::uint32_t points = points_per_thread;
   std::uint32_t sums = owner_sums;
+  std::uint32_t stage = 0;
 };
 
-// LaunchShape{G, R, 1, P} as compile-time constants, for the kernels of a fixed transform
-// length (FixedGroups) and the lane kernels: the shape's indices and branches fold.
-template <std::uint32_t G, std::uint32_t R, std::uint32_t P = 1>
+// LaunchShape{G, R, 1, P} (with S = key_stage: its stage) as compile-time constants, for the
+// kernels of a fixed transform length (FixedGroups) and the lane kernels: the shape's indices
+// and branches fold.
+template <std::uint32_t G, std::uint32_t R, std::uint32_t P = 1, std::uint32_t S = 0>
 struct FixedShape {
   static constexpr std::uint32_t groups = G;
   static constexpr std::uint32_t rotations = R;
   static constexpr std::uint32_t cluster = 1;
   static constexpr std::uint32_t lanes = P;
+  static constexpr std::uint32_t stage = S;
 };
 
 // Whether LS is a FixedShape of one group per rotation (then the G > 1 code is not compiled).
 template <class LS>
 inline constexpr bool one_group_shape = false;
-template <std::uint32_t R, std::uint32_t P>
-inline constexpr bool one_group_shape<FixedShape<1, R, P>> = true;
+template <std::uint32_t R, std::uint32_t P, std::uint32_t S>
+inline constexpr bool one_group_shape<FixedShape<1, R, P, S>> = true;
 
 // The lanes a shape type's kernel compiles: P for FixedShape<G, R, P>, 1 for a LaunchShape
 // (whose kernels run one lane).
 template <class LS>
 inline constexpr unsigned static_lanes = 1;
-template <std::uint32_t G, std::uint32_t R, std::uint32_t P>
-inline constexpr unsigned static_lanes<FixedShape<G, R, P>> = P;
+template <std::uint32_t G, std::uint32_t R, std::uint32_t P, std::uint32_t S>
+inline constexpr unsigned static_lanes<FixedShape<G, R, P, S>> = P;
+
+// Whether LS is FixedShape<1, 1, P> (one group, one rotation slot of P lanes), staged or not.
+template <class LS, unsigned P>
+inline constexpr bool one_slot_shape = false;
+template <unsigned P, std::uint32_t S>
+inline constexpr bool one_slot_shape<FixedShape<1, 1, P, S>, P> = true;
+
+// Whether a shape type's kernel reads its key rows from the TMA's stage (FixedShape with S =
+// key_stage; a LaunchShape's kernels never do).
+template <class LS>
+inline constexpr bool staged_shape = false;
+template <std::uint32_t G, std::uint32_t R, std::uint32_t P, std::uint32_t S>
+inline constexpr bool staged_shape<FixedShape<G, R, P, S>> = S == key_stage;
 
 // Most rotations per thread (lanes), and the k + 1 they run with: twice the registers of one
 // lane for k = 1 (sm_90: docs/gpu.md section 6.3); k = 2 would need more than 255.
@@ -215,7 +240,15 @@ TG_HD std::uint32_t cluster_halves(std::uint32_t cluster, std::uint32_t points,
 inline constexpr unsigned half_points = points_per_thread / 2;
 
 TG_HD bool every_block_sums_fit(std::uint32_t blocks, const detail::Shape& s);
+// Whether launch shape b may read its key rows from a stage the TMA fills (LaunchShape::stage):
+// one group and one rotation slot per block, no cluster, 8 points per thread, one or two lanes
+// (valid_lanes), the standard key, a fixed length (the staged kernels', N = 512 .. 2048).
+TG_HD bool stage_fits(const LaunchShape& b, const detail::Shape& s) {
+  return b.groups == 1 && b.rotations == 1 && b.cluster == 1 && b.points == points_per_thread &&
+         b.sums == owner_sums && valid_lanes(b.lanes, s) && s.unroll == 1 && valid_wide(s);
+}
 TG_HD bool valid_shape(const LaunchShape& b, const detail::Shape& s) {
+  if (b.stage != 0) return b.stage == key_stage && stage_fits(b, s);
   if (b.sums != owner_sums && (b.sums != every_block_sums || !every_block_sums_fit(b.cluster, s))) {
     return false;
   }
@@ -415,7 +448,9 @@ TG_HD std::size_t block_buffer_bytes(const LaunchShape& b, const detail::Shape& 
   return std::size_t{b.rotations} * b.groups * b.lanes * buffer_points(s.M()) * sizeof(Complex);
 }
 TG_HD std::size_t block_stage_bytes(const LaunchShape& b, const detail::Shape& s) {
-  return b.rotations > 1 ? std::size_t{b.groups} * s.k1() * s.M() * sizeof(Complex) : 0;
+  return b.rotations > 1 || b.stage == key_stage
+             ? std::size_t{b.groups} * s.k1() * s.M() * sizeof(Complex)
+             : 0;
 }
 TG_HD std::size_t block_accumulator_offset(const LaunchShape& b, const detail::Shape& s) {
   return block_buffer_bytes(b, s) + block_stage_bytes(b, s);
@@ -424,18 +459,27 @@ TG_HD std::size_t block_accumulator_offset(const LaunchShape& b, const detail::S
 // kernels do not: their group steps decompose the accumulator itself, and the column words'
 // code in their rare CMUX steps made nvcc spill more in the group steps of the lane kernels)
 // on one group per rotation, no cluster (1x1, 1xR, the lanes), where the same threads
-// decompose every row of a column.
+// decompose every row of a column; not with a key stage, whose 16 KB (tfhe_lib_128) take their
+// place: with them a block of 1x1 would need 37 KB of shared memory, and an H100's 228 KB per
+// multiprocessor (a KB a block reserved) would hold 5 such blocks instead of the 6 its
+// registers allow (3 instead of 4 with two lanes); without them 33 KB, 6 blocks (4 with lanes).
 TG_HD bool column_words_shape(const LaunchShape& b, const detail::Shape& s) {
-  return s.unroll == 1 && b.cluster == 1 && b.groups == 1;
+  return s.unroll == 1 && b.cluster == 1 && b.groups == 1 && b.stage != key_stage;
 }
 TG_HD std::size_t block_column_offset(const LaunchShape& b, const detail::Shape& s) {
   return block_accumulator_offset(b, s) +
          std::size_t{block_rotations(b)} * s.k1() * s.N * sizeof(Torus32);
 }
+// With a key stage, its mbarrier (8 bytes, at a multiple of 16) after the column words.
+TG_HD std::size_t block_signal_offset(const LaunchShape& b, const detail::Shape& s) {
+  const std::size_t end =
+      block_column_offset(b, s) +
+      (column_words_shape(b, s) ? std::size_t{block_rotations(b)} * s.N * sizeof(Torus32) : 0);
+  return (end + 15) / 16 * 16;
+}
 TG_HD std::size_t block_shared_bytes(const LaunchShape& b, const detail::Shape& s) {
   if (b.cluster != 1) return cluster_block_bytes(s, b.cluster);
-  return block_column_offset(b, s) +
-         (column_words_shape(b, s) ? std::size_t{block_rotations(b)} * s.N * sizeof(Torus32) : 0);
+  return block_signal_offset(b, s) + (b.stage == key_stage ? 16 : 0);
 }
 
 // Why the fused engine cannot run parameter set shape s, or null: k + 1 <= 3 columns of
@@ -600,9 +644,10 @@ struct StepInputs {
 // The block's shared memory, as block_shared_bytes lays it out.
 struct BlockMemory {
   Complex* buffers = nullptr;  // R*G exchange buffers, rotation-major
-  Complex* stage = nullptr;    // R > 1: the staged key rows
+  Complex* stage = nullptr;    // R > 1, or a key stage: the staged key rows
   Torus32* acc = nullptr;      // R accumulators of (k+1)N words
   Torus32* column = nullptr;   // R*P column words of N, where column_words_shape
+  std::uint64_t* signal = nullptr;  // a key stage's mbarrier (LaunchShape::stage)
 };
 
 // The block's rotations in this step: the power of rotation p < `valid` is
@@ -1176,8 +1221,11 @@ template <unsigned K1, class Groups = FftGroups, unsigned U = 1, bool Columns = 
 TG_HD void cmux_step(Block& blk, const detail::Shape& s, LS shape, const BlockMemory& mem,
                      const StepPowers& powers, const StepInputs& in) {
   constexpr unsigned P = Block::registers::lanes;
-  static_assert(P == 1 || std::is_same_v<LS, FixedShape<1, 1, P>>,
+  constexpr bool Staged = staged_shape<LS>;
+  static_assert(P == 1 || one_slot_shape<LS, P>,
                 "lanes run one group and one rotation slot per block");
+  static_assert(!Staged || (U == 1 && one_slot_shape<LS, P>),
+                "a key stage serves the standard key's CMUX steps on one group and one slot");
   const Groups f = make_groups<Groups>(s.M(), mem.buffers, in.W);  // group: slot * G + g
   const std::uint32_t M = f.M, N = 2 * f.M, l = s.bk_level_count, rows = s.rows();
   const std::uint32_t groups = shape.groups;
@@ -1187,7 +1235,7 @@ TG_HD void cmux_step(Block& blk, const detail::Shape& s, LS shape, const BlockMe
   // One group per rotation (column_words_shape; Columns: the standard key's kernels): its
   // threads decompose every row of a column, so they rotate the column once (rotate_column)
   // instead of at each of its l rows.
-  const bool column_words = Columns && !Group && groups == 1;
+  const bool column_words = Columns && !Group && groups == 1 && !Staged;
   auto slot_of = [&](unsigned tid) { return f.group(tid) / groups; };
   auto rotation_of = [&](unsigned tid, unsigned p) { return slot_of(tid) * P + p; };
   auto acc_of = [&](unsigned tid, unsigned p) {
@@ -1246,7 +1294,18 @@ TG_UNROLL
         load_digits<Group>(R, f.thread(tid), f, src, q % l + 1, in);
       }
     });
-    forward_transform<true>(blk, f);
+    if constexpr (Staged) {
+      // Row x's key spectra into the stage by the TMA, asked for after the transform's first
+      // barrier (every thread's products of the row before have read the stage by then) and
+      // waited for just before the products.
+      const Complex* row = in.key_step + std::size_t{x} * K1 * M;
+      forward_transform<true>(blk, f, [&](unsigned tid) {
+        blk.fetch(tid, mem.stage, row, std::size_t{K1} * M, 0, 1, mem.signal);
+      });
+      blk.each([&](unsigned tid, auto&) { blk.wait_fetched(tid, mem.signal, 0); });
+    } else {
+      forward_transform<true>(blk, f);
+    }
     if (!Group && shape.rotations > 1) {
       blk.each([&](unsigned, auto&) { copy16_async_wait(); });
       blk.sync();  // every thread's copies are in the stage
@@ -1264,7 +1323,7 @@ TG_UNROLL
         multiply_row_group<K1, U>(R, f.thread(tid), f,
                                   in.key_step + (std::size_t{g} + groups * x) * K1 * M, ggsw, e,
                                   in);
-      } else if (shape.rotations > 1) {
+      } else if (Staged || shape.rotations > 1) {
         multiply_row<K1, false>(R, f.thread(tid), f, mem.stage + std::size_t{g} * K1 * M);
       } else {
         multiply_row<K1, true>(R, f.thread(tid), f,
@@ -1426,6 +1485,9 @@ TG_HD BlockMemory block_memory(unsigned char* base, const LaunchShape& shape,
   mem.acc = reinterpret_cast<Torus32*>(base + block_accumulator_offset(shape, s));
   if (column_words_shape(shape, s)) {
     mem.column = reinterpret_cast<Torus32*>(base + block_column_offset(shape, s));
+  }
+  if (shape.stage == key_stage) {
+    mem.signal = reinterpret_cast<std::uint64_t*>(base + block_signal_offset(shape, s));
   }
   return mem;
 }
@@ -1872,6 +1934,23 @@ TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_
       },
       bundle, ready);
 }
+
+// A block with a key stage (LaunchShape::stage) run on the host: the stage's fetch is a copy
+// made at once by the block's last thread (the device's issuer), and the wait is nothing
+// (every thread's phase before has run). The CUDA emulator runs the real kernel's TMA copies
+// and mbarrier.
+template <class Regs>
+struct HostStagedBlock : HostBlock<Regs> {
+  using HostBlock<Regs>::HostBlock;
+  void fetch(unsigned tid, Complex* dst, const Complex* src, std::size_t count,
+             std::size_t stride, std::uint32_t segments, std::uint64_t*) const {
+    if (tid + 1 != this->regs.size()) return;
+    for (std::uint32_t g = 0; g < segments; ++g) {
+      for (std::size_t e = 0; e < count; ++e) dst[g * count + e] = src[g * stride + e];
+    }
+  }
+  void wait_fetched(unsigned, std::uint64_t*, unsigned) const {}
+};
 
 // A cluster run on the host: one block of C*T threads, block b's shared memory at
 // base + b * bytes (the program's phases run for every thread of the cluster in turn, so

@@ -81,6 +81,9 @@ program="$bench_gates"
 expect 2 "with --gpu-engine fused: CudaOptions: a bootstrapping key in fours" --backend gpu \
   --params toy_INSECURE --unroll 4 --fused-bundle 1 --batch 1 --reps 1
 grep -q "cuFFT-batched" "$tmp/out" && fail "bench_gates: the cuFFT run ran before the refusal"
+# The key stage (docs/gpu.md 6.34) runs N = 512 .. 2048: the toy set's N = 256 is refused.
+expect 2 "fused_key_stage=2 runs the kernels of N = 512, 1024 or 2048, but parameter set" \
+  --backend gpu --params toy_INSECURE --gpu-engine fused --fused-key-stage 2 --batch 1 --reps 1
 expect 2 "--device 5: this machine has 2 CUDA devices, numbered from 0" --backend gpu \
   --params toy_INSECURE --device 5 --batch 1 --reps 1
 expect 0 "cuFFT-batched blind rotation, gather key switching, pinned transfers (1 MiB staging):" \

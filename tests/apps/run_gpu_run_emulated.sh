@@ -36,6 +36,7 @@ refused UNROLLS "expected unrolled key forms 2 and/or 3" "1" "4" "2,3"
 refused BUNDLE_UNROLLS "expected unrolled key forms 2, 3 and/or 4" "1" "5" "2,3"
 refused BUNDLE_BATCHES "expected batch sizes" "1,,8" "x" "0,1"
 refused LANE_BATCHES "expected batch sizes" "16384," "x" "0"
+refused STAGE_BATCHES "expected batch sizes" "16384," "x" "0"
 refused DEFAULT_UNROLLS "expected unrolled key forms 2, 3 and/or 4" "1" "5" "4,3"
 refused DEFAULT_BATCHES "expected batch sizes" "1,,8" "x" "0"
 rm -rf "$work/refused"
@@ -70,7 +71,7 @@ rm -rf "$work/shape_args"
 
 GPU_RUN_EMULATED=1 BUILD_DIR="$build" "$repo/scripts/gpu_run.sh" "$work" \
   env apps bench shapes circuits slow sanitize profile quick stalls hotspots variants unrolled bundle lanes \
-  defaults \
+  defaults stage \
   > "$work/stdout.txt" 2>&1
 rc=$?
 if [[ $rc -ne 0 ]]; then
@@ -79,7 +80,7 @@ if [[ $rc -ne 0 ]]; then
 fi
 log="$work/gpu_run.log"
 grep -qF "gpu_run: every step passed" "$log" || fail "no 'every step passed' in gpu_run.log"
-for step in slow sanitize profile stalls hotspots variants; do
+for step in slow sanitize profile stalls hotspots variants stage; do
   grep -qF "$step: needs a GPU: skipped in the emulated dry run" "$log" || fail "$step was not skipped"
 done
 grep -qF "mode: dry run on the CUDA emulator" "$work/environment.txt" || fail "environment.txt"

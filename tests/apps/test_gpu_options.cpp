@@ -128,7 +128,8 @@ TEST_CASE("the fused engine's launch-shape options: parsed, bounded and describe
   CHECK_THAT(std::string(apps::gpu_options_not_for("openmp").what()),
              Catch::Matchers::Contains("--fused-cluster, --fused-lanes, --fused-cluster-points, "
                                        "--fused-cluster-sums, --fused-bundle, "
-                                       "--fused-bundle-overlap, --key-switching"));
+                                       "--fused-bundle-overlap, --fused-key-stage, "
+                                       "--key-switching"));
   // Points per thread of a cluster's transforms (wide clusters: 4).
   parse_gpu_args({"--fused-cluster", "6", "--fused-lanes", "0", "--fused-cluster-points", "4"}, gpu);
   CHECK(gpu.fused_cluster_points == 4);
@@ -188,4 +189,12 @@ TEST_CASE("the fused engine's launch-shape options: parsed, bounded and describe
                "\n  --fused-bundle-overlap O fused engine, bundled keys: 2: the rotation starts "
                "while they are made, 1: after (0: automatic: keys in fours whose clusters take at "
                "most half the device)\n");
+  // The key stage (docs/gpu.md section 6.34), 0..2 (2: always, 1: never).
+  check_option({"--fused-key-stage", "2"}, &CudaOptions::fused_key_stage,
+               "fused blind rotation (clusters of 6 blocks per rotation, every block summing its "
+               "column), group steps on bundled keys in clusters, key rows through the TMA's "
+               "stage, gather key switching",
+               "\n  --fused-key-stage K fused engine, standard key: 2: one-group blocks (1x1, two "
+               "lanes) read each row's key through a stage the TMA fills (compute capability "
+               "9.0), 1: never (0: automatic, 1)\n");
 }

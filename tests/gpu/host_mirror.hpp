@@ -546,7 +546,8 @@ class HostEngine {
                               std::uint32_t last) {
     namespace fused = kernel::fused;
     const std::uint32_t words = K1 * s_.N, R = fused::block_rotations(fused_);
-    fused::HostBlock<fused::RotationRegs<K1, P>> blk(fused::block_threads(fused_, s_));
+    // (A staged block: a plain one with the key stage's fetch, which only staged shapes call.)
+    fused::HostStagedBlock<fused::RotationRegs<K1, P>> blk(fused::block_threads(fused_, s_));
     // Shared memory as the kernel lays it out, NaN-filled so that a read before a write shows.
     std::vector<Complex> shared((fused::block_shared_bytes(fused_, s_) + 15) / 16,
                                 Complex{NAN, NAN});
@@ -563,13 +564,17 @@ class HostEngine {
       const std::uint32_t* block_powers = powers.data() + first * s_.n;
       auto run = [&](auto groups, auto shape) {
         using Groups = decltype(groups);
+        constexpr bool staged = fused::staged_shape<decltype(shape)>;  // the standard key only
         if (s_.unroll > 1) {  // the unrolled kernel's own loop (one lane, or P in the lane kernel)
           REQUIRE(first_step == 0);
           REQUIRE(last == s_.n);
-          with_unroll([&](auto u) {
-            fused::blind_rotate<K1, Groups, decltype(u)::value>(blk, s_, shape, mem, block_powers,
-                                                                valid, fused_key_.data(), in);
-          });
+          REQUIRE_FALSE(staged);
+          if constexpr (!staged) {
+            with_unroll([&](auto u) {
+              fused::blind_rotate<K1, Groups, decltype(u)::value>(
+                  blk, s_, shape, mem, block_powers, valid, fused_key_.data(), in);
+            });
+          }
         } else if (first_step == 0 && last == s_.n) {  // the kernel's own loop
           fused::blind_rotate<K1, Groups>(blk, s_, shape, mem, block_powers, valid,
                                           fused_key_.data(), in);
@@ -581,10 +586,14 @@ class HostEngine {
           }
         }
       };
-      // The device's choice of kernel (fused_kernels.cu: rotation_kernel): lanes take
-      // fused_lane_rotation_kernel's program, 1x1 at a fixed length
-      // fused_fixed_rotation_kernel's.
-      if constexpr (P > 1) {
+      // The device's choice of kernel (fused_kernels.cu: rotation_kernel): a key stage the
+      // staged kernels' (a fixed length), lanes fused_lane_rotation_kernel's program, 1x1 at a
+      // fixed length fused_fixed_rotation_kernel's.
+      if (fused_.stage == fused::key_stage) {
+        REQUIRE(fused::with_fixed_length(s_.M(), [&](auto groups) {
+          run(groups, fused::FixedShape<1, 1, P, fused::key_stage>{});
+        }));
+      } else if constexpr (P > 1) {
         const fused::FixedShape<1, 1, P> shape;
         if (!fixed_lengths_ || !fused::with_fixed_length(s_.M(), [&](auto g) { run(g, shape); })) {
           run(fused::FftGroups{}, shape);

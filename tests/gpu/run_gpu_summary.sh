@@ -178,6 +178,14 @@ report(f"{p}_lanes3", {65536: (1000.0, 950.0, 0)}, 3)
 report("variant_now", {1: (2.241, 2.100, 0), 16384: (230.0, 207.0, 0)})
 report("variant_columns", {1: (2.240, 2.100, 0), 16384: (220.0, 197.1, 0)})
 report("variant_before", {1: (2.300, 2.110, 0), 16384: (230.0, 207.0, 0)})
+# The key stage (section 6.34): l2's rotation 1.10x faster at 65,536 in round 1 (decides),
+# within 1% in round 2 (does not); 1x1 slower.
+report(f"{p}_stage_l2_off_1", {16384: (220.0, 207.0, 0), 65536: (874.0, 828.0, 0)})
+report(f"{p}_stage_l2_on_1", {16384: (205.0, 190.0, 0), 65536: (800.0, 752.7, 0)})
+report(f"{p}_stage_l2_off_2", {65536: (874.0, 828.0, 0)})
+report(f"{p}_stage_l2_on_2", {65536: (872.0, 826.0, 0)})
+report(f"{p}_stage_1x1_off_1", {65536: (900.0, 850.0, 0)})
+report(f"{p}_stage_1x1_on_1", {65536: (950.0, 900.0, 0)})
 PY
 python3 "$script" "$work/ab" --out "$work/ab.md" || fail "the A/B reports were refused"
 a="$work/ab.md"
@@ -195,6 +203,12 @@ expect "$a" "- \`overlap\` against \`on\` at batch 1: errors in a run (2, 0): de
 expect "$a" "## A/B: Large batches on two lanes (the \`lanes\` step; docs/gpu.md section 6.27), tfhe_lib_128"
 expect "$a" "| 65536 | threes on two lanes | \`bench_gates_gpu_tfhe_lib_128_lanes3.json\` | 0.0153 | 950.000 | 0.874x (slower) | 0.872x (slower) | 0 |"
 expect "$a" "- \`lanes2\` against \`lanes1\` at batch 65,536: 1.150x faster (blind rotation 720.0 against 828.0 ms): give keys in pairs lane room in fused_limits, so that --fused-lanes 0 takes two lanes for them (section 6.27)"
+# The key stage: the baseline l2 without it; each round's pair decided apart.
+expect "$a" "## A/B: The key stage on large batches (the \`stage\` step; docs/gpu.md section 6.34), tfhe_lib_128"
+expect "$a" "| 65536 | l2, key staged (round 1) | \`bench_gates_gpu_tfhe_lib_128_stage_l2_on_1.json\` | 0.0122 | 752.700 | 1.093x faster | 1.100x faster | 0 |"
+expect "$a" "- \`l2_on_1\` against \`l2_off_1\` at batch 65,536: 1.100x faster (blind rotation 752.7 against 828.0 ms): make --fused-key-stage 0 stage the standard key's l2 chunks, if the other round agrees (section 6.34)"
+expect "$a" "- \`l2_on_2\` against \`l2_off_2\` at batch 65,536: within 1% (blind rotation 826.0 against 828.0 ms): no change"
+expect "$a" "- \`1x1_on_1\` against \`1x1_off_1\` at batch 65,536: 0.944x (slower) (blind rotation 900.0 against 850.0 ms): no change"
 # Variants: `now` first, the others by name; columns decides at 16,384, before at 1 does not.
 expect "$a" "## A/B: Builds side by side (the \`variants\` step; docs/gpu.md sections 6.28 and 6.29)"
 expect "$a" "- \`columns\` against \`now\` at batch 16,384: 1.050x faster (blind rotation 197.1 against 207.0 ms): bring the column words back: revert the revert of 42e355d (section 6.28)"

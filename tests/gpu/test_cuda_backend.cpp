@@ -127,7 +127,8 @@ CudaBackend& gpu_with(const Parameters& p, const CudaOptions& o, std::uint32_t u
                          std::to_string(o.fused_cluster_points) + "x" +
                          std::to_string(o.fused_cluster_sums) + "x" +
                          std::to_string(o.fused_bundle) + "x" +
-                         std::to_string(o.fused_bundle_overlap) + "/" +
+                         std::to_string(o.fused_bundle_overlap) + "x" +
+                         std::to_string(o.fused_key_stage) + "/" +
                          gpu_key_switching_name(o.key_switching) + "/" +
                          std::to_string(o.memory_budget_bytes) + "/u" + std::to_string(unroll);
   auto& be = (*cache)[id];
@@ -812,6 +813,39 @@ TEST_CASE("fused engine: ciphertexts equal the cuFFT engine's and the CPU backen
   }
 }
 
+TEST_CASE("fused engine: the key stage (the TMA's bulk copies) gives the CPU backend's words on "
+          "1x1 and two lanes; a device without it refuses the option at construction",
+          "[gpu][fused]") {
+  // N = 512 (k = 1: 1x1 and two lanes) and N = 2048 with k = 2 (1x1; a stage of 3 spectra).
+  for (const Parameters& p : {gpu::test::sized_insecure(512, 1), gpu::test::sized_insecure(2048, 2)}) {
+    const std::uint64_t seed = catch_seed(0x57a6);
+    INFO("parameter set " << p.name << ", seed " << seed);
+    Csprng rng = seeded_rng(seed);
+    const BatchPlan plan = plan_with_bootstrap(rng, 12, 16);
+    const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
+    const LweBatch want = run_plan(cpu_for(p), plan, encrypted);
+    std::vector<CudaOptions> forced = {fused_options(1, GpuKeySwitching::gather, 1)};
+    if (p.glwe_dimension == 1) forced.push_back(fused_options(0, GpuKeySwitching::gather, 0, 0, 2));
+    for (CudaOptions o : forced) {
+      o.fused_key_stage = 2;
+      INFO("fused_groups " << o.fused_groups << ", fused_lanes " << o.fused_lanes);
+      if (!clusters_here()) {  // compute capability 9.0's bulk copies, as clusters
+        REQUIRE_THROWS_WITH(gpu_with(p, o), Catch::Matchers::Contains("fused_key_stage=2 needs the "
+                                                                      "TMA's bulk copies"));
+        continue;
+      }
+      CudaBackend& be = gpu_with(p, o);
+      CHECK(run_plan(be, plan, encrypted) == want);
+      CHECK(be.last_times().fused_key_stage == 1);
+      CHECK(be.last_times().fused_lanes == std::max(o.fused_lanes, 1u));
+      o.fused_key_stage = 1;  // never: the same shape unstaged
+      CudaBackend& plain = gpu_with(p, o);
+      CHECK(run_plan(plain, plan, encrypted) == want);
+      CHECK(plain.last_times().fused_key_stage == 0);
+    }
+  }
+}
+
 TEST_CASE("unrolled key: both engines and every launch shape that runs it give the CPU "
           "backend's words",
           "[gpu][fused][unroll]") {
@@ -1263,6 +1297,23 @@ TEST_CASE("a small batch on every engine and key switching (the compute-sanitize
     CudaBackend& be = gpu_with(p, o);
     CHECK(run_plan(be, plan, encrypted) == run_plan(cpu_for(p), plan, encrypted));
     CHECK(be.last_times().fused_cluster_points == 4);
+  }
+  // The key stage (docs/gpu.md 6.34), where the device has it: 1x1 and two lanes whose key rows
+  // come through the TMA's bulk copies and the stage's mbarrier.
+  if (clusters_here()) {
+    const Parameters p = gpu::test::sized_insecure(512, 1);
+    Csprng rng = seeded_rng(catch_seed(0x5d));
+    const BatchPlan plan = plan_with_bootstrap(rng, 12, 16);
+    const LweBatch encrypted = encrypt_bits(keys_for(p).secret, plan.inputs, rng);
+    const LweBatch want = run_plan(cpu_for(p), plan, encrypted);
+    for (CudaOptions o : {fused_options(1, GpuKeySwitching::gather, 1),
+                          fused_options(0, GpuKeySwitching::gather, 0, 0, 2)}) {
+      INFO("key stage, fused_lanes " << o.fused_lanes);
+      o.fused_key_stage = 2;
+      CudaBackend& be = gpu_with(p, o);
+      CHECK(run_plan(be, plan, encrypted) == want);
+      CHECK(be.last_times().fused_key_stage == 1);
+    }
   }
   // An unrolled key (pair steps, and an odd n's last CMUX step): the cuFFT engine, the fused
   // 1x1 and (k+1)l-group blocks, two lanes and, where the device has them, a cluster of k+1

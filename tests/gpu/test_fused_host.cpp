@@ -858,6 +858,12 @@ TEST_CASE("fused engine: one CMUX step of the block program equals core's exact 
     // Two rotations per thread (k = 1).
     const fz::LaunchShape lanes{1, 1, 1, 2};
     if (fz::valid_lanes(2, s)) shapes.push_back(lanes);
+    // The key stage (fixed lengths, the standard key): 1x1 and two lanes.
+    const fz::LaunchShape staged{1, 1, 1, 1, fz::points_per_thread, fz::owner_sums, fz::key_stage};
+    if (fz::stage_fits(staged, s)) shapes.push_back(staged);
+    const fz::LaunchShape staged_lanes{1, 1, 1, 2, fz::points_per_thread, fz::owner_sums,
+                                       fz::key_stage};
+    if (fz::stage_fits(staged_lanes, s)) shapes.push_back(staged_lanes);
     // Wide clusters (4 points per thread; fixed lengths).
     if (fz::valid_wide(s)) {
       shapes.push_back({1, 1, s.k1(), 1, fz::wide_points});
@@ -874,7 +880,7 @@ TEST_CASE("fused engine: one CMUX step of the block program equals core's exact 
       INFO("groups " << shape.groups << ", rotations per block " << shape.rotations
                      << ", blocks per cluster " << shape.cluster << ", rotations per thread "
                      << shape.lanes << ", points per thread " << shape.points
-                     << ", fixed lengths " << fixed);
+                     << ", key stage " << shape.stage << ", fixed lengths " << fixed);
       REQUIRE(fz::valid_shape(shape, s));
       engine.set_fused_shape(shape);
       engine.set_fixed_lengths(fixed);
@@ -1007,8 +1013,9 @@ TEST_CASE("fused engine: the whole data flow equals the CPU backend word for wor
       {toy_k2_insecure(), {{1, 1}, {6, 1}, {1, 2}, {1, 1, 3}, {1, 1, 6}, {1, 1, 6, 1, 8, 2}}},
       {sized_insecure(512, 1),
        {{1, 1}, {2, 1}, {1, 3}, {1, 1, 2}, {1, 1, 1, 2}, {1, 1, 2, 1, 4}, {1, 1, 4, 1, 8, 2},
-        {1, 1, 4, 1, 4, 2}}},
-      {sized_insecure(2048, 2), {{1, 1}, {3, 1}, {1, 2}, {1, 1, 3}, {1, 1, 3, 1, 4}}}};
+        {1, 1, 4, 1, 4, 2}, {1, 1, 1, 1, 8, 1, fz::key_stage}, {1, 1, 1, 2, 8, 1, fz::key_stage}}},
+      {sized_insecure(2048, 2),
+       {{1, 1}, {3, 1}, {1, 2}, {1, 1, 3}, {1, 1, 3, 1, 4}, {1, 1, 1, 1, 8, 1, fz::key_stage}}}};
   for (const DataFlowCase& cs : cases) {
     INFO("parameter set " << cs.p.name);
     test::SequentialFixture f(cs.p);
@@ -1057,8 +1064,13 @@ void check_lib128_flow(std::uint32_t unroll, std::uint32_t fused_groups,
 }  // namespace
 
 TEST_CASE("fused engine: the data flow equals the CPU backend on tfhe_lib_128", "[gpu-host][fused]") {
-  // One rotation per thread, and two (the lane kernel's program; 4 rotations: 2 full blocks).
-  check_lib128_flow(1, 1, {fz::LaunchShape{1, 1}, fz::LaunchShape{1, 1, 1, 2}}, catch_seed(0x6e));
+  // One rotation per thread, and two (the lane kernel's program; 4 rotations: 2 full blocks),
+  // each also with the key stage.
+  check_lib128_flow(1, 1,
+                    {fz::LaunchShape{1, 1}, fz::LaunchShape{1, 1, 1, 2},
+                     fz::LaunchShape{1, 1, 1, 1, 8, 1, fz::key_stage},
+                     fz::LaunchShape{1, 1, 1, 2, 8, 1, fz::key_stage}},
+                    catch_seed(0x6e));
 }
 
 TEST_CASE("fused engine: clusters whose every block sums its own column give the CPU backend's "
@@ -1610,6 +1622,40 @@ TEST_CASE("fused engine: launch shapes, shared memory and the sets it refuses", 
   CHECK(fz::block_rotations({1, 4}) == 4);
   CHECK(fz::block_shared_bytes(lanes, tfhe) == 2 * 576 * 16 + 2 * 2 * 1024 * 4 + 2 * 1024 * 4);
   CHECK(fz::block_accumulator_offset(lanes, tfhe) == 2 * 576 * 16);
+  // The key stage: one group and one slot (one or two lanes), no cluster, the standard key at a
+  // fixed length; the stage (a row's K1 spectra) after the buffers, no column words, and the
+  // mbarrier's 16 bytes at the end: 6 blocks of 1x1 and 4 of two lanes in an H100's 228 KB
+  // with a KB reserved per block (docs/gpu.md section 6.34).
+  const fz::LaunchShape staged{1, 1, 1, 1, 8, fz::owner_sums, fz::key_stage};
+  const fz::LaunchShape staged_lanes{1, 1, 1, 2, 8, fz::owner_sums, fz::key_stage};
+  CHECK(fz::valid_shape(staged, tfhe));
+  CHECK(fz::valid_shape(staged_lanes, tfhe));
+  CHECK(fz::stage_fits(staged, tfhe));
+  CHECK_FALSE(fz::valid_shape({1, 1, 1, 1, 8, fz::owner_sums, 2}, tfhe));         // stage 1 only
+  CHECK_FALSE(fz::valid_shape({2, 1, 1, 1, 8, fz::owner_sums, fz::key_stage}, tfhe));  // G = 2
+  CHECK_FALSE(fz::valid_shape({1, 2, 1, 1, 8, fz::owner_sums, fz::key_stage}, tfhe));  // R = 2
+  CHECK_FALSE(fz::valid_shape({1, 1, 2, 1, 8, fz::owner_sums, fz::key_stage}, tfhe));  // cluster
+  CHECK_FALSE(fz::valid_shape(staged, pairs));                                     // unrolled
+  CHECK_FALSE(fz::valid_shape(staged, shape_of(toy_insecure())));                  // N = 256
+  CHECK_FALSE(fz::valid_shape(staged_lanes, shape_of(toy_k2_insecure())));         // k = 2 lanes
+  CHECK_FALSE(fz::column_words_shape(staged, tfhe));
+  CHECK(fz::block_stage_bytes(staged, tfhe) == 2 * 512 * 16);
+  CHECK(fz::block_accumulator_offset(staged, tfhe) == 576 * 16 + 2 * 512 * 16);
+  CHECK(fz::block_signal_offset(staged, tfhe) == 576 * 16 + 2 * 512 * 16 + 2 * 1024 * 4);
+  CHECK(fz::block_shared_bytes(staged, tfhe) == 576 * 16 + 2 * 512 * 16 + 2 * 1024 * 4 + 16);
+  CHECK(fz::block_shared_bytes(staged_lanes, tfhe) ==
+        2 * 576 * 16 + 2 * 512 * 16 + 2 * 2 * 1024 * 4 + 16);
+  CHECK(6 * (fz::block_shared_bytes(staged, tfhe) + 1024) <= 228 * 1024);
+  CHECK(4 * (fz::block_shared_bytes(staged_lanes, tfhe) + 1024) <= 228 * 1024);
+  {
+    std::vector<unsigned char> base(fz::block_shared_bytes(staged, tfhe));
+    const fz::BlockMemory mem = fz::block_memory(base.data(), staged, tfhe);
+    CHECK(mem.column == nullptr);
+    CHECK(reinterpret_cast<unsigned char*>(mem.stage) == base.data() + 576 * 16);
+    CHECK(reinterpret_cast<unsigned char*>(mem.signal) ==
+          base.data() + fz::block_signal_offset(staged, tfhe));
+    CHECK(fz::block_memory(base.data(), {1, 1}, tfhe).signal == nullptr);
+  }
   // Clusters: k+1 or (k+1)l blocks up to 8, one group and one rotation per block; a block
   // holds its exchange buffer, k+1 partial products and one accumulator column.
   CHECK(fz::valid_shape({1, 1, 2}, tfhe));

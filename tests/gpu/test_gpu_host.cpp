@@ -926,6 +926,57 @@ TEST_CASE("CudaBackend options are checked before any CUDA call", "[gpu-host]") 
                            "an unrolled bootstrapping key runs");
 }
 
+TEST_CASE("CudaOptions::fused_key_stage: the standard key's one-group blocks on the fused "
+          "engine at N = 512 .. 2048; the rest refused with the reason",
+          "[gpu-host]") {
+  const Parameters p = tfhe_lib_128();
+  CudaOptions o;
+  CHECK(o.fused_key_stage == 0);  // automatic: never, until a GPU has measured it
+  for (const std::uint32_t stage : {0u, 1u, 2u}) {
+    o.fused_key_stage = stage;
+    CHECK_NOTHROW(validate_cuda_options(o, p));
+  }
+  o.fused_lanes = 2;  // two lanes stage too
+  CHECK_NOTHROW(validate_cuda_options(o, p));
+  o.fused_lanes = 0;
+  o.fused_groups = 1;  // so does a forced 1x1
+  o.fused_rotations_per_block = 1;
+  CHECK_NOTHROW(validate_cuda_options(o, p));
+  o.fused_key_stage = 3;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),
+                           "fused_key_stage=3 but expected 0 (automatic), 1 (never) or 2 (the key "
+                           "rows of one-group blocks through a stage the TMA fills)");
+  o.fused_key_stage = 2;
+  o.fused_groups = 2;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),
+                           "fused_key_stage=2 stages the key rows of blocks of one group and one "
+                           "rotation slot, but fused_cluster_blocks=0, fused_groups=2, "
+                           "fused_rotations_per_block=1 and fused_lanes=0 force blocks that never "
+                           "stage (each 0 or 1 with it)");
+  o.fused_groups = 0;
+  o.fused_rotations_per_block = 4;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p), "fused_rotations_per_block=4");
+  o.fused_rotations_per_block = 0;
+  o.fused_cluster_blocks = 6;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p), "fused_cluster_blocks=6");
+  o.fused_cluster_blocks = 0;
+  CHECK_NOTHROW(validate_cuda_options(o, p));  // clusters chosen for small chunks stay unstaged
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p, 3),
+                           "fused_key_stage=2 stages the fused engine's key rows for the standard "
+                           "key, but the bootstrapping key is unrolled (unroll 3); it needs "
+                           "engine=fused and unroll 1 (0 or 1 otherwise)");
+  o.engine = GpuEngine::cufft;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p), "key, but engine=cufft; it needs");
+  o.engine = GpuEngine::fused;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, toy_insecure()),
+                           "fused_key_stage=2 runs the kernels of N = 512, 1024 or 2048, but "
+                           "parameter set 'toy_INSECURE' has N=256 (0 or 1 for it)");
+  CHECK_NOTHROW(validate_cuda_options(o, sized_insecure(2048, 2)));  // k = 2 at 1x1
+  o.fused_key_stage = 1;  // never: fine with anything
+  CHECK_NOTHROW(validate_cuda_options(o, toy_insecure()));
+  CHECK_NOTHROW(validate_cuda_options(o, p, 3));
+}
+
 TEST_CASE("CudaBackend where no GPU can be used: a clear SystemError, never an abort",
           "[gpu-host]") {
   const auto cloud = keys_for(toy_insecure()).cloud;

@@ -73,8 +73,9 @@ struct CudaOptions {
   // The fused_* options below are the fused engine's: with engine=cufft the launch-shape
   // ones (groups, rotations per block, cluster blocks, lanes, cluster points and sums) are
   // checked against the parameter set but have no effect, so that one set of options serves a
-  // run of both engines (bench_gates --gpu-engine cufft,fused); fused_bundle 2 and
-  // fused_bundle_overlap 2, which ask for work the cuFFT engine cannot do, are refused with it.
+  // run of both engines (bench_gates --gpu-engine cufft,fused); fused_bundle 2,
+  // fused_bundle_overlap 2 and fused_key_stage 2, which ask for work the cuFFT engine cannot
+  // do, are refused with it.
   // Fused engine launch shape: thread groups of N/16 threads per rotation (1, k+1 or (k+1)l)
   // and rotations per block (1..8, sharing each step's key reads). Both 0: chosen per chunk
   // (small batches: the most groups that keep every rotation on the device at once; batches
@@ -142,6 +143,17 @@ struct CudaOptions {
   // the multiprocessors (on an H200, 1.03x faster at batch 1, 1.34x at 8, 0.88x at 22, where
   // the clusters fill the device; pairs and threes 5 to 9% slower; docs/gpu.md section 6.31).
   std::uint32_t fused_bundle_overlap = 0;
+  // Fused engine, the standard key's chunks on one group and one rotation slot per block (1x1
+  // and two lanes, what large batches run): whether each digit row's key spectra come through
+  // a stage in the block's shared memory that the TMA fills (compute capability 9.0's bulk
+  // copy, asked for once the row before has been multiplied, waited for on an mbarrier just
+  // before the row's products) instead of each thread loading its key points from L2 after its
+  // transform (docs/gpu.md section 6.34). The same words. 1: never. 2: always where a chunk
+  // runs on such blocks (chunks on clusters or G > 1 run as without); needs the fused engine,
+  // the standard key (unroll 1), N = 512, 1024 or 2048, no forced cluster, groups or
+  // rotations per block above 1, and a device and build with compute capability 9.0 (refused
+  // at construction otherwise). 0: automatic, which is 1 until a GPU has measured it.
+  std::uint32_t fused_key_stage = 0;
   GpuKeySwitching key_switching = GpuKeySwitching::automatic;
   // Host-device transfers of upload() and download(); pinned uses two page-locked buffers
   // of staging_bytes (64 KiB..1 GiB, a multiple of 4), made at the first transfer.
@@ -184,6 +196,9 @@ struct CudaPhaseTimes {
   // and whether it ran on bundled keys made before its rotation (1), made while its rotation
   // ran (2: CudaOptions::fused_bundle_overlap), or not (0)
   std::uint32_t fused_bundle = 0;
+  // and whether its key rows came through the TMA's stage (1: CudaOptions::fused_key_stage) or
+  // not (0)
+  std::uint32_t fused_key_stage = 0;
   // Key switching of the last chunk: 0 the tensor-core matrix product, 1 the gather kernel,
   // S > 1 the gather kernel in S slices of the input coefficients (a small chunk).
   std::uint32_t key_switching_slices = 0;
