@@ -65,10 +65,11 @@ void usage(std::ostream& os) {
             20, {{"--memory-budget-mb MB", "device scratch one batch may use; larger batches "
                                            "run in chunks (default 0: automatic)"},
                  {"--gpu-engine E[,E]", "blind-rotation engines to run one after the other: "
-                                        "cufft, fused (default: both)"},
+                                        "cufft, fused, each once (default: both)"},
                  {"--key-switching K[,K]", "automatic, gather, tensor_core (default: automatic: "
                                            "gather for small batches, tensor_core for large); "
-                                           "every engine runs with every key switching listed"}})
+                                           "every engine runs with every key switching listed, "
+                                           "each named once"}})
      << "  --json PATH       also write the results as JSON to PATH\n"
         "  --help            this text\n"
         "Each repetition is one evaluate() of a batch of N bootstrapped NAND gates on fresh\n"
@@ -93,6 +94,16 @@ struct Options {
 constexpr std::uint64_t max_batch = std::uint64_t{1} << 24;
 
 // Returns false when --help was asked for.
+// Appends `value` (the list item `item` of `option`) to `list`; a value named twice (a run
+// the report would hold twice) is refused.
+template <class T>
+void add_once(std::vector<T>& list, T value, const std::string& option, const std::string& item) {
+  if (std::ranges::find(list, value) != list.end()) {
+    throw InvalidArgument(option + ": '" + item + "' is named twice; each runs once");
+  }
+  list.push_back(value);
+}
+
 bool parse(int argc, char** argv, Options& o) {
   for (apps::CommandLine cl(argc, argv); cl.next();) {
     const std::string& arg = cl.arg();
@@ -116,11 +127,11 @@ bool parse(int argc, char** argv, Options& o) {
       o.cpu_option_given = true;
     } else if (arg == "--gpu-engine") {
       for (const std::string& item : apps::split_list(cl.value()))
-        o.engines.push_back(apps::parse_gpu_engine(arg, item));
+        add_once(o.engines, apps::parse_gpu_engine(arg, item), arg, item);
       o.gpu_option_given = true;
     } else if (arg == "--key-switching") {
       for (const std::string& item : apps::split_list(cl.value()))
-        o.key_switchings.push_back(apps::parse_gpu_key_switching(arg, item));
+        add_once(o.key_switchings, apps::parse_gpu_key_switching(arg, item), arg, item);
       o.gpu_option_given = true;
     } else if (apps::parse_gpu_option(cl, o.gpu)) {
       o.gpu_option_given = true;

@@ -81,6 +81,10 @@ program="$bench_gates"
 expect 2 "with --gpu-engine fused: CudaOptions: a bootstrapping key in fours" --backend gpu \
   --params toy_INSECURE --unroll 4 --fused-bundle 1 --batch 1 --reps 1
 grep -q "cuFFT-batched" "$tmp/out" && fail "bench_gates: the cuFFT run ran before the refusal"
+expect 2 "--gpu-engine: 'fused' is named twice; each runs once" --backend gpu \
+  --params toy_INSECURE --gpu-engine fused,cufft,fused --batch 1 --reps 1
+expect 2 "--key-switching: 'gather' is named twice; each runs once" --backend gpu \
+  --params toy_INSECURE --key-switching gather,gather --batch 1 --reps 1
 # The key stage (docs/gpu.md 6.34) runs N = 512 .. 2048: the toy set's N = 256 is refused.
 expect 2 "fused_key_stage=2 runs the kernels of N = 512, 1024 or 2048, but parameter set" \
   --backend gpu --params toy_INSECURE --gpu-engine fused --fused-key-stage 2 --batch 1 --reps 1
