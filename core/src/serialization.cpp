@@ -478,6 +478,13 @@ Parameters read_header(Reader& r, std::optional<ObjectType> want,
            hex64(p.fingerprint()));
   }
   r.key_id = 0;
+  // One encoding per object: version 2 only ever holds a cloud key (its unrolled form, no key
+  // id); the same object in another version would write back as other bytes.
+  if (r.version == 2 && type != ObjectType::CloudKey) {
+    const bool has_id = type == ObjectType::SecretKey || type == ObjectType::IntegerArray;
+    r.fail("format version 2, which only cloud keys use, in a file holding " +
+           with_article(type) + " (expected version 1" + (has_id ? " or 3" : "") + ")");
+  }
   if (r.version >= 3) {
     if (type == ObjectType::Parameters || type == ObjectType::CiphertextBatch) {
       r.fail("format version 3, which only secret keys, cloud keys and integer arrays use, in a "

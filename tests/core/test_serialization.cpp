@@ -1069,6 +1069,20 @@ TEST_CASE("serialization: format version 3 names the secret key; versions 1 and 
   CHECK_THROWS_WITH(parameters_from(params_bytes),
                     Contains("format version 3, which only secret keys, cloud keys and integer "
                              "arrays use, in a file holding parameters"));
+  // Version 2 holds cloud keys only (an unrolled form): any other object in it is refused, so
+  // that every object has one encoding (a fuzzer found a version 2 parameters file that read
+  // and wrote back as version 1).
+  put_u32(params_bytes, 8, 2);
+  reseal(params_bytes);
+  CHECK_THROWS_WITH(parameters_from(params_bytes),
+                    Contains("format version 2, which only cloud keys use, in a file holding "
+                             "parameters (expected version 1)"));
+  std::string v2_array = array_bytes;
+  put_u32(v2_array, 8, 2);
+  reseal(v2_array);
+  CHECK_THROWS_WITH(integer_array_from(v2_array),
+                    Contains("format version 2, which only cloud keys use, in a file holding an "
+                             "integer array (expected version 1 or 3)"));
 
   // Files: read_file_header and describe_file name the id.
   const TempDir dir;
