@@ -93,7 +93,6 @@ struct Options {
 
 constexpr std::uint64_t max_batch = std::uint64_t{1} << 24;
 
-// Returns false when --help was asked for.
 // Appends `value` (the list item `item` of `option`) to `list`; a value named twice (a run
 // the report would hold twice) is refused.
 template <class T>
@@ -104,6 +103,7 @@ void add_once(std::vector<T>& list, T value, const std::string& option, const st
   list.push_back(value);
 }
 
+// Returns false when --help was asked for.
 bool parse(int argc, char** argv, Options& o) {
   for (apps::CommandLine cl(argc, argv); cl.next();) {
     const std::string& arg = cl.arg();

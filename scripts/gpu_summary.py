@@ -178,11 +178,13 @@ def run_table(run):
 
 def is_forced(run):
     """Whether the run forced a launch shape: groups or rotations per block given, a cluster
-    of more than one block, or more than one lane (fused_lanes_option 0 is automatic, 1 one
-    lane)."""
+    of more than one block, more than one lane (fused_lanes_option 0 is automatic, 1 one
+    lane), or the key stage (fused_key_stage_option 2; 0 never stages until measured, so a
+    staged shape is not what the engine chooses)."""
     return bool(run.get("fused_groups_option") or run.get("fused_rotations_option")
                 or run.get("fused_cluster_option", 0) > 1
-                or run.get("fused_lanes_option", 0) > 1)
+                or run.get("fused_lanes_option", 0) > 1
+                or run.get("fused_key_stage_option", 0) == 2)
 
 
 def source_text(name, run, r, with_transfer=False):

@@ -252,7 +252,9 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p, std::uint3
       EXPECTS(o.fused_cluster_blocks <= 1 && o.fused_groups <= 1 &&
                   o.fused_rotations_per_block <= 1,
               "CudaOptions: fused_key_stage=2 stages the key rows of blocks of one group and one "
-              "rotation slot, but " + cluster_shape() +
+              "rotation slot, but fused_cluster_blocks=" + std::to_string(o.fused_cluster_blocks) +
+                  ", fused_groups=" + std::to_string(o.fused_groups) +
+                  " and fused_rotations_per_block=" + std::to_string(o.fused_rotations_per_block) +
                   " force blocks that never stage (each 0 or 1 with it)");
     }
   }

@@ -535,7 +535,10 @@ RotationKernel rotation_kernel_of(const fused::LaunchShape& launch, const Shape&
           if (launch.lanes == fused::max_lanes) kernel = fused_staged_lane_kernel<m>;
         }
       });
-      if (kernel != nullptr) return kernel;
+      // stage_fits admits the fixed lengths only (valid_wide: first_fixed_log2 ..
+      // last_fixed_log2, the lengths with_fixed_length has kernels for).
+      EXPECTS(kernel != nullptr, "rotation_kernel: no staged kernel for N=" + std::to_string(s.N));
+      return kernel;
     }
   }
   if constexpr (K1 == fused::lanes_columns) {

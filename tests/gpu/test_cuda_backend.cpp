@@ -843,6 +843,27 @@ TEST_CASE("fused engine: the key stage (the TMA's bulk copies) gives the CPU bac
       CHECK(run_plan(plain, plan, encrypted) == want);
       CHECK(plain.last_times().fused_key_stage == 0);
     }
+    // Every other option automatic: a chunk that the automatic shape gives one group and one
+    // rotation slot per block (1x1 or two lanes: batches past what 1x1 holds resident) reads
+    // its key through the stage, one on clusters or G > 1 groups does not.
+    if (clusters_here()) {
+      const BatchPlan big = plan_with_bootstrap(rng, gates_for(4000, 200), 300);
+      const LweBatch big_encrypted = encrypt_bits(keys_for(p).secret, big.inputs, rng);
+      CudaOptions o = fused_options(0, GpuKeySwitching::gather);
+      o.fused_key_stage = 2;
+      CudaBackend& be = gpu_with(p, o);
+      for (const auto& [plan_of, encrypted_of] :
+           {std::pair{&plan, &encrypted}, std::pair{&big, &big_encrypted}}) {
+        CHECK(run_plan(be, *plan_of, *encrypted_of) == run_plan(cpu_for(p), *plan_of, *encrypted_of));
+        const CudaPhaseTimes& t = be.last_times();
+        INFO("last chunk: groups " << t.fused_groups << ", rotations per block "
+                                   << t.fused_rotations_per_block << ", cluster "
+                                   << t.fused_cluster_blocks << ", lanes " << t.fused_lanes);
+        const bool one_slot = t.fused_cluster_blocks <= 1 && t.fused_groups == 1 &&
+                              t.fused_rotations_per_block == 1;
+        CHECK(t.fused_key_stage == (one_slot ? 1u : 0u));
+      }
+    }
   }
 }
 

@@ -950,9 +950,9 @@ TEST_CASE("CudaOptions::fused_key_stage: the standard key's one-group blocks on 
   o.fused_groups = 2;
   REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p),
                            "fused_key_stage=2 stages the key rows of blocks of one group and one "
-                           "rotation slot, but fused_cluster_blocks=0, fused_groups=2, "
-                           "fused_rotations_per_block=1 and fused_lanes=0 force blocks that never "
-                           "stage (each 0 or 1 with it)");
+                           "rotation slot, but fused_cluster_blocks=0, fused_groups=2 and "
+                           "fused_rotations_per_block=1 force blocks that never stage (each 0 or "
+                           "1 with it)");
   o.fused_groups = 0;
   o.fused_rotations_per_block = 4;
   REQUIRE_INVALID_ARGUMENT(validate_cuda_options(o, p), "fused_rotations_per_block=4");
