@@ -610,15 +610,13 @@ TG_HD constexpr bool first_pass_twist(const Groups&) {
 // Its exchanges' barriers: exchange() (it ends without one after its last reads).
 // Twisted: the transform of the input times the twist zeta^j, of which the input carries
 // what twisted_input (below) gives it and the first pass the rest.
-// after_first_barrier(tid): run by every thread after the transform's first barrier (the
-// first exchange's; a transform of one pass has none, and then gets one before its pass).
+// after_first_barrier(tid): run by every thread after the transform's first barrier, its first
+// exchange's; only for a length fixed at compile time with an exchange (two passes or more).
 template <bool Twisted = false, class Block, class Groups, class Hook = NoHook>
 TG_HD void forward_transform(Block& blk, const Groups& f, Hook after_first_barrier = {}) {
   if constexpr (!std::is_same_v<Hook, NoHook>) {
-    if (pass_count(f.m) == 1) {
-      blk.sync();
-      blk.each([&](unsigned tid, auto&) { after_first_barrier(tid); });
-    }
+    static_assert(Groups::fixed, "a hook needs a length fixed at compile time");
+    static_assert(pass_count(Groups::m) > 1, "a hook runs after the first exchange's barrier");
   }
   each_pass(f, [&](unsigned p) {
     const Pass pass = forward_pass(f.m, p);

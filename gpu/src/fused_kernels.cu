@@ -87,16 +87,6 @@ constexpr int rotation_max_threads = K1 == 2 ? 384 : 256;
 #define TG_FIXED_BOUNDS(K1, Unroll) __launch_bounds__((Unroll) > 1 ? 256 : rotation_max_threads<K1>)
 #endif
 
-// The calling thread's block of type B (fused::DeviceBlock, or a block derived from it).
-template <class B, class Regs>
-__device__ B device_block(Regs& regs) {
-  if constexpr (std::is_same_v<B, fused::DeviceBlock<Regs>>) {
-    return B{regs, threadIdx.x};
-  } else {
-    return B{{regs, threadIdx.x}};
-  }
-}
-
 // The rotations of blocks blockIdx.x, blockIdx.x + gridDim.x, ... in blocks of `shape`
 // (LaunchShape, or a FixedShape with FixedGroups or with lanes). Unroll > 1: an unrolled key's
 // group steps (fused_rotation.hpp; one rotation slot and one lane per block).
@@ -118,7 +108,7 @@ __device__ void rotate_blocks(std::uint32_t* acc_global, const std::uint32_t* po
   const std::uint32_t words = K1 * s.N, all_words = per_block * words;
   using Regs = fused::RotationRegs<K1, lanes>;
   Regs regs;
-  auto blk = device_block<BlockOf<Regs>>(regs);
+  BlockOf<Regs> blk{regs, threadIdx.x};  // (a derived block's base by brace elision)
   // Visible before the first fetch: the barrier every CMUX step starts with comes first.
   if constexpr (staged) blk.init_stage(mem.signal);
   for (std::uint64_t first = std::uint64_t{blockIdx.x} * per_block; first < capacity;

@@ -1935,6 +1935,15 @@ TG_HD void cluster_blind_rotate(Block& blk, const detail::Shape& s, std::uint32_
       bundle, ready);
 }
 
+// A host block's fetch, done at once: `segments` runs of `count` complex from src + g * stride
+// into dst + g * count (the device's bulk copies, fetch_segments in fused_kernels.cu).
+inline void copy_segments(Complex* dst, const Complex* src, std::size_t count, std::size_t stride,
+                          std::uint32_t segments) {
+  for (std::uint32_t g = 0; g < segments; ++g) {
+    for (std::size_t e = 0; e < count; ++e) dst[g * count + e] = src[g * stride + e];
+  }
+}
+
 // A block with a key stage (LaunchShape::stage) run on the host: the stage's fetch is a copy
 // made at once by the block's last thread (the device's issuer), and the wait is nothing
 // (every thread's phase before has run). The CUDA emulator runs the real kernel's TMA copies
@@ -1944,10 +1953,7 @@ struct HostStagedBlock : HostBlock<Regs> {
   using HostBlock<Regs>::HostBlock;
   void fetch(unsigned tid, Complex* dst, const Complex* src, std::size_t count,
              std::size_t stride, std::uint32_t segments, std::uint64_t*) const {
-    if (tid + 1 != this->regs.size()) return;
-    for (std::uint32_t g = 0; g < segments; ++g) {
-      for (std::size_t e = 0; e < count; ++e) dst[g * count + e] = src[g * stride + e];
-    }
+    if (tid + 1 == this->regs.size()) copy_segments(dst, src, count, stride, segments);
   }
   void wait_fetched(unsigned, std::uint64_t*, unsigned) const {}
 };
@@ -2006,10 +2012,7 @@ struct HostClusterBlock : HostBlock<Regs> {
       throw std::logic_error("fetch: a bundled row set counted " + std::to_string(*ready) +
                              " parts, the rotation waits for " + std::to_string(target));
     }
-    Complex* to = local(dst, tid);
-    for (std::uint32_t g = 0; g < segments; ++g) {
-      for (std::size_t e = 0; e < count; ++e) to[g * count + e] = src[g * stride + e];
-    }
+    copy_segments(local(dst, tid), src, count, stride, segments);
   }
   void wait_fetched(unsigned, std::uint64_t*, unsigned) const {}
 };
