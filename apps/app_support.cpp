@@ -90,7 +90,7 @@ bool parse_server_option(CommandLine& cl, std::string& backend, ServerOptions& s
     server.cpu.threads = static_cast<int>(parse_count(arg, cl.value(), 1, 4096));
     server.threads_given = true;
   } else if (parse_gpu_option(cl, server.gpu)) {
-    server.gpu_option_given = true;
+    if (server.gpu_option.empty()) server.gpu_option = arg;
   } else {
     return false;
   }
@@ -125,26 +125,28 @@ void check_device(int device) {
 void check_server_options(const std::string& backend, const ServerOptions& options) {
   if (options.threads_given && backend != "openmp")
     throw InvalidArgument("--threads applies to the openmp backend, not to " + backend);
-  if (options.gpu_option_given && backend != "gpu") throw gpu_options_not_for(backend);
+  if (!options.gpu_option.empty() && backend != "gpu")
+    throw gpu_options_not_for(options.gpu_option, backend);
   // Before the keys are made (seconds to minutes), not when the backend is constructed.
   if (backend == "gpu") check_device(options.gpu.device);
 }
 
 void check_gpu_options(const CudaOptions& options, const Parameters& params, std::uint32_t unroll,
                        const std::vector<GpuEngine>& engines) {
-  check_device(options.device);
+  // The options first: their refusals hold on every machine.
   const std::vector<GpuEngine> each = engines.empty() ? std::vector{options.engine} : engines;
   for (const GpuEngine engine : each) {
     CudaOptions o = options;
     o.engine = engine;
     try {
-      validate_cuda_options(o, params, unroll);
+      validate_cuda_options(o, params, unroll, CudaOptionNames::flags);
     } catch (const InvalidArgument& e) {
       if (each.size() == 1) throw;
       throw InvalidArgument(std::string("with --gpu-engine ") + gpu_engine_name(engine) + ": " +
                             e.what());
     }
   }
+  check_device(options.device);
 }
 
 std::string resolve_server_backend(const std::string& name, const ServerOptions& options) {
@@ -436,13 +438,14 @@ double fourier_key_bytes_per_bootstrap(const Parameters& p, std::uint32_t unroll
          k1 * (p.polynomial_size / 2.0) * 16.0;
 }
 
-InvalidArgument gpu_options_not_for(const std::string& backend) {
-  return InvalidArgument("--device, --memory-budget-mb, --no-cuda-graphs, --gpu-engine, "
-                         "--fused-groups, --fused-rotations, --fused-cluster, --fused-lanes, "
-                         "--fused-cluster-points, --fused-cluster-sums, --fused-bundle, "
-                         "--fused-bundle-overlap, --fused-key-stage, --key-switching, "
-                         "--transfer and "
-                         "--staging-mb apply to the gpu backend, not to " + backend);
+InvalidArgument gpu_options_not_for(const std::string& option, const std::string& backend) {
+  return InvalidArgument(option + " is a GPU option: it applies to --backend gpu, not to " +
+                         backend + "; drop it or run on the gpu backend");
+}
+
+InvalidArgument cpu_options_not_for_gpu(const std::string& option) {
+  return InvalidArgument(option + " is a CPU option: it applies to --backend openmp or "
+                         "sequential, not to gpu; drop it or run on a CPU backend");
 }
 
 GpuEngine parse_gpu_engine(const std::string& option, const std::string& text) {

@@ -121,7 +121,9 @@ std::string gpu_options_help(
 struct ServerOptions {
   CpuOptions cpu;
   CudaOptions gpu;
-  bool threads_given = false, gpu_option_given = false;
+  bool threads_given = false;
+  // The first GPU option given ("--fused-lanes"); empty when none was.
+  std::string gpu_option;
 };
 // Takes the current argument of `cl` when it is --backend NAME (into `backend`), --threads T
 // (1..4096) or a GPU option (parse_gpu_option) and returns true; false for any other.
@@ -148,6 +150,9 @@ template <class F>
 decltype(auto) with_server_backend(const std::string& name, std::shared_ptr<const CloudKey> key,
                                    const ServerOptions& options, F&& f) {
   if (name == "gpu") {
+    // The options as the command line named them (the constructor would name the fields).
+    validate_cuda_options(options.gpu, key->parameters(), key->bootstrapping_key().unroll(),
+                          CudaOptionNames::flags);
     CudaBackend be(std::move(key), options.gpu);
     return f(be);
   }
@@ -191,8 +196,11 @@ std::string device_json(const gpu::DeviceInfo& d);
 double nominal_fp64_per_bootstrap(const Parameters& p, std::uint32_t unroll = 1);
 double fourier_key_bytes_per_bootstrap(const Parameters& p, std::uint32_t unroll = 1);
 
-// The InvalidArgument for GPU options given with a CPU backend.
-InvalidArgument gpu_options_not_for(const std::string& backend);
+// The InvalidArgument for a GPU option (`option`: the first one given, "--fused-lanes")
+// with a CPU backend.
+InvalidArgument gpu_options_not_for(const std::string& option, const std::string& backend);
+// The same for a CPU option (--threads, --task-size, --fft) with the gpu backend.
+InvalidArgument cpu_options_not_for_gpu(const std::string& option);
 
 // "cufft" / "fused", "gather" / "tensor_core" and "direct" / "pinned"; InvalidArgument
 // naming `option`, the bad text and the valid values otherwise.

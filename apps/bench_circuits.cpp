@@ -108,7 +108,7 @@ struct Options {
   std::size_t warmup = 1;
   CpuOptions cpu;  // --threads (0: OpenMP default), --task-size, --fft
   CudaOptions gpu;  // --device, --gpu-engine, ... (apps::parse_gpu_option)
-  bool gpu_option_given = false;
+  std::string gpu_option;  // the first GPU option given; empty when none was
   std::optional<std::string> json_path;  // when --json was given (an empty path is refused)
 };
 
@@ -144,7 +144,7 @@ bool parse(int argc, char** argv, Options& o) {
       o.warmup = apps::parse_count(arg, cl.value(), 0, 1000000);
     } else if (apps::parse_cpu_option(cl, o.cpu)) {
     } else if (apps::parse_gpu_option(cl, o.gpu)) {
-      o.gpu_option_given = true;
+      if (o.gpu_option.empty()) o.gpu_option = arg;
     } else if (arg == "--json") {
       o.json_path = cl.value();
     } else {
@@ -168,7 +168,8 @@ bool parse(int argc, char** argv, Options& o) {
   if (o.cpu.threads != 0 && o.backend != "openmp") {
     throw InvalidArgument("--threads applies to the openmp backend, not to " + o.backend);
   }
-  if (o.gpu_option_given && o.backend != "gpu") throw apps::gpu_options_not_for(o.backend);
+  if (!o.gpu_option.empty() && o.backend != "gpu")
+    throw apps::gpu_options_not_for(o.gpu_option, o.backend);
   // Before the keys are made: the options as the GPU backend will check them.
   if (o.backend == "gpu") apps::check_gpu_options(o.gpu, parameters_by_name(o.params), o.unroll);
   return true;

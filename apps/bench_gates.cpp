@@ -87,7 +87,8 @@ struct Options {
   CudaOptions gpu;  // --device, --memory-budget-mb, --no-cuda-graphs, --fused-groups, --transfer
   std::vector<GpuEngine> engines;                // --gpu-engine
   std::vector<GpuKeySwitching> key_switchings;  // --key-switching
-  bool cpu_option_given = false, gpu_option_given = false;
+  // The first CPU option (--threads, ...) and GPU option (--device, ...) given; empty: none.
+  std::string cpu_option, gpu_option;
   std::optional<std::string> json_path;  // when --json was given (an empty path is refused)
 };
 
@@ -124,17 +125,17 @@ bool parse(int argc, char** argv, Options& o) {
     } else if (arg == "--warmup") {
       o.warmup = apps::parse_count(arg, cl.value(), 0, 1000000);
     } else if (apps::parse_cpu_option(cl, o.cpu)) {
-      o.cpu_option_given = true;
+      if (o.cpu_option.empty()) o.cpu_option = arg;
     } else if (arg == "--gpu-engine") {
       for (const std::string& item : apps::split_list(cl.value()))
         add_once(o.engines, apps::parse_gpu_engine(arg, item), arg, item);
-      o.gpu_option_given = true;
+      if (o.gpu_option.empty()) o.gpu_option = arg;
     } else if (arg == "--key-switching") {
       for (const std::string& item : apps::split_list(cl.value()))
         add_once(o.key_switchings, apps::parse_gpu_key_switching(arg, item), arg, item);
-      o.gpu_option_given = true;
+      if (o.gpu_option.empty()) o.gpu_option = arg;
     } else if (apps::parse_gpu_option(cl, o.gpu)) {
-      o.gpu_option_given = true;
+      if (o.gpu_option.empty()) o.gpu_option = arg;
     } else if (arg == "--json") {
       o.json_path = cl.value();
     } else {
@@ -146,11 +147,9 @@ bool parse(int argc, char** argv, Options& o) {
     o.batches = o.backend == "gpu" ? std::vector<std::size_t>{1, 64, 1024, 16384, 65536}
                                    : std::vector<std::size_t>{1, 16, 64};
   }
-  if (o.backend == "gpu" && o.cpu_option_given) {
-    throw InvalidArgument("--threads, --task-size and --fft apply to the CPU backends, not to gpu");
-  }
-  if (o.backend != "gpu" && o.gpu_option_given) {
-    throw apps::gpu_options_not_for(o.backend);
+  if (o.backend == "gpu" && !o.cpu_option.empty()) throw apps::cpu_options_not_for_gpu(o.cpu_option);
+  if (o.backend != "gpu" && !o.gpu_option.empty()) {
+    throw apps::gpu_options_not_for(o.gpu_option, o.backend);
   }
   if (o.engines.empty()) o.engines = {GpuEngine::cufft, GpuEngine::fused};
   if (o.key_switchings.empty()) o.key_switchings = {GpuKeySwitching::automatic};

@@ -120,6 +120,8 @@ int main(int argc, char** argv) try {
   }
   const Parameters params = parameters_by_name(params_name);
   backend_name = apps::resolve_server_backend(backend_name, server);
+  // Before the keys are made: the GPU options as the backend will check them.
+  if (backend_name == "gpu") apps::check_gpu_options(server.gpu, params);
 
   // Client: keys and encrypted inputs.
   auto t0 = std::chrono::steady_clock::now();

@@ -218,8 +218,9 @@ std::vector<std::string> select_parameter_sets(const std::string& list) {
 NoiseStudyOptions parse_noise_study_options(int argc, char** argv) {
   NoiseStudyOptions o;
   std::vector<StudyGate> extra;
-  bool gates_given = false, round_given = false, cpu_option_given = false,
-       gpu_option_given = false;
+  bool gates_given = false, round_given = false;
+  // The first CPU option (--threads, ...) and GPU option (--device, ...) given; empty: none.
+  std::string cpu_option, gpu_option;
   for (CommandLine cl(argc, argv); cl.next();) {
     const std::string& arg = cl.arg();
     if (cl.is_help()) {
@@ -242,9 +243,9 @@ NoiseStudyOptions parse_noise_study_options(int argc, char** argv) {
     } else if (arg == "--backend") {
       o.backend = cl.value();
     } else if (parse_cpu_option(cl, o.cpu)) {
-      cpu_option_given = true;
+      if (cpu_option.empty()) cpu_option = arg;
     } else if (parse_gpu_option(cl, o.gpu)) {
-      gpu_option_given = true;
+      if (gpu_option.empty()) gpu_option = arg;
     } else if (arg == "--seed") {
       o.seed = parse_count(arg, cl.value(), 0, UINT64_MAX);
     } else if (arg == "--json") {
@@ -280,10 +281,12 @@ NoiseStudyOptions parse_noise_study_options(int argc, char** argv) {
                           std::to_string(o.kinds.size()) + " gate kinds; expected at least " +
                           std::to_string(o.kinds.size()));
   }
-  if (o.backend == "gpu" && cpu_option_given)
-    throw InvalidArgument("--threads, --task-size and --fft apply to the CPU backends, not to gpu");
-  if (o.backend != "gpu" && gpu_option_given) {
-    throw apps::gpu_options_not_for(o.backend);
+  if (o.backend == "gpu" && !cpu_option.empty()) throw apps::cpu_options_not_for_gpu(cpu_option);
+  if (o.backend != "gpu" && !gpu_option.empty()) throw apps::gpu_options_not_for(gpu_option, o.backend);
+  // Before any key is made: the GPU options as the backend will check them, for every set.
+  // (the refusals that depend on the set name it).
+  if (o.backend == "gpu") {
+    for (const std::string& name : o.params) check_gpu_options(o.gpu, parameters_by_name(name), o.unroll);
   }
   if (o.cpu.threads != 0 && o.backend == "sequential")
     throw InvalidArgument("--threads applies to the openmp backend, not to sequential");

@@ -77,21 +77,21 @@ std::string resolve_backend(const EvalOptions& o, apps::ServerOptions& server) {
       server.threads_given = true;
       server.cpu.threads = static_cast<int>(parse_number("--threads", o.threads, 1, 4096));
     }
+    // The GPU options, each named in server.gpu_option when it is the first one given.
+    const auto given = [&](const char* option) {
+      if (server.gpu_option.empty()) server.gpu_option = option;
+    };
     if (!o.device.empty()) {
-      server.gpu_option_given = true;
+      given("--device");
       server.gpu.device = static_cast<int>(parse_number("--device", o.device, 0, 1023));
     }
     if (!o.gpu_engine.empty()) {
-      server.gpu_option_given = true;
+      given("--gpu-engine");
       server.gpu.engine = apps::parse_gpu_engine("--gpu-engine", o.gpu_engine);
     }
     if (!o.key_switching.empty()) {
-      server.gpu_option_given = true;
+      given("--key-switching");
       server.gpu.key_switching = apps::parse_gpu_key_switching("--key-switching", o.key_switching);
-    }
-    if (server.gpu_option_given && backend != "gpu") {
-      throw UsageError("--device, --gpu-engine and --key-switching apply to the gpu backend, "
-                       "not to " + backend);
     }
     apps::check_server_options(backend, server);
     return backend;

@@ -35,8 +35,8 @@ expect 0 "all encrypted results are exact" --backend gpu --gpu-engine cufft \
   --no-progress
 grep -qF "cuFFT-batched blind rotation, tensor_core key switching" "$tmp/out" ||
   fail "--gpu-engine cufft --key-switching tensor_core did not run them"
-expect 2 "apply to the gpu backend, not to openmp" --backend openmp --gpu-engine fused
-expect 2 "apply to the gpu backend, not to plaintext" --backend plaintext --device 1
+expect 2 "--gpu-engine is a GPU option: it applies to --backend gpu, not to openmp" --backend openmp --gpu-engine fused
+expect 2 "--device is a GPU option: it applies to --backend gpu, not to plaintext" --backend plaintext --device 1
 expect 2 "--threads applies to the openmp backend, not to gpu" --backend gpu --threads 2
 expect 2 "unknown GPU engine 'cuda'" --gpu-engine cuda
 # Without a device: best is OpenMP, an explicit gpu is refused with the reason.
@@ -49,7 +49,7 @@ expect 0 "all encrypted results are exact" --backend gpu --device 1 --params toy
   --dataset 6x2 --beta none --no-progress
 expect 2 "--device 7: this machine has 2 CUDA devices, numbered from 0" --backend gpu --device 7 --params toy_INSECURE --dataset 6x2 --no-progress
 # GPU options the parameter set cannot use: refused before the keys are made.
-expect 2 "fused_groups=3" --backend gpu --fused-groups 3 --params toy_INSECURE --dataset 6x2 \
+expect 2 "--fused-groups 3 but parameter set 'toy_INSECURE' takes 0 (automatic), 1, 2 (k+1) or" --backend gpu --fused-groups 3 --params toy_INSECURE --dataset 6x2 \
   --no-progress
 grep -q "keys made" "$tmp/out" && fail "linear_regression: keys made before a bad GPU option"
 
@@ -57,7 +57,7 @@ program="$gate_demo"
 expect 0 "all gates correct" --params toy_INSECURE
 grep -qF "backend      gpu(" "$tmp/out" || fail "gate_demo: best did not pick the GPU"
 expect 0 "all gates correct" --params toy_k2_INSECURE --backend gpu --gpu-engine fused
-expect 2 "apply to the gpu backend, not to sequential" --backend sequential --key-switching gather
+expect 2 "--key-switching is a GPU option: it applies to --backend gpu, not to sequential" --backend sequential --key-switching gather
 
 program="$circuit_demo"
 expect 0 "all results correct" --params toy_INSECURE --key-switching tensor_core
@@ -68,9 +68,9 @@ grep -qF "tensor_core key switching" "$tmp/out" || fail "circuit_demo: not the t
 for program in "$bench_gates" "$bench_circuits"; do
   expect 2 "--transfer: unknown transfer mode 'bogus'; expected direct or pinned" --transfer bogus
   expect 2 "--staging-mb: 0 is out of range; expected an integer in 1..1024" --staging-mb 0
-  expect 2 "--key-switching, --transfer and --staging-mb apply to the gpu backend, not to openmp" \
-    --backend openmp --transfer pinned
-  expect 2 "--transfer and --staging-mb apply to the gpu backend, not to sequential" \
+  expect 2 "--transfer is a GPU option: it applies to --backend gpu, not to openmp" \
+    --backend openmp --transfer pinned --staging-mb 16
+  expect 2 "--staging-mb is a GPU option: it applies to --backend gpu, not to sequential" \
     --backend sequential --staging-mb 16
 done
 expect 0 "  --transfer T        direct (default) | pinned" --help
@@ -78,7 +78,7 @@ expect 0 "  --transfer T        direct (default) | pinned" --help
 program="$bench_gates"
 # Every engine's options before the keys and the first engine's run (cuFFT, then fused):
 # fused_bundle 1 with a key in fours is the fused engine's refusal.
-expect 2 "with --gpu-engine fused: CudaOptions: a bootstrapping key in fours" --backend gpu \
+expect 2 "with --gpu-engine fused: a bootstrapping key in fours" --backend gpu \
   --params toy_INSECURE --unroll 4 --fused-bundle 1 --batch 1 --reps 1
 grep -q "cuFFT-batched" "$tmp/out" && fail "bench_gates: the cuFFT run ran before the refusal"
 expect 2 "--gpu-engine: 'fused' is named twice; each runs once" --backend gpu \
@@ -86,7 +86,7 @@ expect 2 "--gpu-engine: 'fused' is named twice; each runs once" --backend gpu \
 expect 2 "--key-switching: 'gather' is named twice; each runs once" --backend gpu \
   --params toy_INSECURE --key-switching gather,gather --batch 1 --reps 1
 # The key stage (docs/gpu.md 6.34) runs N = 512 .. 2048: the toy set's N = 256 is refused.
-expect 2 "fused_key_stage=2 runs the kernels of N = 512, 1024 or 2048, but parameter set" \
+expect 2 "--fused-key-stage 2 runs the kernels of N = 512, 1024 or 2048, but parameter set" \
   --backend gpu --params toy_INSECURE --gpu-engine fused --fused-key-stage 2 --batch 1 --reps 1
 expect 2 "--device 5: this machine has 2 CUDA devices, numbered from 0" --backend gpu \
   --params toy_INSECURE --device 5 --batch 1 --reps 1
@@ -105,7 +105,7 @@ assert all(res["errors"] == 0 for res in runs[0]["results"]), runs
 PY
 
 program="$bench_circuits"
-expect 2 "fused_groups=3" --backend gpu --params toy_INSECURE --fused-groups 3 --ops less \
+expect 2 "--fused-groups 3 but parameter set" --backend gpu --params toy_INSECURE --fused-groups 3 --ops less \
   --widths 4 --lanes 2 --reps 1
 expect 0 "automatic key switching, pinned transfers (2 MiB staging)" --backend gpu \
   --params toy_INSECURE --ops less --widths 4 --lanes 2 --reps 1 --transfer pinned \

@@ -4,7 +4,9 @@
 // launch-shape options.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app_support.hpp"
@@ -83,9 +85,12 @@ TEST_CASE("the GPU options' help, description and CPU-backend refusal name the t
   CHECK_THAT(apps::gpu_engine_description(gpu),
              Catch::Matchers::EndsWith(", pinned transfers (65540 bytes staging)"));
 
-  const std::string refusal = apps::gpu_options_not_for("openmp").what();
-  CHECK_THAT(refusal, Catch::Matchers::Contains("--key-switching, --transfer and --staging-mb "
-                                                "apply to the gpu backend, not to openmp"));
+  CHECK(std::string(apps::gpu_options_not_for("--staging-mb", "openmp").what()) ==
+        "--staging-mb is a GPU option: it applies to --backend gpu, not to openmp; drop it or "
+        "run on the gpu backend");
+  CHECK(std::string(apps::cpu_options_not_for_gpu("--fft").what()) ==
+        "--fft is a CPU option: it applies to --backend openmp or sequential, not to gpu; drop "
+        "it or run on a CPU backend");
 }
 
 TEST_CASE("the fused engine's launch-shape options: parsed, bounded and described", "[apps]") {
@@ -113,8 +118,6 @@ TEST_CASE("the fused engine's launch-shape options: parsed, bounded and describe
              Catch::Matchers::Contains("\n  --fused-cluster C   fused engine: blocks per thread "
                                        "block cluster and rotation, k+1 or (k+1)l (0: "
                                        "automatic, 1: none)\n"));
-  CHECK_THAT(std::string(apps::gpu_options_not_for("openmp").what()),
-             Catch::Matchers::Contains("--fused-cluster"));
   // Rotations per thread.
   parse_gpu_args({"--fused-lanes", "2"}, gpu);
   CHECK(gpu.fused_lanes == 2);
@@ -125,11 +128,6 @@ TEST_CASE("the fused engine's launch-shape options: parsed, bounded and describe
   CHECK_THAT(apps::gpu_options_help(22),
              Catch::Matchers::Contains("\n  --fused-lanes P     fused engine: rotations per thread, 1 "
                                        "or 2 (k = 1; 0: automatic)\n"));
-  CHECK_THAT(std::string(apps::gpu_options_not_for("openmp").what()),
-             Catch::Matchers::Contains("--fused-cluster, --fused-lanes, --fused-cluster-points, "
-                                       "--fused-cluster-sums, --fused-bundle, "
-                                       "--fused-bundle-overlap, --fused-key-stage, "
-                                       "--key-switching"));
   // Points per thread of a cluster's transforms (wide clusters: 4).
   parse_gpu_args({"--fused-cluster", "6", "--fused-lanes", "0", "--fused-cluster-points", "4"}, gpu);
   CHECK(gpu.fused_cluster_points == 4);
@@ -197,4 +195,90 @@ TEST_CASE("the fused engine's launch-shape options: parsed, bounded and describe
                "\n  --fused-key-stage K fused engine, standard key: 2: one-group blocks (1x1, two "
                "lanes) read each row's key through a stage the TMA fills (compute capability "
                "9.0), 1: never (0: automatic, 1)\n");
+}
+
+namespace {
+
+// The message of the InvalidArgument apps::check_gpu_options throws for `args` (GPU options)
+// with `params` and a key of form `unroll`; fails the test when it throws none.
+std::string refusal(std::vector<std::string> args, const Parameters& params,
+                    std::uint32_t unroll = 1) {
+  CudaOptions gpu;
+  parse_gpu_args(std::move(args), gpu);
+  try {
+    apps::check_gpu_options(gpu, params, unroll);
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  FAIL("no refusal");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("the programs' refusals of GPU options name the flags, not CudaOptions' fields",
+          "[apps]") {
+  const Parameters p = tfhe_lib_128();
+  CHECK(refusal({"--fused-groups", "3"}, p) ==
+        "--fused-groups 3 but parameter set 'tfhe_lib_128' takes 0 (automatic), 1, 2 (k+1) or "
+        "6 ((k+1)l)");
+  CHECK(refusal({"--fused-cluster", "2", "--fused-groups", "2"}, p) ==
+        "--fused-cluster 2 runs one group and one rotation per block; --fused-groups 2 and "
+        "--fused-rotations 0 must be 0 or 1 with it");
+  CHECK(refusal({"--gpu-engine", "cufft", "--fused-key-stage", "2"}, p) ==
+        "--fused-key-stage 2 stages the fused engine's key rows for the standard key, but "
+        "--gpu-engine cufft; it needs --gpu-engine fused and unroll 1 (0 or 1 otherwise)");
+  Parameters k3 = toy_insecure();  // k = 3: the cuFFT engine's only
+  k3.glwe_dimension = 3;
+  k3.name = "k3_INSECURE";
+  CHECK_THAT(refusal({"--gpu-engine", "fused"}, k3),
+             Catch::Matchers::StartsWith(
+                 "--gpu-engine fused cannot run parameter set 'k3_INSECURE' (k=3, N=256): "));
+  CHECK_THAT(refusal({"--gpu-engine", "fused"}, k3),
+             Catch::Matchers::EndsWith("; use --gpu-engine cufft"));
+  CHECK_THAT(refusal({"--fused-bundle", "1"}, p, 4),
+             Catch::Matchers::Contains(
+                 "but --fused-bundle 1, --fused-cluster-points 0, --fused-cluster 0, "
+                 "--fused-groups 0, --fused-rotations 0 and --fused-lanes 0 (--fused-bundle 0 or "
+                 "2, --fused-cluster 0 or a cluster size, the others 0 or 1, "
+                 "--fused-cluster-points 0 or 8; or --gpu-engine cufft)"));
+  // Sizes in the flag's unit: MiB, the need rounded up (keys in threes: bundled keys).
+  const std::string budget = refusal({"--memory-budget-mb", "1"}, p, 3);
+  CHECK_THAT(budget, Catch::Matchers::StartsWith(
+                         "--memory-budget-mb 1 but parameter set 'tfhe_lib_128' needs at least "));
+  CHECK_THAT(budget, Catch::Matchers::Matches(".* needs at least [0-9]+ MiB \\(two blind "
+                                              "rotations of [0-9]+ bytes each, their bundled "
+                                              "keys included\\); 0 chooses "
+                                              "automatically"));
+  // Every refusal the flags can reach: no field names, no "CudaOptions".
+  const std::vector<std::pair<std::vector<std::string>, std::uint32_t>> bad = {
+      {{"--fused-groups", "5"}, 1},
+      {{"--fused-rotations", "2"}, 2},
+      {{"--fused-cluster", "3"}, 1},
+      {{"--fused-lanes", "2", "--fused-rotations", "2"}, 1},
+      {{"--fused-cluster-points", "3"}, 1},
+      {{"--fused-cluster-points", "4", "--fused-cluster", "1"}, 1},
+      {{"--fused-cluster-sums", "2", "--fused-cluster", "2"}, 1},
+      {{"--fused-bundle", "2"}, 1},
+      {{"--fused-bundle", "2", "--fused-cluster", "1"}, 2},
+      {{"--fused-bundle-overlap", "2"}, 1},
+      {{"--fused-bundle-overlap", "2", "--fused-bundle", "1"}, 2},
+      {{"--fused-key-stage", "2"}, 2},
+      {{"--fused-key-stage", "2", "--fused-groups", "2"}, 1},
+      {{"--memory-budget-mb", "1"}, 3},
+  };
+  for (const auto& [args, unroll] : bad) {
+    const std::string text = refusal(args, p, unroll);
+    INFO(args[0] << " " << args[1] << ", unroll " << unroll << ": " << text);
+    CHECK(text.starts_with(args[0] + " "));  // the options' refusal, not the device's
+    CHECK(text.find("CudaOptions") == std::string::npos);
+    CHECK(text.find("fused_") == std::string::npos);
+    CHECK(text.find("engine=") == std::string::npos);
+    CHECK(text.find("_bytes") == std::string::npos);
+  }
+  // The library's own callers still see the fields.
+  CudaOptions gpu;
+  gpu.fused_groups = 3;
+  REQUIRE_INVALID_ARGUMENT(validate_cuda_options(gpu, p),
+                           "CudaOptions: fused_groups=3 but parameter set 'tfhe_lib_128' takes");
 }

@@ -248,7 +248,7 @@ TEST_CASE("noise_study: options, and every bad one refused with its reason", "[n
                            "--threads applies to the openmp backend");
   REQUIRE_INVALID_ARGUMENT(parse({"--seed", "-1"}), "--seed: '-1' is not a number");
   REQUIRE_INVALID_ARGUMENT(parse({"--backend", "openmp", "--device", "0"}),
-                           "apply to the gpu backend, not to openmp");
+                           "--device is a GPU option: it applies to --backend gpu, not to openmp");
   REQUIRE_INVALID_ARGUMENT(parse({"--json"}), "--json needs a value");
   // Given but empty: kept as given, for OutputFile to refuse before the run.
   CHECK(parse({"--json", ""}).json_path == std::optional<std::string>(""));

@@ -542,10 +542,10 @@ TEST_CASE("cli: help, version, and bad command lines", "[cli]") {
   fails(exit_usage,
         {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--backend", "sequential",
          "--gpu-engine", "fused"},
-        "apply to the gpu backend, not to sequential");
+        "--gpu-engine is a GPU option: it applies to --backend gpu, not to sequential");
   fails(exit_usage,
         {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--backend", "openmp", "--device", "0"},
-        "apply to the gpu backend, not to openmp");
+        "--device is a GPU option: it applies to --backend gpu, not to openmp");
   fails(exit_usage, {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--gpu-engine", "cuda"},
         "--gpu-engine: unknown GPU engine 'cuda'; expected cufft or fused");
   fails(exit_usage,

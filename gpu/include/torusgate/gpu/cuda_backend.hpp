@@ -102,8 +102,13 @@ class CudaBackend {
 // `params`, and for an unrolled bootstrapping key (unroll 2 or 3) no lanes or staged
 // rotations: the group step runs on the other launch shapes, wide clusters included; for a key
 // in fours (unroll 4) on the fused engine, bundled clusters of 8 points per thread only). The
-// constructor calls it first, with its key's unroll, before any CUDA call.
+// constructor calls it first, with its key's unroll, before any CUDA call. `names`: how the
+// messages name the options: as CudaOptions fields ("CudaOptions: fused_lanes=2 but ..."), or
+// as the programs' command-line flags ("--fused-lanes 2 but ...", sizes in MiB as
+// --memory-budget-mb and --staging-mb take them; apps/app_support.hpp).
+enum class CudaOptionNames { fields, flags };
 void validate_cuda_options(const CudaOptions& options, const Parameters& params,
-                           std::uint32_t unroll = 1);
+                           std::uint32_t unroll = 1,
+                           CudaOptionNames names = CudaOptionNames::fields);
 
 }  // namespace torusgate
