@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <functional>
 #include <numbers>
 #include <sstream>
 
@@ -346,7 +347,14 @@ void FixedFft::run_stage(std::size_t s, Direction direction, CWord* data,
 void FixedFft::transform(Direction direction, std::span<const CWord> in, std::span<CWord> out,
                          std::span<std::uint64_t> overflows) const {
   check_transform_args(config_, stages_, in, out, overflows, to_string(direction).c_str());
-  if (out.data() != in.data()) std::copy(in.begin(), in.end(), out.begin());
+  // Spans that overlap in part: std::copy may not start inside its source, so an out that
+  // starts inside in is copied from the back.
+  const std::less<const CWord*> before;
+  if (before(in.data(), out.data()) && before(out.data(), in.data() + in.size())) {
+    std::copy_backward(in.begin(), in.end(), out.end());
+  } else if (out.data() != in.data()) {
+    std::copy(in.begin(), in.end(), out.begin());
+  }
   for (std::size_t k = 0; k < stages_; ++k) {
     const std::size_t s = direction == Direction::Forward ? k : stages_ - 1 - k;
     std::uint64_t count = 0;

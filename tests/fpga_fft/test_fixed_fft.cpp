@@ -3,12 +3,14 @@
 // error bound, the double-precision mirror, rounding and overflow counting.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
 #include <numbers>
 #include <numeric>
 #include <set>
+#include <span>
 #include <vector>
 
 #include "test_support.hpp"
@@ -257,6 +259,36 @@ TEST_CASE("fpga_fft: forward and inverse match the exact transform within the er
           }
         }
       }
+    }
+  }
+}
+
+TEST_CASE("fpga_fft: in and out may be the same span or overlap in part", "[fpga_fft]") {
+  const std::uint64_t seed = catch_seed(0xf1f1);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  FixedFftConfig c;
+  c.size = 64;
+  c.radix = 4;
+  const FixedFft fft(c);
+  const std::size_t M = c.size;
+  const std::vector<CWord> x = random_words(rng, M, std::int64_t{1} << 30);
+  for (const bool forward : {true, false}) {
+    auto run = [&](std::span<const CWord> in, std::span<CWord> out) {
+      if (forward) fft.forward(in, out); else fft.inverse(in, out);
+    };
+    std::vector<CWord> want(M);
+    run(x, want);
+    // out at every offset from in: before it, the same span, inside it, just past it.
+    for (const std::ptrdiff_t shift : {-63, -1, 0, 1, 5, 63, 64}) {
+      INFO((forward ? "forward" : "inverse") << ", out at in + " << shift);
+      std::vector<CWord> buffer(3 * M);
+      const std::size_t at = M;  // in at buffer[M, 2M)
+      std::copy(x.begin(), x.end(), buffer.begin() + static_cast<std::ptrdiff_t>(at));
+      const std::span<CWord> in(buffer.data() + at, M);
+      const std::span<CWord> out(buffer.data() + static_cast<std::ptrdiff_t>(at) + shift, M);
+      run(in, out);
+      CHECK(std::equal(out.begin(), out.end(), want.begin(), want.end()));
     }
   }
 }
