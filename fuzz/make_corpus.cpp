@@ -208,6 +208,11 @@ void native_seeds(const SecretKey& tiny_key, const CloudKey& tiny_cloud, const S
   put("native_ciphertexts", "valid_tiny", native(tiny, false, tiny_ct));
   put("native_ciphertexts", "valid_toy", native(toy, false, toy_ct));
   put("native_ciphertexts", "valid_toy_unseekable", native(toy, false, toy_ct, false));
+  // Version 3: the batch names its secret key.
+  put("native_ciphertexts", "valid_toy_key_id",
+      native(toy, false, bytes_of([&](std::ostream& o) {
+               write_ciphertexts(o, toy, toy_batch, toy_key.key_id());
+             })));
   put("native_ciphertexts", "valid_empty",
       native(tiny, false, bytes_of([&](std::ostream& o) { write_ciphertexts(o, tiny, LweBatch(tiny.lwe_dimension, 0)); })));
   put("native_ciphertexts", "toy_expected_tiny", native(tiny, false, toy_ct));

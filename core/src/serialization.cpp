@@ -231,11 +231,11 @@ void write_samples(Writer& w, const LweBatch& batch) {
 }
 
 void write_ciphertexts_impl(std::ostream& out, const Parameters& params, const LweBatch& batch,
-                            const std::string& ctx) {
+                            std::uint64_t key_id, const std::string& ctx) {
   check_writable(params, ctx);
   check_batch(params, batch, ctx);
   Writer w(out, ctx);
-  write_header(w, ObjectType::CiphertextBatch, params);
+  write_header(w, ObjectType::CiphertextBatch, params, key_id);
   write_samples(w, batch);
   w.finish();
 }
@@ -481,14 +481,14 @@ Parameters read_header(Reader& r, std::optional<ObjectType> want,
   // One encoding per object: version 2 only ever holds a cloud key (its unrolled form, no key
   // id); the same object in another version would write back as other bytes.
   if (r.version == 2 && type != ObjectType::CloudKey) {
-    const bool has_id = type == ObjectType::SecretKey || type == ObjectType::IntegerArray;
+    const bool has_id = type != ObjectType::Parameters;
     r.fail("format version 2, which only cloud keys use, in a file holding " +
            with_article(type) + " (expected version 1" + (has_id ? " or 3" : "") + ")");
   }
   if (r.version >= 3) {
-    if (type == ObjectType::Parameters || type == ObjectType::CiphertextBatch) {
-      r.fail("format version 3, which only secret keys, cloud keys and integer arrays use, in a "
-             "file holding " + with_article(type) + " (expected version 1)");
+    if (type == ObjectType::Parameters) {
+      r.fail("format version 3, which parameters do not use (it adds a key id), in a file "
+             "holding parameters (expected version 1)");
     }
     r.key_id = r.u64("the key id");
     if (r.key_id == 0) r.fail("key id 0 in a version 3 file (a file without one is version 1 or 2)");
@@ -610,13 +610,16 @@ LweBatch read_samples(Reader& r, const Parameters& p, std::optional<std::uint64_
 
 // `expected` null: accept any parameters. The file's parameters go to *params_out if given.
 LweBatch read_ciphertexts_impl(std::istream& in, const std::string& ctx,
-                               const Parameters* expected, Parameters* params_out) {
+                               const Parameters* expected, Parameters* params_out,
+                               std::uint64_t* key_id) {
   Reader r(in, ctx);
   const Parameters p = read_header(r, ObjectType::CiphertextBatch);
   check_expected(r, p, expected);
+  const std::uint64_t id = r.key_id;
   LweBatch batch = read_samples(r, p, std::nullopt, "");
   r.verify_checksum();
   if (params_out != nullptr) *params_out = p;
+  if (key_id != nullptr) *key_id = id;
   return batch;
 }
 
@@ -697,8 +700,9 @@ void write_secret_key(std::ostream& out, const SecretKey& key) {
 void write_cloud_key(std::ostream& out, const CloudKey& key) {
   write_cloud_key_impl(out, key, "write_cloud_key");
 }
-void write_ciphertexts(std::ostream& out, const Parameters& params, const LweBatch& batch) {
-  write_ciphertexts_impl(out, params, batch, "write_ciphertexts");
+void write_ciphertexts(std::ostream& out, const Parameters& params, const LweBatch& batch,
+                       std::uint64_t key_id) {
+  write_ciphertexts_impl(out, params, batch, key_id, "write_ciphertexts");
 }
 void write_integer_array(std::ostream& out, const Parameters& params,
                          const IntegerArrayCiphertext& array) {
@@ -708,9 +712,9 @@ void write_integer_array(std::ostream& out, const Parameters& params,
 Parameters read_parameters(std::istream& in) { return read_parameters_impl(in, "read_parameters"); }
 SecretKey read_secret_key(std::istream& in) { return read_secret_key_impl(in, "read_secret_key"); }
 CloudKey read_cloud_key(std::istream& in) { return read_cloud_key_impl(in, "read_cloud_key"); }
-LweBatch read_ciphertexts(std::istream& in, const Parameters& expected) {
+LweBatch read_ciphertexts(std::istream& in, const Parameters& expected, std::uint64_t* key_id) {
   check_expected_valid(expected, "read_ciphertexts");
-  return read_ciphertexts_impl(in, "read_ciphertexts", &expected, nullptr);
+  return read_ciphertexts_impl(in, "read_ciphertexts", &expected, nullptr, key_id);
 }
 IntegerArrayCiphertext read_integer_array(std::istream& in, const Parameters& expected) {
   check_expected_valid(expected, "read_integer_array");
@@ -736,11 +740,12 @@ void save_cloud_key(const fs::path& path, const CloudKey& key) {
     write_cloud_key_impl(out, key, ctx);
   });
 }
-void save_ciphertexts(const fs::path& path, const Parameters& params, const LweBatch& batch) {
+void save_ciphertexts(const fs::path& path, const Parameters& params, const LweBatch& batch,
+                      std::uint64_t key_id) {
   check_writable(params, "save_ciphertexts");
   check_batch(params, batch, "save_ciphertexts");
   save_file(path, "save_ciphertexts", [&](std::ostream& out, const std::string& ctx) {
-    write_ciphertexts_impl(out, params, batch, ctx);
+    write_ciphertexts_impl(out, params, batch, key_id, ctx);
   });
 }
 void save_integer_array(const fs::path& path, const Parameters& params,
@@ -761,11 +766,11 @@ SecretKey load_secret_key(const fs::path& path) {
 CloudKey load_cloud_key(const fs::path& path) {
   return load_file(path, "load_cloud_key", ObjectType::CloudKey, read_cloud_key_impl);
 }
-LweBatch load_ciphertexts(const fs::path& path, const Parameters& expected) {
+LweBatch load_ciphertexts(const fs::path& path, const Parameters& expected, std::uint64_t* key_id) {
   check_expected_valid(expected, "load_ciphertexts");
   return load_file(path, "load_ciphertexts", ObjectType::CiphertextBatch,
                    [&](std::istream& in, const std::string& ctx) {
-                     return read_ciphertexts_impl(in, ctx, &expected, nullptr);
+                     return read_ciphertexts_impl(in, ctx, &expected, nullptr, key_id);
                    });
 }
 IntegerArrayCiphertext load_integer_array(const fs::path& path, const Parameters& expected) {
@@ -844,11 +849,13 @@ std::string describe_file(const fs::path& path) {
       break;
     }
     case ObjectType::CiphertextBatch: {
+      std::uint64_t key_id = 0;
       const LweBatch batch =
           load_file(path, fn, type, [&](std::istream& in, const std::string& ctx) {
-            return read_ciphertexts_impl(in, ctx, nullptr, &p);
+            return read_ciphertexts_impl(in, ctx, nullptr, &p, &key_id);
           });
-      details = ", " + std::to_string(batch.count()) + " samples of " +
+      details = ", under key id " + key_id_text(key_id) + ", " + std::to_string(batch.count()) +
+                " samples of " +
                 std::to_string(batch.sample_size()) + " words";
       break;
     }

@@ -49,8 +49,8 @@ constexpr std::size_t header_prefix_bytes = 24;  // magic, version, type, finger
 std::size_t body_offset(const Parameters& p) {
   return header_prefix_bytes + 4 + p.name.size() + 7 * 4 + 2 * 8 + 4;
 }
-// In a version 3 file (a secret key; a cloud key or integer array that names its key): after
-// the key id.
+// In a version 3 file (a secret key; a cloud key, ciphertext batch or integer array that names
+// its key): after the key id.
 std::size_t body_offset_v3(const Parameters& p) { return body_offset(p) + 8; }
 
 // The cloud key without its key id: what a version 1 or 2 file holds.
@@ -1007,8 +1007,8 @@ TEST_CASE("serialization: a file shorter than the magic is foreign or truncated 
                     Contains("note.txt") && Contains("not a torusgate file"));
 }
 
-// Format version 3: a secret key, a cloud key made from it and an integer array under it name
-// the key (SecretKey::key_id), so that a secret key of the same parameter set but another
+// Format version 3: a secret key, a cloud key made from it and a ciphertext batch or an integer
+// array under it name the key (SecretKey::key_id), so that a secret key of the same parameter set but another
 // generation is told apart.
 TEST_CASE("serialization: format version 3 names the secret key; versions 1 and 2 name none",
           "[serialization][key_id]") {
@@ -1062,13 +1062,37 @@ TEST_CASE("serialization: format version 3 names the secret key; versions 1 and 
   CHECK(same_integer_array(integer_array_from(array_bytes), array));
   CHECK(same_integer_array(integer_array_from_pipe(array_bytes), array));
 
-  // Parameters and ciphertext batches have no version 3 fields.
+  // Ciphertext batch: version 3 with an id (read back with it), version 1 without.
+  const LweBatch batch = toy_ciphertexts(3, 11);
+  CHECK(bytes_of([&](std::ostream& out) { write_ciphertexts(out, p, batch); }).substr(8, 4) ==
+        std::string("\x01\x00\x00\x00", 4));
+  const std::string batch_bytes =
+      bytes_of([&](std::ostream& out) { write_ciphertexts(out, p, batch, sk.key_id()); });
+  CHECK(batch_bytes.substr(8, 4) == std::string("\x03\x00\x00\x00", 4));
+  CHECK(get_u64(batch_bytes, body_offset(p)) == sk.key_id());
+  CHECK(ciphertexts_from(batch_bytes, p) == batch);
+  CHECK(ciphertexts_from_pipe(batch_bytes, p) == batch);
+  {
+    std::istringstream in(batch_bytes);
+    std::uint64_t id = 1;
+    CHECK(read_ciphertexts(in, p, &id) == batch);
+    CHECK(id == sk.key_id());
+    std::istringstream v1(bytes_of([&](std::ostream& out) { write_ciphertexts(out, p, batch); }));
+    CHECK(read_ciphertexts(v1, p, &id) == batch);
+    CHECK(id == 0);
+  }
+  std::string zero_id = batch_bytes;
+  put_u64(zero_id, body_offset(p), 0);
+  reseal(zero_id);
+  CHECK_THROWS_WITH(ciphertexts_from(zero_id, p), Contains("key id 0 in a version 3 file"));
+
+  // Parameters have no version 3 fields.
   std::string params_bytes = bytes_of([&](std::ostream& out) { write_parameters(out, p); });
   put_u32(params_bytes, 8, 3);
   reseal(params_bytes);
   CHECK_THROWS_WITH(parameters_from(params_bytes),
-                    Contains("format version 3, which only secret keys, cloud keys and integer "
-                             "arrays use, in a file holding parameters"));
+                    Contains("format version 3, which parameters do not use (it adds a key id), "
+                             "in a file holding parameters (expected version 1)"));
   // Version 2 holds cloud keys only (an unrolled form): any other object in it is refused, so
   // that every object has one encoding (a fuzzer found a version 2 parameters file that read
   // and wrote back as version 1).
@@ -1083,13 +1107,20 @@ TEST_CASE("serialization: format version 3 names the secret key; versions 1 and 
   CHECK_THROWS_WITH(integer_array_from(v2_array),
                     Contains("format version 2, which only cloud keys use, in a file holding an "
                              "integer array (expected version 1 or 3)"));
+  std::string v2_batch = batch_bytes;
+  put_u32(v2_batch, 8, 2);
+  reseal(v2_batch);
+  CHECK_THROWS_WITH(ciphertexts_from(v2_batch, p),
+                    Contains("format version 2, which only cloud keys use, in a file holding a "
+                             "ciphertext batch (expected version 1 or 3)"));
 
   // Files: read_file_header and describe_file name the id.
   const TempDir dir;
   save_secret_key(dir / "k.tgsk", sk);
   save_cloud_key(dir / "k.tgck", toy_keys().ck);
   save_integer_array(dir / "a.tgct", p, array);
-  for (const char* name : {"k.tgsk", "k.tgck", "a.tgct"}) {
+  save_ciphertexts(dir / "b.tgcb", p, batch, sk.key_id());
+  for (const char* name : {"k.tgsk", "k.tgck", "a.tgct", "b.tgcb"}) {
     INFO(name);
     CHECK(read_file_header(dir / name).key_id == sk.key_id());
     CHECK(read_file_header(dir / name).version == 3);
@@ -1097,6 +1128,16 @@ TEST_CASE("serialization: format version 3 names the secret key; versions 1 and 
                                               Contains("key id " + key_id_text(sk.key_id())));
   }
   CHECK(load_integer_array(dir / "a.tgct", p).key_id == sk.key_id());
+  std::uint64_t batch_id = 0;
+  CHECK(load_ciphertexts(dir / "b.tgcb", p, &batch_id) == batch);
+  CHECK(batch_id == sk.key_id());
+  CHECK_THAT(describe_file(dir / "b.tgcb"),
+             Contains("under key id " + key_id_text(sk.key_id()) + ", 3 samples of 65 words"));
+  save_ciphertexts(dir / "anon.tgcb", p, batch);
+  CHECK(load_ciphertexts(dir / "anon.tgcb", p, &batch_id) == batch);
+  CHECK(batch_id == 0);
+  CHECK_THAT(describe_file(dir / "anon.tgcb"), Contains("format version 1") &&
+                                                   Contains("under key id unknown, 3 samples"));
   save_cloud_key(dir / "anon.tgck", anonymous);
   CHECK(read_file_header(dir / "anon.tgck").key_id == 0);
   CHECK_THAT(describe_file(dir / "anon.tgck"), Contains("made from key id unknown"));

@@ -64,10 +64,11 @@ enum class ObjectType : std::uint32_t {
 
 // The format versions this build reads: oldest_native_format_version to native_format_version.
 // Writers use the oldest version that holds the object (so that older builds read it):
-// version 3 for a secret key, and for a cloud key or an integer array that names its secret
-// key (key_id not 0); version 2 for a cloud key with an unrolled bootstrapping key and no key
-// id; version 1 for the rest. Version 3 adds the key id (u64, not 0) after the parameters
-// record; version 2 the cloud key's form (u32 unroll) before its words.
+// version 3 for a secret key, and for a cloud key, a ciphertext batch or an integer array that
+// names its secret key (key id not 0); version 2 for a cloud key with an unrolled
+// bootstrapping key and no key id; version 1 for the rest. Version 3 adds the key id (u64, not
+// 0) after the parameters record; version 2 the cloud key's form (u32 unroll) before its
+// words.
 inline constexpr std::uint32_t native_format_version = 3;
 inline constexpr std::uint32_t oldest_native_format_version = 1;
 
@@ -101,8 +102,11 @@ inline constexpr std::uint32_t max_integer_width = 128;
 void write_parameters(std::ostream& out, const Parameters& params);
 void write_secret_key(std::ostream& out, const SecretKey& key);
 void write_cloud_key(std::ostream& out, const CloudKey& key);
-// `batch` must hold samples of dimension params.lwe_dimension.
-void write_ciphertexts(std::ostream& out, const Parameters& params, const LweBatch& batch);
+// `batch` must hold samples of dimension params.lwe_dimension. key_id: the id of the secret
+// key the samples are under (SecretKey::key_id), which a reader can check against the key that
+// will decrypt them; 0 when not known (the file is then version 1, as before).
+void write_ciphertexts(std::ostream& out, const Parameters& params, const LweBatch& batch,
+                       std::uint64_t key_id = 0);
 // InvalidArgument also for a width outside 1..max_integer_width, an empty shape, or a sample
 // count other than width * rows * cols.
 void write_integer_array(std::ostream& out, const Parameters& params,
@@ -116,7 +120,10 @@ CloudKey read_cloud_key(std::istream& in);
 // Throws FormatError naming both parameter sets when the file's parameters are not exactly
 // `expected` (every field, name included); InvalidArgument when `expected` itself does not
 // validate.
-LweBatch read_ciphertexts(std::istream& in, const Parameters& expected);
+// read_ciphertexts and load_ciphertexts store the file's key id (0: none) in *key_id when
+// key_id is not null.
+LweBatch read_ciphertexts(std::istream& in, const Parameters& expected,
+                          std::uint64_t* key_id = nullptr);
 IntegerArrayCiphertext read_integer_array(std::istream& in, const Parameters& expected);
 
 // Files. save_* truncate and write `path`; load_* read the whole file and reject trailing
@@ -126,13 +133,14 @@ void save_parameters(const std::filesystem::path& path, const Parameters& params
 void save_secret_key(const std::filesystem::path& path, const SecretKey& key);
 void save_cloud_key(const std::filesystem::path& path, const CloudKey& key);
 void save_ciphertexts(const std::filesystem::path& path, const Parameters& params,
-                      const LweBatch& batch);
+                      const LweBatch& batch, std::uint64_t key_id = 0);
 void save_integer_array(const std::filesystem::path& path, const Parameters& params,
                         const IntegerArrayCiphertext& array);
 Parameters load_parameters(const std::filesystem::path& path);
 SecretKey load_secret_key(const std::filesystem::path& path);
 CloudKey load_cloud_key(const std::filesystem::path& path);
-LweBatch load_ciphertexts(const std::filesystem::path& path, const Parameters& expected);
+LweBatch load_ciphertexts(const std::filesystem::path& path, const Parameters& expected,
+                          std::uint64_t* key_id = nullptr);
 IntegerArrayCiphertext load_integer_array(const std::filesystem::path& path,
                                           const Parameters& expected);
 
@@ -146,7 +154,8 @@ struct FileHeader {
   std::uint32_t version = 0;  // the file's format version
   Parameters params;
   // The secret key's id (format version 3: a secret key's own, the one a cloud key was made
-  // from, the one an integer array is under); 0 when the file does not name one.
+  // from, the one a ciphertext batch or an integer array is under); 0 when the file does not
+  // name one.
   std::uint64_t key_id = 0;
 };
 // Reads and checks the header of the file at `path` (magic, version, object type, parameters
