@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include <unistd.h>
@@ -133,7 +134,7 @@ void check_server_options(const std::string& backend, const ServerOptions& optio
 
 void check_gpu_options(const CudaOptions& options, const Parameters& params, std::uint32_t unroll,
                        const std::vector<GpuEngine>& engines) {
-  // The options first: their refusals hold on every machine.
+  // The options first, then the device index.
   const std::vector<GpuEngine> each = engines.empty() ? std::vector{options.engine} : engines;
   for (const GpuEngine engine : each) {
     CudaOptions o = options;
@@ -141,9 +142,10 @@ void check_gpu_options(const CudaOptions& options, const Parameters& params, std
     try {
       validate_cuda_options(o, params, unroll, CudaOptionNames::flags);
     } catch (const InvalidArgument& e) {
-      if (each.size() == 1) throw;
-      throw InvalidArgument(std::string("with --gpu-engine ") + gpu_engine_name(engine) + ": " +
-                            e.what());
+      const std::string engine_named = std::string("--gpu-engine ") + gpu_engine_name(engine);
+      // A message that starts by naming the engine needs no prefix.
+      if (each.size() == 1 || std::string_view(e.what()).starts_with(engine_named + " ")) throw;
+      throw InvalidArgument("with " + engine_named + ": " + e.what());
     }
   }
   check_device(options.device);
@@ -444,8 +446,9 @@ InvalidArgument gpu_options_not_for(const std::string& option, const std::string
 }
 
 InvalidArgument cpu_options_not_for_gpu(const std::string& option) {
-  return InvalidArgument(option + " is a CPU option: it applies to --backend openmp or "
-                         "sequential, not to gpu; drop it or run on a CPU backend");
+  return InvalidArgument(option + " is a CPU option: it applies to --backend " +
+                         (option == "--threads" ? "openmp" : "openmp or sequential") +
+                         ", not to gpu; drop it or run on a CPU backend");
 }
 
 GpuEngine parse_gpu_engine(const std::string& option, const std::string& text) {

@@ -52,8 +52,8 @@ void put_u64(std::string& s, std::size_t offset, std::uint64_t v) {
 
 // Offset of the object body in a native file of parameters `p` (format versions 1 and 2).
 std::size_t body_offset(const Parameters& p) { return 24 + 4 + p.name.size() + 7 * 4 + 16 + 4; }
-// In format version 3 (secret keys; cloud keys and integer arrays that name their key): the
-// key id at body_offset, the body after it.
+// In format version 3 (secret keys; cloud keys, ciphertext batches and integer arrays that name
+// their key): the key id at body_offset, the body after it.
 std::size_t body_v3(const Parameters& p) { return body_offset(p) + 8; }
 
 // Index of `p` among fuzz::candidate_parameter_sets(), as the harnesses' control byte wants it.

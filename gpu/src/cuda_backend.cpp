@@ -67,6 +67,7 @@ class OptionText {
  public:
   explicit OptionText(CudaOptionNames names) : flags_(names == CudaOptionNames::flags) {}
 
+  bool flags() const { return flags_; }
   // What every message starts with.
   const char* prefix() const { return flags_ ? "" : "CudaOptions: "; }
   // "fused_lanes" or "--fused-lanes".
@@ -139,12 +140,13 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p, std::uint3
               " but expected GpuTransfer::direct or GpuTransfer::pinned");
   EXPECTS(o.staging_bytes >= (std::size_t{64} << 10) &&
               o.staging_bytes <= (std::size_t{1} << 30) && o.staging_bytes % 4 == 0,
-          pre + t.is("staging_bytes", o.staging_bytes) +
-              " but expected a multiple of 4 from 65536 (64 KiB) to 1073741824 (1 GiB)");
+          pre + t.size_is("staging_bytes", o.staging_bytes) +
+              (t.flags() ? " but expected 1..1024 (MiB)"
+                         : " but expected a multiple of 4 from 65536 (64 KiB) to 1073741824 "
+                           "(1 GiB)"));
   check_unroll(unroll, pre + "the bootstrapping key");
   const gpu::detail::Shape shape = shape_of(p, unroll);
-  const std::string groups = t.name("fused_groups"), rotations = t.name("fused_rotations_per_block"),
-                    cluster = t.name("fused_cluster_blocks"), lanes = t.name("fused_lanes"),
+  const std::string cluster = t.name("fused_cluster_blocks"),
                     points_name = t.name("fused_cluster_points"), bundle = t.name("fused_bundle");
   if (unroll > 1) {
     // The group step has no staged (R > 1) program (valid_unrolled); its lanes: below.
@@ -157,7 +159,7 @@ void validate_cuda_options(const CudaOptions& o, const Parameters& p, std::uint3
     EXPECTS(why == nullptr, pre + fused + " cannot run parameter set '" + p.name + "' (k=" +
                                 std::to_string(p.glwe_dimension) + ", N=" +
                                 std::to_string(p.polynomial_size) + "): " + (why ? why : "") +
-                                "; use " + cufft);
+                                "; use " + (t.flags() ? cufft : "GpuEngine::cufft"));
   }
   if (o.key_switching != GpuKeySwitching::gather) {
     // Refuses shapes whose int32 plane products could overflow (never a valid set).

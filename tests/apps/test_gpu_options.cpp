@@ -91,6 +91,25 @@ TEST_CASE("the GPU options' help, description and CPU-backend refusal name the t
   CHECK(std::string(apps::cpu_options_not_for_gpu("--fft").what()) ==
         "--fft is a CPU option: it applies to --backend openmp or sequential, not to gpu; drop "
         "it or run on a CPU backend");
+  CHECK(std::string(apps::cpu_options_not_for_gpu("--threads").what()) ==
+        "--threads is a CPU option: it applies to --backend openmp, not to gpu; drop it or run "
+        "on a CPU backend");
+  // Several engines: a refusal is prefixed with its engine unless it starts by naming it.
+  Parameters k3 = toy_insecure();
+  k3.glwe_dimension = 3;
+  REQUIRE_INVALID_ARGUMENT(
+      apps::check_gpu_options(CudaOptions{}, k3, 1, {GpuEngine::cufft, GpuEngine::fused}),
+      "--gpu-engine fused cannot run parameter set");
+  try {
+    apps::check_gpu_options(CudaOptions{}, k3, 1, {GpuEngine::cufft, GpuEngine::fused});
+  } catch (const InvalidArgument& e) {
+    CHECK_THAT(e.what(), Catch::Matchers::StartsWith("--gpu-engine fused cannot run"));
+  }
+  CudaOptions fours;
+  fours.fused_bundle = 1;
+  REQUIRE_INVALID_ARGUMENT(
+      apps::check_gpu_options(fours, tfhe_lib_128(), 4, {GpuEngine::cufft, GpuEngine::fused}),
+      "with --gpu-engine fused: a bootstrapping key in fours (unroll 4) runs on");
 }
 
 TEST_CASE("the fused engine's launch-shape options: parsed, bounded and described", "[apps]") {

@@ -1,7 +1,8 @@
 // The native, versioned binary file format (DESIGN.md section 9): parameters, secret keys,
 // cloud keys and ciphertext batches, to streams and files, validated in full on read.
 //
-// Layout of format versions 1 and 2. Every integer is little-endian and written byte by byte
+// Layout of format versions 1 and 2 (version 3 adds a u64 key id after the parameters record;
+// see native_format_version below). Every integer is little-endian and written byte by byte
 // (never a host struct); f64 is the IEEE-754 binary64 bit pattern as a u64.
 //
 //   offset  size  field

@@ -71,8 +71,8 @@ class FixedFft {
   std::size_t radix() const { return config_.radix; }   // r
 
   // out[p] = x(root_p) for the input polynomial x (unscaled; words grow by up to r per stage).
-  // in and out hold M words and may be the same span or overlap. overflows (optional) gets one count per
-  // stage (S entries), added to what it holds.
+  // in and out hold M words and may be the same span or overlap. overflows (optional) gets one
+  // count per stage (S entries), added to what it holds.
   void forward(std::span<const CWord> in, std::span<CWord> out,
                std::span<std::uint64_t> overflows = {}) const;
   // The inverse of forward: coefficients from the values at the points, scaled by 1/r per stage.
