@@ -100,6 +100,7 @@ bool parse(int argc, char** argv, Options& o) {
     o.command_line += argv[i];
   }
   bool resume = false, overwrite = false;
+  std::string gpu_option;  // the first GPU option given; empty when none was
   for (CommandLine cl(argc, argv); cl.next();) {
     const std::string& arg = cl.arg();
     if (cl.is_help()) {
@@ -129,6 +130,7 @@ bool parse(int argc, char** argv, Options& o) {
       o.max_memory_gib = static_cast<double>(parse_count(arg, cl.value(), 1, 1000000));
     } else if (parse_cpu_option(cl, o.cpu)) {
     } else if (parse_gpu_option(cl, o.gpu)) {
+      if (gpu_option.empty()) gpu_option = arg;
     } else if (arg == "--plan") {
       o.plan = true;
     } else if (arg == "--no-progress") {
@@ -156,6 +158,10 @@ bool parse(int argc, char** argv, Options& o) {
   if (o.cpu.threads != 0 &&
       std::find(o.backends.begin(), o.backends.end(), "openmp") == o.backends.end())
     throw InvalidArgument("--threads applies to the openmp backend, which --backends leaves out");
+  if (!gpu_option.empty() &&
+      std::find(o.backends.begin(), o.backends.end(), "gpu") == o.backends.end())
+    throw InvalidArgument(gpu_option + " is a GPU option: it applies to the gpu backend, which "
+                          "--backends leaves out");
   // The GPU options for every parameter set, before the first set's keys and CPU runs (where
   // there is a GPU: without one the gpu backend is reported unavailable and skipped).
   if (std::find(o.backends.begin(), o.backends.end(), "gpu") != o.backends.end() &&

@@ -28,6 +28,14 @@ fi
 results=$(($(wc -l < "$out/results.csv") - 1))
 [[ "$results" -ge 50 ]] || fail "only $results result rows in results.csv"
 
+# A GPU option with no gpu backend in the run is refused, naming it.
+if "$bin" --quick --params toy_INSECURE --backends sequential --gpu-engine cufft --plan \
+  > "$work/refused.log" 2>&1; then
+  fail "--gpu-engine without the gpu backend was accepted"
+fi
+grep -qF -- "--gpu-engine is a GPU option: it applies to the gpu backend, which --backends leaves out" \
+  "$work/refused.log" || { cat "$work/refused.log"; fail "the refusal of --gpu-engine"; }
+
 # A second run into the same folder needs --resume, and then measures nothing again.
 if "$bin" --quick --params toy_INSECURE --out "$out" > /dev/null 2>&1; then
   fail "a second run without --resume was accepted"
