@@ -773,6 +773,22 @@ LweBatch load_ciphertexts(const fs::path& path, const Parameters& expected, std:
                      return read_ciphertexts_impl(in, ctx, &expected, nullptr, key_id);
                    });
 }
+LweBatch load_ciphertexts_for(const fs::path& path, const SecretKey& key) {
+  const std::string fn = "load_ciphertexts_for";
+  EXPECTS(key.key_id() != 0, fn + ": the secret key is empty");
+  std::uint64_t key_id = 0;
+  LweBatch batch = load_file(path, fn, ObjectType::CiphertextBatch,
+                             [&](std::istream& in, const std::string& ctx) {
+                               return read_ciphertexts_impl(in, ctx, &key.parameters(), nullptr,
+                                                            &key_id);
+                             });
+  EXPECTS(key_id == 0 || key_id == key.key_id(),
+          fn + ": " + quoted(path) + " is under key id " + key_id_text(key_id) +
+              " but the secret key is key id " + key_id_text(key.key_id()) +
+              ": it would decrypt to random bits; decrypt with the key the batch was encrypted "
+              "for");
+  return batch;
+}
 IntegerArrayCiphertext load_integer_array(const fs::path& path, const Parameters& expected) {
   check_expected_valid(expected, "load_integer_array");
   return load_file(path, "load_integer_array", ObjectType::IntegerArray,

@@ -1138,6 +1138,20 @@ TEST_CASE("serialization: format version 3 names the secret key; versions 1 and 
   CHECK(batch_id == 0);
   CHECK_THAT(describe_file(dir / "anon.tgcb"), Contains("format version 1") &&
                                                    Contains("under key id unknown, 3 samples"));
+  // For decryption: the key's parameters, and its id where the file names one.
+  CHECK(load_ciphertexts_for(dir / "b.tgcb", sk) == batch);
+  CHECK(load_ciphertexts_for(dir / "anon.tgcb", other) == batch);
+  CHECK_THROWS_AS(load_ciphertexts_for(dir / "b.tgcb", other), InvalidArgument);
+  CHECK_THROWS_WITH(load_ciphertexts_for(dir / "b.tgcb", other),
+                    Contains("b.tgcb' is under key id " + key_id_text(sk.key_id()) +
+                             " but the secret key is key id " + key_id_text(other.key_id()) +
+                             ": it would decrypt to random bits"));
+  CHECK_THROWS_AS(load_ciphertexts_for(dir / "b.tgcb", SecretKey()), InvalidArgument);
+  CHECK_THROWS_WITH(load_ciphertexts_for(dir / "b.tgcb", SecretKey()),
+                    Contains("load_ciphertexts_for: the secret key is empty"));
+  Csprng rng_k2 = test_rng(3004);
+  const SecretKey k2_key(toy_k2_insecure(), rng_k2);
+  CHECK_THROWS_AS(load_ciphertexts_for(dir / "b.tgcb", k2_key), FormatError);
   save_cloud_key(dir / "anon.tgck", anonymous);
   CHECK(read_file_header(dir / "anon.tgck").key_id == 0);
   CHECK_THAT(describe_file(dir / "anon.tgck"), Contains("made from key id unknown"));

@@ -142,6 +142,10 @@ SecretKey load_secret_key(const std::filesystem::path& path);
 CloudKey load_cloud_key(const std::filesystem::path& path);
 LweBatch load_ciphertexts(const std::filesystem::path& path, const Parameters& expected,
                           std::uint64_t* key_id = nullptr);
+// The batch at `path` for decryption with `key`: load_ciphertexts with key's parameters, and
+// InvalidArgument naming both ids when the file names a secret key other than `key` (its
+// samples would decrypt to random bits); a file that names none is taken as it is.
+LweBatch load_ciphertexts_for(const std::filesystem::path& path, const SecretKey& key);
 IntegerArrayCiphertext load_integer_array(const std::filesystem::path& path,
                                           const Parameters& expected);
 
