@@ -147,7 +147,9 @@ bool parse(int argc, char** argv, Options& o) {
     o.batches = o.backend == "gpu" ? std::vector<std::size_t>{1, 64, 1024, 16384, 65536}
                                    : std::vector<std::size_t>{1, 16, 64};
   }
-  if (o.backend == "gpu" && !o.cpu_option.empty()) throw apps::cpu_options_not_for_gpu(o.cpu_option);
+  if (o.backend == "gpu" && !o.cpu_option.empty()) {
+    throw apps::cpu_options_not_for_gpu(o.cpu_option);
+  }
   if (o.backend != "gpu" && !o.gpu_option.empty()) {
     throw apps::gpu_options_not_for(o.gpu_option, o.backend);
   }

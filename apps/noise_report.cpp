@@ -282,11 +282,15 @@ NoiseStudyOptions parse_noise_study_options(int argc, char** argv) {
                           std::to_string(o.kinds.size()));
   }
   if (o.backend == "gpu" && !cpu_option.empty()) throw apps::cpu_options_not_for_gpu(cpu_option);
-  if (o.backend != "gpu" && !gpu_option.empty()) throw apps::gpu_options_not_for(gpu_option, o.backend);
-  // Before any key is made: the GPU options as the backend will check them, for every set.
+  if (o.backend != "gpu" && !gpu_option.empty()) {
+    throw apps::gpu_options_not_for(gpu_option, o.backend);
+  }
+  // Before any key is made: the GPU options as the backend will check them, for every set
   // (the refusals that depend on the set name it).
   if (o.backend == "gpu") {
-    for (const std::string& name : o.params) check_gpu_options(o.gpu, parameters_by_name(name), o.unroll);
+    for (const std::string& name : o.params) {
+      check_gpu_options(o.gpu, parameters_by_name(name), o.unroll);
+    }
   }
   if (o.cpu.threads != 0 && o.backend == "sequential")
     throw InvalidArgument("--threads applies to the openmp backend, not to sequential");

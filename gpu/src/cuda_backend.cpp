@@ -79,7 +79,8 @@ class OptionText {
   }
   // "fused_lanes=2" or "--fused-lanes 2".
   std::string is(std::string_view field, const std::string& value) const {
-    return name(field) + (flags_ && name(field).starts_with("--") ? " " : "=") + value;
+    const std::string n = name(field);
+    return n + (n.starts_with("--") ? " " : "=") + value;
   }
   std::string is(std::string_view field, std::uint64_t value) const {
     return is(field, std::to_string(value));

@@ -35,8 +35,10 @@ expect 0 "all encrypted results are exact" --backend gpu --gpu-engine cufft \
   --no-progress
 grep -qF "cuFFT-batched blind rotation, tensor_core key switching" "$tmp/out" ||
   fail "--gpu-engine cufft --key-switching tensor_core did not run them"
-expect 2 "--gpu-engine is a GPU option: it applies to --backend gpu, not to openmp" --backend openmp --gpu-engine fused
-expect 2 "--device is a GPU option: it applies to --backend gpu, not to plaintext" --backend plaintext --device 1
+expect 2 "--gpu-engine is a GPU option: it applies to --backend gpu, not to openmp" \
+  --backend openmp --gpu-engine fused
+expect 2 "--device is a GPU option: it applies to --backend gpu, not to plaintext" \
+  --backend plaintext --device 1
 expect 2 "--threads applies to the openmp backend, not to gpu" --backend gpu --threads 2
 expect 2 "unknown GPU engine 'cuda'" --gpu-engine cuda
 # Without a device: best is OpenMP, an explicit gpu is refused with the reason.
@@ -49,7 +51,8 @@ expect 0 "all encrypted results are exact" --backend gpu --device 1 --params toy
   --dataset 6x2 --beta none --no-progress
 expect 2 "--device 7: this machine has 2 CUDA devices, numbered from 0" --backend gpu --device 7 --params toy_INSECURE --dataset 6x2 --no-progress
 # GPU options the parameter set cannot use: refused before the keys are made.
-expect 2 "--fused-groups 3 but parameter set 'toy_INSECURE' takes 0 (automatic), 1, 2 (k+1) or" --backend gpu --fused-groups 3 --params toy_INSECURE --dataset 6x2 \
+expect 2 "--fused-groups 3 but parameter set 'toy_INSECURE' takes 0 (automatic), 1, 2 (k+1) or" \
+  --backend gpu --fused-groups 3 --params toy_INSECURE --dataset 6x2 \
   --no-progress
 grep -q "keys made" "$tmp/out" && fail "linear_regression: keys made before a bad GPU option"
 
@@ -57,7 +60,8 @@ program="$gate_demo"
 expect 0 "all gates correct" --params toy_INSECURE
 grep -qF "backend      gpu(" "$tmp/out" || fail "gate_demo: best did not pick the GPU"
 expect 0 "all gates correct" --params toy_k2_INSECURE --backend gpu --gpu-engine fused
-expect 2 "--key-switching is a GPU option: it applies to --backend gpu, not to sequential" --backend sequential --key-switching gather
+expect 2 "--key-switching is a GPU option: it applies to --backend gpu, not to sequential" \
+  --backend sequential --key-switching gather
 
 program="$circuit_demo"
 expect 0 "all results correct" --params toy_INSECURE --key-switching tensor_core
@@ -105,7 +109,8 @@ assert all(res["errors"] == 0 for res in runs[0]["results"]), runs
 PY
 
 program="$bench_circuits"
-expect 2 "--fused-groups 3 but parameter set" --backend gpu --params toy_INSECURE --fused-groups 3 --ops less \
+expect 2 "--fused-groups 3 but parameter set" --backend gpu --params toy_INSECURE \
+  --fused-groups 3 --ops less \
   --widths 4 --lanes 2 --reps 1
 expect 0 "automatic key switching, pinned transfers (2 MiB staging)" --backend gpu \
   --params toy_INSECURE --ops less --widths 4 --lanes 2 --reps 1 --transfer pinned \

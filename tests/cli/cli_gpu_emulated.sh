@@ -47,7 +47,8 @@ expect 0 "on sequential" eval --cloud-key "$tmp/server.tgck" --op mul --backend 
 check "$tmp/mul_cpu.tgct" '  5 -12\n-21  32\n' "A .* B on the CPU"
 
 # Options that do not apply; no output left behind.
-expect 2 "--gpu-engine is a GPU option: it applies to --backend gpu, not to openmp" eval --cloud-key "$tmp/server.tgck" \
+expect 2 "--gpu-engine is a GPU option: it applies to --backend gpu, not to openmp" \
+  eval --cloud-key "$tmp/server.tgck" \
   --op add --backend openmp --gpu-engine fused "$tmp/a.tgct" "$tmp/b.tgct" -o "$tmp/x.tgct"
 expect 2 "--threads applies to the openmp backend, not to gpu" eval \
   --cloud-key "$tmp/server.tgck" --op add --threads 2 "$tmp/a.tgct" "$tmp/b.tgct" -o "$tmp/x.tgct"

@@ -33,7 +33,8 @@ if "$bin" --quick --params toy_INSECURE --backends sequential --gpu-engine cufft
   > "$work/refused.log" 2>&1; then
   fail "--gpu-engine without the gpu backend was accepted"
 fi
-grep -qF -- "--gpu-engine is a GPU option: it applies to the gpu backend, which --backends leaves out" \
+want="--gpu-engine is a GPU option: it applies to the gpu backend, which --backends leaves out"
+grep -qF -- "$want" \
   "$work/refused.log" || { cat "$work/refused.log"; fail "the refusal of --gpu-engine"; }
 
 # A second run into the same folder needs --resume, and then measures nothing again.

@@ -1008,8 +1008,8 @@ TEST_CASE("serialization: a file shorter than the magic is foreign or truncated 
 }
 
 // Format version 3: a secret key, a cloud key made from it and a ciphertext batch or an integer
-// array under it name the key (SecretKey::key_id), so that a secret key of the same parameter set but another
-// generation is told apart.
+// array under it name the key (SecretKey::key_id), so that a secret key of the same parameter
+// set but another generation is told apart.
 TEST_CASE("serialization: format version 3 names the secret key; versions 1 and 2 name none",
           "[serialization][key_id]") {
   const Parameters p = toy_insecure();
