@@ -254,51 +254,49 @@ bool parse_cpu_option(CommandLine& cl, CpuOptions& cpu) {
   return true;
 }
 
-bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu) {
-  const std::string& arg = cl.arg();
-  if (arg == "--device") {
-    gpu.device = static_cast<int>(parse_count(arg, cl.value(), 0, 1023));
-  } else if (arg == "--memory-budget-mb") {
+bool set_gpu_option(const std::string& flag, const std::string& value, CudaOptions& gpu) {
+  if (flag == "--device") {
+    gpu.device = static_cast<int>(parse_count(flag, value, 0, 1023));
+  } else if (flag == "--memory-budget-mb") {
     gpu.memory_budget_bytes =
-        static_cast<std::size_t>(parse_count(arg, cl.value(), 0, std::uint64_t{1} << 24)) << 20;
-  } else if (arg == "--no-cuda-graphs") {
+        static_cast<std::size_t>(parse_count(flag, value, 0, std::uint64_t{1} << 24)) << 20;
+  } else if (flag == "--no-cuda-graphs") {
     gpu.use_cuda_graphs = false;
-  } else if (arg == "--gpu-engine") {
-    gpu.engine = parse_gpu_engine(arg, cl.value());
-  } else if (arg == "--fused-groups") {
-    gpu.fused_groups = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 1024));
-  } else if (arg == "--fused-rotations") {
-    gpu.fused_rotations_per_block = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 8));
-  } else if (arg == "--fused-cluster") {
-    gpu.fused_cluster_blocks = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 8));
-  } else if (arg == "--fused-lanes") {
-    gpu.fused_lanes = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 2));
-  } else if (arg == "--fused-cluster-points") {
-    gpu.fused_cluster_points = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 8));
-  } else if (arg == "--fused-cluster-sums") {
-    gpu.fused_cluster_sums = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 2));
-  } else if (arg == "--fused-bundle") {
-    gpu.fused_bundle = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 2));
-  } else if (arg == "--fused-bundle-overlap") {
-    gpu.fused_bundle_overlap = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 2));
-  } else if (arg == "--fused-key-stage") {
-    gpu.fused_key_stage = static_cast<std::uint32_t>(parse_count(arg, cl.value(), 0, 2));
-  } else if (arg == "--key-switching") {
-    gpu.key_switching = parse_gpu_key_switching(arg, cl.value());
-  } else if (arg == "--transfer") {
-    gpu.transfer = parse_gpu_transfer(arg, cl.value());
-  } else if (arg == "--staging-mb") {
-    gpu.staging_bytes = static_cast<std::size_t>(parse_count(arg, cl.value(), 1, 1024)) << 20;
+  } else if (flag == "--gpu-engine") {
+    gpu.engine = parse_gpu_engine(flag, value);
+  } else if (flag == "--fused-groups") {
+    gpu.fused_groups = static_cast<std::uint32_t>(parse_count(flag, value, 0, 1024));
+  } else if (flag == "--fused-rotations") {
+    gpu.fused_rotations_per_block = static_cast<std::uint32_t>(parse_count(flag, value, 0, 8));
+  } else if (flag == "--fused-cluster") {
+    gpu.fused_cluster_blocks = static_cast<std::uint32_t>(parse_count(flag, value, 0, 8));
+  } else if (flag == "--fused-lanes") {
+    gpu.fused_lanes = static_cast<std::uint32_t>(parse_count(flag, value, 0, 2));
+  } else if (flag == "--fused-cluster-points") {
+    gpu.fused_cluster_points = static_cast<std::uint32_t>(parse_count(flag, value, 0, 8));
+  } else if (flag == "--fused-cluster-sums") {
+    gpu.fused_cluster_sums = static_cast<std::uint32_t>(parse_count(flag, value, 0, 2));
+  } else if (flag == "--fused-bundle") {
+    gpu.fused_bundle = static_cast<std::uint32_t>(parse_count(flag, value, 0, 2));
+  } else if (flag == "--fused-bundle-overlap") {
+    gpu.fused_bundle_overlap = static_cast<std::uint32_t>(parse_count(flag, value, 0, 2));
+  } else if (flag == "--fused-key-stage") {
+    gpu.fused_key_stage = static_cast<std::uint32_t>(parse_count(flag, value, 0, 2));
+  } else if (flag == "--key-switching") {
+    gpu.key_switching = parse_gpu_key_switching(flag, value);
+  } else if (flag == "--transfer") {
+    gpu.transfer = parse_gpu_transfer(flag, value);
+  } else if (flag == "--staging-mb") {
+    gpu.staging_bytes = static_cast<std::size_t>(parse_count(flag, value, 1, 1024)) << 20;
   } else {
     return false;
   }
   return true;
 }
 
-std::string gpu_options_help(std::size_t column,
-                             const std::vector<std::pair<std::string, std::string>>& own) {
-  const auto option_of = [](const std::string& s) { return s.substr(0, s.find(' ')); };
-  std::vector<std::pair<std::string, std::string>> lines = {
+std::vector<GpuOptionText> gpu_option_texts() {
+  // The flag with its value's name, then the help text.
+  const std::vector<std::pair<std::string, std::string>> lines = {
       {"--device D", "CUDA device index (default 0)"},
       {"--memory-budget-mb MB", "device scratch one batch may use (default 0: automatic)"},
       {"--no-cuda-graphs", "cuFFT engine: launch the CMUX steps one by one"},
@@ -325,6 +323,28 @@ std::string gpu_options_help(std::size_t column,
       {"--transfer T", "direct (default) | pinned: through page-locked staging buffers"},
       {"--staging-mb MB", "pinned: each of the two staging buffers, 1..1024 MiB (default " +
                               std::to_string(CudaOptions{}.staging_bytes >> 20) + ")"}};
+  std::vector<GpuOptionText> texts;
+  for (const auto& [option, help] : lines) {
+    const std::size_t space = option.find(' ');
+    texts.push_back({option.substr(0, space),
+                     space == std::string::npos ? std::string() : option.substr(space + 1), help});
+  }
+  return texts;
+}
+
+bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu) {
+  for (const GpuOptionText& o : gpu_option_texts()) {
+    if (o.flag == cl.arg()) return set_gpu_option(o.flag, o.value.empty() ? "" : cl.value(), gpu);
+  }
+  return false;
+}
+
+std::string gpu_options_help(std::size_t column,
+                             const std::vector<std::pair<std::string, std::string>>& own) {
+  const auto option_of = [](const std::string& s) { return s.substr(0, s.find(' ')); };
+  std::vector<std::pair<std::string, std::string>> lines;
+  for (const GpuOptionText& o : gpu_option_texts())
+    lines.emplace_back(o.value.empty() ? o.flag : o.flag + " " + o.value, o.help);
   for (auto& line : lines) {
     for (const auto& replacement : own)
       if (option_of(replacement.first) == option_of(line.first)) line = replacement;

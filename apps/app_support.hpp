@@ -109,6 +109,20 @@ bool parse_cpu_option(CommandLine& cl, CpuOptions& cpu);
 // when it is one of them and returns true; returns false for any other argument.
 bool parse_gpu_option(CommandLine& cl, CudaOptions& gpu);
 
+// Sets the GPU option `flag` (one parse_gpu_option takes, as "--fused-lanes") from `value`
+// (ignored for --no-cuda-graphs, which takes none) in `gpu` and returns true; false when
+// `flag` is not a GPU option. Throws InvalidArgument naming the flag for a bad value. For
+// command lines parsed by other means (torusgate eval's CLI11).
+bool set_gpu_option(const std::string& flag, const std::string& value, CudaOptions& gpu);
+
+// One GPU option as its help shows it: "--fused-lanes", its value's name "P" (empty for a
+// flag that takes none) and its text.
+struct GpuOptionText {
+  std::string flag, value, help;
+};
+// Every option parse_gpu_option takes, in the order of the help.
+std::vector<GpuOptionText> gpu_option_texts();
+
 // Help lines for the options parse_gpu_option takes (each line starts with two spaces and
 // the option, its text from column `column`). A program that takes one of them its own way
 // gives that line in `own` ({"--gpu-engine E[,E]", "..."}), which replaces the line of the

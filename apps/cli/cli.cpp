@@ -22,6 +22,10 @@ constexpr std::array<std::string_view, 7> command_names = {
     "keygen", "encrypt", "eval", "decrypt", "info", "import", "export"};
 constexpr const char* command_list = "keygen, encrypt, eval, decrypt, info, import or export";
 
+// The help's heading of eval's GPU options, which also tells them from the others after
+// the parse.
+constexpr const char* gpu_option_group = "GPU options (--backend gpu)";
+
 struct Options {
   bool quiet = false;
   KeygenOptions keygen;
@@ -32,6 +36,23 @@ struct Options {
   ImportOptions import;
   ExportOptions export_;
 };
+
+// The GPU options given to `eval`, each once in the order of its first use, with its last
+// value ("" for a flag that takes none).
+std::vector<std::pair<std::string, std::string>> gpu_options_given(const CLI::App& eval) {
+  const std::vector<apps::GpuOptionText> texts = apps::gpu_option_texts();
+  std::vector<std::pair<std::string, std::string>> given;
+  for (const CLI::Option* option : eval.parse_order()) {
+    const std::string flag = option->get_name();
+    const auto text = std::find_if(texts.begin(), texts.end(),
+                                   [&](const apps::GpuOptionText& t) { return t.flag == flag; });
+    const bool seen = std::any_of(given.begin(), given.end(),
+                                  [&](const auto& g) { return g.first == flag; });
+    if (text == texts.end() || seen) continue;
+    given.emplace_back(flag, text->value.empty() ? "" : option->results().back());
+  }
+  return given;
+}
 
 // Levenshtein distance, for "did you mean" hints.
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -268,14 +289,14 @@ std::unique_ptr<CLI::App> make_app(Options& o) {
       ->type_name("NAME");
   eval->add_option("--threads", o.eval.threads, "OpenMP threads (default: OpenMP's choice)")
       ->type_name("N");
-  eval->add_option("--device", o.eval.device, "gpu: the CUDA device index (default 0)")
-      ->type_name("D");
-  eval->add_option("--gpu-engine", o.eval.gpu_engine,
-                   "gpu: the blind rotation, fused (default) or cufft")
-      ->type_name("E");
-  eval->add_option("--key-switching", o.eval.key_switching,
-                   "gpu: the key switching, automatic (default), gather or tensor_core")
-      ->type_name("K");
+  // The GPU options the benchmark programs take (apps::set_gpu_option reads them after the
+  // parse, in the order given: gpu_options_given).
+  for (const apps::GpuOptionText& g : apps::gpu_option_texts()) {
+    CLI::Option* option =
+        g.value.empty() ? eval->add_flag(g.flag, g.help)->disable_flag_override()
+                        : eval->add_option(g.flag, g.help)->type_name(g.value);
+    option->group(gpu_option_group);
+  }
   eval->add_flag("-f,--force", o.eval.force, "Replace an existing output file");
 
   CLI::App* decrypt = app->add_subcommand(
@@ -350,6 +371,9 @@ std::unique_ptr<CLI::App> make_app(Options& o) {
 // ("--width: 1 required BITS missing", "--width: At Most 1 required but received 2"), in
 // plainer words; other messages unchanged.
 std::string mismatch_message(const std::string& message) {
+  // "no-cuda-graphs was given a disallowed flag override": a value given to a flag.
+  const std::size_t override = message.find(" was given a disallowed flag override");
+  if (override != std::string::npos) return "--" + message.substr(0, override) + " takes no value";
   const std::size_t colon = message.find(": ");
   if (colon == std::string::npos || message.rfind("--", 0) != 0) return message;
   const std::string option = message.substr(0, colon);
@@ -439,6 +463,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       throw UsageError(std::string("no command given; expected ") + command_list);
     }
 
+    if (command == "eval") {
+      options.eval.gpu_options = gpu_options_given(*app->get_subcommand("eval"));
+    }
     Console console{out, err, command, options.quiet};
     if (command == "keygen") return run_keygen(options.keygen, console);
     if (command == "encrypt") return run_encrypt(options.encrypt, console);

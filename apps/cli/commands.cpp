@@ -77,21 +77,10 @@ std::string resolve_backend(const EvalOptions& o, apps::ServerOptions& server) {
       server.threads_given = true;
       server.cpu.threads = static_cast<int>(parse_number("--threads", o.threads, 1, 4096));
     }
-    // The GPU options, each named in server.gpu_option when it is the first one given.
-    const auto given = [&](const char* option) {
-      if (server.gpu_option.empty()) server.gpu_option = option;
-    };
-    if (!o.device.empty()) {
-      given("--device");
-      server.gpu.device = static_cast<int>(parse_number("--device", o.device, 0, 1023));
-    }
-    if (!o.gpu_engine.empty()) {
-      given("--gpu-engine");
-      server.gpu.engine = apps::parse_gpu_engine("--gpu-engine", o.gpu_engine);
-    }
-    if (!o.key_switching.empty()) {
-      given("--key-switching");
-      server.gpu.key_switching = apps::parse_gpu_key_switching("--key-switching", o.key_switching);
+    // The GPU options, the first one given named in server.gpu_option.
+    for (const auto& [flag, value] : o.gpu_options) {
+      if (server.gpu_option.empty()) server.gpu_option = flag;
+      apps::set_gpu_option(flag, value, server.gpu);
     }
     apps::check_server_options(backend, server);
     return backend;
@@ -363,6 +352,15 @@ int run_eval(const EvalOptions& o, Console& console) {
   circuits::ScheduleCost cost;
   circuits::FailureBound failure, failure_standard;
   const std::uint32_t unroll = cloud->bootstrapping_key().unroll();
+  if (backend_name == "gpu") {
+    // The GPU options against the key's parameter set and form (a command-line error), before
+    // the key goes to the device.
+    try {
+      apps::check_gpu_options(server.gpu, key_header.params, unroll);
+    } catch (const InvalidArgument& e) {
+      throw UsageError(e.what());
+    }
+  }
   IntegerArrayCiphertext out;
   apps::with_server_backend(backend_name, cloud, server, [&](auto& be) {
     using Server = std::decay_t<decltype(be)>;

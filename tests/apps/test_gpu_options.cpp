@@ -4,6 +4,7 @@
 // launch-shape options.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -300,4 +301,40 @@ TEST_CASE("the programs' refusals of GPU options name the flags, not CudaOptions
   gpu.fused_groups = 3;
   REQUIRE_INVALID_ARGUMENT(validate_cuda_options(gpu, p),
                            "CudaOptions: fused_groups=3 but parameter set 'tfhe_lib_128' takes");
+}
+
+TEST_CASE("set_gpu_option takes every option of gpu_option_texts as parse_gpu_option does",
+          "[apps]") {
+  const std::vector<apps::GpuOptionText> texts = apps::gpu_option_texts();
+  REQUIRE(texts.size() == 16);
+  CHECK(texts.front().flag == "--device");
+  CHECK(texts.front().value == "D");
+  // A value each option takes, other than its default.
+  const std::vector<std::pair<std::string, std::string>> values = {
+      {"--device", "1"},          {"--memory-budget-mb", "64"}, {"--no-cuda-graphs", ""},
+      {"--gpu-engine", "cufft"},  {"--key-switching", "gather"}, {"--fused-groups", "2"},
+      {"--fused-rotations", "2"}, {"--fused-cluster", "2"},      {"--fused-lanes", "2"},
+      {"--fused-cluster-points", "4"}, {"--fused-cluster-sums", "2"}, {"--fused-bundle", "1"},
+      {"--fused-bundle-overlap", "1"}, {"--fused-key-stage", "2"}, {"--transfer", "pinned"},
+      {"--staging-mb", "2"}};
+  for (const apps::GpuOptionText& text : texts) {
+    INFO(text.flag);
+    CHECK(text.flag.starts_with("--"));
+    CHECK_FALSE(text.help.empty());
+    const auto value = std::find_if(values.begin(), values.end(),
+                                    [&](const auto& v) { return v.first == text.flag; });
+    REQUIRE(value != values.end());
+    CHECK(text.value.empty() == value->second.empty());
+    CudaOptions parsed, set;
+    std::vector<std::string> args = {text.flag};
+    if (!value->second.empty()) args.push_back(value->second);
+    parse_gpu_args(args, parsed);
+    CHECK(apps::set_gpu_option(text.flag, value->second, set));
+    CHECK(parsed == set);
+    CHECK_FALSE(parsed == CudaOptions{});
+  }
+  CudaOptions gpu;
+  CHECK_FALSE(apps::set_gpu_option("--threads", "2", gpu));
+  REQUIRE_INVALID_ARGUMENT(apps::set_gpu_option("--fused-lanes", "3", gpu),
+                           "--fused-lanes: 3 is out of range");
 }

@@ -56,6 +56,20 @@ expect 2 "unknown GPU engine 'cuda'" eval --cloud-key "$tmp/server.tgck" --op ad
   --gpu-engine cuda "$tmp/a.tgct" "$tmp/b.tgct" -o "$tmp/x.tgct"
 expect 2 "--device 2: this machine has 2 CUDA devices" eval --cloud-key "$tmp/server.tgck" \
   --op add --device 2 "$tmp/a.tgct" "$tmp/b.tgct" -o "$tmp/x.tgct"
+# The fused engine's shape and the transfers, as the benchmark programs take them; a shape
+# the parameter set does not allow is refused by its flag before the key goes to the device.
+expect 0 "fused blind rotation (2 rotations per thread)" eval --cloud-key "$tmp/server.tgck" \
+  --op sub --fused-lanes 2 --transfer pinned --staging-mb 1 \
+  --no-cuda-graphs --memory-budget-mb 64 "$tmp/a.tgct" "$tmp/b.tgct" -o "$tmp/sub.tgct"
+check "$tmp/sub.tgct" '-4 -8\n10 -4\n' "A - B with two lanes, pinned transfers"
+expect 2 "--fused-groups 3 but parameter set 'toy_INSECURE' takes" eval \
+  --cloud-key "$tmp/server.tgck" --op add --fused-groups 3 "$tmp/a.tgct" "$tmp/b.tgct" \
+  -o "$tmp/x.tgct"
+expect 2 "--fused-lanes 2 runs one group, one rotation slot per block and no cluster" eval \
+  --cloud-key "$tmp/server.tgck" --op add --fused-lanes 2 --fused-rotations 2 "$tmp/a.tgct" \
+  "$tmp/b.tgct" -o "$tmp/x.tgct"
+expect 2 "--fused-cluster-points 5" eval --cloud-key "$tmp/server.tgck" --op add \
+  --fused-cluster-points 5 "$tmp/a.tgct" "$tmp/b.tgct" -o "$tmp/x.tgct"
 [[ -e "$tmp/x.tgct" ]] && fail "a refused eval left an output file"
 
 # Without a device: best runs on OpenMP, an explicit gpu is refused with the reason.

@@ -553,6 +553,29 @@ TEST_CASE("cli: help, version, and bad command lines", "[cli]") {
         "--key-switching: unknown key switching 'dense'");
   fails(exit_usage, {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--device", "-1"},
         "--device");
+  // Every GPU option the benchmark programs take; the first one given is named.
+  fails(exit_usage,
+        {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--backend", "openmp",
+         "--fused-lanes", "2", "--device", "0"},
+        "--fused-lanes is a GPU option: it applies to --backend gpu, not to openmp");
+  fails(exit_usage,
+        {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--backend", "sequential",
+         "--no-cuda-graphs", "--transfer", "pinned"},
+        "--no-cuda-graphs is a GPU option: it applies to --backend gpu, not to sequential");
+  fails(exit_usage,
+        {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--fused-key-stage", "3"},
+        "--fused-key-stage: 3 is out of range");
+  fails(exit_usage,
+        {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--memory-budget-mb", "lots"},
+        "--memory-budget-mb: 'lots' is not a number");
+  fails(exit_usage, {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--transfer", "dma"},
+        "--transfer: unknown");
+  fails(exit_usage, {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--no-cuda-graphs=no"},
+        "--no-cuda-graphs takes no value");
+  fails(exit_usage,
+        {"eval", "-c", s.ck, "--op", "sum", "a", "-o", "x", "--fused-lanes", "1", "--fused-lanes",
+         "2"},
+        "--fused-lanes is given more than once; give it once");
   fails(exit_usage, {"decrypt", "-k", s.sk}, "give the file to decrypt");
   fails(exit_usage, {"decrypt", "-k", s.sk, "a.tgct", "b.tgct"}, "unexpected argument 'b.tgct'");
   fails(exit_usage, {"info"}, "give one or more files");

@@ -166,6 +166,7 @@ struct CudaOptions {
     return fused_cluster_blocks == 0 && fused_groups == 0 && fused_rotations_per_block == 0 &&
            fused_lanes <= 1;
   }
+  bool operator==(const CudaOptions&) const = default;
 };
 
 // Milliseconds. Transfers: the caller's wait in the last upload() / download() call (host
