@@ -758,8 +758,9 @@ TEST_CASE("cli: files of another secret key of the same parameter set are refuse
   fails(exit_failure, {"eval", "-c", at("b.tgck"), "--op", "neg", x, "-o", at("r.tgct")},
         "'" + x + "' is encrypted under key id " + x_id + " but '" + at("b.tgck") +
             "' was made from key id " + b_id + ": the result would decrypt to random bits");
-  fails(exit_failure, {"eval", "-c", s.ck, "--op", "add", x, at("y.tgct"), "-o", at("r.tgct")},
-        "'" + at("y.tgct") + "' is encrypted under key id " + b_id);
+  const std::string y = at("y.tgct");
+  fails(exit_failure, {"eval", "-c", s.ck, "--op", "add", x, y, "-o", at("r.tgct")},
+        "'" + y + "' is encrypted under key id " + b_id);
   CHECK_FALSE(fs::exists(at("r.tgct")));
   // decrypt: a file under another key.
   fails(exit_failure, {"decrypt", "-k", at("b.tgsk"), x},
