@@ -14,6 +14,7 @@
 #include <string_view>
 #include <thread>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "torusgate/core/error.hpp"
@@ -540,16 +541,80 @@ std::string parameters_json(const Parameters& p, const std::string& indent) {
   return os.str();
 }
 
-double available_memory_bytes() {
-  std::ifstream meminfo("/proc/meminfo");
-  for (std::string line; std::getline(meminfo, line);) {
-    if (line.rfind("MemAvailable:", 0) != 0) continue;
-    std::istringstream in(line.substr(13));
-    double kib = 0;
-    in >> kib;
-    return kib * 1024.0;
+namespace {
+
+// The number a file holds first, or -1 when it cannot be read or holds none ("max").
+double number_in_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  double value = -1;
+  if (!(in >> value)) return -1;
+  return value;
+}
+
+// The value of the line "KEY value" of a file (/proc/meminfo, memory.stat), or -1.
+double keyed_value(const std::filesystem::path& path, std::string_view key) {
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (line.size() <= key.size() || line.compare(0, key.size(), key) != 0) continue;
+    std::istringstream rest(line.substr(key.size()));
+    double value = -1;
+    rest >> value;
+    return value;
   }
-  return 0;
+  return -1;
+}
+
+// What the memory limit of this process's control group leaves: the limit less the group's
+// use, its inactive file cache counted as free (the kernel reclaims it first); -1 without a
+// limit.
+double cgroup_free_bytes() {
+  namespace fs = std::filesystem;
+  std::ifstream groups("/proc/self/cgroup");
+  std::string v2_path, v1_path;
+  for (std::string line; std::getline(groups, line);) {
+    if (line.rfind("0::", 0) == 0) v2_path = line.substr(3);
+    const std::size_t memory = line.find(":memory:");
+    if (memory != std::string::npos) v1_path = line.substr(memory + 8);
+  }
+  // A group's files as the process sees them: under its own path, or at the root of the
+  // mount where the container's namespace hides the path.
+  const auto free_under = [](const fs::path& root, const std::string& path, const char* limit,
+                             const char* usage, const char* inactive) -> double {
+    for (const fs::path& dir : {root / fs::path(path).relative_path(), root}) {
+      const double max = number_in_file(dir / limit);
+      if (max < 0) continue;
+      if (max >= 0x1p62) return -1;  // v1 "no limit"
+      const double used = number_in_file(dir / usage);
+      if (used < 0) return -1;
+      const double cache = keyed_value(dir / "memory.stat", inactive);
+      return std::max(1.0, max - used + std::max(0.0, cache));
+    }
+    return -1;
+  };
+  if (fs::exists("/sys/fs/cgroup/cgroup.controllers")) {
+    return free_under("/sys/fs/cgroup", v2_path, "memory.max", "memory.current",
+                      "inactive_file ");
+  }
+  return free_under("/sys/fs/cgroup/memory", v1_path, "memory.limit_in_bytes",
+                    "memory.usage_in_bytes", "total_inactive_file ");
+}
+
+// What ulimit -v leaves beyond the address space the process has mapped; -1 without a limit.
+double address_space_left_bytes() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return -1;
+  const double mapped_kib = keyed_value("/proc/self/status", "VmSize:");
+  return std::max(1.0, static_cast<double>(limit.rlim_cur) - std::max(0.0, mapped_kib) * 1024);
+}
+
+}  // namespace
+
+double available_memory_bytes() {
+  double available = std::max(0.0, keyed_value("/proc/meminfo", "MemAvailable:") * 1024);
+  for (const double limit : {cgroup_free_bytes(), address_space_left_bytes()}) {
+    if (limit > 0 && (available <= 0 || limit < available)) available = limit;
+  }
+  return available;
 }
 
 void check_host_memory(const std::string& what, double bytes, const std::string& advice) {
@@ -558,7 +623,7 @@ void check_host_memory(const std::string& what, double bytes, const std::string&
   constexpr double gib = 1024.0 * 1024.0 * 1024.0;
   char text[160];
   std::snprintf(text, sizeof text,
-                " would hold about %.1f GiB in memory, more than this machine has free "
+                " would hold about %.1f GiB in memory, more than this program may take now "
                 "(%.1f GiB available); ",
                 bytes / gib, available / gib);
   throw InvalidArgument(what + text + advice);

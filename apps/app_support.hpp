@@ -42,8 +42,10 @@ std::unique_ptr<CpuBackend> make_cpu_backend(const std::string& name,
                                              std::shared_ptr<const CpuKeyContext> context,
                                              CpuOptions options = {});
 
-// Bytes of memory a program may still take now (MemAvailable of /proc/meminfo), or 0 where
-// unknown.
+// Bytes of memory a program may still take now, or 0 where unknown: the least of
+// MemAvailable of /proc/meminfo, what the memory limit of the process's control group leaves
+// (cgroup v2 memory.max, v1 memory.limit_in_bytes, less what the group uses) and what the
+// address-space limit (ulimit -v) leaves beyond the process's own address space.
 double available_memory_bytes();
 // Throws InvalidArgument when `bytes`, an estimate of the host memory a run will hold, exceeds
 // 90% of available_memory_bytes() (no check where that is unknown): such a run would be killed

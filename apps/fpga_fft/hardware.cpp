@@ -175,6 +175,14 @@ int run_simulate(const SimulateOptions& o, std::ostream& out) {
   const StreamingFft model(fft, o.datapath.stream, o.datapath.direction);
   EXPECTS(o.transforms >= 1 && o.transforms <= 1024,
           "--transforms=" + std::to_string(o.transforms) + " but expected 1..1024");
+  // Before the vectors are made: the inputs, the functional model's outputs and the run's.
+  const std::size_t transform_bytes = fft.size() * sizeof(CWord) + sizeof(std::vector<CWord>);
+  const double vectors_bytes = static_cast<double>(o.transforms * transform_bytes);
+  apps::check_host_memory(
+      "--size " + std::to_string(fft.size()) + " with --transforms " +
+          std::to_string(o.transforms),
+      2 * vectors_bytes + static_cast<double>(model.run_bytes(o.transforms)),
+      "simulate fewer --transforms (two show the throughput)");
   const Vectors v = make_vectors(fft, o.datapath, o.transforms, o.input_bits, o.seed);
   const std::uint32_t bits = v.bits;
   StreamingReport report;

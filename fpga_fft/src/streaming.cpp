@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <deque>
+#include <limits>
 #include <map>
 #include <optional>
 #include <utility>
@@ -159,6 +160,23 @@ std::uint64_t StreamingFft::memory_words() const {
   std::uint64_t sum = 0;
   for (const auto& u : units_) sum += u.memory_words;
   return sum;
+}
+
+std::uint64_t StreamingFft::run_bytes(std::uint64_t transforms) const {
+  const std::uint64_t M = fft_.size(), w = config_.width;
+  // A std::map node of (transform, position) -> CWord with its allocator header; a register
+  // slot (its vector of w words).
+  constexpr std::uint64_t node_bytes = 96, slot_bytes = 64;
+  std::uint64_t fixed = 0;
+  for (const auto& u : units_) {
+    fixed += u.kind == StreamingUnit::Kind::Permutation
+                 ? u.memory_words * node_bytes + (u.latency + 1) * slot_bytes
+                 : (u.latency + 1) * (slot_bytes + w * sizeof(CWord));
+  }
+  const std::uint64_t per_transform = M * sizeof(CWord) + sizeof(std::vector<CWord>);
+  const std::uint64_t most = std::numeric_limits<std::uint64_t>::max();
+  if (transforms > (most - fixed) / per_transform) return most;
+  return fixed + transforms * per_transform;
 }
 
 std::uint64_t StreamingFft::latency_formula() const {

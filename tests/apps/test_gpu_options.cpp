@@ -4,8 +4,11 @@
 // launch-shape options.
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -337,4 +340,38 @@ TEST_CASE("set_gpu_option takes every option of gpu_option_texts as parse_gpu_op
   CHECK_FALSE(apps::set_gpu_option("--threads", "2", gpu));
   REQUIRE_INVALID_ARGUMENT(apps::set_gpu_option("--fused-lanes", "3", gpu),
                            "--fused-lanes: 3 is out of range");
+}
+
+TEST_CASE("available_memory_bytes heeds the address-space limit (ulimit -v)", "[apps]") {
+  const double unlimited = apps::available_memory_bytes();
+  REQUIRE(unlimited > 0);  // Linux: MemAvailable
+  rlimit saved{};
+  REQUIRE(getrlimit(RLIMIT_AS, &saved) == 0);
+  // 256 MiB beyond what the process has mapped now.
+  std::ifstream status("/proc/self/status");
+  double mapped_kib = 0;
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmSize:", 0) == 0) mapped_kib = std::stod(line.substr(7));
+  }
+  REQUIRE(mapped_kib > 0);
+  const double room = 256.0 * 1024 * 1024;
+  rlimit lowered = saved;
+  lowered.rlim_cur = static_cast<rlim_t>(mapped_kib * 1024 + room);
+  if (saved.rlim_cur != RLIM_INFINITY && saved.rlim_cur < lowered.rlim_cur) {
+    WARN("not run: the address space is already limited below the test's limit");
+    return;
+  }
+  REQUIRE(setrlimit(RLIMIT_AS, &lowered) == 0);
+  const double limited = apps::available_memory_bytes();
+  bool refused = false;
+  try {
+    apps::check_host_memory("a run", 1e9, "run less");
+  } catch (const InvalidArgument& e) {
+    refused = std::string(e.what()).find("a run would hold about 0.9 GiB in memory") == 0;
+  }
+  REQUIRE(setrlimit(RLIMIT_AS, &saved) == 0);
+  CHECK(limited <= room);
+  CHECK(limited > room / 2);  // nothing mapped in between but the test's own strings
+  CHECK(refused);
+  CHECK(apps::available_memory_bytes() > room);
 }

@@ -45,6 +45,19 @@ expect 2 "frac_bits=70" simulate --frac-bits 70
 expect 2 "--direction 'sideways' is not known" simulate --direction sideways
 expect 2 "rounding 'up' is not known" simulate --rounding up
 expect 2 "--transforms=0" simulate --transforms 0
+# A simulation larger than the memory the program may take (here 2 GB of address space, ulimit
+# -v) is refused before it starts, naming the options; a small one still runs under the limit.
+cat >"$tmp/limited" <<EOF
+#!/usr/bin/env bash
+ulimit -v 2000000 && exec "$program" "\$@"
+EOF
+chmod +x "$tmp/limited"
+unlimited="$program"
+program="$tmp/limited"
+expect 2 "--size 65536 with --transforms 1024 would hold about 3.0 GiB in memory" simulate \
+  --size 65536 --width 8 --transforms 1024
+expect 0 "identical to the functional model, bit for bit" simulate --size 512 --width 16
+program="$unlimited"
 expect 2 "--simulator 'modelsim' is not known" cosim --workdir "$tmp/c" --simulator modelsim
 expect 2 "parameter set" study --params nonsense --gates 0
 expect 2 "--out is required" verilog

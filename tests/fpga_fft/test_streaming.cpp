@@ -1,13 +1,16 @@
 // The cycle-level streaming model against the functional model: bit-identical outputs for
 // every streaming width, radix, direction and twist at M = 512 and exhaustively at small
 // sizes; the simulated latency equals the documented formula; one transform per M/w cycles;
-// the measured memory peaks equal the schedule's; resource counts; bad configurations.
+// the measured memory peaks equal the schedule's; resource counts; run_bytes against the heap
+// a run takes; bad configurations.
 #include <catch2/catch.hpp>
 
 #include <bit>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
+#include "fpga_fft/heap_counter.hpp"
 #include "test_support.hpp"
 #include "torusgate/fpga_fft/streaming.hpp"
 #include "torusgate/fpga_fft/verilog.hpp"
@@ -16,6 +19,7 @@ using namespace torusgate;
 using namespace torusgate::fpga_fft;
 using torusgate::test::catch_seed;
 using torusgate::test::seeded_rng;
+
 
 namespace {
 
@@ -167,6 +171,42 @@ TEST_CASE("fpga_fft streaming: latency formula by hand, resources", "[fpga_fft][
   const StreamingFft s8(fft8, sc, Direction::Forward);
   // Stage 0 (no twiddle): 1 butterfly x 2 internal; stage 1: 7 twiddle + 2 internal.
   CHECK(s8.multipliers() == 4 * (2 + 7 + 2));
+}
+
+TEST_CASE("fpga_fft streaming: run_bytes bounds the heap a run takes", "[fpga_fft][streaming]") {
+  Csprng rng = seeded_rng(catch_seed(0x52554e42));
+  struct Case {
+    std::size_t size;
+    std::uint32_t radix, width, transforms;
+  };
+  // Map nodes dominate few transforms of a narrow stream; the outputs dominate many.
+  for (const Case c : {Case{512, 2, 2, 1}, Case{512, 2, 16, 2}, Case{4096, 8, 8, 3},
+                       Case{1024, 2, 4, 64}}) {
+    FixedFftConfig fc;
+    fc.size = c.size;
+    fc.radix = c.radix;
+    StreamingConfig sc;
+    sc.width = c.width;
+    const FixedFft fft(fc);
+    const StreamingFft stream(fft, sc, Direction::Forward);
+    const auto inputs = random_transforms(rng, c.transforms, c.size, 20);
+    const std::int64_t before = test::heap_peak_reset();
+    const auto outputs = stream.run(inputs);
+    const auto taken = static_cast<double>(test::heap_peak() - before);
+    const auto estimate = static_cast<double>(stream.run_bytes(c.transforms));
+    INFO("M = " << c.size << ", r = " << c.radix << ", w = " << c.width << ", "
+                << c.transforms << " transforms: peak " << taken << " bytes, estimate "
+                << estimate);
+    CHECK(estimate >= taken);
+    CHECK(estimate <= 2 * taken);
+  }
+  // Linear in the transforms; saturated where it would not fit 64 bits.
+  FixedFftConfig fc;
+  fc.size = 65536;
+  const StreamingFft big(FixedFft(fc), StreamingConfig{}, Direction::Forward);
+  CHECK(big.run_bytes(1024) - big.run_bytes(512) == 512 * (65536 * sizeof(CWord) + sizeof(std::vector<CWord>)));
+  CHECK(big.run_bytes(1024) > (std::uint64_t{1} << 30));
+  CHECK(big.run_bytes(std::uint64_t{1} << 62) == std::numeric_limits<std::uint64_t>::max());
 }
 
 TEST_CASE("fpga_fft streaming: bad configurations and inputs are rejected", "[fpga_fft][streaming]") {

@@ -87,6 +87,11 @@ class StreamingFft {
   // InvalidArgument for bad inputs and Error if the schedule is ever violated.
   std::vector<std::vector<CWord>> run(std::span<const std::vector<CWord>> transforms,
                                       StreamingReport* report = nullptr) const;
+  // An upper estimate of the memory run() takes beyond its inputs for `transforms` transforms:
+  // the outputs and, at their peak, the permutation memories (a map node per word held) and
+  // the pipeline registers. For callers to check before a large simulation (M = 65,536 with
+  // 1,024 transforms: about 1.1 GB; the inputs take another 1 GB).
+  std::uint64_t run_bytes(std::uint64_t transforms) const;
 
  private:
   void build();
