@@ -255,7 +255,33 @@ bool parse_cpu_option(CommandLine& cl, CpuOptions& cpu) {
   return true;
 }
 
+namespace {
+
+// The GPU options that take a count into a field of CudaOptions, with their largest value.
+struct CountOption {
+  std::string_view flag;
+  std::uint32_t CudaOptions::*field;
+  std::uint64_t max;
+};
+constexpr CountOption count_options[] = {
+    {"--fused-groups", &CudaOptions::fused_groups, 1024},
+    {"--fused-rotations", &CudaOptions::fused_rotations_per_block, 8},
+    {"--fused-cluster", &CudaOptions::fused_cluster_blocks, 8},
+    {"--fused-lanes", &CudaOptions::fused_lanes, 2},
+    {"--fused-cluster-points", &CudaOptions::fused_cluster_points, 8},
+    {"--fused-cluster-sums", &CudaOptions::fused_cluster_sums, 2},
+    {"--fused-bundle", &CudaOptions::fused_bundle, 2},
+    {"--fused-bundle-overlap", &CudaOptions::fused_bundle_overlap, 2},
+    {"--fused-key-stage", &CudaOptions::fused_key_stage, 2}};
+
+}  // namespace
+
 bool set_gpu_option(const std::string& flag, const std::string& value, CudaOptions& gpu) {
+  for (const CountOption& o : count_options) {
+    if (o.flag != flag) continue;
+    gpu.*o.field = static_cast<std::uint32_t>(parse_count(flag, value, 0, o.max));
+    return true;
+  }
   if (flag == "--device") {
     gpu.device = static_cast<int>(parse_count(flag, value, 0, 1023));
   } else if (flag == "--memory-budget-mb") {
@@ -265,24 +291,6 @@ bool set_gpu_option(const std::string& flag, const std::string& value, CudaOptio
     gpu.use_cuda_graphs = false;
   } else if (flag == "--gpu-engine") {
     gpu.engine = parse_gpu_engine(flag, value);
-  } else if (flag == "--fused-groups") {
-    gpu.fused_groups = static_cast<std::uint32_t>(parse_count(flag, value, 0, 1024));
-  } else if (flag == "--fused-rotations") {
-    gpu.fused_rotations_per_block = static_cast<std::uint32_t>(parse_count(flag, value, 0, 8));
-  } else if (flag == "--fused-cluster") {
-    gpu.fused_cluster_blocks = static_cast<std::uint32_t>(parse_count(flag, value, 0, 8));
-  } else if (flag == "--fused-lanes") {
-    gpu.fused_lanes = static_cast<std::uint32_t>(parse_count(flag, value, 0, 2));
-  } else if (flag == "--fused-cluster-points") {
-    gpu.fused_cluster_points = static_cast<std::uint32_t>(parse_count(flag, value, 0, 8));
-  } else if (flag == "--fused-cluster-sums") {
-    gpu.fused_cluster_sums = static_cast<std::uint32_t>(parse_count(flag, value, 0, 2));
-  } else if (flag == "--fused-bundle") {
-    gpu.fused_bundle = static_cast<std::uint32_t>(parse_count(flag, value, 0, 2));
-  } else if (flag == "--fused-bundle-overlap") {
-    gpu.fused_bundle_overlap = static_cast<std::uint32_t>(parse_count(flag, value, 0, 2));
-  } else if (flag == "--fused-key-stage") {
-    gpu.fused_key_stage = static_cast<std::uint32_t>(parse_count(flag, value, 0, 2));
   } else if (flag == "--key-switching") {
     gpu.key_switching = parse_gpu_key_switching(flag, value);
   } else if (flag == "--transfer") {
