@@ -470,6 +470,15 @@ double fourier_key_bytes_per_bootstrap(const Parameters& p, std::uint32_t unroll
 }
 
 InvalidArgument gpu_options_not_for(const std::string& option, const std::string& backend) {
+  // Where no GPU can run, --backend best has chosen a CPU backend: the reason, not the advice.
+  if (!gpu::built_with_cuda()) {
+    return InvalidArgument(option + " is a GPU option: it applies to --backend gpu, not to " +
+                           backend + ", and this build has no CUDA backend; drop it");
+  }
+  if (gpu::devices().empty()) {
+    return InvalidArgument(option + " is a GPU option: it applies to --backend gpu, not to " +
+                           backend + ", and this machine has no usable CUDA device; drop it");
+  }
   return InvalidArgument(option + " is a GPU option: it applies to --backend gpu, not to " +
                          backend + "; drop it or run on the gpu backend");
 }
@@ -572,41 +581,6 @@ double keyed_value(const std::filesystem::path& path, std::string_view key) {
   return -1;
 }
 
-// What the memory limit of this process's control group leaves: the limit less the group's
-// use, its inactive file cache counted as free (the kernel reclaims it first); -1 without a
-// limit.
-double cgroup_free_bytes() {
-  namespace fs = std::filesystem;
-  std::ifstream groups("/proc/self/cgroup");
-  std::string v2_path, v1_path;
-  for (std::string line; std::getline(groups, line);) {
-    if (line.rfind("0::", 0) == 0) v2_path = line.substr(3);
-    const std::size_t memory = line.find(":memory:");
-    if (memory != std::string::npos) v1_path = line.substr(memory + 8);
-  }
-  // A group's files as the process sees them: under its own path, or at the root of the
-  // mount where the container's namespace hides the path.
-  const auto free_under = [](const fs::path& root, const std::string& path, const char* limit,
-                             const char* usage, const char* inactive) -> double {
-    for (const fs::path& dir : {root / fs::path(path).relative_path(), root}) {
-      const double max = number_in_file(dir / limit);
-      if (max < 0) continue;
-      if (max >= 0x1p62) return -1;  // v1 "no limit"
-      const double used = number_in_file(dir / usage);
-      if (used < 0) return -1;
-      const double cache = keyed_value(dir / "memory.stat", inactive);
-      return std::max(1.0, max - used + std::max(0.0, cache));
-    }
-    return -1;
-  };
-  if (fs::exists("/sys/fs/cgroup/cgroup.controllers")) {
-    return free_under("/sys/fs/cgroup", v2_path, "memory.max", "memory.current",
-                      "inactive_file ");
-  }
-  return free_under("/sys/fs/cgroup/memory", v1_path, "memory.limit_in_bytes",
-                    "memory.usage_in_bytes", "total_inactive_file ");
-}
-
 // What ulimit -v leaves beyond the address space the process has mapped; -1 without a limit.
 double address_space_left_bytes() {
   rlimit limit{};
@@ -617,9 +591,50 @@ double address_space_left_bytes() {
 
 }  // namespace
 
+double cgroup_free_bytes(const std::filesystem::path& proc_cgroup,
+                         const std::filesystem::path& mount) {
+  namespace fs = std::filesystem;
+  std::ifstream groups(proc_cgroup);
+  std::string v2_path, v1_path;
+  for (std::string line; std::getline(groups, line);) {
+    if (line.rfind("0::", 0) == 0) v2_path = line.substr(3);
+    const std::size_t memory = line.find(":memory:");
+    if (memory != std::string::npos) v1_path = line.substr(memory + 8);
+  }
+  const auto least_free = [](const fs::path& root, const std::string& path, const char* limit,
+                             const char* usage, const char* inactive) {
+    // The group's folder as the process sees it, else the mount's root (a container's
+    // namespace shows its own group there); then each folder above it up to the root.
+    std::error_code ec;
+    const fs::path relative = fs::path(path).relative_path().lexically_normal();
+    fs::path dir = root / relative;
+    if (relative.empty() || relative == "." || !fs::is_directory(dir, ec)) dir = root;
+    double least = -1;
+    for (std::size_t level = 0; level < 64; ++level) {
+      const double max = number_in_file(dir / limit);  // -1 for v2 "max"
+      const double used = number_in_file(dir / usage);
+      if (max >= 0 && max < 0x1p62 && used >= 0) {  // v1 "no limit": 2^63 less a page
+        const double cache = std::max(0.0, keyed_value(dir / "memory.stat", inactive));
+        const double free = std::max(1.0, max - used + cache);
+        if (least < 0 || free < least) least = free;
+      }
+      if (dir.native().size() <= root.native().size()) break;
+      dir = dir.parent_path();
+    }
+    return least;
+  };
+  std::error_code ec;
+  if (fs::exists(mount / "cgroup.controllers", ec)) {
+    return least_free(mount, v2_path, "memory.max", "memory.current", "inactive_file ");
+  }
+  return least_free(mount / "memory", v1_path, "memory.limit_in_bytes", "memory.usage_in_bytes",
+                    "total_inactive_file ");
+}
+
 double available_memory_bytes() {
   double available = std::max(0.0, keyed_value("/proc/meminfo", "MemAvailable:") * 1024);
-  for (const double limit : {cgroup_free_bytes(), address_space_left_bytes()}) {
+  for (const double limit :
+       {cgroup_free_bytes("/proc/self/cgroup", "/sys/fs/cgroup"), address_space_left_bytes()}) {
     if (limit > 0 && (available <= 0 || limit < available)) available = limit;
   }
   return available;
@@ -631,8 +646,8 @@ void check_host_memory(const std::string& what, double bytes, const std::string&
   constexpr double gib = 1024.0 * 1024.0 * 1024.0;
   char text[160];
   std::snprintf(text, sizeof text,
-                " would hold about %.1f GiB in memory, more than this program may take now "
-                "(%.1f GiB available); ",
+                " would hold about %.1f GiB in memory, more than 90%% of the %.1f GiB this "
+                "program may take now; ",
                 bytes / gib, available / gib);
   throw InvalidArgument(what + text + advice);
 }

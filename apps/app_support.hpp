@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -43,10 +44,18 @@ std::unique_ptr<CpuBackend> make_cpu_backend(const std::string& name,
                                              CpuOptions options = {});
 
 // Bytes of memory a program may still take now, or 0 where unknown: the least of
-// MemAvailable of /proc/meminfo, what the memory limit of the process's control group leaves
-// (cgroup v2 memory.max, v1 memory.limit_in_bytes, less what the group uses) and what the
-// address-space limit (ulimit -v) leaves beyond the process's own address space.
+// MemAvailable of /proc/meminfo, what the memory limits of the process's control group and
+// of each group above it leave (cgroup v2 memory.max, v1 memory.limit_in_bytes, less what the
+// group uses beyond its inactive file cache) and what the address-space limit (ulimit -v)
+// leaves beyond the process's own address space.
 double available_memory_bytes();
+// What the memory limits of a process's control group and of the groups above it leave, as
+// available_memory_bytes reads them from `proc_cgroup` (/proc/self/cgroup) and the cgroup
+// mount `mount` (/sys/fs/cgroup: v2 where it holds cgroup.controllers, else v1 under
+// memory/): the least, over the groups with a limit, of the limit less the group's use, its
+// inactive file cache counted as free (the kernel reclaims it first); -1 where none has one.
+double cgroup_free_bytes(const std::filesystem::path& proc_cgroup,
+                         const std::filesystem::path& mount);
 // Throws InvalidArgument when `bytes`, an estimate of the host memory a run will hold, exceeds
 // 90% of available_memory_bytes() (no check where that is unknown): such a run would be killed
 // by the system without a message. `what` names the run ("--batch 16777216"), `advice` says

@@ -22,8 +22,7 @@ constexpr std::array<std::string_view, 7> command_names = {
     "keygen", "encrypt", "eval", "decrypt", "info", "import", "export"};
 constexpr const char* command_list = "keygen, encrypt, eval, decrypt, info, import or export";
 
-// The help's heading of eval's GPU options, which also tells them from the others after
-// the parse.
+// The help's heading of eval's GPU options.
 constexpr const char* gpu_option_group = "GPU options (--backend gpu)";
 
 struct Options {
@@ -37,8 +36,9 @@ struct Options {
   ExportOptions export_;
 };
 
-// The GPU options given to `eval`, each once in the order of its first use, with its last
-// value ("" for a flag that takes none).
+// The GPU options given to `eval`, each once in the order of its first use, with its value
+// ("" for a flag, which takes none and may be repeated; CLI11 refuses a value option given
+// twice).
 std::vector<std::pair<std::string, std::string>> gpu_options_given(const CLI::App& eval) {
   const std::vector<apps::GpuOptionText> texts = apps::gpu_option_texts();
   std::vector<std::pair<std::string, std::string>> given;
@@ -372,8 +372,8 @@ std::unique_ptr<CLI::App> make_app(Options& o) {
 // plainer words; other messages unchanged.
 std::string mismatch_message(const std::string& message) {
   // "no-cuda-graphs was given a disallowed flag override": a value given to a flag.
-  const std::size_t override = message.find(" was given a disallowed flag override");
-  if (override != std::string::npos) return "--" + message.substr(0, override) + " takes no value";
+  const std::size_t flag_end = message.find(" was given a disallowed flag override");
+  if (flag_end != std::string::npos) return "--" + message.substr(0, flag_end) + " takes no value";
   const std::size_t colon = message.find(": ");
   if (colon == std::string::npos || message.rfind("--", 0) != 0) return message;
   const std::string option = message.substr(0, colon);

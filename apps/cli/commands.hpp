@@ -40,7 +40,7 @@ struct EvalOptions {
   std::string cloud_key, op, output, width, threads;
   std::string table;  // lut: value text
   // The gpu backend's options as given, each once in the order of their first use: the flag
-  // ("--fused-lanes") and its last value ("" for one that takes none).
+  // ("--fused-lanes") and its value ("" for one that takes none).
   std::vector<std::pair<std::string, std::string>> gpu_options;
   std::string backend = "best";
   std::vector<std::string> inputs;

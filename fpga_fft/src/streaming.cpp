@@ -165,9 +165,10 @@ std::uint64_t StreamingFft::memory_words() const {
 std::uint64_t StreamingFft::run_bytes(std::uint64_t transforms) const {
   const std::uint64_t M = fft_.size(), w = config_.width;
   // A std::map node of (transform, position) -> CWord with its allocator header; a register
-  // slot (its vector of w words).
-  constexpr std::uint64_t node_bytes = 96, slot_bytes = 64;
-  std::uint64_t fixed = 0;
+  // slot (its vector of w words); a unit's least (a std::deque's map and first buffer); the
+  // run's own (its state vectors, a cycle's temporaries of w words).
+  constexpr std::uint64_t node_bytes = 96, slot_bytes = 64, unit_bytes = 768;
+  std::uint64_t fixed = 2048 + 8 * w * sizeof(CWord) + units_.size() * unit_bytes;
   for (const auto& u : units_) {
     fixed += u.kind == StreamingUnit::Kind::Permutation
                  ? u.memory_words * node_bytes + (u.latency + 1) * slot_bytes

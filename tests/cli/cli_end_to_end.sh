@@ -70,7 +70,7 @@ expect 1 "holds a secret key, but --cloud-key needs a cloud key" eval \
 head -c 200 "$c/a.tgct" >"$c/cut.tgct"
 expect 1 "truncated" decrypt --key "$c/client.tgsk" "$c/cut.tgct"
 expect 0 "INSECURE" --help
-expect 2 "--device is a GPU option: it applies to --backend gpu, not to sequential; drop it" \
+expect 2 "--device is a GPU option: it applies to --backend gpu, not to sequential" \
   eval --cloud-key "$s/server.tgck" --op add "$s/a.tgct" "$s/b.tgct" -o "$s/x.tgct" \
   --backend sequential --device 0
 # An output that is a FIFO (or a device such as /dev/null) is written into, never replaced.

@@ -52,12 +52,19 @@ cat >"$tmp/limited" <<EOF
 ulimit -v 2000000 && exec "$program" "\$@"
 EOF
 chmod +x "$tmp/limited"
-unlimited="$program"
-program="$tmp/limited"
-expect 2 "--size 65536 with --transforms 1024 would hold about 3.0 GiB in memory" simulate \
-  --size 65536 --width 8 --transforms 1024
-expect 0 "identical to the functional model, bit for bit" simulate --size 512 --width 16
-program="$unlimited"
+hard_limit="$(ulimit -Hv)"
+if [[ "$hard_limit" != unlimited && "$hard_limit" -lt 2000000 ]]; then
+  echo "skipped the memory refusal: the address space is limited below 2 GB already"
+elif ! "$tmp/limited" --help >/dev/null 2>&1; then
+  echo "skipped the memory refusal: cannot run a wrapper script from $tmp (noexec?)"
+else
+  unlimited="$program"
+  program="$tmp/limited"
+  expect 2 "--size 65536 with --transforms 1024 would hold about 3.0 GiB in memory" simulate \
+    --size 65536 --width 8 --transforms 1024
+  expect 0 "identical to the functional model, bit for bit" simulate --size 512 --width 16
+  program="$unlimited"
+fi
 expect 2 "--simulator 'modelsim' is not known" cosim --workdir "$tmp/c" --simulator modelsim
 expect 2 "parameter set" study --params nonsense --gates 0
 expect 2 "--out is required" verilog

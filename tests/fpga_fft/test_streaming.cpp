@@ -20,7 +20,6 @@ using namespace torusgate::fpga_fft;
 using torusgate::test::catch_seed;
 using torusgate::test::seeded_rng;
 
-
 namespace {
 
 std::vector<std::vector<CWord>> random_transforms(Csprng& rng, std::size_t count, std::size_t M,
@@ -173,14 +172,16 @@ TEST_CASE("fpga_fft streaming: latency formula by hand, resources", "[fpga_fft][
   CHECK(s8.multipliers() == 4 * (2 + 7 + 2));
 }
 
-TEST_CASE("fpga_fft streaming: run_bytes bounds the heap a run takes", "[fpga_fft][streaming]") {
+TEST_CASE("fpga_fft streaming: run_bytes bounds the heap a run takes",
+          "[fpga_fft][streaming]") {
   Csprng rng = seeded_rng(catch_seed(0x52554e42));
   struct Case {
     std::size_t size;
     std::uint32_t radix, width, transforms;
   };
   // Map nodes dominate few transforms of a narrow stream; the outputs dominate many.
-  for (const Case c : {Case{512, 2, 2, 1}, Case{512, 2, 16, 2}, Case{4096, 8, 8, 3},
+  for (const Case c : {Case{8, 2, 2, 1}, Case{16, 2, 4, 2}, Case{64, 8, 8, 1},
+                       Case{512, 2, 2, 1}, Case{512, 2, 16, 2}, Case{4096, 8, 8, 3},
                        Case{1024, 2, 4, 64}}) {
     FixedFftConfig fc;
     fc.size = c.size;
@@ -198,13 +199,14 @@ TEST_CASE("fpga_fft streaming: run_bytes bounds the heap a run takes", "[fpga_ff
                 << c.transforms << " transforms: peak " << taken << " bytes, estimate "
                 << estimate);
     CHECK(estimate >= taken);
-    CHECK(estimate <= 2 * taken);
+    CHECK(estimate <= 2 * taken + 16384);  // within twice, beyond a tiny run's fixed costs
   }
   // Linear in the transforms; saturated where it would not fit 64 bits.
   FixedFftConfig fc;
   fc.size = 65536;
   const StreamingFft big(FixedFft(fc), StreamingConfig{}, Direction::Forward);
-  CHECK(big.run_bytes(1024) - big.run_bytes(512) == 512 * (65536 * sizeof(CWord) + sizeof(std::vector<CWord>)));
+  const std::uint64_t per_transform = 65536 * sizeof(CWord) + sizeof(std::vector<CWord>);
+  CHECK(big.run_bytes(1024) - big.run_bytes(512) == 512 * per_transform);
   CHECK(big.run_bytes(1024) > (std::uint64_t{1} << 30));
   CHECK(big.run_bytes(std::uint64_t{1} << 62) == std::numeric_limits<std::uint64_t>::max());
 }

@@ -1,0 +1,132 @@
+// The host-memory checks of the programs (apps/app_support.hpp): the control groups' limits
+// read from a made-up cgroup hierarchy (v2 and v1, a limit on a parent group, "max", a group
+// folder the namespace hides), and the address-space limit (ulimit -v) on this process.
+#include <catch2/catch.hpp>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "app_support.hpp"
+#include "test_support.hpp"
+
+using namespace torusgate;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Writes `text` to `path`, making its folders.
+void write(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+constexpr double mib = 1024.0 * 1024.0;
+
+// Whether cgroup_free_bytes gives `expected` bytes.
+bool cgroup_free_bytes_is(const fs::path& self, const fs::path& mount, double expected) {
+  const double got = apps::cgroup_free_bytes(self, mount);
+  INFO("cgroup_free_bytes: " << got << ", expected " << expected);
+  return got == expected;
+}
+
+}  // namespace
+
+TEST_CASE("cgroup_free_bytes takes the least a group or a group above it leaves", "[apps]") {
+  const fs::path root = fs::temp_directory_path() / ("tg_cgroup_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  const fs::path self = root / "self_cgroup", mount = root / "sys";
+
+  SECTION("v2: the parent's limit binds, the group's own is max") {
+    write(self, "0::/job/task\n");
+    write(mount / "cgroup.controllers", "memory\n");
+    write(mount / "job/memory.max", std::to_string(1000 * std::uint64_t{1} << 20) + "\n");
+    write(mount / "job/memory.current", std::to_string(700 * std::uint64_t{1} << 20) + "\n");
+    write(mount / "job/memory.stat", "anon 1\ninactive_file " +
+                                         std::to_string(100 * std::uint64_t{1} << 20) + "\n");
+    write(mount / "job/task/memory.max", "max\n");
+    write(mount / "job/task/memory.current", "4096\n");
+    CHECK(cgroup_free_bytes_is(self, mount, 400 * mib));
+    // A tighter own limit wins.
+    write(mount / "job/task/memory.max", std::to_string(300 * std::uint64_t{1} << 20) + "\n");
+    write(mount / "job/task/memory.current", std::to_string(200 * std::uint64_t{1} << 20));
+    CHECK(cgroup_free_bytes_is(self, mount, 100 * mib));
+    // Used beyond the limit: 1 byte, not a negative amount.
+    write(mount / "job/task/memory.current", std::to_string(400 * std::uint64_t{1} << 20));
+    CHECK(apps::cgroup_free_bytes(self, mount) == 1);
+  }
+  SECTION("v2: no limit anywhere") {
+    write(self, "0::/a\n");
+    write(mount / "cgroup.controllers", "memory\n");
+    write(mount / "a/memory.max", "max\n");
+    write(mount / "a/memory.current", "123\n");
+    CHECK(apps::cgroup_free_bytes(self, mount) == -1);
+  }
+  SECTION("v2: the group's folder hidden by the namespace: the mount's root is the group") {
+    write(self, "0::/../outside/group\n");
+    write(mount / "cgroup.controllers", "memory\n");
+    write(mount / "memory.max", std::to_string(512 * std::uint64_t{1} << 20) + "\n");
+    write(mount / "memory.current", std::to_string(12 * std::uint64_t{1} << 20) + "\n");
+    CHECK(cgroup_free_bytes_is(self, mount, 500 * mib));
+  }
+  SECTION("v1: the memory controller's hierarchy; 2^63 less a page is no limit") {
+    write(self, "9:cpu:/\n4:memory:/slurm/job_7/step_0\n0::/\n");
+    const fs::path memory = mount / "memory";
+    write(memory / "memory.limit_in_bytes", "9223372036854771712\n");
+    write(memory / "memory.usage_in_bytes", "1\n");
+    write(memory / "slurm/job_7/memory.limit_in_bytes",
+          std::to_string(2048 * std::uint64_t{1} << 20) + "\n");
+    write(memory / "slurm/job_7/memory.usage_in_bytes",
+          std::to_string(1024 * std::uint64_t{1} << 20) + "\n");
+    write(memory / "slurm/job_7/memory.stat",
+          "total_inactive_file " + std::to_string(24 * std::uint64_t{1} << 20) + "\n");
+    write(memory / "slurm/job_7/step_0/memory.limit_in_bytes", "9223372036854771712\n");
+    write(memory / "slurm/job_7/step_0/memory.usage_in_bytes", "1\n");
+    CHECK(cgroup_free_bytes_is(self, mount, 1048 * mib));
+    write(memory / "slurm/job_7/memory.limit_in_bytes", "9223372036854771712\n");
+    CHECK(apps::cgroup_free_bytes(self, mount) == -1);
+  }
+  SECTION("nothing to read: no limit") {
+    CHECK(apps::cgroup_free_bytes(root / "none", root / "none") == -1);
+  }
+  fs::remove_all(root);
+}
+
+TEST_CASE("available_memory_bytes heeds the address-space limit (ulimit -v)", "[apps]") {
+  const double unlimited = apps::available_memory_bytes();
+  REQUIRE(unlimited > 0);  // Linux: MemAvailable
+  rlimit saved{};
+  REQUIRE(getrlimit(RLIMIT_AS, &saved) == 0);
+  // 256 MiB beyond what the process has mapped now.
+  std::ifstream status("/proc/self/status");
+  double mapped_kib = 0;
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmSize:", 0) == 0) mapped_kib = std::stod(line.substr(7));
+  }
+  REQUIRE(mapped_kib > 0);
+  const double room = 256.0 * 1024 * 1024;
+  rlimit lowered = saved;
+  lowered.rlim_cur = static_cast<rlim_t>(mapped_kib * 1024 + room);
+  // Where other limits are near the test's, it could not tell them apart.
+  if (unlimited < 4 * room ||
+      (saved.rlim_cur != RLIM_INFINITY && saved.rlim_cur < lowered.rlim_cur + room)) {
+    WARN("not run: less than 1 GiB free, or the address space already limited near 256 MiB");
+    return;
+  }
+  REQUIRE(setrlimit(RLIMIT_AS, &lowered) == 0);
+  const double limited = apps::available_memory_bytes();
+  bool refused = false;
+  try {
+    apps::check_host_memory("a run", 1e9, "run less");
+  } catch (const InvalidArgument& e) {
+    refused = std::string(e.what()).find("a run would hold about 0.9 GiB in memory") == 0;
+  }
+  REQUIRE(setrlimit(RLIMIT_AS, &saved) == 0);
+  CHECK(limited <= room);
+  CHECK(limited > room / 2);  // nothing mapped in between but the test's own strings
+  CHECK(refused);
+  CHECK(apps::available_memory_bytes() > room);
+}
