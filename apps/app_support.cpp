@@ -631,6 +631,17 @@ double cgroup_free_bytes(const std::filesystem::path& proc_cgroup,
                     "total_inactive_file ");
 }
 
+Parameters parameters_named(const std::string& option, const std::string& name) {
+  try {
+    return parameters_by_name(name);
+  } catch (const InvalidArgument& e) {
+    std::string why = e.what();
+    const std::string prefix = "parameters_by_name: ";
+    if (why.rfind(prefix, 0) == 0) why.erase(0, prefix.size());
+    throw InvalidArgument(option + ": " + why);
+  }
+}
+
 double available_memory_bytes() {
   double available = std::max(0.0, keyed_value("/proc/meminfo", "MemAvailable:") * 1024);
   for (const double limit :

@@ -43,6 +43,10 @@ std::unique_ptr<CpuBackend> make_cpu_backend(const std::string& name,
                                              std::shared_ptr<const CpuKeyContext> context,
                                              CpuOptions options = {});
 
+// The parameter set named `name` for the command-line option `option` ("--params"); throws
+// InvalidArgument "--params: unknown parameter set 'x'; known sets: ..." for an unknown name.
+Parameters parameters_named(const std::string& option, const std::string& name);
+
 // Bytes of memory a program may still take now, or 0 where unknown: the least of
 // MemAvailable of /proc/meminfo, what the memory limits of the process's control group and
 // of each group above it leave (cgroup v2 memory.max, v1 memory.limit_in_bytes, less what the

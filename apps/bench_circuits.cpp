@@ -171,7 +171,9 @@ bool parse(int argc, char** argv, Options& o) {
   if (!o.gpu_option.empty() && o.backend != "gpu")
     throw apps::gpu_options_not_for(o.gpu_option, o.backend);
   // Before the keys are made: the options as the GPU backend will check them.
-  if (o.backend == "gpu") apps::check_gpu_options(o.gpu, parameters_by_name(o.params), o.unroll);
+  if (o.backend == "gpu") {
+    apps::check_gpu_options(o.gpu, apps::parameters_named("--params", o.params), o.unroll);
+  }
   return true;
 }
 
@@ -535,7 +537,7 @@ void print_header(const Options& o, const RunInfo& info, const std::string& back
 int main(int argc, char** argv) try {
   Options o;
   if (!parse(argc, argv, o)) return 0;
-  const Parameters params = parameters_by_name(o.params);  // validates the name
+  const Parameters params = apps::parameters_named("--params", o.params);  // validates the name
   if (o.backend != "plaintext") check_memory(o, params);
   // Checked before the run, so that a bad path fails at once and not after the benchmark;
   // written whole at the end (an earlier report stays as it was if the run fails).

@@ -476,7 +476,7 @@ std::vector<BatchResult> run_all(B& be, const SecretKey& secret, Csprng& rng, co
 int main(int argc, char** argv) try {
   Options o;
   if (!parse(argc, argv, o)) return 0;
-  const Parameters params = parameters_by_name(o.params);
+  const Parameters params = apps::parameters_named("--params", o.params);
   // Every engine's options, before the keys are made and before the first engine's run.
   if (o.backend == "gpu") apps::check_gpu_options(o.gpu, params, o.unroll, o.engines);
   // A batch too large for this machine's memory is refused now, not killed by the system

@@ -118,7 +118,7 @@ int main(int argc, char** argv) try {
     else if (cl.is_help()) { usage(); return 0; }
     else cl.reject();
   }
-  const Parameters params = parameters_by_name(params_name);
+  const Parameters params = apps::parameters_named("--params", params_name);
   backend_name = apps::resolve_server_backend(backend_name, server);
   // Before the keys are made: the GPU options as the backend will check them.
   if (backend_name == "gpu") apps::check_gpu_options(server.gpu, params);

@@ -130,14 +130,7 @@ Options parse_options(int argc, char** argv, bool& help) {
                           std::to_string(o.width - 1) + ")");
   if (o.backend != "plaintext") {
     o.backend = apps::resolve_backend(o.backend, /*plaintext_ok=*/true);
-    try {  // an unknown name refused before the data are read
-      (void)parameters_by_name(o.params);
-    } catch (const InvalidArgument& e) {
-      std::string why = e.what();
-      const std::string prefix = "parameters_by_name: ";
-      if (why.rfind(prefix, 0) == 0) why.erase(0, prefix.size());
-      throw InvalidArgument("--params: " + why);
-    }
+    (void)apps::parameters_named("--params", o.params);  // refused before the data are read
   }
   apps::check_server_options(o.backend, o.server);
   // Before the keys are made: the options as the GPU backend will check them.
@@ -469,6 +462,18 @@ int main(int argc, char** argv) try {
   }
   if (o.intercept) r.names.push_back("(intercept)");
   for (const auto& name : data.feature_names) r.names.push_back(name);
+  // The fit must be unique: checked on the quantized data in the clear, before any key is
+  // made, rather than on the decrypted aggregates after the encrypted step.
+  const apps::IntegerAggregates plain = apps::plain_aggregates(r.q, o.intercept);
+  const std::size_t dependent =
+      apps::dependent_column(std::vector<double>(plain.xtx.begin(), plain.xtx.end()), p);
+  if (dependent < p) {
+    throw InvalidArgument(
+        "column '" + r.names[dependent] + "' is, as quantized to " + std::to_string(o.width) +
+        " bits, a combination of the columns before it (a constant or repeated feature, or "
+        "one too small for the width): the least-squares fit is not unique; drop the column" +
+        (o.standardize ? "" : " or try --standardize"));
+  }
 
   std::printf("torusgate linear regression (commit %s)\n", apps::build_commit().c_str());
   std::printf("data         %s: %zu rows, %zu attributes\n", r.data_description.c_str(),

@@ -14,6 +14,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "printable.hpp"
+
 #include "torusgate/circuits/regression.hpp"
 #include "torusgate/core/error.hpp"
 
@@ -62,7 +64,10 @@ std::vector<std::string> split_cells(const std::string& line, const std::string&
 
 std::string column_list(const std::vector<std::string>& names) {
   std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + ("'" + n + "'");
+  constexpr std::size_t most = 20;  // a binary file's "header" can hold thousands
+  for (std::size_t i = 0; i < names.size() && i < most; ++i)
+    out += (out.empty() ? "" : ", ") + ("'" + printable(names[i]) + "'");
+  if (names.size() > most) out += ", ... (" + std::to_string(names.size()) + " columns)";
   return out;
 }
 
@@ -87,10 +92,11 @@ Dataset parse_csv(std::istream& in, const std::string& target, const std::string
     EXPECTS(!header[j].empty(), source + ": line 1 (header): column " + std::to_string(j + 1) +
                                     " has no name");
     EXPECTS(seen.insert(header[j]).second,
-            source + ": line 1 (header): column name '" + header[j] + "' appears twice");
+            source + ": line 1 (header): column name '" + printable(header[j]) +
+                "' appears twice");
   }
   const auto t = std::find(header.begin(), header.end(), target);
-  EXPECTS(t != header.end(), source + ": no column named '" + target +
+  EXPECTS(t != header.end(), source + ": no column named '" + printable(target) +
                                  "' (the target); the columns are " + column_list(header));
   EXPECTS(header.size() >= 2, source + ": the only column is the target '" + target +
                                   "'; there are no features");
@@ -110,16 +116,16 @@ Dataset parse_csv(std::istream& in, const std::string& target, const std::string
                                                std::to_string(header.size()) + " columns");
     for (std::size_t j = 0; j < cells.size(); ++j) {
       const std::string cell = trim(cells[j]);
-      const std::string at = where + ", column '" + header[j] + "'";
+      const std::string at = where + ", column '" + printable(header[j]) + "'";
       EXPECTS(!cell.empty(), at + ": the cell is empty");
       double v = 0;
       const char* end = cell.data() + cell.size();
       const char* begin = cell.data() + (cell[0] == '+' ? 1 : 0);
       const auto [ptr, ec] = std::from_chars(begin, end, v);
       EXPECTS(ec != std::errc::result_out_of_range,
-              at + ": '" + cell + "' is out of the range of a double");
-      EXPECTS(ec == std::errc() && ptr == end, at + ": '" + cell + "' is not a number");
-      EXPECTS(std::isfinite(v), at + ": '" + cell + "' is not a finite number");
+              at + ": '" + printable(cell) + "' is out of the range of a double");
+      EXPECTS(ec == std::errc() && ptr == end, at + ": '" + printable(cell) + "' is not a number");
+      EXPECTS(std::isfinite(v), at + ": '" + printable(cell) + "' is not a finite number");
       (j == target_col ? data.y : data.x).push_back(v);
     }
     ++data.rows;
@@ -385,20 +391,22 @@ IntegerAggregates plain_aggregates(const QuantizedData& data, bool intercept) {
   return out;
 }
 
-std::vector<double> solve_normal_equations(const std::vector<double>& xtx,
-                                           const std::vector<double>& xty, std::size_t p) {
-  EXPECTS(p >= 1 && xtx.size() == p * p && xty.size() == p,
-          "solve_normal_equations: sizes do not match");
-  // Cholesky: xtx = L L^T, then L z = xty and L^T beta = z.
+namespace {
+
+// The Cholesky factor L (row-major, lower) of the p x p matrix xtx = L L^T, in long double, up
+// to the first column that is a combination of the columns before it (its pivot not above a
+// relative 1e-12): that column in `dependent`, else p.
+std::vector<long double> cholesky(const std::vector<double>& xtx, std::size_t p,
+                                  std::size_t& dependent) {
   std::vector<long double> l(p * p, 0.0L);
   for (std::size_t j = 0; j < p; ++j) {
     long double diag = xtx[j * p + j];
     for (std::size_t k = 0; k < j; ++k) diag -= l[j * p + k] * l[j * p + k];
     const long double scale = std::max<long double>(std::abs(xtx[j * p + j]), 1.0L);
-    EXPECTS(diag > 1e-12L * scale,
-            "solve_normal_equations: X^T X is singular (column " + std::to_string(j) +
-                " is a combination of the others: a constant or repeated feature, or fewer "
-                "rows than coefficients)");
+    if (!(diag > 1e-12L * scale)) {
+      dependent = j;
+      return l;
+    }
     l[j * p + j] = std::sqrt(diag);
     for (std::size_t i = j + 1; i < p; ++i) {
       long double v = xtx[i * p + j];
@@ -406,6 +414,30 @@ std::vector<double> solve_normal_equations(const std::vector<double>& xtx,
       l[i * p + j] = v / l[j * p + j];
     }
   }
+  dependent = p;
+  return l;
+}
+
+}  // namespace
+
+std::size_t dependent_column(const std::vector<double>& xtx, std::size_t p) {
+  EXPECTS(p >= 1 && xtx.size() == p * p, "dependent_column: sizes do not match");
+  std::size_t dependent = p;
+  (void)cholesky(xtx, p, dependent);
+  return dependent;
+}
+
+std::vector<double> solve_normal_equations(const std::vector<double>& xtx,
+                                           const std::vector<double>& xty, std::size_t p) {
+  EXPECTS(p >= 1 && xtx.size() == p * p && xty.size() == p,
+          "solve_normal_equations: sizes do not match");
+  // Cholesky: xtx = L L^T, then L z = xty and L^T beta = z.
+  std::size_t dependent = p;
+  const std::vector<long double> l = cholesky(xtx, p, dependent);
+  EXPECTS(dependent == p,
+          "solve_normal_equations: X^T X is singular (column " + std::to_string(dependent) +
+              " is a combination of the others: a constant or repeated feature, or fewer "
+              "rows than coefficients)");
   std::vector<long double> z(p);
   for (std::size_t i = 0; i < p; ++i) {
     long double v = xty[i];

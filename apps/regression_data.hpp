@@ -102,6 +102,9 @@ IntegerAggregates plain_aggregates(const QuantizedData& data, bool intercept);
 // constant features, fewer rows than unknowns).
 std::vector<double> solve_normal_equations(const std::vector<double>& xtx,
                                            const std::vector<double>& xty, std::size_t size);
+// The first column of the p x p normal matrix xtx that is a combination of the columns before
+// it (where solve_normal_equations fails), or p when there is none.
+std::size_t dependent_column(const std::vector<double>& xtx, std::size_t p);
 
 // A plaintext least-squares fit by Householder QR on the design matrix (the reference the
 // encrypted pipeline is compared with; it never forms A^T A). x is rows x attributes.

@@ -139,8 +139,9 @@ const char* const encrypt_footer =
 const char* const decrypt_footer =
     "Example:\n"
     "  torusgate decrypt -k client.tgsk p.tgct\n"
-    "Signed arrays print signed values; a matrix prints one row per line. Decrypting with a\n"
-    "secret key of the right parameter set but another key pair gives meaningless values.\n";
+    "Signed arrays print signed values; a matrix prints one row per line. A file under another\n"
+    "secret key is refused where it names its key (what encrypt and eval write); one that\n"
+    "names none decrypts with another key pair to meaningless values.\n";
 
 const char* const info_footer =
     "Example:\n"
@@ -409,6 +410,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     // "torusgate help [COMMAND]" is "torusgate [COMMAND] --help".
     if (!argv.empty() && argv.front() == "help") {
       argv.erase(argv.begin());
+      if (!argv.empty() && argv.front() == "help") argv.erase(argv.begin());  // help on help
       argv.push_back("--help");
       command = command_of(argv);
     }

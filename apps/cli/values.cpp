@@ -4,29 +4,14 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "printable.hpp"
+
 namespace torusgate::cli {
 namespace {
 
-// A token for a message: control bytes (a NUL, an escape sequence) and a UTF-8 byte order
-// mark shown as \xNN, so that the message reaches the terminal whole and as it is.
-std::string shown(std::string_view token) {
-  std::string text;
-  if (token.substr(0, 3) == "\xEF\xBB\xBF") {
-    text = "\\xEF\\xBB\\xBF";
-    token.remove_prefix(3);
-  }
-  for (const char c : token) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7F) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\x%02X", byte);
-      text += escaped;
-    } else {
-      text += c;
-    }
-  }
-  return text;
-}
+// A token for a message (apps::printable: control bytes and bytes that are not UTF-8 escaped,
+// a long one cut).
+std::string shown(std::string_view token) { return apps::printable(token); }
 
 // The smallest and largest value of a type of width 1..64, as 128-bit integers.
 Int128 type_min(circuits::IntType type) {
@@ -125,15 +110,28 @@ ValueTable parse_values(std::string_view text, circuits::IntType type,
     ++table.shape.rows;
     row_length = 0;
   };
+  // A comma stands between two values of a row: one at a row's start or end, or a second
+  // one before the next value, leaves a value out.
+  bool comma_pending = false;
+  const auto missing_value = [&] {
+    return ValueError(line, "row " + std::to_string(table.shape.rows + 1) +
+                                " misses a value: a comma with no value " +
+                                (row_length == 0 ? "before it" : "after it"));
+  };
   std::size_t i = 0;
   while (i < text.size()) {
     const char c = text[i];
     if (c == '\n' || c == ';') {
+      if (comma_pending) throw missing_value();
       end_row();
       if (c == '\n') ++line;
       ++i;
     } else if (c == '#') {
       while (i < text.size() && text[i] != '\n') ++i;
+    } else if (c == ',') {
+      if (comma_pending || row_length == 0) throw missing_value();
+      comma_pending = true;
+      ++i;
     } else if (is_separator(c)) {
       ++i;
     } else {
@@ -157,9 +155,11 @@ ValueTable parse_values(std::string_view text, circuits::IntType type,
       }
       table.values.push_back(static_cast<std::uint64_t>(*value));
       ++row_length;
+      comma_pending = false;
       i = j;
     }
   }
+  if (comma_pending) throw missing_value();
   end_row();
   if (table.values.empty()) throw ValueError(0, "no values");
   return table;

@@ -147,7 +147,7 @@ bool parse(int argc, char** argv, Options& o) {
     if (b != "sequential" && b != "openmp" && b != "gpu")
       throw InvalidArgument("--backends: unknown backend '" + b +
                             "'; expected sequential, openmp or gpu");
-  for (const std::string& p : o.params) parameters_by_name(p);  // throws listing the names
+  for (const std::string& p : o.params) parameters_named("--params", p);  // lists the names
   // A name listed twice runs once (as --workloads does), not twice with fresh keys.
   for (std::vector<std::string>* list : {&o.backends, &o.params}) {
     std::vector<std::string> unique;

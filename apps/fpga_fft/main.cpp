@@ -153,8 +153,16 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e) == 0 ? exit_ok : exit_usage;
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e) == 0 ? exit_ok : exit_usage;
+  } catch (const CLI::ParseError& e) {
+    // One line, naming the command, as every other error.
+    const std::string command = argc > 1 && argv[1][0] != '-' ? std::string(argv[1]) : "";
+    std::cerr << "fpga_fft" << (command.empty() ? "" : " " + command) << ": " << e.what()
+              << " (see 'fpga_fft " << (command.empty() ? "" : command + " ") << "--help')\n";
+    return exit_usage;
   }
   try {
     // Report paths: given (even empty, which OutputFile refuses) or not, by the option's count.

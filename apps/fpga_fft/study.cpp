@@ -90,7 +90,7 @@ std::string fmt(double v, int precision = 3) {
 }  // namespace
 
 int run_study(const StudyOptions& o, std::ostream& out) {
-  const Parameters params = parameters_by_name(o.params);
+  const Parameters params = apps::parameters_named("--params", o.params);
   // Both paths checked before the study (which takes long with tfhe_lib_128), each file
   // written whole at the end; a path given empty is refused (OutputFile), as is one file for
   // both reports.

@@ -28,6 +28,15 @@ for i in 1 2 3 4 5 6 7 8; do
 done
 expect 0 "exact (12 entries)" --backend plaintext --csv "$tmp/mix.csv" --target y --standardize
 
+# A fit that is not unique is refused before any key is made (exit 2, nothing encrypted): a
+# constant column beside the intercept, a repeated one.
+printf 'a,c,y\n0.1,0.5,0.2\n0.3,0.5,0.1\n0.5,0.5,0.4\n0.7,0.5,0.3\n' >"$tmp/constant.csv"
+expect 2 "column 'c' is, as quantized to 8 bits, a combination of the columns before it" \
+  --params toy_INSECURE --csv "$tmp/constant.csv" --target y
+grep -q "encrypted" "$tmp/out" && fail "a refused fit encrypted its data"
+printf 'a,b,y\n0.1,0.1,0.2\n0.3,0.3,0.1\n0.5,0.5,0.4\n0.7,0.7,0.3\n' >"$tmp/repeated.csv"
+expect 2 "column 'b' is, as quantized to 8 bits, a combination" --backend plaintext \
+  --csv "$tmp/repeated.csv" --target y
 printf 'a,y\n1,2\n3,x\n' >"$tmp/bad.csv"
 expect 2 "line 3, column 'y': 'x' is not a number" --csv "$tmp/bad.csv" --target y
 expect 2 "no column named 'price'" --csv "$csv" --target price

@@ -1,6 +1,7 @@
 // The host-memory checks of the programs (apps/app_support.hpp): the control groups' limits
 // read from a made-up cgroup hierarchy (v2 and v1, a limit on a parent group, "max", a group
-// folder the namespace hides), and the address-space limit (ulimit -v) on this process.
+// folder the namespace hides), and the address-space limit (ulimit -v) on this process;
+// parameters_named and printable, for the messages.
 #include <catch2/catch.hpp>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "app_support.hpp"
+#include "printable.hpp"
 #include "test_support.hpp"
 
 using namespace torusgate;
@@ -129,4 +131,27 @@ TEST_CASE("available_memory_bytes heeds the address-space limit (ulimit -v)", "[
   CHECK(limited > room / 2);  // nothing mapped in between but the test's own strings
   CHECK(refused);
   CHECK(apps::available_memory_bytes() > room);
+}
+
+TEST_CASE("parameters_named names the option, not the library function", "[apps]") {
+  CHECK(apps::parameters_named("--params", "toy_INSECURE").name == "toy_INSECURE");
+  REQUIRE_INVALID_ARGUMENT(apps::parameters_named("--params", "bogus"),
+                           "--params: unknown parameter set 'bogus'; known sets: tfhe_lib_128");
+  try {
+    apps::parameters_named("--params", "bogus");
+  } catch (const InvalidArgument& e) {
+    CHECK(std::string(e.what()).find("parameters_by_name") == std::string::npos);
+  }
+}
+
+TEST_CASE("printable escapes control bytes and bytes that are not UTF-8, and cuts long text",
+          "[apps]") {
+  CHECK(apps::printable("plain text") == "plain text");
+  CHECK(apps::printable("a\tb\x1b[0m") == "a\\x09b\\x1B[0m");
+  CHECK(apps::printable("caf\xC3\xA9 \xE2\x82\xAC") == "caf\xC3\xA9 \xE2\x82\xAC");  // é €
+  CHECK(apps::printable("\xFF\xFE\x80") == "\\xFF\\xFE\\x80");
+  CHECK(apps::printable("\xE2\x82") == "\\xE2\\x82");  // a sequence cut short
+  CHECK(apps::printable("\xEF\xBB\xBFx") == "\\xEF\\xBB\\xBFx");
+  CHECK(apps::printable(std::string(49, 'a')) == std::string(48, 'a') + "... (49 bytes)");
+  CHECK(apps::printable(std::string(48, 'a')) == std::string(48, 'a'));
 }

@@ -213,7 +213,15 @@ TEST_CASE("the solvers reject singular systems", "[regression]") {
   const std::vector<double> x = {1, 1, 1, 1};
   const std::vector<double> y = {1, 2, 3, 4};
   REQUIRE_INVALID_ARGUMENT(least_squares_qr(x, y, 4, 1, true), "rank deficient");
-  REQUIRE_INVALID_ARGUMENT(solve_normal_equations({4, 4, 4, 4}, {10, 10}, 2), "singular");
+  REQUIRE_INVALID_ARGUMENT(solve_normal_equations({4, 4, 4, 4}, {10, 10}, 2),
+                           "singular (column 1 is a combination");
+  // dependent_column names the same column, and none for a regular matrix: columns 1, x, 2x
+  // over x = 1..3 (the third is twice the second), then 1, x.
+  CHECK(dependent_column({4, 4, 4, 4}, 2) == 1);
+  CHECK(dependent_column({3, 6, 12, 6, 14, 28, 12, 28, 56}, 3) == 2);
+  CHECK(dependent_column({3, 6, 6, 14}, 2) == 2);
+  CHECK(dependent_column({0}, 1) == 0);
+  REQUIRE_INVALID_ARGUMENT(dependent_column({1, 2}, 2), "sizes do not match");
   REQUIRE_INVALID_ARGUMENT(least_squares_qr({1, 2}, {1}, 1, 2, true), "1 rows cannot determine 3");
 }
 

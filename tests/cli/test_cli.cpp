@@ -490,6 +490,7 @@ TEST_CASE("cli: help, version, and bad command lines", "[cli]") {
   Session& s = session();
   CHECK_THAT(ok({"--help"}).out, Contains("keygen") && Contains("Exit codes"));
   CHECK_THAT(ok({"help", "eval"}).out, Contains("--cloud-key") && Contains("matmul"));
+  CHECK_THAT(ok({"help", "help"}).out, Contains("keygen") && Contains("decrypt"));
   CHECK_THAT(ok({"encrypt", "--help"}).out,
              Contains("--width") && Contains("--shape") && Contains("--quiet"));
   CHECK_THAT(ok({"keygen", "-h"}).out, Contains("toy_INSECURE") && !Contains("torusgate eval"));
@@ -588,7 +589,9 @@ TEST_CASE("cli: values that do not fit or do not parse", "[cli]") {
   fails(exit_usage, enc("64", false, "18446744073709551616"), "does not fit 64-bit unsigned");
   fails(exit_usage, enc("8", false, "1,2x"), "'2x' is not an integer");
   fails(exit_usage, enc("8", false, "1,2;3"), "row 2 has 1 value but row 1 has 2");
-  fails(exit_usage, enc("8", false, " , ;"), "--values: no values");
+  fails(exit_usage, enc("8", false, " ;\n ;"), "--values: no values");
+  fails(exit_usage, enc("8", false, " , ;"),
+        "--values: row 1 misses a value: a comma with no value before it");
   fails(exit_usage,
         {"encrypt", "-k", s.sk, "--width", "8", "--values", "1,2,3", "--shape", "2,2", "-o", out},
         "--shape 2,2 holds 4 values but 3 were given");

@@ -66,6 +66,24 @@ TEST_CASE("cli text: value lists, rows and range checks", "[cli]") {
   CHECK_THROWS_WITH(parse_values("1\0002\n"s, u8), Contains("'1\\x002' is not an integer"));
   CHECK_THROWS_WITH(parse_values("\x1B[31m", u8), Contains("'\\x1B[31m' is not an integer"));
   CHECK(parse_values("\xEF\xBB\xBF" "7 8\n", u8).values == std::vector<std::uint64_t>{7, 8});
+  // Bytes that are not UTF-8 (a binary file) are escaped, UTF-8 text kept; a long token
+  // shows its start and its size.
+  CHECK_THROWS_WITH(parse_values("\xFF\xFE" "1", u8), Contains("'\\xFF\\xFE1' is not an integer"));
+  CHECK_THROWS_WITH(parse_values("caf\xC3\xA9", u8), Contains("'caf\xC3\xA9' is not"));
+  CHECK_THROWS_WITH(parse_values("\xC3", u8), Contains("'\\xC3' is not"));
+  CHECK_THROWS_WITH(parse_values(std::string(1000, 'z'), u8),
+                    Contains("'" + std::string(48, 'z') + "... (1000 bytes)' is not an integer"));
+  // A comma stands between two values: an empty one is refused, not skipped.
+  CHECK_THROWS_WITH(parse_values("1,,2", u8),
+                    "row 1 misses a value: a comma with no value after it");
+  CHECK_THROWS_WITH(parse_values("1, ,2", u8), Contains("a comma with no value after it"));
+  CHECK_THROWS_WITH(parse_values(",1", u8),
+                    "row 1 misses a value: a comma with no value before it");
+  CHECK_THROWS_WITH(parse_values("1,2;3,", u8),
+                    "row 2 misses a value: a comma with no value after it");
+  CHECK_THROWS_WITH(parse_values("1,2,\n3,4\n", u8), Contains("row 1 misses a value"));
+  CHECK_THROWS_WITH(parse_values("1,2, # c\n", u8), Contains("row 1 misses a value"));
+  CHECK(parse_values("1 ,2 , 3\n4,5,6 # c\n", u8).values.size() == 6);
   CHECK_THROWS_WITH(parse_values("-1", u8), Contains("; pass --signed for negative values"));
   CHECK_THROWS_WITH(parse_values("-1", u8, "; a hint"), EndsWith("; a hint"));
   CHECK(type_range(IntType{1, true}) == "-1..0");

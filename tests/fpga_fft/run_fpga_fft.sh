@@ -67,7 +67,8 @@ else
 fi
 expect 2 "--simulator 'modelsim' is not known" cosim --workdir "$tmp/c" --simulator modelsim
 expect 2 "parameter set" study --params nonsense --gates 0
-expect 2 "--out is required" verilog
+expect 2 "fpga_fft verilog: --out is required (see 'fpga_fft verilog --help')" verilog
+[[ $(wc -l <"$tmp/out") -eq 1 ]] || fail "a command-line error should be one line"
 expect 2 "A subcommand is required" 
 expect 2 "unknown command 'bogus'; expected simulate, verilog, cosim or study" bogus
 expect 2 "--frac-bits: '' is not a number" study --params toy_INSECURE --frac-bits 20,,26
