@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <iostream>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "app_support.hpp"
 #include "commands.hpp"
@@ -79,6 +81,31 @@ void resolve(DatapathOptions& d, const DatapathFlags& flags) {
   } else {
     throw InvalidArgument("--direction '" + flags.direction + "' is not known; expected forward or inverse");
   }
+}
+
+// A datapath refusal of the library ("FixedFftConfig: frac_bits=70 but ...") as the command
+// line gave it: "--frac-bits=70 but ...", in the form of the program's own refusals.
+std::string as_flags(std::string message) {
+  for (const std::string_view prefix :
+       {"FixedFftConfig: ", "StreamingConfig: ", "generate_verilog: "}) {
+    if (message.starts_with(prefix)) {
+      message.erase(0, prefix.size());
+      break;
+    }
+  }
+  constexpr std::pair<std::string_view, std::string_view> flags[] = {
+      {"size=", "--size="},
+      {"radix=", "--radix="},
+      {"width=", "--width="},
+      {"word_bits=", "--word-bits="},
+      {"frac_bits=", "--frac-bits="},
+      {"twiddle_bits=", "--twiddle-bits="},
+      {"multiplier_latency=", "--mul-latency="},
+      {"adder_latency=", "--add-latency="}};
+  for (const auto& [field, flag] : flags) {
+    if (message.starts_with(field)) return std::string(flag) + message.substr(field.size());
+  }
+  return message;
 }
 
 }  // namespace
@@ -197,7 +224,7 @@ int main(int argc, char** argv) {
     if (study_markdown_option->count() > 0) study.markdown = study_markdown;
     return run_study(study, std::cout);
   } catch (const InvalidArgument& e) {
-    std::cerr << "fpga_fft: " << e.what() << "\n";
+    std::cerr << "fpga_fft: " << as_flags(e.what()) << "\n";
     return exit_usage;
   } catch (const FormatError& e) {
     std::cerr << "fpga_fft: " << e.what() << "\n";

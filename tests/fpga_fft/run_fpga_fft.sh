@@ -29,7 +29,7 @@ done
 [[ $(wc -l <"$tmp/rtl/expected.txt") -eq 128 ]] || fail "expected.txt should hold 4 x 32 words"
 expect 2 "exists; pass --force to overwrite it" verilog --size 32 --width 4 --out "$tmp/rtl"
 expect 0 "wrote" verilog --size 32 --width 4 --out "$tmp/rtl" --force --name my_fft
-expect 2 "radix=8 but the generator emits radix-2 datapaths only" verilog --size 64 --radix 8 \
+expect 2 "--radix=8 but the generator emits radix-2 datapaths only" verilog --size 64 --radix 8 \
   --width 8 --out "$tmp/r8"
 expect 2 "module name '9x' is not a Verilog identifier" verilog --out "$tmp/x" --name 9x
 
@@ -40,8 +40,8 @@ python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['rows'][0]
   "$tmp/study.json" || fail "the study JSON does not parse or has the wrong content"
 
 expect 2 "allowed radices: 2, 8, 512" simulate --radix 4
-expect 2 "width=3" simulate --width 3
-expect 2 "frac_bits=70" simulate --frac-bits 70
+expect 2 "fpga_fft: --width=3 but expected a power of two" simulate --width 3
+expect 2 "fpga_fft: --frac-bits=70 but expected at most" simulate --frac-bits 70
 expect 2 "--direction 'sideways' is not known" simulate --direction sideways
 expect 2 "rounding 'up' is not known" simulate --rounding up
 expect 2 "--transforms=0" simulate --transforms 0
@@ -81,7 +81,7 @@ grep -q earlier "$tmp/keep.json" || fail "a refused study emptied the earlier --
 expect 2 "--json: cannot write to '$tmp': it is a folder" simulate --size 16 --width 4 --json "$tmp"
 expect 2 "--out: '$tmp/keep.json' is a file, not a folder" verilog --out "$tmp/keep.json"
 # Values that wrapped, were clamped or were ignored are refused up front (exit 2).
-expect 2 "frac_bits=4294967295 but expected at most word_bits-2=62" simulate --size 64 \
+expect 2 "--frac-bits=4294967295 but expected at most word_bits-2=62" simulate --size 64 \
   --frac-bits 4294967295
 expect 2 "--seed: '-5' is not a number" simulate --size 16 --width 4 --seed -5
 expect 2 "--seed: 18446744073709551616 is out of range; expected an integer in 0..18446744073709551615" \
