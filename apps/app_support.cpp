@@ -608,7 +608,8 @@ double cgroup_free_bytes(const std::filesystem::path& proc_cgroup,
     std::error_code ec;
     const fs::path relative = fs::path(path).relative_path().lexically_normal();
     fs::path dir = root / relative;
-    if (relative.empty() || relative == "." || !fs::is_directory(dir, ec)) dir = root;
+    const bool outside = !relative.empty() && *relative.begin() == "..";
+    if (relative.empty() || relative == "." || outside || !fs::is_directory(dir, ec)) dir = root;
     double least = -1;
     for (std::size_t level = 0; level < 64; ++level) {
       const double max = number_in_file(dir / limit);  // -1 for v2 "max"
@@ -654,13 +655,20 @@ double available_memory_bytes() {
 void check_host_memory(const std::string& what, double bytes, const std::string& advice) {
   const double available = available_memory_bytes();
   if (available <= 0 || bytes <= 0.9 * available) return;
-  constexpr double gib = 1024.0 * 1024.0 * 1024.0;
-  char text[160];
-  std::snprintf(text, sizeof text,
-                " would hold about %.1f GiB in memory, more than 90%% of the %.1f GiB this "
-                "program may take now; ",
-                bytes / gib, available / gib);
-  throw InvalidArgument(what + text + advice);
+  // "3.0 GiB", or "512 MiB" below a GiB.
+  const auto amount = [](double b) {
+    constexpr double mib = 1024.0 * 1024.0, gib = 1024.0 * mib;
+    char text[32];
+    if (b >= gib) {
+      std::snprintf(text, sizeof text, "%.1f GiB", b / gib);
+    } else {
+      std::snprintf(text, sizeof text, "%.0f MiB", b / mib);
+    }
+    return std::string(text);
+  };
+  throw InvalidArgument(what + " would hold about " + amount(bytes) +
+                        " in memory, more than 90% of the " + amount(available) +
+                        " this program may take now; " + advice);
 }
 
 bool same_report_file(const std::string& a, const std::string& b) {

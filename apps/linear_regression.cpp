@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "app_support.hpp"
+#include "printable.hpp"
 #include "progress.hpp"
 #include "regression_data.hpp"
 #include "torusgate/circuits/circuits.hpp"
@@ -468,11 +469,32 @@ int main(int argc, char** argv) try {
   const std::size_t dependent =
       apps::dependent_column(std::vector<double>(plain.xtx.begin(), plain.xtx.end()), p);
   if (dependent < p) {
+    const bool binary = o.kind == apps::FeatureKind::Binary;
+    // --standardize can help only numeric columns that the quantization made dependent.
+    bool standardize_helps = false;
+    if (!binary && !o.standardize) {
+      std::vector<double> xtx(p * p, 0.0);
+      std::vector<double> row(p);
+      for (std::size_t t = 0; t < data.rows; ++t) {
+        std::size_t c = 0;
+        if (o.intercept) row[c++] = 1.0;
+        for (std::size_t j = 0; j < data.attributes(); ++j) {
+          row[c++] = data.x[t * data.attributes() + j];
+        }
+        for (std::size_t i = 0; i < p; ++i) {
+          for (std::size_t j = 0; j < p; ++j) xtx[i * p + j] += row[i] * row[j];
+        }
+      }
+      standardize_helps = apps::dependent_column(xtx, p) == p;
+    }
     throw InvalidArgument(
-        "column '" + r.names[dependent] + "' is, as quantized to " + std::to_string(o.width) +
-        " bits, a combination of the columns before it (a constant or repeated feature, or "
-        "one too small for the width): the least-squares fit is not unique; drop the column" +
-        (o.standardize ? "" : " or try --standardize"));
+        "column '" + apps::printable(r.names[dependent]) + "' is, " +
+        (binary ? std::string("as 0/1 values")
+                : "as quantized to " + std::to_string(o.width) + " bits") +
+        ", a combination of the columns before it (a constant or repeated feature" +
+        (binary ? "" : ", or one too small for the width") +
+        "): the least-squares fit is not unique; drop the column" +
+        (standardize_helps ? " or try --standardize" : ""));
   }
 
   std::printf("torusgate linear regression (commit %s)\n", apps::build_commit().c_str());

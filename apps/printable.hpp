@@ -7,15 +7,48 @@
 
 namespace torusgate::apps {
 
+// The length of the well-formed UTF-8 sequence (RFC 3629: no overlong form, no surrogate,
+// nothing above U+10FFFF) at the start of `text`, or 0.
+inline std::size_t utf8_sequence(std::string_view text) {
+  if (text.empty()) return 0;
+  const auto at = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = at(0);
+  std::size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF;  // the second byte's range
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (text.size() < length || at(1) < low || at(1) > high) return 0;
+  for (std::size_t k = 2; k < length; ++k) {
+    if ((at(k) & 0xC0) != 0x80) return 0;
+  }
+  return length;
+}
+
 // Text from a file or the command line for a message: control bytes (a NUL, an escape
-// sequence), bytes that are not UTF-8 (a binary file read as text) and a UTF-8 byte order mark
-// shown as \xNN, so that the message reaches the terminal whole and as it is; beyond 48
-// bytes, the start and the size ("zzz... (1000 bytes)").
+// sequence, the C1 controls), bytes that are not UTF-8 (a binary file read as text) and a
+// UTF-8 byte order mark shown as \xNN, so that the message reaches the terminal whole and as
+// it is; beyond 48 bytes, the start (whole characters) and the size ("zzz... (1000 bytes)").
 inline std::string printable(std::string_view token) {
-  // A long token (a binary file read as text has few separators) shows its start.
+  // A long token (a binary file read as text has few separators) shows its start, cut
+  // before a character that would not fit whole.
   constexpr std::size_t longest = 48;
   const std::size_t size = token.size();
-  if (size > longest) token = token.substr(0, longest);
+  if (size > longest) {
+    std::size_t cut = longest;
+    while (cut > longest - 3 && (static_cast<unsigned char>(token[cut]) & 0xC0) == 0x80) --cut;
+    token = token.substr(0, cut);
+  }
   std::string text;
   if (token.substr(0, 3) == "\xEF\xBB\xBF") {
     text = "\\xEF\\xBB\\xBF";
@@ -37,16 +70,12 @@ inline std::string printable(std::string_view token) {
       ++i;
       continue;
     }
-    // A whole UTF-8 sequence as it is; any other byte above 0x7F escaped.
-    const std::size_t length = byte >= 0xC2 && byte <= 0xDF   ? 2
-                               : byte >= 0xE0 && byte <= 0xEF ? 3
-                               : byte >= 0xF0 && byte <= 0xF4 ? 4
-                                                              : 0;
-    bool whole = length != 0 && i + length <= token.size();
-    for (std::size_t k = 1; whole && k < length; ++k) {
-      whole = (static_cast<unsigned char>(token[i + k]) & 0xC0) == 0x80;
-    }
-    if (whole) {
+    // A well-formed UTF-8 character as it is, but the C1 controls (U+0080..U+009F: C2 80..9F,
+    // which some terminals obey); any other byte above 0x7F escaped.
+    const std::size_t length = utf8_sequence(token.substr(i));
+    const bool c1 =
+        length == 2 && byte == 0xC2 && static_cast<unsigned char>(token[i + 1]) < 0xA0;
+    if (length != 0 && !c1) {
       text.append(token.substr(i, length));
       i += length;
     } else {

@@ -98,7 +98,7 @@ Dataset parse_csv(std::istream& in, const std::string& target, const std::string
   const auto t = std::find(header.begin(), header.end(), target);
   EXPECTS(t != header.end(), source + ": no column named '" + printable(target) +
                                  "' (the target); the columns are " + column_list(header));
-  EXPECTS(header.size() >= 2, source + ": the only column is the target '" + target +
+  EXPECTS(header.size() >= 2, source + ": the only column is the target '" + printable(target) +
                                   "'; there are no features");
   EXPECTS(lines.size() >= 2, source + ": a header but no data rows");
   const std::size_t target_col = static_cast<std::size_t>(t - header.begin());
@@ -253,8 +253,8 @@ std::vector<std::int64_t> quantize_numeric(const std::vector<double>& values, st
     const double v = values[i];
     if (!fits(v, width, f)) {
       std::ostringstream msg;
-      msg << "row " << i / cols + 1 << ", column '" << names[i % cols] << "': the value " << v
-          << " does not fit " << width << "-bit signed fixed point with " << f
+      msg << "row " << i / cols + 1 << ", column '" << printable(names[i % cols])
+          << "': the value " << v << " does not fit " << width << "-bit signed fixed point with " << f
           << " fraction bits (range " << fixed_range(width, f)
           << "); use fewer --frac-bits or a wider --width";
       throw InvalidArgument(msg.str());
@@ -271,8 +271,8 @@ std::vector<std::int64_t> quantize_binary(const std::vector<double>& values, std
     const double v = values[i];
     if (v != 0.0 && v != 1.0) {
       std::ostringstream msg;
-      msg << "row " << i / cols + 1 << ", column '" << names[i % cols] << "': the value " << v
-          << " is not 0 or 1 (binary features); use --kind numeric";
+      msg << "row " << i / cols + 1 << ", column '" << printable(names[i % cols])
+          << "': the value " << v << " is not 0 or 1 (binary features); use --kind numeric";
       throw InvalidArgument(msg.str());
     }
     out[i] = static_cast<std::int64_t>(v);

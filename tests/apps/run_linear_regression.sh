@@ -34,6 +34,13 @@ printf 'a,c,y\n0.1,0.5,0.2\n0.3,0.5,0.1\n0.5,0.5,0.4\n0.7,0.5,0.3\n' >"$tmp/cons
 expect 2 "column 'c' is, as quantized to 8 bits, a combination of the columns before it" \
   --params toy_INSECURE --csv "$tmp/constant.csv" --target y
 grep -q "encrypted" "$tmp/out" && fail "a refused fit encrypted its data"
+grep -q "standardize" "$tmp/out" && fail "--standardize suggested for a constant column"
+# A column that only its quantization makes constant: --standardize can help, and is named.
+printf 'a,t,y\n0.1,0.00001,0.2\n0.3,0.00002,0.1\n0.5,0.00004,0.4\n0.7,0.00003,0.3\n' \
+  >"$tmp/tiny.csv"
+expect 2 "column 't' is, as quantized to 8 bits, a combination of the columns before it" \
+  --backend plaintext --csv "$tmp/tiny.csv" --target y --frac-bits 6
+grep -q "drop the column or try --standardize" "$tmp/out" || fail "no --standardize advice"
 printf 'a,b,y\n0.1,0.1,0.2\n0.3,0.3,0.1\n0.5,0.5,0.4\n0.7,0.7,0.3\n' >"$tmp/repeated.csv"
 expect 2 "column 'b' is, as quantized to 8 bits, a combination" --backend plaintext \
   --csv "$tmp/repeated.csv" --target y
