@@ -303,41 +303,42 @@ bool set_gpu_option(const std::string& flag, const std::string& value, CudaOptio
   return true;
 }
 
-std::vector<GpuOptionText> gpu_option_texts() {
-  // The flag with its value's name, then the help text.
-  const std::vector<std::pair<std::string, std::string>> lines = {
-      {"--device D", "CUDA device index (default 0)"},
-      {"--memory-budget-mb MB", "device scratch one batch may use (default 0: automatic)"},
-      {"--no-cuda-graphs", "cuFFT engine: launch the CMUX steps one by one"},
-      {"--gpu-engine E", "fused (default) | cufft"},
-      {"--key-switching K", "automatic (default) | gather | tensor_core"},
-      {"--fused-groups G", "fused engine: thread groups per rotation, 1, k+1 or (k+1)l"},
-      {"--fused-rotations R", "fused engine: rotations per block, 1..8 (both 0: automatic)"},
-      {"--fused-cluster C", "fused engine: blocks per thread block cluster and rotation, k+1 or "
-                            "(k+1)l (0: automatic, 1: none)"},
-      {"--fused-lanes P", "fused engine: rotations per thread, 1 or 2 (k = 1; 0: automatic)"},
-      {"--fused-cluster-points Q", "fused engine: points per thread in a cluster, 8 or 4 (wide: "
-                                   "twice the threads; N = 512..2048; 0: automatic)"},
-      {"--fused-cluster-sums S", "fused engine: who sums a cluster's products, 1: each column's "
-                                 "owner, 2: every block its own column ((k+1)l blocks; 0: "
-                                 "automatic)"},
-      {"--fused-bundle B", "fused engine, key in pairs or threes: 2: each group step's GGSW "
-                           "bundled before a cluster's rotation, 1: never (0: automatic, 2)"},
-      {"--fused-bundle-overlap O", "fused engine, bundled keys: 2: the rotation starts while "
-                                   "they are made, 1: after (0: automatic: keys in fours whose "
-                                   "clusters take at most half the device)"},
-      {"--fused-key-stage K", "fused engine, standard key: 2: one-group blocks (1x1, two lanes) "
-                              "read each row's key through a stage the TMA fills (compute "
-                              "capability 9.0), 1: never (0: automatic, 1)"},
-      {"--transfer T", "direct (default) | pinned: through page-locked staging buffers"},
-      {"--staging-mb MB", "pinned: each of the two staging buffers, 1..1024 MiB (default " +
-                              std::to_string(CudaOptions{}.staging_bytes >> 20) + ")"}};
-  std::vector<GpuOptionText> texts;
-  for (const auto& [option, help] : lines) {
-    const std::size_t space = option.find(' ');
-    texts.push_back({option.substr(0, space),
-                     space == std::string::npos ? std::string() : option.substr(space + 1), help});
-  }
+const std::vector<GpuOptionText>& gpu_option_texts() {
+  // The flag, its value's name, then the help text.
+  static const std::vector<GpuOptionText> texts = {
+      {"--device", "D", "CUDA device index (default 0)"},
+      {"--memory-budget-mb", "MB", "device scratch one batch may use (default 0: automatic)"},
+      {"--no-cuda-graphs", "", "cuFFT engine: launch the CMUX steps one by one"},
+      {"--gpu-engine", "E", "fused (default) | cufft"},
+      {"--key-switching", "K", "automatic (default) | gather | tensor_core"},
+      {"--fused-groups", "G", "fused engine: thread groups per rotation, 1, k+1 or (k+1)l"},
+      {"--fused-rotations", "R", "fused engine: rotations per block, 1..8 (both 0: automatic)"},
+      {"--fused-cluster", "C",
+       "fused engine: blocks per thread block cluster and rotation, k+1 or "
+       "(k+1)l (0: automatic, 1: none)"},
+      {"--fused-lanes", "P", "fused engine: rotations per thread, 1 or 2 (k = 1; 0: automatic)"},
+      {"--fused-cluster-points", "Q",
+       "fused engine: points per thread in a cluster, 8 or 4 (wide: "
+       "twice the threads; N = 512..2048; 0: automatic)"},
+      {"--fused-cluster-sums", "S",
+       "fused engine: who sums a cluster's products, 1: each column's "
+       "owner, 2: every block its own column ((k+1)l blocks; 0: "
+       "automatic)"},
+      {"--fused-bundle", "B",
+       "fused engine, key in pairs or threes: 2: each group step's GGSW "
+       "bundled before a cluster's rotation, 1: never (0: automatic, 2)"},
+      {"--fused-bundle-overlap", "O",
+       "fused engine, bundled keys: 2: the rotation starts while "
+       "they are made, 1: after (0: automatic: keys in fours whose "
+       "clusters take at most half the device)"},
+      {"--fused-key-stage", "K",
+       "fused engine, standard key: 2: one-group blocks (1x1, two lanes) "
+       "read each row's key through a stage the TMA fills (compute "
+       "capability 9.0), 1: never (0: automatic, 1)"},
+      {"--transfer", "T", "direct (default) | pinned: through page-locked staging buffers"},
+      {"--staging-mb", "MB",
+       "pinned: each of the two staging buffers, 1..1024 MiB (default " +
+           std::to_string(CudaOptions{}.staging_bytes >> 20) + ")"}};
   return texts;
 }
 

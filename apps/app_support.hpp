@@ -136,7 +136,7 @@ struct GpuOptionText {
   std::string flag, value, help;
 };
 // Every option parse_gpu_option takes, in the order of the help.
-std::vector<GpuOptionText> gpu_option_texts();
+const std::vector<GpuOptionText>& gpu_option_texts();
 
 // Help lines for the options parse_gpu_option takes (each line starts with two spaces and
 // the option, its text from column `column`). A program that takes one of them its own way

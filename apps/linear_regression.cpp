@@ -470,22 +470,15 @@ int main(int argc, char** argv) try {
       apps::dependent_column(std::vector<double>(plain.xtx.begin(), plain.xtx.end()), p);
   if (dependent < p) {
     const bool binary = o.kind == apps::FeatureKind::Binary;
-    // --standardize can help only numeric columns that the quantization made dependent.
+    // --standardize can help only numeric columns that the quantization made dependent:
+    // where the reference fit (QR on the unquantized data) finds the columns independent.
     bool standardize_helps = false;
     if (!binary && !o.standardize) {
-      std::vector<double> xtx(p * p, 0.0);
-      std::vector<double> row(p);
-      for (std::size_t t = 0; t < data.rows; ++t) {
-        std::size_t c = 0;
-        if (o.intercept) row[c++] = 1.0;
-        for (std::size_t j = 0; j < data.attributes(); ++j) {
-          row[c++] = data.x[t * data.attributes() + j];
-        }
-        for (std::size_t i = 0; i < p; ++i) {
-          for (std::size_t j = 0; j < p; ++j) xtx[i * p + j] += row[i] * row[j];
-        }
+      try {
+        (void)apps::least_squares_qr(data.x, data.y, data.rows, data.attributes(), o.intercept);
+        standardize_helps = true;
+      } catch (const InvalidArgument&) {
       }
-      standardize_helps = apps::dependent_column(xtx, p) == p;
     }
     throw InvalidArgument(
         "column '" + apps::printable(r.names[dependent]) + "' is, " +

@@ -40,7 +40,7 @@ struct Options {
 // ("" for a flag, which takes none and may be repeated; CLI11 refuses a value option given
 // twice).
 std::vector<std::pair<std::string, std::string>> gpu_options_given(const CLI::App& eval) {
-  const std::vector<apps::GpuOptionText> texts = apps::gpu_option_texts();
+  const std::vector<apps::GpuOptionText>& texts = apps::gpu_option_texts();
   std::vector<std::pair<std::string, std::string>> given;
   for (const CLI::Option* option : eval.parse_order()) {
     const std::string flag = option->get_name();

@@ -9,10 +9,6 @@
 namespace torusgate::cli {
 namespace {
 
-// A token for a message (apps::printable: control bytes and bytes that are not UTF-8 escaped,
-// a long one cut).
-std::string shown(std::string_view token) { return apps::printable(token); }
-
 // The smallest and largest value of a type of width 1..64, as 128-bit integers.
 Int128 type_min(circuits::IntType type) {
   return type.is_signed ? -(Int128{1} << (type.width - 1)) : 0;
@@ -143,15 +139,15 @@ ValueTable parse_values(std::string_view text, circuits::IntType type,
       const std::string_view token = text.substr(i, j - i);
       const std::optional<Int128> value = parse_integer(token);
       if (!value) {
-        throw ValueError(line, "'" + shown(token) +
+        throw ValueError(line, "'" + apps::printable(token) +
                                    "' is not an integer (decimal, 0x hex "
                                    "or 0b binary, with an optional sign)");
       }
       if (*value < type_min(type) || *value > type_max(type)) {
         std::string hint;
         if (!type.is_signed && *value < 0) hint = negative_hint;
-        throw ValueError(line, "value " + shown(token) + " does not fit " + type_name(type) +
-                                   " (" + type_range(type) + ")" + hint);
+        throw ValueError(line, "value " + apps::printable(token) + " does not fit " +
+                                   type_name(type) + " (" + type_range(type) + ")" + hint);
       }
       table.values.push_back(static_cast<std::uint64_t>(*value));
       ++row_length;

@@ -175,13 +175,13 @@ int run_simulate(const SimulateOptions& o, std::ostream& out) {
   const StreamingFft model(fft, o.datapath.stream, o.datapath.direction);
   EXPECTS(o.transforms >= 1 && o.transforms <= 1024,
           "--transforms=" + std::to_string(o.transforms) + " but expected 1..1024");
-  // Before the vectors are made: the inputs, the functional model's outputs and the run's.
-  const std::size_t transform_bytes = fft.size() * sizeof(CWord) + sizeof(std::vector<CWord>);
-  const double vectors_bytes = static_cast<double>(o.transforms * transform_bytes);
+  // Before the vectors are made: the run's (run_bytes), and the inputs and the functional
+  // model's outputs, each as large as the run's outputs (what run_bytes grows by).
+  const std::uint64_t run = model.run_bytes(o.transforms);
   apps::check_host_memory(
       "--size " + std::to_string(fft.size()) + " with --transforms " +
           std::to_string(o.transforms),
-      2 * vectors_bytes + static_cast<double>(model.run_bytes(o.transforms)),
+      static_cast<double>(run) + 2 * static_cast<double>(run - model.run_bytes(0)),
       "simulate fewer --transforms (two show the throughput)");
   const Vectors v = make_vectors(fft, o.datapath, o.transforms, o.input_bits, o.seed);
   const std::uint32_t bits = v.bits;
