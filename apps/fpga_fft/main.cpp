@@ -6,8 +6,11 @@
 // Exit codes: 0 ok, 1 a check failed, 2 bad command line or input, 77 cosim without simulator.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <iostream>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -79,33 +82,57 @@ void resolve(DatapathOptions& d, const DatapathFlags& flags) {
   } else if (flags.direction == "inverse") {
     d.direction = fpga_fft::Direction::Inverse;
   } else {
-    throw InvalidArgument("--direction '" + flags.direction + "' is not known; expected forward or inverse");
+    throw InvalidArgument("--direction '" + flags.direction +
+                          "' is not known; expected forward or inverse");
   }
 }
 
-// A datapath refusal of the library ("FixedFftConfig: frac_bits=70 but ...") as the command
-// line gave it: "--frac-bits=70 but ...", in the form of the program's own refusals.
+// A datapath refusal of the library ("FixedFftConfig: frac_bits=70 but expected at most
+// word_bits - 2 = 62") as the command line gave it: "--frac-bits=70 but expected at most
+// --word-bits - 2 = 62", every field of the configuration named by the flag that sets it.
 std::string as_flags(std::string message) {
+  bool datapath = false;
   for (const std::string_view prefix :
        {"FixedFftConfig: ", "StreamingConfig: ", "generate_verilog: "}) {
     if (message.starts_with(prefix)) {
       message.erase(0, prefix.size());
+      datapath = true;
       break;
     }
   }
+  if (!datapath) return message;
+  // The module name is the user's text: only its lead-in is rewritten.
+  constexpr std::string_view module = "module name '";
+  if (message.starts_with(module)) return "--name '" + message.substr(module.size());
   constexpr std::pair<std::string_view, std::string_view> flags[] = {
-      {"size=", "--size="},
-      {"radix=", "--radix="},
-      {"width=", "--width="},
-      {"word_bits=", "--word-bits="},
-      {"frac_bits=", "--frac-bits="},
-      {"twiddle_bits=", "--twiddle-bits="},
-      {"multiplier_latency=", "--mul-latency="},
-      {"adder_latency=", "--add-latency="}};
-  for (const auto& [field, flag] : flags) {
-    if (message.starts_with(field)) return std::string(flag) + message.substr(field.size());
+      {"size", "--size"},
+      {"radix", "--radix"},
+      {"width", "--width"},
+      {"word_bits", "--word-bits"},
+      {"frac_bits", "--frac-bits"},
+      {"twiddle_bits", "--twiddle-bits"},
+      {"multiplier_latency", "--mul-latency"},
+      {"adder_latency", "--add-latency"}};
+  const auto word_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  };
+  std::string out;
+  for (std::size_t i = 0; i < message.size();) {
+    if (!word_char(message[i])) {
+      out += message[i++];
+      continue;
+    }
+    std::size_t end = i;
+    while (end < message.size() && word_char(message[end])) ++end;
+    const std::string_view word(message.data() + i, end - i);
+    const auto* flag = std::find_if(std::begin(flags), std::end(flags),
+                                    [&](const auto& f) { return f.first == word; });
+    // "radix-2 datapaths" speaks of the design, not of the option.
+    const bool compound = end < message.size() && message[end] == '-';
+    out += flag != std::end(flags) && !compound ? flag->second : word;
+    i = end;
   }
-  return message;
+  return out;
 }
 
 }  // namespace

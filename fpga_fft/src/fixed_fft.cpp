@@ -68,7 +68,7 @@ void FixedFftConfig::validate() const {
           field("word_bits", word_bits) + " but expected 8..64");
   // word_bits >= 8 here, so word_bits - 2 does not wrap (frac_bits + 2 could).
   EXPECTS(frac_bits <= word_bits - 2, field("frac_bits", frac_bits) +
-                                          " but expected at most word_bits-2=" +
+                                          " but expected at most word_bits - 2 = " +
                                           std::to_string(word_bits - 2));
   const std::uint32_t t = twiddle_width();
   EXPECTS(t >= 4 && t <= 62, field("twiddle_bits", t) + " but expected 4..62");

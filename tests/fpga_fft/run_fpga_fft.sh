@@ -31,7 +31,7 @@ expect 2 "exists; pass --force to overwrite it" verilog --size 32 --width 4 --ou
 expect 0 "wrote" verilog --size 32 --width 4 --out "$tmp/rtl" --force --name my_fft
 expect 2 "--radix=8 but the generator emits radix-2 datapaths only" verilog --size 64 --radix 8 \
   --width 8 --out "$tmp/r8"
-expect 2 "module name '9x' is not a Verilog identifier" verilog --out "$tmp/x" --name 9x
+expect 2 "fpga_fft: --name '9x' is not a Verilog identifier" verilog --out "$tmp/x" --name 9x
 
 expect 0 "0/4" study --params toy_INSECURE --frac-bits 30 --rounding nearest --gates 4 \
   --products 2 --seed 1 --markdown "$tmp/study.md" --json "$tmp/study.json"
@@ -39,8 +39,11 @@ grep -q "^| 30 | nearest |" "$tmp/study.md" || fail "the study table lacks the F
 python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['rows'][0]['wrong']==0" \
   "$tmp/study.json" || fail "the study JSON does not parse or has the wrong content"
 
-expect 2 "allowed radices: 2, 8, 512" simulate --radix 4
-expect 2 "fpga_fft: --width=3 but expected a power of two" simulate --width 3
+expect 2 "(log2 --radix must divide log2 --size=9); allowed radices: 2, 8, 512" simulate --radix 4
+expect 2 "fpga_fft: --word-bits + --twiddle-bits + log2(--radix) = 128 but the model's" simulate \
+  --word-bits 64 --twiddle-bits 62 --radix 4 --size 16 --width 4
+expect 2 "fpga_fft: --width=3 but expected a power of two in [max(2, --radix)=2, min(256, --size)=" \
+  simulate --width 3
 expect 2 "fpga_fft: --frac-bits=70 but expected at most" simulate --frac-bits 70
 expect 2 "--direction 'sideways' is not known" simulate --direction sideways
 expect 2 "rounding 'up' is not known" simulate --rounding up
@@ -81,7 +84,7 @@ grep -q earlier "$tmp/keep.json" || fail "a refused study emptied the earlier --
 expect 2 "--json: cannot write to '$tmp': it is a folder" simulate --size 16 --width 4 --json "$tmp"
 expect 2 "--out: '$tmp/keep.json' is a file, not a folder" verilog --out "$tmp/keep.json"
 # Values that wrapped, were clamped or were ignored are refused up front (exit 2).
-expect 2 "--frac-bits=4294967295 but expected at most word_bits-2=62" simulate --size 64 \
+expect 2 "--frac-bits=4294967295 but expected at most --word-bits - 2 = 62" simulate --size 64 \
   --frac-bits 4294967295
 expect 2 "--seed: '-5' is not a number" simulate --size 16 --width 4 --seed -5
 expect 2 "--seed: 18446744073709551616 is out of range; expected an integer in 0..18446744073709551615" \
@@ -96,7 +99,7 @@ expect 2 "name the same file; one report would replace the other" study --params
 expect 2 "--threads=-3 but expected 0..4096" study --params toy_INSECURE --threads -3 --gates 2
 grep -q "keys and" "$tmp/out" && fail "study made keys before refusing --threads -3"
 expect 2 "size=3 but expected a power of two" cosim --simulator iverilog --size 3 --workdir "$tmp/w"
-expect 2 "module name 'module' is a reserved word of Verilog or SystemVerilog" verilog \
+expect 2 "--name 'module' is a reserved word of Verilog or SystemVerilog" verilog \
   --out "$tmp/k" --name module
 expect 0 "simulate" --help
 finish "fpga_fft end to end"

@@ -123,14 +123,14 @@ TEST_CASE("fpga_fft: configuration errors name the field and what is allowed", "
   c = {};
   c.word_bits = 32;
   c.frac_bits = 31;
-  REQUIRE_INVALID_ARGUMENT(FixedFft{c}, "frac_bits=31 but expected at most word_bits-2=30");
+  REQUIRE_INVALID_ARGUMENT(FixedFft{c}, "frac_bits=31 but expected at most word_bits - 2 = 30");
   // frac_bits + 2 would wrap in 32 bits near 2^32.
   for (const std::uint32_t F : {4294967295u, 4294967294u}) {
     c = {};
     c.size = 64;
     c.frac_bits = F;
     REQUIRE_INVALID_ARGUMENT(FixedFft{c}, "frac_bits=" + std::to_string(F) +
-                                              " but expected at most word_bits-2=62");
+                                              " but expected at most word_bits - 2 = 62");
   }
   c = {};
   c.twiddle_bits = 63;
