@@ -1,0 +1,40 @@
+# Installation: `cmake --install build --prefix DIR` puts the libraries, their headers, the
+# programs and a CMake package in DIR, so that another project finds the library with
+# `find_package(torusgate CONFIG REQUIRED)` and links `torusgate::circuits`, `torusgate::cpu`,
+# `torusgate::gpu`, `torusgate::fpga_fft` or `torusgate::core` (README, "Use it from your own
+# project"). Included from the top-level CMakeLists.txt after the libraries and programs.
+include(CMakePackageConfigHelpers)
+
+set(TORUSGATE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/torusgate)
+
+install(TARGETS torusgate_core torusgate_cpu torusgate_gpu torusgate_circuits torusgate_fpga_fft
+        EXPORT torusgateTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# vec8.hpp is the library's own vector code, compiled for the build machine's registers; its
+# sources use it and no installed header includes it.
+foreach(part core cpu gpu circuits fpga_fft)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${part}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+          FILES_MATCHING PATTERN "*.hpp" PATTERN "vec8.hpp" EXCLUDE)
+endforeach()
+install(EXPORT torusgateTargets NAMESPACE torusgate:: DESTINATION ${TORUSGATE_CMAKE_DIR})
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/torusgateConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/torusgateConfig.cmake INSTALL_DESTINATION ${TORUSGATE_CMAKE_DIR})
+# 0.x: a new minor version may change the API, so only the same minor version matches.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/torusgateConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/torusgateConfig.cmake
+              ${PROJECT_BINARY_DIR}/torusgateConfigVersion.cmake
+        DESTINATION ${TORUSGATE_CMAKE_DIR})
+
+# The programs (the CLI, the main job, the benchmarks and studies), not the demos or the
+# emulated builds. They keep the run path of the libraries they link outside the system's
+# folders (cudart and cuFFT under the CUDA toolkit), so that they start from the prefix.
+if(TORUSGATE_BUILD_APPS)
+  set(programs torusgate linear_regression bench_gates bench_circuits circuit_costs
+      compare_backends noise_study fpga_fft)
+  set_target_properties(${programs} PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+  install(TARGETS ${programs} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The library as another project uses it: `cmake --install` of this build into a temporary
+# prefix, then tests/install/consumer (a project outside the tree) configured with only that
+# prefix on CMAKE_PREFIX_PATH, built and run, and an installed program started from the
+# prefix. Usage: run_install.sh BUILD_DIR (ctest passes the build folder).
+set -uo pipefail
+build="$1"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+program=""
+source "$here/../script_support.sh"
+
+prefix="$tmp/prefix"
+if ! cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1; then
+  cat "$tmp/install.log"
+  fail "cmake --install $build failed"
+  finish install
+fi
+for f in lib/cmake/torusgate/torusgateConfig.cmake \
+  lib/cmake/torusgate/torusgateConfigVersion.cmake include/torusgate/circuits/circuits.hpp \
+  include/torusgate/core/keys.hpp lib/libtorusgate_core.a bin/torusgate; do
+  [[ -e "$prefix/$f" ]] || fail "the install lacks $f"
+done
+[[ -e "$prefix/include/torusgate/core/vec8.hpp" ]] &&
+  fail "the library's own vector header (vec8.hpp) was installed"
+
+# The consumer: the same compilers as this build, nothing of the source tree on its paths.
+compiler="$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")"
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+if ! cmake -S "$here/consumer" -B "$tmp/consumer" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_COMPILER="$compiler" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/configure.log" 2>&1; then
+  cat "$tmp/configure.log"
+  fail "the consumer project did not configure against the installed package"
+elif ! cmake --build "$tmp/consumer" >"$tmp/build.log" 2>&1; then
+  cat "$tmp/build.log"
+  fail "the consumer project did not build against the installed package"
+else
+  program="$tmp/consumer/consumer"
+  before=$failures
+  expect 0 "all correct"
+  [[ $failures -eq $before ]] && cat "$tmp/out"
+fi
+
+# A version the package does not match is refused by find_package.
+mkdir -p "$tmp/v2"
+cat >"$tmp/v2/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.24)
+project(v2 LANGUAGES CXX)
+find_package(torusgate 2.0 CONFIG REQUIRED)
+CMAKE
+if cmake -S "$tmp/v2" -B "$tmp/v2/build" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/v2.log" 2>&1; then
+  fail "find_package(torusgate 2.0) accepted the installed version"
+elif ! tr -s ' \n' '  ' <"$tmp/v2.log" | grep -q 'compatible with requested version "2.0"'; then
+  cat "$tmp/v2.log"
+  fail "find_package(torusgate 2.0) failed for another reason than the version"
+fi
+
+# Without a library the package needs (here pkg-config sees no module at all), the package is
+# not found, with a message naming the module and its Debian package.
+if PKG_CONFIG_LIBDIR=/nonexistent PKG_CONFIG_PATH= cmake -S "$here/consumer" -B "$tmp/nodeps" \
+  -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/nodeps.log" 2>&1; then
+  fail "the package was found although pkg-config finds neither FFTW3 nor libsodium"
+elif ! tr -s ' \n' '  ' <"$tmp/nodeps.log" | grep -q \
+  "pkg-config module 'fftw3' (Debian package libfftw3-dev), which pkg-config does not find"; then
+  cat "$tmp/nodeps.log"
+  fail "a missing FFTW3 was not named"
+fi
+
+# An installed program starts from the prefix (its run path finds what it links).
+program="$prefix/bin/torusgate"
+expect 0 "torusgate 0." --version
+finish install
