@@ -29,6 +29,21 @@ install(FILES ${PROJECT_BINARY_DIR}/torusgateConfig.cmake
               ${PROJECT_BINARY_DIR}/torusgateConfigVersion.cmake
         DESTINATION ${TORUSGATE_CMAKE_DIR})
 
+# The same for builds without CMake: lib/pkgconfig/torusgate.pc, whose prefix is its own folder
+# (${pcfiledir}) up to the install prefix, so that any --prefix works. The libraries are static,
+# so Libs names what they link: OpenMP, threads, FFTW3 and libsodium (Requires) and, with the
+# CUDA backend, cudart and cuFFT with their folder as run path.
+file(RELATIVE_PATH TORUSGATE_PC_UP /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
+string(REGEX REPLACE "/$" "" TORUSGATE_PC_UP "${TORUSGATE_PC_UP}")
+set(TORUSGATE_PC_OPENMP "${OpenMP_CXX_FLAGS}")
+set(TORUSGATE_PC_CUDA "")
+if(TORUSGATE_HAVE_CUDA)
+  set(TORUSGATE_PC_CUDA
+      " -L${CUDAToolkit_LIBRARY_DIR} -Wl,-rpath,${CUDAToolkit_LIBRARY_DIR} -lcudart -lcufft")
+endif()
+configure_file(${PROJECT_SOURCE_DIR}/cmake/torusgate.pc.in ${PROJECT_BINARY_DIR}/torusgate.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/torusgate.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
 # The programs (the CLI, the main job, the benchmarks and studies), not the demos or the
 # emulated builds. They keep the run path of the libraries they link outside the system's
 # folders (cudart and cuFFT under the CUDA toolkit), so that they start from the prefix.

@@ -15,9 +15,13 @@ if ! cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1; then
   fail "cmake --install $build failed"
   finish install
 fi
-for f in lib/cmake/torusgate/torusgateConfig.cmake \
-  lib/cmake/torusgate/torusgateConfigVersion.cmake include/torusgate/circuits/circuits.hpp \
-  include/torusgate/core/keys.hpp lib/libtorusgate_core.a bin/torusgate; do
+# The library folder is GNUInstallDirs' choice for the system (lib, lib64, ...).
+libdir="$(dirname "$(find "$prefix" -name libtorusgate_core.a | head -1)")"
+[[ -f "$libdir/libtorusgate_core.a" ]] || fail "the install lacks libtorusgate_core.a"
+for f in "${libdir#"$prefix/"}"/cmake/torusgate/torusgateConfig.cmake \
+  "${libdir#"$prefix/"}"/cmake/torusgate/torusgateConfigVersion.cmake \
+  "${libdir#"$prefix/"}"/pkgconfig/torusgate.pc include/torusgate/circuits/circuits.hpp \
+  include/torusgate/core/keys.hpp bin/torusgate; do
   [[ -e "$prefix/$f" ]] || fail "the install lacks $f"
 done
 [[ -e "$prefix/include/torusgate/core/vec8.hpp" ]] &&
@@ -39,6 +43,22 @@ else
   before=$failures
   expect 0 "all correct"
   [[ $failures -eq $before ]] && cat "$tmp/out"
+fi
+
+# Without CMake: the compiler given what pkg-config says of the installed torusgate.pc.
+if ! command -v pkg-config >/dev/null; then
+  echo "skipped the pkg-config build: no pkg-config"
+elif ! flags="$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs torusgate 2>&1)"
+then
+  fail "pkg-config does not take the installed torusgate.pc: $flags"
+# $flags unquoted: pkg-config's words are the compiler's arguments.
+elif ! "$compiler" -std=c++20 "$here/consumer/main.cpp" -o "$tmp/pc_consumer" $flags \
+  >"$tmp/pc_build.log" 2>&1; then
+  cat "$tmp/pc_build.log"
+  fail "the consumer did not build with the flags of torusgate.pc: $flags"
+else
+  program="$tmp/pc_consumer"
+  expect 0 "all correct"
 fi
 
 # A version the package does not match is refused by find_package.
