@@ -18,6 +18,8 @@ foreach(part core cpu gpu circuits fpga_fft)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${part}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
           FILES_MATCHING PATTERN "*.hpp" PATTERN "vec8.hpp" EXCLUDE)
 endforeach()
+install(FILES ${TORUSGATE_GENERATED_INCLUDE}/torusgate/core/version.hpp
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/torusgate/core)
 install(EXPORT torusgateTargets NAMESPACE torusgate:: DESTINATION ${TORUSGATE_CMAKE_DIR})
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/torusgateConfig.cmake.in

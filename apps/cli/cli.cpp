@@ -14,6 +14,7 @@
 #include "files.hpp"
 #include "operations.hpp"
 #include "torusgate/core/params.hpp"
+#include "torusgate/core/version.hpp"
 
 namespace torusgate::cli {
 namespace {
@@ -199,8 +200,8 @@ std::unique_ptr<CLI::App> make_app(Options& o) {
   app->require_subcommand(0, 1);
   app->fallthrough();
   app->allow_extras();
-  app->set_version_flag("--version", std::string("torusgate ") + TORUSGATE_VERSION + " (commit " +
-                                         apps::build_commit() + ")");
+  app->set_version_flag("--version", std::string("torusgate ") + torusgate::version() +
+                                         " (commit " + apps::build_commit() + ")");
   app->add_flag("-q,--quiet", o.quiet, "Print results only: no sizes, costs or timings");
 
   CLI::App* keygen = app->add_subcommand(

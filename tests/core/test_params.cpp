@@ -11,6 +11,7 @@
 
 #include "test_support.hpp"
 #include "torusgate/core/params.hpp"
+#include "torusgate/core/version.hpp"
 
 using namespace torusgate;
 
@@ -187,4 +188,16 @@ TEST_CASE("fingerprint changes with every field; same_values ignores the name", 
   for (const auto& p : all_parameter_sets()) CHECK(named.insert(p.fingerprint()).second);
   // toy_k2 differs from toy only in k and the name
   CHECK_FALSE(toy_insecure().same_values(toy_k2_insecure()));
+}
+
+TEST_CASE("the version header and the library agree, and the number orders versions", "[params]") {
+  const std::string expected = std::to_string(TORUSGATE_VERSION_MAJOR) + "." +
+                               std::to_string(TORUSGATE_VERSION_MINOR) + "." +
+                               std::to_string(TORUSGATE_VERSION_PATCH);
+  CHECK(std::string(TORUSGATE_VERSION_STRING) == expected);
+  CHECK(std::string(version()) == expected);
+  CHECK(TORUSGATE_VERSION_NUMBER == TORUSGATE_VERSION_MAJOR * 10000 +
+                                        TORUSGATE_VERSION_MINOR * 100 + TORUSGATE_VERSION_PATCH);
+  STATIC_REQUIRE(TORUSGATE_VERSION_MINOR < 100);
+  STATIC_REQUIRE(TORUSGATE_VERSION_PATCH < 100);
 }

@@ -6,10 +6,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "torusgate/circuits/circuits.hpp"
 #include "torusgate/core/keys.hpp"
+#include "torusgate/core/version.hpp"
 #include "torusgate/cpu/cpu_backend.hpp"
 #include "torusgate/fpga_fft/fixed_fft.hpp"
 #include "torusgate/gpu/device.hpp"
@@ -81,6 +83,11 @@ int main() {
   wrong += check_fpga_fft();
   std::printf("gpu: built with CUDA %s, %zu usable device(s)\n",
               gpu::built_with_cuda() ? "yes" : "no", gpu::devices().size());
+  // The installed header and the library linked are the same version.
+  const bool same_version = std::string_view(version()) == TORUSGATE_VERSION_STRING;
+  std::printf("version: header %s (%d), library %s\n", TORUSGATE_VERSION_STRING,
+              TORUSGATE_VERSION_NUMBER, version());
+  wrong += !same_version;
   std::printf("%s\n", wrong == 0 ? "all correct" : "WRONG");
   return wrong == 0 ? 0 : 1;
 }
