@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "torusgate/backends/backends.hpp"
 #include "torusgate/core/error.hpp"
 #include "torusgate_commit.hpp"
 #include "torusgate/gpu/device.hpp"
@@ -68,15 +69,12 @@ std::vector<std::string> backend_names() { return {"best", "sequential", "openmp
 
 std::string resolve_backend(const std::string& name, bool plaintext_ok) {
   if (plaintext_ok && name == "plaintext") return name;
-  const bool gpu_available = gpu::built_with_cuda() && !gpu::devices().empty();
-  if (name == "best") return gpu_available ? "gpu" : "openmp";
-  if (name == "sequential" || name == "openmp") return name;
+  if (name == "best" || name == "sequential" || name == "openmp") {
+    return std::string(to_string(backend_kind(name)));
+  }
   if (name == "gpu") {
-    if (!gpu::built_with_cuda()) {
-      throw InvalidArgument("--backend gpu: this build has no CUDA backend (no CUDA compiler "
-                            "was found at configure time)");
-    }
-    if (!gpu_available) throw InvalidArgument("--backend gpu: no CUDA device is available");
+    const std::string reason = gpu_unavailable_reason();
+    if (!reason.empty()) throw InvalidArgument("--backend gpu: " + reason);
     return "gpu";
   }
   throw InvalidArgument("--backend: unknown backend '" + name + "'; expected " +

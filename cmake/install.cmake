@@ -1,20 +1,22 @@
 # Installation: `cmake --install build --prefix DIR` puts the libraries, their headers, the
 # programs and a CMake package in DIR, so that another project finds the library with
 # `find_package(torusgate CONFIG REQUIRED)` and links `torusgate::circuits`, `torusgate::cpu`,
-# `torusgate::gpu`, `torusgate::fpga_fft` or `torusgate::core` (README, "Use it from your own
-# project"). Included from the top-level CMakeLists.txt after the libraries and programs.
+# `torusgate::gpu`, `torusgate::backends`, `torusgate::fpga_fft` or `torusgate::core` (README,
+# "Use it from your own project"). Included from the top-level CMakeLists.txt after the
+# libraries and programs.
 include(CMakePackageConfigHelpers)
 
 set(TORUSGATE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/torusgate)
 
 install(TARGETS torusgate_core torusgate_cpu torusgate_gpu torusgate_circuits torusgate_fpga_fft
+                torusgate_backends
         EXPORT torusgateTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # vec8.hpp is the library's own vector code, compiled for the build machine's registers; its
 # sources use it and no installed header includes it.
-foreach(part core cpu gpu circuits fpga_fft)
+foreach(part core cpu gpu circuits fpga_fft backends)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${part}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
           FILES_MATCHING PATTERN "*.hpp" PATTERN "vec8.hpp" EXCLUDE)
 endforeach()

@@ -19,12 +19,14 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "backend_fixtures.hpp"
 #include "gpu_test_sets.hpp"
 #include "test_support.hpp"
+#include "torusgate/backends/backends.hpp"
 #include "torusgate/circuits/circuits.hpp"
 #include "torusgate/core/backend.hpp"
 #include "torusgate/core/bootstrap.hpp"
@@ -528,6 +530,34 @@ void check_circuits(CudaBackend& be, std::uint64_t seed) {
 
 TEST_CASE("circuits run on the GPU backend unchanged", "[gpu]") {
   check_circuits(gpu_for(toy_insecure()), catch_seed(0xc1));
+}
+
+TEST_CASE("with_backend runs one generic lambda on the GPU as on the CPU backends", "[gpu]") {
+  // torusgate/backends/backends.hpp: the GPU kind where a device is usable (here, or on the
+  // CUDA emulator), the same computation and the same results as the sequential kind.
+  REQUIRE(gpu_unavailable_reason().empty());
+  CHECK(backend_kind("best") == BackendKind::gpu);
+  const auto& keys = keys_for(toy_insecure());
+  const std::vector<std::uint64_t> xs = {3, 200, 17, 255}, ys = {5, 100, 17, 1};
+  const auto add_and_compare = [&](auto& be) {
+    using B = std::decay_t<decltype(be)>;
+    using Array = circuits::IntArray<B>;
+    Csprng rng = seeded_rng(catch_seed(0xbac2));
+    const Array x = Array::encrypt(be, keys.secret, xs, circuits::IntType{8, false}, rng);
+    const Array y = Array::encrypt(be, keys.secret, ys, circuits::IntType{8, false}, rng);
+    circuits::Program<B> prog(be);
+    circuits::Circuit& c = prog.circuit();
+    const circuits::Expr ex = prog.input(x), ey = prog.input(y);
+    auto out = prog.run({circuits::add(c, ex, ey), circuits::less(c, ex, ey)});
+    return std::make_pair(out[0].decrypt(be, keys.secret), out[1].decrypt(be, keys.secret));
+  };
+  const auto on_gpu = with_backend(BackendKind::gpu, keys.cloud, {}, add_and_compare);
+  const auto on_cpu = with_backend(BackendKind::sequential, keys.cloud, {}, add_and_compare);
+  CHECK(on_gpu == on_cpu);
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    CHECK(on_gpu.first[i] == ((xs[i] + ys[i]) & 0xff));
+    CHECK(on_gpu.second[i] == static_cast<std::uint64_t>(xs[i] < ys[i]));
+  }
 }
 
 TEST_CASE("several GPU backends at once: two parameter sets, and one per device", "[gpu]") {

@@ -75,6 +75,22 @@ elif ! tr -s ' \n' '  ' <"$tmp/v2.log" | grep -q 'compatible with requested vers
   fail "find_package(torusgate 2.0) failed for another reason than the version"
 fi
 
+# Components are the targets; an unknown one is refused with the list.
+mkdir -p "$tmp/components"
+cat >"$tmp/components/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.24)
+project(components LANGUAGES CXX)
+find_package(torusgate 0.1 CONFIG REQUIRED COMPONENTS cpu gpu nosuch)
+CMAKE
+if cmake -S "$tmp/components" -B "$tmp/components/build" -DCMAKE_PREFIX_PATH="$prefix" \
+  >"$tmp/components.log" 2>&1; then
+  fail "find_package(torusgate COMPONENTS cpu gpu nosuch) accepted the unknown component"
+elif ! tr -s ' \n' '  ' <"$tmp/components.log" | grep -q \
+  "no component 'nosuch' (torusgate has core, cpu, gpu, circuits, fpga_fft, backends)"; then
+  cat "$tmp/components.log"
+  fail "an unknown component was not named with the list"
+fi
+
 # Without a library the package needs (here pkg-config sees no module at all), the package is
 # not found, with a message naming the module and its Debian package.
 if PKG_CONFIG_LIBDIR=/nonexistent PKG_CONFIG_PATH= cmake -S "$here/consumer" -B "$tmp/nodeps" \
@@ -84,6 +100,27 @@ elif ! tr -s ' \n' '  ' <"$tmp/nodeps.log" | grep -q \
   "pkg-config module 'fftw3' (Debian package libfftw3-dev), which pkg-config does not find"; then
   cat "$tmp/nodeps.log"
   fail "a missing FFTW3 was not named"
+fi
+
+# A build with the CUDA backend on a machine without the toolkit (hidden here in a private
+# mount namespace, where this user may make one): not found, saying what to do.
+nvcc="$(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")"
+cuda_dir="${nvcc:+$(readlink -f "$(dirname "$nvcc")/..")}"
+if ! grep -q "^set(torusgate_HAVE_CUDA ON)" "$libdir/cmake/torusgate/torusgateConfig.cmake"; then
+  echo "skipped the missing-toolkit refusal: this build has no CUDA backend"
+elif [[ -z "$cuda_dir" || ! -d "$cuda_dir" ]]; then
+  echo "skipped the missing-toolkit refusal: the CUDA toolkit's folder is not known"
+elif ! unshare -m true 2>/dev/null; then
+  echo "skipped the missing-toolkit refusal: cannot make a mount namespace here"
+else
+  unshare -m bash -c 'mount -t tmpfs none "$1" && shift && "$@"' _ "$cuda_dir" \
+    cmake -S "$here/consumer" -B "$tmp/nocuda" -DCMAKE_PREFIX_PATH="$prefix" \
+    >"$tmp/nocuda.log" 2>&1
+  if ! tr -s ' \n' '  ' <"$tmp/nocuda.log" | grep -q "built with the CUDA backend and needs \
+the CUDA toolkit's cudart and cuFFT"; then
+    cat "$tmp/nocuda.log"
+    fail "a missing CUDA toolkit was not explained"
+  fi
 fi
 
 # An installed program starts from the prefix (its run path finds what it links).

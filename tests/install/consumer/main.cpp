@@ -1,7 +1,8 @@
 // A program built against an installed torusgate (tests/install/run_install.sh): encrypted
-// 8-bit signed add, multiply and compare on the sequential and OpenMP backends with the
-// insecure toy parameters, checked against integer arithmetic; the GPU library's device
-// query; a round trip through the fixed-point FFT model. Exit 0 when everything is right.
+// 8-bit signed add, multiply and compare on the sequential and OpenMP backends, chosen by name
+// (with_backend), with the insecure toy parameters, checked against integer arithmetic; the
+// GPU library's device query; a round trip through the fixed-point FFT model; the version.
+// Exit 0 when everything is right.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -9,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "torusgate/backends/backends.hpp"
 #include "torusgate/circuits/circuits.hpp"
 #include "torusgate/core/keys.hpp"
 #include "torusgate/core/version.hpp"
-#include "torusgate/cpu/cpu_backend.hpp"
 #include "torusgate/fpga_fft/fixed_fft.hpp"
 #include "torusgate/gpu/device.hpp"
 
@@ -26,13 +27,14 @@ std::int64_t wrap8(std::int64_t v) {
   return static_cast<std::int8_t>(static_cast<std::uint8_t>(v));
 }
 
-// Both CPU backends are a CpuBackend, the type the circuits run on.
-int check_circuits(CpuBackend& be, const SecretKey& secret, Csprng& rng, const char* name) {
+// Written once over the backend contract: with_backend gives a CpuBackend& for both CPU kinds.
+template <class Backend>
+int check_circuits(Backend& be, const SecretKey& secret, Csprng& rng) {
   const std::vector<std::int64_t> xs = {3, -7, 12, -1, 100}, ys = {5, 6, -4, -1, 90};
-  using Array = IntArray<CpuBackend>;
+  using Array = IntArray<Backend>;
   const Array x = Array::encrypt_signed(be, secret, xs, IntType{8, true}, rng);
   const Array y = Array::encrypt_signed(be, secret, ys, IntType{8, true}, rng);
-  Program<CpuBackend> prog(be);
+  Program<Backend> prog(be);
   Circuit& c = prog.circuit();
   const Expr ex = prog.input(x), ey = prog.input(y);
   auto out = prog.run({add(c, ex, ey), multiply(c, ex, ey), less(c, ex, ey)});
@@ -45,7 +47,8 @@ int check_circuits(CpuBackend& be, const SecretKey& secret, Csprng& rng, const c
     wrong += products[i] != wrap8(xs[i] * ys[i]);
     wrong += less_than[i] != static_cast<std::uint64_t>(xs[i] < ys[i]);
   }
-  std::printf("%s: add, multiply, less on %zu elements: %d wrong\n", name, xs.size(), wrong);
+  std::printf("%s: add, multiply, less on %zu elements: %d wrong\n", be.name().c_str(), xs.size(),
+              wrong);
   return wrong;
 }
 
@@ -76,10 +79,11 @@ int main() {
   Csprng rng;
   const SecretKey secret(params, rng);
   auto cloud = std::make_shared<const CloudKey>(CloudKey::generate(secret, rng));
-  SequentialBackend sequential(cloud);
-  OpenMpBackend openmp(cloud);
-  int wrong = check_circuits(sequential, secret, rng, "sequential");
-  wrong += check_circuits(openmp, secret, rng, "openmp");
+  int wrong = 0;
+  for (const char* name : {"sequential", "openmp"}) {
+    wrong += with_backend(backend_kind(name), cloud, {},
+                          [&](auto& be) { return check_circuits(be, secret, rng); });
+  }
   wrong += check_fpga_fft();
   std::printf("gpu: built with CUDA %s, %zu usable device(s)\n",
               gpu::built_with_cuda() ? "yes" : "no", gpu::devices().size());
