@@ -8,6 +8,7 @@ build="$1"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 program=""
 source "$here/../script_support.sh"
+source "$here/consumer_support.sh"
 
 prefix="$tmp/prefix"
 if ! cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1; then
@@ -29,21 +30,8 @@ done
 
 # The consumer: the same compilers as this build, nothing of the source tree on its paths.
 compiler="$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")"
-generator=()
-command -v ninja >/dev/null && generator=(-G Ninja)
-if ! cmake -S "$here/consumer" -B "$tmp/consumer" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CXX_COMPILER="$compiler" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/configure.log" 2>&1; then
-  cat "$tmp/configure.log"
-  fail "the consumer project did not configure against the installed package"
-elif ! cmake --build "$tmp/consumer" >"$tmp/build.log" 2>&1; then
-  cat "$tmp/build.log"
-  fail "the consumer project did not build against the installed package"
-else
-  program="$tmp/consumer/consumer"
-  before=$failures
-  expect 0 "all correct"
-  [[ $failures -eq $before ]] && cat "$tmp/out"
-fi
+build_consumer "the consumer project (against the installed package)" "$here/consumer" \
+  "$tmp/consumer" -DCMAKE_CXX_COMPILER="$compiler" -DCMAKE_PREFIX_PATH="$prefix"
 
 # Without CMake: the compiler given what pkg-config says of the installed torusgate.pc.
 if ! command -v pkg-config >/dev/null; then
