@@ -25,6 +25,11 @@ for f in "${libdir#"$prefix/"}"/cmake/torusgate/torusgateConfig.cmake \
   include/torusgate/core/keys.hpp bin/torusgate; do
   [[ -e "$prefix/$f" ]] || fail "the install lacks $f"
 done
+# docs/api.md lists every installed header.
+while IFS= read -r header; do
+  grep -qF "\`torusgate/$header\`" "$here/../../docs/api.md" ||
+    fail "docs/api.md does not list the installed header torusgate/$header"
+done < <(cd "$prefix/include/torusgate" && find . -name '*.hpp' | sed 's|^\./||' | sort)
 [[ -e "$prefix/include/torusgate/core/vec8.hpp" ]] &&
   fail "the library's own vector header (vec8.hpp) was installed"
 
