@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 #include <string_view>
@@ -26,16 +27,75 @@ namespace torusgate::apps {
 
 std::string build_commit() { return TORUSGATE_GIT_COMMIT; }
 
-std::string machine_description() {
-  std::string model = "unknown CPU";
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);) {
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) model = line.substr(colon + 2);
-      break;
-    }
+namespace {
+
+// AMD's core generation from the family and model numbers (x86 CPUID), where known.
+std::string amd_generation(long family, long model) {
+  if (family == 0x17) return model < 0x30 ? "Zen/Zen+" : "Zen 2";
+  if (family == 0x19) {
+    const bool zen4 = (model >= 0x10 && model <= 0x1f) || (model >= 0x60 && model <= 0x7f) ||
+                      (model >= 0xa0 && model <= 0xaf);
+    return zen4 ? "Zen 4" : "Zen 3";
   }
+  if (family == 0x1a) return "Zen 5";
+  return "";
+}
+
+}  // namespace
+
+std::string cpu_identity(const std::string& cpuinfo) {
+  std::map<std::string, std::string> fields;  // of the first processor
+  std::istringstream in(cpuinfo);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() && !fields.empty()) break;  // the first processor's block ends
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
+    std::string value = colon + 1 < line.size() ? line.substr(colon + 1) : "";
+    if (!value.empty() && value.front() == ' ') value.erase(0, 1);
+    fields.emplace(key, value);
+  }
+  const auto field = [&](const char* key) {
+    const auto it = fields.find(key);
+    return it == fields.end() ? std::string() : it->second;
+  };
+  const auto number = [&](const char* key) -> long {
+    const std::string text = field(key);
+    long value = -1;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return error == std::errc() && end == text.data() + text.size() ? value : -1;
+  };
+  std::string model = field("model name");
+  if (model.empty()) model = "unknown CPU";
+  std::vector<std::string> parts;
+  const long family = number("cpu family"), model_number = number("model");
+  if (family >= 0 && model_number >= 0) {
+    std::string id = "family " + std::to_string(family) + ", model " + std::to_string(model_number);
+    const std::string generation =
+        field("vendor_id") == "AuthenticAMD" ? amd_generation(family, model_number) : "";
+    if (!generation.empty()) id += ": " + generation;
+    parts.push_back(id);
+  }
+  std::istringstream flags(field("flags"));
+  bool avx512 = false, avx2 = false, sse2 = false;
+  for (std::string flag; flags >> flag;) {
+    avx512 |= flag == "avx512f";
+    avx2 |= flag == "avx2";
+    sse2 |= flag == "sse2";
+  }
+  if (avx512 || avx2 || sse2) parts.push_back(avx512 ? "AVX-512" : avx2 ? "AVX2" : "SSE2");
+  if (parts.empty()) return model;
+  std::string joined;
+  for (const std::string& part : parts) joined += (joined.empty() ? "" : "; ") + part;
+  return model + " (" + joined + ")";
+}
+
+std::string machine_description() {
+  std::ifstream cpuinfo_file("/proc/cpuinfo");
+  std::ostringstream cpuinfo;
+  cpuinfo << cpuinfo_file.rdbuf();
+  const std::string model = cpu_identity(cpuinfo.str());
   std::string memory;
   std::ifstream meminfo("/proc/meminfo");
   for (std::string line; std::getline(meminfo, line);) {

@@ -20,8 +20,14 @@ namespace torusgate::apps {
 
 // The commit the binaries were built from (short hash, or "unknown").
 std::string build_commit();
-// CPU model, logical cores and memory of this machine, as one line.
+// CPU model, logical cores and memory of this machine, as one line: "AMD EPYC (family 26,
+// model 2: Zen 5; AVX-512), 2 logical cores, 23.5 GiB". Hosts that report the same model name
+// differ by 2x (docs/results/cpu_rerun_2026-12-06/), so the family and model numbers, the
+// core generation where known and the widest vector instructions are part of it.
 std::string machine_description();
+// The CPU part of that line, from the text of /proc/cpuinfo (its first processor): the model
+// name, then in parentheses what of family, model, generation and vectors it states.
+std::string cpu_identity(const std::string& cpuinfo);
 // Today's date and time in UTC, ISO 8601.
 std::string utc_timestamp();
 

@@ -168,3 +168,32 @@ TEST_CASE("printable escapes control bytes and bytes that are not UTF-8, and cut
   CHECK(apps::printable(std::string(47, 'a') + "\xE2\x82\xAC" + "b") ==
         std::string(47, 'a') + "... (51 bytes)");
 }
+
+TEST_CASE("cpu_identity names the family, model, generation and widest vectors", "[apps]") {
+  const std::string zen5 =
+      "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\n"
+      "model name\t: AMD EPYC\nflags\t\t: fpu sse2 avx2 fma avx512f avx512dq\n\n"
+      "processor\t: 1\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 85\n"
+      "model name\t: another\n\n";
+  CHECK(apps::cpu_identity(zen5) == "AMD EPYC (family 26, model 2: Zen 5; AVX-512)");
+  const std::string zen3 =
+      "vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 1\nmodel name\t: AMD EPYC\n"
+      "flags\t\t: sse2 avx avx2 fma\n";
+  CHECK(apps::cpu_identity(zen3) == "AMD EPYC (family 25, model 1: Zen 3; AVX2)");
+  const std::string zen4 =
+      "vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC 9654\n"
+      "flags\t\t: sse2 avx2 avx512f\n";
+  CHECK(apps::cpu_identity(zen4) == "AMD EPYC 9654 (family 25, model 17: Zen 4; AVX-512)");
+  // Intel: the numbers, no generation name.
+  const std::string intel =
+      "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\n"
+      "model name\t: Intel(R) Xeon(R) Platinum 8480+\nflags\t\t: sse2 avx2 avx512f\n";
+  CHECK(apps::cpu_identity(intel) ==
+        "Intel(R) Xeon(R) Platinum 8480+ (family 6, model 143; AVX-512)");
+  // Not x86 (no family, no x86 flags), an unreadable number, nothing at all.
+  CHECK(apps::cpu_identity("processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd\n") ==
+        "unknown CPU");
+  CHECK(apps::cpu_identity("model name\t: X\ncpu family\t: 2x\nmodel\t\t: 1\nflags\t: sse2\n") ==
+        "X (SSE2)");
+  CHECK(apps::cpu_identity("") == "unknown CPU");
+}
