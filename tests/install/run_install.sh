@@ -103,8 +103,8 @@ if ! grep -q "^set(torusgate_HAVE_CUDA ON)" "$libdir/cmake/torusgate/torusgateCo
   echo "skipped the missing-toolkit refusal: this build has no CUDA backend"
 elif [[ -z "$cuda_dir" || ! -d "$cuda_dir" ]]; then
   echo "skipped the missing-toolkit refusal: the CUDA toolkit's folder is not known"
-elif ! unshare -m true 2>/dev/null; then
-  echo "skipped the missing-toolkit refusal: cannot make a mount namespace here"
+elif ! unshare -m bash -c 'mount -t tmpfs none "$1"' _ "$cuda_dir" 2>/dev/null; then
+  echo "skipped the missing-toolkit refusal: cannot hide the toolkit in a mount namespace here"
 else
   unshare -m bash -c 'mount -t tmpfs none "$1" && shift && "$@"' _ "$cuda_dir" \
     cmake -S "$here/consumer" -B "$tmp/nocuda" -DCMAKE_PREFIX_PATH="$prefix" \
