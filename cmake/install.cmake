@@ -48,6 +48,12 @@ endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/torusgate.pc.in ${PROJECT_BINARY_DIR}/torusgate.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/torusgate.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
+# The documentation the programs' help and messages cite (README.md and docs/*.md, not the
+# measured results), under share/doc/torusgate.
+install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs
+        FILES_MATCHING PATTERN "*.md" PATTERN "results" EXCLUDE)
+
 # The programs (the CLI, the main job, the benchmarks and studies), not the demos or the
 # emulated builds. They keep the run path of the libraries they link outside the system's
 # folders (cudart and cuFFT under the CUDA toolkit), so that they start from the prefix.

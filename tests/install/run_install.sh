@@ -22,7 +22,8 @@ libdir="$(dirname "$(find "$prefix" -name libtorusgate_core.a | head -1)")"
 for f in "${libdir#"$prefix/"}"/cmake/torusgate/torusgateConfig.cmake \
   "${libdir#"$prefix/"}"/cmake/torusgate/torusgateConfigVersion.cmake \
   "${libdir#"$prefix/"}"/pkgconfig/torusgate.pc include/torusgate/circuits/circuits.hpp \
-  include/torusgate/core/keys.hpp bin/torusgate; do
+  include/torusgate/core/keys.hpp bin/torusgate share/doc/torusgate/README.md \
+  share/doc/torusgate/docs/gpu.md share/doc/torusgate/docs/api.md; do
   [[ -e "$prefix/$f" ]] || fail "the install lacks $f"
 done
 # docs/api.md lists every installed header.
@@ -30,6 +31,8 @@ while IFS= read -r header; do
   grep -qF "\`torusgate/$header\`" "$here/../../docs/api.md" ||
     fail "docs/api.md does not list the installed header torusgate/$header"
 done < <(cd "$prefix/include/torusgate" && find . -name '*.hpp' | sed 's|^\./||' | sort)
+[[ -e "$prefix/share/doc/torusgate/docs/results" ]] &&
+  fail "the measured results were installed with the documentation"
 [[ -e "$prefix/include/torusgate/core/vec8.hpp" ]] &&
   fail "the library's own vector header (vec8.hpp) was installed"
 
