@@ -41,4 +41,20 @@ std::vector<DeviceInfo> devices() {
   return out;
 }
 
+std::string unavailable_reason() {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky error of a missing driver
+    return std::string("no CUDA device is available (cudaGetDeviceCount: ") + cudaGetErrorName(e) +
+           ": " + cudaGetErrorString(e) + ")";
+  }
+  if (count == 0) return "no CUDA device is available (the driver reports 0 devices)";
+  if (devices().empty()) {
+    return "no CUDA device is available (none of the driver's " + std::to_string(count) +
+           " devices could be queried)";
+  }
+  return {};
+}
+
 }  // namespace torusgate::gpu

@@ -39,7 +39,7 @@ TEST_CASE("best and gpu follow what this machine can run", "[backends]") {
           "this build has no CUDA backend (no CUDA compiler was found at configure "
           "time)");
   } else if (gpu::devices().empty()) {
-    CHECK(reason == "no CUDA device is available");
+    CHECK(reason.starts_with("no CUDA device is available ("));
   } else {
     CHECK(reason.empty());
   }
@@ -92,9 +92,10 @@ TEST_CASE("with_backend runs one generic lambda on each CPU kind", "[backends]")
       CHECK(less_than[i] == static_cast<std::uint64_t>(xs[i] < ys[i]));
     }
   }
-  // A lambda that returns nothing, and the backend lives until it returns.
+  // A lambda that returns nothing (the options left out), and the backend lives until it
+  // returns.
   std::string seen;
-  with_backend(BackendKind::sequential, keys.cloud, {}, [&](auto& be) { seen = be.name(); });
+  with_backend(BackendKind::sequential, keys.cloud, [&](auto& be) { seen = be.name(); });
   CHECK(seen == "sequential");
 }
 

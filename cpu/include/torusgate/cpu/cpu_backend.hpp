@@ -38,11 +38,11 @@ struct CpuStorage {
 enum class FftEngineKind { Auto, Fftw, Simd, Portable };
 
 struct CpuOptions {
+  // The FFT engine, used only when the backend makes its own CpuKeyContext (from a CloudKey);
+  // a backend built on a shared context uses that context's engine.
   FftEngineKind fft = FftEngineKind::Auto;
   std::size_t task_size = 32;  // blind rotations per task (key reuse vs. load balance)
-  // fft picks the engine only when the backend makes its own CpuKeyContext (from a CloudKey);
-  // a backend built on a shared context uses that context's engine.
-  int threads = 0;            // OpenMP threads; 0: the OpenMP default
+  int threads = 0;             // OpenMP threads; 0: the OpenMP default (sequential: ignored)
 };
 
 // Shared, read-only per-key state: the cloud key, its FFT engine and Fourier-domain

@@ -50,4 +50,10 @@ bool built_with_cuda();
 // Never throws for a missing driver or device: that is the normal CPU-only case.
 std::vector<DeviceInfo> devices();
 
+// Why no CUDA device can be used, or empty when one can: "this build has no CUDA backend (no
+// CUDA compiler was found at configure time)", "no CUDA device is available
+// (cudaGetDeviceCount: cudaErrorInsufficientDriver: ...)", "... (the driver reports 0
+// devices)". Never throws.
+std::string unavailable_reason();
+
 }  // namespace torusgate::gpu
