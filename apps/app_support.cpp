@@ -130,7 +130,7 @@ std::vector<std::string> backend_names() { return {"best", "sequential", "openmp
 std::string resolve_backend(const std::string& name, bool plaintext_ok) {
   if (plaintext_ok && name == "plaintext") return name;
   if (name == "best" || name == "sequential" || name == "openmp") {
-    return std::string(to_string(backend_kind(name)));
+    return to_string(backend_kind(name));
   }
   if (name == "gpu") {
     const std::string reason = gpu_unavailable_reason();

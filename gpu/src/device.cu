@@ -50,11 +50,13 @@ std::string unavailable_reason() {
            ": " + cudaGetErrorString(e) + ")";
   }
   if (count == 0) return "no CUDA device is available (the driver reports 0 devices)";
-  if (devices().empty()) {
-    return "no CUDA device is available (none of the driver's " + std::to_string(count) +
-           " devices could be queried)";
+  DeviceInfo info;
+  for (int i = 0; i < count; ++i) {
+    if (detail::query_device(i, info)) return {};
+    cudaGetLastError();
   }
-  return {};
+  return "no CUDA device is available (none of the driver's " + std::to_string(count) +
+         " devices could be queried)";
 }
 
 }  // namespace torusgate::gpu

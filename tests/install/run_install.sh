@@ -57,46 +57,41 @@ else
   expect 0 "all correct"
 fi
 
-# A version the package does not match is refused by find_package.
-mkdir -p "$tmp/v2"
-cat >"$tmp/v2/CMakeLists.txt" <<'CMAKE'
-cmake_minimum_required(VERSION 3.24)
-project(v2 LANGUAGES CXX)
-find_package(torusgate 2.0 CONFIG REQUIRED)
-CMAKE
-if cmake -S "$tmp/v2" -B "$tmp/v2/build" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/v2.log" 2>&1; then
-  fail "find_package(torusgate 2.0) accepted the installed version"
-elif ! tr -s ' \n' '  ' <"$tmp/v2.log" | grep -q 'compatible with requested version "2.0"'; then
-  cat "$tmp/v2.log"
-  fail "find_package(torusgate 2.0) failed for another reason than the version"
-fi
+# expect_not_found WHAT TEXT COMMAND...: COMMAND (a configure against the package) must fail,
+# and its log, with CMake's line breaks joined, must hold TEXT.
+expect_not_found() {
+  local what="$1" text="$2" log="$tmp/not_found.log"
+  shift 2
+  if "$@" >"$log" 2>&1; then
+    fail "$what: the package was found"
+  elif ! tr -s ' \n' '  ' <"$log" | grep -qF -- "$text"; then
+    cat "$log"
+    fail "$what: the refusal does not say '$text'"
+  fi
+}
+# find_project NAME ARGS: a project whose only content is find_package(torusgate ARGS).
+find_project() {
+  mkdir -p "$tmp/$1"
+  printf 'cmake_minimum_required(VERSION 3.24)\nproject(%s LANGUAGES CXX)\n%s\n' "$1" \
+    "find_package(torusgate $2)" >"$tmp/$1/CMakeLists.txt"
+  echo "$tmp/$1"
+}
 
-# Components are the targets; an unknown one is refused with the list.
-mkdir -p "$tmp/components"
-cat >"$tmp/components/CMakeLists.txt" <<'CMAKE'
-cmake_minimum_required(VERSION 3.24)
-project(components LANGUAGES CXX)
-find_package(torusgate 0.1 CONFIG REQUIRED COMPONENTS cpu gpu nosuch)
-CMAKE
-if cmake -S "$tmp/components" -B "$tmp/components/build" -DCMAKE_PREFIX_PATH="$prefix" \
-  >"$tmp/components.log" 2>&1; then
-  fail "find_package(torusgate COMPONENTS cpu gpu nosuch) accepted the unknown component"
-elif ! tr -s ' \n' '  ' <"$tmp/components.log" | grep -q \
-  "no component 'nosuch' (torusgate has core, cpu, gpu, circuits, fpga_fft, backends)"; then
-  cat "$tmp/components.log"
-  fail "an unknown component was not named with the list"
-fi
+# A version the package does not match; an unknown component, refused with the list.
+expect_not_found "find_package(torusgate 2.0)" 'compatible with requested version "2.0"' \
+  cmake -S "$(find_project v2 "2.0 CONFIG REQUIRED")" -B "$tmp/v2/build" \
+  -DCMAKE_PREFIX_PATH="$prefix"
+expect_not_found "find_package(torusgate COMPONENTS cpu gpu nosuch)" \
+  "no component 'nosuch' (torusgate has core, cpu, gpu, circuits, fpga_fft, backends)" \
+  cmake -S "$(find_project components "0.1 CONFIG REQUIRED COMPONENTS cpu gpu nosuch")" \
+  -B "$tmp/components/build" -DCMAKE_PREFIX_PATH="$prefix"
 
 # Without a library the package needs (here pkg-config sees no module at all), the package is
 # not found, with a message naming the module and its Debian package.
-if PKG_CONFIG_LIBDIR=/nonexistent PKG_CONFIG_PATH= cmake -S "$here/consumer" -B "$tmp/nodeps" \
-  -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/nodeps.log" 2>&1; then
-  fail "the package was found although pkg-config finds neither FFTW3 nor libsodium"
-elif ! tr -s ' \n' '  ' <"$tmp/nodeps.log" | grep -q \
-  "pkg-config module 'fftw3' (Debian package libfftw3-dev), which pkg-config does not find"; then
-  cat "$tmp/nodeps.log"
-  fail "a missing FFTW3 was not named"
-fi
+expect_not_found "without FFTW3 and libsodium" \
+  "pkg-config module 'fftw3' (Debian package libfftw3-dev), which pkg-config does not find" \
+  env PKG_CONFIG_LIBDIR=/nonexistent PKG_CONFIG_PATH= cmake -S "$here/consumer" \
+  -B "$tmp/nodeps" -DCMAKE_PREFIX_PATH="$prefix"
 
 # A build with the CUDA backend on a machine without the toolkit (hidden here in a private
 # mount namespace, where this user may make one): not found, saying what to do.
@@ -109,14 +104,10 @@ elif [[ -z "$cuda_dir" || ! -d "$cuda_dir" ]]; then
 elif ! unshare -m bash -c 'mount -t tmpfs none "$1"' _ "$cuda_dir" 2>/dev/null; then
   echo "skipped the missing-toolkit refusal: cannot hide the toolkit in a mount namespace here"
 else
-  unshare -m bash -c 'mount -t tmpfs none "$1" && shift && "$@"' _ "$cuda_dir" \
-    cmake -S "$here/consumer" -B "$tmp/nocuda" -DCMAKE_PREFIX_PATH="$prefix" \
-    >"$tmp/nocuda.log" 2>&1
-  if ! tr -s ' \n' '  ' <"$tmp/nocuda.log" | grep -q "built with the CUDA backend and needs \
-the CUDA toolkit's cudart and cuFFT"; then
-    cat "$tmp/nocuda.log"
-    fail "a missing CUDA toolkit was not explained"
-  fi
+  expect_not_found "without the CUDA toolkit" \
+    "built with the CUDA backend and needs the CUDA toolkit's cudart and cuFFT" \
+    unshare -m bash -c 'mount -t tmpfs none "$1" && shift && "$@"' _ "$cuda_dir" \
+    cmake -S "$here/consumer" -B "$tmp/nocuda" -DCMAKE_PREFIX_PATH="$prefix"
 fi
 
 # An installed program starts from the prefix (its run path finds what it links).
