@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "torusgate/core/error.hpp"
+#include "torusgate/core/prefetch.hpp"
 #include "torusgate/core/vec8.hpp"
 
 namespace torusgate {
@@ -339,6 +340,33 @@ void BlindRotator::unrolled_group(std::size_t p, const Group& grp, const TeamPar
   add_products(grp, part);
 }
 
+void BlindRotator::queue_prefetch(std::size_t first, std::size_t ggsws, std::size_t count,
+                                  const TeamPart& part) const {
+  PrefetchQueue& queue = this_thread_prefetch;
+  queue.clear();
+  const std::size_t drains_per_transform = fft_.prefetch_drains();
+  if (ggsws == 0 || drains_per_transform == 0 || !key_spectra_.empty()) return;
+  const std::size_t M = params_.polynomial_size / 2, k1 = params_.glwe_dimension + 1;
+  // A key block holds 8 points of every row and column (BootstrappingKeyFourier's layout);
+  // this member's products read blocks [begin / 8, end / 8) of each GGSW.
+  const std::size_t block = 16 * params_.ggsw_row_count() * k1;
+  const std::size_t b0 = part.begin(M, 8) / 8 * block, b1 = part.end(M, 8) / 8 * block;
+  const std::size_t ggsw_doubles = key_.ggsw(1) - key_.ggsw(0);
+  if (part.members == 1) {
+    queue.add(key_.ggsw(first), ggsws * ggsw_doubles * sizeof(double));
+  } else {
+    for (std::size_t g = 0; g < ggsws; ++g) {
+      queue.add(key_.ggsw(first + g) + b0, (b1 - b0) * sizeof(double));
+    }
+  }
+  // This member's transforms in a group: its columns (work units) of up to group_size
+  // accumulators, l forward transforms and one inverse each.
+  const std::size_t units = std::min(count, group_size) * k1;
+  const std::size_t mine = (units + part.members - 1) / part.members;
+  const std::size_t drains = mine * (params_.bk_level_count + 1) * drains_per_transform;
+  queue.set_lines_per_drain((queue.lines() + drains - 1) / drains);
+}
+
 template <class Step>
 void BlindRotator::for_each_group(std::size_t first, std::size_t width,
                                   std::span<Torus32> accumulators, std::size_t count,
@@ -405,16 +433,26 @@ void BlindRotator::rotate(std::span<const Torus32> inputs, std::size_t count, To
   // Key-major loop: each step's GGSW samples are read once for the whole batch (from cache
   // after the first group), and each block of them once per group of accumulators.
   part.sync();  // every accumulator and power set
-  const std::uint32_t unroll = key_.unroll();
+  const std::uint32_t unroll = key_.unroll(), G = unroll_group_ggsws(unroll);
   const std::size_t grouped = unrolled_bits(n, unroll);
+  // Each step queues the next step's GGSW samples for prefetch (queue_prefetch): a group step
+  // (bits j .. j + unroll - 1) reads G of them, a single bit one.
+  auto prefetch_after = [&](std::size_t i) {
+    const std::size_t j = i < grouped ? i + unroll : i + 1;
+    if (j >= n) return queue_prefetch(0, 0, count, part);
+    queue_prefetch(unrolled_step_ggsw(n, unroll, j), j < grouped ? G : 1, count, part);
+  };
   for (std::size_t i = 0; i < grouped; i += unroll) {
+    prefetch_after(i);
     for_each_group(i, unroll, accumulators, count,
                    [&](const Group& g) { unrolled_group(i / unroll, g, part); });
   }
   for (std::size_t i = grouped; i < n; ++i) {
     const std::size_t ggsw = unrolled_step_ggsw(n, unroll, i);
+    prefetch_after(i);
     for_each_group(i, 1, accumulators, count, [&](const Group& g) { cmux_group(ggsw, g, part); });
   }
+  this_thread_prefetch.clear();
   part.sync();  // every accumulator's last column added
 }
 
@@ -467,18 +505,35 @@ void key_switch(const KeySwitchingKey& ksk, std::span<const Torus32> inputs, std
     std::fill(out + w0, out + std::min(w1, n1 - 1), Torus32{0});
     if (w1 == n1) out[n1 - 1] = inputs[g * (big + 1) + big];
   }
+  auto digit_of = [&](Torus32 a, unsigned j) { return (a >> (32 - (j + 1) * base_log)) & mask; };
+  // While coefficient i's rows are subtracted, the rows of coefficient i + 1 that the first
+  // samples will read (as many as the prefetch queue holds) are prefetched, a few lines per
+  // row: at small batches these scattered rows are the key switching's reads from DRAM.
+  PrefetchQueue& queue = this_thread_prefetch;
+  const std::size_t rows_per_coefficient = count * levels;
   for (std::size_t i = 0; i < big; ++i) {
+    queue.clear();
+    for (std::size_t g = 0; g < count && i + 1 < big; ++g) {
+      const Torus32 a = inputs[g * (big + 1) + i + 1] + round_offset;
+      for (unsigned j = 0; j < levels; ++j) {
+        const Torus32 digit = digit_of(a, j);
+        if (digit != 0) queue.add(ksk.level(i + 1, j) + (digit - 1) * n1 + w0, (w1 - w0) * 4);
+      }
+    }
+    queue.set_lines_per_drain((queue.lines() + rows_per_coefficient - 1) / rows_per_coefficient);
     for (std::size_t g = 0; g < count; ++g) {
       const Torus32 a = inputs[g * (big + 1) + i] + round_offset;
       Torus32* __restrict out = outputs.data() + g * n1;
       for (unsigned j = 0; j < levels; ++j) {
-        const Torus32 digit = (a >> (32 - (j + 1) * base_log)) & mask;
+        queue.drain();
+        const Torus32 digit = digit_of(a, j);
         if (digit == 0) continue;
         const Torus32* __restrict row = ksk.level(i, j) + (digit - 1) * n1;
         for (std::size_t w = w0; w < w1; ++w) out[w] -= row[w];
       }
     }
   }
+  queue.clear();
 }
 
 ProductRounding product_rounding(const Parameters& p, std::uint32_t unroll) {

@@ -10,6 +10,7 @@
 #include <numbers>
 
 #include "torusgate/core/error.hpp"
+#include "torusgate/core/prefetch.hpp"
 #include "torusgate/core/vec8.hpp"
 
 // Vectors wider than the target's registers are passed between these internal (inlined)
@@ -141,6 +142,7 @@ void Engine<W>::forward(const double* in_re, const double* in_im, double* re,
                         double* im) const {
   const double* src_re = in_re;
   const double* src_im = in_im;
+  PrefetchQueue& queue = this_thread_prefetch;  // drained once per butterfly and block
   // Every stage but the last vertical one (span 64), which is merged into the block pass.
   for (std::size_t s = 0; s + 1 < stages.size(); ++s) {
     const SimdFft::Stage& st = stages[s];
@@ -149,6 +151,7 @@ void Engine<W>::forward(const double* in_re, const double* in_im, double* re,
     const double* wi = tw_im + st.twiddle;
     for (std::size_t b = 0; b < M; b += span) {
       for (std::size_t j = 0; j < h; j += W) {
+        queue.drain();
         if (st.radix == 2) {
           const C x0{loadn<W>(src_re + b + j), loadn<W>(src_im + b + j)};
           const C x1{loadn<W>(src_re + b + j + h), loadn<W>(src_im + b + j + h)};
@@ -180,6 +183,7 @@ void Engine<W>::forward(const double* in_re, const double* in_im, double* re,
   const double* wr = tw_re + last.twiddle;
   const double* wi = tw_im + last.twiddle;
   for (std::size_t b = 0; b < M; b += 64) {
+    queue.drain();
     forward_block(src_re + b, src_im + b, re + b, im + b, wr, wi);
   }
 }
@@ -301,7 +305,9 @@ void Engine<W>::inverse(const double* in_re, const double* in_im, double* re,
   const SimdFft::Stage& last = stages.back();
   const double* lwr = tw_re + last.twiddle;
   const double* lwi = tw_im + last.twiddle;
+  PrefetchQueue& queue = this_thread_prefetch;  // drained once per block and butterfly
   for (std::size_t b = 0; b < M; b += 64) {
+    queue.drain();
     inverse_block(in_re + b, in_im + b, re + b, im + b, lwr, lwi);
   }
   for (auto it = stages.rbegin() + 1; it != stages.rend(); ++it) {
@@ -311,6 +317,7 @@ void Engine<W>::inverse(const double* in_re, const double* in_im, double* re,
     const double* wi = tw_im + st.twiddle;
     for (std::size_t b = 0; b < M; b += span) {
       for (std::size_t j = 0; j < h; j += W) {
+        queue.drain();
         if (st.radix == 2) {
           const C y0{loadn<W>(re + b + j), loadn<W>(im + b + j)};
           // y1 * conj(w)
@@ -392,6 +399,15 @@ SimdFft::SimdFft(std::uint32_t polynomial_size, unsigned width)
     add_stage(8);
     remaining -= 3;
   }
+}
+
+std::size_t SimdFft::prefetch_drains() const {
+  // As Engine<W>::forward and inverse: one per butterfly of every vertical stage but the last
+  // (span 64, done in the block pass), one per 64-point block.
+  const std::size_t M = polynomial_size() / 2;
+  std::size_t drains = M / 64;
+  for (std::size_t s = 0; s + 1 < stages_.size(); ++s) drains += M / (stages_[s].radix * width_);
+  return drains;
 }
 
 void SimdFft::transform_forward(const double* in_re, const double* in_im, double* re,

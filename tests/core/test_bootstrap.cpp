@@ -14,6 +14,7 @@
 #include "torusgate/core/fft.hpp"
 #include "torusgate/core/keys.hpp"
 #include "torusgate/core/noise.hpp"
+#include "torusgate/core/prefetch.hpp"
 #include "torusgate/core/simd_fft.hpp"
 #include "torusgate/cpu/fftw_fft.hpp"
 
@@ -301,7 +302,11 @@ TEST_CASE("BlindRotator's rotations are the exact integer CMUX chain, word for w
       const BootstrappingKeyFourier fourier(bk, *fft);
       BlindRotator rotator(fourier, *fft, count);
       std::vector<Torus32> acc(count * acc_words);
+      // Each step queues the next step's key for the transforms to prefetch (SimdFft drains
+      // the queue): lines left from before are dropped, and none are left after.
+      this_thread_prefetch.add(in.data(), in.size() * sizeof(Torus32));
       rotator.blind_rotate(in, count, mu, acc);
+      CHECK(this_thread_prefetch.lines() == 0);
       for (std::size_t i = 0; i < count; ++i) {
         INFO("rotation " << i);
         CHECK(std::equal(want[i].begin(), want[i].end(), acc.begin() + i * acc_words));
@@ -380,6 +385,7 @@ TEST_CASE("key_switch in parts writes the words of one call", "[bootstrap]") {
     std::vector<Torus32> got(count * n1, 0xdeadbeef);
     for (unsigned part = 0; part < parts; ++part) key_switch(ksk, in, count, got, part, parts);
     CHECK(got == whole);
+    CHECK(this_thread_prefetch.lines() == 0);  // none left after a call
   }
 }
 

@@ -1,16 +1,19 @@
 // Negacyclic FFT engines (PortableFft, FftwFft, SimdFft) against the exact schoolbook product:
 // single products, sums of (k+1)l products accumulated in the Fourier domain as blind
 // rotation does, inverse_add, signed reading of torus values, size validation; SimdFft's
-// vector widths word for word against each other.
+// vector widths word for word against each other; the prefetch queue the transforms drain.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <vector>
 
 #include "test_support.hpp"
 #include "torusgate/core/fft.hpp"
+#include "torusgate/core/prefetch.hpp"
 #include "torusgate/core/simd_fft.hpp"
 #include "torusgate/core/glwe.hpp"
 #include "torusgate/cpu/fftw_fft.hpp"
@@ -362,4 +365,91 @@ TEST_CASE("round_to_torus rounds to nearest modulo 2^32", "[fft]") {
   CHECK(round_to_torus(4294967296.0 + 5.0) == 5u);
   CHECK(round_to_torus(-4294967296.0 * 1000 - 3.2) == Torus32{0} - 3u);
   CHECK(round_to_torus(1099511627776.0 * 1024 + 7.0) == 7u);  // 2^50 + 7
+}
+
+TEST_CASE("PrefetchQueue counts, drains and drops its lines", "[fft][prefetch]") {
+  alignas(64) static char memory[64 * 100];
+  PrefetchQueue queue;
+  CHECK(queue.lines() == 0);
+  queue.drain();  // an empty queue: nothing happens
+  // A range from the middle of a line covers that line: bytes 10..137 touch lines 0, 1 and 2.
+  queue.add(memory + 10, 128);
+  CHECK(queue.lines() == 3);
+  queue.add(memory + 640, 64 * 5);  // lines 10..14
+  queue.add(memory, 0);             // empty: ignored
+  CHECK(queue.lines() == 8);
+  CHECK(queue.lines_per_drain() == 1);
+  queue.drain();
+  CHECK(queue.lines() == 7);
+  queue.set_lines_per_drain(4);  // across the end of the first range
+  queue.drain();
+  CHECK(queue.lines() == 3);
+  queue.set_lines_per_drain(0);  // at least one line
+  CHECK(queue.lines_per_drain() == 1);
+  queue.set_lines_per_drain(10);
+  queue.drain();
+  CHECK(queue.lines() == 0);
+  queue.drain();
+  CHECK(queue.lines() == 0);
+  // At most max_ranges ranges until clear(); more are dropped (a hint missed, never a result).
+  queue.clear();
+  for (std::size_t r = 0; r < PrefetchQueue::max_ranges + 3; ++r) queue.add(memory + 64 * r, 64);
+  CHECK(queue.lines() == PrefetchQueue::max_ranges);
+  queue.clear();
+  CHECK(queue.lines() == 0);
+}
+
+TEST_CASE("SimdFft drains the thread's prefetch queue prefetch_drains() times a transform",
+          "[fft][prefetch]") {
+  static AlignedVector<char> memory(64 * 4096);  // whole lines
+  for (std::uint32_t N : {128u, 1024u, 2048u}) {
+    for (unsigned width : {2u, 4u, 8u}) {
+      INFO("N " << N << ", width " << width);
+      const SimdFft fft(N, width);
+      // One per butterfly of the vertical stages of span above 64 (radix 2 first, while the
+      // bits left above the 8-point groups are not a multiple of 3), one per 64-point block
+      // (the span-64 stage and the transposed one): for N = 1024 (M = 512) and W = 8, the
+      // span-512 stage's 8 butterflies and 8 blocks.
+      const std::size_t M = N / 2;
+      std::size_t expected = M / 64;
+      for (std::size_t span = M; span > 64;) {
+        const std::size_t radix = (std::countr_zero(span) - 3) % 3 != 0 ? 2 : 8;
+        expected += M / (radix * width);
+        span /= radix;
+      }
+      CHECK(fft.prefetch_drains() == expected);
+      if (N == 1024 && width == 8) CHECK(fft.prefetch_drains() == 16);
+      const std::vector<Torus32> poly(N, 12345);
+      AlignedVector<double> with(N), without(N);
+      fft.forward(std::span<const Torus32>(poly), std::span<double>(without));
+      PrefetchQueue& queue = this_thread_prefetch;
+      queue.clear();
+      queue.add(memory.data(), memory.size());
+      const std::size_t lines = queue.lines();
+      fft.forward(std::span<const Torus32>(poly), std::span<double>(with));
+      CHECK(queue.lines() == lines - expected);
+      CHECK(with == without);  // a prefetch changes no value
+      std::vector<Torus32> back(N);
+      fft.inverse(with, back);
+      CHECK(queue.lines() == lines - 2 * expected);
+      CHECK(back == poly);
+      queue.clear();
+    }
+  }
+  // The other engines do not drain it.
+  PrefetchQueue& queue = this_thread_prefetch;
+  std::vector<std::unique_ptr<NegacyclicFft>> others;
+  others.push_back(std::make_unique<PortableFft>(1024));
+  others.push_back(std::make_unique<FftwFft>(1024));
+  for (const auto& fft : others) {
+    INFO(fft->name());
+    CHECK(fft->prefetch_drains() == 0);
+    queue.clear();
+    queue.add(memory.data(), 64 * 10);
+    const std::vector<Torus32> poly(1024, 7);
+    AlignedVector<double> spectrum(1024);
+    fft->forward(std::span<const Torus32>(poly), std::span<double>(spectrum));
+    CHECK(queue.lines() == 10);
+  }
+  queue.clear();
 }

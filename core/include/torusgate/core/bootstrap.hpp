@@ -89,6 +89,13 @@ class BlindRotator {
   // between two reads of a cache line (3x the product's time on an AVX2 EPYC).
   static constexpr std::size_t spectrum_gap = 16;
   std::size_t spectrum_stride() const { return params_.polynomial_size + spectrum_gap; }
+  // Queues GGSW samples [first, first + ggsws) on this thread's prefetch queue (this member's
+  // share of their points, the share its external products read), spread over the transforms
+  // this member makes for the first group of `count` accumulators: the next step's key
+  // arrives in cache while the current step transforms. Nothing for engines that do not drain
+  // the queue, or ggsws = 0.
+  void queue_prefetch(std::size_t first, std::size_t ggsws, std::size_t count,
+                      const TeamPart& part) const;
   // blind_rotate's work for one member (inside run_as_member()).
   void rotate(std::span<const Torus32> inputs, std::size_t count, Torus32 mu,
               std::span<Torus32> accumulators, const TeamPart& part);

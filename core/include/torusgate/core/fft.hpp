@@ -52,6 +52,12 @@ class NegacyclicFft {
   // poly += round(...) mod 2^32.
   void inverse_add(std::span<const double> spectrum, std::span<Torus32> poly) const;
 
+  // Calls of this_thread_prefetch.drain() (prefetch.hpp) each transform makes while it
+  // computes (forward_decomposed makes one transform per level, inverse and inverse_add one),
+  // so that a caller can spread the prefetch of memory it will read next over them. 0: this
+  // engine does not drain the queue.
+  virtual std::size_t prefetch_drains() const { return 0; }
+
   // False: spectra are IEEE doubles and fourier_multiply_add() multiplies them (every double
   // engine). True: the slots hold this engine's own words; use multiply_add().
   virtual bool custom_arithmetic() const { return false; }
