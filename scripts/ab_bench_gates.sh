@@ -7,9 +7,10 @@
 #
 # Writes DIR/{old,new}_<backend>_r<round>.json and DIR/ab.md. Settings (environment):
 #   ROUNDS (3), BATCHES (1,64,256), REPS (5), BACKENDS ("sequential openmp"),
-#   PARAMS (tfhe_lib_128), THREADS (2, for openmp).
+#   PARAMS (tfhe_lib_128), THREADS (2, for openmp), OLD_ARGS and NEW_ARGS (more bench_gates
+#   options for one side, e.g. OLD=NEW=build/apps/bench_gates NEW_ARGS="--unroll 2").
 set -euo pipefail
-usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; }
 if [[ $# -ne 1 || $1 == -h || $1 == --help ]]; then
   usage
   [[ $# -eq 1 ]] && exit 0
@@ -31,12 +32,16 @@ mkdir -p "$out"
 for round in $(seq 1 "$rounds"); do
   for side in old new; do
     bench="$OLD"
-    [[ $side == new ]] && bench="$NEW"
+    read -r -a extra <<<"${OLD_ARGS:-}"
+    if [[ $side == new ]]; then
+      bench="$NEW"
+      read -r -a extra <<<"${NEW_ARGS:-}"
+    fi
     for backend in $backends; do
-      extra=()
-      [[ $backend == openmp ]] && extra=(--threads "$threads")
+      options=("${extra[@]}")
+      [[ $backend == openmp ]] && options+=(--threads "$threads")
       echo "round $round/$rounds: $side $backend" >&2
-      "$bench" --backend "$backend" "${extra[@]}" --params "$params" --batch "$batches" \
+      "$bench" --backend "$backend" "${options[@]}" --params "$params" --batch "$batches" \
         --reps "$reps" --json "$out/${side}_${backend}_r${round}.json" >/dev/null
     done
   done

@@ -21,8 +21,8 @@ def fail(message):
 
 
 def load(folder):
-    """{(backend, batch): {side: {round: ms per bootstrap}}} and the two sides' commits."""
-    table, commits = {}, {"old": set(), "new": set()}
+    """{(backend, batch): {side: {round: ms per bootstrap}}}, the sides' commits and key forms."""
+    table, commits, unrolls = {}, {"old": set(), "new": set()}, {"old": set(), "new": set()}
     for path in sorted(folder.iterdir()):
         match = NAME.match(path.name)
         if not match:
@@ -31,6 +31,7 @@ def load(folder):
         try:
             report = json.loads(path.read_text())
             commits[side].add(report["commit"])
+            unrolls[side].add(report.get("bootstrapping_key_unroll", 1))
             rows = [(r["batch"], r["ms_per_bootstrap_median"]) for r in report["results"]]
         except (ValueError, KeyError, TypeError) as error:
             fail(f"{path}: not a bench_gates report ({error})")
@@ -41,7 +42,7 @@ def load(folder):
     for (backend, batch), sides in table.items():
         if set(sides) != {"old", "new"}:
             fail(f"{backend} batch {batch} was measured on one side only")
-    return table, commits
+    return table, commits, unrolls
 
 
 def main():
@@ -52,10 +53,13 @@ def main():
     folder = pathlib.Path(sys.argv[1])
     if not folder.is_dir():
         fail(f"{folder} is not a folder")
-    table, commits = load(folder)
+    table, commits, unrolls = load(folder)
 
     def label(side):
-        return f"{side} " + ", ".join(f"`{c[:7]}`" for c in sorted(commits[side]))
+        text = f"{side} " + ", ".join(f"`{c[:7]}`" for c in sorted(commits[side]))
+        if unrolls["old"] != unrolls["new"]:  # the sides differ in key form: name it
+            text += ", unroll " + ", ".join(str(u) for u in sorted(unrolls[side]))
+        return text
 
     print(f"Milliseconds per bootstrap, median of each round (rounds in order); "
           f"new/old of the medians over the rounds.\n")

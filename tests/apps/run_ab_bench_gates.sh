@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/ab_bench_gates.sh end to end on the toy parameter set (a few seconds): both sides'
-# reports and the table of ab_table.py (one row per backend and batch, the rounds in order, the
-# ratio), and the refusals of both scripts: no folder, a missing build, a bad ROUNDS, a folder
-# without reports, a report that is not bench_gates JSON, a batch measured on one side only.
+# reports and the table of ab_table.py (one row per backend and batch, the rounds in order,
+# the ratio; the key forms named when the sides differ in them), and the refusals of both
+# scripts: no folder, a missing build, a bad ROUNDS, a folder without reports, a report that is
+# not bench_gates JSON, a batch measured on one side only.
 #   run_ab_bench_gates.sh SCRIPT BENCH_GATES
 set -uo pipefail
 script="$1" bench="$2"
@@ -31,6 +32,11 @@ grep -q "$header" "$tmp/ab/ab.md" || fail "ab.md lacks its header with both comm
 row='^\| (sequential|openmp) \| [13] \| [0-9.]+ / [0-9.]+ \| [0-9.]+ / [0-9.]+ \| [0-9.]+ \|$'
 rows="$(grep -cE "$row" "$tmp/ab/ab.md")"
 [[ $rows -eq 4 ]] || { fail "ab.md has $rows rows of two rounds, expected 4"; cat "$tmp/ab/ab.md"; }
+# One binary, two key forms (NEW_ARGS): the header names each side's form.
+ROUNDS=1 BATCHES=1 REPS=1 BACKENDS=sequential PARAMS=toy_INSECURE NEW_ARGS="--unroll 2" \
+  expect 0 "| new \`" "$tmp/forms"
+grep -q "old \`[0-9a-f]\{7\}\`, unroll 1 | new \`[0-9a-f]\{7\}\`, unroll 2 |" "$tmp/forms/ab.md" ||
+  { fail "ab.md does not name the key forms"; cat "$tmp/forms/ab.md"; }
 
 program="$table"
 expect 0 "usage: ab_table.py DIR" --help
