@@ -3,8 +3,10 @@
 
 Reads DIR/{old,new}_<backend>_r<round>.json (bench_gates reports) and prints, in markdown, the
 milliseconds per bootstrap of every round's median for each backend and batch, old and new
-side by side, and new/old of the medians over the rounds. Exits 2 on a folder without reports,
-a report that is not bench_gates JSON, or sides that measured different batches.
+side by side, and new/old of the medians over the rounds. The column heads name each side's
+commits, and its key form (unroll) and FFT engine where the sides differ in them. Exits 2 on
+a folder without reports, a report that is not bench_gates JSON, or sides that measured
+different batches.
 """
 import json
 import pathlib
@@ -13,6 +15,8 @@ import statistics
 import sys
 
 NAME = re.compile(r"^(old|new)_([a-z]+)_r([0-9]+)\.json$")
+# Report fields named in a side's column where the two sides differ: name -> (field, default).
+SETTINGS = {"unroll": ("bootstrapping_key_unroll", 1), "fft": ("fft", "?")}
 
 
 def fail(message):
@@ -21,8 +25,9 @@ def fail(message):
 
 
 def load(folder):
-    """{(backend, batch): {side: {round: ms per bootstrap}}}, the sides' commits and key forms."""
-    table, commits, unrolls = {}, {"old": set(), "new": set()}, {"old": set(), "new": set()}
+    """{(backend, batch): {side: {round: ms per bootstrap}}}, the sides' commits and settings."""
+    table, commits = {}, {"old": set(), "new": set()}
+    settings = {name: {"old": set(), "new": set()} for name in SETTINGS}
     for path in sorted(folder.iterdir()):
         match = NAME.match(path.name)
         if not match:
@@ -31,7 +36,8 @@ def load(folder):
         try:
             report = json.loads(path.read_text())
             commits[side].add(report["commit"])
-            unrolls[side].add(report.get("bootstrapping_key_unroll", 1))
+            for name, (field, default) in SETTINGS.items():
+                settings[name][side].add(str(report.get(field, default)))
             rows = [(r["batch"], r["ms_per_bootstrap_median"]) for r in report["results"]]
         except (ValueError, KeyError, TypeError) as error:
             fail(f"{path}: not a bench_gates report ({error})")
@@ -42,7 +48,7 @@ def load(folder):
     for (backend, batch), sides in table.items():
         if set(sides) != {"old", "new"}:
             fail(f"{backend} batch {batch} was measured on one side only")
-    return table, commits, unrolls
+    return table, commits, settings
 
 
 def main():
@@ -53,12 +59,13 @@ def main():
     folder = pathlib.Path(sys.argv[1])
     if not folder.is_dir():
         fail(f"{folder} is not a folder")
-    table, commits, unrolls = load(folder)
+    table, commits, settings = load(folder)
 
     def label(side):
         text = f"{side} " + ", ".join(f"`{c[:7]}`" for c in sorted(commits[side]))
-        if unrolls["old"] != unrolls["new"]:  # the sides differ in key form: name it
-            text += ", unroll " + ", ".join(str(u) for u in sorted(unrolls[side]))
+        for name, sides in settings.items():  # the settings in which the sides differ
+            if sides["old"] != sides["new"]:
+                text += f", {name} " + ", ".join(sorted(sides[side]))
         return text
 
     print(f"Milliseconds per bootstrap, median of each round (rounds in order); "

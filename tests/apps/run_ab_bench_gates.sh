@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/ab_bench_gates.sh end to end on the toy parameter set (a few seconds): both sides'
 # reports and the table of ab_table.py (one row per backend and batch, the rounds in order,
-# the ratio; the key forms named when the sides differ in them), and the refusals of both
+# the ratio; key forms and engines named when the sides differ in them), and the refusals of both
 # scripts: no folder, a missing build, a bad ROUNDS, a folder without reports, a report that is
 # not bench_gates JSON, a batch measured on one side only.
 #   run_ab_bench_gates.sh SCRIPT BENCH_GATES
@@ -32,11 +32,12 @@ grep -q "$header" "$tmp/ab/ab.md" || fail "ab.md lacks its header with both comm
 row='^\| (sequential|openmp) \| [13] \| [0-9.]+ / [0-9.]+ \| [0-9.]+ / [0-9.]+ \| [0-9.]+ \|$'
 rows="$(grep -cE "$row" "$tmp/ab/ab.md")"
 [[ $rows -eq 4 ]] || { fail "ab.md has $rows rows of two rounds, expected 4"; cat "$tmp/ab/ab.md"; }
-# One binary, two key forms (NEW_ARGS): the header names each side's form.
-ROUNDS=1 BATCHES=1 REPS=1 BACKENDS=sequential PARAMS=toy_INSECURE NEW_ARGS="--unroll 2" \
-  expect 0 "| new \`" "$tmp/forms"
-grep -q "old \`[0-9a-f]\{7\}\`, unroll 1 | new \`[0-9a-f]\{7\}\`, unroll 2 |" "$tmp/forms/ab.md" ||
-  { fail "ab.md does not name the key forms"; cat "$tmp/forms/ab.md"; }
+# One binary, two key forms and engines (OLD_ARGS, NEW_ARGS): the header names each side's.
+ROUNDS=1 BATCHES=1 REPS=1 BACKENDS=sequential PARAMS=toy_INSECURE OLD_ARGS="--fft fftw" \
+  NEW_ARGS="--unroll 2 --fft portable" expect 0 "| new \`" "$tmp/forms"
+forms="old \`[0-9a-f]\{7\}\`, unroll 1, fft fftw | new \`[0-9a-f]\{7\}\`, unroll 2, fft portable |"
+grep -q "$forms" "$tmp/forms/ab.md" ||
+  { fail "ab.md does not name the key forms and engines"; cat "$tmp/forms/ab.md"; }
 
 program="$table"
 expect 0 "usage: ab_table.py DIR" --help
