@@ -366,7 +366,7 @@ void check_plane_in(const Circuit& circuit, const Plane& plane, std::size_t i, G
   };
   for (const Segment& s : plane.segments()) {
     if (s.kind == SourceKind::Constant || s.count == 0) continue;
-    EXPECTS(s.circuit == circuit.id(),
+    EXPECTS(circuit.owns(s),
             where() + " is an expression of another circuit (circuit " +
                 std::to_string(s.circuit) + "; this is circuit " + std::to_string(circuit.id()) +
                 "): record an operation's operands in the circuit that records it");
@@ -398,9 +398,68 @@ void check_plane_in(const Circuit& circuit, const Plane& plane, std::size_t i, G
 
 // ----------------------------------------------------------------------------- circuit
 
-Circuit::Circuit() {
+namespace {
+
+std::uint32_t new_circuit_id() {
   static std::atomic<std::uint32_t> next_id{1};  // 0: no circuit (constants)
-  id_ = next_id.fetch_add(1, std::memory_order_relaxed);
+  return next_id.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+Circuit::Circuit() : id_(new_circuit_id()) {}
+
+Circuit::Circuit(const Circuit& other)
+    : id_(new_circuit_id()),
+      origins_(other.origins_),
+      nodes_(other.nodes_),
+      inputs_(other.inputs_),
+      dedup_(other.dedup_) {
+  origins_.push_back(Origin{other.id_, other.inputs_.size(), other.nodes_.size()});
+}
+
+Circuit& Circuit::operator=(const Circuit& other) {
+  if (this != &other) *this = Circuit(other);
+  return *this;
+}
+
+Circuit::Circuit(Circuit&& other) noexcept
+    : id_(other.id_),
+      origins_(std::move(other.origins_)),
+      nodes_(std::move(other.nodes_)),
+      inputs_(std::move(other.inputs_)),
+      dedup_(std::move(other.dedup_)) {
+  other.id_ = new_circuit_id();
+  other.origins_.clear();
+  other.nodes_.clear();
+  other.inputs_.clear();
+  other.dedup_.clear();
+}
+
+Circuit& Circuit::operator=(Circuit&& other) noexcept {
+  if (this != &other) {
+    id_ = other.id_;
+    origins_ = std::move(other.origins_);
+    nodes_ = std::move(other.nodes_);
+    inputs_ = std::move(other.inputs_);
+    dedup_ = std::move(other.dedup_);
+    other.id_ = new_circuit_id();
+    other.origins_.clear();
+    other.nodes_.clear();
+    other.inputs_.clear();
+    other.dedup_.clear();
+  }
+  return *this;
+}
+
+bool Circuit::owns(const Segment& segment) const {
+  if (segment.kind == SourceKind::Constant || segment.circuit == id_) return true;
+  for (const Origin& origin : origins_) {
+    if (origin.id == segment.circuit) {
+      return segment.id < (segment.kind == SourceKind::Input ? origin.inputs : origin.nodes);
+    }
+  }
+  return false;
 }
 
 Expr Circuit::input(IntType type, std::size_t rows, std::size_t cols) {
@@ -463,7 +522,12 @@ Expr Circuit::constant_signed(std::int64_t value, IntType type, std::size_t lane
 }
 
 std::uint32_t Circuit::level(const Segment& segment) const {
-  return segment.kind == SourceKind::Node ? nodes_[segment.id].level : 0;
+  if (segment.kind != SourceKind::Node) return 0;
+  EXPECTS(owns(segment) && segment.id < nodes_.size(),
+          "Circuit::level: gate " + std::to_string(segment.id) + " of circuit " +
+              std::to_string(segment.circuit) + " is not a gate of this circuit (circuit " +
+              std::to_string(id_) + ", " + std::to_string(nodes_.size()) + " gates)");
+  return nodes_[segment.id].level;
 }
 
 Plane Circuit::gate(const GateSpec& spec, const Plane& a, const Plane& b, const Plane& c) {

@@ -66,7 +66,7 @@ class IntervalAllocator {
 void check_segment(const Circuit& circuit, const Segment& s, std::size_t output) {
   const std::string where = "compile: output " + std::to_string(output);
   if (s.kind != SourceKind::Constant) {
-    EXPECTS(s.circuit == circuit.id(),
+    EXPECTS(circuit.owns(s),
             where + " is an expression of another circuit (circuit " + std::to_string(s.circuit) +
                 "; this is circuit " + std::to_string(circuit.id()) + ")");
   }

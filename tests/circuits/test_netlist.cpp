@@ -675,9 +675,9 @@ TEST_CASE("compile rejects expressions of another circuit", "[circuits][netlist]
                            "is an expression of another circuit");
   REQUIRE_INVALID_ARGUMENT(compile(twin, std::span<const Expr>(&y, 1)),
                            "is an expression of another circuit");
-  // A copy of a circuit keeps its id: its expressions compile there too.
+  // A copy gets its own id, and the original's expressions of before the copy compile there.
   Circuit copy = big;
-  CHECK(copy.id() == big.id());
+  CHECK(copy.id() != big.id());
   CHECK(compile(copy, std::span<const Expr>(&s, 1)).cost.bootstraps > 0);
   // Segments of this circuit that name inputs or gates it does not have (only hand-made
   // planes can): refused by number.
@@ -932,4 +932,68 @@ TEST_CASE("failure_bound sums the schedule's bootstraps' failure probabilities",
   const FailureBound none = failure_bound(copy, standard);
   CHECK_FALSE(none.has_bootstraps());
   CHECK(std::isinf(none.log2_per_run));
+}
+
+TEST_CASE("copies of a circuit that go separate ways refuse each other's new expressions",
+          "[circuits][netlist][validation]") {
+  // Once, a copy kept the original's id, and each then numbered its new gates from the same
+  // count: an expression recorded in one compiled in the other against other gates.
+  PlaintextFixture f;
+  Csprng rng = seeded_rng(11);
+  const IntType u8{8, false};
+  Circuit original;
+  const Expr a = original.input(u8, 3), b = original.input(u8, 3);
+  const Expr before = bit_xor(original, a, b);  // recorded before the copy: valid in both
+  Circuit copy = original;
+  const Expr sum = add(original, a, b);      // only in the original
+  const Expr product = multiply(copy, a, b);  // only in the copy, from gate numbers sum uses too
+  REQUIRE_INVALID_ARGUMENT(compile(copy, std::span<const Expr>(&sum, 1)),
+                           "compile: output 0 is an expression of another circuit (circuit " +
+                               std::to_string(original.id()) + "; this is circuit " +
+                               std::to_string(copy.id()) + ")");
+  REQUIRE_INVALID_ARGUMENT(compile(original, std::span<const Expr>(&product, 1)),
+                           "is an expression of another circuit");
+  REQUIRE_INVALID_ARGUMENT(add(copy, sum, a), "is an expression of another circuit");
+  // What each recorded itself, and what was recorded before the copy, runs right in both.
+  const std::vector<std::uint64_t> x = {5, 200, 255}, y = {6, 100, 3};
+  const Arr ea = Arr::encrypt(f.be, f.key, x, u8, rng), eb = Arr::encrypt(f.be, f.key, y, u8, rng);
+  auto run = [&](Circuit& c, const Expr& e) {
+    const Schedule sched = compile(c, std::span<const Expr>(&e, 1));
+    const Arr* ins[] = {&ea, &eb};
+    return execute(f.be, sched, std::span<const Arr* const>(ins)).at(0).decrypt(f.be, f.key);
+  };
+  const std::vector<std::uint64_t> want_sum = {11, 44, 2}, want_product = {30, 32, 253};
+  const std::vector<std::uint64_t> want_xor = {3, 172, 252};
+  CHECK(run(original, sum) == want_sum);
+  CHECK(run(copy, product) == want_product);
+  CHECK(run(copy, before) == want_xor);
+  CHECK(run(original, before) == want_xor);
+  // A copy of the copy: the first circuit's gates of before the first copy still count.
+  Circuit second = copy;
+  CHECK(run(second, before) == want_xor);
+  CHECK(run(second, product) == want_product);
+  REQUIRE_INVALID_ARGUMENT(compile(second, std::span<const Expr>(&sum, 1)),
+                           "is an expression of another circuit");
+  // Assignment is a copy too.
+  Circuit assigned;
+  assigned = original;
+  CHECK(assigned.id() != original.id());
+  CHECK(run(assigned, sum) == want_sum);
+  // A move takes the id; the moved-from circuit starts again empty, under a new id.
+  const std::uint32_t id = original.id();
+  Circuit moved = std::move(original);
+  CHECK(moved.id() == id);
+  CHECK(run(moved, sum) == want_sum);
+  CHECK(original.id() != id);  // NOLINT(bugprone-use-after-move): the documented state
+  CHECK(original.nodes().empty());
+  CHECK(original.inputs().empty());
+  REQUIRE_INVALID_ARGUMENT(compile(original, std::span<const Expr>(&sum, 1)),
+                           "is an expression of another circuit");
+  // level() checks its segment like every other accessor.
+  const Segment gate_segment = sum.bits().back().segments().front();
+  REQUIRE(gate_segment.kind == SourceKind::Node);
+  CHECK(moved.level(gate_segment) >= 1);
+  REQUIRE_INVALID_ARGUMENT(copy.level(gate_segment), "Circuit::level: gate ");
+  REQUIRE_INVALID_ARGUMENT(Circuit().level(gate_segment), "is not a gate of this circuit");
+  CHECK(Circuit().level(Plane::constant(true, 2).segments().front()) == 0);
 }

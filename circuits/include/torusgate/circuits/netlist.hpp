@@ -159,11 +159,24 @@ using InputInfo = ArrayInfo;
 
 class Circuit {
  public:
-  // Each circuit gets an id of its own (a copy keeps it), which its inputs' and gates'
-  // segments carry: recording or compiling an expression of another circuit throws
-  // InvalidArgument instead of reading this circuit's inputs and gates of the same numbers.
+  // Each circuit gets an id of its own, which its inputs' and gates' segments carry:
+  // recording or compiling an expression of another circuit throws InvalidArgument instead of
+  // reading this circuit's inputs and gates of the same numbers.
   Circuit();
+  // A copy gets an id of its own too, and accepts the expressions the original had recorded
+  // when it was copied (the same inputs and gates): what either records afterwards is
+  // refused by the other, so two copies that go separate ways cannot mix their gates.
+  Circuit(const Circuit& other);
+  Circuit& operator=(const Circuit& other);
+  // A move takes the circuit's id and everything it recorded; `other` is left an empty circuit
+  // with a new id.
+  Circuit(Circuit&& other) noexcept;
+  Circuit& operator=(Circuit&& other) noexcept;
   std::uint32_t id() const { return id_; }
+  // Whether `segment` (an input's or a gate's) is of this circuit: recorded by it, or by a
+  // circuit it was copied from before the copy. Constants are of every circuit. The bit and
+  // lane bounds are not checked here.
+  bool owns(const Segment& segment) const;
 
   // An input of `rows * cols` integers of `type`, bound to a buffer of width * lanes bits
   // (bit j of element e at j * lanes + e) when the circuit runs.
@@ -199,6 +212,8 @@ class Circuit {
 
   const std::vector<Node>& nodes() const { return nodes_; }
   const std::vector<InputInfo>& inputs() const { return inputs_; }
+  // The bootstrapping level of a segment's gate (0 for inputs and constants); InvalidArgument
+  // for a segment of another circuit or a gate this circuit does not have.
   std::uint32_t level(const Segment& segment) const;
 
  private:
@@ -211,7 +226,15 @@ class Circuit {
   Segment expand(const std::array<Segment, 3>& vars, std::size_t nvars, std::uint8_t table,
                  std::size_t count);
 
+  // A circuit this one was copied from (directly or through copies), and how many inputs and
+  // gates it had then.
+  struct Origin {
+    std::uint32_t id;
+    std::size_t inputs, nodes;
+  };
+
   std::uint32_t id_;
+  std::vector<Origin> origins_;
   std::vector<Node> nodes_;
   std::vector<InputInfo> inputs_;
   std::unordered_map<std::string, std::uint32_t> dedup_;  // node key -> node id
