@@ -763,11 +763,36 @@ TEST_CASE("execute rejects missing or mismatched inputs", "[circuits][netlist][v
                            "execute: an op writes output 3 but the schedule has 1");
 }
 
-// Program::input keeps a pointer to the array it binds: a temporary does not compile.
+// Program::input keeps a pointer to an array it binds by reference, and takes an array given
+// by value (a temporary, std::move) into the program; a const temporary does not compile.
 template <class P, class A>
 concept binds = requires(P& p, A&& a) { p.input(std::forward<A>(a)); };
 static_assert(binds<Program<PB>, const Arr&> && binds<Program<PB>, Arr&>);
-static_assert(!binds<Program<PB>, Arr&&> && !binds<Program<PB>, const Arr&&>);
+static_assert(binds<Program<PB>, Arr&&> && !binds<Program<PB>, const Arr&&>);
+
+TEST_CASE("Program keeps the arrays bound by value", "[circuits][netlist]") {
+  PlaintextFixture f;
+  Csprng rng = seeded_rng(12);
+  const IntType u8{8, false};
+  Program<PB> prog(f.be);
+  std::vector<Expr> xs;
+  // Arrays made in a loop and moved in: before, only a pointer was kept, and a vector of
+  // arrays that grew (or a temporary) left it dangling.
+  for (std::uint64_t k = 1; k <= 5; ++k) {
+    const std::vector<std::uint64_t> v = {k, 10 * k};
+    xs.push_back(prog.input(Arr::encrypt(f.be, f.key, v, u8, rng)));
+  }
+  Expr total = xs[0];
+  for (std::size_t k = 1; k < xs.size(); ++k) total = add(prog.circuit(), total, xs[k]);
+  CHECK(prog.run(total).decrypt(f.be, f.key) == std::vector<std::uint64_t>{15, 150});
+  // By reference and by value in one program.
+  const std::vector<std::uint64_t> w = {100, 7};
+  const Arr kept = Arr::encrypt(f.be, f.key, w, u8, rng);
+  Arr moved = Arr::encrypt(f.be, f.key, w, u8, rng);
+  const Expr a = prog.input(kept), b = prog.input(std::move(moved));
+  CHECK(prog.run(add(prog.circuit(), a, b)).decrypt(f.be, f.key) ==
+        std::vector<std::uint64_t>{200, 14});
+}
 
 TEST_CASE("IntArray validates values, shapes and widths", "[circuits][netlist][validation]") {
   PlaintextFixture f;

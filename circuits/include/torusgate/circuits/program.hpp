@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <initializer_list>
 #include <span>
@@ -223,13 +224,18 @@ class Program {
   Circuit& circuit() { return circuit_; }
 
   // Binds an encrypted array and returns its expression. The program keeps a pointer to the
-  // array: it must outlive run() and stay where it is (not in a vector that grows). A
-  // temporary does not compile.
+  // array, not a copy: it must outlive run() and stay where it is (not in a vector that
+  // grows), which nothing can check. An array given by value (a temporary, or std::move) is
+  // moved into the program instead and lives as long as the program.
   Expr input(const IntArray<B>& array) {
     bound_.push_back(&array);
     return circuit_.input(array.type(), array.rows(), array.cols());
   }
-  Expr input(const IntArray<B>&& array) = delete;
+  Expr input(IntArray<B>&& array) {
+    owned_.push_back(std::move(array));  // a deque: earlier elements do not move
+    return input(owned_.back());
+  }
+  Expr input(const IntArray<B>&& array) = delete;  // a const temporary cannot be moved from
 
   // Compiles and runs the gates the outputs need; returns one array per output.
   std::vector<IntArray<B>> run(std::span<const Expr> outputs) {
@@ -254,6 +260,7 @@ class Program {
   B* be_;
   ProgressCallback progress_;
   Circuit circuit_;
+  std::deque<IntArray<B>> owned_;  // the arrays bound by value
   std::vector<const IntArray<B>*> bound_;
   Schedule last_;
 };
