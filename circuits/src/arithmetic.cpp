@@ -342,7 +342,7 @@ Expr rotate_right(const Expr& x, std::size_t k) {
 
 Expr resize(const Expr& x, std::size_t width) {
   check_operand(x, "resize");
-  EXPECTS(width >= 1, "resize: width 0; an integer needs at least one bit");
+  check_width(width, "resize");
   std::vector<Plane> bits(width, fill_bit(x));
   for (std::size_t j = 0; j < std::min(width, x.width()); ++j) bits[j] = x.bit(j);
   return detail::with_bits(x, std::move(bits), x.is_signed());
@@ -370,6 +370,7 @@ Expr broadcast(const Expr& x, std::size_t lanes) {
   EXPECTS(x.lanes() == 1, "broadcast: the expression has " + std::to_string(x.lanes()) +
                               " elements but only a single element can be broadcast");
   EXPECTS(lanes >= 1, "broadcast: to no elements");
+  bit_count(x.type(), 1, lanes, "broadcast");  // the result's bits must fit std::size_t
   std::vector<Plane> bits;
   for (const Plane& p : x.bits()) bits.push_back(p.broadcast(lanes));
   return Expr(std::move(bits), x.is_signed());

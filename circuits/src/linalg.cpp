@@ -15,6 +15,7 @@ namespace torusgate::circuits {
 Expr sum(Circuit& c, const Expr& x, std::size_t width) {
   check_operand(x, "sum");
   if (width == 0) width = x.width();
+  check_width(width, "sum");
   BitHeap heap(width, 1);
   for (std::size_t e = 0; e < x.lanes(); ++e) heap.add(x.elements(e, 1));
   return heap.sum(c, x.is_signed());
@@ -25,6 +26,7 @@ Expr dot(Circuit& c, const Expr& x, const Expr& y, std::size_t width) {
   check_operand(y, "dot");
   check_same_shape(x, y, "dot");
   if (width == 0) width = x.width();
+  check_width(width, "dot");
   // The partial products of all elements in one heap of L lanes, then the lanes as rows of
   // a one-lane heap: one carry-save tree and one final adder for the whole dot product.
   BitHeap products(width, x.lanes());
@@ -52,6 +54,7 @@ Expr matmul(Circuit& c, const Expr& a, const Expr& b, std::size_t width) {
                                     std::to_string(a.cols()) + " but B is " +
                                     std::to_string(b.rows()) + " x " + std::to_string(b.cols()));
   if (width == 0) width = a.width();
+  check_width(width, "matmul");
   const std::size_t r = a.rows(), k = a.cols(), s = b.cols();
   BitHeap heap(width, r * s);
   for (std::size_t t = 0; t < k; ++t) {
@@ -78,7 +81,7 @@ CannonRows cannon_step(Circuit& c, const Expr& a, const Expr& b, const CannonRow
   EXPECTS(grid >= 1 && q % grid == 0, "cannon_step: a grid of " + std::to_string(grid) +
                                           " blocks does not divide " + std::to_string(q) +
                                           " rows");
-  EXPECTS(width >= 1, "cannon_step: width 0");
+  check_width(width, "cannon_step");
   const std::size_t block = q / grid;
   BitHeap heap(width, q * q);
   if (acc.row0.width() > 0) {

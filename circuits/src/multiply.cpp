@@ -340,6 +340,7 @@ Expr multiply_karatsuba(Circuit& c, const Expr& x, const Expr& y, Product produc
 Expr multiply_constant(Circuit& c, const Expr& x, std::int64_t constant, std::size_t width) {
   check_operand(x, "multiply_constant");
   if (width == 0) width = x.width();
+  check_width(width, "multiply_constant");
   BitHeap heap(width, x.lanes());
   heap.add_multiple(x, constant);
   return heap.sum(c, x.is_signed()).reshape(x.rows(), x.cols());

@@ -145,6 +145,13 @@ std::string to_string(const IntType& type) {
   return name;
 }
 
+void check_width(std::size_t width, std::string_view who) {
+  EXPECTS(width >= 1, std::string(who) + ": width 0; an integer needs at least one bit");
+  EXPECTS(width <= max_width, std::string(who) + ": width " + std::to_string(width) +
+                                  " but at most " + std::to_string(max_width) +
+                                  " bits (max_width) are supported");
+}
+
 std::size_t bit_count(const IntType& type, std::size_t rows, std::size_t cols,
                       std::string_view who) {
   std::size_t lanes = 0;
@@ -463,7 +470,7 @@ bool Circuit::owns(const Segment& segment) const {
 }
 
 Expr Circuit::input(IntType type, std::size_t rows, std::size_t cols) {
-  EXPECTS(type.width >= 1, "Circuit::input: width 0; an integer needs at least one bit");
+  check_width(type.width, "Circuit::input");
   EXPECTS(rows >= 1 && cols >= 1, "Circuit::input: shape " + std::to_string(rows) + " x " +
                                       std::to_string(cols) + " has no elements");
   bit_count(type, rows, cols, "Circuit::input");
@@ -486,7 +493,7 @@ Expr Circuit::input(IntType type, std::size_t rows, std::size_t cols) {
 }
 
 Expr Circuit::constant(std::span<const std::uint64_t> values, IntType type) {
-  EXPECTS(type.width >= 1, "Circuit::constant: width 0; an integer needs at least one bit");
+  check_width(type.width, "Circuit::constant");
   EXPECTS(!values.empty(), "Circuit::constant: no values");
   // Wider than 64 bits: unsigned values always fit, signed ones extend their sign.
   check_values(values, IntType{std::min<std::size_t>(type.width, 64), type.is_signed},

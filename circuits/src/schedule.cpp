@@ -5,7 +5,9 @@
 #include <cmath>
 #include <iterator>
 #include <map>
+#include <new>
 #include <optional>
+#include <stdexcept>
 
 #include "torusgate/core/error.hpp"
 
@@ -108,9 +110,10 @@ GateSpec negated(const GateSpec& spec) {
   return g;
 }
 
-}  // namespace
-
-Schedule compile(const Circuit& circuit, std::span<const Expr> outputs) {
+// compile()'s work; compile() turns an allocation that fails (a broadcast to billions of
+// elements records in an instant, but its schedule needs memory per element) into a
+// SystemError.
+Schedule compile_unguarded(const Circuit& circuit, std::span<const Expr> outputs) {
   const std::vector<Node>& nodes = circuit.nodes();
   Schedule sched;
   sched.inputs = circuit.inputs();
@@ -234,7 +237,27 @@ Schedule compile(const Circuit& circuit, std::span<const Expr> outputs) {
   }
   sched.scratch_bits = alloc.high_water();
 
-  // Lowering.
+  // Lowering. A piece with a broadcast input (stride 0) becomes one op per lane (a backend's
+  // gate reads whole spans), so the ops of each batch are counted and reserved first: a
+  // broadcast to billions of elements fails here at once, not after filling memory op by op.
+  const auto piece_ops = [](const Piece& piece) {
+    for (int i = 0; i < piece.spec.arity; ++i)
+      if (piece.in[i].stride == 0) return piece.count;
+    return std::size_t{1};
+  };
+  const auto copy_ops = [](const FreeCopy& c) {
+    return c.source.kind != SourceKind::Constant && c.source.stride == 0 ? c.source.count
+                                                                         : std::size_t{1};
+  };
+  {
+    std::vector<std::size_t> ops(batch_count, 0);
+    for (std::size_t id = 0; id < nodes.size(); ++id) {
+      if (!live[id]) continue;
+      for (const Piece& piece : nodes[id].pieces) ops[nodes[id].level - 1] += piece_ops(piece);
+    }
+    for (const FreeCopy& c : copies) ops[c.batch] += copy_ops(c);
+    for (std::size_t b = 0; b < batch_count; ++b) sched.batches[b].reserve(ops[b]);
+  }
   const auto locate = [&](const Segment& s, std::size_t lane) {
     const std::size_t bit = s.offset + lane * s.stride;
     if (s.kind == SourceKind::Input)
@@ -249,10 +272,8 @@ Schedule compile(const Circuit& circuit, std::span<const Expr> outputs) {
     auto& batch = sched.batches[nodes[id].level - 1];
     std::size_t lane = 0;
     for (const Piece& piece : nodes[id].pieces) {
-      bool broadcast = false;
-      for (int i = 0; i < piece.spec.arity; ++i) broadcast |= piece.in[i].stride == 0;
-      const std::size_t ops = broadcast ? piece.count : 1;
-      const std::size_t width = broadcast ? 1 : piece.count;
+      const std::size_t ops = piece_ops(piece);
+      const std::size_t width = ops == 1 ? piece.count : 1;
       const GateSpec spec = flip[id] ? negated(piece.spec) : piece.spec;
       for (std::size_t o = 0; o < ops; ++o) {
         ScheduledOp op;
@@ -281,7 +302,7 @@ Schedule compile(const Circuit& circuit, std::span<const Expr> outputs) {
       continue;
     }
     const GateSpec spec = GateSpec::of(s.negated ? GateKind::Not : GateKind::Copy);
-    const std::size_t ops = s.stride == 0 ? s.count : 1;
+    const std::size_t ops = copy_ops(c);
     for (std::size_t o = 0; o < ops; ++o) {
       ScheduledOp op;
       op.spec = spec;
@@ -296,6 +317,21 @@ Schedule compile(const Circuit& circuit, std::span<const Expr> outputs) {
   cost.batches = batch_count;
   cost.scratch_bits = sched.scratch_bits;
   return sched;
+}
+
+}  // namespace
+
+Schedule compile(const Circuit& circuit, std::span<const Expr> outputs) {
+  try {
+    return compile_unguarded(circuit, outputs);
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {
+  }
+  std::size_t lanes = 0;
+  for (const Expr& e : outputs) lanes = std::max(lanes, e.lanes());
+  throw SystemError("compile: the schedule of " + std::to_string(circuit.nodes().size()) +
+                    " gates for outputs of up to " + std::to_string(lanes) +
+                    " elements does not fit in memory");
 }
 
 FailureBound failure_bound(const Schedule& schedule, const NoiseModel& model) {

@@ -1022,3 +1022,40 @@ TEST_CASE("copies of a circuit that go separate ways refuse each other's new exp
   REQUIRE_INVALID_ARGUMENT(Circuit().level(gate_segment), "is not a gate of this circuit");
   CHECK(Circuit().level(Plane::constant(true, 2).segments().front()) == 0);
 }
+
+TEST_CASE("widths above max_width and arrays past 2^64 bits are refused, not allocated",
+          "[circuits][netlist][validation]") {
+  // Once, a width of 2^40 reached std::vector and left as a bare std::bad_alloc (or took
+  // gigabytes first), and a broadcast to 2^61 elements wrapped its bit count to 0.
+  Circuit c;
+  const std::size_t too_wide = max_width + 1;
+  const std::string limit = "width " + std::to_string(too_wide) + " but at most " +
+                            std::to_string(max_width) + " bits (max_width) are supported";
+  REQUIRE_INVALID_ARGUMENT(c.input(IntType{too_wide, false}, 1), "Circuit::input: " + limit);
+  REQUIRE_INVALID_ARGUMENT(c.input(IntType{std::size_t{1} << 40, false}, 1),
+                           "Circuit::input: width 1099511627776 but at most");
+  REQUIRE_INVALID_ARGUMENT(c.constant(1, IntType{too_wide, false}, 1),
+                           "Circuit::constant: " + limit);
+  const Expr x = c.input(IntType{8, false}, 4), m = c.input(IntType{8, false}, 2, 2);
+  REQUIRE_INVALID_ARGUMENT(resize(x, too_wide), "resize: " + limit);
+  REQUIRE_INVALID_ARGUMENT(resize(x, std::size_t{1} << 62), "resize: width 4611686018427387904");
+  REQUIRE_INVALID_ARGUMENT(sum(c, x, too_wide), "sum: " + limit);
+  REQUIRE_INVALID_ARGUMENT(dot(c, x, x, too_wide), "dot: " + limit);
+  REQUIRE_INVALID_ARGUMENT(matmul(c, m, m, too_wide), "matmul: " + limit);
+  REQUIRE_INVALID_ARGUMENT(cannon_step(c, m, m, CannonRows{}, 1, 0, too_wide),
+                           "cannon_step: " + limit);
+  REQUIRE_INVALID_ARGUMENT(multiply_constant(c, x, 3, too_wide), "multiply_constant: " + limit);
+  REQUIRE_INVALID_ARGUMENT(resize(x, 0), "resize: width 0; an integer needs at least one bit");
+  // max_width itself is accepted.
+  CHECK(resize(x, max_width).width() == max_width);
+  // A broadcast whose bits would not fit std::size_t.
+  const Expr one = c.input(IntType{8, false}, 1);
+  REQUIRE_INVALID_ARGUMENT(broadcast(one, std::size_t{1} << 61),
+                           "broadcast: 1 x 2305843009213693952 u8 has more than 2^64 bits");
+  // One that fits the count but not memory: compile says so as the library's error.
+  const Expr wide = broadcast(one, std::size_t{1} << 50);
+  const Expr doubled = add(c, wide, wide);
+  REQUIRE_THROWS_WITH(compile(c, std::span<const Expr>(&doubled, 1)),
+                      Catch::Matchers::Contains("elements does not fit in memory"));
+  REQUIRE_THROWS_AS(compile(c, std::span<const Expr>(&doubled, 1)), SystemError);
+}

@@ -472,5 +472,9 @@ TEST_CASE("validation: allocations too large for memory are SystemError", "[vali
   PlaintextBackend be;
   REQUIRE_THROWS_AS(be.allocate(std::size_t{1} << 60), SystemError);
   REQUIRE_THROWS_AS(be.allocate(SIZE_MAX), SystemError);
+  // Its byte count wraps: the message says 2^64 or more, not a wrapped or saturated number.
+  REQUIRE_THROWS_WITH(be.allocate(SIZE_MAX),
+                      "PlaintextBackend::allocate: " + std::to_string(SIZE_MAX) +
+                          " bits: 2^64 or more bytes do not fit in memory");
   CHECK(be.allocate(8).size() == 8);  // the backend still works
 }

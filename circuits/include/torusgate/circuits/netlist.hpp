@@ -93,6 +93,15 @@ struct IntType {
   friend bool operator==(const IntType&, const IntType&) = default;
 };
 std::string to_string(const IntType& type);  // "u8", "s32", ...
+// The widest integer a caller can ask a circuit for (an input, a constant, resize, or the
+// result width of sum, dot, matmul, Cannon's step and multiply_constant): 2^16 bits. Recording
+// costs about 160 bytes per bit and element plane, and a product that wide is already 2^32
+// gates; wider requests throw InvalidArgument instead of exhausting memory. Operations may
+// make wider results themselves (a full product of two max_width-bit integers has twice it).
+inline constexpr std::size_t max_width = std::size_t{1} << 16;
+// Throws InvalidArgument naming `who` unless 1 <= width <= max_width.
+void check_width(std::size_t width, std::string_view who);
+
 // The bits of rows x cols integers of `type`: width * rows * cols. Throws InvalidArgument
 // naming `who` when the count does not fit std::size_t (it would wrap).
 std::size_t bit_count(const IntType& type, std::size_t rows, std::size_t cols,

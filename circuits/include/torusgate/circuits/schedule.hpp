@@ -55,7 +55,8 @@ struct Schedule {
 };
 
 // Schedules the gates `outputs` need. Throws InvalidArgument if an output does not belong
-// to the circuit (refers to an input or gate it does not have).
+// to the circuit (refers to an input or gate it does not have), SystemError if the schedule
+// does not fit in memory.
 Schedule compile(const Circuit& circuit, std::span<const Expr> outputs);
 
 // The chance that one run of a schedule gives a wrong output bit, by a noise model

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -42,7 +43,9 @@ auto allocating(const std::string& who, std::size_t bytes, Make&& make) {
   } catch (const std::bad_alloc&) {
   } catch (const std::length_error&) {
   }
-  throw SystemError(who + ": " + std::to_string(bytes) + " bytes do not fit in memory");
+  // A caller whose byte count would wrap passes SIZE_MAX (saturated).
+  throw SystemError(who + ": " + (bytes == SIZE_MAX ? "2^64 or more" : std::to_string(bytes)) +
+                    " bytes do not fit in memory");
 }
 
 // Invalid input from the caller: throws InvalidArgument with `message` when `cond` is false.
