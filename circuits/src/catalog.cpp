@@ -158,25 +158,34 @@ std::vector<Operation> build() {
                    [rotated, pattern](__int128 x, __int128 y, IntType t) {
                      return rotated(x, pattern(y, t), t, false);
                    }));
-  // Bit counts of the n-bit pattern, as unsigned n-bit results.
+  // Bit counts of the n-bit pattern (all 128 bits of it: widths above 64 too), as unsigned
+  // n-bit results.
+  using U128 = unsigned __int128;
   const auto count = [&](std::string name, std::string summary, Expr (*fn)(Circuit&, const Expr&),
-                         __int128 (*ref)(std::uint64_t, unsigned)) {
+                         __int128 (*ref)(std::uint64_t lo, std::uint64_t hi, unsigned width)) {
     Operation o = op(
         std::move(name), std::move(summary), 1,
         [fn](Circuit& c, const Expr& x, const Expr&) { return fn(c, x); },
         [pattern, ref](__int128 x, __int128, IntType t) {
-          return ref(static_cast<std::uint64_t>(pattern(x, t)), static_cast<unsigned>(t.width));
+          const U128 u = pattern(x, t);
+          return ref(static_cast<std::uint64_t>(u), static_cast<std::uint64_t>(u >> 64),
+                     static_cast<unsigned>(t.width));
         });
     o.unsigned_result = true;
     ops.push_back(std::move(o));
   };
   count("count_ones", "bits set in x", count_ones,
-        [](std::uint64_t u, unsigned) -> __int128 { return std::popcount(u); });
+        [](std::uint64_t lo, std::uint64_t hi, unsigned) -> __int128 {
+          return std::popcount(lo) + std::popcount(hi);
+        });
   count("leading_zeros", "zero bits above x's highest set bit (n for 0)", leading_zeros,
-        [](std::uint64_t u, unsigned w) -> __int128 { return w - std::bit_width(u); });
+        [](std::uint64_t lo, std::uint64_t hi, unsigned w) -> __int128 {
+          return w - (hi != 0 ? 64 + std::bit_width(hi) : std::bit_width(lo));
+        });
   count("trailing_zeros", "zero bits below x's lowest set bit (n for 0)", trailing_zeros,
-        [](std::uint64_t u, unsigned w) -> __int128 {
-          return u == 0 ? w : static_cast<unsigned>(std::countr_zero(u));
+        [](std::uint64_t lo, std::uint64_t hi, unsigned w) -> __int128 {
+          if (lo != 0) return std::countr_zero(lo);
+          return hi == 0 ? w : 64 + static_cast<unsigned>(std::countr_zero(hi));
         });
   ops.push_back(op("widen", "x extended to 2n bits (free)", 1,
                    [](Circuit&, const Expr& x, const Expr&) { return resize(x, 2 * x.width()); },

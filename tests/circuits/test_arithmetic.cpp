@@ -556,3 +556,27 @@ TEST_CASE("operands mixing encrypted, constant, broadcast and permuted lanes",
         CHECK(bad.empty());
       }
 }
+
+TEST_CASE("the bit counts' references count all bits of widths above 64",
+          "[circuits][arithmetic]") {
+  // Found by an audit: the references read the pattern as 64 bits, so for 2^80 as u100 they
+  // said 0 ones, 100 leading and 100 trailing zeros (the circuits said 1, 19 and 80).
+  const IntType u100{100, false};
+  const __int128 one = 1;
+  struct Want {
+    __int128 x;
+    __int128 ones, leading, trailing;
+  };
+  for (const Want& w : {Want{one << 80, 1, 19, 80}, Want{0, 0, 100, 100},
+                        Want{one << 99, 1, 0, 99}, Want{(one << 100) - 1, 100, 0, 0},
+                        Want{(one << 64) | 6, 3, 35, 1}, Want{one << 63, 1, 36, 63}}) {
+    INFO("x = 2^64 * " << static_cast<std::uint64_t>(w.x >> 64) << " + "
+                       << static_cast<std::uint64_t>(w.x));
+    CHECK(find_operation("count_ones").reference(w.x, 0, u100) == w.ones);
+    CHECK(find_operation("leading_zeros").reference(w.x, 0, u100) == w.leading);
+    CHECK(find_operation("trailing_zeros").reference(w.x, 0, u100) == w.trailing);
+  }
+  // Signed: the pattern of -1 as s100 is 100 ones.
+  CHECK(find_operation("count_ones").reference(-1, 0, IntType{100, true}) == 100);
+  CHECK(find_operation("leading_zeros").reference(-1, 0, IntType{100, true}) == 0);
+}
