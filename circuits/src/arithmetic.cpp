@@ -78,6 +78,7 @@ std::vector<Plane> comparable(const Expr& x) {
 // ----------------------------------------------------------------------------- bitwise
 
 Expr bit_not(const Expr& x) {
+  check_operand(x, "bit_not");
   std::vector<Plane> out;
   out.reserve(x.width());
   for (const Plane& p : x.bits()) out.push_back(~p);
@@ -378,6 +379,7 @@ Expr broadcast(const Expr& x, std::size_t lanes) {
 
 Expr concat_elements(std::span<const Expr> parts) {
   EXPECTS(!parts.empty(), "concat_elements: no parts");
+  for (const Expr& part : parts) check_operand(part, "concat_elements");
   for (std::size_t i = 1; i < parts.size(); ++i)
     EXPECTS(parts[i].type() == parts[0].type(),
             "concat_elements: part " + std::to_string(i) + " is " + to_string(parts[i].type()) +

@@ -70,6 +70,13 @@ Expr column(const Expr& x, std::size_t j) {
   return x.gather(indices(j, x.cols(), x.rows()));
 }
 
+// The range arithmetic works on 64-bit types: InvalidArgument naming `who` and the operand.
+void check_type(IntType t, const char* operand, const char* who) {
+  EXPECTS(t.width >= 1 && t.width <= 64, std::string(who) + ": " + operand + " is " +
+                                             to_string(t) +
+                                             " but regression takes integers of 1 to 64 bits");
+}
+
 void check_matrix(const Expr& x, const char* who) {
   check_operand(x, who);
   EXPECTS(x.width() >= 1 && x.lanes() >= 1, std::string(who) + ": x is empty");
@@ -99,6 +106,7 @@ IntType type_for_range(__int128 lo, __int128 hi) {
 
 IntType xtx_type(IntType x, std::size_t rows) {
   EXPECTS(rows >= 1, "xtx_type: no rows");
+  check_type(x, "x", "xtx_type");
   const Range r = range_of(x);
   Range all = scaled(product_range(r, r), rows);
   all = hull(all, scaled(r, rows));                                // column sums
@@ -108,6 +116,8 @@ IntType xtx_type(IntType x, std::size_t rows) {
 
 IntType xty_type(IntType x, IntType y, std::size_t rows) {
   EXPECTS(rows >= 1, "xty_type: no rows");
+  check_type(x, "x", "xty_type");
+  check_type(y, "y", "xty_type");
   const Range all = hull(scaled(product_range(range_of(x), range_of(y)), rows),
                          scaled(range_of(y), rows));  // sum of y
   return type_for_range(all.lo, all.hi);
@@ -116,6 +126,9 @@ IntType xty_type(IntType x, IntType y, std::size_t rows) {
 RegressionAggregates regression_aggregates(Circuit& c, const Expr& x, const Expr& y,
                                            bool intercept) {
   check_matrix(x, "regression_aggregates");
+  check_operand(y, "regression_aggregates");
+  check_type(x.type(), "x", "regression_aggregates");
+  check_type(y.type(), "y", "regression_aggregates");
   const std::size_t n = x.rows(), d = x.cols();
   EXPECTS(y.lanes() == n, "regression_aggregates: x is " + shape_text(x) + " (" +
                               std::to_string(n) + " rows) but y has " +
@@ -183,6 +196,8 @@ RegressionAggregates regression_aggregates(Circuit& c, const Expr& x, const Expr
 IntType prediction_type(IntType x, IntType beta, std::size_t attributes, bool intercept,
                         std::size_t intercept_shift) {
   EXPECTS(intercept_shift < 64, "prediction_type: intercept shift " + std::to_string(intercept_shift));
+  check_type(x, "x", "prediction_type");
+  check_type(beta, "beta", "prediction_type");
   Range r = scaled(product_range(range_of(x), range_of(beta)), attributes);
   if (intercept) {
     r = shifted_sum(r, range_of(beta), intercept_shift);
@@ -193,6 +208,7 @@ IntType prediction_type(IntType x, IntType beta, std::size_t attributes, bool in
 IntType prediction_type(IntType x, std::span<const std::int64_t> beta, bool intercept,
                         std::size_t intercept_shift) {
   EXPECTS(intercept_shift < 64, "prediction_type: intercept shift " + std::to_string(intercept_shift));
+  check_type(x, "x", "prediction_type");
   Range r{0, 0};
   for (std::size_t j = intercept ? 1 : 0; j < beta.size(); ++j) {
     r = shifted_sum(r, product_range(range_of(x), {beta[j], beta[j]}), 0);
@@ -206,6 +222,7 @@ namespace {
 void check_model(const Expr& x, std::size_t size, bool intercept, const char* who) {
   check_operand(x, who);
   check_matrix(x, who);
+  check_type(x.type(), "x", who);
   const std::size_t want = x.cols() + (intercept ? 1 : 0);
   EXPECTS(size == want, std::string(who) + ": x has " + std::to_string(x.cols()) +
                             " attributes, so beta needs " + std::to_string(want) +
@@ -217,6 +234,8 @@ void check_model(const Expr& x, std::size_t size, bool intercept, const char* wh
 
 Expr predict(Circuit& c, const Expr& x, const Expr& beta, bool intercept,
              std::size_t intercept_shift) {
+  check_operand(beta, "predict");
+  check_type(beta.type(), "beta", "predict");
   check_model(x, beta.lanes(), intercept, "predict");
   const std::size_t n = x.rows(), d = x.cols(), first = intercept ? 1 : 0;
   const IntType t = prediction_type(x.type(), beta.type(), d, intercept, intercept_shift);

@@ -209,6 +209,13 @@ TEST_CASE("validation: every operation refuses an empty expression", "[circuits]
   refuses([&] { return argmax(c, e); });
   refuses([&] { return predict(c, e, std::span<const std::int64_t>(beta), false); });
   refuses([&] { return regression_aggregates(c, e, x).xtx; });
+  refuses([&] { return regression_aggregates(c, x.reshape(4, 1), e).xtx; });
+  refuses([&] { return predict(c, x, e); });
+  // These named no operation before ("Expr: an integer needs at least one bit").
+  REQUIRE_INVALID_ARGUMENT(bit_not(e), "bit_not: an operand is an empty expression");
+  const Expr parts[] = {x, e};
+  REQUIRE_INVALID_ARGUMENT(concat_elements(parts),
+                           "concat_elements: an operand is an empty expression");
   REQUIRE_INVALID_ARGUMENT(e.sign_bit(), "empty expression");
   CHECK(c.nodes().empty());  // nothing was recorded
 }
@@ -229,7 +236,46 @@ TEST_CASE("validation: regression result types that need more than 64 bits are r
   Circuit c;
   const Expr x = c.input(s64, 4, 1), beta = c.input(s64, 1, 2);
   REQUIRE_INVALID_ARGUMENT(predict(c, x, beta), "needs more than 64 bits");
+  // Operands wider than 64 bits: named by the caller and the operand (before: "min_value:
+  // width 65").
+  const IntType u65{65, false};
+  const Expr wide = c.input(u65, 4, 1), narrow = c.input(s8, 4, 1);
+  REQUIRE_INVALID_ARGUMENT(regression_aggregates(c, wide, narrow),
+                           "regression_aggregates: x is u65 but regression takes integers of 1 "
+                           "to 64 bits");
+  REQUIRE_INVALID_ARGUMENT(regression_aggregates(c, narrow, wide),
+                           "regression_aggregates: y is u65");
+  const std::vector<std::int64_t> coefficients = {1, 2};
+  REQUIRE_INVALID_ARGUMENT(predict(c, wide, std::span<const std::int64_t>(coefficients)),
+                           "predict: x is u65");
+  REQUIRE_INVALID_ARGUMENT(predict(c, narrow, c.input(u65, 1, 2)), "predict: beta is u65");
+  REQUIRE_INVALID_ARGUMENT(xtx_type(u65, 3), "xtx_type: x is u65");
+  REQUIRE_INVALID_ARGUMENT(xty_type(s8, u65, 3), "xty_type: y is u65");
+  REQUIRE_INVALID_ARGUMENT(prediction_type(s8, u65, 2, true), "prediction_type: beta is u65");
   // Types that fit are unchanged: 8-bit data, 12 rows.
   CHECK(xtx_type(s8, 12) == IntType{19, true});
   CHECK(prediction_type(s8, s8, 2, true) == IntType{17, true});
+}
+
+// Found by an audit (fixed): a moved-from array passed to execute failed in the backend as
+// "PlaintextBackend::evaluate: op 0 (XOR) needs input 0 but it is an empty span".
+TEST_CASE("validation: execute names an input array that holds no bits", "[circuits][validation]") {
+  torusgate::test::PlaintextFixture f;
+  Csprng rng = seeded_rng(21);
+  const std::vector<std::uint64_t> v = {1, 2, 3};
+  IntArray<PlaintextBackend> a = IntArray<PlaintextBackend>::encrypt(f.be, f.key, v, u8, rng);
+  const IntArray<PlaintextBackend> b = IntArray<PlaintextBackend>::encrypt(f.be, f.key, v, u8, rng);
+  Circuit c;
+  const Expr x = c.input(u8, 3), y = c.input(u8, 3);
+  const Expr s = bit_xor(c, x, y);
+  const Schedule sched = compile(c, std::span<const Expr>(&s, 1));
+  const IntArray<PlaintextBackend> taken = std::move(a);
+  const IntArray<PlaintextBackend>* ins[] = {&a, &b};  // NOLINT(bugprone-use-after-move)
+  REQUIRE_INVALID_ARGUMENT(
+      execute(f.be, sched, std::span<const IntArray<PlaintextBackend>* const>(ins)),
+      "execute: input 0 (u8) holds 0 bits but needs 24 (an array moved from?)");
+  const IntArray<PlaintextBackend>* good[] = {&taken, &b};
+  CHECK(execute(f.be, sched, std::span<const IntArray<PlaintextBackend>* const>(good))
+            .at(0)
+            .decrypt(f.be, f.key) == std::vector<std::uint64_t>{0, 0, 0});
 }

@@ -392,7 +392,9 @@ TEST_CASE("PrefetchQueue counts, drains and drops its lines", "[fft][prefetch]")
   queue.drain();
   CHECK(queue.lines() == 0);
   // At most max_ranges ranges until clear(); more are dropped (a hint missed, never a result).
+  queue.set_lines_per_drain(5);
   queue.clear();
+  CHECK(queue.lines_per_drain() == 1);  // clear() starts afresh
   for (std::size_t r = 0; r < PrefetchQueue::max_ranges + 3; ++r) queue.add(memory + 64 * r, 64);
   CHECK(queue.lines() == PrefetchQueue::max_ranges);
   queue.clear();

@@ -163,6 +163,10 @@ std::vector<IntArray<B>> execute(B& be, const Schedule& schedule,
                 std::to_string(have.cols()) + " " + to_string(have.type()) + " but the circuit expects " +
                 std::to_string(want.rows) + " x " + std::to_string(want.cols) + " " +
                 to_string(want.type));
+    EXPECTS(have.buffer().size() == want.bits(),
+            "execute: input " + std::to_string(i) + " (" + to_string(have.type()) + ") holds " +
+                std::to_string(have.buffer().size()) + " bits but needs " +
+                std::to_string(want.bits()) + " (an array moved from?)");
   }
   BufferOf<B> scratch;
   if (schedule.scratch_bits > 0) scratch = be.allocate(schedule.scratch_bits);

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <climits>
 #include <memory>
+#include <utility>
 #include <span>
 #include <string>
 #include <vector>
@@ -83,6 +84,14 @@ class BitBuffer {
   BitBuffer() = default;
   BitBuffer(std::unique_ptr<Storage> storage, std::size_t count)
       : storage_(std::move(storage)), count_(count) {}
+  // A moved-from buffer is empty: no storage and size 0 (not its old size over no storage).
+  BitBuffer(BitBuffer&& other) noexcept
+      : storage_(std::move(other.storage_)), count_(std::exchange(other.count_, 0)) {}
+  BitBuffer& operator=(BitBuffer&& other) noexcept {
+    storage_ = std::move(other.storage_);
+    count_ = std::exchange(other.count_, 0);
+    return *this;
+  }
 
   std::size_t size() const { return count_; }
   BitSpan<Storage> bits() const { return BitSpan<Storage>{storage_.get(), 0, count_}; }

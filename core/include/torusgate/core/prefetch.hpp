@@ -17,10 +17,11 @@ class PrefetchQueue {
   static constexpr std::size_t line_bytes = 64;
   static constexpr std::size_t max_ranges = 16;
 
-  // Drops every queued line.
+  // Drops every queued line; lines_per_drain() is 1 again.
   void clear() {
     count_ = 0;
     current_ = 0;
+    per_drain_ = 1;
   }
   // Queues the cache lines of [data, data + bytes). Ranges beyond max_ranges are ignored (a
   // prefetch is a hint: missing one costs time, never a result).
