@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "torusgate/core/error.hpp"
 
@@ -430,33 +431,19 @@ Circuit& Circuit::operator=(const Circuit& other) {
   return *this;
 }
 
-Circuit::Circuit(Circuit&& other) noexcept
-    : id_(other.id_),
-      origins_(std::move(other.origins_)),
-      nodes_(std::move(other.nodes_)),
-      inputs_(std::move(other.inputs_)),
-      dedup_(std::move(other.dedup_)) {
-  other.id_ = new_circuit_id();
-  other.origins_.clear();
-  other.nodes_.clear();
-  other.inputs_.clear();
-  other.dedup_.clear();
-}
+Circuit::Circuit(Circuit&& other) noexcept : id_(0) { take(other); }
 
 Circuit& Circuit::operator=(Circuit&& other) noexcept {
-  if (this != &other) {
-    id_ = other.id_;
-    origins_ = std::move(other.origins_);
-    nodes_ = std::move(other.nodes_);
-    inputs_ = std::move(other.inputs_);
-    dedup_ = std::move(other.dedup_);
-    other.id_ = new_circuit_id();
-    other.origins_.clear();
-    other.nodes_.clear();
-    other.inputs_.clear();
-    other.dedup_.clear();
-  }
+  if (this != &other) take(other);
   return *this;
+}
+
+void Circuit::take(Circuit& other) noexcept {
+  id_ = std::exchange(other.id_, new_circuit_id());
+  origins_ = std::exchange(other.origins_, {});
+  nodes_ = std::exchange(other.nodes_, {});
+  inputs_ = std::exchange(other.inputs_, {});
+  dedup_ = std::exchange(other.dedup_, {});
 }
 
 bool Circuit::owns(const Segment& segment) const {

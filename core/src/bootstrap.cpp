@@ -351,7 +351,7 @@ void BlindRotator::queue_prefetch(std::size_t first, std::size_t ggsws, std::siz
   // this member's products read blocks [begin / 8, end / 8) of each GGSW.
   const std::size_t block = 16 * params_.ggsw_row_count() * k1;
   const std::size_t b0 = part.begin(M, 8) / 8 * block, b1 = part.end(M, 8) / 8 * block;
-  const std::size_t ggsw_doubles = key_.ggsw(1) - key_.ggsw(0);
+  const std::size_t ggsw_doubles = key_.ggsw_doubles();
   if (part.members == 1) {
     queue.add(key_.ggsw(first), ggsws * ggsw_doubles * sizeof(double));
   } else {
@@ -513,7 +513,7 @@ void key_switch(const KeySwitchingKey& ksk, std::span<const Torus32> inputs, std
   const std::size_t rows_per_coefficient = count * levels;
   for (std::size_t i = 0; i < big; ++i) {
     queue.clear();
-    for (std::size_t g = 0; g < count && i + 1 < big; ++g) {
+    for (std::size_t g = 0; g < count && i + 1 < big && !queue.full(); ++g) {
       const Torus32 a = inputs[g * (big + 1) + i + 1] + round_offset;
       for (unsigned j = 0; j < levels; ++j) {
         const Torus32 digit = digit_of(a, j);

@@ -226,6 +226,8 @@ class Circuit {
   std::uint32_t level(const Segment& segment) const;
 
  private:
+  // The move: everything of `other`, its id included; `other` becomes empty under a new id.
+  void take(Circuit& other) noexcept;
   // Records the folded gate of one piece (every input one segment); returns its output.
   Segment gate_piece(const GateSpec& spec, std::array<Segment, 3> in, std::size_t arity,
                      std::size_t count, std::vector<Piece>& pieces, std::size_t& node_lanes);

@@ -35,6 +35,7 @@ class BootstrappingKeyFourier {
   const std::vector<std::uint32_t>& root_exponents() const { return roots_; }
   // The (k+1)l x (k+1) spectra of GGSW sample i, contiguous, blocked as above.
   const double* ggsw(std::size_t i) const { return data_.data() + i * ggsw_doubles_; }
+  std::size_t ggsw_doubles() const { return ggsw_doubles_; }  // doubles of one GGSW sample
   // Spectrum of polynomial q = row*(k+1) + column of GGSW i, un-blocked into `out` (2M slots):
   // the slots are copied, never computed on, so engines with custom arithmetic can use it.
   void spectrum(std::size_t i, std::size_t q, std::span<double> out) const;

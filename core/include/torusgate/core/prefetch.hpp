@@ -26,11 +26,13 @@ class PrefetchQueue {
   // Queues the cache lines of [data, data + bytes). Ranges beyond max_ranges are ignored (a
   // prefetch is a hint: missing one costs time, never a result).
   void add(const void* data, std::size_t bytes) {
-    if (bytes == 0 || count_ == max_ranges) return;
+    if (bytes == 0 || full()) return;
     const auto begin = reinterpret_cast<std::uintptr_t>(data) / line_bytes * line_bytes;
     const auto end = reinterpret_cast<std::uintptr_t>(data) + bytes;
     ranges_[count_++] = Range{begin, end};
   }
+  // Whether add() would ignore another range.
+  bool full() const { return count_ == max_ranges; }
   // Lines each drain() prefetches (at least 1).
   void set_lines_per_drain(std::size_t lines) { per_drain_ = lines == 0 ? 1 : lines; }
   std::size_t lines_per_drain() const { return per_drain_; }
