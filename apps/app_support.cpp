@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "printable.hpp"
 #include "torusgate/backends/backends.hpp"
 #include "torusgate/core/error.hpp"
 #include "torusgate_commit.hpp"
@@ -297,7 +298,22 @@ bool CommandLine::next() {
 
 std::string CommandLine::value() {
   if (i_ + 1 >= argc_) throw InvalidArgument(arg_ + " needs a value (see --help)");
-  return argv_[++i_];
+  const std::string next = argv_[i_ + 1];
+  if (next.size() > 2 && next.rfind("--", 0) == 0) {
+    throw InvalidArgument(arg_ + " needs a value but the next argument is the option '" +
+                          printable(next) + "' (see --help)");
+  }
+  ++i_;
+  if (std::find(repeatable_.begin(), repeatable_.end(), arg_) == repeatable_.end()) {
+    for (const auto& [option, earlier] : given_) {
+      if (option == arg_) {
+        throw InvalidArgument(arg_ + " is given twice ('" + printable(earlier) + "', then '" +
+                              printable(next) + "'); give it once");
+      }
+    }
+    given_.emplace_back(arg_, next);
+  }
+  return next;
 }
 
 void CommandLine::reject() const {

@@ -97,14 +97,20 @@ std::uint64_t parse_count(const std::string& flag, const std::string& text, std:
 //   for (CommandLine cl(argc, argv); cl.next();) {
 //     if (cl.arg() == "--params") name = cl.value(); ... else cl.reject();
 //   }
+// An option that takes a value may be given once, unless it is one of `repeatable` (options
+// whose values add up, as bench_gates' --batch): a second one would silently replace the first.
 class CommandLine {
  public:
-  CommandLine(int argc, char** argv) : argc_(argc), argv_(argv) {}
+  CommandLine(int argc, char** argv, std::vector<std::string> repeatable = {})
+      : argc_(argc), argv_(argv), repeatable_(std::move(repeatable)) {}
   // Moves to the next argument; false when there is none.
   bool next();
   const std::string& arg() const { return arg_; }
   bool is_help() const { return arg_ == "--help" || arg_ == "-h"; }
-  // The value after the current option; throws InvalidArgument when it is missing.
+  // The value after the current option. Throws InvalidArgument when it is missing, when the
+  // next argument is an option (it starts with --: `--out --quick` names no folder; a path
+  // that starts with -- can be written ./--name), or when the option was given before and is
+  // not repeatable.
   std::string value();
   // Throws InvalidArgument: the current argument is not an option of this program.
   [[noreturn]] void reject() const;
@@ -114,6 +120,8 @@ class CommandLine {
   char** argv_;
   int i_ = 0;
   std::string arg_;
+  std::vector<std::string> repeatable_;
+  std::vector<std::pair<std::string, std::string>> given_;  // option, value
 };
 
 // The CPU run options the benchmark programs share: --threads T (1..4096), --task-size S

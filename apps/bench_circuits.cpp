@@ -114,7 +114,7 @@ struct Options {
 
 // Returns false when --help was asked for.
 bool parse(int argc, char** argv, Options& o) {
-  for (apps::CommandLine cl(argc, argv); cl.next();) {
+  for (apps::CommandLine cl(argc, argv, {"--ops", "--widths"}); cl.next();) {
     const std::string& arg = cl.arg();
     if (cl.is_help()) {
       usage(std::cout);

@@ -106,7 +106,7 @@ void add_once(std::vector<T>& list, T value, const std::string& option, const st
 
 // Returns false when --help was asked for.
 bool parse(int argc, char** argv, Options& o) {
-  for (apps::CommandLine cl(argc, argv); cl.next();) {
+  for (apps::CommandLine cl(argc, argv, {"--batch"}); cl.next();) {
     const std::string& arg = cl.arg();
     if (cl.is_help()) {
       usage(std::cout);

@@ -221,7 +221,7 @@ NoiseStudyOptions parse_noise_study_options(int argc, char** argv) {
   bool gates_given = false, round_given = false;
   // The first CPU option (--threads, ...) and GPU option (--device, ...) given; empty: none.
   std::string cpu_option, gpu_option;
-  for (CommandLine cl(argc, argv); cl.next();) {
+  for (CommandLine cl(argc, argv, {"--threshold"}); cl.next();) {
     const std::string& arg = cl.arg();
     if (cl.is_help()) {
       o.help = true;

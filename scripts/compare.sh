@@ -17,46 +17,71 @@
 # Environment: BUILD_DIR (default build), SKIP_SETUP=1 (use the binary as it is), OUT (default
 # docs/results/comparison), MAX_ITEM_SECONDS (default 1800; 0: no limit), PYTHON (an
 # interpreter with matplotlib; default: python3, or /usr/bin/python3 when only it has it).
+# A relative --out or OUT is taken from the folder the script is run in; the default from the
+# repository. Exit status: the program's (0; 1: a result decrypted wrong; 2: an error, and
+# then nothing is drawn), or 2 when the plots fail.
 set -euo pipefail
 
+caller="$PWD"
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-out="${OUT:-docs/results/comparison}"
 budget="${MAX_ITEM_SECONDS:-1800}"
+absolute() { if [[ "$1" == /* ]]; then echo "$1"; else echo "$caller/$1"; fi; }
+out=docs/results/comparison
+[[ -n "${OUT:-}" ]] && out="$(absolute "$OUT")"
 
-args=("$@")
+# The arguments, with the value of --out made absolute (the program runs in the repository).
+args=()
+out_given=0
+while (($#)); do
+  if [[ "$1" == --out ]]; then
+    if (($# < 2)) || [[ "$2" == --* ]]; then
+      echo "compare.sh: --out needs a folder (see --help)" >&2
+      exit 2
+    fi
+    out="$(absolute "$2")"
+    out_given=1
+    args+=(--out "$out")
+    shift 2
+  else
+    args+=("$1")
+    shift
+  fi
+done
 has() {
   local a
   for a in "${args[@]}"; do [[ "$a" == "$1" ]] && return 0; done
   return 1
 }
-for ((i = 0; i < ${#args[@]}; ++i)); do
-  if [[ "${args[i]}" == --out && $((i + 1)) -lt ${#args[@]} ]]; then out="${args[i + 1]}"; fi
-done
 
 bin="$(built_binary apps/compare/compare_backends)"
 if has --help || has -h; then
   exec "$bin" --help
 fi
+budget_args=()
+if ! has --max-seconds-per-item && [[ "$budget" != 0 ]]; then
+  budget_args=(--max-seconds-per-item "$budget")
+fi
 if has --plan; then
-  exec "$bin" "${args[@]}"
+  exec "$bin" "${args[@]}" "${budget_args[@]}"
 fi
 
-extra=()
-has --out || extra+=(--out "$out")
+extra=("${budget_args[@]}")
+((out_given)) || extra+=(--out "$out")
 if ! has --overwrite && ! has --resume && [[ -s "$out/results.jsonl" ]]; then
   echo "compare.sh: $out already holds results: continuing them (--resume; --overwrite starts again)"
   extra+=(--resume)
 fi
-if ! has --max-seconds-per-item && [[ "$budget" != 0 ]]; then
-  extra+=(--max-seconds-per-item "$budget")
-fi
 
 status=0
 "$bin" "${args[@]}" "${extra[@]}" || status=$?
+if ((status == 2)); then
+  echo "compare.sh: compare_backends failed (exit 2); nothing drawn" >&2
+  exit 2
+fi
 if [[ ! -s "$out/results.csv" ]]; then
   echo "compare.sh: no results in $out to plot" >&2
-  exit $((status == 0 ? 1 : status))
+  exit 2
 fi
 
 python="${PYTHON:-}"
@@ -67,5 +92,5 @@ if [[ -z "$python" ]]; then
     python=/usr/bin/python3
   fi
 fi
-"$python" scripts/plot_compare.py "$out" || status=$?
+"$python" scripts/plot_compare.py "$out" || exit 2
 exit "$status"

@@ -9,8 +9,10 @@ writes, next to the results:
                     GPU numbers whose size is known are drawn as black stars;
   speedups.md       a markdown table per group: every backend's median time, its speedup
                     over the sequential backend, and over the published GPU numbers.
-Only measured results (status ok) are drawn or used as times. A skipped item shows as
-"skipped" with its estimated time marked "est.": an estimate, not a measurement.
+Only measured results (status ok, a time above 0) are drawn or used as times. A skipped item
+shows as "skipped" with its estimated time marked "est.": an estimate, not a measurement.
+Plots of groups no longer in the results are removed. A results.csv that cannot be read (not
+text, columns missing, rows cut short) is refused with a message and exit status 2.
 
 usage: plot_compare.py DIR [--published CSV] [--out DIR]
 """
@@ -28,6 +30,18 @@ MARKERS = ["o", "s", "^", "v", "D"]
 LINESTYLES = ["-", "--", ":", "-."]
 
 
+# The columns this script reads from results.csv.
+REQUIRED = ["group", "panel", "variant", "workload", "size", "x_name", "x", "backend", "params",
+            "threads", "status", "median_s", "min_s", "max_s", "bootstraps", "depth",
+            "estimated_s", "machine", "commit"]
+
+
+def fail(message):
+    """Exit with status 2 (an error, as compare_backends'), the message on stderr."""
+    print("plot_compare.py: " + message, file=sys.stderr)
+    sys.exit(2)
+
+
 def import_pyplot():
     """matplotlib.pyplot (file-only Agg backend) and ticker, or exit saying how to install it."""
     try:
@@ -37,18 +51,34 @@ def import_pyplot():
         if os.path.exists("/usr/bin/python3") and os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3"):
             hint = ("\n  (this is %s; the system interpreter may have it: "
                     "/usr/bin/python3 %s ...)" % (sys.executable, sys.argv[0]))
-        sys.exit("plot_compare.py: matplotlib is not installed for this Python interpreter.\n"
-                 "  Install it with: apt-get install python3-matplotlib (Debian; scripts/setup.sh "
-                 "does it)\n  or: python3 -m pip install matplotlib" + hint)
+        fail("matplotlib is not installed for this Python interpreter.\n"
+             "  Install it with: apt-get install python3-matplotlib (Debian; scripts/setup.sh "
+             "does it)\n  or: python3 -m pip install matplotlib" + hint)
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import matplotlib.ticker as ticker
     return plt, ticker
 
 
-def read_csv(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+def read_csv(path, required=()):
+    """The rows of a CSV file as dicts; exits (status 2) when it cannot be read, lacks one of
+    the required columns or has a row with fewer or more fields than its header."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            rows = list(reader)
+            header = reader.fieldnames or []
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        fail("cannot read %s: %s" % (path, e))
+    missing = [c for c in required if c not in header]
+    if missing:
+        fail("%s lacks the column%s %s (not a results.csv of compare_backends?)"
+             % (path, "s" if len(missing) > 1 else "", ", ".join(missing)))
+    for number, row in enumerate(rows, start=2):
+        if None in row or any(v is None for v in row.values()):
+            fail("%s line %d has %s fields than its header (a damaged or cut file)"
+                 % (path, number, "more" if None in row else "fewer"))
+    return rows
 
 
 def fnum(text):
@@ -56,6 +86,12 @@ def fnum(text):
         return float(text)
     except (TypeError, ValueError):
         return None
+
+
+def measured(r):
+    """The median time of a measured result (status ok, a time above 0), else None."""
+    t = fnum(r["median_s"])
+    return t if r["status"] == "ok" and t is not None and t > 0 else None
 
 
 def fmt_seconds(s):
@@ -93,7 +129,7 @@ def published_for(published, group, x_name, x):
 
 
 def plot_group(plt, ticker, group, rows, published, out_dir):
-    ok = [r for r in rows if r["status"] == "ok" and fnum(r["median_s"])]
+    ok = [r for r in rows if measured(r) and fnum(r["x"]) is not None]
     if not ok:
         return None
     panels = list(OrderedDict.fromkeys(r["panel"] for r in rows))
@@ -193,9 +229,11 @@ def speedup_table(group, rows, published):
                 continue
             r = match[-1]
             boots, depth = r["bootstraps"] or boots, r["depth"] or depth
-            if r["status"] == "ok":
-                times[b] = fnum(r["median_s"])
+            if measured(r):
+                times[b] = measured(r)
                 cell[b] = fmt_seconds(times[b])
+            elif r["status"] == "ok":
+                cell[b] = "-"
             elif r["status"] == "skipped":
                 est = fnum(r["estimated_s"])
                 cell[b] = "skipped (est. %s)" % fmt_seconds(est) if est else "skipped"
@@ -232,7 +270,9 @@ def main():
     if not os.path.exists(results_path):
         sys.exit("plot_compare.py: %s not found; run compare_backends --out %s first" % (results_path, args.dir))
     plt, ticker = import_pyplot()
-    rows = read_csv(results_path)
+    rows = read_csv(results_path, REQUIRED)
+    if not rows:
+        fail("%s holds no results" % results_path)
     published = read_csv(args.published) if os.path.exists(args.published) else []
     published_name = ("docs/results/published_gtx1080.csv" if args.published == default_published
                       else args.published)
@@ -267,6 +307,12 @@ def main():
     with open(md_path, "w") as f:
         f.write("\n".join(md))
     written.append(md_path)
+    # Plots of groups these results no longer hold (an --overwrite run with fewer workloads).
+    for group in GROUPS:
+        stale = os.path.join(out_dir, "plot_%s.png" % group)
+        if stale not in written and os.path.exists(stale):
+            os.remove(stale)
+            print("removed", stale, "(no measured results of that group)")
     for p in written:
         print("wrote", p)
 

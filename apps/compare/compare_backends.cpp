@@ -293,6 +293,11 @@ class Driver {
 
     std::printf("\n%zu measured, %zu already measured (resumed), %zu skipped, %zu WRONG\n",
                 measured_, resumed_, skipped_, wrong_);
+    if (remeasured_ != 0)
+      std::printf(
+          "note: %zu results already in %s were measured with another setup (machine, backend "
+          "options, or fewer runs than this run's) and were measured again\n",
+          remeasured_, o_.out.c_str());
     if (resumed_other_commit_ != 0)
       std::printf(
           "note: %zu of the resumed results were measured by another commit than %s "
@@ -343,8 +348,10 @@ class Driver {
     if (!mw.wrong.empty() || !m1.wrong.empty())
       throw Error("calibrating " + r.name() + ": AND gates decrypted wrong: " + mw.wrong +
                   m1.wrong);
-    s.bootstraps_per_s = static_cast<double>(s.batch) / mw.summary.median;
-    s.latency_s = m1.summary.median;
+    // The fastest runs, not the medians: another process on the machine slows some of them,
+    // and an estimate made from those would skip items that fit the budget.
+    s.bootstraps_per_s = static_cast<double>(s.batch) / mw.summary.min;
+    s.latency_s = m1.summary.min;
     return s;
   }
 
@@ -509,6 +516,20 @@ class Driver {
     store_->append(rec);
   }
 
+  // Whether a stored result was measured as this run would measure it: the same backend
+  // options (its description: engine, FFT, task size, threads), machine, and at least this
+  // run's warmup and timed runs, or fewer because a time budget cut them and this run has one.
+  bool same_setup(const JsonRecord& done, const BackendRunner& r) const {
+    if (done.text("threads") != std::to_string(r.threads()) ||
+        done.text("device") != r.description() || done.text("machine") != machine_description())
+      return false;
+    const std::optional<double> reps = done.number("reps"), warmup = done.number("warmup");
+    if (reps && warmup && *reps >= static_cast<double>(reps_) &&
+        *warmup >= static_cast<double>(warmup_))
+      return true;
+    return o_.max_item_seconds > 0 && done.text("note").rfind("runs reduced", 0) == 0;
+  }
+
   void run_item(std::size_t step, std::size_t total, const Item& item, const Parameters& params,
                 BackendRunner& r, const Speed& speed) {
     char head[160];
@@ -516,14 +537,17 @@ class Driver {
                   total, r.name().c_str(), item.workload.c_str(), item.size.c_str());
     const std::string key = item.key() + " | " + r.name() + " | " + params.name;
     if (const JsonRecord* done = store_->find_result(key);
-        done != nullptr && done->text("status") == "ok" &&
-        done->text("threads") == std::to_string(r.threads())) {
-      ++resumed_;
-      if (done->text("commit") != build_commit()) ++resumed_other_commit_;
-      std::printf("%s already measured: median %s (resumed)\n", head,
-                  format_seconds(std::stod(done->text("median_s"))).c_str());
-      std::fflush(stdout);
-      return;
+        done != nullptr && done->text("status") == "ok") {
+      const std::optional<double> median = done->number("median_s");
+      if (median && same_setup(*done, r)) {
+        ++resumed_;
+        if (done->text("commit") != build_commit()) ++resumed_other_commit_;
+        std::printf("%s already measured: median %s (resumed)\n", head,
+                    format_seconds(*median).c_str());
+        std::fflush(stdout);
+        return;
+      }
+      ++remeasured_;
     }
     const Cost& cost = cost_of(item);
     const double est = estimate_seconds(cost, speed);
@@ -605,7 +629,8 @@ class Driver {
   std::optional<ResultStore> store_;
   std::map<std::string, Cost> costs_;
   Csprng key_rng_, plain_rng_;
-  std::size_t measured_ = 0, resumed_ = 0, resumed_other_commit_ = 0, skipped_ = 0, wrong_ = 0;
+  std::size_t measured_ = 0, resumed_ = 0, resumed_other_commit_ = 0, remeasured_ = 0;
+  std::size_t skipped_ = 0, wrong_ = 0;
 };
 
 }  // namespace

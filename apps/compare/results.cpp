@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -57,7 +59,10 @@ std::optional<std::string> scan_string(std::string_view s, std::size_t& i) {
         break;
       case 'u': {
         if (i + 4 >= s.size()) return std::nullopt;
-        const unsigned long code = std::stoul(std::string(s.substr(i + 1, 4)), nullptr, 16);
+        unsigned code = 0;
+        const char* first = s.data() + i + 1;
+        const auto r = std::from_chars(first, first + 4, code, 16);
+        if (r.ec != std::errc{} || r.ptr != first + 4) return std::nullopt;  // not 4 hex digits
         out += code < 0x80 ? static_cast<char>(code) : '?';
         i += 4;
         break;
@@ -143,6 +148,16 @@ std::string JsonRecord::text(const std::string& key) const {
   return *v;
 }
 
+std::optional<double> JsonRecord::number(const std::string& key) const {
+  const std::string* v = raw(key);
+  if (v == nullptr || v->empty()) return std::nullopt;
+  double x = 0;
+  const char* last = v->data() + v->size();
+  const auto r = std::from_chars(v->data(), last, x);
+  if (r.ec != std::errc{} || r.ptr != last || !std::isfinite(x)) return std::nullopt;
+  return x;
+}
+
 std::string JsonRecord::to_json() const {
   std::string s = "{";
   for (std::size_t i = 0; i < fields_.size(); ++i)
@@ -213,7 +228,11 @@ std::string csv_field(const std::string& text) {
 }
 
 ResultStore::ResultStore(std::filesystem::path dir, Mode mode) : dir_(std::move(dir)) {
-  std::filesystem::create_directories(dir_);
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) {
+    throw SystemError("--out '" + dir_.string() + "': cannot make the folder: " + ec.message());
+  }
   const std::filesystem::path lines_path = dir_ / "results.jsonl";
   // results.jsonl is the lock too: flock() on it keeps other runs out until this one ends.
   lines_.fd = ::open(lines_path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -231,32 +250,38 @@ ResultStore::ResultStore(std::filesystem::path dir, Mode mode) : dir_(std::move(
 
   std::ifstream in(lines_path, std::ios::binary);
   const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Every complete line must be a record; only a last line without its newline (a run killed
+  // while it wrote) is dropped, and only once the folder is known to be ours to continue.
   std::size_t good_bytes = 0, line_count = 0;
+  bool unfinished = false;
   while (good_bytes < all.size()) {
     const std::size_t end = all.find('\n', good_bytes);
-    const bool complete = end != std::string::npos;
-    const std::string_view line(all.data() + good_bytes,
-                                (complete ? end : all.size()) - good_bytes);
-    ++line_count;
-    std::optional<JsonRecord> r = JsonRecord::parse(line);
-    if (!r || !complete) {
-      if (complete && end + 1 != all.size()) {
-        throw Error("'" + lines_path.string() + "' line " + std::to_string(line_count) +
-                    " is not a JSON object; fix or remove that line to resume");
-      }
-      std::cerr << "compare: note: dropping the unfinished last line of " << lines_path.string()
-                << " (the mark of a killed run)\n";
-      truncate_lines(good_bytes);
+    if (end == std::string::npos) {
+      unfinished = true;
       break;
+    }
+    ++line_count;
+    std::optional<JsonRecord> r =
+        JsonRecord::parse(std::string_view(all.data() + good_bytes, end - good_bytes));
+    if (!r) {
+      throw Error("'" + lines_path.string() + "' line " + std::to_string(line_count) +
+                  " is not a JSON object; fix or remove that line to resume");
     }
     records_.push_back(std::move(*r));
     good_bytes = end + 1;
   }
   if (!records_.empty() && mode == Mode::Fresh) {
-    throw Error("'" + dir_.string() + "' already holds results (" +
-                std::to_string(records_.size()) +
-                " records in results.jsonl); pass --resume to continue that run or "
+    std::size_t results = 0;
+    for (const JsonRecord& r : records_) results += r.text("record") == "result" ? 1 : 0;
+    throw Error("'" + dir_.string() + "' already holds a run (" +
+                std::to_string(records_.size()) + " records in results.jsonl, " +
+                std::to_string(results) + " of them results); pass --resume to continue it or " +
                 "--overwrite to start again");
+  }
+  if (unfinished) {
+    std::cerr << "compare_backends: note: dropping the unfinished last line of "
+              << lines_path.string() << " (the mark of a killed run)\n";
+    truncate_lines(good_bytes);
   }
   for (std::size_t i = 0; i < records_.size(); ++i)
     if (records_[i].text("record") == "result") index_result(i);

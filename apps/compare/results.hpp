@@ -38,6 +38,8 @@ class JsonRecord {
   const std::string* raw(const std::string& key) const;
   // A field as text: strings decoded, numbers and literals as written, null and missing "".
   std::string text(const std::string& key) const;
+  // A field that is a finite JSON number, else nullopt (missing, null, text, ...).
+  std::optional<double> number(const std::string& key) const;
   const std::vector<std::pair<std::string, std::string>>& fields() const { return fields_; }
 
   std::string to_json() const;  // one line, no newline

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "app_support.hpp"
 #include "printable.hpp"
@@ -145,6 +147,45 @@ TEST_CASE("parameters_named names the option, not the library function", "[apps]
   } catch (const InvalidArgument& e) {
     CHECK(std::string(e.what()).find("parameters_by_name") == std::string::npos);
   }
+}
+
+namespace {
+
+// The (option, value) pairs CommandLine gives for `args`, every argument an option with a value.
+std::vector<std::pair<std::string, std::string>> walk(std::vector<std::string> args,
+                                                      std::vector<std::string> repeatable = {}) {
+  args.insert(args.begin(), "program");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  std::vector<std::pair<std::string, std::string>> got;
+  for (apps::CommandLine cl(static_cast<int>(argv.size()), argv.data(), std::move(repeatable));
+       cl.next();) {
+    const std::string option = cl.arg();
+    got.emplace_back(option, cl.value());
+  }
+  return got;
+}
+
+}  // namespace
+
+TEST_CASE("CommandLine: a value is never the next option, and an option is given once",
+          "[apps]") {
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  CHECK(walk({"--out", "dir", "--reps", "3"}) == Pairs{{"--out", "dir"}, {"--reps", "3"}});
+  // Values that only look like options: a negative number, a lone dash, a path.
+  CHECK(walk({"--x", "-1", "--y", "-", "--z", "./--name", "--w", "--"}) ==
+        Pairs{{"--x", "-1"}, {"--y", "-"}, {"--z", "./--name"}, {"--w", "--"}});
+  REQUIRE_INVALID_ARGUMENT(walk({"--out", "--quick"}),
+                           "--out needs a value but the next argument is the option '--quick' "
+                           "(see --help)");
+  REQUIRE_INVALID_ARGUMENT(walk({"--out"}), "--out needs a value (see --help)");
+  REQUIRE_INVALID_ARGUMENT(walk({"--reps", "1", "--out", "d", "--reps", "2"}),
+                           "--reps is given twice ('1', then '2'); give it once");
+  // Repeatable options add up.
+  CHECK(walk({"--batch", "1", "--reps", "2", "--batch", "16,64"}, {"--batch"}) ==
+        Pairs{{"--batch", "1"}, {"--reps", "2"}, {"--batch", "16,64"}});
+  REQUIRE_INVALID_ARGUMENT(walk({"--batch", "1", "--reps", "2", "--reps", "2"}, {"--batch"}),
+                           "--reps is given twice");
 }
 
 TEST_CASE("printable escapes control bytes and bytes that are not UTF-8, and cuts long text",

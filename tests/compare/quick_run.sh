@@ -47,6 +47,38 @@ cpu_results=$(grep -cE ",(sequential|openmp),toy_INSECURE," "$out/results.csv")
 grep -q "^0 measured, $cpu_results already measured" "$work/resume.log" ||
   { cat "$work/resume.log"; fail "--resume measured again"; }
 
+# A resume with other backend options (task size) or more runs measures those items again
+# instead of taking the old results for its own.
+"$bin" --quick --params toy_INSECURE --backends sequential --workloads gate.coalesced \
+  --task-size 4 --out "$out" --resume --no-progress > "$work/resume_other.log" 2>&1 ||
+  { cat "$work/resume_other.log"; fail "--resume with another task size exited $?"; }
+grep -q "^2 measured, 0 already measured" "$work/resume_other.log" &&
+  grep -q "^note: 2 results already in .* were measured with another setup" \
+    "$work/resume_other.log" ||
+  { cat "$work/resume_other.log"; fail "--resume with another task size took the old results"; }
+"$bin" --quick --params toy_INSECURE --backends sequential --workloads gate.coalesced \
+  --task-size 4 --reps 2 --out "$out" --resume --no-progress > "$work/resume_reps.log" 2>&1 ||
+  { cat "$work/resume_reps.log"; fail "--resume with more runs exited $?"; }
+grep -q "^2 measured, 0 already measured" "$work/resume_reps.log" ||
+  { cat "$work/resume_reps.log"; fail "--resume with more runs took results of fewer"; }
+
+# An option's value is never the next option, and an option is given once; neither run makes
+# a folder.
+cd "$work"
+expect_refused() {
+  local want="$1"
+  shift
+  if "$bin" "$@" > "$work/refused.log" 2>&1; then fail "accepted: $*"; fi
+  grep -qF -- "$want" "$work/refused.log" || { cat "$work/refused.log"; fail "message of: $*"; }
+}
+expect_refused "--out needs a value but the next argument is the option '--quick'" \
+  --out --quick --params toy_INSECURE --backends sequential
+[[ ! -e "$work/--quick" ]] || fail "a folder named --quick was made"
+expect_refused "--reps is given twice ('1', then '2'); give it once" \
+  --quick --params toy_INSECURE --reps 1 --reps 2 --out "$work/twice"
+[[ ! -e "$work/twice" ]] || fail "a refused run made its folder"
+cd - > /dev/null
+
 python=""
 for candidate in python3 /usr/bin/python3; do
   if command -v "$candidate" > /dev/null 2>&1 && "$candidate" -c "import matplotlib" 2> /dev/null; then
@@ -65,7 +97,59 @@ for group in gates compound addition vector multiplication matrix regression; do
 done
 [[ -s "$out/speedups.md" ]] || fail "$out/speedups.md is missing"
 grep -q "openmp vs sequential" "$out/speedups.md" || fail "speedups.md has no speedup column"
+
+# A damaged results.csv is refused with a message and exit status 2, not a traceback.
+damaged="$work/damaged"
+mkdir -p "$damaged"
+head -c 700 "$out/results.csv" > "$damaged/results.csv"
+status=0
+"$python" "$plot" "$damaged" > "$work/damaged.log" 2>&1 || status=$?
+[[ $status == 2 ]] && grep -Eq "fields than its header|cannot read" "$work/damaged.log" ||
+  { cat "$work/damaged.log"; fail "a cut results.csv: exit $status"; }
+cut -d, -f2- "$out/results.csv" > "$damaged/results.csv"
+status=0
+"$python" "$plot" "$damaged" > "$work/damaged.log" 2>&1 || status=$?
+[[ $status == 2 ]] && grep -q "lacks the column group" "$work/damaged.log" ||
+  { cat "$work/damaged.log"; fail "a results.csv without its first column: exit $status"; }
+# Plots of groups no longer in the results are removed.
+cp "$out/plot_gates.png" "$damaged/plot_matrix.png"
+grep -E "^(group|gates)," "$out/results.csv" > "$damaged/results.csv"
+"$python" "$plot" "$damaged" > "$work/damaged.log" 2>&1 ||
+  { cat "$work/damaged.log"; fail "plot_compare.py on the gates rows exited $?"; }
+[[ -s "$damaged/plot_gates.png" && ! -e "$damaged/plot_matrix.png" ]] ||
+  fail "the stale plot_matrix.png was kept"
 if [[ "${REQUIRE_GPU:-0}" == 1 ]]; then
   grep -q "gpu vs sequential" "$out/speedups.md" || fail "speedups.md does not compare the gpu"
+fi
+
+# scripts/compare.sh (the build as it is): a relative --out is the caller's, a bad run draws
+# nothing and exits 2, --out without a folder is refused.
+if [[ "${REQUIRE_GPU:-0}" != 1 ]]; then
+  script="$(dirname "$plot")/compare.sh"
+  build="$(cd "$(dirname "$bin")/../.." && pwd)"
+  mkdir -p "$work/caller"
+  cd "$work/caller"
+  SKIP_SETUP=1 BUILD_DIR="$build" PYTHON="$python" "$script" --quick --params toy_INSECURE \
+    --backends sequential --workloads gate.coalesced --no-progress --out rel \
+    > "$work/script.log" 2>&1 || { cat "$work/script.log"; fail "compare.sh exited $?"; }
+  [[ -s "$work/caller/rel/results.csv" && -s "$work/caller/rel/plot_gates.png" ]] ||
+    { cat "$work/script.log"; fail "compare.sh --out rel did not write into the caller's rel/"; }
+  before="$(stat -c %Y "$work/caller/rel/speedups.md")"
+  sleep 1
+  status=0
+  SKIP_SETUP=1 BUILD_DIR="$build" PYTHON="$python" "$script" --quick --params toy_INSECURE \
+    --reps 0 --out rel > "$work/script.log" 2>&1 || status=$?
+  [[ $status == 2 && "$(stat -c %Y "$work/caller/rel/speedups.md")" == "$before" ]] ||
+    { cat "$work/script.log"; fail "compare.sh after a failed run: exit $status, or it drew"; }
+  status=0
+  SKIP_SETUP=1 BUILD_DIR="$build" "$script" --quick --out > "$work/script.log" 2>&1 || status=$?
+  [[ $status == 2 ]] && grep -q "needs a folder" "$work/script.log" ||
+    { cat "$work/script.log"; fail "compare.sh with --out last: exit $status"; }
+  SKIP_SETUP=1 BUILD_DIR="$build" "$script" --plan --quick --params toy_INSECURE \
+    --backends sequential --workloads add.ripple > "$work/script.log" 2>&1 ||
+    { cat "$work/script.log"; fail "compare.sh --plan exited $?"; }
+  grep -q "budget 30:00 per item" "$work/script.log" ||
+    { cat "$work/script.log"; fail "compare.sh --plan without the script's budget"; }
+  cd - > /dev/null
 fi
 echo "compare_quick: ok ($results results, plots by $python)"

@@ -3,6 +3,7 @@
 // a wrong result, the JSON records and the result folder (fresh, resume, overwrite, a killed
 // run's unfinished line, the lock).
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -201,6 +202,19 @@ TEST_CASE("JSON records round-trip and malformed lines are refused", "[compare]"
   for (const char* bad : {"", "{", "{\"a\": 1", "{\"a\" 1}", "{\"a\": tru}", "[1]", "{\"a\": 1} x",
                           "{\"a\": \"unterminated}"})
     CHECK_FALSE(JsonRecord::parse(bad));
+  // A \u escape needs four hex digits (a bad one made the whole run fail with 'stoul').
+  CHECK(JsonRecord::parse("{\"a\": \"\\u0041\"}")->text("a") == "A");
+  for (const char* bad : {"{\"a\": \"\\uZZZZ\"}", "{\"a\": \"\\u12\"}", "{\"a\": \"\\u-123\"}"})
+    CHECK_FALSE(JsonRecord::parse(bad));
+  // number(): finite numbers only (a null median made the resume fail with 'stod').
+  const std::optional<JsonRecord> nums =
+      JsonRecord::parse("{\"x\": 1.5, \"n\": null, \"s\": \"2\", \"e\": 1e400}");
+  REQUIRE(nums);
+  CHECK(nums->number("x") == 1.5);
+  CHECK_FALSE(nums->number("n"));
+  CHECK_FALSE(nums->number("s"));
+  CHECK_FALSE(nums->number("e"));
+  CHECK_FALSE(nums->number("missing"));
   CHECK(csv_field("plain") == "plain");
   CHECK(csv_field("a,\"b\"") == "\"a,\"\"b\"\"\"");
 }
@@ -230,10 +244,16 @@ TEST_CASE("the result folder: fresh, resume, overwrite, lock, a killed run's las
   CHECK(summary->text("format") == "torusgate-compare-1");
 
   CHECK_THROWS_WITH(ResultStore(dir, ResultStore::Mode::Fresh),
-                    Catch::Matchers::Contains("--resume"));
+                    Catch::Matchers::Contains("(3 records in results.jsonl, 3 of them results); "
+                                              "pass --resume"));
 
-  // A killed run: an unfinished last line is dropped, the rest is kept.
+  // A killed run: an unfinished last line is dropped, the rest is kept. A fresh run, refused,
+  // leaves it as it is.
   { std::ofstream(dir / "results.jsonl", std::ios::app) << "{\"record\": \"result\", \"wor"; }
+  const std::string killed = read_all(dir / "results.jsonl");
+  CHECK_THROWS_WITH(ResultStore(dir, ResultStore::Mode::Fresh),
+                    Catch::Matchers::Contains("already holds a run"));
+  CHECK(read_all(dir / "results.jsonl") == killed);
   {
     ResultStore store(dir, ResultStore::Mode::Resume);
     CHECK(store.result_count() == 2);
@@ -252,10 +272,27 @@ TEST_CASE("the result folder: fresh, resume, overwrite, lock, a killed run's las
   }
   CHECK_THROWS_WITH(ResultStore(dir, ResultStore::Mode::Resume),
                     Catch::Matchers::Contains("line 1 is not a JSON object"));
+  // So is a complete last line (its newline written) that is not a record: only a line cut
+  // off by a kill is dropped.
+  for (const char* last : {"this is garbage\n", "\n"}) {
+    const std::string lines = read_all(dir / "results.jsonl").substr(8);  // without "{broken\n"
+    std::ofstream(dir / "results.jsonl") << lines << last;
+    const auto count = static_cast<std::size_t>(std::count(lines.begin(), lines.end(), '\n'));
+    CHECK_THROWS_WITH(ResultStore(dir, ResultStore::Mode::Resume),
+                      Catch::Matchers::Contains("line " + std::to_string(count + 1) +
+                                                " is not a JSON object"));
+    CHECK(read_all(dir / "results.jsonl") == lines + last);
+    std::ofstream(dir / "results.jsonl") << "{broken\n" << lines;
+  }
   {
     ResultStore store(dir, ResultStore::Mode::Overwrite);
     CHECK(store.result_count() == 0);
   }
   CHECK(!std::filesystem::exists(dir / "results.csv"));
+  // --out naming a file: the message names the option.
+  { std::ofstream(dir / "a_file") << "x"; }
+  CHECK_THROWS_WITH(ResultStore(dir / "a_file", ResultStore::Mode::Fresh),
+                    Catch::Matchers::Contains("--out '") &&
+                        Catch::Matchers::Contains("a_file': cannot make the folder"));
   std::filesystem::remove_all(dir);
 }
