@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "app_support.hpp"
+#include "printable.hpp"
 #include "torusgate/circuits/catalog.hpp"
 #include "torusgate/circuits/program.hpp"
 #include "torusgate/circuits/schedule.hpp"
@@ -70,7 +71,9 @@ void usage(std::ostream& os) {
         "  --ops OP[,OP...]    catalog operations; repeatable (default "
      << joined(default_ops())
      << ")\n"
-        "                      circuit_costs lists them all\n"
+        "                      circuit_costs lists them, with the vector and\n"
+        "                      matrix operations (sum.8, dot.8, ...), which this program\n"
+        "                      does not run\n"
         "  --widths W[,W...]   operand widths in bits, 1..64; repeatable (default 8,16)\n"
         "  --signedness S      u (default) or s: unsigned or signed operands\n"
         "  --lanes L           elements per run, 1..1048576 (default 1)\n"
@@ -108,7 +111,7 @@ struct Options {
   std::size_t warmup = 1;
   CpuOptions cpu;  // --threads (0: OpenMP default), --task-size, --fft
   CudaOptions gpu;  // --device, --gpu-engine, ... (apps::parse_gpu_option)
-  std::string gpu_option;  // the first GPU option given; empty when none was
+  std::string cpu_option, gpu_option;  // the first CPU / GPU option given; empty when none
   std::optional<std::string> json_path;  // when --json was given (an empty path is refused)
 };
 
@@ -127,10 +130,14 @@ bool parse(int argc, char** argv, Options& o) {
       o.unroll = static_cast<std::uint32_t>(apps::parse_count(arg, cl.value(), 1, max_unroll));
       o.unroll_given = true;
     } else if (arg == "--ops") {
-      for (const std::string& name : apps::split_list(cl.value())) o.ops.push_back(name);
+      for (const std::string& name : apps::split_list(cl.value()))
+        if (std::find(o.ops.begin(), o.ops.end(), name) == o.ops.end()) o.ops.push_back(name);
     } else if (arg == "--widths") {
-      for (const std::string& w : apps::split_list(cl.value()))
-        o.widths.push_back(apps::parse_count(arg, w, 1, 64));
+      for (const std::string& w : apps::split_list(cl.value())) {
+        const std::size_t width = apps::parse_count(arg, w, 1, 64);
+        if (std::find(o.widths.begin(), o.widths.end(), width) == o.widths.end())
+          o.widths.push_back(width);
+      }
     } else if (arg == "--signedness") {
       const std::string s = cl.value();
       if (s == "u") o.is_signed = false;
@@ -143,6 +150,7 @@ bool parse(int argc, char** argv, Options& o) {
     } else if (arg == "--warmup") {
       o.warmup = apps::parse_count(arg, cl.value(), 0, 1000000);
     } else if (apps::parse_cpu_option(cl, o.cpu)) {
+      if (o.cpu_option.empty()) o.cpu_option = arg;
     } else if (apps::parse_gpu_option(cl, o.gpu)) {
       if (o.gpu_option.empty()) o.gpu_option = arg;
     } else if (arg == "--json") {
@@ -154,7 +162,17 @@ bool parse(int argc, char** argv, Options& o) {
   if (o.ops.empty()) o.ops = default_ops();
   if (o.widths.empty()) o.widths = {8, 16};
   for (const std::string& name : o.ops) {
-    const Operation& op = find_operation(name);  // throws listing the catalog
+    const Operation* found = nullptr;
+    for (const Operation& op : operation_catalog()) found = op.name == name ? &op : found;
+    if (found == nullptr) {
+      std::string names;
+      for (const Operation& op : operation_catalog())
+        names += (names.empty() ? "" : ", ") + op.name;
+      throw InvalidArgument("--ops: no element-wise operation '" + apps::printable(name) +
+                            "' (the vector and matrix rows of circuit_costs, sum.8, dot.8, "
+                            "..., are not run here); the catalog has " + names);
+    }
+    const Operation& op = *found;
     if (o.is_signed && !op.signed_ok)
       throw InvalidArgument("--ops: " + name +
                             " takes unsigned operands only; drop --signedness s");
@@ -167,6 +185,12 @@ bool parse(int argc, char** argv, Options& o) {
   }
   if (o.cpu.threads != 0 && o.backend != "openmp") {
     throw InvalidArgument("--threads applies to the openmp backend, not to " + o.backend);
+  }
+  if (!o.cpu_option.empty() && o.backend == "gpu")
+    throw apps::cpu_options_not_for_gpu(o.cpu_option);
+  if (!o.cpu_option.empty() && o.backend == "plaintext") {
+    throw InvalidArgument(o.cpu_option +
+                          " applies to the sequential and openmp backends, not to plaintext");
   }
   if (!o.gpu_option.empty() && o.backend != "gpu")
     throw apps::gpu_options_not_for(o.gpu_option, o.backend);
@@ -352,7 +376,7 @@ void print_row(const OpResult& r) {
   else std::snprintf(rate, sizeof rate, "%.1f", boots / r.total.median);
   if (r.errors == 0) std::snprintf(check, sizeof check, "ok");
   else std::snprintf(check, sizeof check, "%zu WRONG", r.errors);
-  std::printf("%-22s %4s %6zu %11llu %6u %11.3f %11.3f %11.3f %11.3f %11.3f %9.1f%% %13s %9s  %s\n",
+  std::printf("%-22s %4s %7zu %11llu %6u %11.3f %11.3f %11.3f %11.3f %11.3f %9.1f%% %13s %9s  %s\n",
               r.op->name.c_str(), to_string(r.type).c_str(), r.lanes,
               static_cast<unsigned long long>(r.cost.bootstraps), r.cost.depth,
               1e3 * r.total.median, 1e3 * r.total.min, 1e3 * r.total.max,
@@ -460,7 +484,9 @@ void write_json(std::ostream& os, const Options& o, const RunInfo& info,
 // the bootstraps' own samples for its widest batch (about 3 each); on the GPU's host side,
 // the client's inputs and result only.
 void check_memory(const Options& o, const Parameters& params) {
-  const double bit_bytes = 4.0 * (params.lwe_dimension + 1);
+  // An encrypted bit is an LWE sample; a plaintext bit takes 5 bytes (PlaintextBackend's
+  // allocation: the bit and its gate count).
+  const double bit_bytes = o.backend == "plaintext" ? 5.0 : 4.0 * (params.lwe_dimension + 1);
   for (const std::string& name : o.ops) {
     const Operation& op = find_operation(name);
     for (const std::size_t width : o.widths) {
@@ -492,7 +518,7 @@ void check_memory(const Options& o, const Parameters& params) {
 template <Backend B>
 std::vector<OpResult> run_all(B& be, const typename B::ClientKey& key, Csprng& rng,
                               const Options& o, const NoiseModel* model) {
-  std::printf("%-22s %4s %6s %11s %6s %11s %11s %11s %11s %11s %10s %13s %9s  %s\n", "operation",
+  std::printf("%-22s %4s %7s %11s %6s %11s %11s %11s %11s %11s %10s %13s %9s  %s\n", "operation",
               "type", "elems", "bootstraps", "depth", "median ms", "min ms", "max ms",
               "compile ms", "transfer ms", "transfers", "bootstraps/s", "fail/run", "check");
   std::fflush(stdout);
@@ -526,9 +552,9 @@ void print_header(const Options& o, const RunInfo& info, const std::string& back
   if (info.params)
     std::printf("key gen         %.2f s, %s; Fourier key %.2f s\n", info.keygen_s,
                 apps::key_form_text(info.unroll).c_str(), info.fourier_s);
-  std::printf("timing          %zu timed runs (after %zu warmup) of record + compile + execute, "
-              "%zu element%s per run\n\n",
-              o.reps, o.warmup, o.lanes, o.lanes == 1 ? "" : "s");
+  std::printf("timing          %zu timed run%s (after %zu warmup) of record + compile + "
+              "execute, %zu element%s per run\n\n",
+              o.reps, o.reps == 1 ? "" : "s", o.warmup, o.lanes, o.lanes == 1 ? "" : "s");
   std::fflush(stdout);
 }
 
@@ -538,7 +564,7 @@ int main(int argc, char** argv) try {
   Options o;
   if (!parse(argc, argv, o)) return 0;
   const Parameters params = apps::parameters_named("--params", o.params);  // validates the name
-  if (o.backend != "plaintext") check_memory(o, params);
+  check_memory(o, params);
   // Checked before the run, so that a bad path fails at once and not after the benchmark;
   // written whole at the end (an earlier report stays as it was if the run fails).
   apps::OutputFile json;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app_support.hpp"
+#include "printable.hpp"
 #include "torusgate/circuits/catalog.hpp"
 #include "torusgate/circuits/linalg.hpp"
 #include "torusgate/circuits/schedule.hpp"
@@ -29,7 +30,9 @@ void usage(std::ostream& os) {
   os << "usage: circuit_costs [options]\n"
         "  --widths W[,W...]     operand widths in bits, 1..256 (default 8,16,32,64)\n"
         "  --signedness S        u | s | both (default both: each signedness an operation takes)\n"
-        "  --op NAME[,NAME...]   only these operations; repeatable (default: all). Names are\n"
+        "  --op NAME[,NAME...]   only these operations (--ops: the same); repeatable (default:\n"
+        "                        all); each named once, and each must take the operands of\n"
+        "                        --signedness. Names are\n"
         "                        those of the catalog and sum.8, dot.8, sort.8, max_element.8,\n"
         "                        argmax.8, matmul.4x4, cannon.4x4.g2\n"
         "  --tsv                 tab-separated rows (op, type, width, bootstraps, depth, gates,\n"
@@ -151,22 +154,26 @@ struct Options {
 
 // Returns false when --help was asked for.
 bool parse(int argc, char** argv, Options& o) {
-  for (apps::CommandLine cl(argc, argv, {"--op"}); cl.next();) {
+  for (apps::CommandLine cl(argc, argv, {"--op", "--ops"}); cl.next();) {
     const std::string& arg = cl.arg();
     if (cl.is_help()) {
       usage(std::cout);
       return false;
     } else if (arg == "--widths") {
-      for (const std::string& w : apps::split_list(cl.value()))
-        o.widths.push_back(apps::parse_count(arg, w, 1, 256));
+      for (const std::string& w : apps::split_list(cl.value())) {
+        const std::size_t width = apps::parse_count(arg, w, 1, 256);
+        if (std::find(o.widths.begin(), o.widths.end(), width) == o.widths.end())
+          o.widths.push_back(width);
+      }
     } else if (arg == "--signedness") {
       const std::string s = cl.value();
       if (s != "u" && s != "s" && s != "both")
         throw InvalidArgument("--signedness: '" + s + "'; expected u, s or both");
       o.want_unsigned = s != "s";
       o.want_signed = s != "u";
-    } else if (arg == "--op") {
-      for (const std::string& name : apps::split_list(cl.value())) o.ops.push_back(name);
+    } else if (arg == "--op" || arg == "--ops") {
+      for (const std::string& name : apps::split_list(cl.value()))
+        if (std::find(o.ops.begin(), o.ops.end(), name) == o.ops.end()) o.ops.push_back(name);
     } else if (arg == "--tsv") {
       o.tsv = true;
     } else {
@@ -247,7 +254,15 @@ int main(int argc, char** argv) try {
       if (!found) {
         std::string names;
         for (const Entry& e : all) names += (names.empty() ? "" : ", ") + e.name;
-        throw InvalidArgument("--op: no operation '" + name + "'; known: " + names);
+        throw InvalidArgument("--op: no operation '" + apps::printable(name) + "'; known: " +
+                              names);
+      }
+      // An operation the signedness leaves without a row is refused, not dropped.
+      if (!(o.want_unsigned && found->unsigned_ok) && !(o.want_signed && found->signed_ok)) {
+        throw InvalidArgument("--op: " + name + " takes " +
+                              (found->signed_ok ? "signed" : "unsigned") +
+                              " operands only, which --signedness " +
+                              (o.want_signed ? "s" : "u") + " leaves out");
       }
       chosen.push_back(found);
     }

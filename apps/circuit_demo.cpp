@@ -28,7 +28,8 @@ void usage() {
                "                        toy_INSECURE, toy_k2_INSECURE\n"
                "  --width BITS          integer width, 5..16 (default 8; the demo's values,\n"
                "                        3, -7, 12, -1 and 5, 6, -4, -1, need 5 bits)\n"
-            << apps::server_options_help(24);
+            << apps::server_options_help(24)
+            << "  --help                this text\n";
 }
 
 // value modulo 2^width, read as a signed width-bit integer.

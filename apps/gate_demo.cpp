@@ -17,10 +17,11 @@ using namespace torusgate;
 namespace {
 
 void usage() {
-  std::cerr << "usage: gate_demo [--params NAME] [--backend NAME] [--threads T] [GPU options]\n"
+  std::cout << "usage: gate_demo [--params NAME] [--backend NAME] [--threads T] [GPU options]\n"
                "  --params NAME         tfhe_lib_128 (default), tfhe_lib_80, default_128,\n"
                "                        toy_INSECURE, toy_k2_INSECURE\n"
-            << apps::server_options_help(24);
+            << apps::server_options_help(24)
+            << "  --help                this text\n";
 }
 
 // Server (the backend, holding only the cloud key): every gate kind in one batch on every

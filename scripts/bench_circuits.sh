@@ -6,15 +6,29 @@
 # quiet machine. It builds first with scripts/setup.sh (incremental; SKIP_SETUP=1 skips that
 # and uses the binary in $BUILD_DIR as it is).
 #
-# Environment: BUILD_DIR (default build), OUT_DIR (default docs/results), and for smoke runs
-# BACKEND, PARAMS, OPS, WIDTHS, REPS, LANES; the JSON is named circuits_cpu_$PARAMS.json
-# (with _$BACKEND when the backend is not openmp). For example, a quick check in seconds:
+# Environment: BUILD_DIR (default build), OUT_DIR (default docs/results; a relative one is
+# taken from the folder the script is run in), and for smoke runs BACKEND, PARAMS, OPS,
+# WIDTHS, REPS, LANES; the JSON is named circuits_cpu_$PARAMS.json (circuits_cpu_$BACKEND_$PARAMS
+# for the sequential backend, circuits_gpu_$PARAMS and circuits_plaintext for the others).
+# It takes no arguments. For example, a quick check in seconds:
 #   PARAMS=toy_INSECURE WIDTHS=8 REPS=1 OUT_DIR=/tmp scripts/bench_circuits.sh
 set -euo pipefail
 
+case "${1:-}" in
+  -h | --help)
+    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+    exit 0
+    ;;
+  ?*)
+    echo "bench_circuits.sh takes no arguments (settings come from the environment; see --help)" >&2
+    exit 2
+    ;;
+esac
+out="${OUT_DIR:-}"
+if [[ -n "$out" && "$out" != /* ]]; then out="$PWD/$out"; fi
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-out="${OUT_DIR:-docs/results}"
+out="${out:-docs/results}"
 backend="${BACKEND:-openmp}"
 params="${PARAMS:-tfhe_lib_128}"
 ops="${OPS:-add.sklansky,less,mul.wrapping.dadda}"
@@ -25,10 +39,12 @@ lanes="${LANES:-1}"
 bench="$(built_binary apps/bench_circuits)"
 mkdir -p "$out"
 
-name="circuits_cpu_${params}"
-if [[ "$backend" != openmp ]]; then
-  name="circuits_cpu_${backend}_${params}"
-fi
+case "$backend" in
+  openmp) name="circuits_cpu_${params}" ;;
+  gpu) name="circuits_gpu_${params}" ;;
+  plaintext) name="circuits_plaintext" ;;
+  *) name="circuits_cpu_${backend}_${params}" ;;
+esac
 echo "== $name"
 "$bench" --backend "$backend" --params "$params" --ops "$ops" --widths "$widths" \
   --reps "$reps" --warmup 1 --lanes "$lanes" --json "$out/$name.json"

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# End-to-end checks of bench_gates, bench_circuits and circuit_demo as a user runs them (toy
-# parameters, seconds): the JSON report written whole, an earlier report kept when a run is
-# refused, a run too large for this machine's memory refused before any key is made, the
-# help listing every GPU option, and circuit_demo's width range.
-#   run_bench_programs.sh BENCH_GATES BENCH_CIRCUITS CIRCUIT_DEMO
+# End-to-end checks of bench_gates, bench_circuits, circuit_demo, circuit_costs, gate_demo and
+# scripts/bench_circuits.sh as a user runs them (toy parameters, seconds): the JSON report
+# written whole, an earlier report kept when a run is refused, a run too large for this
+# machine's memory refused before any key is made, the help listing every GPU option,
+# circuit_demo's width range, refused names and options.
+#   run_bench_programs.sh BENCH_GATES BENCH_CIRCUITS CIRCUIT_DEMO CIRCUIT_COSTS GATE_DEMO
 set -uo pipefail
 bench_gates="$1"
 bench_circuits="$2"
 circuit_demo="$3"
+circuit_costs="$4"
+gate_demo="$5"
+scripts_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../scripts" && pwd)"
+bench_circuits_script="$scripts_dir/bench_circuits.sh"
 # shellcheck source=../script_support.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../script_support.sh"
 
@@ -74,6 +79,35 @@ expect 2 "--unroll applies to the encrypted backends, not to plaintext" --backen
   --unroll 2
 expect 2 "--unroll: 5 is out of range; expected an integer in 1..4" --unroll 5
 expect 0 "--fused-bundle B" --help
+# circuit_costs' vector and matrix rows are not element-wise operations: named as such.
+expect 2 "--ops: no element-wise operation 'sum.8' (the vector and matrix rows of circuit_costs" \
+  --backend plaintext --ops sum.8
+# CPU options where no CPU backend runs are refused, not ignored.
+expect 2 "--task-size applies to the sequential and openmp backends, not to plaintext" \
+  --backend plaintext --ops add.sklansky --widths 4 --task-size 64
+# An option is given once; a name or width listed twice runs once.
+expect 2 "--reps is given twice ('1', then '2'); give it once" --backend plaintext --reps 1 \
+  --reps 2
+"$program" --backend plaintext --ops and,and --ops and --widths 4,4 --reps 1 --warmup 0 \
+  >"$tmp/out" 2>&1 || fail "bench_circuits with repeated names exited $?"
+[[ "$(grep -c '^and ' "$tmp/out")" == 1 ]] ||
+  { cat "$tmp/out"; fail "bench_circuits ran a repeated name twice"; }
+grep -q "1 timed run (after 0 warmup)" "$tmp/out" ||
+  fail "bench_circuits: '1 timed run' in the header"
+
+program="$circuit_costs"
+expect 0 "| \`and\` | bitwise AND | u, s | 8 / 1 |" --ops and,and --widths 8,8
+expect 2 "--op: abs takes signed operands only, which --signedness u leaves out" \
+  --op abs,and --signedness u
+expect 2 "--op: no operation 'nope'" --op nope
+
+program="$gate_demo"
+"$program" --help 2>/dev/null | grep -q -- "--help                this text" ||
+  fail "gate_demo --help: not on stdout"
+
+program="$bench_circuits_script"
+expect 0 "Runs the CPU circuit benchmark" --help
+expect 2 "bench_circuits.sh takes no arguments" --widths 8
 
 program="$circuit_demo"
 expect 0 "integer width, 5..16" --help
