@@ -14,20 +14,10 @@
 #   PARAMS=toy_INSECURE WIDTHS=8 REPS=1 OUT_DIR=/tmp scripts/bench_circuits.sh
 set -euo pipefail
 
-case "${1:-}" in
-  -h | --help)
-    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
-    exit 0
-    ;;
-  ?*)
-    echo "bench_circuits.sh takes no arguments (settings come from the environment; see --help)" >&2
-    exit 2
-    ;;
-esac
-out="${OUT_DIR:-}"
-if [[ -n "$out" && "$out" != /* ]]; then out="$PWD/$out"; fi
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+takes_no_arguments "$@"
+out="$(from_caller "${OUT_DIR:-}")"
 out="${out:-docs/results}"
 backend="${BACKEND:-openmp}"
 params="${PARAMS:-tfhe_lib_128}"

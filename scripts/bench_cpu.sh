@@ -3,12 +3,16 @@
 # tfhe_lib_128 on the sequential and OpenMP backends (batches 1, 16, 64, 256), the FFTW
 # engine for comparison, and tfhe_lib_80 / default_128 (batches 1, 64). About 5 minutes on
 # 2 cores. Run it on a quiet machine, after scripts/setup.sh (or with BUILD_DIR set).
+# Environment: BUILD_DIR (default build), OUT_DIR (default docs/results; a relative one is
+# taken from the folder the script is run in). It takes no arguments.
 set -euo pipefail
 
-repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$repo_root"
-bench="${BUILD_DIR:-build}/apps/bench_gates"
-out="${OUT_DIR:-docs/results}"
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+takes_no_arguments "$@"
+bench="$BUILD_DIR/apps/bench_gates"
+out="$(from_caller "${OUT_DIR:-}")"
+out="${out:-docs/results}"
 if [[ ! -x "$bench" ]]; then
   echo "bench_cpu: $bench not found; run scripts/setup.sh first" >&2
   exit 1

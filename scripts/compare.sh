@@ -22,13 +22,11 @@
 # then nothing is drawn), or 2 when the plots fail.
 set -euo pipefail
 
-caller="$PWD"
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 budget="${MAX_ITEM_SECONDS:-1800}"
-absolute() { if [[ "$1" == /* ]]; then echo "$1"; else echo "$caller/$1"; fi; }
 out=docs/results/comparison
-[[ -n "${OUT:-}" ]] && out="$(absolute "$OUT")"
+[[ -n "${OUT:-}" ]] && out="$(from_caller "$OUT")"
 
 # The arguments, with the value of --out made absolute (the program runs in the repository).
 args=()
@@ -39,7 +37,7 @@ while (($#)); do
       echo "compare.sh: --out needs a folder (see --help)" >&2
       exit 2
     fi
-    out="$(absolute "$2")"
+    out="$(from_caller "$2")"
     out_given=1
     args+=(--out "$out")
     shift 2

@@ -7,6 +7,19 @@
 # target is compiled with it; without it the CPU parts build alone.
 set -euo pipefail
 
+# It takes no arguments (settings: BUILD_DIR, JOBS, ...): --help prints the header above, so
+# that asking for help never installs packages or starts a build.
+case "${1:-}" in
+  -h | --help)
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+    exit 0
+    ;;
+  ?*)
+    echo "setup.sh: takes no arguments (see --help), got '$1'" >&2
+    exit 2
+    ;;
+esac
+
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root"
 build_dir="${BUILD_DIR:-build}"

@@ -2,11 +2,13 @@
 # After a change to circuits/ that changes gate counts or depths: regenerates the cost table
 # checked by tests/circuits/test_costs.cpp (circuit_costs.tsv) and the table of
 # docs/circuits.md (between its circuit_costs markers) from the built programs.
+# Environment: BUILD_DIR (default build). It takes no arguments.
 set -euo pipefail
 
-repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$repo_root"
-build_dir="${BUILD_DIR:-build}"
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+takes_no_arguments "$@"
+build_dir="$BUILD_DIR"
 
 cmake --build "$build_dir" --target tests_circuits circuit_costs
 # Writes the TSV (the docs check in the same tag fails until the table below is updated).

@@ -105,9 +105,20 @@ program="$gate_demo"
 "$program" --help 2>/dev/null | grep -q -- "--help                this text" ||
   fail "gate_demo --help: not on stdout"
 
+# The scripts whose settings come from the environment: --help prints them and starts nothing
+# (no build, no benchmark rewriting docs/results), any other argument is refused.
 program="$bench_circuits_script"
 expect 0 "Runs the CPU circuit benchmark" --help
-expect 2 "bench_circuits.sh takes no arguments" --widths 8
+expect 2 "bench_circuits.sh: takes no arguments" --widths 8
+program="$scripts_dir/bench_cpu.sh"
+expect 0 "Runs the CPU gate benchmarks" --help
+expect 2 "bench_cpu.sh: takes no arguments" --batch 1
+program="$scripts_dir/update_circuit_costs.sh"
+expect 0 "regenerates the cost table" -h
+expect 2 "update_circuit_costs.sh: takes no arguments" x
+program="$scripts_dir/setup.sh"
+expect 0 "Installs the Debian packages the build needs" --help
+expect 2 "setup.sh: takes no arguments (see --help), got '--jobs'" --jobs
 
 program="$circuit_demo"
 expect 0 "integer width, 5..16" --help
