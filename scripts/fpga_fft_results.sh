@@ -8,18 +8,28 @@
 #                              product columns per row, keys and inputs from --seed 1 so the
 #                              table is reproducible (about 20 minutes on 2 quiet cores)
 #   scripts/fpga_fft_results.sh [streaming|precision|all]   (default all)
-# Extra arguments after the first go to the study (e.g. --gates 256).
+# Extra arguments after the first go to the study (e.g. --gates 256). Environment: BUILD_DIR
+# (default build), SKIP_SETUP=1 (the binary as it is), OUT_DIR (default docs/results/fpga_fft;
+# a relative one is taken from the folder the script is run in).
 set -euo pipefail
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 what="${1:-all}"
 shift || true
-case "$what" in streaming|precision|all) ;; *)
-  echo "usage: scripts/fpga_fft_results.sh [streaming|precision|all] [study options]" >&2
-  exit 2 ;;
+case "$what" in
+  streaming | precision | all) ;;
+  -h | --help)
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$script_path"
+    exit 0
+    ;;
+  *)
+    echo "usage: scripts/fpga_fft_results.sh [streaming|precision|all] [study options]" >&2
+    exit 2
+    ;;
 esac
 tool="$(built_binary apps/fpga_fft/fpga_fft)"
-out="${OUT_DIR:-docs/results/fpga_fft}"
+out="$(from_caller "${OUT_DIR:-}")"
+out="${out:-docs/results/fpga_fft}"
 mkdir -p "$out"
 
 if [[ "$what" != precision ]]; then
