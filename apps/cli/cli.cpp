@@ -277,7 +277,7 @@ std::unique_ptr<CLI::App> make_app(Options& o) {
   eval->add_option("--op", o.eval.op, "The operation (see below); required")->type_name("OP");
   eval->add_option("-o,--output", o.eval.output, "Write the encrypted result to FILE; required")
       ->type_name("FILE");
-  eval->add_option("--width", o.eval.width,
+  eval->add_option("-w,--width", o.eval.width,
                    "Result width of sum, dot and matmul, 1 to 128, and of lut, 1 to 64 "
                    "(default: the operands')")
       ->type_name("BITS");

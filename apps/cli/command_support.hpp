@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <ostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "app_support.hpp"
 #include "commands.hpp"
@@ -71,10 +73,32 @@ inline std::string given(std::size_t count) {
   return std::to_string(count) + (count == 1 ? " was given" : " were given");
 }
 
-// True when `a` and `b` name the same file.
+// True when `a` and `b` name the same file: the same path, or (both existing) a link to it.
 inline bool same_path(const std::filesystem::path& a, const std::filesystem::path& b) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(a, b, ec) && !ec) return true;
   return std::filesystem::absolute(a).lexically_normal() ==
          std::filesystem::absolute(b).lexically_normal();
+}
+
+// Refuses an output path that is also an input or another output (each output: its option
+// and path), so that --force never replaces a key or an input with the command's result.
+inline void check_distinct(const std::vector<std::string>& inputs,
+                           const std::vector<std::pair<std::string, std::string>>& outputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].second.empty()) continue;
+    for (const std::string& input : inputs) {
+      if (!input.empty() && same_path(input, outputs[i].second)) {
+        throw UsageError(outputs[i].first + " names the input file " + in_quotes(input));
+      }
+    }
+    for (std::size_t j = i + 1; j < outputs.size(); ++j) {
+      if (same_path(outputs[i].second, outputs[j].second)) {
+        throw UsageError(outputs[i].first + " and " + outputs[j].first + " name the same file " +
+                         in_quotes(outputs[i].second));
+      }
+    }
+  }
 }
 
 }  // namespace torusgate::cli

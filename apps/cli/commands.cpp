@@ -213,6 +213,7 @@ int run_encrypt(const EncryptOptions& o, Console& console) {
     }
     table.shape = *shape;
   }
+  check_distinct({o.key, o.input}, {{"--output", o.output}});
   OutputFile out_file(o.output, o.force);
   expect_object(o.key, ObjectType::SecretKey, "--key");
   const SecretKey secret = loading([&] { return load_secret_key(o.key); });
@@ -303,6 +304,9 @@ int run_eval(const EvalOptions& o, Console& console) {
   }
   apps::ServerOptions server;
   const std::string backend_name = resolve_backend(o, server);
+  // The result may replace an operand (written whole, after the operands are read), never
+  // the cloud key.
+  check_distinct({o.cloud_key}, {{"--output", o.output}});
   OutputFile out_file(o.output, o.force);
 
   // Headers first: what each file holds and its parameter set, before anything is loaded.
@@ -442,7 +446,10 @@ int run_decrypt(const DecryptOptions& o, Console& console) {
   if (o.input.empty()) throw UsageError("give the file to decrypt");
   const std::string& input = o.input;
   std::optional<OutputFile> out_file;
-  if (!o.output.empty()) out_file.emplace(o.output, o.force);
+  if (!o.output.empty()) {
+    check_distinct({o.key, input}, {{"--output", o.output}});
+    out_file.emplace(o.output, o.force);
+  }
 
   const FileHeader key_header = expect_object(o.key, ObjectType::SecretKey, "--key");
   const FileHeader header = expect_object(input, ObjectType::IntegerArray, "decrypt");

@@ -6,8 +6,10 @@
 
 #include <array>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>  // mkstemp
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <system_error>
@@ -29,8 +31,12 @@ std::string with_article(ObjectType type) {
   return (name.front() == 'i' ? "an " : "a ") + name;
 }
 
-// What to tell a user who passed a file holding `got` where `want` belongs.
-std::string wrong_object_hint(ObjectType want, ObjectType got) {
+// What to tell a user who passed a file holding `got` where `want` belongs, as `role`.
+std::string wrong_object_hint(ObjectType want, ObjectType got, const std::string& role) {
+  if (role == "--from" && want == ObjectType::SecretKey) {
+    return ": keygen --from makes a cloud key from the secret key (keygen writes it with "
+           "--secret-key)";
+  }
   if (want == ObjectType::CloudKey && got == ObjectType::SecretKey) {
     return ": the server evaluates with the cloud key alone and never needs the secret key "
            "(keygen writes the cloud key with --cloud-key)";
@@ -125,21 +131,27 @@ std::string describe_tfhe_lib_file(const fs::path& path) {
       return "";
   }
   // Gate ciphertexts carry no parameters: try the dimension of every named set.
-  std::error_code ec;
-  const std::uint64_t size = fs::file_size(path, ec);
   std::set<std::uint32_t> tried;
-  std::string found;
+  std::string found, problem;  // problem: why the first set's dimension does not read it
   for (const Parameters& p : all_parameter_sets()) {
-    if (ec || !tried.insert(p.lwe_dimension).second) continue;
-    if (size % tfhe_lib::ciphertext_bytes(p.lwe_dimension) != 0) continue;
+    if (!tried.insert(p.lwe_dimension).second) continue;
     try {
       const LweBatch batch = tfhe_lib::load_gate_ciphertexts(path, p);
       found += (found.empty() ? "" : "; or ") + std::to_string(batch.count()) +
                " samples of dimension n=" + std::to_string(p.lwe_dimension);
-    } catch (const Error&) {
+    } catch (const Error& e) {
+      if (problem.empty())
+        problem = "n=" + std::to_string(p.lwe_dimension) + ": " + user_message(e);
     }
   }
-  return found.empty() ? "" : lib + "gate ciphertexts: " + found;
+  if (found.empty()) {
+    // It starts as gate ciphertexts do, yet no known dimension reads it whole: say why,
+    // rather than that it is no library file at all.
+    throw CommandError(in_quotes(path) + " starts as " + lib +
+                       "gate ciphertexts but no parameter set's dimension reads it (" + problem +
+                       ")");
+  }
+  return lib + "gate ciphertexts: " + found;
 }
 
 }  // namespace
@@ -188,6 +200,58 @@ std::string user_message(const std::exception& e) {
 
 // ---- outputs -----------------------------------------------------------------------------------
 
+namespace {
+
+// The temporary files being written, so that a run stopped by SIGINT, SIGTERM or SIGHUP
+// removes them (the destructors do not run then): a few fixed slots, read by the handler
+// with async-signal-safe calls only.
+constexpr int temp_slots = 8;
+constexpr std::size_t temp_path_bytes = 4096;
+char temp_paths[temp_slots][temp_path_bytes];
+volatile std::sig_atomic_t temp_used[temp_slots];
+
+extern "C" void remove_temps_and_stop(int signal_number) {
+  for (int i = 0; i < temp_slots; ++i) {
+    if (temp_used[i]) ::unlink(temp_paths[i]);
+  }
+  std::signal(signal_number, SIG_DFL);
+  std::raise(signal_number);
+}
+
+// A slot for `path` (-1 when none is free or the path is too long: then a stopped run may
+// leave that file behind, as before).
+int register_temp(const std::string& path) {
+  static const bool installed = [] {
+    for (const int s : {SIGINT, SIGTERM, SIGHUP}) {
+      // A signal ignored at the start (a background job's SIGINT, nohup's SIGHUP) stays so.
+      struct sigaction before {};
+      if (::sigaction(s, nullptr, &before) != 0 || before.sa_handler == SIG_IGN) continue;
+      struct sigaction action {};
+      action.sa_handler = remove_temps_and_stop;
+      sigemptyset(&action.sa_mask);
+      ::sigaction(s, &action, nullptr);
+    }
+    return true;
+  }();
+  (void)installed;
+  if (path.size() >= temp_path_bytes) return -1;
+  for (int i = 0; i < temp_slots; ++i) {
+    if (!temp_used[i]) {
+      std::memcpy(temp_paths[i], path.c_str(), path.size() + 1);
+      temp_used[i] = 1;
+      return i;
+    }
+  }
+  return -1;
+}
+
+void release_temp(int& slot) {
+  if (slot >= 0) temp_used[slot] = 0;
+  slot = -1;
+}
+
+}  // namespace
+
 OutputFile::OutputFile(fs::path path, bool force, bool secret)
     : path_(std::move(path)), force_(force), secret_(secret) {
   std::error_code ec;
@@ -213,10 +277,16 @@ OutputFile::~OutputFile() {
     std::error_code ec;
     fs::remove(temp_, ec);
   }
+  release_temp(temp_slot_);
 }
 
 void OutputFile::write(const std::function<void(const fs::path&)>& save) {
-  const fs::path dir = path_.parent_path().empty() ? fs::path(".") : path_.parent_path();
+  // Beside the file, so that commit() renames it into place; a device's or FIFO's in the
+  // temporary directory (its folder, /dev say, takes no new file from most users).
+  std::error_code ec;
+  const fs::path dir = special_                     ? fs::temp_directory_path(ec)
+                       : path_.parent_path().empty() ? fs::path(".")
+                                                     : path_.parent_path();
   std::string hidden = ".";
   hidden += path_.filename().string();
   hidden += ".tmp-XXXXXX";
@@ -228,6 +298,7 @@ void OutputFile::write(const std::function<void(const fs::path&)>& save) {
   }
   ::close(fd);
   temp_ = name;
+  temp_slot_ = register_temp(fs::absolute(temp_, ec).string());
   try {
     save(temp_);
   } catch (const Error& e) {
@@ -243,11 +314,16 @@ void OutputFile::commit() {
     {
       std::ifstream in(temp_, std::ios::binary);
       std::ofstream out(path_, std::ios::binary);
+      errno = 0;
       if (size_ > 0) out << in.rdbuf();  // (an empty buffer would set failbit)
       out.close();
-      if (!in || !out) throw CommandError("cannot write " + in_quotes(path_));
+      if (!in || !out) {
+        throw CommandError("cannot write " + in_quotes(path_) +
+                           (errno != 0 ? ": " + std::generic_category().message(errno) : ""));
+      }
     }
     fs::remove(temp_, ec);
+    release_temp(temp_slot_);
     committed_ = true;
     return;
   }
@@ -267,6 +343,7 @@ void OutputFile::commit() {
   }
   fs::rename(temp_, path_, ec);
   if (ec) throw CommandError("cannot write " + in_quotes(path_) + ": " + ec.message());
+  release_temp(temp_slot_);
   committed_ = true;
 }
 
@@ -285,10 +362,17 @@ FileHeader expect_object(const fs::path& path, ObjectType want, const std::strin
     header = read_file_header(path);
   } catch (const FormatError& e) {
     std::string hint;
-    if (starts_with(first_bytes(path, 11), "-----BEGIN ")) {
-      hint =
-          " (it looks like a TFHE library v1.1 file; 'torusgate import' converts it to "
-          "torusgate's own files, which the other commands read)";
+    tfhe_lib::FileKind kind = tfhe_lib::FileKind::Unknown;
+    try {
+      kind = tfhe_lib::identify_file(path);
+    } catch (const Error&) {
+    }
+    const bool library_file = kind != tfhe_lib::FileKind::Unknown;
+    if (library_file || starts_with(first_bytes(path, 11), "-----BEGIN ")) {
+      hint = " (it looks like a TFHE library v1.1 file" +
+             (library_file ? " (" + tfhe_lib::file_kind_name(kind) + ")" : std::string()) +
+             "; 'torusgate import' converts it to torusgate's own files, which the other "
+             "commands read)";
     }
     throw CommandError(user_message(e) + hint);
   } catch (const Error& e) {
@@ -296,7 +380,7 @@ FileHeader expect_object(const fs::path& path, ObjectType want, const std::strin
   }
   if (header.type != want) {
     throw CommandError(in_quotes(path) + " holds " + with_article(header.type) + ", but " + role +
-                       " needs " + with_article(want) + wrong_object_hint(want, header.type));
+                       " needs " + with_article(want) + wrong_object_hint(want, header.type, role));
   }
   return header;
 }

@@ -17,9 +17,11 @@ namespace torusgate::cli {
 // done. write() fills a new temporary file next to it (mode 0600, so a secret key is never
 // readable by others, even briefly); commit() gives it the final mode (0600 when `secret`,
 // else 0666 less the umask) and renames it over `path` in one step, so a failure never leaves
-// a partial file. An uncommitted temporary file is removed by the destructor. A path that
-// exists and is neither a file nor a directory (a device such as /dev/null, a FIFO) is never
-// replaced: commit() writes the finished file into it, with or without `force`.
+// a partial file. An uncommitted temporary file is removed by the destructor, or, when
+// SIGINT, SIGTERM or SIGHUP stops the program, by a signal handler. A path that exists and is
+// neither a file nor a directory (a device such as /dev/null, a FIFO) is never replaced: the
+// temporary file is made in the system's temporary directory and commit() writes the finished
+// file into the device, with or without `force`.
 class OutputFile {
  public:
   OutputFile(std::filesystem::path path, bool force, bool secret = false);
@@ -40,6 +42,7 @@ class OutputFile {
   std::filesystem::path path_, temp_;
   bool force_, secret_, committed_ = false;
   bool special_ = false;  // a device or FIFO: written into, not replaced
+  int temp_slot_ = -1;    // temp_'s slot in the signal handler's list (files.cpp)
   std::uint64_t size_ = 0;
 };
 

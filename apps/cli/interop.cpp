@@ -142,24 +142,6 @@ LweBatch to_library_order(const IntegerArrayCiphertext& array) {
   return out;
 }
 
-// Refuses an output path that is also an input or another output.
-void check_distinct(const std::vector<std::string>& inputs,
-                    const std::vector<std::pair<std::string, std::string>>& outputs) {
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    for (const std::string& input : inputs) {
-      if (same_path(input, outputs[i].second)) {
-        throw UsageError(outputs[i].first + " names the input file " + in_quotes(input));
-      }
-    }
-    for (std::size_t j = i + 1; j < outputs.size(); ++j) {
-      if (same_path(outputs[i].second, outputs[j].second)) {
-        throw UsageError(outputs[i].first + " and " + outputs[j].first + " name the same file " +
-                         in_quotes(outputs[i].second));
-      }
-    }
-  }
-}
-
 // "'a' and 'b'" or "'a'".
 std::string files_text(const std::vector<std::string>& files) {
   std::string text;
@@ -384,12 +366,12 @@ int run_export(const ExportOptions& o, Console& console) {
                        "writes the library's secret keyset)");
     }
   } else {
-    require(o.output, "--output", "the TFHE library file to write");
     if (!o.lwe_key.empty() || !o.tgsw_key.empty()) {
       throw UsageError(std::string(o.lwe_key.empty() ? "--tgsw-key" : "--lwe-key") +
                        " applies to a secret key alone, but " + describe(0) +
                        (keyset ? " and " + describe(1) : ""));
     }
+    require(o.output, "--output", "the TFHE library file to write");
   }
   if (keyset) {
     const std::string mismatch =

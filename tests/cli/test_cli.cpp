@@ -791,6 +791,35 @@ TEST_CASE("cli: outputs are never overwritten without --force and never left hal
         "the directory");
   fails(exit_failure, {"eval", "-c", s.ck, "--op", "neg", x, "-o", s.path("")},
         "it is a directory");
+  // An output is never one of the command's own inputs, even with --force: a key, the
+  // values, the array decrypted. An eval result may replace an operand.
+  const std::string values = s.path("values.txt");
+  write_file(values, "1 2\n");
+  fails(exit_usage, {"encrypt", "-k", s.sk, "-w", "4", "--values", "1", "-o", s.sk, "-f"},
+        "--output names the input file '" + s.sk + "'");
+  fails(exit_usage, {"encrypt", "-k", s.sk, "-w", "4", "--input", values, "-o", values, "-f"},
+        "--output names the input file '" + values + "'");
+  fails(exit_usage, {"decrypt", "-k", s.sk, x, "-o", s.sk, "-f"}, "--output names the input file");
+  fails(exit_usage, {"decrypt", "-k", s.sk, x, "-o", x, "-f"}, "--output names the input file");
+  fails(exit_usage, {"eval", "-c", s.ck, "--op", "neg", x, "-o", s.ck, "-f"},
+        "--output names the input file '" + s.ck + "'");
+  CHECK(read_file(values) == "1 2\n");
+  const std::string y = s.encrypt("y.tgct", {3, 4}, u4);
+  ok({"eval", "-c", s.ck, "--op", "neg", y, "-o", y, "-f", "-q"});
+  CHECK(s.decrypt(y) == std::vector<Int128>{13, 12});
+  // A link to the key is the key.
+  const std::string link = s.path("key_link.tgsk");
+  fs::remove(link);
+  fs::create_symlink(s.sk, link);
+  fails(exit_usage, {"encrypt", "-k", s.sk, "-w", "4", "--values", "1", "-o", link, "-f"},
+        "--output names the input file");
+  CHECK(s.decrypt(x) == std::vector<Int128>{1, 2});  // the key still decrypts
+  // A device is written into; a failed write says why.
+  ok({"encrypt", "-k", s.sk, "-w", "4", "--values", "1", "-o", "/dev/null"});
+  if (fs::exists("/dev/full")) {
+    fails(exit_failure, {"encrypt", "-k", s.sk, "-w", "4", "--values", "1", "-o", "/dev/full"},
+          "cannot write '/dev/full': No space left on device");
+  }
   // No temporary file is left in the session directory.
   for (const auto& entry : fs::directory_iterator(s.path(""))) {
     CHECK(entry.path().filename().string().find(".tmp-") == std::string::npos);
@@ -813,9 +842,18 @@ TEST_CASE("cli: info describes TFHE library v1.1 files too", "[cli]") {
                         Contains("LWE secret key, n=64") &&
                         Contains("TGSW secret key, k=1 N=256") &&
                         Contains("gate ciphertexts: 3 samples of dimension n=64"));
-  // The other commands read native files only, and say so.
+  // The other commands read native files only, and say so, naming what the file holds.
   fails(exit_failure, {"decrypt", "-k", s.path("lwe.key"), s.path("bits.ctxt")},
         "looks like a TFHE library v1.1 file");
+  fails(exit_failure, {"eval", "-c", s.ck, "--op", "not", s.path("bits.ctxt"), "-o",
+                       s.path("never.tgct")},
+        "(it looks like a TFHE library v1.1 file (gate ciphertexts); 'torusgate import' "
+        "converts it");
+  // Gate ciphertexts cut short: why no dimension reads them, not "no library file".
+  const std::string whole = read_file(s.path("bits.ctxt"));
+  write_file(s.path("cut.ctxt"), whole.substr(0, whole.size() - 7));
+  fails(exit_failure, {"info", s.path("cut.ctxt")},
+        "starts as TFHE library v1.1 gate ciphertexts but no parameter set's dimension reads it");
   write_file(s.path("notes.md"), "# notes\n");
   fails(
       exit_failure, {"info", s.path("notes.md")},

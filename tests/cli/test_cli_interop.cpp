@@ -268,6 +268,16 @@ TEST_CASE("cli interop: bad import and export command lines", "[cli]") {
   const std::string out = at("never.tgxx");
 
   fails(exit_usage, {"import", "-o", out}, "give the TFHE library file to import");
+  // --lwe-key with a cloud key is named as such, not as a missing --output.
+  fails(exit_usage, {"export", k.ck, "--lwe-key", at("l2.key")},
+        "--lwe-key applies to a secret key alone, but '" + k.ck + "' holds a cloud key");
+  // keygen --from with a cloud key: what --from needs.
+  fails(exit_failure, {"keygen", "--from", k.ck, "-c", at("c2.tgck")},
+        "but --from needs a secret key: keygen --from makes a cloud key from the secret key");
+  // eval takes -w as encrypt does.
+  ok({"eval", "-c", k.ck, "--op", "sum", "-w", "3", at("x.tgct"), "-o", at("s.tgct"), "-q"});
+  CHECK_THAT(ok({"info", at("s.tgct")}).out, Contains("3-bit unsigned"));
+  CHECK(ok({"decrypt", "-k", k.sk, at("s.tgct")}).out == "2\n");
   fails(exit_usage, {"import", at("lwe.key")}, "--output is required");
   fails(exit_usage, {"import", at("lwe.key"), at("tgsw.key"), at("x.ctxt"), "-o", out},
         "import takes one file, or an LWE key and a TGSW key, but 3 were given");
