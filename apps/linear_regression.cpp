@@ -35,7 +35,7 @@ using apps::FeatureKind;
 namespace {
 
 void usage() {
-  std::cerr <<
+  std::cout <<
       "usage: linear_regression [data] [encoding] [model] [run]\n"
       "data (default: a synthetic 12x2 numeric dataset, about a minute on 2 cores):\n"
       "  --csv FILE            a CSV file: a header row of column names, then numbers\n"
@@ -75,6 +75,7 @@ struct Options {
   apps::DatasetShape shape{12, 2};
   bool shape_given = false;
   std::uint64_t seed = 1;
+  bool seed_given = false;
   FeatureKind kind = FeatureKind::Numeric;
   std::size_t width = 8;
   std::optional<int> frac_bits;
@@ -91,12 +92,18 @@ Options parse_options(int argc, char** argv, bool& help) {
   Options o;
   for (apps::CommandLine cl(argc, argv); cl.next();) {
     const std::string& arg = cl.arg();
-    if (arg == "--csv") o.csv = cl.value();
+    if (arg == "--csv") {
+      o.csv = cl.value();
+      if (o.csv->empty()) throw InvalidArgument("--csv: the path is empty");
+    }
     else if (arg == "--target") o.target = cl.value();
     else if (arg == "--dataset") {
       o.shape = apps::parse_shape(cl.value());
       o.shape_given = true;
-    } else if (arg == "--seed") o.seed = apps::parse_count(arg, cl.value(), 0, UINT64_MAX);
+    } else if (arg == "--seed") {
+      o.seed = apps::parse_count(arg, cl.value(), 0, UINT64_MAX);
+      o.seed_given = true;
+    }
     else if (arg == "--kind") o.kind = apps::parse_feature_kind(cl.value());
     else if (arg == "--width") o.width = apps::parse_count(arg, cl.value(), 2, 32);
     else if (arg == "--frac-bits") {
@@ -123,16 +130,19 @@ Options parse_options(int argc, char** argv, bool& help) {
     throw InvalidArgument("--csv needs --target NAME: the column to predict");
   if (o.target && !o.csv) throw InvalidArgument("--target applies to --csv files only");
   if (o.csv && o.shape_given) throw InvalidArgument("give --csv or --dataset, not both");
+  if (o.csv && o.seed_given) {
+    throw InvalidArgument("--seed applies to synthetic --dataset data, not to a --csv file");
+  }
   if (o.standardize && o.kind == FeatureKind::Binary)
     throw InvalidArgument("--standardize applies to numeric data, not to --kind binary");
   if (o.frac_bits && *o.frac_bits >= static_cast<int>(o.width))
     throw InvalidArgument("--frac-bits " + std::to_string(*o.frac_bits) + " leaves no integer "
                           "bit in a " + std::to_string(o.width) + "-bit width (at most " +
                           std::to_string(o.width - 1) + ")");
-  if (o.backend != "plaintext") {
-    o.backend = apps::resolve_backend(o.backend, /*plaintext_ok=*/true);
-    (void)apps::parameters_named("--params", o.params);  // refused before the data are read
-  }
+  if (o.backend != "plaintext") o.backend = apps::resolve_backend(o.backend, /*plaintext_ok=*/true);
+  // Refused before the data are read, on every backend (plaintext uses no parameter set, but a
+  // bad name is still a mistake to report).
+  (void)apps::parameters_named("--params", o.params);
   apps::check_server_options(o.backend, o.server);
   // Before the keys are made: the options as the GPU backend will check them.
   if (o.backend == "gpu") apps::check_gpu_options(o.server.gpu, parameters_by_name(o.params));
@@ -344,10 +354,11 @@ void run(B& be, const typename B::ClientKey& key, const Options& o, const apps::
 void print_model(const Report& r, std::size_t beta_width) {
   std::printf("\nmodel (data units)   %-14s %-14s %-12s %s\n", "encrypted fit", "plaintext QR",
               "difference", "float data");
+  // %g: data of any magnitude (a column near 1e300 or 1e-300) keeps the columns aligned.
   for (std::size_t j = 0; j < r.beta.size(); ++j)
-    std::printf("  %-18s %14.6f %14.6f %12.2e %12.6f\n", r.names[j].c_str(), r.beta[j],
+    std::printf("  %-18s %14.7g %14.7g %12.2e %12.7g\n", r.names[j].c_str(), r.beta[j],
                 r.beta_reference[j], std::abs(r.beta[j] - r.beta_reference[j]), r.beta_float[j]);
-  std::printf("  %-18s %14.6f %14.6f %12s %12.6f\n", "RMS error", r.rmse, r.rmse_reference, "",
+  std::printf("  %-18s %14.7g %14.7g %12s %12.7g\n", "RMS error", r.rmse, r.rmse_reference, "",
               r.rmse_float);
   std::printf("encrypted fit vs plaintext least squares of the same quantized data: largest "
               "coefficient difference %.2e\n", r.max_beta_difference);
@@ -536,7 +547,10 @@ int main(int argc, char** argv) try {
     std::printf("report written to %s\n", o.json->c_str());
   }
   return status;
-} catch (const std::exception& e) {
+} catch (const InvalidArgument& e) {  // a bad argument or input file
   std::cerr << "linear_regression: " << e.what() << "\n";
   return 2;
+} catch (const std::exception& e) {  // a failure while running (a write, memory, a device)
+  std::cerr << "linear_regression: " << e.what() << "\n";
+  return 1;
 }

@@ -105,6 +105,7 @@ Dataset parse_csv(std::istream& in, const std::string& target, const std::string
 
   Dataset data;
   data.target_name = target;
+  data.source = source;
   for (std::size_t j = 0; j < header.size(); ++j)
     if (j != target_col) data.feature_names.push_back(header[j]);
   for (std::size_t r = 1; r < lines.size(); ++r) {
@@ -120,8 +121,20 @@ Dataset parse_csv(std::istream& in, const std::string& target, const std::string
       EXPECTS(!cell.empty(), at + ": the cell is empty");
       double v = 0;
       const char* end = cell.data() + cell.size();
-      const char* begin = cell.data() + (cell[0] == '+' ? 1 : 0);
-      const auto [ptr, ec] = std::from_chars(begin, end, v);
+      // One leading + (from_chars takes none), never before another sign: "+-1" is no number.
+      const bool plus = cell[0] == '+' && cell.size() > 1 && cell[1] != '-' && cell[1] != '+';
+      const char* begin = cell.data() + (plus ? 1 : 0);
+      auto [ptr, ec] = std::from_chars(begin, end, v);
+      if (ec == std::errc::result_out_of_range && ptr == end) {
+        // Too large, or so small that it underflows: from_chars says the same for both. A
+        // value below the smallest double is 0 (or a subnormal), as strtod gives it.
+        const std::string text(begin, end);
+        const double parsed = std::strtod(text.c_str(), nullptr);
+        if (std::isfinite(parsed) && std::abs(parsed) < 1.0) {
+          v = parsed;
+          ec = std::errc();
+        }
+      }
       EXPECTS(ec != std::errc::result_out_of_range,
               at + ": '" + printable(cell) + "' is out of the range of a double");
       EXPECTS(ec == std::errc() && ptr == end, at + ": '" + printable(cell) + "' is not a number");
@@ -232,9 +245,11 @@ int auto_fraction_bits(const std::vector<double>& values, std::size_t width,
       return f;
   double largest = 0;
   for (double v : values) largest = std::max(largest, std::abs(v));
-  throw InvalidArgument(what + ": the value " + std::to_string(largest) + " does not fit a " +
-                        std::to_string(width) + "-bit signed integer even with 0 fraction bits; "
-                        "use a wider --width");
+  std::ostringstream text;
+  text << what << ": the value " << largest << " does not fit a " << width
+       << "-bit signed integer even with 0 fraction bits; use a wider --width, or --standardize "
+          "to scale each column to [-1, 1]";
+  throw InvalidArgument(text.str());
 }
 
 std::string fixed_range(std::size_t width, int f) {
@@ -244,16 +259,23 @@ std::string fixed_range(std::size_t width, int f) {
   return out.str();
 }
 
+// Where data row `row` (0-based) is: "FILE: line L" for a CSV file (its header is line 1),
+// else "row R".
+std::string row_place(const std::string& source, std::size_t row) {
+  return source.empty() ? "row " + std::to_string(row + 1)
+                        : source + ": line " + std::to_string(row + 2);
+}
+
 // Quantizes a row-major table with `cols` columns named `names` (y: one column).
 std::vector<std::int64_t> quantize_numeric(const std::vector<double>& values, std::size_t cols,
                                            const std::vector<std::string>& names,
-                                           std::size_t width, int f) {
+                                           std::size_t width, int f, const std::string& source) {
   std::vector<std::int64_t> out(values.size());
   for (std::size_t i = 0; i < values.size(); ++i) {
     const double v = values[i];
     if (!fits(v, width, f)) {
       std::ostringstream msg;
-      msg << "row " << i / cols + 1 << ", column '" << printable(names[i % cols])
+      msg << row_place(source, i / cols) << ", column '" << printable(names[i % cols])
           << "': the value " << v << " does not fit " << width << "-bit signed fixed point with " << f
           << " fraction bits (range " << fixed_range(width, f)
           << "); use fewer --frac-bits or a wider --width";
@@ -265,13 +287,14 @@ std::vector<std::int64_t> quantize_numeric(const std::vector<double>& values, st
 }
 
 std::vector<std::int64_t> quantize_binary(const std::vector<double>& values, std::size_t cols,
-                                          const std::vector<std::string>& names) {
+                                          const std::vector<std::string>& names,
+                                          const std::string& source) {
   std::vector<std::int64_t> out(values.size());
   for (std::size_t i = 0; i < values.size(); ++i) {
     const double v = values[i];
     if (v != 0.0 && v != 1.0) {
       std::ostringstream msg;
-      msg << "row " << i / cols + 1 << ", column '" << printable(names[i % cols])
+      msg << row_place(source, i / cols) << ", column '" << printable(names[i % cols])
           << "': the value " << v << " is not 0 or 1 (binary features); use --kind numeric";
       throw InvalidArgument(msg.str());
     }
@@ -297,23 +320,24 @@ QuantizedData quantize(const Dataset& data, FeatureKind kind, std::size_t width,
   q.rows = data.rows;
   q.attributes = d;
   const std::vector<std::string> target{data.target_name};
+  const std::string in = data.source.empty() ? "" : data.source + ": ";  // for messages
   if (kind == FeatureKind::Binary) {
     q.x_type = {1, false};
-    q.x = quantize_binary(data.x, d, data.feature_names);
+    q.x = quantize_binary(data.x, d, data.feature_names, data.source);
   } else {
     q.x_type = {width, true};
     q.x_fraction_bits = fraction_bits ? *fraction_bits
-                                      : auto_fraction_bits(data.x, width, "the features");
-    q.x = quantize_numeric(data.x, d, data.feature_names, width, q.x_fraction_bits);
+                                      : auto_fraction_bits(data.x, width, in + "the features");
+    q.x = quantize_numeric(data.x, d, data.feature_names, width, q.x_fraction_bits, data.source);
   }
   if (kind == FeatureKind::Binary && all_binary(data.y)) {
     q.y_type = {1, false};
-    q.y = quantize_binary(data.y, 1, target);
+    q.y = quantize_binary(data.y, 1, target, data.source);
   } else {
     q.y_type = {width, true};
     q.y_fraction_bits = fraction_bits ? *fraction_bits
-                                      : auto_fraction_bits(data.y, width, "the target");
-    q.y = quantize_numeric(data.y, 1, target, width, q.y_fraction_bits);
+                                      : auto_fraction_bits(data.y, width, in + "the target");
+    q.y = quantize_numeric(data.y, 1, target, width, q.y_fraction_bits, data.source);
   }
   return q;
 }
@@ -324,25 +348,34 @@ Standardization standardize(Dataset& data, bool center) {
           "standardize: the dataset is empty or inconsistent");
   Standardization s;
   s.centered = center;
-  // Scales the values v[first + k * stride], k < n; returns {mean, scale}.
-  const auto scale_column = [&](std::vector<double>& v, std::size_t first, std::size_t stride) {
+  // Scales the values v[first + k * stride], k < n, of column `name`; returns {mean, scale}.
+  const auto scale_column = [&](std::vector<double>& v, std::size_t first, std::size_t stride,
+                                const std::string& name) {
     double mean = 0;
-    if (center) {
-      for (std::size_t k = 0; k < n; ++k) mean += v[first + k * stride];
-      mean /= static_cast<double>(n);
+    if (center) {  // a running mean: a plain sum of values near the largest double overflows
+      for (std::size_t k = 0; k < n; ++k) {
+        mean += (v[first + k * stride] - mean) / static_cast<double>(k + 1);
+      }
     }
     double largest = 0;
-    for (std::size_t k = 0; k < n; ++k) largest = std::max(largest, std::abs(v[first + k * stride] - mean));
+    for (std::size_t k = 0; k < n; ++k) {
+      largest = std::max(largest, std::abs(v[first + k * stride] - mean));
+    }
+    EXPECTS(std::isfinite(mean) && std::isfinite(largest),
+            "--standardize: column '" + printable(name) +
+                "' spans more than a double holds (its values minus their mean overflow)");
     const double scale = largest > 0 ? largest * (1 + 1e-9) : 1.0;
-    for (std::size_t k = 0; k < n; ++k) v[first + k * stride] = (v[first + k * stride] - mean) / scale;
+    for (std::size_t k = 0; k < n; ++k) {
+      v[first + k * stride] = (v[first + k * stride] - mean) / scale;
+    }
     return std::pair{mean, scale};
   };
   for (std::size_t j = 0; j < d; ++j) {
-    const auto [mean, scale] = scale_column(data.x, j, d);
+    const auto [mean, scale] = scale_column(data.x, j, d, data.feature_names[j]);
     s.x_mean.push_back(mean);
     s.x_scale.push_back(scale);
   }
-  std::tie(s.y_mean, s.y_scale) = scale_column(data.y, 0, 1);
+  std::tie(s.y_mean, s.y_scale) = scale_column(data.y, 0, 1, data.target_name);
   return s;
 }
 

@@ -24,6 +24,7 @@ struct Dataset {
   std::size_t rows = 0;
   std::vector<double> x;  // rows x features, row-major
   std::vector<double> y;  // rows
+  std::string source;     // the CSV file (parse_csv's source), for messages; "": synthetic
   std::size_t attributes() const { return feature_names.size(); }
 };
 

@@ -1,5 +1,6 @@
 // fpga_fft simulate, verilog and cosim: the cycle model checked against the functional model,
 // the generated RTL with its testbench and vectors, and co-simulation with an HDL simulator.
+#include <algorithm>
 #include <bit>
 #include <cstdlib>
 #include <filesystem>
@@ -191,12 +192,18 @@ int run_simulate(const SimulateOptions& o, std::ostream& out) {
   const bool timing = report.latency == model.latency_formula() &&
                       (o.transforms < 2 || report.transform_interval == model.transform_interval());
 
+  // The unit column as wide as its longest description (at least 56).
+  std::size_t unit_width = 56;
+  for (const auto& u : model.units()) unit_width = std::max(unit_width, u.description.size());
   out << "fpga_fft simulate: " << describe(o.datapath) << "\n"
       << "  " << o.transforms << " transforms of random " << bits << "-bit words, seed " << o.seed
-      << "\n\n  unit                                                    latency  memory  mult  add\n";
+      << "\n\n  " << std::left << std::setw(static_cast<int>(unit_width)) << "unit" << std::right
+      << std::setw(7) << "latency" << std::setw(8) << "memory" << std::setw(6) << "mult"
+      << std::setw(5) << "add" << "\n";
   std::size_t perm = 0;
   for (const auto& u : model.units()) {
-    out << "  " << std::left << std::setw(56) << u.description.substr(0, 56) << std::right
+    out << "  " << std::left << std::setw(static_cast<int>(unit_width)) << u.description
+        << std::right
         << std::setw(7) << u.latency << std::setw(8) << u.memory_words << std::setw(6)
         << u.multipliers << std::setw(5) << u.adders;
     if (u.kind == StreamingUnit::Kind::Permutation) {

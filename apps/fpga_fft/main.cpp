@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "app_support.hpp"
+#include "printable.hpp"
 #include "commands.hpp"
 #include "torusgate/core/error.hpp"
 
@@ -75,8 +76,18 @@ void add_vector_options(CLI::App* app, VerilogOptions& v, std::string& seed) {
   add_seed(app, seed, "seed of the random inputs")->capture_default_str();
 }
 
+// parse_rounding with the option named in its refusal.
+fpga_fft::Rounding rounding_named(const std::string& text) {
+  try {
+    return fpga_fft::parse_rounding(text);
+  } catch (const InvalidArgument&) {
+    throw InvalidArgument("--rounding: '" + apps::printable(text) +
+                          "' is not known; expected nearest or truncate");
+  }
+}
+
 void resolve(DatapathOptions& d, const DatapathFlags& flags) {
-  d.fft.rounding = fpga_fft::parse_rounding(flags.rounding);
+  d.fft.rounding = rounding_named(flags.rounding);
   if (flags.direction == "forward") {
     d.direction = fpga_fft::Direction::Forward;
   } else if (flags.direction == "inverse") {
@@ -205,6 +216,23 @@ int main(int argc, char** argv) {
       return exit_usage;
     }
   }
+  // As CommandLine::value() in the other programs: an option's value is never the next option
+  // (CLI11 would take `--json --merged-twist` as a file named --merged-twist and drop the flag).
+  if (argc > 1 && argv[1][0] != '-') {
+    const CLI::App* sub = app.get_subcommand(argv[1]);
+    for (int i = 2; i + 1 < argc; ++i) {
+      const std::string arg = argv[i], next = argv[i + 1];
+      if (arg.rfind("--", 0) != 0 || arg.find('=') != std::string::npos) continue;
+      const CLI::Option* opt = sub->get_option_no_throw(arg);
+      if (opt == nullptr || opt->get_items_expected_max() == 0) continue;  // unknown, a flag
+      if (next.size() > 2 && next.rfind("--", 0) == 0) {
+        std::cerr << "fpga_fft " << argv[1] << ": " << arg
+                  << " needs a value but the next argument is the option '"
+                  << apps::printable(next) << "' (see 'fpga_fft " << argv[1] << " --help')\n";
+        return exit_usage;
+      }
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -237,14 +265,21 @@ int main(int argc, char** argv) {
       return run_cosim(cosim, std::cout);
     }
     if (st->count("--frac-bits") > 0) {
-      for (const std::string& item : apps::split_list(frac_bits_list))
-        study.frac_bits.push_back(
-            static_cast<std::uint32_t>(apps::parse_count("--frac-bits", item, 0, 62)));
+      for (const std::string& item : apps::split_list(frac_bits_list)) {
+        const auto f = static_cast<std::uint32_t>(apps::parse_count("--frac-bits", item, 0, 62));
+        if (std::find(study.frac_bits.begin(), study.frac_bits.end(), f) != study.frac_bits.end())
+          throw InvalidArgument("--frac-bits: " + item + " is listed twice");
+        study.frac_bits.push_back(f);
+      }
     }
     if (st->count("--rounding") > 0) {
       study.roundings.clear();
-      for (const std::string& item : apps::split_list(roundings_list))
-        study.roundings.push_back(fpga_fft::parse_rounding(item));
+      for (const std::string& item : apps::split_list(roundings_list)) {
+        const fpga_fft::Rounding r = rounding_named(item);
+        if (std::find(study.roundings.begin(), study.roundings.end(), r) != study.roundings.end())
+          throw InvalidArgument("--rounding: " + item + " is listed twice");
+        study.roundings.push_back(r);
+      }
     }
     if (seed_option->count() > 0) study.seed = parse_seed(study_seed);
     if (study_json_option->count() > 0) study.json = study_json;

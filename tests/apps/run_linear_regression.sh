@@ -51,8 +51,8 @@ expect 2 "--csv needs --target" --csv "$csv"
 expect 2 "no such file" --csv "$tmp/missing.csv" --target y
 : >"$tmp/empty.csv"
 expect 2 "the file is empty" --csv "$tmp/empty.csv" --target y
-expect 2 "does not fit 8-bit signed fixed point with 6 fraction bits" --csv "$csv" \
-  --target price_100k --frac-bits 6
+expect 2 "$csv: line 2, column 'rooms': the value 3 does not fit 8-bit signed fixed point with 6" \
+  --csv "$csv" --target price_100k --frac-bits 6
 expect 2 "is not 0 or 1" --csv "$csv" --target price_100k --kind binary
 expect 2 "--standardize applies to numeric data" --dataset 8x2 --kind binary --standardize
 expect 2 "dataset shape '12'" --dataset 12
@@ -62,5 +62,17 @@ expect 2 "expected best, gpu, openmp, sequential or plaintext" --backend nope
 expect 2 "--width" --width 40
 expect 2 "2 rows cannot determine 3 coefficients" --dataset 2x2 --backend plaintext
 expect 2 "--json: cannot write" --json /nonexistent/dir/r.json --backend plaintext
+expect 2 "--params: unknown parameter set 'nope'" --params nope --backend plaintext
+expect 2 "--seed applies to synthetic --dataset data, not to a --csv file" --csv "$csv" \
+  --target price_100k --seed 3
+expect 2 "--csv: the path is empty" --csv ""
+printf 'a,y\n+-1,2\n' >"$tmp/signs.csv"
+expect 2 "line 2, column 'a': '+-1' is not a number" --csv "$tmp/signs.csv" --target y
+# A failure after the start (the report cannot be written) is 1, not a usage error.
+if [[ -w /dev/full ]]; then
+  expect 1 "--json: writing '/dev/full' failed" --backend plaintext --json /dev/full
+fi
+"$program" --help 2>/dev/null | grep -q "^usage: linear_regression" ||
+  fail "linear_regression --help: not on stdout"
 
 finish "linear_regression"

@@ -58,6 +58,12 @@ TEST_CASE("parse_csv names the file, the line and the column of every error", "[
   REQUIRE_INVALID_ARGUMENT(parse("a,y\nnan,2\n"), "'nan' is not a finite number");
   REQUIRE_INVALID_ARGUMENT(parse("a,y\n1,inf\n"), "'inf' is not a finite number");
   REQUIRE_INVALID_ARGUMENT(parse("a,y\n1e999,2\n"), "'1e999' is out of the range of a double");
+  // One leading + only, never before another sign; a value below the smallest double is 0.
+  REQUIRE_INVALID_ARGUMENT(parse("a,y\n+-1,2\n"), "line 2, column 'a': '+-1' is not a number");
+  REQUIRE_INVALID_ARGUMENT(parse("a,y\n++1,2\n"), "'++1' is not a number");
+  CHECK(parse("a,y\n+1,2\n").x == std::vector<double>{1.0});
+  CHECK(parse("a,y\n1e-400,-1e-400\n").x == std::vector<double>{0.0});
+  CHECK(parse("a,y\n1e-400,-1e-400\n").y == std::vector<double>{-0.0});
   REQUIRE_INVALID_ARGUMENT(parse("a,y\n\"1,2\n"), "a quoted cell is not closed");
 }
 
@@ -134,9 +140,17 @@ TEST_CASE("quantize: fixed point with automatic or given fraction bits", "[regre
                            "with 6 fraction bits (range -2 .. 1.98438)");
   d.x[3] = 200;
   REQUIRE_INVALID_ARGUMENT(quantize(d, FeatureKind::Numeric, 8, std::nullopt),
-                           "the features: the value 200.000000 does not fit a 8-bit signed");
+                           "the features: the value 200 does not fit a 8-bit signed integer even "
+                           "with 0 fraction bits; use a wider --width, or --standardize");
   REQUIRE_INVALID_ARGUMENT(quantize(d, FeatureKind::Numeric, 8, 1),
                            "row 2, column 'b': the value 200");
+  // Data from a file: the file and its line (the header is line 1).
+  d.source = "data.csv";
+  REQUIRE_INVALID_ARGUMENT(quantize(d, FeatureKind::Numeric, 8, 1),
+                           "data.csv: line 3, column 'b': the value 200");
+  REQUIRE_INVALID_ARGUMENT(quantize(d, FeatureKind::Numeric, 8, std::nullopt),
+                           "data.csv: the features: the value 200 does not fit");
+  d.source.clear();
   REQUIRE_INVALID_ARGUMENT(quantize(d, FeatureKind::Numeric, 1, std::nullopt), "outside 2..32");
   REQUIRE_INVALID_ARGUMENT(quantize(d, FeatureKind::Numeric, 8, 8), "fraction bits");
 }
@@ -258,4 +272,18 @@ TEST_CASE("standardize scales columns into [-1, 1) and the fit maps back exactly
   const Standardization sc = standardize(c, true);
   CHECK(sc.x_scale[1] == 1);
   CHECK(c.x[1] == 0);
+  // Values near the largest double: the running mean does not overflow, the scaled values
+  // are finite; a column whose spread itself overflows is named.
+  Dataset h = original;
+  for (std::size_t t = 0; t < h.rows; ++t) h.x[t * 3] = (t % 2 ? 1.7e308 : 1.5e308);
+  standardize(h, true);
+  for (double v : h.x) CHECK(std::isfinite(v));
+  Dataset w = original;
+  // Two values near +1.7e308 for one near -1.7e308: the mean near 5.7e307, and the
+  // negative values' distance from it beyond the largest double.
+  for (std::size_t t = 0; t < w.rows; ++t) w.x[t * 3 + 2] = (t % 3 == 2 ? -1.7e308 : 1.7e308);
+  REQUIRE(w.rows >= 3);
+  REQUIRE_INVALID_ARGUMENT(standardize(w, true),
+                           "--standardize: column '" + w.feature_names[2] +
+                               "' spans more than a double holds");
 }

@@ -46,7 +46,7 @@ expect 2 "fpga_fft: --width=3 but expected a power of two in [max(2, --radix)=2,
   simulate --width 3
 expect 2 "fpga_fft: --frac-bits=70 but expected at most" simulate --frac-bits 70
 expect 2 "--direction 'sideways' is not known" simulate --direction sideways
-expect 2 "rounding 'up' is not known" simulate --rounding up
+expect 2 "--rounding: 'up' is not known; expected nearest or truncate" simulate --rounding up
 expect 2 "--transforms=0" simulate --transforms 0
 # A simulation larger than the memory the program may take (here 2 GB of address space, ulimit
 # -v) is refused before it starts, naming the options; a small one still runs under the limit.
@@ -75,7 +75,12 @@ expect 2 "fpga_fft verilog: --out is required (see 'fpga_fft verilog --help')" v
 expect 2 "A subcommand is required" 
 expect 2 "unknown command 'bogus'; expected simulate, verilog, cosim or study" bogus
 expect 2 "--frac-bits: '' is not a number" study --params toy_INSECURE --frac-bits 20,,26
-expect 2 "rounding '' is not known" study --params toy_INSECURE --rounding nearest,
+expect 2 "--rounding: '' is not known" study --params toy_INSECURE --rounding nearest,
+expect 2 "--rounding: nearest is listed twice" study --params toy_INSECURE --rounding nearest,nearest
+expect 2 "--frac-bits: 26 is listed twice" study --params toy_INSECURE --frac-bits 26,26
+# A value is never the next option: --json would have taken --merged-twist as a file name.
+expect 2 "--json needs a value but the next argument is the option '--merged-twist'" \
+  simulate --size 8 --width 2 --json --merged-twist
 # Output paths are checked before the work (exit 2), and an earlier report survives a refusal.
 echo '{"earlier": "report"}' >"$tmp/keep.json"
 expect 2 "--markdown: cannot write to '$tmp/none/t.md': the folder '$tmp/none' does not exist" study \
