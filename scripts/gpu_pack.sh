@@ -11,6 +11,12 @@
 # of `now` when it is .gpubin's (the variants step copies that back).
 set -euo pipefail
 
+case "${1:-}" in
+  -h | --help)
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+    exit 0
+    ;;
+esac
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root"
 programs=("$@")

@@ -25,7 +25,8 @@
 #           section 11: 32-bit add, multiply, transfer share);
 #           32 bits, 64 elements, pinned transfers; 32
 #           bits, one element, fused, keys in threes
-#   sanitize compute-sanitizer memcheck and racecheck  -> sanitize_*.log
+#   sanitize compute-sanitizer memcheck, racecheck and  -> sanitize_*.log
+#           synccheck (SANITIZE_TOOLS)
 #           on a small batch of every engine
 #   profile Nsight Compute (ncu) counters of the fused -> profile_*.log
 #           kernel: DRAM and L2 bytes, FP64 instructions (skipped without ncu)
@@ -99,7 +100,8 @@
 #   BENCH_REPS  timed repetitions per batch size (default 5)
 #   VARIANTS_DIR  folder of variant builds for the variants step (default .gpuvar)
 #   VARIANT_ARGS  more bench_gates arguments for the variants step (space-separated), the
-#               same for every variant (e.g. "--fused-cluster-points 4": wide clusters at batch 1)
+#               same for every variant (e.g. "--fused-cluster-points 4": wide clusters at batch 1;
+#               a --reps or --batch here replaces the step's own 3 and 1,16384)
 #   SHAPES      the shapes step's shapes, GxR (groups x rotations per block), cC (a cluster
 #               of C blocks, each column's owner summing it: --fused-cluster-sums 1), wC (a
 #               wide cluster: 4 points per thread), cCe or wCe (every block sums its column:
@@ -112,7 +114,9 @@
 #   STAGE_BATCHES  the stage step's batch sizes, comma-separated positive numbers (default
 #               16384,65536; empty: the default)
 #   SHAPE_ARGS  more bench_gates arguments for the shapes and hotspots steps (space-separated),
-#               e.g. "--unroll 2": every forced shape with an unrolled bootstrapping key
+#               e.g. "--unroll 2": every forced shape with an unrolled bootstrapping key (a
+#               --reps, --batch or --warmup here replaces the step's own; the shape's own
+#               options may not be repeated)
 #   HOTSPOT_SHAPES  shapes the hotspots step profiles besides the automatic one (default
 #               "1x1": one rotation per block, beside the automatic l2 of tfhe_lib_128 at
 #               16384; "l2s": two lanes with the key stage; empty: none)
@@ -127,9 +131,10 @@
 #   SANITIZE_TOOLS  compute-sanitizer tools of the sanitize step, in order (default
 #               "memcheck racecheck synccheck"; racecheck takes about 80 s on an H100)
 #   DEADLINE    seconds since the epoch (date +%s) by which every command must end: each
-#               runs for at most the time left less 20 s, and a command with under 30 s
-#               left is skipped and named in the log (a short lease: the steps first named
-#               get the time, the rest are skipped, never cut off with their logs unwritten)
+#               runs for at most the time left less 20 s, and a command with under 50 s
+#               left before the DEADLINE is skipped and named in the log (a short lease: the
+#               steps first named get the time, the rest are skipped, never cut off with
+#               their logs unwritten)
 #   GPU_RUN_EMULATED=1  a dry run without a GPU, on the CUDA emulator (gpu/emu): the steps use
 #               the *_emulated programs of an existing build (BUILD_DIR, default build), with
 #               toy parameters and small sizes; test runs tests_gpu_emulated; slow, sanitize
@@ -238,6 +243,17 @@ rotation_kernels='fused_(blind|fixed|lane|cluster|staged)_(rotation|lane)'
 
 log() { echo "[gpu_run $(date -u +%H:%M:%S)] $*" | tee -a "$out/gpu_run.log"; }
 
+# `OPTION VALUE` unless the extra arguments after `--` give OPTION themselves: the programs
+# refuse an option given twice, so VARIANT_ARGS="--reps 7" or SHAPE_ARGS="--batch 1" replace
+# a step's own --reps or --batch instead of repeating it.
+#   args+=($(unless_given --reps 3 -- "${variant_args[@]}"))
+unless_given() {  # option, value, --, extra arguments...
+  local option="$1" value="$2" a
+  shift 3
+  for a in "$@"; do [[ "$a" == "$option" ]] && return 0; done
+  echo "$option" "$value"
+}
+
 # Runs a command with the step time limit (and the DEADLINE's), output to a log file (and its
 # tail to stdout).
 run_logged() {  # log_name, command...
@@ -315,7 +331,7 @@ step_env() {
     echo "host: $(uname -a)"
     echo "cores: $(nproc)"
     echo "--- nvidia-smi"
-    nvidia-smi 2>&1 || echo "nvidia-smi failed"
+    timeout 60 nvidia-smi 2>&1 || echo "nvidia-smi failed (or took over 60 s)"
     echo "--- nvcc"
     "$(nvcc_path)" --version 2>&1 || echo "no nvcc"
     echo "--- cmake"
@@ -473,9 +489,12 @@ step_shapes() {
   local shape_args
   for shape in "${shapes[@]}"; do
     set_shape_args "$shape"
+    # shellcheck disable=SC2046 # unless_given: words
     run_logged "bench_gates_gpu_${params}_fused_$shape" "$bench" --backend gpu \
       --params "$params" --gpu-engine fused "${shape_args[@]}" "${extra_shape_args[@]}" \
-      --batch "$shape_batches" --reps 3 --json "$out/bench_gates_gpu_${params}_fused_$shape.json"
+      $(unless_given --batch "$shape_batches" -- "${extra_shape_args[@]}") \
+      $(unless_given --reps 3 -- "${extra_shape_args[@]}") \
+      --json "$out/bench_gates_gpu_${params}_fused_$shape.json"
   done
 }
 
@@ -488,23 +507,28 @@ step_circuits() {
   local bench="$build/apps/bench_circuits$exe"
   require_built circuits "$bench" || return 1
   local engine ks_args
-  for engine in cufft fused; do
+  # The fused engine first (the default, and DESIGN.md's targets), with keys in threes right
+  # after its one-element run: under a DEADLINE the cuFFT baseline is what gets skipped.
+  for engine in fused cufft; do
     ks_args=(--key-switching gather)  # the cuFFT engine's; the fused engine's automatic one
     [[ "$engine" == fused ]] && ks_args=()
     run_logged "bench_circuits_gpu_${params}_$engine" "$bench" --backend gpu --params "$params" \
       --gpu-engine "$engine" "${ks_args[@]}" --widths "$circuit_widths" \
       --reps "$circuit_reps" --json "$out/bench_circuits_gpu_${params}_$engine.json"
+    if [[ "$engine" == fused ]]; then
+      # The widest operations on one element with keys in threes, the fused engine's
+      # small-batch key (docs/gpu.md section 6.31); each row states the noise model's chance
+      # of a wrong bit per run, which threes raise for the adders' weighted gates
+      # (docs/security.md section 3).
+      run_logged "bench_circuits_gpu_${params}_fused_unroll3" "$bench" --backend gpu \
+        --params "$params" --gpu-engine fused --unroll 3 --widths "${circuit_widths##*,}" \
+        --reps "$circuit_reps" --json "$out/bench_circuits_gpu_${params}_fused_unroll3.json"
+    fi
     run_logged "bench_circuits_gpu_${params}_${engine}_lanes$circuit_lanes" "$bench" --backend gpu \
       --params "$params" --gpu-engine "$engine" "${ks_args[@]}" \
       --widths "${circuit_widths##*,}" --lanes "$circuit_lanes" --reps 3 \
       --json "$out/bench_circuits_gpu_${params}_${engine}_lanes$circuit_lanes.json"
   done
-  # The widest operations on one element with keys in threes, the fused engine's small-batch
-  # key (docs/gpu.md section 6.31); each row states the noise model's chance of a wrong bit per
-  # run, which threes raise for the adders' weighted gates (docs/security.md section 3).
-  run_logged "bench_circuits_gpu_${params}_fused_unroll3" "$bench" --backend gpu \
-    --params "$params" --gpu-engine fused --unroll 3 --widths "${circuit_widths##*,}" \
-    --reps "$circuit_reps" --json "$out/bench_circuits_gpu_${params}_fused_unroll3.json"
   run_logged "bench_circuits_gpu_${params}_cufft_lanes${circuit_lanes}_pinned" "$bench" \
     --backend gpu --params "$params" --gpu-engine cufft --key-switching gather \
     --transfer pinned --widths "${circuit_widths##*,}" --lanes "$circuit_lanes" --reps 3 \
@@ -716,7 +740,10 @@ step_hotspots() {
       --section Occupancy --kernel-name "regex:$rotation_kernels" \
       --launch-count 1 --export "$out/$name" --force-overwrite \
       "$bench" --backend gpu --params tfhe_lib_128 --gpu-engine fused "${shape_args[@]}" \
-      "${extra_shape_args[@]}" --batch "$hotspot_batch" --reps 1 --warmup 0 || continue
+      "${extra_shape_args[@]}" \
+      $(unless_given --batch "$hotspot_batch" -- "${extra_shape_args[@]}") \
+      $(unless_given --reps 1 -- "${extra_shape_args[@]}") \
+      $(unless_given --warmup 0 -- "${extra_shape_args[@]}") || continue
     run_logged "${name}_details" "$ncu" --import "$out/$name.ncu-rep" --page details
     run_logged "${name}_sass" "$ncu" --import "$out/$name.ncu-rep" --page source --csv \
       --print-source sass
@@ -740,8 +767,10 @@ step_variants() {
   for v in "$dir"/*/bench_gates; do
     [[ -x "$v" ]] || continue
     name="$(basename "$(dirname "$v")")"
+    # shellcheck disable=SC2046 # unless_given: words
     run_logged "bench_gates_gpu_variant_$name" "$v" --backend gpu --params tfhe_lib_128 \
-      --gpu-engine fused --batch 1,16384 --reps 3 "${variant_args[@]}" \
+      --gpu-engine fused $(unless_given --batch 1,16384 -- "${variant_args[@]}") \
+      $(unless_given --reps 3 -- "${variant_args[@]}") "${variant_args[@]}" \
       --json "$out/bench_gates_gpu_variant_$name.json"
   done
 }

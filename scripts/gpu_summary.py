@@ -36,21 +36,39 @@ ENGINE_NAMES = {"cufft": "cuFFT-batched", "fused": "fused"}
 TRANSFER_BATCHES = (16384, 65536)
 
 
-def load_reports(directory, pattern, program, keys):
-    """The reports of `program` matching `pattern`, each checked for the top-level `keys`."""
+def load_reports(directory, pattern, program, keys, unreadable):
+    """The reports of `program` matching `pattern`, each checked for the top-level `keys`. A
+    file that is not such a report (empty, cut short by a run stopped while it wrote, another
+    program's) is left out, named in `unreadable` with the reason and on stderr: one bad file
+    does not cost the summary of the others."""
     reports = []
     for path in sorted(glob.glob(os.path.join(directory, pattern))):
-        with open(path, encoding="utf-8") as f:
-            try:
+        name = os.path.basename(path)
+        try:
+            with open(path, encoding="utf-8") as f:
                 report = json.load(f)
-            except json.JSONDecodeError as e:
-                raise SystemExit(f"gpu_summary: {path} is not valid JSON: {e}")
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            unreadable.append((name, f"not valid JSON ({e})"))
+            continue
         if (not isinstance(report, dict) or report.get("benchmark") != program
                 or any(k not in report for k in keys)):
-            raise SystemExit(f"gpu_summary: {path} is not a GPU report of {program} "
-                             f"(no {' or '.join(repr(k) for k in keys)})")
-        reports.append((os.path.basename(path), report))
+            unreadable.append((name, f"not a GPU report of {program} "
+                                     f"(no {' or '.join(repr(k) for k in keys)})"))
+            continue
+        reports.append((name, report))
+    for name, why in unreadable:
+        print(f"gpu_summary: left out {name}: {why}", file=sys.stderr)
     return reports
+
+
+def runs_without_reports(directory):
+    """The bench_*_gpu_*.log files whose command wrote no JSON report (a run that failed, was
+    stopped, or skipped at the DEADLINE before it began writes its log only)."""
+    missing = []
+    for log in sorted(glob.glob(os.path.join(directory, "bench_*_gpu_*.log"))):
+        if not os.path.exists(log[:-len(".log")] + ".json"):
+            missing.append(os.path.basename(log))
+    return missing
 
 
 def percent(part, whole):
@@ -382,11 +400,11 @@ AB_GROUPS = (
                 r"\.json$"),
      "Large batches on two lanes (the `lanes` step; docs/gpu.md section 6.27)",
      ("lanes1", "lanes2", "lanes3", "lanes2_1x1")),
-    (re.compile(r"bench_gates_gpu_(?P<params>.+)_stage_(?P<label>(?:l2|1x1)_(?:off|on)_[12])"
+    # One group per shape: each compares with its own key from L2, round by round.
+    (re.compile(r"bench_gates_gpu_(?P<params>.+)_stage_(?P<key>l2|1x1)_(?P<label>(?:off|on)_[12])"
                 r"\.json$"),
-     "The key stage on large batches (the `stage` step; docs/gpu.md section 6.34)",
-     ("l2_off_1", "l2_on_1", "l2_off_2", "l2_on_2", "1x1_off_1", "1x1_on_1", "1x1_off_2",
-      "1x1_on_2")),
+     "The key stage on large batches, {key} (the `stage` step; docs/gpu.md section 6.34)",
+     ("off_1", "on_1", "off_2", "on_2")),
     (re.compile(r"bench_gates_gpu_variant_(?P<label>.+)\.json$"),
      "Builds side by side (the `variants` step; docs/gpu.md sections 6.28 and 6.29)",
      ("now",)),
@@ -395,9 +413,8 @@ AB_LABELS = {"off": "group steps (--fused-bundle 1)", "on": "bundled (--fused-bu
              "overlap": "bundled, overlapped (--fused-bundle-overlap 2)",
              "lanes1": "standard key, automatic shape", "lanes2": "pairs on two lanes",
              "lanes3": "threes on two lanes", "lanes2_1x1": "pairs on 1x1",
-             **{f"{shape}_{mode}_{round}": f"{shape}, key {'staged' if mode == 'on' else 'from L2'}"
-                                          f" (round {round})"
-                for shape in ("l2", "1x1") for mode in ("off", "on") for round in (1, 2)}}
+             **{f"{mode}_{round}": f"key {'staged' if mode == 'on' else 'from L2'} (round {round})"
+                for mode in ("off", "on") for round in (1, 2)}}
 # What a clear win (beyond AB_NOISE) decides, per label against another: the batch it is
 # read at, what is compared (the blind rotation's device time, which includes the bundling,
 # or the whole bootstrap's wall time, where the change is on the host) and the action.
@@ -413,12 +430,13 @@ AB_DECISIONS = {
                                             "of 42e355d (section 6.28)"),
     ("now", "before"): (1, "total", "section 6.29's host path pays at batch 1: keep it, state "
                                     "the figure"),
-    **{(f"{shape}_on_{round}", f"{shape}_off_{round}"):
-       (65536, "rotation", f"make --fused-key-stage 0 stage the standard key's {shape} chunks, "
-                           f"if the other round agrees (section 6.34)")
-       for shape in ("l2", "1x1") for round in (1, 2)},
+    **{(f"on_{round}", f"off_{round}"):
+       (65536, "rotation", "make --fused-key-stage 0 stage the standard key's chunks of this "
+                           "shape, if the other round agrees (section 6.34)")
+       for round in (1, 2)},
 }
-KEY_WORDS = {"2": "keys in pairs", "3": "keys in threes", "4": "keys in fours"}
+KEY_WORDS = {"2": "keys in pairs", "3": "keys in threes", "4": "keys in fours",
+             "l2": "two lanes (l2)", "1x1": "one lane (1x1)"}
 
 
 def ab_runs(reports):
@@ -501,7 +519,12 @@ def ab_study(reports):
         out.append("")
         decisions = []
         for (ours, theirs), (batch, measure, action) in AB_DECISIONS.items():
+            if ours not in runs and theirs not in runs:
+                continue  # not this group's pair
             if ours not in runs or theirs not in runs:
+                gone = theirs if ours in runs else ours
+                decisions.append(f"- `{ours}` against `{theirs}` at batch {batch:,}: not "
+                                 f"measured (no report for `{gone}`)")
                 continue
             a, b = runs[ours][1].get(batch), runs[theirs][1].get(batch)
             what = f"`{ours}` against `{theirs}` at batch {batch:,}"
@@ -672,13 +695,21 @@ def main():
     args = parser.parse_args()
     if not os.path.isdir(args.dir):
         raise SystemExit(f"gpu_summary: {args.dir} is not a directory")
-    reports = load_reports(args.dir, "bench_gates_gpu_*.json", "bench_gates", ("runs", "device"))
+    unreadable = []
+    reports = load_reports(args.dir, "bench_gates_gpu_*.json", "bench_gates", ("runs", "device"),
+                           unreadable)
     circuit_reports = load_reports(args.dir, "bench_circuits_gpu_*.json", "bench_circuits",
-                                   ("results", "device"))
+                                   ("results", "device"), unreadable)
     if not reports and not circuit_reports:
         raise SystemExit(f"gpu_summary: no bench_gates_gpu_*.json or bench_circuits_gpu_*.json "
-                         f"in {args.dir}")
+                         f"report in {args.dir} that reads")
     text = summary(reports, circuit_reports)
+    missing = runs_without_reports(args.dir)
+    if unreadable or missing:
+        text += "\n## Runs without a report\n\n"
+        text += "".join(f"- `{name}`: {why}; left out\n" for name, why in unreadable)
+        text += "".join(f"- `{name}`: no JSON beside it (the run failed, was stopped or was "
+                        f"skipped at the DEADLINE; the log says which)\n" for name in missing)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             f.write(text)

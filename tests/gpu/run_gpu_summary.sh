@@ -186,6 +186,7 @@ report(f"{p}_stage_l2_off_2", {65536: (874.0, 828.0, 0)})
 report(f"{p}_stage_l2_on_2", {65536: (872.0, 826.0, 0)})
 report(f"{p}_stage_1x1_off_1", {65536: (900.0, 850.0, 0)})
 report(f"{p}_stage_1x1_on_1", {65536: (950.0, 900.0, 0)})
+report(f"{p}_stage_1x1_on_2", {65536: (950.0, 900.0, 0)})  # its off_2 missing: a cut run
 PY
 python3 "$script" "$work/ab" --out "$work/ab.md" || fail "the A/B reports were refused"
 a="$work/ab.md"
@@ -203,12 +204,16 @@ expect "$a" "- \`overlap\` against \`on\` at batch 1: errors in a run (2, 0): de
 expect "$a" "## A/B: Large batches on two lanes (the \`lanes\` step; docs/gpu.md section 6.27), tfhe_lib_128"
 expect "$a" "| 65536 | threes on two lanes | \`bench_gates_gpu_tfhe_lib_128_lanes3.json\` | 0.0153 | 950.000 | 0.874x (slower) | 0.872x (slower) | 0 |"
 expect "$a" "- \`lanes2\` against \`lanes1\` at batch 65,536: 1.150x faster (blind rotation 720.0 against 828.0 ms): give keys in pairs lane room in fused_limits, so that --fused-lanes 0 takes two lanes for them (section 6.27)"
-# The key stage: the baseline l2 without it; each round's pair decided apart.
-expect "$a" "## A/B: The key stage on large batches (the \`stage\` step; docs/gpu.md section 6.34), tfhe_lib_128"
-expect "$a" "| 65536 | l2, key staged (round 1) | \`bench_gates_gpu_tfhe_lib_128_stage_l2_on_1.json\` | 0.0122 | 752.700 | 1.093x faster | 1.100x faster | 0 |"
-expect "$a" "- \`l2_on_1\` against \`l2_off_1\` at batch 65,536: 1.100x faster (blind rotation 752.7 against 828.0 ms): make --fused-key-stage 0 stage the standard key's l2 chunks, if the other round agrees (section 6.34)"
-expect "$a" "- \`l2_on_2\` against \`l2_off_2\` at batch 65,536: within 1% (blind rotation 826.0 against 828.0 ms): no change"
-expect "$a" "- \`1x1_on_1\` against \`1x1_off_1\` at batch 65,536: 0.944x (slower) (blind rotation 900.0 against 850.0 ms): no change"
+# The key stage: a table per shape, each against its own key from L2; each round's pair
+# decided apart, and a pair whose report is missing said to be so.
+expect "$a" "## A/B: The key stage on large batches, two lanes (l2) (the \`stage\` step; docs/gpu.md section 6.34), tfhe_lib_128"
+expect "$a" "## A/B: The key stage on large batches, one lane (1x1) (the \`stage\` step; docs/gpu.md section 6.34), tfhe_lib_128"
+expect "$a" "| 65536 | key staged (round 1) | \`bench_gates_gpu_tfhe_lib_128_stage_l2_on_1.json\` | 0.0122 | 752.700 | 1.093x faster | 1.100x faster | 0 |"
+expect "$a" "| 65536 | key staged (round 1) | \`bench_gates_gpu_tfhe_lib_128_stage_1x1_on_1.json\` | 0.0145 | 900.000 | 0.947x (slower) | 0.944x (slower) | 0 |"
+expect "$a" "- \`on_1\` against \`off_1\` at batch 65,536: 1.100x faster (blind rotation 752.7 against 828.0 ms): make --fused-key-stage 0 stage the standard key's chunks of this shape, if the other round agrees (section 6.34)"
+expect "$a" "- \`on_2\` against \`off_2\` at batch 65,536: within 1% (blind rotation 826.0 against 828.0 ms): no change"
+expect "$a" "- \`on_1\` against \`off_1\` at batch 65,536: 0.944x (slower) (blind rotation 900.0 against 850.0 ms): no change"
+expect "$a" "- \`on_2\` against \`off_2\` at batch 65,536: not measured (no report for \`off_2\`)"
 # Variants: `now` first, the others by name; columns decides at 16,384, before at 1 does not.
 expect "$a" "## A/B: Builds side by side (the \`variants\` step; docs/gpu.md sections 6.28 and 6.29)"
 expect "$a" "- \`columns\` against \`now\` at batch 16,384: 1.050x faster (blind rotation 197.1 against 207.0 ms): bring the column words back: revert the revert of 42e355d (section 6.28)"
@@ -224,21 +229,36 @@ expect "$a" "- fused engine, batch 1, at most 1 ms: 0.800 ms (batch 1, key in fo
 # A lone report of a group (the main fixtures' pairs on two lanes, no lanes1) makes no A/B.
 grep -qF "## A/B:" "$s" && fail "an A/B table from one report"
 
-# Refusals: no reports, a report that is not JSON, a CPU report.
+# Refusals: no reports, or none that reads (a report that is not JSON, a CPU report): each
+# named on stderr.
 mkdir -p "$work/empty" "$work/bad" "$work/cpu"
 out="$(python3 "$script" "$work/empty" 2>&1)" && fail "an empty folder was accepted"
-[[ "$out" == *"no bench_gates_gpu_*.json or bench_circuits_gpu_*.json in"* ]] || fail "empty folder: $out"
+[[ "$out" == *"no bench_gates_gpu_*.json or bench_circuits_gpu_*.json report in"* ]] ||
+  fail "empty folder: $out"
 echo '{"runs": [' > "$work/bad/bench_gates_gpu_x.json"
 out="$(python3 "$script" "$work/bad" 2>&1)" && fail "broken JSON was accepted"
-[[ "$out" == *"is not valid JSON"* ]] || fail "broken JSON: $out"
+[[ "$out" == *"left out bench_gates_gpu_x.json: not valid JSON"* ]] || fail "broken JSON: $out"
 echo '{"results": []}' > "$work/cpu/bench_gates_gpu_x.json"
 out="$(python3 "$script" "$work/cpu" 2>&1)" && fail "a CPU report was accepted"
-[[ "$out" == *"is not a GPU report of bench_gates"* ]] || fail "CPU report: $out"
+[[ "$out" == *"not a GPU report of bench_gates"* ]] || fail "CPU report: $out"
 mkdir -p "$work/cpu_circuits"
 echo '{"benchmark": "bench_circuits", "results": []}' > "$work/cpu_circuits/bench_circuits_gpu_x.json"
 out="$(python3 "$script" "$work/cpu_circuits" 2>&1)" && fail "a CPU circuit report was accepted"
-[[ "$out" == *"is not a GPU report of bench_circuits (no 'results' or 'device')"* ]] ||
+[[ "$out" == *"not a GPU report of bench_circuits (no 'results' or 'device')"* ]] ||
   fail "CPU circuit report: $out"
+# One bad report among good ones (an empty file from a stopped run) and a log without its
+# report: the others are summed up, and both are named under "Runs without a report".
+mkdir -p "$work/partial"
+cp "$work"/ab/bench_gates_gpu_tfhe_lib_128_stage_l2_*.json "$work/partial/"
+: > "$work/partial/bench_gates_gpu_tfhe_lib_128_stage_1x1_off_1.json"
+echo "killed" > "$work/partial/bench_gates_gpu_tfhe_lib_128_stage_1x1_on_1.log"
+python3 "$script" "$work/partial" --out "$work/partial/summary.md" 2> "$work/partial/err" ||
+  fail "a folder with one empty report: $(cat "$work/partial/err")"
+grep -qF -- "- \`bench_gates_gpu_tfhe_lib_128_stage_1x1_off_1.json\`: not valid JSON" \
+  "$work/partial/summary.md" || fail "the empty report is not named in the summary"
+grep -qF -- "- \`bench_gates_gpu_tfhe_lib_128_stage_1x1_on_1.log\`: no JSON beside it" \
+  "$work/partial/summary.md" || fail "the log without a report is not named"
+grep -qF "two lanes (l2)" "$work/partial/summary.md" || fail "the readable reports were dropped"
 out="$(python3 "$script" "$work/none" 2>&1)" && fail "a missing folder was accepted"
 [[ "$out" == *"is not a directory"* ]] || fail "missing folder: $out"
 # Shape names: a wide cluster (fused_cluster_points 4) is wC, sorted after cC of its size; a

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# scripts/gpu_call.sh (the next GPU call in one command) as a dry run on the CUDA emulator: the
+# stages run under one DEADLINE and each is packed into OUT/results.tgz; the fused engine's
+# circuits come before the cuFFT engine's; the main job's report is packed; a BUDGET that has
+# run out still leaves a pack; bad settings are refused; and SHAPE_ARGS' --reps replaces the
+# shapes step's own instead of repeating it (the programs refuse an option given twice).
+#   run_gpu_call_emulated.sh REPO_ROOT BUILD_DIR WORK_DIR
+set -uo pipefail
+repo="$1" build="$2" work="$3"
+command -v python3 >/dev/null || { echo "no python3: skipped"; exit 77; }
+rm -rf "$work" && mkdir -p "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+call() { GPU_RUN_EMULATED=1 BUILD_DIR="$build" WORK="$work/w" "$repo/scripts/gpu_call.sh" "$@"; }
+
+msg="$(BUDGET=soon call "$work/bad" 2>&1)"
+[[ $? -eq 2 && "$msg" == *"BUDGET='soon'; expected seconds"* ]] || fail "BUDGET=soon: $msg"
+"$repo/scripts/gpu_call.sh" --help | grep -q "The next GPU call" || fail "--help"
+
+STAGES="env defaults|stage sanitize|hotspots circuits" BUDGET=400 call "$work/out" \
+  > "$work/call.log" 2>&1 || { cat "$work/call.log"; fail "gpu_call.sh exited $?"; }
+[[ -s "$work/out/results.tgz" && ! -e "$work/out/results.tgz.part" ]] || fail "no results.tgz"
+mkdir -p "$work/unpacked" && tar xzf "$work/out/results.tgz" -C "$work/unpacked" ||
+  fail "results.tgz does not unpack"
+for f in environment.txt gpu_run.log summary.md bench_gates_gpu_toy_INSECURE_defaults.json \
+         bench_circuits_gpu_toy_INSECURE_fused.json bench_circuits_gpu_toy_INSECURE_cufft.json \
+         linear_regression_gpu_fused.json; do
+  [[ -s "$work/unpacked/$f" ]] || fail "results.tgz lacks $f"
+done
+python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['all_exact']" \
+  "$work/unpacked/linear_regression_gpu_fused.json" || fail "the main job's report"
+# The fused engine's circuits first: under a DEADLINE the cuFFT baseline is what is skipped.
+order="$(grep -oE 'bench_circuits_gpu_toy_INSECURE_[a-z0-9_]+: ok' "$work/unpacked/gpu_run.log" |
+  cut -d: -f1 | tr '\n' ' ')"
+first="bench_circuits_gpu_toy_INSECURE_fused bench_circuits_gpu_toy_INSECURE_fused_unroll3 "
+[[ "$order" == "$first"* ]] || fail "the circuits' order: $order"
+
+# A budget already spent: every step skipped, and still a pack (with the log saying so).
+BUDGET=1 call "$work/late" > "$work/late.log" 2>&1
+[[ -s "$work/late/results.tgz" ]] || { cat "$work/late.log"; fail "no pack after a spent budget"; }
+tar xzf "$work/late/results.tgz" -O ./gpu_run.log | grep -q "skipped" ||
+  fail "the late call's log names no skipped command"
+
+# SHAPE_ARGS' --reps replaces the shapes step's --reps 3 (it used to be given twice).
+SHAPES=1x1 SHAPE_BATCHES=1 SHAPE_ARGS="--reps 2" GPU_RUN_EMULATED=1 BUILD_DIR="$build" \
+  "$repo/scripts/gpu_run.sh" "$work/shape_reps" shapes > /dev/null 2>&1 ||
+  fail "the shapes step with SHAPE_ARGS=--reps 2 failed"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); \
+assert r['runs'][0]['results'][0]['reps'] == 2, r['runs'][0]['results'][0]['reps']" \
+  "$work/shape_reps/bench_gates_gpu_toy_INSECURE_fused_1x1.json" || fail "SHAPE_ARGS' --reps"
+echo "gpu_call_emulated: ok"
