@@ -103,6 +103,7 @@ int main(int argc, char** argv) {
       std::printf("randomness   INSECURE deterministic seed %llu (reproducible tests only)\n",
                   static_cast<unsigned long long>(*o.seed));
     }
+    std::printf("key          %s\n", apps::key_form_text(o.unroll).c_str());
     std::vector<SetReport> sets;
     std::uint64_t unexplained = 0;
     for (const std::string& name : o.params) {

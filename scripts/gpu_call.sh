@@ -64,6 +64,24 @@ deps="${DEPS_ROOT:-/opt/deps}"
 libs="$deps/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64"
 export LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
+# The programs the steps run: each one missing, or a library it lacks, named in
+# WORK/programs.txt (and on stderr) after the first stage, when gpu_run.sh has unpacked the
+# .deb files, instead of only when its own step starts.
+check_programs() {
+  local program path lacking
+  for program in tests/gpu/tests_gpu apps/bench_gates apps/bench_circuits apps/linear_regression; do
+    path="$build/$program$exe"
+    if [[ ! -x "$path" ]]; then
+      echo "missing: $path (scripts/gpu_prepare.sh packs it; PROGRAMS names it)"
+    elif lacking="$(ldd "$path" 2>&1 | grep "not found")"; then
+      echo "lacks libraries: $path: $(echo "$lacking" | tr -s ' \t\n' ' ')"
+    else
+      echo "ok: $path"
+    fi
+  done > "$work/programs.txt"
+  grep -v "^ok: " "$work/programs.txt" >&2
+}
+
 # Everything in WORK into OUT/results.tgz, the Nsight Compute reports into OUT/ncu.tgz; each
 # written beside and moved into place.
 pack() {
@@ -85,6 +103,7 @@ for stage in "${stages[@]}"; do
   DEADLINE="$deadline" BUILD_DIR="$build" STEP_TIMEOUT="${STEP_TIMEOUT:-240}" \
     HOTSPOT_SHAPES="${HOTSPOT_SHAPES-l2s}" DEPS_ROOT="$deps" \
     scripts/gpu_run.sh "$work" "${steps[@]}" || status=1
+  [[ -f "$work/programs.txt" ]] || check_programs
   pack
 done
 

@@ -228,6 +228,7 @@ int run_study(const StudyOptions& o, std::ostream& out) {
     }
     markdown_file.stream() << md.str();
     markdown_file.commit();
+    out << "markdown written to " << *o.markdown << "\n";
   }
   if (json_file.wanted()) {
     std::ostringstream j;
@@ -259,6 +260,7 @@ int run_study(const StudyOptions& o, std::ostream& out) {
     j << "  ]\n}\n";
     json_file.stream() << j.str();
     json_file.commit();
+    out << "JSON written to " << *o.json << "\n";
   }
   return exit_ok;
 }

@@ -21,6 +21,9 @@ STAGES="env defaults|stage sanitize|hotspots circuits" BUDGET=400 call "$work/ou
 [[ -s "$work/out/results.tgz" && ! -e "$work/out/results.tgz.part" ]] || fail "no results.tgz"
 mkdir -p "$work/unpacked" && tar xzf "$work/out/results.tgz" -C "$work/unpacked" ||
   fail "results.tgz does not unpack"
+grep -q "^ok: $build/apps/bench_gates_emulated" "$work/unpacked/programs.txt" 2>/dev/null ||
+  grep -q "^ok: .*bench_gates_emulated" "$work/unpacked/programs.txt" ||
+  fail "programs.txt does not list the programs as ok"
 for f in environment.txt gpu_run.log summary.md bench_gates_gpu_toy_INSECURE_defaults.json \
          bench_circuits_gpu_toy_INSECURE_fused.json bench_circuits_gpu_toy_INSECURE_cufft.json \
          linear_regression_gpu_fused.json; do
