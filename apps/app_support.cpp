@@ -296,13 +296,19 @@ bool CommandLine::next() {
   return true;
 }
 
+bool is_option_word(const std::string& word) {
+  return word.size() > 2 && word.rfind("--", 0) == 0;
+}
+
+InvalidArgument option_instead_of_value(const std::string& option, const std::string& word) {
+  return InvalidArgument(option + " needs a value but the next argument is the option '" +
+                         printable(word) + "' (see --help)");
+}
+
 std::string CommandLine::value() {
   if (i_ + 1 >= argc_) throw InvalidArgument(arg_ + " needs a value (see --help)");
   const std::string next = argv_[i_ + 1];
-  if (next.size() > 2 && next.rfind("--", 0) == 0) {
-    throw InvalidArgument(arg_ + " needs a value but the next argument is the option '" +
-                          printable(next) + "' (see --help)");
-  }
+  if (is_option_word(next)) throw option_instead_of_value(arg_, next);
   ++i_;
   if (std::find(repeatable_.begin(), repeatable_.end(), arg_) == repeatable_.end()) {
     for (const auto& [option, earlier] : given_) {

@@ -2,6 +2,7 @@
 // build commit, timing and small formatting utilities.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -97,6 +98,12 @@ std::uint64_t parse_count(const std::string& flag, const std::string& text, std:
 //   for (CommandLine cl(argc, argv); cl.next();) {
 //     if (cl.arg() == "--params") name = cl.value(); ... else cl.reject();
 //   }
+// Whether a command-line word is an option (--name) rather than a value ("--" alone, "-1" and
+// "./--name" are values), and the refusal of `option` followed by such a word instead of its
+// value: shared by CommandLine and the CLI11 programs.
+bool is_option_word(const std::string& word);
+InvalidArgument option_instead_of_value(const std::string& option, const std::string& word);
+
 // An option that takes a value may be given once, unless it is one of `repeatable` (options
 // whose values add up, as bench_gates' --batch): a second one would silently replace the first.
 class CommandLine {
@@ -253,6 +260,11 @@ GpuTransfer parse_gpu_transfer(const std::string& option, const std::string& tex
 
 // The items of a comma-separated command-line list ("8,16,32" -> {"8", "16", "32"}).
 std::vector<std::string> split_list(const std::string& text);
+// Appends `value` unless `values` holds it already (a name or width listed twice runs once).
+template <class T>
+void append_unique(std::vector<T>& values, const T& value) {
+  if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
+}
 
 // The FFT engine named by --fft: auto, fftw, simd or portable; throws InvalidArgument.
 FftEngineKind parse_fft_engine(const std::string& name);

@@ -130,14 +130,10 @@ bool parse(int argc, char** argv, Options& o) {
       o.unroll = static_cast<std::uint32_t>(apps::parse_count(arg, cl.value(), 1, max_unroll));
       o.unroll_given = true;
     } else if (arg == "--ops") {
-      for (const std::string& name : apps::split_list(cl.value()))
-        if (std::find(o.ops.begin(), o.ops.end(), name) == o.ops.end()) o.ops.push_back(name);
+      for (const std::string& name : apps::split_list(cl.value())) apps::append_unique(o.ops, name);
     } else if (arg == "--widths") {
-      for (const std::string& w : apps::split_list(cl.value())) {
-        const std::size_t width = apps::parse_count(arg, w, 1, 64);
-        if (std::find(o.widths.begin(), o.widths.end(), width) == o.widths.end())
-          o.widths.push_back(width);
-      }
+      for (const std::string& w : apps::split_list(cl.value()))
+        apps::append_unique(o.widths, static_cast<std::size_t>(apps::parse_count(arg, w, 1, 64)));
     } else if (arg == "--signedness") {
       const std::string s = cl.value();
       if (s == "u") o.is_signed = false;
@@ -162,15 +158,11 @@ bool parse(int argc, char** argv, Options& o) {
   if (o.ops.empty()) o.ops = default_ops();
   if (o.widths.empty()) o.widths = {8, 16};
   for (const std::string& name : o.ops) {
-    const Operation* found = nullptr;
-    for (const Operation& op : operation_catalog()) found = op.name == name ? &op : found;
+    const Operation* found = operation_named(name);
     if (found == nullptr) {
-      std::string names;
-      for (const Operation& op : operation_catalog())
-        names += (names.empty() ? "" : ", ") + op.name;
       throw InvalidArgument("--ops: no element-wise operation '" + apps::printable(name) +
                             "' (the vector and matrix rows of circuit_costs, sum.8, dot.8, "
-                            "..., are not run here); the catalog has " + names);
+                            "..., are not run here); the catalog has " + operation_names());
     }
     const Operation& op = *found;
     if (o.is_signed && !op.signed_ok)

@@ -160,11 +160,8 @@ bool parse(int argc, char** argv, Options& o) {
       usage(std::cout);
       return false;
     } else if (arg == "--widths") {
-      for (const std::string& w : apps::split_list(cl.value())) {
-        const std::size_t width = apps::parse_count(arg, w, 1, 256);
-        if (std::find(o.widths.begin(), o.widths.end(), width) == o.widths.end())
-          o.widths.push_back(width);
-      }
+      for (const std::string& w : apps::split_list(cl.value()))
+        apps::append_unique(o.widths, static_cast<std::size_t>(apps::parse_count(arg, w, 1, 256)));
     } else if (arg == "--signedness") {
       const std::string s = cl.value();
       if (s != "u" && s != "s" && s != "both")
@@ -172,8 +169,7 @@ bool parse(int argc, char** argv, Options& o) {
       o.want_unsigned = s != "s";
       o.want_signed = s != "u";
     } else if (arg == "--op" || arg == "--ops") {
-      for (const std::string& name : apps::split_list(cl.value()))
-        if (std::find(o.ops.begin(), o.ops.end(), name) == o.ops.end()) o.ops.push_back(name);
+      for (const std::string& name : apps::split_list(cl.value())) apps::append_unique(o.ops, name);
     } else if (arg == "--tsv") {
       o.tsv = true;
     } else {

@@ -5,6 +5,7 @@
 #   from_caller PATH        PATH made absolute against the folder the script was run from (a
 #                           relative OUT_DIR or --out means the caller's folder, not the
 #                           repository); an empty or absolute PATH as it is;
+#   print_header            prints the script's header comment (its --help);
 #   takes_no_arguments "$@" for a script whose settings come from the environment: -h or
 #                           --help prints the script's header comment and exits 0, any other
 #                           argument exits 2 (so that `--help` never starts a long run).
@@ -30,10 +31,14 @@ from_caller() {
   if [[ -z "$1" || "$1" == /* ]]; then echo "$1"; else echo "$caller_dir/$1"; fi
 }
 
+print_header() {
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$script_path"
+}
+
 takes_no_arguments() {
   case "${1:-}" in
     -h | --help)
-      awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$script_path"
+      print_header
       exit 0
       ;;
     ?*)

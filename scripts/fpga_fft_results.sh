@@ -19,7 +19,7 @@ shift || true
 case "$what" in
   streaming | precision | all) ;;
   -h | --help)
-    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$script_path"
+    print_header
     exit 0
     ;;
   *)

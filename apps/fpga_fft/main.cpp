@@ -225,10 +225,9 @@ int main(int argc, char** argv) {
       if (arg.rfind("--", 0) != 0 || arg.find('=') != std::string::npos) continue;
       const CLI::Option* opt = sub->get_option_no_throw(arg);
       if (opt == nullptr || opt->get_items_expected_max() == 0) continue;  // unknown, a flag
-      if (next.size() > 2 && next.rfind("--", 0) == 0) {
-        std::cerr << "fpga_fft " << argv[1] << ": " << arg
-                  << " needs a value but the next argument is the option '"
-                  << apps::printable(next) << "' (see 'fpga_fft " << argv[1] << " --help')\n";
+      if (apps::is_option_word(next)) {
+        std::cerr << "fpga_fft " << argv[1] << ": "
+                  << apps::option_instead_of_value(arg, next).what() << "\n";
         return exit_usage;
       }
     }

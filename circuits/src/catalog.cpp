@@ -269,13 +269,22 @@ const std::vector<Operation>& operation_catalog() {
   return ops;
 }
 
-const Operation& find_operation(const std::string& name) {
+const Operation* operation_named(const std::string& name) {
+  for (const Operation& o : operation_catalog())
+    if (o.name == name) return &o;
+  return nullptr;
+}
+
+std::string operation_names() {
   std::string names;
-  for (const Operation& o : operation_catalog()) {
-    if (o.name == name) return o;
-    names += (names.empty() ? "" : ", ") + o.name;
-  }
-  throw InvalidArgument("find_operation: no operation '" + name + "'; the catalog has " + names);
+  for (const Operation& o : operation_catalog()) names += (names.empty() ? "" : ", ") + o.name;
+  return names;
+}
+
+const Operation& find_operation(const std::string& name) {
+  if (const Operation* o = operation_named(name)) return *o;
+  throw InvalidArgument("find_operation: no operation '" + name + "'; the catalog has " +
+                        operation_names());
 }
 
 }  // namespace torusgate::circuits

@@ -29,6 +29,10 @@ struct Operation {
 };
 
 const std::vector<Operation>& operation_catalog();
+// The operation named `name`, or nullptr.
+const Operation* operation_named(const std::string& name);
+// Every operation's name in catalog order, comma-separated.
+std::string operation_names();
 // Throws InvalidArgument listing the names when `name` is not in the catalog.
 const Operation& find_operation(const std::string& name);
 
