@@ -10,7 +10,11 @@
 
 using namespace torusgate;
 
-int main() {
+int main(int argc, char**) {
+  if (argc > 1) {
+    std::fprintf(stderr, "api_example takes no arguments: it is README.md's API example\n");
+    return 2;
+  }
   // Client: parameters, keys, inputs. The secret key never leaves the client.
   const Parameters params = tfhe_lib_128();
   Csprng rng;  // keyed from the operating system's CSPRNG

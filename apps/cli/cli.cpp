@@ -308,8 +308,8 @@ std::unique_ptr<CLI::App> make_app(Options& o) {
       ->type_name("FILE");
   decrypt
       ->add_option("-o,--output", o.decrypt.output,
-                   "Write the values to FILE (text that encrypt --input reads) instead of "
-                   "printing them")
+                   "Write the values to FILE (text that encrypt --input reads; mode 0600) "
+                   "instead of printing them")
       ->type_name("FILE");
   decrypt->add_flag("-f,--force", o.decrypt.force, "Replace an existing output file");
 

@@ -448,7 +448,8 @@ int run_decrypt(const DecryptOptions& o, Console& console) {
   std::optional<OutputFile> out_file;
   if (!o.output.empty()) {
     check_distinct({o.key, input}, {{"--output", o.output}});
-    out_file.emplace(o.output, o.force);
+    // The decrypted values are the client's plaintext: readable by their owner only.
+    out_file.emplace(o.output, o.force, /*secret=*/true);
   }
 
   const FileHeader key_header = expect_object(o.key, ObjectType::SecretKey, "--key");

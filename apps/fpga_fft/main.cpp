@@ -245,6 +245,20 @@ int main(int argc, char** argv) {
               << " (see 'fpga_fft " << (command.empty() ? "" : command + " ") << "--help')\n";
     return exit_usage;
   }
+  // CLI11 reads an empty number (`--size ''`, `--size=`) as 0, which a range check would then
+  // report as "--size=0"; name the empty value instead.
+  for (const CLI::App* sub : app.get_subcommands()) {
+    for (const CLI::Option* opt : sub->get_options()) {
+      const std::string type = opt->get_type_name();
+      if (type != "INT" && type != "UINT" && type != "FLOAT") continue;
+      for (const std::string& value : opt->results()) {
+        if (!value.empty()) continue;
+        std::cerr << "fpga_fft " << sub->get_name() << ": " << opt->get_name()
+                  << ": the value is empty; expected a number\n";
+        return exit_usage;
+      }
+    }
+  }
   try {
     // Report paths: given (even empty, which OutputFile refuses) or not, by the option's count.
     if (sim->parsed()) {

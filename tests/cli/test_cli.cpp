@@ -277,6 +277,9 @@ TEST_CASE("cli: encrypt and decrypt round trip values of every width, signed and
     // decrypt -o writes text that encrypt --input reads back.
     ok({"decrypt", "-k", s.sk, m, "-o", s.path("back.txt"), "--force"});
     CHECK(read_file(s.path("back.txt")) == "16  3  7\n-1 -2 -3\n");
+    struct stat st {};
+    REQUIRE(::stat(s.path("back.txt").c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0600);  // the plaintext, like the secret key, is private
     fails(exit_failure, {"decrypt", "-k", s.sk, m, "-o", s.path("back.txt")},
           "refusing to overwrite");
     ok({"encrypt", "-k", s.sk, "--width", "6", "--signed", "-i", s.path("back.txt"), "-o",

@@ -97,6 +97,9 @@ expect 2 "--seed: 18446744073709551616 is out of range; expected an integer in 0
 expect 2 "--seed: '-1' is not a number" study --params toy_INSECURE --gates 0 --seed -1
 expect 0 "seed 18446744073709551615" simulate --size 16 --width 4 --seed 18446744073709551615
 expect 2 "--json: the path is empty" simulate --size 64 --json ""
+expect 2 "fpga_fft simulate: --size: the value is empty; expected a number" simulate --size ""
+expect 2 "fpga_fft study: --word-bits: the value is empty" study --params toy_INSECURE \
+  --gates 0 --word-bits ""
 expect 2 "--json: the path is empty" study --params toy_INSECURE --gates 0 --json ""
 expect 2 "--markdown: the path is empty" study --params toy_INSECURE --gates 0 --markdown ""
 expect 2 "name the same file; one report would replace the other" study --params toy_INSECURE \
