@@ -27,6 +27,7 @@ using namespace torusgate::fpga_fft;
 namespace {
 
 struct GateStats {
+  std::size_t gates = 0;
   std::size_t wrong = 0;
   double rms = 0, max = 0;  // output phase error around +-1/8 (torus fraction)
   double seconds = 0;
@@ -49,6 +50,7 @@ GateStats run_gates(std::shared_ptr<const CpuKeyContext> ctx, const SecretKey& s
   be.evaluate({gate::nand(A.bits(), B.bits(), out.bits())});
   const LweBatch result = be.download(out.bits());
   GateStats s;
+  s.gates = in.a.size();
   s.seconds = apps::seconds_since(start);
   double sum = 0;
   for (std::size_t i = 0; i < in.a.size(); ++i) {
@@ -70,6 +72,43 @@ double log2_next_gate_failure(double rms, const NoiseModel& model) {
   if (!(rms > 0)) return -INFINITY;
   return log2_decision_failure_probability(GateSpec::of(GateKind::Nand),
                                            2 * rms * rms + model.modulus_switching);
+}
+
+// The fewest gates for which a row states the range of its log2 P.
+constexpr std::size_t fewest_gates_for_range = 10;
+
+// The p-quantile of the chi-square distribution with n degrees of freedom, by Wilson and
+// Hilferty's cube-root normal approximation (within 1% of the exact quantile from n = 10 at
+// the 2.5% and 97.5% points); z is the standard normal p-quantile.
+double chi_square_quantile(double z, double n) {
+  const double c = 2 / (9 * n);
+  return n * std::pow(1 - c + z * std::sqrt(c), 3);
+}
+
+// log2 P(next gate fails) for the ends of the 95% range of the output noise's variance: the
+// mean square of n errors around a known mean, whose n * ms / variance is chi-square with n
+// degrees of freedom, so the variance lies in [n ms / q(97.5%), n ms / q(2.5%)] with 95%
+// confidence. An extrapolation from n gates to a probability far below 1/n rests on the
+// variance alone (Gaussian noise: a sum of many independent rounding and key terms).
+std::pair<double, double> log2_next_gate_failure_range(const GateStats& g,
+                                                         const NoiseModel& model) {
+  const double n = static_cast<double>(g.gates), z = 1.959963984540054;  // the 97.5% point
+  const double ms = g.rms * g.rms;
+  return {log2_next_gate_failure(std::sqrt(n * ms / chi_square_quantile(z, n)), model),
+          log2_next_gate_failure(std::sqrt(n * ms / chi_square_quantile(-z, n)), model)};
+}
+
+// "-175 (-207..-130)": the estimate and its 95% range, or "-" without gates; the range from
+// fewest_gates_for_range gates.
+std::string failure_text(const GateStats& g, const NoiseModel& model) {
+  if (g.gates == 0) return "-";
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(1) << log2_next_gate_failure(g.rms, model);
+  if (g.gates >= fewest_gates_for_range && g.rms > 0) {
+    const auto [low, high] = log2_next_gate_failure_range(g, model);
+    s << std::setprecision(0) << " (" << low << ".." << high << ")";
+  }
+  return s.str();
 }
 
 struct Row {
@@ -150,12 +189,26 @@ int run_study(const StudyOptions& o, std::ostream& out) {
   out << "  keys and " << 2 * o.gates << " encryptions: " << fmt(apps::seconds_since(keys_start), 2)
       << " s\n";
 
+  // Every configuration's product error is measured on the same columns (a copy of one
+  // generator each, apart from the keys' and the gates': with --seed, its own stream), as its
+  // gates are on the same encryptions: a row's figures do not depend on which rows run before
+  // it or on --gates, and rows compare pairwise.
+  const Csprng product_inputs =
+      o.seed ? Csprng::deterministic(*o.seed + 0x9E3779B97F4A7C15u, testing::insecure_deterministic)
+             : Csprng();
+  auto product_error = [&](const NegacyclicFft& engine) {
+    Csprng columns = product_inputs;
+    return external_product_error(engine, params, o.products, columns);
+  };
+
   // The double-precision engine on the same inputs: the reference noise.
   GateStats baseline;
   ProductError baseline_product;
+  std::string baseline_engine;
   {
     auto ctx = std::make_shared<const CpuKeyContext>(cloud, FftEngineKind::Auto);
-    baseline_product = external_product_error(ctx->fft(), params, o.products, rng);
+    baseline_engine = ctx->fft().name();
+    baseline_product = product_error(ctx->fft());
     if (o.gates > 0) baseline = run_gates(ctx, secret, inputs, o.threads);
     out << "  double engine (" << ctx->fft().name() << "): product error rms "
         << fmt(baseline_product.rms_lsb) << " LSB, max " << fmt(baseline_product.max_lsb)
@@ -163,7 +216,7 @@ int run_study(const StudyOptions& o, std::ostream& out) {
         << " max " << fmt(baseline.max) << "\n\n";
   }
   out << "   F  rounding  product rms (LSB)  product max (LSB)  wrong/gates  out rms    out max   "
-         "log2 P(next fails)  overflows  seconds\n";
+         "log2 P(next fails), 95% range  overflows  seconds\n";
   std::vector<Row> rows;
   for (const auto F : frac_bits) {
     for (const auto mode : o.roundings) {
@@ -172,7 +225,7 @@ int run_study(const StudyOptions& o, std::ostream& out) {
       row.rounding = mode;
       auto engine = std::make_shared<const FixedPointNegacyclicFft>(params.polynomial_size, config_for(F, mode));
       row.engine = engine->name();
-      row.product = external_product_error(*engine, params, o.products, rng);
+      row.product = product_error(*engine);
       if (o.gates > 0) {
         auto ctx = std::make_shared<const CpuKeyContext>(cloud, engine);
         row.gates = run_gates(ctx, secret, inputs, o.threads);
@@ -182,7 +235,7 @@ int run_study(const StudyOptions& o, std::ostream& out) {
           << std::setw(18) << fmt(row.product.rms_lsb) << std::setw(19) << fmt(row.product.max_lsb)
           << std::setw(8) << row.gates.wrong << "/" << std::left << std::setw(5) << o.gates
           << std::right << std::setw(9) << fmt(row.gates.rms) << std::setw(11) << fmt(row.gates.max)
-          << std::setw(19) << (o.gates > 0 ? fmt(log2_next_gate_failure(row.gates.rms, model), 4) : "-")
+          << std::setw(30) << failure_text(row.gates, model)
           << std::setw(11) << row.overflows << std::setw(9) << fmt(row.gates.seconds, 3) << "\n"
           << std::flush;
       rows.push_back(row);
@@ -212,25 +265,35 @@ int run_study(const StudyOptions& o, std::ostream& out) {
        << "(torus fraction; the margin is 1/8). `log2 P(next gate fails)`: the probability that a NAND "
        << "fed by two such outputs decides wrongly, for Gaussian noise of that mean square "
        << "(decision variance 2 rms^2 + V_MS, core/noise.hpp); the double engine's outputs give "
-       << fmt(log2_next_gate_failure(baseline.rms, model), 4) << ".\n"
-       << "- Reference: the double-precision engine (" << "simd" << ") on the same inputs: product "
+       << failure_text(baseline, model) << ". In parentheses, from " << fewest_gates_for_range
+       << " gates, the range that the 95% confidence interval of the output variance gives (its "
+       << "estimate from " << o.gates << " gates; chi-square, Wilson-Hilferty): probabilities "
+       << "far below 1/gates are extrapolations from the variance, and wide.\n"
+       << "- Reference: the double-precision engine (" << baseline_engine
+       << ") on the same inputs: product "
        << "error rms " << fmt(baseline_product.rms_lsb) << " LSB (max " << fmt(baseline_product.max_lsb)
        << "), gates " << baseline.wrong << "/" << o.gates << " wrong, output error rms "
        << fmt(baseline.rms) << ".\n\n"
        << "| F | rounding | product rms (LSB) | product max (LSB) | wrong / gates | output rms | "
-          "output max | log2 P(next gate fails) | overflows |\n"
+          "output max | log2 P(next gate fails), 95% range | overflows |\n"
        << "|---:|---|---:|---:|---:|---:|---:|---:|---:|\n";
     for (const Row& r : rows) {
       md << "| " << r.F << " | " << to_string(r.rounding) << " | " << fmt(r.product.rms_lsb) << " | "
          << fmt(r.product.max_lsb) << " | " << r.gates.wrong << " / " << o.gates << " | "
          << fmt(r.gates.rms) << " | " << fmt(r.gates.max) << " | "
-         << (o.gates > 0 ? fmt(log2_next_gate_failure(r.gates.rms, model), 4) : "-") << " | " << r.overflows << " |\n";
+         << failure_text(r.gates, model) << " | " << r.overflows << " |\n";
     }
     markdown_file.stream() << md.str();
     markdown_file.commit();
     out << "markdown written to " << *o.markdown << "\n";
   }
   if (json_file.wanted()) {
+    // [low, high] of the 95% range, or null (fewer than fewest_gates_for_range gates).
+    auto failure_range_json = [&](const GateStats& g) -> std::string {
+      if (g.gates < fewest_gates_for_range || !(g.rms > 0)) return "null";
+      const auto [low, high] = log2_next_gate_failure_range(g, model);
+      return "[" + apps::json_number(low) + ", " + apps::json_number(high) + "]";
+    };
     std::ostringstream j;
     j << apps::json_report_opening("program", "fpga_fft study", "openmp", o.threads)
       << "  \"parameters\": " << apps::parameters_json(params, "    ") << ",\n"
@@ -241,7 +304,8 @@ int run_study(const StudyOptions& o, std::ostream& out) {
       << "  \"full_length\": " << (o.full_length ? "true" : "false") << ",\n"
       << "  \"products\": " << o.products << ",\n  \"gates\": " << o.gates << ",\n"
       << "  \"seeded\": " << (o.seed ? "true" : "false") << ",\n"
-      << "  \"baseline\": {\"product_rms_lsb\": " << apps::json_number(baseline_product.rms_lsb)
+      << "  \"baseline\": {\"engine\": " << apps::json_string(baseline_engine)
+      << ", \"product_rms_lsb\": " << apps::json_number(baseline_product.rms_lsb)
       << ", \"product_max_lsb\": " << apps::json_number(baseline_product.max_lsb)
       << ", \"wrong\": " << baseline.wrong << ", \"output_rms\": " << apps::json_number(baseline.rms)
       << ", \"output_max\": " << apps::json_number(baseline.max) << "},\n  \"rows\": [\n";
@@ -254,6 +318,7 @@ int run_study(const StudyOptions& o, std::ostream& out) {
         << ", \"wrong\": " << r.gates.wrong << ", \"output_rms\": " << apps::json_number(r.gates.rms)
         << ", \"output_max\": " << apps::json_number(r.gates.max)
         << ", \"log2_next_gate_failure\": " << apps::json_number(o.gates > 0 ? log2_next_gate_failure(r.gates.rms, model) : NAN)
+        << ", \"log2_next_gate_failure_95\": " << failure_range_json(r.gates)
         << ", \"overflows\": " << r.overflows << ", \"seconds\": " << apps::json_number(r.gates.seconds)
         << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
     }

@@ -33,6 +33,17 @@ FixedFftConfig sized(const NegacyclicConfig& c, std::uint32_t polynomial_size) {
   return f;
 }
 
+// a*b + c*d and a*b - c*d of 64-bit words modulo 2^128: each product fits 127 bits, but at
+// full scale (W = 64, every word -2^63) the sum is 2^127, one past the signed 128-bit range.
+// Wrapped, it still rounds and overflows the W-bit register exactly as the true sum does (a
+// difference of 2^128 shifted right by F <= 62 bits is a multiple of 2^66), and the arithmetic
+// is defined.
+Wide products_sum(std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d, bool subtract) {
+  using Unsigned = unsigned __int128;
+  const auto ab = static_cast<Unsigned>(Wide{a} * b), cd = static_cast<Unsigned>(Wide{c} * d);
+  return static_cast<Wide>(subtract ? ab - cd : ab + cd);
+}
+
 std::vector<std::string> site_names(std::size_t stages) {
   std::vector<std::string> names{"input", "twist"};
   for (std::size_t s = 0; s < stages; ++s) names.push_back("forward stage " + std::to_string(s));
@@ -239,8 +250,10 @@ void FixedPointNegacyclicFft::multiply_add_spectra(const double* a, const double
     std::memcpy(&cr, acc + j, 8);
     std::memcpy(&ci, acc + M + j, 8);
     // AddMul: the product rounded by F bits into a W-bit register, then accumulated.
-    const std::int64_t pr = to_register(round_shift(Wide{ar} * br - Wide{ai} * bi, F, c.rounding), W, count);
-    const std::int64_t pi = to_register(round_shift(Wide{ar} * bi + Wide{ai} * br, F, c.rounding), W, count);
+    const std::int64_t pr =
+        to_register(round_shift(products_sum(ar, br, ai, bi, true), F, c.rounding), W, count);
+    const std::int64_t pi =
+        to_register(round_shift(products_sum(ar, bi, ai, br, false), F, c.rounding), W, count);
     cr = to_register(Wide{cr} + pr, W, count);
     ci = to_register(Wide{ci} + pi, W, count);
     std::memcpy(acc + j, &cr, 8);

@@ -38,6 +38,23 @@ expect 0 "0/4" study --params toy_INSECURE --frac-bits 30 --rounding nearest --g
 grep -q "^| 30 | nearest |" "$tmp/study.md" || fail "the study table lacks the F=30 row"
 python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['rows'][0]['wrong']==0" \
   "$tmp/study.json" || fail "the study JSON does not parse or has the wrong content"
+grep -q "^| 30 | nearest | .* | -[0-9.]* | 0 |$" "$tmp/study.md" ||
+  fail "4 gates: the study states a 95% range of log2 P (it needs 10)"
+# From 10 gates a row gives the 95% range of its log2 P, which holds the estimate; a row's
+# product error is measured on the same columns whichever rows run before it.
+expect 0 "0/16" study --params toy_INSECURE --frac-bits 24,30 --gates 16 --products 2 --seed 1 \
+  --json "$tmp/study2.json"
+python3 - "$tmp/study.json" "$tmp/study2.json" <<'PY' || fail "the study's range or product columns"
+import json, sys
+one, two = (json.load(open(p)) for p in sys.argv[1:])
+assert one["rows"][0]["log2_next_gate_failure_95"] is None
+for row in two["rows"]:
+    low, high = row["log2_next_gate_failure_95"]
+    assert low < row["log2_next_gate_failure"] < high, row
+thirty = [r for r in two["rows"] if r["frac_bits"] == 30 and r["rounding"] == "nearest"][0]
+assert thirty["product_rms_lsb"] == one["rows"][0]["product_rms_lsb"], (thirty, one["rows"][0])
+assert one["baseline"]["engine"] in ("simd", "fftw", "portable"), one["baseline"]
+PY
 
 expect 2 "(log2 --radix must divide log2 --size=9); allowed radices: 2, 8, 512" simulate --radix 4
 expect 2 "fpga_fft: --word-bits + --twiddle-bits + log2(--radix) = 128 but the model's" simulate \

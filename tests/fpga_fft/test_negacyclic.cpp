@@ -158,6 +158,20 @@ TEST_CASE("fpga_fft negacyclic: name, spectrum words, overflow sites, validation
                            "polynomial_size N=131072 but expected at most 65536");
   std::vector<double> a(1024), b(1024), shorter(512);
   REQUIRE_INVALID_ARGUMENT(engine.multiply_add(a, b, shorter), "multiply_add: spectra have 1024, 1024 and 512 slots");
+
+  // Full scale (every word -2^63): the imaginary part's products sum to 2^127, one past the
+  // 128-bit signed range. It wraps modulo 2^128 with defined arithmetic, which leaves the W-bit
+  // register's value and its overflow as the exact sum gives them: the real part
+  // 2^126 - 2^126 = 0, the imaginary part 2^127 / 2^30 = 2^97 = 0 modulo 2^64, overflowed.
+  const FixedPointNegacyclicFft tiny(4, config_with(30));
+  std::vector<double> full_scale(4), acc(4, 0.0);
+  FixedPointNegacyclicFft::store(std::vector<CWord>(2, CWord{INT64_MIN, INT64_MIN}),
+                                 full_scale.data());
+  tiny.multiply_add(full_scale, full_scale, acc);
+  CHECK(FixedPointNegacyclicFft::load(acc.data(), 2) == std::vector<CWord>(2, CWord{0, 0}));
+  REQUIRE(tiny.overflows().site(3) == "multiply-accumulate");  // input, twist, 1 stage (M = 2)
+  CHECK(tiny.overflows().count(3) == 2);                        // one per point
+  CHECK(tiny.overflows().total() == 2);
 }
 
 TEST_CASE("fpga_fft negacyclic: forward_decomposed at a stride gives the consecutive words",
