@@ -137,9 +137,15 @@
 #               their logs unwritten)
 #   GPU_RUN_EMULATED=1  a dry run without a GPU, on the CUDA emulator (gpu/emu): the steps use
 #               the *_emulated programs of an existing build (BUILD_DIR, default build), with
-#               toy parameters and small sizes; test runs tests_gpu_emulated; slow, sanitize
-#               and profile need a GPU and are skipped. It checks the script, the programs'
-#               reports and the summary before device time is spent (ctest gpu_run_emulated).
+#               toy parameters and small sizes; test runs tests_gpu_emulated; slow, stage,
+#               sanitize, stalls, hotspots and profile need a GPU and are skipped. It checks
+#               the script, the programs' reports and the summary before device time is
+#               spent (ctest gpu_run_emulated).
+#   GPU_RUN_FAKE_TOOLS=1  with GPU_RUN_EMULATED=1: the sanitize and hotspots steps run too,
+#               with the compute-sanitizer and ncu found on PATH, which the tests make
+#               stand-ins (tests/apps/fake_tools: they check the options and list the test
+#               cases or run the program), on the emulated programs; hotspots at batch 2
+#               unless HOTSPOT_BATCH is set (ctest gpu_call_emulated)
 set -uo pipefail
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
@@ -163,6 +169,11 @@ cd "$repo_root"
 emulated="${GPU_RUN_EMULATED:-0}"
 if [[ "$emulated" != 0 && "$emulated" != 1 ]]; then
   echo "gpu_run: GPU_RUN_EMULATED='$emulated'; expected 1 (a dry run on the CUDA emulator) or 0" >&2
+  exit 2
+fi
+fake_tools="${GPU_RUN_FAKE_TOOLS:-0}"
+if [[ "$fake_tools" != 0 && ("$fake_tools" != 1 || "$emulated" != 1) ]]; then
+  echo "gpu_run: GPU_RUN_FAKE_TOOLS='$fake_tools'; expected 0, or 1 with GPU_RUN_EMULATED=1" >&2
   exit 2
 fi
 jobs="${JOBS:-$(nproc)}"
@@ -222,7 +233,9 @@ stage_batches="${STAGE_BATCHES:-16384,65536}"
 require_match STAGE_BATCHES "$stage_batches" "$batch_list" "batch sizes such as 16384,65536"
 if [[ -n "${SHAPES:-}" ]]; then read -ra shapes <<< "$SHAPES"; fi
 read -ra hotspot_shapes <<< "${HOTSPOT_SHAPES-1x1}"
-hotspot_batch="${HOTSPOT_BATCH:-16384}"
+hotspot_batch=16384
+[[ "$emulated" == 1 ]] && hotspot_batch=2
+hotspot_batch="${HOTSPOT_BATCH:-$hotspot_batch}"
 read -ra variant_args <<< "${VARIANT_ARGS:-}"
 read -ra extra_shape_args <<< "${SHAPE_ARGS:-}"
 unrolls="${UNROLLS:-2 3}"
@@ -382,6 +395,10 @@ step_build() {
 # A step that needs a real GPU, in a dry run: said and skipped.
 needs_gpu() {  # step
   [[ "$emulated" == 1 ]] || return 1
+  if [[ "$fake_tools" == 1 && ("$1" == sanitize || "$1" == hotspots) ]]; then
+    log "$1: with stand-in tools (GPU_RUN_FAKE_TOOLS=1): its commands run, nothing is measured"
+    return 1
+  fi
   log "$1: needs a GPU: skipped in the emulated dry run"
 }
 
@@ -554,7 +571,7 @@ tool_path() {  # name: on PATH or in the CUDA toolkit next to nvcc
 
 step_sanitize() {
   needs_gpu sanitize && return 0
-  local exe="$build/tests/gpu/tests_gpu" sanitizer
+  local tests="$build/tests/gpu/tests_gpu$exe" sanitizer
   sanitizer="$(tool_path compute-sanitizer)"
   if [[ -z "$sanitizer" ]]; then
     log "sanitize: no compute-sanitizer on PATH or next to nvcc"
@@ -562,7 +579,7 @@ step_sanitize() {
     return 1
   fi
   for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
-    run_logged "sanitize_$tool" "$sanitizer" --tool "$tool" --error-exitcode 3 "$exe" "[sanitize]"
+    run_logged "sanitize_$tool" "$sanitizer" --tool "$tool" --error-exitcode 3 "$tests" "[sanitize]"
   done
 }
 
@@ -726,7 +743,8 @@ step_stalls() {
 # statistics, memory and compute workload sections.
 step_hotspots() {
   needs_gpu hotspots && return 0
-  local bench="$build/apps/bench_gates" ncu shape name shape_args
+  local bench="$build/apps/bench_gates$exe" ncu shape name shape_args
+  require_built hotspots "$bench" || return 1
   find_ncu hotspots || return 0
   for shape in auto "${hotspot_shapes[@]}"; do
     name="hotspots_$hotspot_batch"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # scripts/gpu_call.sh (the next GPU call in one command) as a dry run on the CUDA emulator: the
-# stages run under one DEADLINE and each is packed into OUT/results.tgz; the fused engine's
+# stages run under one DEADLINE and each is packed into OUT/results.tgz; the sanitize and
+# hotspots steps' commands run with stand-ins for compute-sanitizer and ncu, whose reports go
+# into OUT/ncu.tgz only; the fused engine's
 # circuits come before the cuFFT engine's; the main job's report is packed; a BUDGET that has
 # run out still leaves a pack; bad settings are refused; and SHAPE_ARGS' --reps replaces the
 # shapes step's own instead of repeating it (the programs refuse an option given twice).
@@ -16,7 +18,10 @@ msg="$(BUDGET=soon call "$work/bad" 2>&1)"
 [[ $? -eq 2 && "$msg" == *"BUDGET='soon'; expected seconds"* ]] || fail "BUDGET=soon: $msg"
 "$repo/scripts/gpu_call.sh" --help | grep -q "The next GPU call" || fail "--help"
 
-STAGES="env defaults|stage sanitize|hotspots circuits" BUDGET=400 call "$work/out" \
+# compute-sanitizer and ncu are stand-ins (tests/apps/fake_tools) that check the steps' options
+# and run the programs (hotspots: tfhe_lib_128 at batch 2, the automatic shape and l2s).
+PATH="$repo/tests/apps/fake_tools:$PATH" GPU_RUN_FAKE_TOOLS=1 \
+  STAGES="env defaults|stage sanitize|hotspots circuits" BUDGET=400 call "$work/out" \
   > "$work/call.log" 2>&1 || { cat "$work/call.log"; fail "gpu_call.sh exited $?"; }
 [[ -s "$work/out/results.tgz" && ! -e "$work/out/results.tgz.part" ]] || fail "no results.tgz"
 mkdir -p "$work/unpacked" && tar xzf "$work/out/results.tgz" -C "$work/unpacked" ||
@@ -29,6 +34,19 @@ for f in environment.txt gpu_run.log summary.md bench_gates_gpu_toy_INSECURE_def
          linear_regression_gpu_fused.json; do
   [[ -s "$work/unpacked/$f" ]] || fail "results.tgz lacks $f"
 done
+for tool in memcheck racecheck synccheck; do
+  grep -q "ERROR SUMMARY: 0 errors" "$work/unpacked/sanitize_$tool.log" 2>/dev/null ||
+    fail "the sanitize step's $tool log: $(cat "$work/unpacked/sanitize_$tool.log" 2>&1)"
+done
+for name in hotspots_2 hotspots_2_l2s; do
+  [[ -s "$work/unpacked/${name}_details.log" && -s "$work/unpacked/${name}_sass.csv" ]] ||
+    fail "the hotspots step's reports of $name"
+  tar tzf "$work/out/ncu.tgz" 2>/dev/null | grep -qx "$name.ncu-rep" ||
+    fail "ncu.tgz lacks $name.ncu-rep"
+done
+tar tzf "$work/out/results.tgz" | grep -q '\.ncu-rep$' && fail "results.tgz holds an ncu report"
+grep -q "fused-key-stage 2" "$work/unpacked/gpu_run.log" ||
+  fail "the hotspots step did not profile the staged shape l2s"
 python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['all_exact']" \
   "$work/unpacked/linear_regression_gpu_fused.json" || fail "the main job's report"
 # The fused engine's circuits first: under a DEADLINE the cuFFT baseline is what is skipped.
