@@ -4,12 +4,14 @@
 #pragma once
 
 #include <bit>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "torusgate/core/error.hpp"
@@ -61,22 +63,27 @@ class ByteWriter {
   // Writes what is buffered and flushes the stream; throws SystemError on failure.
   void finish() {
     flush();
+    errno = 0;
     out_.flush();
     check();
   }
 
  private:
   void write_buffer() {
+    errno = 0;
     out_.write(reinterpret_cast<const char*>(buffer_.data()),
                static_cast<std::streamsize>(buffer_.size()));
     check();
     written_ += buffer_.size();
     buffer_.clear();
   }
+  // The system's reason where the stream is a file and the failed write set errno ("No space
+  // left on device", "File too large").
   void check() const {
     if (!out_) {
+      const int err = errno;
       throw SystemError(context_ + ": the output stream failed after " + std::to_string(written_) +
-                        " bytes");
+                        " bytes" + (err != 0 ? ": " + std::generic_category().message(err) : ""));
     }
   }
 

@@ -47,8 +47,8 @@ std::string size_error(const char* fn, std::size_t got, std::size_t want, const 
 // silently produce samples of dimension 0.
 void check_key_made(const SecretKey& key, const char* fn) {
   EXPECTS(key.lwe_key().lwe_dimension() >= 1,
-          std::string(fn) + ": the secret key is empty (default-constructed); make one with "
-                            "SecretKey(params, rng) or load one");
+          std::string(fn) + ": the secret key is empty (default-constructed or moved from); "
+                            "make one with SecretKey(params, rng) or load one");
 }
 
 }  // namespace
@@ -155,6 +155,7 @@ KeySwitchingKey::KeySwitchingKey(const Parameters& params, std::vector<Torus32> 
 }
 
 KeySwitchingKey KeySwitchingKey::generate(const SecretKey& key, Csprng& rng) {
+  check_key_made(key, "KeySwitchingKey::generate");
   const Parameters& p = key.parameters();
   const std::size_t n1 = p.lwe_dimension + 1;
   const std::size_t base = std::size_t{1} << p.ks_base_log;

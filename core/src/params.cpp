@@ -65,6 +65,21 @@ void Parameters::validate() const {
               std::to_string(glwe_noise_stddev) + " but expected a finite value in [0, 0.25)");
   EXPECTS(!insecure || name.find("INSECURE") != std::string::npos,
           "Parameters::validate: set '" + name + "' is insecure but its name does not say INSECURE");
+  // Below one LSB of the 32-bit torus, rounding leaves samples nearly noiseless: no lattice
+  // problem protects them.
+  constexpr double least_noise = 0x1p-32;
+  EXPECTS(insecure || (lwe_noise_stddev >= least_noise && glwe_noise_stddev >= least_noise),
+          "Parameters::validate: set '" + name + "' has lwe_noise_stddev=" +
+              std::to_string(lwe_noise_stddev) + " and glwe_noise_stddev=" +
+              std::to_string(glwe_noise_stddev) + ": a set not marked insecure needs at least "
+              "2^-32 (one torus LSB) in both; mark it insecure (and name it INSECURE) for tests");
+  // A set named as a built-in one is that set: another with its name would pass for it in
+  // files, reports and key ids.
+  for (const Parameters& known : all_parameter_sets()) {
+    EXPECTS(known.name != name || known.same_values(*this),
+            "Parameters::validate: set '" + name + "' has the name of the built-in set but "
+            "other values; give a set of your own another name");
+  }
 }
 
 std::uint64_t Parameters::fingerprint() const {
@@ -75,7 +90,8 @@ std::uint64_t Parameters::fingerprint() const {
                                 insecure ? 1u : 0u};
   for (std::uint32_t v : ints) fnv_mix_le(h, v, 4);
   for (double d : {lwe_noise_stddev, glwe_noise_stddev}) {
-    fnv_mix_le(h, std::bit_cast<std::uint64_t>(d), 8);
+    // -0.0 == 0.0: equal sets, equal fingerprints.
+    fnv_mix_le(h, std::bit_cast<std::uint64_t>(d == 0 ? 0.0 : d), 8);
   }
   return h;
 }

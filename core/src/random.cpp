@@ -20,6 +20,34 @@ Csprng::Csprng(SeedKey, const std::array<std::uint8_t, 32>& key, bool determinis
   detail::ensure_sodium("Csprng");
 }
 
+Csprng::Csprng(Csprng&& other) noexcept { take(other); }
+
+Csprng& Csprng::operator=(Csprng&& other) noexcept {
+  if (this != &other) take(other);
+  return *this;
+}
+
+Csprng::~Csprng() {
+  sodium_memzero(key_.data(), key_.size());
+  sodium_memzero(buffer_.data(), buffer_.size());
+}
+
+void Csprng::take(Csprng& other) noexcept {
+  key_ = other.key_;
+  block_counter_ = other.block_counter_;
+  buffer_ = other.buffer_;
+  position_ = other.position_;
+  deterministic_ = other.deterministic_;
+  spent_ = other.spent_;
+  has_spare_normal_ = other.has_spare_normal_;
+  spare_normal_ = other.spare_normal_;
+  sodium_memzero(other.key_.data(), other.key_.size());
+  sodium_memzero(other.buffer_.data(), other.buffer_.size());
+  other.position_ = other.buffer_.size();  // the next draw refills, which refuses
+  other.has_spare_normal_ = false;
+  other.spent_ = true;
+}
+
 Csprng Csprng::deterministic(std::uint64_t seed, testing::InsecureDeterministicTag) {
   std::array<std::uint8_t, 32> key{};
   const char label[] = "torusgate-insecure-test:";
@@ -30,6 +58,7 @@ Csprng Csprng::deterministic(std::uint64_t seed, testing::InsecureDeterministicT
 }
 
 void Csprng::refill() {
+  EXPECTS(!spent_, "Csprng: drawn from after being moved from; use the generator it was moved to");
   // One fresh nonce per refill: a 96-bit counter, never reused under the same key.
   std::array<std::uint8_t, crypto_stream_chacha20_ietf_NONCEBYTES> nonce{};
   for (int i = 0; i < 8; ++i) nonce[i] = static_cast<std::uint8_t>(block_counter_ >> (8 * i));

@@ -149,6 +149,11 @@ void check_batch(const Parameters& params, const LweBatch& batch, const std::str
           context + ": batch has lwe_dimension=" + std::to_string(batch.lwe_dimension()) +
               " but parameter set '" + params.name + "' has " +
               std::to_string(params.lwe_dimension));
+  // An LweBatch keeps count * (n + 1) words; a writer never emits a file its reader refuses.
+  EXPECTS(batch.data().size() == batch.count() * batch.sample_size(),
+          context + ": batch has " + std::to_string(batch.count()) + " samples but " +
+              std::to_string(batch.data().size()) + " words (expected " +
+              std::to_string(batch.count() * batch.sample_size()) + ")");
 }
 
 void check_integer_array(const Parameters& params, const IntegerArrayCiphertext& array,
@@ -721,7 +726,8 @@ IntegerArrayCiphertext read_integer_array(std::istream& in, const Parameters& ex
   return read_integer_array_impl(in, "read_integer_array", &expected, nullptr);
 }
 
-// Each save_* validates before opening, so a bad argument never truncates an existing file.
+// Each save_* validates before opening, and save_file replaces a file whole or not at all, so
+// neither a bad argument nor a failed write truncates an existing file.
 void save_parameters(const fs::path& path, const Parameters& params) {
   check_writable(params, "save_parameters");
   save_file(path, "save_parameters", [&](std::ostream& out, const std::string& ctx) {
@@ -730,9 +736,10 @@ void save_parameters(const fs::path& path, const Parameters& params) {
 }
 void save_secret_key(const fs::path& path, const SecretKey& key) {
   check_writable(key.parameters(), "save_secret_key");
-  save_file(path, "save_secret_key", [&](std::ostream& out, const std::string& ctx) {
-    write_secret_key_impl(out, key, ctx);
-  });
+  save_file(
+      path, "save_secret_key",
+      [&](std::ostream& out, const std::string& ctx) { write_secret_key_impl(out, key, ctx); },
+      detail::FileAccess::Secret);
 }
 void save_cloud_key(const fs::path& path, const CloudKey& key) {
   check_writable(key.parameters(), "save_cloud_key");

@@ -9,6 +9,7 @@
 #include <array>
 #include <bit>
 #include <charconv>
+#include <cstdio>
 #include <cmath>
 #include <fstream>
 #include <istream>
@@ -359,6 +360,35 @@ double parse_double(const Input& in, const TextBlock& block, std::string_view ke
   return v;
 }
 
+// The noise fields of a file against the set its integer fields name: the library writes them
+// with printf's %.8f, so a value within half a unit of the 8th decimal is the set's (2^-25
+// reads back as 0.00000003). "LWE key alpha_min=0.20000000 (the set has 0.00003052)" for each
+// that differs, comma-separated; empty when all fit. `lwe` or `tlwe` may be null.
+std::string noise_differences(const LweParamsBlock* lwe, const std::string& lwe_name,
+                              const TlweParamsBlock* tlwe, const std::string& tlwe_name,
+                              const Parameters& params) {
+  const auto decimals = [](double v) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.8f", v);
+    return std::string(text);
+  };
+  std::string differs;
+  const auto compare = [&](const std::string& block, const char* field, double got, double want) {
+    if (std::fabs(got - want) <= 0.5e-8 * (1 + 1e-9)) return;
+    differs += (differs.empty() ? "" : ", ") + block + " " + field + "=" + decimals(got) +
+               " (the set has " + decimals(want) + ")";
+  };
+  if (lwe != nullptr) {
+    compare(lwe_name, "alpha_min", lwe->alpha_min, params.lwe_noise_stddev);
+    compare(lwe_name, "alpha_max", lwe->alpha_max, library_alpha_max);
+  }
+  if (tlwe != nullptr) {
+    compare(tlwe_name, "alpha_min", tlwe->alpha_min, params.glwe_noise_stddev);
+    compare(tlwe_name, "alpha_max", tlwe->alpha_max, library_alpha_max);
+  }
+  return differs;
+}
+
 LweParamsBlock read_lwe_params(Input& in) {
   const TextBlock b = read_block(in, "LWEPARAMS", {"alpha_max", "alpha_min", "n"});
   LweParamsBlock p;
@@ -447,7 +477,15 @@ Parameters read_parameter_blocks(Input& in) {
   f.bk_level_count = tgsw.bk_level_count;
   f.ks_base_log = ks_basebit;
   f.ks_level_count = ks_t;
-  return unique_match(f, in.context());
+  Parameters params = unique_match(f, in.context());
+  // The set is named by the integer fields; a file whose noise is another's would be read as it.
+  const std::string differs = noise_differences(&lwe, "LWEPARAMS", &tlwe, "TLWEPARAMS", params);
+  if (!differs.empty()) {
+    in.fail("the noise does not fit parameter set '" + params.name +
+            "', which the integer fields name: " + differs +
+            " (this reader knows the named sets only)");
+  }
+  return params;
 }
 
 Parameters read_parameter_set_impl(std::istream& stream, const std::string& ctx) {
@@ -1139,6 +1177,9 @@ SecretKey to_secret_key(const Parameters& params, const LweKeyFile& lwe, const T
   compare("LWE key", "key size", lwe.key.lwe_dimension(), params.lwe_dimension);
   compare("TGSW key", "key polynomials", tgsw.key.glwe_dimension(), params.glwe_dimension);
   compare("TGSW key", "key polynomial size", tgsw.key.polynomial_size(), params.polynomial_size);
+  const std::string noise =
+      noise_differences(&lwe.params, "LWE key", &tgsw.tlwe, "TGSW key", params);
+  differs += (differs.empty() || noise.empty() ? "" : ", ") + noise;
   if (!differs.empty()) {
     throw FormatError(fn + ": the key files do not fit parameter set '" + params.name +
                       "': " + differs);
@@ -1196,16 +1237,20 @@ LweKeyFile load_lwe_key(const fs::path& path) {
 }
 void save_lwe_key(const fs::path& path, const SecretKey& key) {
   check_key(key, "tfhe_lib::save_lwe_key");
-  save_file(path, "tfhe_lib::save_lwe_key",
-            [&](std::ostream& out, const std::string& ctx) { write_lwe_key_impl(out, key, ctx); });
+  save_file(
+      path, "tfhe_lib::save_lwe_key",
+      [&](std::ostream& out, const std::string& ctx) { write_lwe_key_impl(out, key, ctx); },
+      detail::FileAccess::Secret);
 }
 TgswKeyFile load_tgsw_key(const fs::path& path) {
   return load_file(path, "tfhe_lib::load_tgsw_key", "the TGSW key", read_tgsw_key_impl);
 }
 void save_tgsw_key(const fs::path& path, const SecretKey& key) {
   check_key(key, "tfhe_lib::save_tgsw_key");
-  save_file(path, "tfhe_lib::save_tgsw_key",
-            [&](std::ostream& out, const std::string& ctx) { write_tgsw_key_impl(out, key, ctx); });
+  save_file(
+      path, "tfhe_lib::save_tgsw_key",
+      [&](std::ostream& out, const std::string& ctx) { write_tgsw_key_impl(out, key, ctx); },
+      detail::FileAccess::Secret);
 }
 SecretKey load_secret_key(const fs::path& lwe_key_path, const fs::path& tgsw_key_path) {
   const LweKeyFile lwe = load_lwe_key(lwe_key_path);
@@ -1266,9 +1311,12 @@ static void save_secret_keyset_view(const fs::path& path, const SecretKey& secre
                              const KeysetView& file) {
   const std::string fn = "tfhe_lib::save_secret_keyset";
   check_secret_keyset(secret, file, fn);
-  save_file(path, fn, [&](std::ostream& out, const std::string& ctx) {
-    write_secret_keyset_impl(out, secret, file, ctx);
-  });
+  save_file(
+      path, fn,
+      [&](std::ostream& out, const std::string& ctx) {
+        write_secret_keyset_impl(out, secret, file, ctx);
+      },
+      detail::FileAccess::Secret);
 }
 void save_secret_keyset(const fs::path& path, const SecretKey& secret, const CloudKey& cloud) {
   save_secret_keyset_view(path, secret, KeysetView::library_default(cloud));

@@ -4,8 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <vector>
 
@@ -288,6 +290,10 @@ TEST_CASE("BlindRotator's rotations are the exact integer CMUX chain, word for w
                   keys.secret.lwe_key(), p.lwe_noise_stddev, rng);
     }
     in[n1 + 2] = 0;  // a zero mask word: that step is skipped
+    // Bodies that switch to b~ = 0, N - 1, N (the sign flip's edge), N + 1 and 2N - 1.
+    const std::uint32_t N = p.polynomial_size, step = std::uint32_t{1} << 31 >> std::countr_zero(N);
+    const std::uint32_t edges[] = {0, N - 1, N, N + 1, 2 * N - 1};
+    for (std::size_t e = 0; e < std::size(edges); ++e) in[(2 + e) * n1 - 1] = edges[e] * step;
     std::vector<std::vector<Torus32>> want;
     for (std::size_t i = 0; i < count; ++i) {
       want.push_back(

@@ -511,3 +511,93 @@ TEST_CASE("GGSW rows encrypt m times the gadget value on the right polynomial", 
     }
   }
 }
+
+// The noise of every kind of encryption is its parameter set's standard deviation: not only
+// below a bound (a mutation that halved the LWE noise, weakening every key, passed the bounds),
+// but within 10% of it over thousands of samples (the standard error of a standard deviation
+// from n samples is about 1/sqrt(2n): 1.1% at 4000).
+TEST_CASE("the noise of LWE, key-switching, GLWE and GGSW encryptions is the set's",
+          "[lwe][glwe]") {
+  const std::uint64_t seed = catch_seed(0x5d);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  // Standard deviation (torus fraction) of errors given in units of 2^-32, around zero.
+  const auto stddev = [](const std::vector<std::int64_t>& errors) {
+    double sum = 0;
+    for (const std::int64_t e : errors) sum += static_cast<double>(e) * static_cast<double>(e);
+    return std::sqrt(sum / static_cast<double>(errors.size())) * 0x1p-32;
+  };
+  const auto near = [](double measured, double want) {
+    INFO("measured " << measured << ", the set's " << want);
+    CHECK(measured > 0.9 * want);
+    CHECK(measured < 1.1 * want);
+  };
+
+  // Fresh LWE samples (tfhe_lib_128) and the client's encrypt_bits (toy).
+  const Parameters p = tfhe_lib_128();
+  const LweKey key(p.lwe_dimension, rng);
+  std::vector<Torus32> sample(p.lwe_dimension + 1);
+  std::vector<std::int64_t> errors;
+  for (int i = 0; i < 4000; ++i) {
+    const Torus32 mu = rng.uniform_torus();
+    encrypt_lwe(sample, mu, key, p.lwe_noise_stddev, rng);
+    errors.push_back(signed_diff(lwe_phase(sample, key), mu));
+  }
+  near(stddev(errors), p.lwe_noise_stddev);
+
+  const Parameters toy = toy_insecure();
+  const SecretKey secret(toy, rng);
+  const std::vector<std::uint8_t> bits(4000, 1);
+  const LweBatch batch = encrypt_bits(secret, bits, rng);
+  errors.clear();
+  for (const Torus32 phase : batch_phases(secret, batch)) {
+    errors.push_back(signed_diff(phase, encode_bit(true)));
+  }
+  near(stddev(errors), toy.lwe_noise_stddev);
+
+  // The key-switching key: sample v-1 of (i, j) encrypts v * s'_i / base^(j+1).
+  const KeySwitchingKey ksk = KeySwitchingKey::generate(secret, rng);
+  const auto extracted = secret.glwe_key().coefficients();
+  const std::size_t base = std::size_t{1} << toy.ks_base_log, n1 = toy.lwe_dimension + 1;
+  errors.clear();
+  for (std::size_t i = 0; i < extracted.size(); ++i) {
+    for (std::size_t j = 0; j < toy.ks_level_count; ++j) {
+      for (std::size_t v = 1; v < base; ++v) {
+        const std::span<const Torus32> ks(ksk.level(i, j) + (v - 1) * n1, n1);
+        const auto shift = 32 - toy.ks_base_log * static_cast<std::uint32_t>(j + 1);
+        const Torus32 message = static_cast<Torus32>(v * extracted[i]) << shift;
+        errors.push_back(signed_diff(lwe_phase(ks, secret.lwe_key()), message));
+      }
+    }
+  }
+  REQUIRE(errors.size() == 256 * 5 * 7);
+  near(stddev(errors), toy.lwe_noise_stddev);
+
+  // GLWE samples (tfhe_lib_128: 4 x 1024 coefficients) and the rows of GGSW encryptions of 0
+  // (toy: 4 rows of 256 coefficients each), against the GLWE noise.
+  const GlweKey glwe_key(p.glwe_dimension, p.polynomial_size, rng);
+  std::vector<Torus32> glwe(glwe_size(p)), phase(p.polynomial_size);
+  errors.clear();
+  for (int i = 0; i < 4; ++i) {
+    const auto mu = random_torus_poly(rng, p.polynomial_size);
+    encrypt_glwe(glwe, mu, glwe_key, p.glwe_noise_stddev, rng);
+    glwe_phase(glwe, glwe_key, phase);
+    for (std::size_t c = 0; c < phase.size(); ++c) errors.push_back(signed_diff(phase[c], mu[c]));
+  }
+  near(stddev(errors), p.glwe_noise_stddev);
+
+  const std::size_t rows = toy.ggsw_row_count();
+  std::vector<Torus32> ggsw(ggsw_size(toy)), row_phase(toy.polynomial_size);
+  errors.clear();
+  for (int i = 0; i < 4; ++i) {
+    encrypt_ggsw(ggsw, 0, secret.glwe_key(), toy, toy.glwe_noise_stddev, rng);
+    for (std::size_t r = 0; r < rows; ++r) {
+      glwe_phase(std::span<const Torus32>(ggsw).subspan(r * glwe_size(toy), glwe_size(toy)),
+                 secret.glwe_key(), row_phase);
+      for (const Torus32 x : row_phase) errors.push_back(static_cast<std::int32_t>(x));
+    }
+  }
+  REQUIRE(errors.size() == 4 * 4 * 256);
+  // 2^-30 is 4 units of 2^-32: rounding to the grid adds a variance of 1/12 unit^2 (0.5%).
+  near(stddev(errors), toy.glwe_noise_stddev);
+}

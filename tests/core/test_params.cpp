@@ -142,12 +142,18 @@ TEST_CASE("validate rejects each field out of range", "[params]") {
 
 TEST_CASE("validate accepts the edges of each range", "[params]") {
   Parameters p = tfhe_lib_128();
+  p.name = "edges";
   p.bk_base_log = 8;
   p.bk_level_count = 4;  // exactly 32 bits
   p.ks_base_log = 16;
   p.ks_level_count = 2;
   p.polynomial_size = 16;
-  p.lwe_noise_stddev = 0;
+  p.lwe_noise_stddev = 0x1p-32;  // one torus LSB: the least a set not marked insecure has
+  p.glwe_noise_stddev = 0x1p-32;
+  CHECK_NOTHROW(p.validate());
+  p.name = "edges_INSECURE";
+  p.insecure = true;
+  p.lwe_noise_stddev = 0;  // an insecure set may have none
   p.glwe_noise_stddev = 0;
   CHECK_NOTHROW(p.validate());
   Parameters toy = toy_insecure();
@@ -156,6 +162,44 @@ TEST_CASE("validate accepts the edges of each range", "[params]") {
   toy.insecure = false;  // a secure set may have any name
   toy.name = "my_set";
   CHECK_NOTHROW(toy.validate());
+}
+
+TEST_CASE("validate: a set not marked insecure has noise; a built-in set's name is that set",
+          "[params]") {
+  Parameters p = tfhe_lib_128();
+  p.name = "mine";
+  p.lwe_noise_stddev = 0;
+  REQUIRE_INVALID_ARGUMENT(p.validate(), "set 'mine' has lwe_noise_stddev=0.000000 and "
+                                         "glwe_noise_stddev=0.000000: a set not marked insecure "
+                                         "needs at least 2^-32 (one torus LSB) in both");
+  p.lwe_noise_stddev = tfhe_lib_128().lwe_noise_stddev;
+  p.glwe_noise_stddev = std::nextafter(0x1p-32, 0.0);
+  REQUIRE_INVALID_ARGUMENT(p.validate(), "needs at least 2^-32");
+  p.insecure = true;
+  p.name = "mine_INSECURE";
+  CHECK_NOTHROW(p.validate());
+
+  // The built-in name with other values (the audit's n=64, zero-noise "tfhe_lib_128"), and a
+  // toy set's name on other values; the built-in sets themselves pass.
+  Parameters fake = toy_insecure();
+  fake.name = "tfhe_lib_128";
+  fake.insecure = false;
+  fake.lwe_noise_stddev = fake.glwe_noise_stddev = 0x1p-20;
+  REQUIRE_INVALID_ARGUMENT(fake.validate(),
+                           "set 'tfhe_lib_128' has the name of the built-in set but other "
+                           "values; give a set of your own another name");
+  Parameters toy = toy_insecure();
+  toy.lwe_dimension = 65;
+  REQUIRE_INVALID_ARGUMENT(toy.validate(), "'toy_INSECURE' has the name of the built-in set");
+  for (const Parameters& known : all_parameter_sets()) CHECK_NOTHROW(known.validate());
+
+  // -0.0 and 0.0 are equal, and so are the fingerprints.
+  Parameters zero = p;
+  zero.lwe_noise_stddev = 0.0;
+  Parameters negative_zero = p;
+  negative_zero.lwe_noise_stddev = -0.0;
+  REQUIRE(zero == negative_zero);
+  CHECK(zero.fingerprint() == negative_zero.fingerprint());
 }
 
 TEST_CASE("fingerprint changes with every field; same_values ignores the name", "[params]") {

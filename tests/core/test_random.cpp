@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "test_support.hpp"
@@ -203,4 +205,41 @@ TEST_CASE("uniform_bit is 0 or 1 and balanced", "[random]") {
   CHECK(std::abs(ones - samples / 2) < 354);
   // Number of runs of a fair independent sequence: mean n/2, stddev sqrt(n)/2.
   CHECK(std::abs(runs - samples / 2) < 5 * std::sqrt(samples) / 2);
+}
+
+TEST_CASE("Csprng: consecutive blocks differ (a fresh nonce per refill)", "[random]") {
+  // A nonce reused under the key would repeat the 4096-byte keystream block, so masks of
+  // later encryptions would equal earlier ones.
+  const auto check_blocks = [](Csprng rng) {
+    std::vector<std::uint8_t> first(4096), second(4096), third(4096);
+    rng.fill_bytes(first);
+    rng.fill_bytes(second);
+    rng.fill_bytes(third);
+    CHECK(first != second);
+    CHECK(second != third);
+    CHECK(first != third);
+  };
+  check_blocks(seeded_rng(0xb10c));
+  check_blocks(Csprng());
+}
+
+TEST_CASE("Csprng: not copyable; a moved-from generator refuses to draw", "[random]") {
+  // A copy would repeat the stream: every mask and noise value of the original.
+  STATIC_REQUIRE_FALSE(std::is_copy_constructible_v<Csprng>);
+  STATIC_REQUIRE_FALSE(std::is_copy_assignable_v<Csprng>);
+  STATIC_REQUIRE(std::is_nothrow_move_constructible_v<Csprng>);
+  Csprng a = seeded_rng(77), reference = seeded_rng(77);
+  CHECK(a.uniform_u32() == reference.uniform_u32());
+  Csprng b = std::move(a);  // b goes on with a's stream, from where a stopped
+  CHECK(draw_u32(b, 2000) == draw_u32(reference, 2000));
+  REQUIRE_INVALID_ARGUMENT(a.uniform_u32(), "Csprng: drawn from after being moved from");
+  std::vector<std::uint8_t> bytes(8);
+  REQUIRE_INVALID_ARGUMENT(a.fill_bytes(bytes), "after being moved from");
+  REQUIRE_INVALID_ARGUMENT(a.gaussian_torus(1e-3), "after being moved from");
+  Csprng c = seeded_rng(5);
+  c = std::move(b);
+  CHECK(c.uniform_u64() == reference.uniform_u64());
+  REQUIRE_INVALID_ARGUMENT(b.uniform_u64(), "after being moved from");
+  c = Csprng();  // a spent or used generator takes a fresh one's state
+  CHECK(draw_u32(c, 4) != std::vector<std::uint32_t>(4, 0));
 }

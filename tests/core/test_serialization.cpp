@@ -211,7 +211,7 @@ TEST_CASE("serialization: parameters round trip bit-exactly for every named set"
           "[serialization]") {
   std::vector<Parameters> sets = all_parameter_sets();
   // Noise values with awkward bit patterns: a subnormal and a non-dyadic decimal.
-  sets.push_back(Parameters{"custom", 700, 2, 512, 8, 3, 4, 4, 0.1, 4.9e-324, false});
+  sets.push_back(Parameters{"custom_INSECURE", 700, 2, 512, 8, 3, 4, 4, 0.1, 4.9e-324, true});
   for (const Parameters& p : sets) {
     INFO("parameter set " << p.name);
     const std::string bytes = bytes_of([&](std::ostream& out) { write_parameters(out, p); });
@@ -540,7 +540,10 @@ TEST_CASE("serialization: wrong object type is rejected", "[serialization]") {
 }
 
 TEST_CASE("serialization: parameter fingerprint mismatch is rejected", "[serialization]") {
-  const Parameters p = toy_insecure();
+  // A set of its own (a toy set's name on other values is refused before the fingerprint); a
+  // name as long as toy_INSECURE's keeps the offsets below.
+  Parameters p = toy_insecure();
+  p.name = "own_INSECURE";
   const std::string good = bytes_of([&](std::ostream& out) { write_parameters(out, p); });
   // A corrupted fingerprint.
   std::string bytes = good;
@@ -575,6 +578,16 @@ TEST_CASE("serialization: invalid embedded parameters are rejected", "[serializa
   std::string huge = bytes;
   put_u32(huge, 24, 0xffffffffu);
   CHECK_THROWS_WITH(parameters_from(huge), Contains("name length is 4294967295"));
+  // The name's bound exactly: 255 bytes read (the reader's buffer holds 255), 256 refused
+  // before any byte of it is read.
+  Parameters longest = toy_insecure();
+  longest.name = "toy_INSECURE" + std::string(243, 'x');
+  REQUIRE(longest.name.size() == 255);
+  CHECK(parameters_from(seal(encode_header(1, longest, longest.fingerprint()))) == longest);
+  Parameters too_long = longest;
+  too_long.name += 'x';
+  CHECK_THROWS_WITH(parameters_from(seal(encode_header(1, too_long, too_long.fingerprint()))),
+                    Contains("name length is 256"));
   Parameters control = toy_insecure();
   control.name = "toy\nINSECURE";
   CHECK_THROWS_WITH(parameters_from(seal(encode_header(1, control, control.fingerprint()))),
@@ -589,13 +602,24 @@ TEST_CASE("serialization: ciphertexts for other parameters are rejected", "[seri
   const std::string bytes = bytes_of([&](std::ostream& out) {
     write_ciphertexts(out, toy_insecure(), toy_ciphertexts(2, 4));
   });
+  Parameters own = toy_insecure();
+  own.name = "own_INSECURE";
+  const std::string own_bytes = bytes_of([&](std::ostream& out) {
+    write_ciphertexts(out, own, toy_ciphertexts(2, 4));
+  });
   CHECK_THROWS_AS(ciphertexts_from(bytes, tfhe_lib_128()), FormatError);
   CHECK_THROWS_WITH(ciphertexts_from(bytes, tfhe_lib_128()),
                     Contains("'toy_INSECURE'") && Contains("'tfhe_lib_128'"));
-  // Same name, different values.
+  // Same name, different values: a built-in set's name is refused as the expected set itself;
+  // a set of one's own, by the reader.
   Parameters other = toy_insecure();
   other.lwe_noise_stddev *= 2;
-  CHECK_THROWS_WITH(ciphertexts_from(bytes, other), Contains("same name, different values"));
+  CHECK_THROWS_WITH(ciphertexts_from(bytes, other),
+                    Contains("expected parameters are invalid") &&
+                        Contains("has the name of the built-in set but other values"));
+  other = own;
+  other.lwe_noise_stddev *= 2;
+  CHECK_THROWS_WITH(ciphertexts_from(own_bytes, other), Contains("same name, different values"));
   // Same values, different name.
   other = toy_insecure();
   other.name = "toy_copy_INSECURE";
@@ -664,7 +688,7 @@ TEST_CASE("serialization: oversized count fields are rejected before allocating"
 
   // Hostile but valid parameters whose bootstrapping key would be 696 GB, with the matching
   // count: the reader must fail on the missing bytes, not try to allocate them.
-  const Parameters huge{"huge", 4096, 8, 16384, 1, 32, 1, 32, 0.0, 0.0, false};
+  const Parameters huge{"huge", 4096, 8, 16384, 1, 32, 1, 32, 0x1p-20, 0x1p-30, false};
   REQUIRE_NOTHROW(huge.validate());
   std::string hostile = encode_header(3, huge, huge.fingerprint());
   append_u64(hostile, bk_words(huge));
@@ -1020,6 +1044,18 @@ TEST_CASE("serialization: format version 3 names the secret key; versions 1 and 
   REQUIRE(sk.key_id() != 0);
   CHECK(sk.key_id() != other.key_id());
   CHECK(SecretKey(p, sk.lwe_key(), sk.glwe_key()).key_id() == sk.key_id());
+  // Both halves of the key name it: the same LWE key with another GLWE key is another key
+  // (an id of the LWE key alone passed every other test).
+  CHECK(SecretKey(p, sk.lwe_key(), other.glwe_key()).key_id() != sk.key_id());
+  CHECK(SecretKey(p, other.lwe_key(), sk.glwe_key()).key_id() != sk.key_id());
+  // A known answer (BLAKE2b-128 of the domain, the set's fingerprint and the coefficients,
+  // the digest's first 8 bytes little-endian; computed apart with Python's hashlib): ids in
+  // files stay readable across versions.
+  std::vector<std::int32_t> lwe_bits(64), glwe_bits(256);
+  for (std::size_t i = 0; i < lwe_bits.size(); ++i) lwe_bits[i] = static_cast<int>(i % 3 == 0);
+  for (std::size_t i = 0; i < glwe_bits.size(); ++i) glwe_bits[i] = static_cast<int>(i % 2);
+  const SecretKey fixed(p, LweKey(lwe_bits), GlweKey(1, 256, glwe_bits));
+  CHECK(key_id_text(fixed.key_id()) == "c60d112cf1372476");
   CHECK(SecretKey().key_id() == 0);
   CHECK(key_id_text(0) == "unknown");
   CHECK(key_id_text(0x1f) == "000000000000001f");

@@ -532,9 +532,27 @@ TEST_CASE("tfhe_lib: unknown parameter sets are rejected naming the fields", "[t
                            FormatError, "no known parameter set has n=4000000000");
   REQUIRE_THROWS_TYPE_WITH(tgsw_key_from(replaced(m.tgsw_key, "N:       1024", "N: 1048576")),
                            FormatError, "no known parameter set has k=1 N=1048576 Bgbit=7 l=3");
-  // The alphas are parsed but do not take part in matching (8 decimals lose them).
-  CHECK(parameter_set_from(replaced(m.params_txt, "alpha_min: 0.00003052", "alpha_min: 0.5")) ==
-        tfhe_lib_128());
+  // The alphas do not take part in matching (8 decimals lose them), but must then be the
+  // matched set's to the 8th decimal: a file whose noise is another's used to read as this set.
+  REQUIRE_THROWS_TYPE_WITH(
+      parameter_set_from(replaced(m.params_txt, "alpha_min: 0.00003052", "alpha_min: 0.5")),
+      FormatError,
+      "the noise does not fit parameter set 'tfhe_lib_128', which the integer fields name: "
+      "LWEPARAMS alpha_min=0.50000000 (the set has 0.00003052) (this reader knows the named "
+      "sets only)");
+  REQUIRE_THROWS_TYPE_WITH(
+      parameter_set_from(replaced(m.params_txt, "alpha_min: 0.00000003", "alpha_min: 0.00000004")),
+      FormatError, "TLWEPARAMS alpha_min=0.00000004 (the set has 0.00000003)");
+  REQUIRE_THROWS_TYPE_WITH(
+      parameter_set_from(replaced(m.params_txt, "alpha_max: 0.01246700", "alpha_max: 0")),
+      FormatError, "LWEPARAMS alpha_max=0.00000000 (the set has 0.01246700)");
+  // The key pair: the LWE key's noise against the set both files name.
+  REQUIRE_THROWS_TYPE_WITH(
+      tl::to_secret_key(lwe_key_from(replaced(m.lwe_key, "alpha_min: 0.00003052",
+                                              "alpha_min: 0.40000000")),
+                        tgsw_key_from(m.tgsw_key)),
+      FormatError, "LWE key alpha_min=0.40000000 (the set has 0.00003052)");
+  CHECK(parameter_set_from(m.params_txt) == tfhe_lib_128());
   // Matching by hand: some fields only; several matches are an error too.
   tl::IntegerFields f;
   f.lwe_dimension = 630;
@@ -824,6 +842,30 @@ TEST_CASE("tfhe_lib: key_pair_problem tells a cloud key made from other secret k
           "[tfhe_lib]") {
   const MadeKeys& m = made_keys();
   CHECK(tl::key_pair_problem(m.sk, m.ck).empty());
+  // The tolerances: a quarter of the first level's step (2^-(3+2) for the key-switching key,
+  // 2^-(10+2) for the bootstrapping key's gadget). A sample moved by half of it is accepted,
+  // by twice it refused (a tolerance 4 times too wide passed the other-key cases below).
+  {
+    const std::size_t n = m.p.lwe_dimension, kN = m.p.extracted_lwe_dimension();
+    const Torus32 ks_quarter = Torus32{1} << (32 - m.p.ks_base_log - 2);
+    const Torus32 bk_quarter = Torus32{1} << (32 - m.p.bk_base_log - 2);
+    const auto moved = [&](Torus32 ks_by, Torus32 bk_by) {
+      std::vector<Torus32> ks(m.ck.key_switching_key().data().begin(),
+                              m.ck.key_switching_key().data().end());
+      std::vector<Torus32> bk(m.ck.bootstrapping_key().data().begin(),
+                              m.ck.bootstrapping_key().data().end());
+      ks[n] += ks_by;   // the body of sample (coefficient 0, level 1, digit 1)
+      bk[kN] += bk_by;  // coefficient 0 of the body of TGSW sample 0's row 0
+      return CloudKey(BootstrappingKey(m.p, std::move(bk)), KeySwitchingKey(m.p, std::move(ks)),
+                      m.ck.key_id());
+    };
+    CHECK(tl::key_pair_problem(m.sk, moved(ks_quarter / 2, bk_quarter / 2)).empty());
+    CHECK_THAT(tl::key_pair_problem(m.sk, moved(2 * ks_quarter, 0)),
+               Contains("the key-switching key's sample for coefficient 0 of the extracted key, "
+                        "level 1, digit 1 decrypts"));
+    CHECK_THAT(tl::key_pair_problem(m.sk, moved(0, 2 * bk_quarter)),
+               Contains("the bootstrapping key's TGSW sample 0") && Contains("row 0"));
+  }
   Csprng rng = seeded_rng(0x0dd);
   const SecretKey other(m.p, rng);
   CHECK_THAT(tl::key_pair_problem(other, m.ck),

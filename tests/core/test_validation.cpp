@@ -3,7 +3,9 @@
 // by type only (here with the message too), and the stream and file failures of the native
 // format that a caller can cause. The tests named BUG were written against library bugs, fixed since.
 #include <catch2/catch.hpp>
+#include <sys/resource.h>
 
+#include <csignal>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -31,6 +33,7 @@
 #include "torusgate/core/noise.hpp"
 #include "torusgate/core/params.hpp"
 #include "torusgate/core/serialization.hpp"
+#include "torusgate/core/tfhe_lib_format.hpp"
 
 using namespace torusgate;
 using torusgate::test::keys_for;
@@ -366,6 +369,10 @@ TEST_CASE("validation: LweBatch refuses a count whose size wraps", "[validation]
                            "LweBatch: 4294967296 samples of n+1=4294967296 words do not fit");
   REQUIRE_INVALID_ARGUMENT(LweBatch(630, std::numeric_limits<std::size_t>::max() / 8),
                            "LweBatch: ");
+  // The bound is on bytes: one sample more than 2^64 bytes hold is refused by name (counting
+  // words instead, the byte count wrapped and the allocator's SystemError quoted it wrong).
+  const std::size_t most = std::numeric_limits<std::size_t>::max() / sizeof(Torus32) / 631;
+  REQUIRE_INVALID_ARGUMENT(LweBatch(630, most + 1), "the byte count exceeds 2^64");
   CHECK(LweBatch(630, 0).data().empty());
   CHECK(LweBatch(630, 3).data().size() == 3 * 631);
 }
@@ -394,11 +401,16 @@ TEST_CASE("validation: client functions refuse an empty (default) secret key", "
   const SecretKey empty;
   Csprng rng = seeded_rng(0xe3);
   const std::vector<std::uint8_t> bits{1, 0};
-  REQUIRE_INVALID_ARGUMENT(encrypt_bits(empty, bits, rng),
-                           "encrypt_bits: the secret key is empty (default-constructed)");
+  REQUIRE_INVALID_ARGUMENT(
+      encrypt_bits(empty, bits, rng),
+      "encrypt_bits: the secret key is empty (default-constructed or moved from)");
   const LweBatch batch(64, 2);
   REQUIRE_INVALID_ARGUMENT(decrypt_bits(empty, batch), "decrypt_bits: the secret key is empty");
   REQUIRE_INVALID_ARGUMENT(batch_phases(empty, batch), "batch_phases: the secret key is empty");
+  REQUIRE_INVALID_ARGUMENT(KeySwitchingKey::generate(empty, rng),
+                           "KeySwitchingKey::generate: the secret key is empty");
+  REQUIRE_INVALID_ARGUMENT(BootstrappingKey::generate(empty, rng),
+                           "BootstrappingKey::generate: the secret key is empty");
   // A batch of another dimension is still named as such.
   REQUIRE_INVALID_ARGUMENT(decrypt_bits(keys_for(toy_insecure()).secret, LweBatch(65, 1)),
                            "batch has n=65 but the key has n=64");
@@ -477,4 +489,127 @@ TEST_CASE("validation: allocations too large for memory are SystemError", "[vali
                       "PlaintextBackend::allocate: " + std::to_string(SIZE_MAX) +
                           " bits: 2^64 or more bytes do not fit in memory");
   CHECK(be.allocate(8).size() == 8);  // the backend still works
+}
+
+TEST_CASE("validation: moved-from batches and keys are empty, as default-constructed ones",
+          "[validation]") {
+  const torusgate::test::TestKeys& keys = keys_for(toy_insecure());
+  Csprng rng = seeded_rng(0x3c);
+  const std::vector<std::uint8_t> bits{1, 0, 1, 1};
+  LweBatch batch = encrypt_bits(keys.secret, bits, rng);
+  const LweBatch kept = batch;
+  LweBatch taken = std::move(batch);
+  CHECK(taken == kept);
+  // It used to keep count 4 and n 64 without its words: decrypting it read through a null
+  // pointer, and save_ciphertexts wrote a file its reader refused.
+  CHECK(batch.count() == 0);
+  CHECK(batch.lwe_dimension() == 0);
+  CHECK(batch == LweBatch());
+  REQUIRE_INVALID_ARGUMENT(decrypt_bits(keys.secret, batch), "batch has n=0 but the key has n=64");
+  const TempDir dir;
+  REQUIRE_INVALID_ARGUMENT(save_ciphertexts(dir / "c.tg", toy_insecure(), batch),
+                           "save_ciphertexts: batch has lwe_dimension=0");
+  LweBatch assigned(64, 1);
+  assigned = std::move(taken);
+  CHECK(assigned == kept);
+  CHECK(taken == LweBatch());
+
+  SecretKey secret = keys.secret;
+  const SecretKey secret_taken = std::move(secret);
+  CHECK(secret_taken.key_id() == keys.secret.key_id());
+  CHECK(secret.key_id() == 0);  // used to keep its id: load_ciphertexts_for's check passed it
+  CHECK(secret.parameters() == Parameters());
+  CHECK(secret.lwe_key().lwe_dimension() == 0);
+  CHECK(secret.glwe_key().glwe_dimension() == 0);
+  REQUIRE_INVALID_ARGUMENT(encrypt_bits(secret, bits, rng), "the secret key is empty");
+
+  CloudKey cloud = *keys.cloud;
+  CloudKey cloud_taken = std::move(cloud);
+  CHECK(cloud_taken.key_id() == keys.cloud->key_id());
+  CHECK(cloud.key_id() == 0);
+  // The bootstrapping key kept ggsw_count() = n with no words: ggsw(5) passed its index check.
+  CHECK(cloud.bootstrapping_key().ggsw_count() == 0);
+  REQUIRE_INVALID_ARGUMENT(cloud.bootstrapping_key().ggsw(5), "");
+  CHECK(cloud.key_switching_key().data().empty());
+  BootstrappingKey bk = cloud_taken.bootstrapping_key();
+  const BootstrappingKey bk_taken = std::move(bk);
+  CHECK(bk_taken.ggsw_count() == 64);
+  CHECK(bk.ggsw_count() == 0);
+  CHECK(bk.unroll() == 1);
+  GlweKey glwe(2, 16, rng);
+  const GlweKey glwe_taken = std::move(glwe);
+  CHECK(glwe.glwe_dimension() == 0);
+  REQUIRE_INVALID_ARGUMENT(glwe.polynomial(0), "index 0 but the key has k=0");
+}
+
+TEST_CASE("validation: save_* replace a file whole or not at all; secret keys mode 0600",
+          "[validation]") {
+  const torusgate::test::TestKeys& keys = keys_for(toy_insecure());
+  const TempDir dir;
+  const auto mode_of = [](const fs::path& p) { return fs::status(p).permissions(); };
+  const auto others = fs::perms::group_all | fs::perms::others_all;
+  save_secret_key(dir / "s.tgsk", keys.secret);
+  CHECK((mode_of(dir / "s.tgsk") & others) == fs::perms::none);  // the library's own 0600
+  tfhe_lib::save_lwe_key(dir / "lwe.key", keys.secret);
+  tfhe_lib::save_tgsw_key(dir / "tgsw.key", keys.secret);
+  CHECK((mode_of(dir / "lwe.key") & others) == fs::perms::none);
+  CHECK((mode_of(dir / "tgsw.key") & others) == fs::perms::none);
+  // Over an existing file made readable by others: the new one is 0600 too.
+  write_file(dir / "old.tgsk", "readable");
+  fs::permissions(dir / "old.tgsk", fs::perms::others_read, fs::perm_options::add);
+  save_secret_key(dir / "old.tgsk", keys.secret);
+  CHECK((mode_of(dir / "old.tgsk") & others) == fs::perms::none);
+  CHECK(load_secret_key(dir / "old.tgsk").key_id() == keys.secret.key_id());
+  save_parameters(dir / "p.tg", toy_insecure());
+  CHECK((mode_of(dir / "p.tg") & fs::perms::owner_read) != fs::perms::none);
+
+  // A write that fails midway (a file size limit, as a full disk would) leaves the existing
+  // file as it was, no temporary file beside it, and says why. It used to truncate the file.
+  save_cloud_key(dir / "c.tg", *keys.cloud);
+  const std::string before = read_file(dir / "c.tg");
+  {
+    ::rlimit saved{};
+    REQUIRE(::getrlimit(RLIMIT_FSIZE, &saved) == 0);
+    ::rlimit limited = saved;
+    limited.rlim_cur = 100000;  // bytes; the toy cloud key is 2.8 MB
+    const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &limited) == 0);
+    std::string message;
+    try {
+      save_cloud_key(dir / "c.tg", *keys.cloud);
+    } catch (const SystemError& e) {
+      message = e.what();
+    }
+    ::setrlimit(RLIMIT_FSIZE, &saved);
+    std::signal(SIGXFSZ, old_handler);
+    CHECK_THAT(message, Contains("save_cloud_key") && Contains("File too large"));
+  }
+  CHECK(read_file(dir / "c.tg") == before);
+  REQUIRE_INVALID_ARGUMENT(save_ciphertexts(dir / "c.tg", toy_insecure(), LweBatch(65, 2)),
+                           "lwe_dimension=65");
+  CHECK(read_file(dir / "c.tg") == before);
+  std::size_t entries = 0;
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    ++entries;
+    INFO(entry.path());
+    CHECK(entry.path().filename().string().find(".tmp-") == std::string::npos);
+  }
+  CHECK(entries == 6);
+
+  // A symbolic link's target is replaced, the link kept; a device is written into.
+  fs::create_symlink(dir / "c.tg", dir / "link.tg");
+  save_ciphertexts(dir / "link.tg", toy_insecure(), LweBatch(64, 3));
+  CHECK(fs::is_symlink(dir / "link.tg"));
+  CHECK(load_ciphertexts(dir / "c.tg", toy_insecure()).count() == 3);
+  CHECK_NOTHROW(save_parameters("/dev/null", toy_insecure()));
+  CHECK(fs::is_character_file("/dev/null"));
+  // A full device: the system's reason in the message.
+  if (fs::exists("/dev/full")) {
+    REQUIRE_THROWS_TYPE_WITH(save_cloud_key("/dev/full", *keys.cloud), SystemError,
+                             "No space left on device");
+  }
+  REQUIRE_THROWS_TYPE_WITH(save_parameters(dir / "none" / "p.tg", toy_insecure()), SystemError,
+                           "No such file or directory");
+  REQUIRE_THROWS_TYPE_WITH(save_parameters(dir.path(), toy_insecure()), SystemError,
+                           "it is a directory");
 }

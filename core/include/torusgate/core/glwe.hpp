@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "torusgate/core/decomposition.hpp"
@@ -37,6 +38,15 @@ class GlweKey {
   // From coefficients (k*N values, polynomial-major); throws unless each is 0 or 1.
   GlweKey(std::uint32_t glwe_dimension, std::uint32_t polynomial_size,
           std::vector<std::int32_t> coefficients);
+  // A moved-from key is empty, as a default-constructed one.
+  GlweKey(const GlweKey&) = default;
+  GlweKey& operator=(const GlweKey&) = default;
+  GlweKey(GlweKey&& other) noexcept { swap(other); }
+  GlweKey& operator=(GlweKey&& other) noexcept {
+    GlweKey taken(std::move(other));
+    swap(taken);
+    return *this;
+  }
 
   std::uint32_t glwe_dimension() const { return k_; }     // k
   std::uint32_t polynomial_size() const { return N_; }    // N
@@ -47,6 +57,12 @@ class GlweKey {
   LweKey extracted_lwe_key() const { return LweKey(s_); }
 
  private:
+  void swap(GlweKey& other) noexcept {
+    std::swap(k_, other.k_);
+    std::swap(N_, other.N_);
+    std::swap(s_, other.s_);
+  }
+
   std::uint32_t k_ = 0, N_ = 0;
   std::vector<std::int32_t> s_;
 };

@@ -24,6 +24,15 @@ class SecretKey {
   SecretKey(const Parameters& params, Csprng& rng);
   // From existing keys; throws InvalidArgument if their sizes do not match the parameters.
   SecretKey(const Parameters& params, LweKey lwe_key, GlweKey glwe_key);
+  // A moved-from key is empty, as a default-constructed one (key id 0, no parameter set).
+  SecretKey(const SecretKey&) = default;
+  SecretKey& operator=(const SecretKey&) = default;
+  SecretKey(SecretKey&& other) noexcept { swap(other); }
+  SecretKey& operator=(SecretKey&& other) noexcept {
+    SecretKey taken(std::move(other));
+    swap(taken);
+    return *this;
+  }
 
   const Parameters& parameters() const { return params_; }
   const LweKey& lwe_key() const { return lwe_; }     // s, dimension n
@@ -36,6 +45,13 @@ class SecretKey {
   std::uint64_t key_id() const { return id_; }
 
  private:
+  void swap(SecretKey& other) noexcept {
+    std::swap(params_, other.params_);
+    std::swap(lwe_, other.lwe_);
+    std::swap(glwe_, other.glwe_);
+    std::swap(id_, other.id_);
+  }
+
   Parameters params_;
   LweKey lwe_;
   GlweKey glwe_;
@@ -60,6 +76,15 @@ class BootstrappingKey {
   // Validated sizes and unroll (1 to 4).
   BootstrappingKey(const Parameters& params, std::vector<Torus32> data, std::uint32_t unroll = 1);
   static BootstrappingKey generate(const SecretKey& key, Csprng& rng, std::uint32_t unroll = 1);
+  // A moved-from key is empty, as a default-constructed one (no GGSW samples).
+  BootstrappingKey(const BootstrappingKey&) = default;
+  BootstrappingKey& operator=(const BootstrappingKey&) = default;
+  BootstrappingKey(BootstrappingKey&& other) noexcept { swap(other); }
+  BootstrappingKey& operator=(BootstrappingKey&& other) noexcept {
+    BootstrappingKey taken(std::move(other));
+    swap(taken);
+    return *this;
+  }
   // GGSW samples of a key of this form: n (unroll 1), (2^u - 1) floor(n/u) + n%u (unroll u).
   static std::size_t ggsw_count(const Parameters& params, std::uint32_t unroll);
   // What each GGSW sample of a key of this form encrypts (0 or 1), for the LWE key s:
@@ -73,6 +98,12 @@ class BootstrappingKey {
   std::span<const Torus32> data() const { return data_; }
 
  private:
+  void swap(BootstrappingKey& other) noexcept {
+    std::swap(params_, other.params_);
+    std::swap(data_, other.data_);
+    std::swap(unroll_, other.unroll_);
+  }
+
   Parameters params_;
   std::vector<Torus32> data_;
   std::uint32_t unroll_ = 1;
@@ -124,6 +155,15 @@ class KeySwitchingKey {
   KeySwitchingKey() = default;
   KeySwitchingKey(const Parameters& params, std::vector<Torus32> data);  // validated sizes
   static KeySwitchingKey generate(const SecretKey& key, Csprng& rng);
+  // A moved-from key is empty, as a default-constructed one.
+  KeySwitchingKey(const KeySwitchingKey&) = default;
+  KeySwitchingKey& operator=(const KeySwitchingKey&) = default;
+  KeySwitchingKey(KeySwitchingKey&& other) noexcept { swap(other); }
+  KeySwitchingKey& operator=(KeySwitchingKey&& other) noexcept {
+    KeySwitchingKey taken(std::move(other));
+    swap(taken);
+    return *this;
+  }
 
   const Parameters& parameters() const { return params_; }
   // Words of the whole key: k*N * t * (base-1) * (n+1).
@@ -135,6 +175,12 @@ class KeySwitchingKey {
   std::span<const Torus32> data() const { return data_; }
 
  private:
+  void swap(KeySwitchingKey& other) noexcept {
+    std::swap(params_, other.params_);
+    std::swap(data_, other.data_);
+    std::swap(level_words_, other.level_words_);
+  }
+
   Parameters params_;
   std::vector<Torus32> data_;
   std::size_t level_words_ = 0;
@@ -150,6 +196,15 @@ class CloudKey {
   // unroll: the bootstrapping key's form (1 standard, 2 to 4 unrolled; see BootstrappingKey).
   // The cloud key carries key.key_id().
   static CloudKey generate(const SecretKey& key, Csprng& rng, std::uint32_t unroll = 1);
+  // A moved-from key is empty, as a default-constructed one (key id 0).
+  CloudKey(const CloudKey&) = default;
+  CloudKey& operator=(const CloudKey&) = default;
+  CloudKey(CloudKey&& other) noexcept { swap(other); }
+  CloudKey& operator=(CloudKey&& other) noexcept {
+    CloudKey taken(std::move(other));
+    swap(taken);
+    return *this;
+  }
 
   const Parameters& parameters() const { return bk_.parameters(); }
   // The id of the secret key this cloud key was made from; 0 when not known.
@@ -165,13 +220,22 @@ class CloudKey {
   std::size_t memory_bytes() const;
 
  private:
+  void swap(CloudKey& other) noexcept {
+    std::swap(bk_, other.bk_);
+    std::swap(ksk_, other.ksk_);
+    std::swap(key_id_, other.key_id_);
+  }
+
   BootstrappingKey bk_;
   KeySwitchingKey ksk_;
   std::uint64_t key_id_ = 0;
 };
 
 // Client side: fresh gate-bootstrapping encryptions of bits (0/1, anything else throws) and
-// their decryption.
+// their decryption. decrypt_bits and batch_phases check the batch's dimension only: a batch
+// encrypted under another key of that dimension (another key of the same parameter set, or of
+// a set with the same n) decrypts to random bits without an error, since an LweBatch carries no
+// key id; the native files do (load_ciphertexts_for refuses another key's file).
 LweBatch encrypt_bits(const SecretKey& key, std::span<const std::uint8_t> bits, Csprng& rng);
 std::vector<std::uint8_t> decrypt_bits(const SecretKey& key, const LweBatch& batch);
 // Phases of every sample of the batch (for noise measurements).

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "torusgate/core/random.hpp"
@@ -34,6 +35,15 @@ class LweBatch {
   LweBatch() = default;
   // Zero-initialised (every sample the trivial encryption of 0).
   LweBatch(std::uint32_t lwe_dimension, std::size_t count);
+  // A moved-from batch is empty, as a default-constructed one (never a count without words).
+  LweBatch(const LweBatch&) = default;
+  LweBatch& operator=(const LweBatch&) = default;
+  LweBatch(LweBatch&& other) noexcept { swap(other); }
+  LweBatch& operator=(LweBatch&& other) noexcept {
+    LweBatch taken(std::move(other));
+    swap(taken);
+    return *this;
+  }
 
   std::uint32_t lwe_dimension() const { return n_; }      // n
   std::size_t count() const { return count_; }
@@ -62,6 +72,11 @@ class LweBatch {
 
  private:
   void check_index(std::size_t i) const;
+  void swap(LweBatch& other) noexcept {
+    std::swap(n_, other.n_);
+    std::swap(count_, other.count_);
+    std::swap(data_, other.data_);
+  }
 
   std::uint32_t n_ = 0;
   std::size_t count_ = 0;

@@ -22,7 +22,9 @@ struct Parameters {
   double glwe_noise_stddev = 0;       // sigma_glwe: bootstrapping-key noise
   bool insecure = false;              // true for test-only sets; their name says INSECURE
 
-  // Throws InvalidArgument naming the first field out of range.
+  // Throws InvalidArgument naming the first field out of range; also when a set not marked
+  // insecure has noise below 2^-32 (one torus LSB: no security), and when a set has the name
+  // of a built-in one (all_parameter_sets) but other values.
   void validate() const;
 
   // k*N: dimension of the LWE sample extracted from a GLWE sample (key-switching input).

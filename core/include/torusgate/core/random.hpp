@@ -20,7 +20,9 @@ struct InsecureDeterministicTag {
 inline constexpr InsecureDeterministicTag insecure_deterministic{};
 }  // namespace testing
 
-// Not thread-safe: give each thread its own generator.
+// Not thread-safe: give each thread its own generator. Not copyable: a copy would repeat the
+// original's stream, every mask and noise value, so two ciphertexts would share a mask. A
+// moved-from generator is spent: its key is wiped and its next draw throws InvalidArgument.
 class Csprng {
  public:
   // Keyed from the OS CSPRNG (libsodium randombytes_buf). Throws SystemError if libsodium
@@ -29,6 +31,12 @@ class Csprng {
 
   // Reproducible stream from `seed`: INSECURE, for tests and benchmarks only.
   static Csprng deterministic(std::uint64_t seed, testing::InsecureDeterministicTag);
+
+  Csprng(const Csprng&) = delete;
+  Csprng& operator=(const Csprng&) = delete;
+  Csprng(Csprng&& other) noexcept;
+  Csprng& operator=(Csprng&& other) noexcept;
+  ~Csprng();
 
   bool is_deterministic() const { return deterministic_; }
 
@@ -53,12 +61,15 @@ class Csprng {
   struct SeedKey {};
   Csprng(SeedKey, const std::array<std::uint8_t, 32>& key, bool deterministic);
   void refill();
+  // Takes other's state and leaves other spent (key and buffer wiped).
+  void take(Csprng& other) noexcept;
 
   std::array<std::uint8_t, 32> key_{};
   std::uint64_t block_counter_ = 0;
   alignas(64) std::array<std::uint8_t, 4096> buffer_{};
   std::size_t position_ = 4096;
   bool deterministic_ = false;
+  bool spent_ = false;  // moved from
   bool has_spare_normal_ = false;
   double spare_normal_ = 0;
 };

@@ -127,8 +127,12 @@ LweBatch read_ciphertexts(std::istream& in, const Parameters& expected,
                           std::uint64_t* key_id = nullptr);
 IntegerArrayCiphertext read_integer_array(std::istream& in, const Parameters& expected);
 
-// Files. save_* truncate and write `path`; load_* read the whole file and reject trailing
-// bytes. SystemError (naming the path) when the file cannot be opened, written or read;
+// Files. save_* write a new file beside `path` and rename it over `path` when it is complete:
+// a failure (a bad argument, a full disk) leaves an existing file as it was and no partial
+// one (a symbolic link's target is replaced; a device or FIFO is written directly). The
+// secret key's file is made with mode 0600 (readable by its owner only), every other file with
+// 0666 less the umask. load_* read the whole file and reject trailing bytes. SystemError
+// (naming the path and the system's reason) when the file cannot be opened, written or read;
 // FormatError messages from load_* also name the path.
 void save_parameters(const std::filesystem::path& path, const Parameters& params);
 void save_secret_key(const std::filesystem::path& path, const SecretKey& key);

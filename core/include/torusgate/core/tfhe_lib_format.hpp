@@ -15,7 +15,9 @@
 //                TGSWPARAMS:      Bgbit, l                    (our bk_base_log, bk_level_count)
 //                LWEKSPARAMS:     basebit, n, t               (ks_base_log, k*N, ks_level_count)
 //                alpha_min is the noise stddev (ours: lwe/glwe_noise_stddev); alpha_max is
-//                0.012467 in every set the library makes.
+//                0.012467 in every set the library makes. A file names its set by the
+//                integer fields; its noise fields must be that set's to the 8th decimal
+//                (FormatError otherwise: the reader knows the named sets only).
 //   parameter set file: GATEBOOTSPARAMS, LWEPARAMS, TLWEPARAMS, TGSWPARAMS blocks.
 //   LWE key:     LWEPARAMS block, int32 type id 43, n int32 coefficients (0 or 1).
 //   TGSW key:    TLWEPARAMS block, TGSWPARAMS block, int32 type id 169, k*N int32
@@ -50,8 +52,9 @@
 //                the LWE key without its block (int32 type id 43, n int32) and the TGSW key
 //                without its blocks (int32 type id 169, k*N int32).
 //
-// Parameters map to our named sets (all_parameter_sets()) by their integer fields only: the
-// printed doubles are rounded to 8 decimals. Readers check block names and order, every key
+// Parameters map to our named sets (all_parameter_sets()) by their integer fields: the
+// printed doubles are rounded to 8 decimals, and must then be the named set's (alpha_min its
+// noise, alpha_max 0.012467) to that precision. Readers check block names and order, every key
 // (each exactly once, in any order as the library reads them, no other; lines end in "\n"; the
 // spaces before a number are optional), that numbers parse completely, the integer fields against
 // the named sets before allocating anything they size, type ids, binary key coefficients and
@@ -270,6 +273,9 @@ void write_secret_keyset(std::ostream& out, const SecretKey& secret, const Cloud
 void write_secret_keyset(std::ostream& out, const SecretKeySetFile& file);
 
 // ---- files --------------------------------------------------------------------------------
+// As the native format's (serialization.hpp): each save_* replaces its file whole or not at
+// all; the secret keys' files (save_lwe_key, save_tgsw_key, save_secret_keyset) are made with
+// mode 0600, the others with 0666 less the umask.
 
 Parameters load_parameter_set(const std::filesystem::path& path);
 void save_parameter_set(const std::filesystem::path& path, const Parameters& params);
