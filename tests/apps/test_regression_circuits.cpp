@@ -1,6 +1,7 @@
 // The regression circuits: exact aggregates and predictions on the plaintext backend against
-// integer arithmetic (random and extreme data, every encoding), the bit-heap pieces they use
-// (mixed-type products, squares), the exact types, and encrypted runs.
+// integer arithmetic (random and extreme data, every encoding), the exact types, and encrypted
+// runs. The bit-heap pieces they use (mixed-type products, squares) are tested with the
+// circuits library (tests/circuits/test_linalg.cpp).
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -115,51 +116,6 @@ TEST_CASE("type_for_range, min_value and max_value", "[regression]") {
   CHECK(xtx_type(IntType{8, true}, 4) == IntType{18, true});
   CHECK(xtx_type(IntType{1, false}, 200) == IntType{8, false});
   CHECK(xty_type(IntType{1, false}, IntType{8, true}, 200) == IntType{16, true});
-}
-
-TEST_CASE("BitHeap products of mixed types and squares are exact (exhaustive, small widths)",
-          "[regression]") {
-  PlaintextFixture f;
-  Csprng rng = test::seeded_rng(5);
-  for (const IntType tx : {IntType{3, false}, IntType{3, true}, IntType{1, false}, IntType{4, true}})
-    for (const IntType ty : {IntType{2, true}, IntType{4, false}, IntType{1, false}}) {
-      INFO(to_string(tx) << " x " << to_string(ty));
-      // Every pair of values, one pair per lane.
-      std::vector<std::int64_t> xs, ys;
-      for (std::int64_t a = static_cast<std::int64_t>(min_value(tx)); a <= max_value(tx); ++a)
-        for (std::int64_t b = static_cast<std::int64_t>(min_value(ty)); b <= max_value(ty); ++b) {
-          xs.push_back(a);
-          ys.push_back(b);
-        }
-      const auto x = IntArray<PlaintextBackend>::encrypt_integers(f.be, f.key, xs, tx, rng, 1);
-      const auto y = IntArray<PlaintextBackend>::encrypt_integers(f.be, f.key, ys, ty, rng, 1);
-      Program<PlaintextBackend> prog(f.be);
-      const Expr ex = prog.input(x), ey = prog.input(y);
-      BitHeap product(10, xs.size()), square(10, xs.size());
-      product.add_product(prog.circuit(), ex, ey);
-      square.add_square(prog.circuit(), ex);
-      const auto out = prog.run({product.sum(prog.circuit(), true), square.sum(prog.circuit(), true)});
-      std::vector<std::int64_t> want_p, want_s;
-      for (std::size_t e = 0; e < xs.size(); ++e) {
-        want_p.push_back(xs[e] * ys[e]);
-        want_s.push_back(xs[e] * xs[e]);
-      }
-      CHECK(out[0].decrypt_integers(f.be, f.key) == want_p);
-      CHECK(out[1].decrypt_integers(f.be, f.key) == want_s);
-    }
-}
-
-TEST_CASE("add_square needs half the AND gates of a product and fewer heap bits", "[regression]") {
-  const auto and_gates = [](bool square) {
-    Circuit c;
-    const Expr x = c.input(IntType{8, false}, 1, 1);
-    BitHeap heap(16, 1);
-    if (square) heap.add_square(c, x);
-    else heap.add_product(c, x, x);
-    return c.nodes().size();
-  };
-  CHECK(and_gates(true) == 28);   // the pairs i < j
-  CHECK(and_gates(false) == 56);  // i != j (x_i AND x_i folds to x_i)
 }
 
 TEST_CASE("regression aggregates are exact for every encoding (plaintext backend)", "[regression]") {

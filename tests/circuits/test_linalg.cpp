@@ -1,7 +1,8 @@
 // Vector reductions and matrix products on the plaintext backend against plain integer
 // arithmetic modulo 2^width: sum, dot (also into wider results), transpose, rectangular
 // matmul, Cannon's algorithm on 4x4 and 6x6 matrices with every grid (and its per-step
-// costs), and element-wise operations on matrices.
+// costs), element-wise operations on matrices, and the bit heap's mixed-type products and
+// squares.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -293,4 +294,54 @@ TEST_CASE("BitHeap::add_lanes_to sums the lanes of a heap into a one-lane heap",
   BitHeap lanes(10, 4), wide(10, 2), narrow(8, 1);
   REQUIRE_INVALID_ARGUMENT(lanes.add_lanes_to(wide), "needs 1 lane and width 10");
   REQUIRE_INVALID_ARGUMENT(lanes.add_lanes_to(narrow), "needs 1 lane and width 10");
+}
+
+// The bit-heap pieces of the regression circuits (apps/linear_regression), here so that the
+// circuits library's own tests cover them (a dropped square term passed all but tests_apps).
+TEST_CASE("BitHeap products of mixed types and squares are exact (exhaustive, small widths)",
+          "[circuits][linalg]") {
+  PlaintextFixture f;
+  Csprng rng = seeded_rng(5);
+  for (const IntType tx :
+       {IntType{3, false}, IntType{3, true}, IntType{1, false}, IntType{4, true}})
+    for (const IntType ty : {IntType{2, true}, IntType{4, false}, IntType{1, false}}) {
+      INFO(to_string(tx) << " x " << to_string(ty));
+      // Every pair of values, one pair per lane.
+      std::vector<std::int64_t> xs, ys;
+      for (std::int64_t a = static_cast<std::int64_t>(min_value(tx)); a <= max_value(tx); ++a)
+        for (std::int64_t b = static_cast<std::int64_t>(min_value(ty)); b <= max_value(ty); ++b) {
+          xs.push_back(a);
+          ys.push_back(b);
+        }
+      const auto x = IntArray<PlaintextBackend>::encrypt_integers(f.be, f.key, xs, tx, rng, 1);
+      const auto y = IntArray<PlaintextBackend>::encrypt_integers(f.be, f.key, ys, ty, rng, 1);
+      Program<PlaintextBackend> prog(f.be);
+      const Expr ex = prog.input(x), ey = prog.input(y);
+      BitHeap product(10, xs.size()), square(10, xs.size());
+      product.add_product(prog.circuit(), ex, ey);
+      square.add_square(prog.circuit(), ex);
+      const auto out =
+          prog.run({product.sum(prog.circuit(), true), square.sum(prog.circuit(), true)});
+      std::vector<std::int64_t> want_p, want_s;
+      for (std::size_t e = 0; e < xs.size(); ++e) {
+        want_p.push_back(xs[e] * ys[e]);
+        want_s.push_back(xs[e] * xs[e]);
+      }
+      CHECK(out[0].decrypt_integers(f.be, f.key) == want_p);
+      CHECK(out[1].decrypt_integers(f.be, f.key) == want_s);
+    }
+}
+
+TEST_CASE("add_square needs half the AND gates of a product and fewer heap bits",
+          "[circuits][linalg]") {
+  const auto and_gates = [](bool square) {
+    Circuit c;
+    const Expr x = c.input(IntType{8, false}, 1, 1);
+    BitHeap heap(16, 1);
+    if (square) heap.add_square(c, x);
+    else heap.add_product(c, x, x);
+    return c.nodes().size();
+  };
+  CHECK(and_gates(true) == 28);   // the pairs i < j
+  CHECK(and_gates(false) == 56);  // i != j (x_i AND x_i folds to x_i)
 }

@@ -16,6 +16,9 @@ fi
 configs=(
   "--size 32 --width 4 --transforms 3"
   "--size 16 --width 2 --merged-twist --rounding truncate --direction inverse --mul-latency 0 --add-latency 0"
+  # The inverse with rounding to nearest: its 1/r drop rounds too (a generator truncating there
+  # passed the three others).
+  "--size 16 --width 4 --direction inverse"
   "--size 64 --width 64 --word-bits 40 --frac-bits 20 --mul-latency 1 --add-latency 2"
 )
 if [[ "${2:-}" == "full" ]]; then

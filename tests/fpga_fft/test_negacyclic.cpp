@@ -169,6 +169,18 @@ TEST_CASE("fpga_fft negacyclic: name, spectrum words, overflow sites, validation
                                  full_scale.data());
   tiny.multiply_add(full_scale, full_scale, acc);
   CHECK(FixedPointNegacyclicFft::load(acc.data(), 2) == std::vector<CWord>(2, CWord{0, 0}));
+  // The multiply-accumulate rounds as configured (a mutation truncating there passed the
+  // product-error bounds): 1 * 1.5 in F = 30 bits is 1.5 after the shift, 2 to nearest (ties
+  // up), 1 truncated; the imaginary part -1 * 1.5 = -1.5: -1 to nearest, -2 truncated.
+  for (const Rounding mode : {Rounding::Nearest, Rounding::Truncate}) {
+    const FixedPointNegacyclicFft engine_of_mode(4, config_with(30, mode));
+    std::vector<double> x(4), y(4), sum(4, 0.0);
+    FixedPointNegacyclicFft::store(std::vector<CWord>(2, CWord{1, 0}), x.data());
+    FixedPointNegacyclicFft::store(std::vector<CWord>(2, CWord{3 << 29, -(3 << 29)}), y.data());
+    engine_of_mode.multiply_add(x, y, sum);
+    const CWord want = mode == Rounding::Nearest ? CWord{2, -1} : CWord{1, -2};
+    CHECK(FixedPointNegacyclicFft::load(sum.data(), 2) == std::vector<CWord>(2, want));
+  }
   REQUIRE(tiny.overflows().site(3) == "multiply-accumulate");  // input, twist, 1 stage (M = 2)
   CHECK(tiny.overflows().count(3) == 2);                        // one per point
   CHECK(tiny.overflows().total() == 2);
