@@ -22,7 +22,9 @@ msg="$(BUDGET=soon call "$work/bad" 2>&1)"
 # and run the programs (hotspots: tfhe_lib_128 at batch 2, the automatic shape and l2s).
 PATH="$repo/tests/apps/fake_tools:$PATH" GPU_RUN_FAKE_TOOLS=1 \
   STAGES="env defaults|stage sanitize|hotspots circuits" BUDGET=400 call "$work/out" \
-  > "$work/call.log" 2>&1 || { cat "$work/call.log"; fail "gpu_call.sh exited $?"; }
+  > "$work/call.log" 2>&1
+status=$?
+((status == 0)) || { cat "$work/call.log"; fail "gpu_call.sh exited $status"; }
 [[ -s "$work/out/results.tgz" && ! -e "$work/out/results.tgz.part" ]] || fail "no results.tgz"
 mkdir -p "$work/unpacked" && tar xzf "$work/out/results.tgz" -C "$work/unpacked" ||
   fail "results.tgz does not unpack"
