@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iomanip>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "app_support.hpp"
@@ -90,12 +91,15 @@ double chi_square_quantile(double z, double n) {
 // degrees of freedom, so the variance lies in [n ms / q(97.5%), n ms / q(2.5%)] with 95%
 // confidence. An extrapolation from n gates to a probability far below 1/n rests on the
 // variance alone (Gaussian noise: a sum of many independent rounding and key terms).
-std::pair<double, double> log2_next_gate_failure_range(const GateStats& g,
-                                                         const NoiseModel& model) {
+// None below fewest_gates_for_range gates or without noise.
+std::optional<std::pair<double, double>> log2_next_gate_failure_range(const GateStats& g,
+                                                                        const NoiseModel& model) {
+  if (g.gates < fewest_gates_for_range || !(g.rms > 0)) return std::nullopt;
   const double n = static_cast<double>(g.gates), z = 1.959963984540054;  // the 97.5% point
   const double ms = g.rms * g.rms;
-  return {log2_next_gate_failure(std::sqrt(n * ms / chi_square_quantile(z, n)), model),
-          log2_next_gate_failure(std::sqrt(n * ms / chi_square_quantile(-z, n)), model)};
+  return std::pair{
+      log2_next_gate_failure(std::sqrt(n * ms / chi_square_quantile(z, n)), model),
+      log2_next_gate_failure(std::sqrt(n * ms / chi_square_quantile(-z, n)), model)};
 }
 
 // "-175 (-207..-130)": the estimate and its 95% range, or "-" without gates; the range from
@@ -104,9 +108,8 @@ std::string failure_text(const GateStats& g, const NoiseModel& model) {
   if (g.gates == 0) return "-";
   std::ostringstream s;
   s << std::fixed << std::setprecision(1) << log2_next_gate_failure(g.rms, model);
-  if (g.gates >= fewest_gates_for_range && g.rms > 0) {
-    const auto [low, high] = log2_next_gate_failure_range(g, model);
-    s << std::setprecision(0) << " (" << low << ".." << high << ")";
+  if (const auto range = log2_next_gate_failure_range(g, model)) {
+    s << std::setprecision(0) << " (" << range->first << ".." << range->second << ")";
   }
   return s.str();
 }
@@ -208,7 +211,7 @@ int run_study(const StudyOptions& o, std::ostream& out) {
     baseline_engine = ctx->fft().name();
     baseline_product = product_error(ctx->fft());
     if (o.gates > 0) baseline = run_gates(ctx, secret, inputs, o.threads);
-    out << "  double engine (" << ctx->fft().name() << "): product error rms "
+    out << "  double engine (" << baseline_engine << "): product error rms "
         << fmt(baseline_product.rms_lsb) << " LSB, max " << fmt(baseline_product.max_lsb)
         << "; gates: " << baseline.wrong << " wrong, output error rms " << fmt(baseline.rms)
         << " max " << fmt(baseline.max) << "\n\n";
@@ -288,11 +291,12 @@ int run_study(const StudyOptions& o, std::ostream& out) {
   if (json_file.wanted()) {
     // [low, high] of the 95% range, or null (fewer than fewest_gates_for_range gates).
     auto failure_range_json = [&](const GateStats& g) -> std::string {
-      if (g.gates < fewest_gates_for_range || !(g.rms > 0)) return "null";
-      const auto [low, high] = log2_next_gate_failure_range(g, model);
-      std::ostringstream range;  // not "[" + string: GCC 12 warns (-Wrestrict, wrongly)
-      range << '[' << apps::json_number(low) << ", " << apps::json_number(high) << ']';
-      return range.str();
+      const auto range = log2_next_gate_failure_range(g, model);
+      if (!range) return "null";
+      std::ostringstream text;  // not "[" + string: GCC 12 warns (-Wrestrict, wrongly)
+      text << '[' << apps::json_number(range->first) << ", " << apps::json_number(range->second)
+           << ']';
+      return text.str();
     };
     std::ostringstream j;
     j << apps::json_report_opening("program", "fpga_fft study", "openmp", o.threads)

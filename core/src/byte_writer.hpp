@@ -11,9 +11,9 @@
 #include <ostream>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <vector>
 
+#include "file_io.hpp"
 #include "torusgate/core/error.hpp"
 
 namespace torusgate::detail {
@@ -81,9 +81,8 @@ class ByteWriter {
   // left on device", "File too large").
   void check() const {
     if (!out_) {
-      const int err = errno;
       throw SystemError(context_ + ": the output stream failed after " + std::to_string(written_) +
-                        " bytes" + (err != 0 ? ": " + std::generic_category().message(err) : ""));
+                        " bytes" + errno_reason(errno));
     }
   }
 

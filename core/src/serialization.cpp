@@ -149,11 +149,6 @@ void check_batch(const Parameters& params, const LweBatch& batch, const std::str
           context + ": batch has lwe_dimension=" + std::to_string(batch.lwe_dimension()) +
               " but parameter set '" + params.name + "' has " +
               std::to_string(params.lwe_dimension));
-  // An LweBatch keeps count * (n + 1) words; a writer never emits a file its reader refuses.
-  EXPECTS(batch.data().size() == batch.count() * batch.sample_size(),
-          context + ": batch has " + std::to_string(batch.count()) + " samples but " +
-              std::to_string(batch.data().size()) + " words (expected " +
-              std::to_string(batch.count() * batch.sample_size()) + ")");
 }
 
 void check_integer_array(const Parameters& params, const IntegerArrayCiphertext& array,

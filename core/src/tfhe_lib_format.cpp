@@ -9,7 +9,6 @@
 #include <array>
 #include <bit>
 #include <charconv>
-#include <cstdio>
 #include <cmath>
 #include <fstream>
 #include <istream>
@@ -360,32 +359,25 @@ double parse_double(const Input& in, const TextBlock& block, std::string_view ke
   return v;
 }
 
+std::string format_double(double v);  // as the library prints a double (%.8f), below
+
 // The noise fields of a file against the set its integer fields name: the library writes them
 // with printf's %.8f, so a value within half a unit of the 8th decimal is the set's (2^-25
 // reads back as 0.00000003). "LWE key alpha_min=0.20000000 (the set has 0.00003052)" for each
-// that differs, comma-separated; empty when all fit. `lwe` or `tlwe` may be null.
-std::string noise_differences(const LweParamsBlock* lwe, const std::string& lwe_name,
-                              const TlweParamsBlock* tlwe, const std::string& tlwe_name,
+// that differs, comma-separated; empty when all fit.
+std::string noise_differences(const LweParamsBlock& lwe, const std::string& lwe_name,
+                              const TlweParamsBlock& tlwe, const std::string& tlwe_name,
                               const Parameters& params) {
-  const auto decimals = [](double v) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%.8f", v);
-    return std::string(text);
-  };
   std::string differs;
   const auto compare = [&](const std::string& block, const char* field, double got, double want) {
     if (std::fabs(got - want) <= 0.5e-8 * (1 + 1e-9)) return;
-    differs += (differs.empty() ? "" : ", ") + block + " " + field + "=" + decimals(got) +
-               " (the set has " + decimals(want) + ")";
+    differs += (differs.empty() ? "" : ", ") + block + " " + field + "=" + format_double(got) +
+               " (the set has " + format_double(want) + ")";
   };
-  if (lwe != nullptr) {
-    compare(lwe_name, "alpha_min", lwe->alpha_min, params.lwe_noise_stddev);
-    compare(lwe_name, "alpha_max", lwe->alpha_max, library_alpha_max);
-  }
-  if (tlwe != nullptr) {
-    compare(tlwe_name, "alpha_min", tlwe->alpha_min, params.glwe_noise_stddev);
-    compare(tlwe_name, "alpha_max", tlwe->alpha_max, library_alpha_max);
-  }
+  compare(lwe_name, "alpha_min", lwe.alpha_min, params.lwe_noise_stddev);
+  compare(lwe_name, "alpha_max", lwe.alpha_max, library_alpha_max);
+  compare(tlwe_name, "alpha_min", tlwe.alpha_min, params.glwe_noise_stddev);
+  compare(tlwe_name, "alpha_max", tlwe.alpha_max, library_alpha_max);
   return differs;
 }
 
@@ -479,7 +471,7 @@ Parameters read_parameter_blocks(Input& in) {
   f.ks_level_count = ks_t;
   Parameters params = unique_match(f, in.context());
   // The set is named by the integer fields; a file whose noise is another's would be read as it.
-  const std::string differs = noise_differences(&lwe, "LWEPARAMS", &tlwe, "TLWEPARAMS", params);
+  const std::string differs = noise_differences(lwe, "LWEPARAMS", tlwe, "TLWEPARAMS", params);
   if (!differs.empty()) {
     in.fail("the noise does not fit parameter set '" + params.name +
             "', which the integer fields name: " + differs +
@@ -1178,7 +1170,7 @@ SecretKey to_secret_key(const Parameters& params, const LweKeyFile& lwe, const T
   compare("TGSW key", "key polynomials", tgsw.key.glwe_dimension(), params.glwe_dimension);
   compare("TGSW key", "key polynomial size", tgsw.key.polynomial_size(), params.polynomial_size);
   const std::string noise =
-      noise_differences(&lwe.params, "LWE key", &tgsw.tlwe, "TGSW key", params);
+      noise_differences(lwe.params, "LWE key", tgsw.tlwe, "TGSW key", params);
   differs += (differs.empty() || noise.empty() ? "" : ", ") + noise;
   if (!differs.empty()) {
     throw FormatError(fn + ": the key files do not fit parameter set '" + params.name +
