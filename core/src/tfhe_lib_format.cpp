@@ -348,6 +348,10 @@ double parse_double(const Input& in, const TextBlock& block, std::string_view ke
   double v = 0;
   const char* const last = number.data() + number.size();
   const auto [end, ec] = std::from_chars(number.data(), last, v, std::chars_format::general);
+  if (ec == std::errc::result_out_of_range && end == last) {
+    in.fail(std::string(block.name) + " '" + std::string(key) + "' is " + shown(text) +
+            ", out of the range of a double");
+  }
   if (number.empty() || ec != std::errc() || end != last) {
     in.fail(std::string(block.name) + " '" + std::string(key) + "' is " + shown(text) +
             " but expected a decimal number");

@@ -513,6 +513,10 @@ TEST_CASE("tfhe_lib: numbers must parse completely", "[tfhe_lib]") {
         lwe_key_from(replaced(key, "alpha_max: 0.01246700", std::string("alpha_max: ") + bad)),
         FormatError, "LWEPARAMS 'alpha_max' is");
   }
+  // Beyond a double's range: said so, not "expected a decimal number".
+  REQUIRE_THROWS_TYPE_WITH(
+      lwe_key_from(replaced(key, "alpha_max: 0.01246700", "alpha_max: 1e400")), FormatError,
+      "LWEPARAMS 'alpha_max' is '1e400', out of the range of a double");
   REQUIRE_THROWS_TYPE_WITH(
       parameter_set_from(replaced(m.params_txt, "ks_t:          8", "ks_t:          8;")),
       FormatError,
