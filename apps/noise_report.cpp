@@ -197,10 +197,10 @@ std::vector<std::string> select_parameter_sets(const std::string& list) {
     } else if (item == "all") {
       for (const auto& p : all_parameter_sets()) take(p.name);
     } else {
+      std::string name;
       try {
-        take(parameters_by_name(item).name);
-      } catch (const InvalidArgument& e) {
-        if (std::string(e.what()).find("twice") != std::string::npos) throw;
+        name = parameters_by_name(item).name;
+      } catch (const InvalidArgument&) {
         throw InvalidArgument("--params: unknown parameter set '" + item +
                               "'; expected real, toy, all or a name: " +
                               [] {
@@ -210,9 +210,26 @@ std::vector<std::string> select_parameter_sets(const std::string& list) {
                                 return k;
                               }());
       }
+      take(name);
     }
   }
   return chosen;
+}
+
+void check_sample_memory(const NoiseStudyOptions& o, std::uint64_t memory_bytes) {
+  const std::uint64_t sets = o.params.size();
+  // --gates is at most 10^9 and there are at most five sets: no overflow.
+  const std::uint64_t needed = o.gates * sets * noise_study_bytes_per_gate;
+  if (needed <= memory_bytes) return;
+  const auto gib = [](std::uint64_t bytes) {
+    return std::to_string((bytes + (std::uint64_t{1} << 29)) >> 30) + " GiB";
+  };
+  std::string message = "--gates: " + std::to_string(o.gates) + " gates for each of ";
+  message += std::to_string(sets) + " parameter set(s) keep about " + gib(needed);
+  message += " of samples in memory (" + std::to_string(noise_study_bytes_per_gate);
+  message += " bytes a gate, until the reports are written), more than this machine's ";
+  message += gib(memory_bytes) + "; measure fewer gates, or one set per run (--params NAME)";
+  throw InvalidArgument(message);
 }
 
 NoiseStudyOptions parse_noise_study_options(int argc, char** argv) {
@@ -315,11 +332,13 @@ GateFigures gate_figures(const GateMeasurement& m, const NoiseModel& model,
       factor * mean_square + (1.0 + static_cast<double>(key_weight)) / (12.0 * two_n * two_n);
   f.decision_from_inputs_ratio = ratio(m.decision.variance(), f.decision_from_inputs);
   f.margin = spec.ideal_margin();
-  f.log2_p_model = log2_gaussian_tail(f.margin, f.model_decision);
+  f.log2_p_model = log2_gaussian_tail(model.decision_margin(spec), f.model_decision);
   const double measured = m.decision.variance();
-  f.log2_p_measured = measured > 0 ? log2_gaussian_tail(f.margin, measured) : NAN;
-  f.log2_p_avg_model = log2_decision_failure_probability(spec, f.model_decision);
-  f.log2_p_avg_measured = measured > 0 ? log2_decision_failure_probability(spec, measured) : NAN;
+  f.log2_p_measured =
+      measured > 0 ? log2_gaussian_tail(model.decision_margin(spec), measured) : NAN;
+  f.log2_p_avg_model = log2_decision_failure_probability(spec, f.model_decision, model.half_step);
+  f.log2_p_avg_measured =
+      measured > 0 ? log2_decision_failure_probability(spec, measured, model.half_step) : NAN;
   f.expected_model = log2_times(m.decisions, f.log2_p_avg_model);
   f.expected_measured = log2_times(m.decisions, f.log2_p_avg_measured);
   const double sigma = std::sqrt(f.model_decision);
@@ -453,8 +472,10 @@ std::string noise_study_markdown(const NoiseStudyOptions& o, const std::vector<S
         "phase in Z_2N that the blind rotation rotates by (after the modulus switch) minus the "
         "noiseless phase. The model is core/noise.hpp (decision variance = sum w^2 x (V_BR + "
         "V_KS) + V_MS). *Decision var / measured inputs*: the measured decision variance over "
-        "sum w^2 x the inputs' measured mean square + this key's V_MS. *log2 P* = log2 erfc(margin / sqrt(2 V)) per bootstrap at the gate's "
-        "worst input, with the model's or the measured decision variance V. *Expected "
+        "sum w^2 x the inputs' measured mean square + this key's V_MS. *log2 P* = log2 "
+        "erfc((margin - 1/(4N)) / sqrt(2 V)) per bootstrap at the gate's worst input (the "
+        "rounding modulus switch puts the boundaries half a Z_2N step below 0 and 1/2), with "
+        "the model's or the measured decision variance V. *Expected "
         "failures* = the run's bootstraps x the per-bootstrap probability averaged over the "
         "inputs (one-sided tails at both boundaries). *Counted failures* = bootstraps that "
         "decided on the wrong side (outputs that decrypted wrongly, when different).\n";

@@ -37,6 +37,13 @@ struct NoiseStudyOptions {
 
 void noise_study_usage(std::ostream& os);
 
+// Bytes of samples a run keeps until its reports are written: every gate's output,
+// combination and decision errors and its inputs' noise (MUX two each), for every set.
+constexpr std::uint64_t noise_study_bytes_per_gate = 48;
+// Throws InvalidArgument, before anything runs, when --gates x the sets' count would keep
+// more samples than `memory_bytes` (the machine's memory) holds, naming both and what to do.
+void check_sample_memory(const NoiseStudyOptions& o, std::uint64_t memory_bytes);
+
 // Parses and validates the command line; throws InvalidArgument naming the bad option (also
 // for --json and --markdown naming the same file).
 NoiseStudyOptions parse_noise_study_options(int argc, char** argv);
@@ -60,8 +67,9 @@ struct GateFigures {
   // inputs' mean square (their per-key mean counts: inputs are negated at random) + the
   // modulus-switch variance of this key, (1 + |s|) / (12 (2N)^2).
   double decision_from_inputs = 0, decision_from_inputs_ratio = 0;
-  double margin = 0;
-  // log2 of erfc(margin / sqrt(2 V)), V the model's or the measured decision variance.
+  double margin = 0;  // the gate's ideal margin, 1/8 or 1/4
+  // log2 of erfc(model.decision_margin / sqrt(2 V)) (the margin less half a Z_2N step), V the
+  // model's or the measured decision variance.
   double log2_p_model = 0, log2_p_measured = 0;
   // log2 of the per-bootstrap probability averaged over inputs (log2_decision_failure_
   // probability) and the failures it predicts for this run's bootstraps.

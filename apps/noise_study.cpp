@@ -10,6 +10,8 @@
 #include <iostream>
 #include <memory>
 
+#include <unistd.h>
+
 #include "app_support.hpp"
 #include "noise_measure.hpp"
 #include "noise_report.hpp"
@@ -88,6 +90,11 @@ int main(int argc, char** argv) {
     if (o.help) {
       noise_study_usage(std::cout);
       return 0;
+    }
+    const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+    if (pages > 0 && page_size > 0) {
+      check_sample_memory(o, static_cast<std::uint64_t>(pages) *
+                                 static_cast<std::uint64_t>(page_size));
     }
     // Given but empty: refused by OutputFile, before the run.
     if (o.json_path) json = OutputFile("--json", *o.json_path);

@@ -72,7 +72,8 @@ GateStats run_gates(std::shared_ptr<const CpuKeyContext> ctx, const SecretKey& s
 double log2_next_gate_failure(double rms, const NoiseModel& model) {
   if (!(rms > 0)) return -INFINITY;
   return log2_decision_failure_probability(GateSpec::of(GateKind::Nand),
-                                           2 * rms * rms + model.modulus_switching);
+                                           2 * rms * rms + model.modulus_switching,
+                                           model.half_step);
 }
 
 // The fewest gates for which a row states the range of its log2 P.

@@ -41,12 +41,20 @@ NoiseModel noise_model(const Parameters& p, std::uint32_t unroll) {
   const double grouped = static_cast<double>(unrolled_bits(p.lwe_dimension, unroll));
   const double groups = grouped / unroll;  // 0 for the standard key
   const double key_terms = (n - grouped) + 2.0 * unroll_group_ggsws(unroll) * groups;
+  // Decomposition rounding: an external product with GGSW(m) adds m times the rounding error
+  // of what it decomposes, variance (1 + |S|) q^2 / 12 (|S| ~ kN/2 ones in the GLWE key). A
+  // CMUX step's message is its key bit, 1 with probability 1/2; an unrolled group decomposes
+  // once, at most one of its messages is 1 (with probability 1 - 2^-u), and that product is
+  // multiplied by X^e - 1 (twice the variance on average over e).
+  const double rounding_terms =
+      (n - grouped) * 0.5 + groups * 2.0 * (1.0 - std::ldexp(1.0, -static_cast<int>(unroll)));
   m.blind_rotation =
       key_terms * (k + 1) * l * N * digit2 * p.glwe_noise_stddev * p.glwe_noise_stddev +
-      n * (1 + k * N / 2) * q * q / 12.0;
+      rounding_terms * (1 + k * N / 2) * q * q / 12.0;
   m.key_switching = k * N * t * (1 - 1 / base) * p.lwe_noise_stddev * p.lwe_noise_stddev +
                     (k * N / 2) * pr * pr / 12.0;
   m.modulus_switching = (1 + n / 2) / (12.0 * (2 * N) * (2 * N));
+  m.half_step = 1 / (4 * N);
   m.key_switching_bias = k * N * t * (base - 1) / (base * base) * p.lwe_noise_stddev *
                          p.lwe_noise_stddev;
   return m;
@@ -67,12 +75,20 @@ double NoiseModel::decision(const GateSpec& gate) const {
   return combination(gate) + modulus_switching;
 }
 
+double NoiseModel::decision_margin(const GateSpec& gate) const {
+  return std::max(0.0, gate.ideal_margin() - half_step);
+}
+
+double NoiseModel::tail_variance(const GateSpec& gate) const {
+  return decision(gate) - half_step * half_step / 3;
+}
+
 double NoiseModel::failure_probability(const GateSpec& gate) const {
-  return std::erfc(gate.ideal_margin() / std::sqrt(2.0 * decision(gate)));
+  return std::erfc(decision_margin(gate) / std::sqrt(2.0 * tail_variance(gate)));
 }
 
 double NoiseModel::log2_failure_probability(const GateSpec& gate) const {
-  return log2_gaussian_tail(gate.ideal_margin(), decision(gate));
+  return log2_gaussian_tail(decision_margin(gate), tail_variance(gate));
 }
 
 double log2_erfc(double x) {
@@ -99,13 +115,24 @@ double log2_gaussian_tail(double margin, double variance) {
   return log2_erfc(margin / std::sqrt(2.0 * variance));
 }
 
-double log2_decision_failure_probability(const GateSpec& gate, double variance) {
+double log2_decision_failure_probability(const GateSpec& gate, double variance,
+                                         double half_step) {
   EXPECTS(gate.bootstraps() > 0, "log2_decision_failure_probability: gate " +
                                      std::string(gate_kind_name(gate.kind)) +
                                      " has no bootstrap; expected a bootstrapped gate");
   EXPECTS(std::isfinite(variance) && variance > 0,
           "log2_decision_failure_probability: variance=" + std::to_string(variance) +
               " but expected a finite value > 0");
+  EXPECTS(std::isfinite(half_step) && half_step >= 0 && half_step < 1.0 / 8,
+          "log2_decision_failure_probability: half_step=" + std::to_string(half_step) +
+              " but expected a finite value in [0, 1/8)");
+  // The decided phase lies on Z_2N's grid, and its variance includes the grid's own rounding,
+  // a step^2 / 12 = half_step^2 / 3, which the half-step shifts below account for instead.
+  const double continuous = variance - half_step * half_step / 3;
+  EXPECTS(continuous > 0, "log2_decision_failure_probability: variance=" +
+                              std::to_string(variance) +
+                              " is no more than the rounding to Z_2N's grid alone (half_step=" +
+                              std::to_string(half_step) + ")");
   // The bootstraps whose decisions are averaged: the gate itself, or MUX's two halves.
   std::vector<GateSpec> parts;
   if (gate.kind == GateKind::Mux) {
@@ -119,9 +146,17 @@ double log2_decision_failure_probability(const GateSpec& gate, double variance) 
     for (int x = 0; x < (1 << g.arity); ++x) {
       const int e = g.phase_eighths(x & 1, (x >> 1) & 1, (x >> 2) & 1);  // in (-4, 4], not 0 or 4
       const int near = e < 0 ? -e : e;                                    // 1..3 eighths
+      // The rounding modulus switch puts Z_2N's point 0 on the positive side, so the boundaries
+      // sit half a step below 0 and 1/2: a positive phase has half a step more to fall to the
+      // boundary near 0 and half a step less to rise to the one near 1/2, a negative one the
+      // reverse (the decided phase lies on Z_2N's grid; half a step is the continuity
+      // correction of the Gaussian tail).
+      const double toward_zero = e > 0 ? half_step : -half_step;
       // One-sided tail Q(d / sigma) = erfc(d / sqrt(2 V)) / 2 at each boundary.
-      log2_sum = log2_add(log2_sum, log2_gaussian_tail(near / 8.0, variance) - 1.0);
-      log2_sum = log2_add(log2_sum, log2_gaussian_tail((4 - near) / 8.0, variance) - 1.0);
+      log2_sum = log2_add(log2_sum,
+                          log2_gaussian_tail(near / 8.0 + toward_zero, continuous) - 1.0);
+      log2_sum = log2_add(log2_sum,
+                          log2_gaussian_tail((4 - near) / 8.0 - toward_zero, continuous) - 1.0);
       ++cases;
     }
   }

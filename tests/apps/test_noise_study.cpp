@@ -227,6 +227,18 @@ TEST_CASE("noise_study: options, and every bad one refused with its reason", "[n
 
   REQUIRE_INVALID_ARGUMENT(parse({"--params", "tfhe_lib_64"}), "unknown parameter set 'tfhe_lib_64'");
   REQUIRE_INVALID_ARGUMENT(parse({"--params", "real,tfhe_lib_80"}), "tfhe_lib_80 is listed twice");
+  // A name that contains "twice" is an unknown set like any other (it used to lose the hint).
+  REQUIRE_INVALID_ARGUMENT(parse({"--params", "twice"}),
+                           "--params: unknown parameter set 'twice'; expected real, toy, all");
+  // Every sample is kept until the reports: refused before the run when it cannot fit.
+  const std::uint64_t gib = std::uint64_t{1} << 30;
+  const NoiseStudyOptions huge = parse({"--gates", "1000000000"});  // 3 sets: 134 GiB
+  REQUIRE_INVALID_ARGUMENT(check_sample_memory(huge, 24 * gib),
+                           "--gates: 1000000000 gates for each of 3 parameter set(s) keep about "
+                           "134 GiB of samples in memory (48 bytes a gate, until the reports are "
+                           "written), more than this machine's 24 GiB; measure fewer gates");
+  check_sample_memory(huge, 256 * gib);
+  check_sample_memory(parse({"--gates", "100000"}), 24 * gib);
   REQUIRE_INVALID_ARGUMENT(parse({"--gates", "0"}), "--gates: 0 is out of range");
   REQUIRE_INVALID_ARGUMENT(parse({"--gates", "1e5"}), "--gates: '1e5' is not a number");
   REQUIRE_INVALID_ARGUMENT(parse({"--gates", "20"}), "fewer than the 21 gate kinds");

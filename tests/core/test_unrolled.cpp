@@ -4,6 +4,7 @@
 // the model) on toy parameters, n not a multiple of the group and tfhe_lib_128.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -344,5 +345,46 @@ TEST_CASE("bootstrapping with the unrolled key: signs, and noise as modelled",
   }
   SECTION("tfhe_lib_128 in fours: the key term 15/2 times the standard key's") {
     check_ratio(4, 7.4, 7.5, seed + 7);
+  }
+}
+
+TEST_CASE("the decomposition rounding adds noise only where the GGSW's message is 1",
+          "[bootstrap][unroll][noise]") {
+  // No key noise at all (insecure): what the blind rotation adds is the decomposition's
+  // rounding alone. Each external product multiplies the rounding error of what it
+  // decomposes, variance (1 + |S|) q^2 / 12, by its GGSW's message: a CMUX step adds it when
+  // its key bit is 1, an unrolled group (one decomposition, at most one message 1) twice (the
+  // factor X^e - 1, averaged over e) when any of its bits is 1. The model averages |s| over
+  // keys (n/2); this key's weights give the figure to compare with.
+  const Parameters p{"rounding_only_INSECURE", 64, 1, 256, 6, 2, 4, 8, 0.0, 0.0, true};
+  const std::uint64_t seed = catch_seed(0x2033);
+  const auto& keys = keys_for(p);
+  const auto s = keys.secret.lwe_key().coefficients();
+  const auto big = keys.secret.glwe_key().extracted_lwe_key().coefficients();
+  const double weight_big = static_cast<double>(std::count(big.begin(), big.end(), 1));
+  const double q = std::ldexp(1.0, -12);
+  const double unit = (1 + weight_big) * q * q / 12;
+  for (std::uint32_t unroll : {1u, 2u, 3u}) {
+    double terms = 0;  // this key's rounding terms: 1 per CMUX bit that is 1, 2 per group not 0
+    std::size_t i = 0;
+    if (unroll > 1) {
+      for (; i + unroll <= s.size(); i += unroll) {
+        terms += std::any_of(s.begin() + i, s.begin() + i + unroll, [](auto b) { return b == 1; })
+                     ? 2
+                     : 0;
+      }
+    }
+    for (; i < s.size(); ++i) terms += s[i] == 1 ? 1 : 0;
+    const double measured = check_bootstrap(p, unroll, PortableFft(256), 1024, seed + unroll);
+    const double model = noise_model(p, unroll).blind_rotation;
+    INFO("unroll " << unroll << ": measured " << measured << ", this key's " << terms * unit
+                   << " (" << terms << " terms), the model's " << model);
+    CHECK(measured / (terms * unit) > 0.93);
+    CHECK(measured / (terms * unit) < 1.07);
+    // The model: n/2 terms for the standard key, 2 (1 - 2^-u) per group of u bits.
+    const double expected = unroll == 1 ? 32 : 2 * (1 - std::ldexp(1.0, -int(unroll))) *
+                                                   static_cast<double>(64 / unroll) +
+                                               (64 % unroll) * 0.5;
+    CHECK(model == Approx(expected * (1 + 128.0) * q * q / 12).epsilon(1e-12));
   }
 }

@@ -157,19 +157,83 @@ TEST_CASE("the input-averaged failure probability sums both one-sided tails", "[
   const auto q = [&](double d) { return 0.5 * std::erfc(d / std::sqrt(2 * v)); };
   // NAND: noiseless phases 3/8 (inputs 0,0) and 1/8 (mixed inputs), -1/8 (inputs 1,1).
   const double nand = (q(3 / 8.0) + q(1 / 8.0)) * 4 / 4;  // every input: distances 1/8, 3/8
-  CHECK(std::exp2(log2_decision_failure_probability(GateSpec::of(GateKind::Nand), v)) ==
+  CHECK(std::exp2(log2_decision_failure_probability(GateSpec::of(GateKind::Nand), v, 0)) ==
         Approx(nand).epsilon(1e-12));
   // XOR: phases +-1/4 and +-3/4 = -+1/4: distance 1/4 to both boundaries.
-  CHECK(std::exp2(log2_decision_failure_probability(GateSpec::of(GateKind::Xor), v)) ==
+  CHECK(std::exp2(log2_decision_failure_probability(GateSpec::of(GateKind::Xor), v, 0)) ==
         Approx(2 * q(0.25)).epsilon(1e-12));
   // MUX: the average of its AND and ANDNY bootstraps, each like NAND.
-  CHECK(std::exp2(log2_decision_failure_probability(GateSpec::of(GateKind::Mux), v)) ==
+  CHECK(std::exp2(log2_decision_failure_probability(GateSpec::of(GateKind::Mux), v, 0)) ==
         Approx(nand).epsilon(1e-12));
   // Tiny probabilities stay finite and ordered.
-  CHECK(log2_decision_failure_probability(GateSpec::of(GateKind::Nand), 1e-6) <
-        log2_decision_failure_probability(GateSpec::of(GateKind::Nand), 2e-6));
-  REQUIRE_INVALID_ARGUMENT(log2_decision_failure_probability(GateSpec::of(GateKind::Not), v),
-                           "has no bootstrap");
-  REQUIRE_INVALID_ARGUMENT(log2_decision_failure_probability(GateSpec::of(GateKind::Nand), -1),
-                           "variance=");
+  CHECK(log2_decision_failure_probability(GateSpec::of(GateKind::Nand), 1e-6, 0) <
+        log2_decision_failure_probability(GateSpec::of(GateKind::Nand), 2e-6, 0));
+  REQUIRE_INVALID_ARGUMENT(
+      log2_decision_failure_probability(GateSpec::of(GateKind::Not), v, 0), "has no bootstrap");
+  REQUIRE_INVALID_ARGUMENT(
+      log2_decision_failure_probability(GateSpec::of(GateKind::Nand), -1, 0), "variance=");
+  for (double h : {-1e-3, 0.125, double{NAN}}) {
+    REQUIRE_INVALID_ARGUMENT(
+        log2_decision_failure_probability(GateSpec::of(GateKind::Nand), v, h), "half_step=");
+  }
+  REQUIRE_INVALID_ARGUMENT(
+      log2_decision_failure_probability(GateSpec::of(GateKind::Nand), 1e-5, 1.0 / 64),
+      "is no more than the rounding to Z_2N's grid alone");
+  // Boundaries half a step h below 0 and 1/2: NAND's +1/8 and +3/8 fall h further to the
+  // boundary near 0 and rise h less to the one near 1/2; its -1/8 the reverse.
+  // The decided phase's variance v includes the grid's rounding, h^2 / 3: the tails take
+  // the rest.
+  const double h = 1.0 / 64;
+  const auto qh = [&](double d) { return 0.5 * std::erfc(d / std::sqrt(2 * (v - h * h / 3))); };
+  const double shifted = (qh(3 / 8.0 + h) + qh(1 / 8.0 - h)) * 1 / 4 +  // inputs 0,0: +3/8
+                         (qh(1 / 8.0 + h) + qh(3 / 8.0 - h)) * 2 / 4 +  // mixed: +1/8
+                         (qh(1 / 8.0 - h) + qh(3 / 8.0 + h)) * 1 / 4;   // inputs 1,1: -1/8
+  CHECK(std::exp2(log2_decision_failure_probability(GateSpec::of(GateKind::Nand), v, h)) ==
+        Approx(shifted).epsilon(1e-12));
+}
+
+TEST_CASE("the decision boundaries sit half a Z_2N step below 0 and 1/2, as the model says",
+          "[noise]") {
+  // The exact decision rule of the blind rotation (core's rounding mod_switch_from_torus of the
+  // body and of every mask word, positive when the phase in Z_2N is below N), on encryptions
+  // of +-1/8 with noise large enough to fail often, at N = 16 where half a step (1/64) is an
+  // eighth of the margin. A phase of -1/8 must rise 1/8 - 1/64 to fail, one of +1/8 fall
+  // 1/8 + 1/64: they fail several times apart, as the model's one-sided tails say.
+  const std::uint32_t two_n = 32, n = 8;
+  const double sigma = 0.05, h = 1.0 / (2.0 * two_n);
+  Csprng rng = test::seeded_rng(test::catch_seed(0x40b));
+  const LweKey key(n, rng);
+  const auto s = key.coefficients();
+  const double weight = static_cast<double>(std::count(s.begin(), s.end(), 1));
+  // The decided phase's variance: the noise plus this key's rounding, (1 + |s|) / (12 (2N)^2);
+  // its tails are those of the unrounded phase, without the body's own rounding (the 1).
+  const double variance = sigma * sigma + (1 + weight) / (12.0 * two_n * two_n);
+  const double unrounded = sigma * sigma + weight / (12.0 * two_n * two_n);
+  const std::size_t trials = 200000;
+  std::size_t failed[2] = {0, 0};  // of -1/8, of +1/8
+  std::vector<Torus32> sample(n + 1);
+  for (std::size_t t = 0; t < trials; ++t) {
+    for (int positive : {0, 1}) {
+      encrypt_lwe(sample, encode_bit(positive == 1), key, sigma, rng);
+      std::uint32_t phase = mod_switch_from_torus(sample[n], two_n);
+      for (std::uint32_t i = 0; i < n; ++i) {
+        phase += two_n - (s[i] == 1 ? mod_switch_from_torus(sample[i], two_n) : 0);
+      }
+      const bool decided_positive = phase % two_n < two_n / 2;
+      failed[positive] += decided_positive != (positive == 1);
+    }
+  }
+  const auto q = [&](double d) { return 0.5 * std::erfc(d / std::sqrt(2 * unrounded)); };
+  const double rate_negative = static_cast<double>(failed[0]) / trials;
+  const double rate_positive = static_cast<double>(failed[1]) / trials;
+  INFO("failures of -1/8: " << failed[0] << " (model " << q(0.125 - h) * trials << "), of +1/8: "
+                            << failed[1] << " (model " << q(0.125 + h) * trials << ")");
+  // About 4,000 and 900 failures expected: within 10% (more than 3 standard deviations).
+  CHECK(rate_negative / q(0.125 - h) == Approx(1).margin(0.10));
+  CHECK(rate_positive / q(0.125 + h) == Approx(1).margin(0.10));
+  CHECK(rate_negative > 2.5 * rate_positive);  // without the shift both would be q(1/8)
+  // T(0;1), a bootstrapped copy: the average over its two inputs of the tails at both sides.
+  const double average = (rate_negative + rate_positive) / 2;
+  CHECK(std::exp2(log2_decision_failure_probability(GateSpec::threshold(0, {1}), variance, h)) ==
+        Approx(average).epsilon(0.10));
 }

@@ -2,14 +2,18 @@
 // for comparison with measured phases, and Gaussian tail probabilities that stay finite where
 // erfc underflows. Binary keys with P(s_i = 1) = 1/2, uniform digits.
 // Blind rotation (TFHE, J. Cryptology 2020, theorem 4.3, average case):
-//   V_BR = n (k+1) l N E[d^2] sigma_glwe^2 + n (1 + kN/2) q^2 / 12,
-//   E[d^2] = (Bg^2 + 2) / 12, q = 2^-(Bgbit l) (decomposition precision); with an unrolled
-//   key (unroll u > 1) each group of u key bits contributes 2 (2^u - 1) key terms instead of u
-//   (2^u - 1 external products, each multiplied by X^e - 1): 6 instead of 2 per pair, 14
-//   instead of 3 per three bits;
+//   V_BR = n (k+1) l N E[d^2] sigma_glwe^2 + (n/2) (1 + kN/2) q^2 / 12,
+//   E[d^2] = (Bg^2 + 2) / 12, q = 2^-(Bgbit l) (decomposition precision); the rounding term
+//   counts the steps whose key bit is 1 (the external product multiplies the rounding error by
+//   its GGSW's message), n/2 on average; with an unrolled key (unroll u > 1) each group of u
+//   key bits contributes 2 (2^u - 1) key terms instead of u (2^u - 1 external products, each
+//   multiplied by X^e - 1): 6 instead of 2 per pair, 14 instead of 3 per three bits, and
+//   2 (1 - 2^-u) rounding terms instead of u/2 (one decomposition, at most one message 1);
 // key switching (algorithm 1): V_KS = kN t (1 - 1/base) sigma_lwe^2 + (kN/2) p^2 / 12,
 //   p = 2^-(basebit t);
-// modulus switch to Z_2N of a gate input: V_MS = (1 + n/2) / (12 (2N)^2).
+// modulus switch to Z_2N of a gate input: V_MS = (1 + n/2) / (12 (2N)^2). The switch rounds,
+// and Z_2N's point 0 decides positive, so the decision boundaries sit half a step, 1/(4N),
+// below 0 and 1/2: a phase that must not rise past one has its margin less half a step.
 // These are variances over keys and randomness together. For one fixed key, the key-switching
 // noise is not centred: each digit value v of level j of coefficient i selects its own
 // key-switching sample, whose noise e_ijv is fixed, so averaged over the (uniform, unsigned)
@@ -29,6 +33,7 @@ struct NoiseModel {
   double key_switching = 0;     // V_KS
   double modulus_switching = 0; // V_MS
   double key_switching_bias = 0;  // B: variance over keys of the per-key mean of V_KS's noise
+  double half_step = 0;         // 1/(4N): how far the rounding puts the boundaries below 0, 1/2
   // Variance of a bootstrapped gate output: V_BR + V_KS (MUX: 2 V_BR + V_KS).
   double gate_output(const GateSpec& gate) const;
   // Variance of the linear combination offset + sum_i w_i in_i that a bootstrap of `gate`
@@ -38,9 +43,16 @@ struct NoiseModel {
   // Variance of the phase that the bootstrap decides on: the combination after the modulus
   // switch to Z_2N, combination(gate) + V_MS.
   double decision(const GateSpec& gate) const;
+  // The distance from the gate's worst noiseless decided phase to the boundary it may cross:
+  // gate.ideal_margin() (1/8, or 1/4 for XOR-like gates) less half_step.
+  double decision_margin(const GateSpec& gate) const;
+  // decision(gate) less the rounding to Z_2N's grid of the decided phase itself, a step^2 / 12
+  // = half_step^2 / 3: with the boundaries moved by half a step, the tail of the decided phase
+  // is that of the unrounded phase (the continuity correction of a grid-valued variable).
+  double tail_variance(const GateSpec& gate) const;
   // Probability that one bootstrap of such a gate decides wrongly, at the gate's worst
-  // input: erfc(margin / sqrt(2 V)), margin = gate.ideal_margin() (1/8, or 1/4 for XOR-like
-  // gates), V = decision(gate). Two-sided, so an upper bound for one-sided margins.
+  // input: erfc(decision_margin(gate) / sqrt(2 V)), V = tail_variance(gate). Two-sided at the
+  // smaller distance, so an upper bound for the worst input's one-sided tails.
   double failure_probability(const GateSpec& gate) const;
   // log2 of failure_probability(gate), finite where the probability underflows a double.
   double log2_failure_probability(const GateSpec& gate) const;
@@ -63,9 +75,13 @@ double log2_gaussian_tail(double margin, double variance);
 // log2 of the probability that one bootstrap of `gate` decides wrongly when the decided
 // phase carries centred Gaussian noise of `variance`, averaged over uniformly random inputs:
 // for each input combination the noiseless phase e/8 lies between the boundaries 0 and 1/2
-// (or -1/2 and 0), and the probability is the sum of the two one-sided tails at the
-// distances to them. MUX: averaged over both of its bootstraps (AND(a, b) and ANDNY(a, c)).
-// Throws InvalidArgument for gates without a bootstrap or a variance that is not > 0.
-double log2_decision_failure_probability(const GateSpec& gate, double variance);
+// (or -1/2 and 0), each moved down by half_step (NoiseModel::half_step, 1/(4N); 0 for boundaries
+// exactly at 0 and 1/2), and the probability is the sum of the two one-sided tails at the
+// distances to them, with the variance less half_step^2 / 3 (as NoiseModel::tail_variance).
+// MUX: averaged over both of its bootstraps (AND(a, b) and ANDNY(a, c)). Throws
+// InvalidArgument for gates without a bootstrap, a variance that is not > half_step^2 / 3 or a
+// half_step outside [0, 1/8).
+double log2_decision_failure_probability(const GateSpec& gate, double variance,
+                                         double half_step);
 
 }  // namespace torusgate
