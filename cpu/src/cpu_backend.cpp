@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <exception>
 #include <memory>
 
@@ -14,6 +15,10 @@ namespace torusgate {
 namespace {
 
 constexpr Torus32 eighth = Torus32{1} << 29;
+
+// Each thread gets a workspace made up front, so a huge count would exhaust memory before
+// anything runs; the same cap holds for CpuOptions::threads and for the OpenMP default.
+constexpr int max_threads = 4096;
 
 Torus32 eighths(int e) { return static_cast<Torus32>(e) * eighth; }
 
@@ -60,13 +65,18 @@ void cpu_task_starts(std::span<const std::uint32_t> boots, std::size_t task_size
 }
 
 unsigned cpu_team_size(std::size_t tasks, std::size_t fewest_rotations, std::size_t columns,
-                       int threads) {
-  EXPECTS(tasks >= 1 && fewest_rotations >= 1 && columns >= 1 && threads >= 1,
+                       int threads, int procs) {
+  EXPECTS(tasks >= 1 && fewest_rotations >= 1 && columns >= 1 && threads >= 1 && procs >= 1,
           "cpu_team_size: tasks=" + std::to_string(tasks) + ", fewest_rotations=" +
               std::to_string(fewest_rotations) + ", columns=" + std::to_string(columns) +
-              ", threads=" + std::to_string(threads) + " but expected each at least 1");
-  const std::size_t size =
-      std::min(static_cast<std::size_t>(threads) / tasks, fewest_rotations * columns);
+              ", threads=" + std::to_string(threads) + ", procs=" + std::to_string(procs) +
+              " but expected each at least 1");
+  // A team's members meet at a spinning barrier at every step of a rotation, so a member
+  // that waits for a processor stalls the whole team (on one CPU, a team of two took 248 ms
+  // for a MUX of tfhe_lib_128, one thread 29 ms): teams never take more threads than
+  // processors.
+  const auto usable = static_cast<std::size_t>(std::min(threads, procs));
+  const std::size_t size = std::min(usable / tasks, fewest_rotations * columns);
   return size >= 2 ? static_cast<unsigned>(size) : 1;
 }
 
@@ -138,12 +148,24 @@ CpuBackend::CpuBackend(std::shared_ptr<const CpuKeyContext> context, Threading t
   EXPECTS(options_.task_size >= 2 && options_.task_size <= 4096,
           "CpuBackend: task_size=" + std::to_string(options_.task_size) +
               " but expected 2..4096 (a MUX needs two rotations in one task)");
-  EXPECTS(options_.threads >= 0 && options_.threads <= 4096,
+  EXPECTS(options_.threads >= 0 && options_.threads <= max_threads,
           "CpuBackend: threads=" + std::to_string(options_.threads) +
-              " but expected 0 (the OpenMP default) to 4096 (each thread gets a workspace)");
+              " but expected 0 (the OpenMP default) to " + std::to_string(max_threads) +
+              " (each thread gets a workspace)");
+  EXPECTS(options_.team_processors >= 0 && options_.team_processors <= max_threads,
+          "CpuBackend: team_processors=" + std::to_string(options_.team_processors) +
+              " but expected 0 (the processors this process may run on) to " +
+              std::to_string(max_threads));
   threads_ = threading_ == Threading::Sequential ? 1
              : options_.threads > 0              ? options_.threads
                                                  : omp_get_max_threads();
+  EXPECTS(threads_ <= max_threads,
+          "CpuBackend: threads=0 takes the OpenMP default (OMP_NUM_THREADS or "
+          "omp_set_num_threads), which is " + std::to_string(threads_) +
+              " but expected at most " + std::to_string(max_threads) +
+              " (each thread gets a workspace): set OMP_NUM_THREADS to " +
+              std::to_string(max_threads) + " or fewer, or CpuOptions::threads to 1.." +
+              std::to_string(max_threads));
   for (int t = 0; t < threads_; ++t) {
     workspaces_.push_back(std::make_unique<Workspace>(*context_, options_.task_size));
   }
@@ -288,6 +310,9 @@ void CpuBackend::evaluate(std::span<const GateOp<Storage>> batch) {
   // Free gates now; bootstrapped gates become jobs.
   jobs_.clear();
   job_boots_.clear();
+  // Counted here, added to stats_ with the other counters after success: a batch that throws
+  // leaves every counter as it was.
+  std::array<std::uint64_t, gate_kind_count> by_kind{};
   std::size_t rotations = 0, result = 0;
   for (std::size_t o = 0; o < batch.size(); ++o) {
     const GateOp<Storage>& op = batch[o];
@@ -308,7 +333,7 @@ void CpuBackend::evaluate(std::span<const GateOp<Storage>> batch) {
           rotations += job_boots_.back();
       }
     }
-    stats_.gates_by_kind[static_cast<std::size_t>(op.spec.kind)] += op.out.count;
+    by_kind[static_cast<std::size_t>(op.spec.kind)] += op.out.count;
   }
 
   cpu_task_starts(job_boots_, options_.task_size, threads_, task_starts_);
@@ -352,10 +377,14 @@ void CpuBackend::evaluate(std::span<const GateOp<Storage>> batch) {
       }
       fewest = std::min(fewest, in_task);
     }
+    // omp_get_num_procs(): the processors this thread may run on (its affinity mask; a CPU
+    // quota or other processes are not seen), read at each batch since the mask may change.
+    const int procs =
+        options_.team_processors > 0 ? options_.team_processors : omp_get_num_procs();
     const unsigned team_size =
         tasks == 0 ? 1
                    : cpu_team_size(static_cast<std::size_t>(tasks), fewest,
-                                   p.glwe_dimension + std::size_t{1}, threads_);
+                                   p.glwe_dimension + std::size_t{1}, threads_, procs);
     if (team_size == 1) {
 #pragma omp parallel num_threads(threads_)
       run_alone();
@@ -392,6 +421,7 @@ void CpuBackend::evaluate(std::span<const GateOp<Storage>> batch) {
   }
   stats_.batches += 1;
   stats_.gates += total;
+  for (std::size_t k = 0; k < gate_kind_count; ++k) stats_.gates_by_kind[k] += by_kind[k];
   stats_.bootstraps += rotations;
   if (rotations > 0) stats_.bootstrap_batches += 1;
 }

@@ -7,12 +7,15 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <optional>
+#include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "backend_fixtures.hpp"
@@ -562,6 +565,95 @@ TEMPLATE_TEST_CASE("stats count gates, bootstraps (MUX counts 2) and batches", "
   CHECK(st.gates_by_kind[static_cast<std::size_t>(GateKind::And)] == 0);
 }
 
+namespace {
+
+// PortableFft's words, but once armed every digit transform throws: a failure from inside a
+// batch's run (the parallel region, a team member) after the batch was validated.
+class FailingFft final : public NegacyclicFft {
+ public:
+  explicit FailingFft(std::uint32_t polynomial_size)
+      : NegacyclicFft(polynomial_size), inner_(polynomial_size) {}
+  std::string name() const override { return "failing"; }
+  void arm(bool on) { armed_ = on; }
+
+ protected:
+  void forward_integers(const std::int32_t* poly, double* spectrum) const override {
+    inner_.forward(std::span<const std::int32_t>(poly, polynomial_size()),
+                   std::span<double>(spectrum, spectrum_size()));
+  }
+  void forward_torus(const Torus32* poly, double* spectrum) const override {
+    inner_.forward(std::span<const Torus32>(poly, polynomial_size()),
+                   std::span<double>(spectrum, spectrum_size()));
+  }
+  void forward_digits(const Torus32* poly, const GadgetDecomposition& gadget, double* spectra,
+                      std::size_t stride) const override {
+    if (armed_) throw std::runtime_error("FailingFft: injected failure");
+    const std::size_t slots = (gadget.level_count() - 1) * stride + spectrum_size();
+    inner_.forward_decomposed(std::span<const Torus32>(poly, polynomial_size()), gadget,
+                              std::span<double>(spectra, slots), stride);
+  }
+  void inverse_to_torus(const double* spectrum, Torus32* poly, bool add) const override {
+    const std::span<const double> s(spectrum, spectrum_size());
+    const std::span<Torus32> p(poly, polynomial_size());
+    if (add) {
+      inner_.inverse_add(s, p);
+    } else {
+      inner_.inverse(s, p);
+    }
+  }
+
+ private:
+  PortableFft inner_;
+  std::atomic<bool> armed_{false};
+};
+
+}  // namespace
+
+// Every counter moves with a completed batch only: one that fails while it runs changes none
+// (gates_by_kind used to count it while the others did not).
+TEST_CASE("stats are unchanged by a batch that fails while it runs", "[backend][cpu]") {
+  const auto& keys = keys_for(toy_insecure());
+  const auto fft = std::make_shared<FailingFft>(toy_insecure().polynomial_size);
+  const auto ctx = std::make_shared<const CpuKeyContext>(keys.cloud, fft);
+  Csprng rng = seeded_rng(17);
+  const LweBatch in = encrypt_bits(keys.secret, random_bits(rng, 2), rng);
+  auto check = [&](auto& be) {
+    using S = typename std::remove_reference_t<decltype(be)>::Storage;
+    auto x = be.upload(in);
+    auto out = be.allocate(3);
+    auto batch = [&] {  // one bootstrapped gate: a team where 2 threads and processors exist
+      be.evaluate({gate::nand<S>(x.bits(0, 1), x.bits(1, 1), out.bits(0, 1)),
+                   gate::not_<S>(x.bits(), out.bits(1, 2))});
+    };
+    batch();
+    const BackendStats before = be.stats();
+    fft->arm(true);
+    REQUIRE_THROWS_WITH(batch(), "FailingFft: injected failure");
+    fft->arm(false);
+    const BackendStats& after = be.stats();
+    CHECK(after.batches == before.batches);
+    CHECK(after.gates == before.gates);
+    CHECK(after.bootstraps == before.bootstraps);
+    CHECK(after.bootstrap_batches == before.bootstrap_batches);
+    CHECK(after.gates_by_kind == before.gates_by_kind);
+    batch();  // and the backend still works, counting as before
+    CHECK(be.stats().batches == 2);
+    CHECK(be.stats().gates_by_kind[static_cast<std::size_t>(GateKind::Nand)] == 2);
+    CHECK(be.stats().gates_by_kind[static_cast<std::size_t>(GateKind::Not)] == 4);
+  };
+  SECTION("sequential") {
+    SequentialBackend be(ctx);
+    check(be);
+  }
+  SECTION("OpenMP, tasks on threads and on teams") {
+    for (int threads : {1, 2, 4}) {
+      INFO(threads << " threads");
+      OpenMpBackend be(ctx, CpuOptions{FftEngineKind::Auto, 32, threads});
+      check(be);
+    }
+  }
+}
+
 TEST_CASE("PlaintextBackend depth grows by one per bootstrapped level", "[backend][plaintext]") {
   Csprng rng = seeded_rng(14);
   PlaintextFixture f;
@@ -611,6 +703,12 @@ TEST_CASE("CPU backend options and construction are validated", "[backend][cpu]"
   // One workspace per thread: a huge count would exhaust memory before anything runs.
   REQUIRE_INVALID_ARGUMENT(OpenMpBackend(ctx, CpuOptions{FftEngineKind::Fftw, 8, 1000000}),
                            "threads=1000000 but expected 0 (the OpenMP default) to 4096");
+  for (int procs : {-1, 4097}) {
+    REQUIRE_INVALID_ARGUMENT(OpenMpBackend(ctx, CpuOptions{FftEngineKind::Fftw, 8, 2, procs}),
+                             "team_processors=" + std::to_string(procs) +
+                                 " but expected 0 (the processors this process may run on) "
+                                 "to 4096");
+  }
   REQUIRE_INVALID_ARGUMENT(SequentialBackend(std::shared_ptr<const CpuKeyContext>{}), "null");
   REQUIRE_INVALID_ARGUMENT(CpuKeyContext(std::shared_ptr<const CloudKey>{}), "null");
   const SequentialBackend seq(ctx);
@@ -621,6 +719,27 @@ TEST_CASE("CPU backend options and construction are validated", "[backend][cpu]"
   CHECK(omp.name() == "openmp(3)");
   CHECK(omp.parameters() == toy_insecure());
   CHECK(ctx->memory_bytes() > keys_for(toy_insecure()).cloud->memory_bytes());
+}
+
+// threads=0 takes the OpenMP default (OMP_NUM_THREADS), which gets a workspace per thread too.
+// omp_set_num_threads sets this thread's default only; the guard restores it even when a
+// check fails, so later tests see the default they started with.
+TEST_CASE("CPU backend: the OpenMP default thread count has the same cap of 4096",
+          "[backend][cpu]") {
+  const auto ctx = torusgate::test::cpu_context_for(toy_insecure());
+  struct RestoreDefault {
+    int threads = omp_get_max_threads();
+    ~RestoreDefault() { omp_set_num_threads(threads); }
+  } restore;
+  omp_set_num_threads(3);
+  CHECK(OpenMpBackend(ctx).threads() == 3);
+  omp_set_num_threads(5000);
+  REQUIRE_INVALID_ARGUMENT(OpenMpBackend(ctx),
+                           "(OMP_NUM_THREADS or omp_set_num_threads), which is 5000 but expected "
+                           "at most 4096 (each thread gets a workspace): set OMP_NUM_THREADS to "
+                           "4096 or fewer, or CpuOptions::threads to 1..4096");
+  CHECK(OpenMpBackend(ctx, CpuOptions{FftEngineKind::Fftw, 8, 2}).threads() == 2);
+  CHECK(SequentialBackend(ctx).threads() == 1);
 }
 
 TEST_CASE("cpu_task_starts: a task per thread while rotations last, a MUX never split",
@@ -652,16 +771,25 @@ TEST_CASE("cpu_task_starts: a task per thread while rotations last, a MUX never 
 
 TEST_CASE("cpu_team_size: the threads a task gets when tasks are fewer than threads",
           "[backend][cpu]") {
-  CHECK(cpu_team_size(1, 1, 2, 2) == 2);    // one NAND on two threads: a column each
-  CHECK(cpu_team_size(1, 1, 2, 16) == 2);   // at most (k+1) units a rotation
-  CHECK(cpu_team_size(1, 2, 2, 16) == 4);   // a MUX: two rotations
-  CHECK(cpu_team_size(1, 1, 3, 16) == 3);   // k = 2
-  CHECK(cpu_team_size(3, 1, 2, 8) == 2);    // 8 / 3 threads each
-  CHECK(cpu_team_size(2, 1, 2, 3) == 1);    // one thread each: no teams
-  CHECK(cpu_team_size(4, 16, 2, 4) == 1);
-  CHECK(cpu_team_size(1, 1, 2, 1) == 1);
-  REQUIRE_INVALID_ARGUMENT(cpu_team_size(0, 1, 2, 2), "cpu_team_size: tasks=0");
-  REQUIRE_INVALID_ARGUMENT(cpu_team_size(1, 1, 2, 0), "threads=0 but expected each at least 1");
+  // At least as many processors as threads: the threads decide.
+  CHECK(cpu_team_size(1, 1, 2, 2, 2) == 2);     // one NAND on two threads: a column each
+  CHECK(cpu_team_size(1, 1, 2, 16, 64) == 2);   // at most (k+1) units a rotation
+  CHECK(cpu_team_size(1, 2, 2, 16, 64) == 4);   // a MUX: two rotations
+  CHECK(cpu_team_size(1, 1, 3, 16, 16) == 3);   // k = 2
+  CHECK(cpu_team_size(3, 1, 2, 8, 8) == 2);     // 8 / 3 threads each
+  CHECK(cpu_team_size(2, 1, 2, 3, 64) == 1);    // one thread each: no teams
+  CHECK(cpu_team_size(4, 16, 2, 4, 64) == 1);
+  CHECK(cpu_team_size(1, 1, 2, 1, 64) == 1);
+  // More threads than processors: teams share out the processors only (a member without one
+  // would stall its team at every barrier).
+  CHECK(cpu_team_size(1, 2, 2, 16, 2) == 2);    // a MUX on 2 processors, not 4 threads
+  CHECK(cpu_team_size(1, 2, 2, 4, 1) == 1);     // one processor: no teams
+  CHECK(cpu_team_size(2, 2, 2, 8, 4) == 2);     // 4 / 2 processors each, not 8 / 2 threads
+  CHECK(cpu_team_size(2, 2, 2, 8, 3) == 1);
+  REQUIRE_INVALID_ARGUMENT(cpu_team_size(0, 1, 2, 2, 2), "cpu_team_size: tasks=0");
+  REQUIRE_INVALID_ARGUMENT(cpu_team_size(1, 1, 2, 0, 2),
+                           "threads=0, procs=2 but expected each at least 1");
+  REQUIRE_INVALID_ARGUMENT(cpu_team_size(1, 1, 2, 2, 0), "procs=0 but expected each at least 1");
 }
 
 // Batches with fewer rotations than threads run on teams of threads (one rotation's columns
@@ -678,7 +806,8 @@ TEST_CASE("OpenMP teams: small batches give the sequential backend's words", "[b
   for (const Parameters& p : {toy_insecure(), toy_k2_insecure()}) {
     SequentialFixture seq(p);
     for (int threads : {2, 3, 4, 5}) {
-      OpenMpFixture omp(p, CpuOptions{FftEngineKind::Fftw, 32, threads});
+      // Teams as wide as the threads, whatever the machine's processors (2 on CI).
+      OpenMpFixture omp(p, CpuOptions{FftEngineKind::Fftw, 32, threads, threads});
       Csprng rng = seeded_rng(seed ^ static_cast<std::uint64_t>(threads));
       for (const auto& shape : shapes) {
         INFO(p.name << ", " << threads << " threads, " << shape.size() << " gates");

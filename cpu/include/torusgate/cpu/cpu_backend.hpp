@@ -4,7 +4,8 @@
 // (cpu_task_starts); each task bootstraps its gates key-row-major (each GGSW and
 // key-switching row read once per task) in a per-thread workspace made once. With fewer
 // tasks than threads, the OpenMP backend gives each task a team of threads (cpu_team_size)
-// that share its rotations' work (BlindRotator's team form) and key switching.
+// that share its rotations' work (BlindRotator's team form) and key switching; teams together
+// take at most as many threads as the processors the process may run on.
 //
 // Threads: a backend is used by one thread at a time (evaluate() uses the backend's own
 // workspaces). To evaluate from several threads at once, give each thread its own backend;
@@ -42,7 +43,13 @@ struct CpuOptions {
   // a backend built on a shared context uses that context's engine.
   FftEngineKind fft = FftEngineKind::Auto;
   std::size_t task_size = 32;  // blind rotations per task (key reuse vs. load balance)
-  int threads = 0;             // OpenMP threads; 0: the OpenMP default (sequential: ignored)
+  // OpenMP threads, 0..4096; 0: the OpenMP default (omp_get_max_threads(), from
+  // OMP_NUM_THREADS), which must then be at most 4096 too. Sequential: ignored.
+  int threads = 0;
+  // Processors the teams of small batches may use (cpu_team_size's procs), 0..4096; 0:
+  // omp_get_num_procs(), those the process may run on. Wider teams than processors stall
+  // (their members spin at every step): set it to force them, as the tests do on 2 cores.
+  int team_processors = 0;
 };
 
 // Shared, read-only per-key state: the cloud key, its FFT engine and Fourier-domain
@@ -95,6 +102,8 @@ class CpuBackend {
     evaluate(std::span<const GateOp<Storage>>(batch.begin(), batch.size()));
   }
 
+  // Completed batches only: a batch that throws (invalid, or failing while it runs) leaves
+  // every counter as it was.
   const BackendStats& stats() const { return stats_; }
   void reset_stats() { stats_ = {}; }
 
@@ -160,12 +169,14 @@ class OpenMpBackend final : public CpuBackend {
 void cpu_task_starts(std::span<const std::uint32_t> boots, std::size_t task_size, int threads,
                      std::vector<std::size_t>& starts);
 
-// Threads per task when a batch has fewer tasks than threads: threads / tasks, at most
-// fewest_rotations * columns (the work units of the task with the fewest rotations: a team
-// member owns whole accumulator columns, columns = k+1), and 1 (each task on one thread) where
-// that comes to less than 2. InvalidArgument unless every argument is at least 1.
+// Threads per task when a batch has fewer tasks than threads: min(threads, procs) / tasks,
+// at most fewest_rotations * columns (the work units of the task with the fewest rotations: a
+// team member owns whole accumulator columns, columns = k+1), and 1 (each task on one thread)
+// where that comes to less than 2. procs: the processors the process may run on
+// (omp_get_num_procs()); a team's members spin at a barrier at every step, so a member left
+// without a processor stalls its team. InvalidArgument unless every argument is at least 1.
 unsigned cpu_team_size(std::size_t tasks, std::size_t fewest_rotations, std::size_t columns,
-                       int threads);
+                       int threads, int procs);
 
 std::unique_ptr<NegacyclicFft> make_fft_engine(FftEngineKind kind, std::uint32_t polynomial_size);
 
