@@ -166,6 +166,9 @@ StudyResult run_study(B& be, const SecretKey& secret, Csprng& rng, const StudyCo
 
   StudyResult result;
   result.key_weight = static_cast<std::size_t>(std::count(s.begin(), s.end(), 1));
+  const LweKey big_key = secret.glwe_key().extracted_lwe_key();
+  const auto big = big_key.coefficients();
+  result.glwe_key_weight = static_cast<std::size_t>(std::count(big.begin(), big.end(), 1));
   for (const StudyGate& g : config.gates) {
     GateMeasurement m;
     m.gate = g;

@@ -92,6 +92,10 @@ struct StudyResult {
   // Hamming weight |s| of the LWE key: the modulus switch of this key has variance
   // (1 + |s|) / (12 (2N)^2), where the model assumes |s| = n/2.
   std::size_t key_weight = 0;
+  // Hamming weight |S| of the GLWE key (as the extracted LWE key): the key switch's rounding
+  // has variance |S| p^2 / 12 and the decomposition's (1 + |S|) q^2 / 12, where the model
+  // assumes |S| = kN/2.
+  std::size_t glwe_key_weight = 0;
   std::size_t rounds = 0;
   double seconds = 0;
 };

@@ -374,6 +374,7 @@ std::string noise_study_json(const NoiseStudyOptions& o, const std::vector<SetRe
        << ", \"key_switching_bias\": " << json_number(m.key_switching_bias)
        << ", \"bootstrapped_output\": " << json_number(v_out) << "},\n"
        << "      \"lwe_key_weight\": " << set.result.key_weight << ",\n"
+       << "      \"glwe_key_weight\": " << set.result.glwe_key_weight << ",\n"
        << "      \"modulus_switching_for_this_key\": "
        << json_number((1.0 + set.result.key_weight) /
                       (12.0 * 4.0 * set.params.polynomial_size * set.params.polynomial_size))
@@ -498,6 +499,8 @@ std::string noise_study_markdown(const NoiseStudyOptions& o, const std::vector<S
        << set.result.key_weight << ", so "
        << fmt("%.3e", (1.0 + set.result.key_weight) /
                           (12.0 * 4.0 * set.params.polynomial_size * set.params.polynomial_size))
+       << "; the GLWE key has weight " << set.result.glwe_key_weight << " of "
+       << set.params.glwe_dimension * set.params.polynomial_size
        << "); bootstrapped output sd = 2^"
        << fmt("%.2f", 0.5 * std::log2(v_out)) << ". Measured output variance of the "
        << set.result.bootstrapped_inputs.count() << " single-bootstrap outputs: "
