@@ -36,7 +36,8 @@ install(FILES ${PROJECT_BINARY_DIR}/torusgateConfig.cmake
 # The same for builds without CMake: lib/pkgconfig/torusgate.pc, whose prefix is its own folder
 # (${pcfiledir}) up to the install prefix, so that any --prefix works. The libraries are static,
 # so Libs names what they link: OpenMP, threads, FFTW3 and libsodium (Requires) and, with the
-# CUDA backend, cudart and cuFFT with their folder as run path.
+# CUDA backend, cudart and cuFFT with their folder as run path. OpenMP's flag is in Libs only:
+# no installed header uses OpenMP, so the user's own sources are not compiled with it.
 file(RELATIVE_PATH TORUSGATE_PC_UP /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
 string(REGEX REPLACE "/$" "" TORUSGATE_PC_UP "${TORUSGATE_PC_UP}")
 set(TORUSGATE_PC_OPENMP "${OpenMP_CXX_FLAGS}")

@@ -1,8 +1,10 @@
 # Sourced by run_install.sh and run_subproject.sh after ../script_support.sh:
 #   build_consumer WHAT SOURCE BUILD [CMAKE ARGS...]
 # configures the CMake project SOURCE into BUILD (Ninja where there is one, Release) with the
-# extra arguments, builds it and runs BUILD/consumer, which must print "all correct"; a
-# failure of any step is counted (fail) with WHAT naming the project, and its log printed.
+# extra arguments, builds it and runs BUILD/consumer, which must print "all correct", and
+# BUILD/plugin_host (through the project's shared library, which links the static libraries),
+# which must print "plugin correct"; a failure of any step is counted (fail) with WHAT naming
+# the project, and its log printed.
 build_consumer() {
   local what="$1" source="$2" build="$3"
   shift 3
@@ -19,6 +21,10 @@ build_consumer() {
     program="$build/consumer"
     local before=$failures
     expect 0 "all correct"
+    [[ $failures -eq $before ]] && cat "$tmp/out"
+    program="$build/plugin_host"
+    before=$failures
+    expect 0 "plugin correct"
     [[ $failures -eq $before ]] && cat "$tmp/out"
   fi
 }

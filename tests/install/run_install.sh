@@ -39,7 +39,13 @@ done < <(cd "$prefix/include/torusgate" && find . -name '*.hpp' | sed 's|^\./||'
 # The consumer: the same compilers as this build, nothing of the source tree on its paths.
 compiler="$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")"
 build_consumer "the consumer project (against the installed package)" "$here/consumer" \
-  "$tmp/consumer" -DCMAKE_CXX_COMPILER="$compiler" -DCMAKE_PREFIX_PATH="$prefix"
+  "$tmp/consumer" -DCMAKE_CXX_COMPILER="$compiler" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+# OpenMP is the library's own: its runtime is linked, but the consumer's sources are not
+# compiled with -fopenmp (nor with torusgate.pc's Cflags, below).
+if grep -qF -- "-fopenmp" "$tmp/consumer/compile_commands.json" 2>/dev/null; then
+  fail "the consumer's sources were compiled with -fopenmp"
+fi
 
 # Without CMake: the compiler given what pkg-config says of the installed torusgate.pc.
 if ! command -v pkg-config >/dev/null; then
@@ -47,6 +53,9 @@ if ! command -v pkg-config >/dev/null; then
 elif ! flags="$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs torusgate 2>&1)"
 then
   fail "pkg-config does not take the installed torusgate.pc: $flags"
+elif [[ "$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags torusgate)" == *-fopenmp* ]]
+then
+  fail "torusgate.pc's Cflags have -fopenmp (it belongs in Libs only)"
 # $flags unquoted: pkg-config's words are the compiler's arguments.
 elif ! "$compiler" -std=c++20 "$here/consumer/main.cpp" -o "$tmp/pc_consumer" $flags \
   >"$tmp/pc_build.log" 2>&1; then

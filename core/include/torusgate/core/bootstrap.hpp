@@ -164,8 +164,9 @@ class BlindRotator {
 // product_error_scale bounds the engines' measured errors (tests_core's case "product_rounding",
 // docs/architecture.md): 1.2 for FFTW, 1.4 for SimdFft, 1.6 for PortableFft.
 inline constexpr double product_error_scale = 2.0;
-// exact(): every engine's error stays below 1/2 but with a chance under 1e-15 per coefficient
-// (8 sigma of a normal error; the engines' errors measure below 0.82 error_sigma, so > 9.8 sigma).
+// exact(): every engine's error stays below 1/2 but with a chance of about 1e-15 per coefficient
+// (beyond 8 sigma either way of a normal error, 1.2e-15; the engines' errors measure below 0.82
+// error_sigma, so > 9.8 sigma, about 2e-22).
 inline constexpr double exact_rounding_margin = 8.0;
 
 struct ProductRounding {
