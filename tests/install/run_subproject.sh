@@ -12,6 +12,8 @@ source "$here/consumer_support.sh"
 
 build_consumer "the project with torusgate as a subproject" "$here/subproject" "$tmp/b" \
   -DTORUSGATE_TREE="$here/../.." -DTORUSGATE_ENABLE_CUDA=OFF
+[[ -x "$tmp/b/plugin_host" ]] ||
+  fail "the shared library of a project with CMAKE_POSITION_INDEPENDENT_CODE was not built"
 [[ -f "$tmp/b/torusgate/core/libtorusgate_core.a" ]] ||
   fail "torusgate's libraries were not static in a project that builds shared libraries"
 if [[ -f "$tmp/b/torusgate/cmake_install.cmake" ]] &&
