@@ -40,7 +40,8 @@ def model(p, unroll):
 
 def log2_tail(margin, variance):
     """log2 erfc(margin / sqrt(2 variance))."""
-    return float(mpmath.log(mpmath.erfc(mpmath.mpf(margin) / mpmath.sqrt(2 * mpmath.mpf(variance))), 2))
+    x = mpmath.mpf(margin) / mpmath.sqrt(2 * mpmath.mpf(variance))
+    return float(mpmath.log(mpmath.erfc(x), 2))
 
 
 def averaged(parts, variance, h):
@@ -84,11 +85,15 @@ def main(files):
                 margin = g["margin"] - h
                 parts = ([(-1, [1, 1]), (-1, [-1, 1])] if g["kind"] == "MUX"
                          else [(g["offset_eighths"], g["weights"])])
-                line = (f"  {g['label']:16} log2 P worst input model {log2_tail(margin, model_dec - h * h / 3):8.1f}"
-                        f" measured {log2_tail(margin, measured - h * h / 3):8.1f}")
+                p_model = log2_tail(margin, model_dec - h * h / 3)
+                p_measured = log2_tail(margin, measured - h * h / 3)
+                line = (f"  {g['label']:16} log2 P worst input model {p_model:8.1f}"
+                        f" measured {p_measured:8.1f}")
                 if g["stress"]:
-                    line += (f"; expected failures model {mpmath.nstr(g['bootstraps'] * averaged(parts, model_dec, h), 3)}"
-                             f" measured {mpmath.nstr(g['bootstraps'] * averaged(parts, measured, h), 3)}"
+                    e_model = g["bootstraps"] * averaged(parts, model_dec, h)
+                    e_measured = g["bootstraps"] * averaged(parts, measured, h)
+                    line += (f"; expected failures model {mpmath.nstr(e_model, 3)}"
+                             f" measured {mpmath.nstr(e_measured, 3)}"
                              f" counted {g['failure']['decision_failures']}")
                 print(line)
             print(f"  output var / model {min(out):.2f}-{max(out):.2f}; "
