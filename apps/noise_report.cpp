@@ -332,13 +332,15 @@ GateFigures gate_figures(const GateMeasurement& m, const NoiseModel& model,
       factor * mean_square + (1.0 + static_cast<double>(key_weight)) / (12.0 * two_n * two_n);
   f.decision_from_inputs_ratio = ratio(m.decision.variance(), f.decision_from_inputs);
   f.margin = spec.ideal_margin();
-  f.log2_p_model = log2_gaussian_tail(model.decision_margin(spec), f.model_decision);
+  // The model's own figures, the measured variance in place of its decision variance (both
+  // less the grid's rounding, which a measured decided phase includes as well).
+  f.log2_p_model = model.log2_failure_probability(spec);
   const double measured = m.decision.variance();
-  f.log2_p_measured =
-      measured > 0 ? log2_gaussian_tail(model.decision_margin(spec), measured) : NAN;
+  const bool measured_usable = measured > model.grid_variance();  // false for NaN
+  f.log2_p_measured = measured_usable ? model.log2_failure_probability(spec, measured) : NAN;
   f.log2_p_avg_model = log2_decision_failure_probability(spec, f.model_decision, model.half_step);
   f.log2_p_avg_measured =
-      measured > 0 ? log2_decision_failure_probability(spec, measured, model.half_step) : NAN;
+      measured_usable ? log2_decision_failure_probability(spec, measured, model.half_step) : NAN;
   f.expected_model = log2_times(m.decisions, f.log2_p_avg_model);
   f.expected_measured = log2_times(m.decisions, f.log2_p_avg_measured);
   const double sigma = std::sqrt(f.model_decision);
@@ -474,9 +476,10 @@ std::string noise_study_markdown(const NoiseStudyOptions& o, const std::vector<S
         "noiseless phase. The model is core/noise.hpp (decision variance = sum w^2 x (V_BR + "
         "V_KS) + V_MS). *Decision var / measured inputs*: the measured decision variance over "
         "sum w^2 x the inputs' measured mean square + this key's V_MS. *log2 P* = log2 "
-        "erfc((margin - 1/(4N)) / sqrt(2 V)) per bootstrap at the gate's worst input (the "
-        "rounding modulus switch puts the boundaries half a Z_2N step below 0 and 1/2), with "
-        "the model's or the measured decision variance V. *Expected "
+        "erfc((margin - 1/(4N)) / sqrt(2 (V - 1/(48 N^2)))) per bootstrap at the gate's worst "
+        "input (the rounding modulus switch puts the boundaries half a Z_2N step below 0 and "
+        "1/2; the decided phase's own rounding to that grid taken off), with the model's or "
+        "the measured decision variance V. *Expected "
         "failures* = the run's bootstraps x the per-bootstrap probability averaged over the "
         "inputs (one-sided tails at both boundaries). *Counted failures* = bootstraps that "
         "decided on the wrong side (outputs that decrypted wrongly, when different).\n";

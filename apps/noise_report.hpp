@@ -68,8 +68,8 @@ struct GateFigures {
   // modulus-switch variance of this key, (1 + |s|) / (12 (2N)^2).
   double decision_from_inputs = 0, decision_from_inputs_ratio = 0;
   double margin = 0;  // the gate's ideal margin, 1/8 or 1/4
-  // log2 of erfc(model.decision_margin / sqrt(2 V)) (the margin less half a Z_2N step), V the
-  // model's or the measured decision variance.
+  // NoiseModel::log2_failure_probability with the model's or the measured decision variance:
+  // the margin less half a Z_2N step, the variance less the grid's own rounding.
   double log2_p_model = 0, log2_p_measured = 0;
   // log2 of the per-bootstrap probability averaged over inputs (log2_decision_failure_
   // probability) and the failures it predicts for this run's bootstraps.

@@ -80,7 +80,7 @@ double NoiseModel::decision_margin(const GateSpec& gate) const {
 }
 
 double NoiseModel::tail_variance(const GateSpec& gate) const {
-  return decision(gate) - half_step * half_step / 3;
+  return decision(gate) - grid_variance();
 }
 
 double NoiseModel::failure_probability(const GateSpec& gate) const {
@@ -88,7 +88,12 @@ double NoiseModel::failure_probability(const GateSpec& gate) const {
 }
 
 double NoiseModel::log2_failure_probability(const GateSpec& gate) const {
-  return log2_gaussian_tail(decision_margin(gate), tail_variance(gate));
+  return log2_failure_probability(gate, decision(gate));
+}
+
+double NoiseModel::log2_failure_probability(const GateSpec& gate,
+                                            double decision_variance) const {
+  return log2_gaussian_tail(decision_margin(gate), decision_variance - grid_variance());
 }
 
 double log2_erfc(double x) {

@@ -143,6 +143,15 @@ TEST_CASE("the model's failure probability in log2 agrees with erfc and stays fi
   CHECK(model.log2_failure_probability(prefix) ==
         Approx(std::log2(model.failure_probability(prefix))).epsilon(1e-9));
   CHECK(model.log2_failure_probability(nand) < -400);
+  // With another decided-phase variance (a measured one): the same tail, the grid's rounding
+  // (1/(2N))^2 / 12 taken off; none left is refused.
+  CHECK(model.grid_variance() == Approx(1.0 / (48.0 * 1024 * 1024)).epsilon(1e-12));
+  CHECK(model.log2_failure_probability(nand, model.decision(nand)) ==
+        model.log2_failure_probability(nand));
+  CHECK(model.log2_failure_probability(nand, 2 * model.decision(nand)) >
+        model.log2_failure_probability(nand));
+  REQUIRE_INVALID_ARGUMENT(model.log2_failure_probability(nand, model.grid_variance()),
+                           "variance=");
   // XOR with default_128 is ~68 standard deviations from its boundaries: erfc underflows to 0,
   // the log2 stays finite.
   const NoiseModel strong = noise_model(default_128());

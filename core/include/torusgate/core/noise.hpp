@@ -56,6 +56,12 @@ struct NoiseModel {
   double failure_probability(const GateSpec& gate) const;
   // log2 of failure_probability(gate), finite where the probability underflows a double.
   double log2_failure_probability(const GateSpec& gate) const;
+  // The same for a decided phase of another variance (a measured one): log2 erfc(
+  // decision_margin(gate) / sqrt(2 (decision_variance - grid_variance()))); throws
+  // InvalidArgument unless decision_variance > grid_variance().
+  double log2_failure_probability(const GateSpec& gate, double decision_variance) const;
+  // The decided phase's own rounding to Z_2N's grid, a step^2 / 12 = half_step^2 / 3.
+  double grid_variance() const { return half_step * half_step / 3; }
 };
 
 // unroll: the bootstrapping key's form (BootstrappingKey::unroll()); an unrolled key
