@@ -3,7 +3,9 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 
 #include "torusgate/core/error.hpp"
 
@@ -26,7 +28,56 @@ void fnv_mix_le(std::uint64_t& h, std::uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) fnv_mix_byte(h, static_cast<unsigned char>(v >> (8 * i)));
 }
 
+// "LWE n=64 with sigma_lwe=2^-20.0" plus, when it misses the weakest curve, what that curve
+// asks at this dimension.
+std::string curve_shortfall(const char* instance, const char* dimension_name,
+                            std::uint32_t dimension, double stddev) {
+  const SecurityCurve& weakest = security_curves().front();
+  char text[160];
+  if (dimension < weakest.minimal_dimension) {
+    std::snprintf(text, sizeof text, "%s %s=%u is below the least dimension %u of the %u-bit curve",
+                  instance, dimension_name, dimension, weakest.minimal_dimension, weakest.bits);
+  } else {
+    std::snprintf(text, sizeof text, "%s %s=%u has sigma=2^%.2f but the %u-bit curve asks 2^%.2f",
+                  instance, dimension_name, dimension, std::log2(stddev), weakest.bits,
+                  weakest.least_log2_stddev(dimension));
+  }
+  return text;
+}
+
 }  // namespace
+
+double SecurityCurve::least_log2_stddev(std::uint32_t dimension) const {
+  if (dimension < minimal_dimension) return std::numeric_limits<double>::infinity();
+  return slope * dimension + bias;
+}
+
+const std::vector<SecurityCurve>& security_curves() {
+  // Zama's security curves for Concrete (concrete-optimizer's verified curves, lattice
+  // estimator, q = 2^64, binary keys), as published in Concrete's security documentation.
+  static const std::vector<SecurityCurve> curves = {
+      {80, -0.04045822621883835, 1.7183812000404686, 450},
+      {112, -0.029881371645803536, 2.6539316216894946, 450},
+      {128, -0.026599462343105267, 2.981543184145991, 450},
+      {192, -0.018894148763647572, 4.2700349965659115, 532},
+  };
+  return curves;
+}
+
+std::uint32_t curve_security_bits(std::uint32_t dimension, double stddev) {
+  std::uint32_t bits = 0;
+  if (!(stddev > 0)) return bits;  // no noise (or NaN): no level
+  const double log2_stddev = std::log2(stddev);
+  for (const SecurityCurve& curve : security_curves()) {
+    if (log2_stddev >= curve.least_log2_stddev(dimension)) bits = curve.bits;
+  }
+  return bits;
+}
+
+CurveSecurity curve_security(const Parameters& params) {
+  return {curve_security_bits(params.lwe_dimension, params.lwe_noise_stddev),
+          curve_security_bits(params.extracted_lwe_dimension(), params.glwe_noise_stddev)};
+}
 
 std::string hex_digits(std::uint64_t v) {
   static constexpr char digits[] = "0123456789abcdef";
@@ -80,6 +131,20 @@ void Parameters::validate() const {
     EXPECTS(known.name != name || known.same_values(*this),
             "Parameters::validate: set '" + name + "' has the name of the built-in set but "
             "other values; give a set of your own another name");
+  }
+  // The weakest curve (80 bits) for both keys: a smaller dimension or less noise protects
+  // nothing a user should trust, so such a set says it is insecure.
+  const CurveSecurity security = curve_security(*this);
+  if (!insecure && security.bits() == 0) {
+    std::string why = "Parameters::validate: set '";
+    why += name;
+    why += "' is below 80 bits of security by the lattice estimator's curves (";
+    why += security.lwe_bits == 0
+               ? curve_shortfall("LWE", "n", lwe_dimension, lwe_noise_stddev)
+               : curve_shortfall("GLWE", "k*N", extracted_lwe_dimension(), glwe_noise_stddev);
+    why += "); raise the dimension or the noise, or mark it insecure (and name it INSECURE) "
+           "for tests";
+    throw InvalidArgument(why);
   }
 }
 

@@ -147,21 +147,89 @@ TEST_CASE("validate accepts the edges of each range", "[params]") {
   p.bk_level_count = 4;  // exactly 32 bits
   p.ks_base_log = 16;
   p.ks_level_count = 2;
-  p.polynomial_size = 16;
-  p.lwe_noise_stddev = 0x1p-32;  // one torus LSB: the least a set not marked insecure has
+  // One torus LSB, the least a set not marked insecure has: the 80-bit curve takes it from
+  // dimension 834 (2^-32.02 at 834, 2^-31.98 at 833).
+  p.lwe_dimension = 1024;
+  p.lwe_noise_stddev = 0x1p-32;
   p.glwe_noise_stddev = 0x1p-32;
   CHECK_NOTHROW(p.validate());
   p.name = "edges_INSECURE";
   p.insecure = true;
+  p.polynomial_size = 16;  // far below every curve: only an insecure set
   p.lwe_noise_stddev = 0;  // an insecure set may have none
   p.glwe_noise_stddev = 0;
   CHECK_NOTHROW(p.validate());
   Parameters toy = toy_insecure();
   toy.name = "my_INSECURE_set";
   CHECK_NOTHROW(toy.validate());
-  toy.insecure = false;  // a secure set may have any name
-  toy.name = "my_set";
-  CHECK_NOTHROW(toy.validate());
+  Parameters mine = tfhe_lib_80();
+  mine.insecure = false;  // a secure set may have any name
+  mine.name = "my_set";
+  CHECK_NOTHROW(mine.validate());
+}
+
+TEST_CASE("security curves: the built-in sets' levels, each curve's edge, validate's floor",
+          "[params]") {
+  const std::vector<SecurityCurve>& curves = security_curves();
+  REQUIRE(curves.size() == 4);
+  CHECK(curves[0].bits == 80);
+  CHECK(curves[3].bits == 192);
+  // The sets as docs/security.md and docs/parameters.md give them.
+  CHECK(curve_security(tfhe_lib_128()).lwe_bits == 112);
+  CHECK(curve_security(tfhe_lib_128()).glwe_bits == 112);
+  CHECK(curve_security(tfhe_lib_80()).lwe_bits == 80);
+  CHECK(curve_security(tfhe_lib_80()).glwe_bits == 112);
+  CHECK(curve_security(tfhe_lib_80()).bits() == 80);
+  CHECK(curve_security(default_128()).lwe_bits == 128);
+  CHECK(curve_security(default_128()).glwe_bits == 192);
+  CHECK(curve_security(default_128()).bits() == 128);
+  CHECK(curve_security(toy_insecure()).bits() == 0);
+  // tfhe_lib_128's LWE key: 128 bits would need sigma 2^-13.776 at n = 630.
+  CHECK(curves[2].least_log2_stddev(630) == Approx(-13.7761).margin(0.0001));
+  // On the curve is at the level; a hair below is not.
+  for (const SecurityCurve& curve : curves) {
+    INFO(curve.bits << " bits");
+    const double on_curve = std::exp2(curve.least_log2_stddev(1000));
+    CHECK(curve_security_bits(1000, on_curve) >= curve.bits);
+    CHECK(curve_security_bits(1000, on_curve * (1 - 1e-12)) < curve.bits);
+    // Below the least dimension no noise is enough.
+    CHECK(curve.least_log2_stddev(curve.minimal_dimension - 1) ==
+          std::numeric_limits<double>::infinity());
+    CHECK(curve_security_bits(curve.minimal_dimension - 1, 0.24) < curve.bits);
+  }
+  CHECK(curve_security_bits(531, 0.24) == 128);  // 192 bits starts at 532
+  CHECK(curve_security_bits(532, 0.24) == 192);
+  CHECK(curve_security_bits(1024, 0) == 0);
+  CHECK(curve_security_bits(1024, std::nan("")) == 0);
+
+  // validate: a set not marked insecure meets the 80-bit curve with both keys.
+  Parameters p = toy_insecure();
+  p.insecure = false;
+  p.name = "my_set";
+  REQUIRE_INVALID_ARGUMENT(p.validate(),
+                           "set 'my_set' is below 80 bits of security by the lattice "
+                           "estimator's curves (LWE n=64 is below the least dimension 450 of "
+                           "the 80-bit curve); raise the dimension or the noise, or mark it "
+                           "insecure (and name it INSECURE) for tests");
+  p = tfhe_lib_80();
+  p.name = "my_set";
+  p.lwe_noise_stddev = 0x1p-19;  // the 80-bit curve asks 2^-18.51 at n = 500
+  REQUIRE_INVALID_ARGUMENT(p.validate(),
+                           "(LWE n=500 has sigma=2^-19.00 but the 80-bit curve asks 2^-18.51)");
+  p.lwe_noise_stddev = 0x1p-18;
+  CHECK_NOTHROW(p.validate());
+  p.polynomial_size = 256;  // GLWE k*N = 256: below the least dimension
+  REQUIRE_INVALID_ARGUMENT(p.validate(),
+                           "(GLWE k*N=256 is below the least dimension 450 of the 80-bit curve)");
+  p.polynomial_size = 512;  // 512 asks 2^-19.00; 7.18e-9 is 2^-27.05
+  REQUIRE_INVALID_ARGUMENT(p.validate(),
+                           "(GLWE k*N=512 has sigma=2^-27.05 but the 80-bit curve asks 2^-19.00)");
+  p.glwe_dimension = 2;  // k*N = 1024 again
+  CHECK_NOTHROW(p.validate());
+  p.polynomial_size = 256;
+  p.insecure = true;  // marked insecure, any set passes
+  p.name = "my_set_INSECURE";
+  CHECK_NOTHROW(p.validate());
 }
 
 TEST_CASE("validate: a set not marked insecure has noise; a built-in set's name is that set",
