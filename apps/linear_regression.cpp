@@ -200,6 +200,24 @@ int beta_fraction_bits(const std::vector<double>& beta, std::size_t width) {
                         "-bit integers; use a wider --beta-width");
 }
 
+// The solution of the normal equations of the integer data in the units of the quantized
+// data: y = b0 / 2^fy + x (b 2^fx / 2^fy).
+std::vector<double> model_units(const std::vector<double>& beta_q, bool intercept, int fx,
+                                int fy) {
+  std::vector<double> beta(beta_q.size());
+  for (std::size_t j = 0; j < beta.size(); ++j)
+    beta[j] = std::ldexp(beta_q[j], (intercept && j == 0 ? 0 : fx) - fy);
+  return beta;
+}
+
+// round(beta_j 2^bits) for every coefficient.
+std::vector<std::int64_t> quantize_model(const std::vector<double>& beta, int bits) {
+  std::vector<std::int64_t> out(beta.size());
+  for (std::size_t j = 0; j < beta.size(); ++j)
+    out[j] = static_cast<std::int64_t>(std::nearbyint(std::ldexp(beta[j], bits)));
+  return out;
+}
+
 // Runs a program's outputs with a progress bar; fills the step's costs and time.
 template <Backend B>
 std::vector<IntArray<B>> run_step(Program<B>& prog, std::span<const Expr> outputs, Step& step,
@@ -281,12 +299,10 @@ void run(B& be, const typename B::ClientKey& key, const Options& o, const apps::
                                                         : "DIFFER from the plaintext computation",
               train.check.c_str());
 
-  const std::vector<double> beta_q = apps::solve_normal_equations(
-      std::vector<double>(xtx.begin(), xtx.end()), std::vector<double>(xty.begin(), xty.end()), p);
-  // In the units of the quantized data: y = b0 / 2^fy + x (b 2^fx / 2^fy).
-  std::vector<double> beta(p);
-  for (std::size_t j = 0; j < p; ++j)
-    beta[j] = std::ldexp(beta_q[j], (o.intercept && j == 0 ? 0 : fx) - fy);
+  // Solved from the exact integers (not rounded to double), the intercept eliminated exactly.
+  const std::vector<double> beta = model_units(
+      apps::solve_integer_normal_equations(apps::IntegerAggregates{p, xtx, xty}, o.intercept),
+      o.intercept, fx, fy);
   const std::vector<double> xr = dequantize(q.x, fx), yr = dequantize(q.y, fy);
   // Reported in the units of the original data, with errors on the original data.
   const auto original = [&](const std::vector<double>& b) {
@@ -315,9 +331,7 @@ void run(B& be, const typename B::ClientKey& key, const Options& o, const apps::
   // Every coefficient with the same fraction bits; the intercept is shifted by fx on the
   // server (free) to the scale of the products x_j beta_j.
   r.beta_fraction_bits = beta_fraction_bits(beta, o.beta_width);
-  r.beta_int.resize(p);
-  for (std::size_t j = 0; j < p; ++j)
-    r.beta_int[j] = static_cast<std::int64_t>(std::nearbyint(std::ldexp(beta[j], r.beta_fraction_bits)));
+  r.beta_int = quantize_model(beta, r.beta_fraction_bits);
   const IntType beta_type{o.beta_width, true};
   std::optional<IntArray<B>> beta_ct;
   if (o.beta == "encrypted") beta_ct = IntArray<B>::encrypt_integers(be, key, r.beta_int, beta_type, rng, 1);
@@ -477,8 +491,7 @@ int main(int argc, char** argv) try {
   // The fit must be unique: checked on the quantized data in the clear, before any key is
   // made, rather than on the decrypted aggregates after the encrypted step.
   const apps::IntegerAggregates plain = apps::plain_aggregates(r.q, o.intercept);
-  const std::size_t dependent =
-      apps::dependent_column(std::vector<double>(plain.xtx.begin(), plain.xtx.end()), p);
+  const std::size_t dependent = apps::integer_dependent_column(plain, o.intercept);
   if (dependent < p) {
     const bool binary = o.kind == apps::FeatureKind::Binary;
     // --standardize can help only numeric columns that the quantization made dependent:
@@ -499,6 +512,45 @@ int main(int argc, char** argv) try {
         (binary ? "" : ", or one too small for the width") +
         "): the least-squares fit is not unique; drop the column" +
         (standardize_helps ? " or try --standardize" : ""));
+  }
+  // The comparison fit of the unquantized data (on the scaled columns with --standardize)
+  // must be unique too: a column that the data make a combination of the others, which only
+  // the rounding separates, gives a fit of rounding noise.
+  const apps::Dataset& fitted = scaling ? scaled_data : data;
+  if (const std::size_t k = apps::qr_dependent_column(fitted.x, fitted.rows,
+                                                      fitted.attributes(), o.intercept);
+      k < p) {
+    std::string text = "column '";
+    text.append(apps::printable(r.names[k]));
+    text.append("' is a combination of the columns before it in the data (only their rounding ");
+    text.append("to fixed point separates them): the least-squares fit is not unique; drop the ");
+    text.append("column");
+    throw InvalidArgument(text);
+  }
+  // The model and its predictions, from the plaintext aggregates (the decrypted ones equal
+  // them, or the run reports the mismatch): refused now, not after the training step.
+  if (o.beta != "none") {
+    const std::vector<double> beta =
+        model_units(apps::solve_integer_normal_equations(plain, o.intercept), o.intercept,
+                    r.q.x_fraction_bits, r.q.y_fraction_bits);
+    const int g = beta_fraction_bits(beta, o.beta_width);
+    const std::vector<std::int64_t> beta_int = quantize_model(beta, g);
+    const auto shift = static_cast<std::size_t>(r.q.x_fraction_bits);
+    try {
+      if (o.beta == "encrypted")
+        (void)prediction_type(r.q.x_type, IntType{o.beta_width, true}, r.q.attributes,
+                              o.intercept, shift);
+      else
+        (void)prediction_type(r.q.x_type, beta_int, o.intercept, shift);
+    } catch (const InvalidArgument&) {
+      std::string text = "the predictions (sums of ";
+      text.append(std::to_string(r.q.attributes)).append(" products of ");
+      text.append(to_string(r.q.x_type)).append(" values and ");
+      text.append(std::to_string(o.beta_width));
+      text.append("-bit coefficients) need more than 64 bits; use a smaller --width or ");
+      text.append("--beta-width");
+      throw InvalidArgument(text);
+    }
   }
 
   std::printf("torusgate linear regression (commit %s)\n", apps::build_commit().c_str());

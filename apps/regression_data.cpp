@@ -361,10 +361,12 @@ Standardization standardize(Dataset& data, bool center) {
     for (std::size_t k = 0; k < n; ++k) {
       largest = std::max(largest, std::abs(v[first + k * stride] - mean));
     }
-    EXPECTS(std::isfinite(mean) && std::isfinite(largest),
+    // (the scale's margin overflows too for a largest magnitude within 1e-9 of the largest
+    // double: an infinite scale would make the column 0, "constant")
+    const double scale = largest > 0 ? largest * (1 + 1e-9) : 1.0;
+    EXPECTS(std::isfinite(mean) && std::isfinite(scale),
             "--standardize: column '" + printable(name) +
                 "' spans more than a double holds (its values minus their mean overflow)");
-    const double scale = largest > 0 ? largest * (1 + 1e-9) : 1.0;
     for (std::size_t k = 0; k < n; ++k) {
       v[first + k * stride] = (v[first + k * stride] - mean) / scale;
     }
@@ -429,7 +431,7 @@ namespace {
 // The Cholesky factor L (row-major, lower) of the p x p matrix xtx = L L^T, in long double, up
 // to the first column that is a combination of the columns before it (its pivot not above a
 // relative 1e-12): that column in `dependent`, else p.
-std::vector<long double> cholesky(const std::vector<double>& xtx, std::size_t p,
+std::vector<long double> cholesky(const std::vector<long double>& xtx, std::size_t p,
                                   std::size_t& dependent) {
   std::vector<long double> l(p * p, 0.0L);
   for (std::size_t j = 0; j < p; ++j) {
@@ -451,24 +453,17 @@ std::vector<long double> cholesky(const std::vector<double>& xtx, std::size_t p,
   return l;
 }
 
-}  // namespace
-
-std::size_t dependent_column(const std::vector<double>& xtx, std::size_t p) {
-  EXPECTS(p >= 1 && xtx.size() == p * p, "dependent_column: sizes do not match");
-  std::size_t dependent = p;
-  (void)cholesky(xtx, p, dependent);
-  return dependent;
-}
-
-std::vector<double> solve_normal_equations(const std::vector<double>& xtx,
-                                           const std::vector<double>& xty, std::size_t p) {
-  EXPECTS(p >= 1 && xtx.size() == p * p && xty.size() == p,
-          "solve_normal_equations: sizes do not match");
+// Solves xtx beta = xty (p x p, positive definite) by Cholesky; `offset` is added to the
+// column that a singular system names (its place in the caller's numbering).
+std::vector<long double> cholesky_solve(const std::vector<long double>& xtx,
+                                        const std::vector<long double>& xty, std::size_t p,
+                                        std::size_t offset) {
   // Cholesky: xtx = L L^T, then L z = xty and L^T beta = z.
   std::size_t dependent = p;
   const std::vector<long double> l = cholesky(xtx, p, dependent);
   EXPECTS(dependent == p,
-          "solve_normal_equations: X^T X is singular (column " + std::to_string(dependent) +
+          "solve_normal_equations: X^T X is singular (column " +
+              std::to_string(dependent + offset) +
               " is a combination of the others: a constant or repeated feature, or fewer "
               "rows than coefficients)");
   std::vector<long double> z(p);
@@ -477,21 +472,113 @@ std::vector<double> solve_normal_equations(const std::vector<double>& xtx,
     for (std::size_t k = 0; k < i; ++k) v -= l[i * p + k] * z[k];
     z[i] = v / l[i * p + i];
   }
-  std::vector<double> beta(p);
+  std::vector<long double> beta(p);
   for (std::size_t i = p; i-- > 0;) {
     long double v = z[i];
     for (std::size_t k = i + 1; k < p; ++k) v -= l[k * p + i] * beta[k];
-    beta[i] = static_cast<double>(v / l[i * p + i]);
+    beta[i] = v / l[i * p + i];
   }
   return beta;
 }
 
-std::vector<double> least_squares_qr(const std::vector<double>& x, const std::vector<double>& y,
-                                     std::size_t n, std::size_t d, bool intercept) {
+// The normal equations of integer aggregates in long double (exact up to 64-bit integers),
+// with the ones column eliminated in exact integer arithmetic when there is one.
+struct ReducedSystem {
+  std::size_t size = 0;
+  std::vector<long double> xtx, xty;
+};
+
+ReducedSystem reduce(const IntegerAggregates& a, bool intercept) {
+  const std::size_t p = a.size;
+  EXPECTS(p >= (intercept ? 2u : 1u) && a.xtx.size() == p * p && a.xty.size() == p,
+          "solve_normal_equations: the aggregates' sizes do not match");
+  ReducedSystem r;
+  if (!intercept) {
+    r.size = p;
+    r.xtx.assign(a.xtx.begin(), a.xtx.end());
+    r.xty.assign(a.xty.begin(), a.xty.end());
+    return r;
+  }
+  const __int128 n = a.xtx[0];
+  EXPECTS(n >= 1, std::string("solve_normal_equations: the aggregates have no rows (entry ")
+                      .append("(0, 0) is ")
+                      .append(std::to_string(a.xtx[0]))
+                      .append(")"));
+  // n a - b c in 128 bits; beyond them (far past any data that fit memory) an error.
+  const auto centered = [&](std::int64_t a_, std::int64_t b, std::int64_t c) {
+    __int128 nb, bc, out;
+    EXPECTS(!__builtin_mul_overflow(n, static_cast<__int128>(a_), &nb) &&
+                !__builtin_mul_overflow(static_cast<__int128>(b), static_cast<__int128>(c),
+                                        &bc) &&
+                !__builtin_sub_overflow(nb, bc, &out),
+            "solve_normal_equations: the centered aggregates exceed 128 bits");
+    return static_cast<long double>(out);
+  };
+  const std::size_t d = p - 1;
+  r.size = d;
+  r.xtx.resize(d * d);
+  r.xty.resize(d);
+  for (std::size_t i = 0; i < d; ++i) {
+    for (std::size_t j = 0; j < d; ++j)
+      r.xtx[i * d + j] = centered(a.xtx[(i + 1) * p + j + 1], a.xtx[i + 1], a.xtx[j + 1]);
+    r.xty[i] = centered(a.xty[i + 1], a.xtx[i + 1], a.xty[0]);
+  }
+  return r;
+}
+
+}  // namespace
+
+std::size_t dependent_column(const std::vector<double>& xtx, std::size_t p) {
+  EXPECTS(p >= 1 && xtx.size() == p * p, "dependent_column: sizes do not match");
+  std::size_t dependent = p;
+  (void)cholesky(std::vector<long double>(xtx.begin(), xtx.end()), p, dependent);
+  return dependent;
+}
+
+std::size_t integer_dependent_column(const IntegerAggregates& a, bool intercept) {
+  const ReducedSystem r = reduce(a, intercept);
+  std::size_t dependent = r.size;
+  (void)cholesky(r.xtx, r.size, dependent);
+  return dependent + (intercept ? 1 : 0);  // the ones column (n >= 1) is independent
+}
+
+std::vector<double> solve_normal_equations(const std::vector<double>& xtx,
+                                           const std::vector<double>& xty, std::size_t p) {
+  EXPECTS(p >= 1 && xtx.size() == p * p && xty.size() == p,
+          "solve_normal_equations: sizes do not match");
+  const std::vector<long double> beta =
+      cholesky_solve(std::vector<long double>(xtx.begin(), xtx.end()),
+                     std::vector<long double>(xty.begin(), xty.end()), p, 0);
+  return std::vector<double>(beta.begin(), beta.end());
+}
+
+std::vector<double> solve_integer_normal_equations(const IntegerAggregates& a,
+                                                   bool intercept) {
+  const ReducedSystem r = reduce(a, intercept);
+  const std::vector<long double> slopes =
+      cholesky_solve(r.xtx, r.xty, r.size, intercept ? 1 : 0);
+  if (!intercept) return std::vector<double>(slopes.begin(), slopes.end());
+  // beta_0 = (sum y - s . slopes) / n.
+  const std::size_t p = a.size;
+  long double b0 = a.xty[0];
+  for (std::size_t j = 0; j + 1 < p; ++j) b0 -= static_cast<long double>(a.xtx[j + 1]) * slopes[j];
+  std::vector<double> beta{static_cast<double>(b0 / static_cast<long double>(a.xtx[0]))};
+  for (long double b : slopes) beta.push_back(static_cast<double>(b));
+  return beta;
+}
+
+namespace {
+
+// Householder QR of the design matrix: the fit, or, where the design matrix is rank
+// deficient, the first such column in `dependent` (else p) and no fit.
+std::vector<double> householder_fit(const std::vector<double>& x, const std::vector<double>& y,
+                                    std::size_t n, std::size_t d, bool intercept,
+                                    std::size_t& dependent) {
   const std::size_t p = d + (intercept ? 1 : 0);
   EXPECTS(x.size() == n * d && y.size() == n, "least_squares_qr: sizes do not match");
   EXPECTS(n >= p, "least_squares_qr: " + std::to_string(n) + " rows cannot determine " +
                       std::to_string(p) + " coefficients");
+  dependent = p;
   // Column-major design matrix A = [1 | X] and right-hand side, reduced in place.
   std::vector<double> a(n * p), b = y;
   for (std::size_t t = 0; t < n; ++t)
@@ -504,9 +591,10 @@ std::vector<double> least_squares_qr(const std::vector<double>& x, const std::ve
     double norm = 0;
     for (std::size_t t = k; t < n; ++t) norm += col[t] * col[t];
     norm = std::sqrt(norm);
-    EXPECTS(norm > 1e-12 * std::max(largest, 1.0) * std::sqrt(static_cast<double>(n)),
-            "least_squares_qr: the design matrix is rank deficient at column " +
-                std::to_string(k));
+    if (!(norm > 1e-12 * std::max(largest, 1.0) * std::sqrt(static_cast<double>(n)))) {
+      dependent = k;
+      return {};
+    }
     // Householder vector v = col[k..] + sign(col[k]) norm e_1; H = I - 2 v v^T / v^T v.
     const double alpha = col[k] > 0 ? -norm : norm;
     std::vector<double> v(col + k, col + n);
@@ -532,6 +620,24 @@ std::vector<double> least_squares_qr(const std::vector<double>& x, const std::ve
     beta[i] = v / a[i * n + i];
   }
   return beta;
+}
+
+}  // namespace
+
+std::vector<double> least_squares_qr(const std::vector<double>& x, const std::vector<double>& y,
+                                     std::size_t n, std::size_t d, bool intercept) {
+  std::size_t dependent = 0;
+  std::vector<double> beta = householder_fit(x, y, n, d, intercept, dependent);
+  EXPECTS(!beta.empty(), "least_squares_qr: the design matrix is rank deficient at column " +
+                             std::to_string(dependent));
+  return beta;
+}
+
+std::size_t qr_dependent_column(const std::vector<double>& x, std::size_t n, std::size_t d,
+                                bool intercept) {
+  std::size_t dependent = 0;
+  (void)householder_fit(x, std::vector<double>(n, 0.0), n, d, intercept, dependent);
+  return dependent;
 }
 
 double rms_error(const std::vector<double>& x, const std::vector<double>& y, std::size_t n,

@@ -107,10 +107,24 @@ std::vector<double> solve_normal_equations(const std::vector<double>& xtx,
 // it (where solve_normal_equations fails), or p when there is none.
 std::size_t dependent_column(const std::vector<double>& xtx, std::size_t p);
 
+// solve_normal_equations and dependent_column on exact integer aggregates (plain_aggregates,
+// or decrypted ones), without rounding them to double (above 2^53 that loses bits). With the
+// intercept (the aggregates of [1 | X]), the ones column is eliminated first in exact integer
+// arithmetic: n X^T X - s s^T and n X^T y - s sum(y), s the column sums, are n^2 times the
+// covariances of the centered columns, so an offset in a column costs no precision (the
+// normal matrix of uncentered data is about (mean / spread)^2 worse conditioned).
+std::vector<double> solve_integer_normal_equations(const IntegerAggregates& a,
+                                                   bool intercept);
+std::size_t integer_dependent_column(const IntegerAggregates& a, bool intercept);
+
 // A plaintext least-squares fit by Householder QR on the design matrix (the reference the
 // encrypted pipeline is compared with; it never forms A^T A). x is rows x attributes.
 std::vector<double> least_squares_qr(const std::vector<double>& x, const std::vector<double>& y,
                                      std::size_t rows, std::size_t attributes, bool intercept);
+// The first column of the design matrix [1 | X] (or X) that QR finds a combination of the
+// columns before it (where least_squares_qr fails), or the number of columns when none is.
+std::size_t qr_dependent_column(const std::vector<double>& x, std::size_t rows,
+                                std::size_t attributes, bool intercept);
 
 // Root mean square of (prediction - y) for predictions = [1 | X] beta (or X beta).
 double rms_error(const std::vector<double>& x, const std::vector<double>& y, std::size_t rows,

@@ -56,6 +56,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const std::vector<double> xty(agg.xty.begin(), agg.xty.end());
       fuzz::expect_only<InvalidArgument>("regression_csv: solve_normal_equations",
                                          [&] { apps::solve_normal_equations(xtx, xty, agg.size); });
+      fuzz::expect_only<InvalidArgument>("regression_csv: solve_integer_normal_equations",
+                                         [&] { apps::solve_integer_normal_equations(agg, true); });
       apps::least_squares_qr(copy.x, copy.y, copy.rows, d, true);
     });
   }

@@ -44,6 +44,43 @@ grep -q "drop the column or try --standardize" "$tmp/out" || fail "no --standard
 printf 'a,b,y\n0.1,0.1,0.2\n0.3,0.3,0.1\n0.5,0.5,0.4\n0.7,0.7,0.3\n' >"$tmp/repeated.csv"
 expect 2 "column 'b' is, as quantized to 8 bits, a combination" --backend plaintext \
   --csv "$tmp/repeated.csv" --target y
+# Columns that the data make dependent and only the rounding separates (b = 3a): refused
+# before any key is made, not after the training step by the comparison fit.
+python3 -c "
+print('a,b,y')
+for i in range(1, 9): print(f'{i * 0.037!r},{3 * i * 0.037!r},{i * 5 % 7 / 10}')" \
+  >"$tmp/collinear.csv"
+expect 2 "column 'b' is a combination of the columns before it in the data" \
+  --params toy_INSECURE --csv "$tmp/collinear.csv" --target y --no-progress
+grep -q "encrypted" "$tmp/out" && fail "a fit refused for its data encrypted them first"
+# A model whose coefficients do not fit --beta-width, and predictions wider than 64 bits:
+# refused before any key is made too.
+printf 'a,y\n0.001,9\n-0.002,-18\n0.003,30\n-0.004,-35\n' >"$tmp/steep.csv"
+expect 2 "the model's coefficients do not fit 8-bit integers" --params toy_INSECURE \
+  --csv "$tmp/steep.csv" --target y --no-progress
+grep -q "encrypted" "$tmp/out" && fail "a model refused for its width encrypted the data first"
+printf 'a,b,c,e,y\n' >"$tmp/wide.csv"
+for i in 1 2 3 4 5 6; do
+  echo "0.$((i * 37 % 97)),-0.$((i * 53 % 89)),0.$((i * 71 % 83)),-0.$((i * 29 % 79)),0.$i" \
+    >>"$tmp/wide.csv"
+done
+expect 2 "the predictions (sums of 4 products of s31 values and 32-bit coefficients) need" \
+  --params toy_INSECURE --csv "$tmp/wide.csv" --target y --width 31 --beta-width 32 \
+  --no-progress
+grep -q "encrypted" "$tmp/out" && fail "predictions refused for their width encrypted first"
+# An offset column at 28 bits (aggregates past 2^53): y = 4 (x - 100) exactly, so the fit of
+# the quantized data is exactly -400, 4; solving the rounded doubles was 1e-2 off, and at half
+# the spread refused the column as constant.
+for step in 19 20; do
+  python3 -c "
+print('x,y')
+for t in range(200): print(f'{100 + t / 2**$step!r},{4 * t / 2**$step!r}')" >"$tmp/offset.csv"
+  expect 0 "exact (6 entries)" --backend plaintext --csv "$tmp/offset.csv" --target y \
+    --width 28 --beta none --json "$tmp/offset.json"
+  python3 -c "import json,sys; b=json.load(open(sys.argv[1]))['beta']; \
+assert abs(b[0] + 400) < 1e-9 and abs(b[1] - 4) < 1e-11, b" "$tmp/offset.json" ||
+    fail "the fit of the offset column (spread 200 / 2^$step) is not -400, 4"
+done
 printf 'a,y\n1,2\n3,x\n' >"$tmp/bad.csv"
 expect 2 "line 3, column 'y': 'x' is not a number" --csv "$tmp/bad.csv" --target y
 expect 2 "no column named 'price'" --csv "$csv" --target price

@@ -286,4 +286,61 @@ TEST_CASE("standardize scales columns into [-1, 1) and the fit maps back exactly
   REQUIRE_INVALID_ARGUMENT(standardize(w, true),
                            "--standardize: column '" + w.feature_names[2] +
                                "' spans more than a double holds");
+  // Without centering, a value within 1e-9 of the largest double: the scale overflows.
+  Dataset m = original;
+  m.x[1] = 1.7976931348623e308;
+  REQUIRE_INVALID_ARGUMENT(standardize(m, false),
+                           "--standardize: column '" + m.feature_names[1] +
+                               "' spans more than a double holds");
+}
+
+TEST_CASE("the integer normal equations are solved without rounding the aggregates",
+          "[regression]") {
+  // x = 2^27 - 200 + t, y = 2 x - 268435000: exactly linear, aggregates past 2^53 (n x^2 is
+  // about 2^61). Rounded to double their Cholesky finds x constant (its spread is below 1e-6
+  // of its mean); the exact elimination of the intercept gives the model exactly.
+  QuantizedData q;
+  q.rows = 200;
+  q.attributes = 1;
+  for (std::int64_t t = 0; t < 200; ++t) {
+    q.x.push_back((std::int64_t{1} << 27) - 200 + t);
+    q.y.push_back(2 * q.x.back() - 268435000);
+  }
+  const IntegerAggregates a = plain_aggregates(q, true);
+  REQUIRE(a.xtx[3] > (std::int64_t{1} << 53));
+  REQUIRE_INVALID_ARGUMENT(
+      solve_normal_equations(std::vector<double>(a.xtx.begin(), a.xtx.end()),
+                             std::vector<double>(a.xty.begin(), a.xty.end()), 2),
+      "singular (column 1");
+  CHECK(integer_dependent_column(a, true) == 2);
+  CHECK(solve_integer_normal_equations(a, true) == std::vector<double>{-268435000.0, 2.0});
+  // Without the intercept: the same exact integers, no elimination.
+  const IntegerAggregates b = plain_aggregates(q, false);
+  CHECK(integer_dependent_column(b, false) == 1);
+  CHECK(solve_integer_normal_equations(b, false)[0] ==
+        Approx(static_cast<double>(b.xty[0]) / static_cast<double>(b.xtx[0])).epsilon(1e-15));
+  // A constant column beside the intercept, and a repeated one, are dependent; a singular
+  // system names the column as the double solver does.
+  QuantizedData c;
+  c.rows = 4;
+  c.attributes = 3;
+  c.x = {5, 1, 1, 5, 2, 2, 5, 4, 4, 5, 7, 7};
+  c.y = {1, 2, 3, 4};
+  CHECK(integer_dependent_column(plain_aggregates(c, true), true) == 1);
+  c.x = {1, 5, 1, 2, 6, 2, 4, 1, 4, 7, 3, 7};
+  CHECK(integer_dependent_column(plain_aggregates(c, true), true) == 3);
+  CHECK(integer_dependent_column(plain_aggregates(c, false), false) == 2);
+  REQUIRE_INVALID_ARGUMENT(solve_integer_normal_equations(plain_aggregates(c, true), true),
+                           "singular (column 3 is a combination");
+}
+
+TEST_CASE("qr_dependent_column names the column where least_squares_qr fails", "[regression]") {
+  // Columns 1, a, 3a: the third of [1 | X] (index 2); without the intercept, the second.
+  const std::vector<double> x = {0.1, 0.3, 0.2, 0.6, 0.4, 1.2, 0.7, 2.1};
+  CHECK(qr_dependent_column(x, 4, 2, true) == 2);
+  CHECK(qr_dependent_column(x, 4, 2, false) == 1);
+  REQUIRE_INVALID_ARGUMENT(least_squares_qr(x, {1, 2, 3, 5}, 4, 2, true),
+                           "rank deficient at column 2");
+  const std::vector<double> y = {0.1, 0.3, 0.2, 0.5, 0.4, 1.2, 0.7, 2.0};
+  CHECK(qr_dependent_column(y, 4, 2, true) == 3);
 }
