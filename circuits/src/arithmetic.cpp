@@ -384,6 +384,11 @@ Expr concat_elements(std::span<const Expr> parts) {
     EXPECTS(parts[i].type() == parts[0].type(),
             "concat_elements: part " + std::to_string(i) + " is " + to_string(parts[i].type()) +
                 " but part 0 is " + to_string(parts[0].type()));
+  std::size_t total = 0;
+  for (const Expr& part : parts)
+    EXPECTS(!__builtin_add_overflow(total, part.lanes(), &total),
+            "concat_elements: more than 2^64 elements");
+  bit_count(parts[0].type(), 1, total, "concat_elements");  // the bits must fit std::size_t
   std::vector<Plane> bits;
   for (std::size_t j = 0; j < parts[0].width(); ++j) {
     std::vector<Plane> lanes;

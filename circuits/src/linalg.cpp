@@ -82,6 +82,25 @@ CannonRows cannon_step(Circuit& c, const Expr& a, const Expr& b, const CannonRow
                                           " blocks does not divide " + std::to_string(q) +
                                           " rows");
   check_width(width, "cannon_step");
+  // The accumulator: none (the first step) or two rows of this step's width and shape; rows
+  // of another width would be read as other numbers.
+  const auto shaped = [&](const Expr& row) {
+    return row.width() == width && row.rows() == q && row.cols() == q;
+  };
+  const auto describe = [](const Expr& row) {
+    std::string text = to_string(row.type());
+    text.append(" ").append(std::to_string(row.rows()));
+    text.append(" x ").append(std::to_string(row.cols()));
+    return text;
+  };
+  if (!(acc.row0.width() == 0 && acc.row1.width() == 0) &&
+      !(shaped(acc.row0) && shaped(acc.row1))) {
+    std::string message("cannon_step: the accumulator rows are ");
+    message.append(describe(acc.row0)).append(" and ").append(describe(acc.row1));
+    message.append(" but must both be empty or ").append(std::to_string(width));
+    message.append("-bit ").append(std::to_string(q)).append(" x ").append(std::to_string(q));
+    throw InvalidArgument(message);
+  }
   const std::size_t block = q / grid;
   BitHeap heap(width, q * q);
   if (acc.row0.width() > 0) {

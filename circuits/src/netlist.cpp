@@ -503,6 +503,8 @@ Expr Circuit::constant(std::span<const std::uint64_t> values, IntType type) {
 
 Expr Circuit::constant(std::uint64_t value, IntType type, std::size_t lanes) {
   EXPECTS(lanes >= 1, "Circuit::constant: no elements");
+  check_width(type.width, "Circuit::constant");
+  bit_count(type, 1, lanes, "Circuit::constant");  // the result's bits must fit std::size_t
   const std::uint64_t one[] = {value};
   Expr e = constant(one, type);
   std::vector<Plane> bits;
@@ -542,6 +544,18 @@ Plane Circuit::gate(const GateSpec& spec, const Plane& a, const Plane& b, const 
                 " lanes but input 0 has " + std::to_string(lanes));
   for (std::size_t i = 0; i < arity; ++i)
     check_plane_in(*this, *in[i], i, spec.kind);
+  // Inputs that are each one bit repeated (broadcasts, constants) give one bit repeated: the
+  // gate on one lane, broadcast, instead of one bootstrap per lane.
+  const auto repeated = [](const Plane& p) {
+    return p.segments().size() == 1 &&
+           (p.segments().front().is_constant() || p.segments().front().stride == 0);
+  };
+  if (lanes > 1 && std::all_of(in.begin(), in.begin() + static_cast<long>(arity),
+                               [&](const Plane* p) { return repeated(*p); })) {
+    std::array<Plane, 3> one;
+    for (std::size_t i = 0; i < arity; ++i) one[i] = in[i]->slice(0, 1);
+    return gate(spec, one[0], one[1], one[2]).broadcast(lanes);
+  }
 
   // Walk the inputs' segments together; each stretch where every input stays inside one
   // segment is one piece.

@@ -863,6 +863,16 @@ TEST_CASE("matmul and Cannon's algorithm reject mismatched shapes", "[circuits][
   REQUIRE_INVALID_ARGUMENT(cannon_step(c, q4, q4.as_signed(true), {}, 1, 0, 4), "cannon_step: operands are u4 and s4");
   const CannonRows rows = cannon_step(c, q4, p4, {}, 2, 0, 4);
   REQUIRE_INVALID_ARGUMENT(cannon_finish(c, CannonRows{rows.row0, a23}, false), "cannon_finish: operands");
+  // An accumulator of another width or shape, or half of one, was added as other numbers.
+  const Expr q8 = c.input(IntType{8, false}, 4, 4);
+  REQUIRE_INVALID_ARGUMENT(cannon_step(c, q4, p4, CannonRows{q8, q8}, 2, 1, 4),
+                           "cannon_step: the accumulator rows are u8 4 x 4 and u8 4 x 4 but must "
+                           "both be empty or 4-bit 4 x 4");
+  REQUIRE_INVALID_ARGUMENT(cannon_step(c, q4, p4, CannonRows{rows.row0, Expr()}, 2, 1, 4),
+                           "the accumulator rows are u4 4 x 4 and u0 0 x 0");
+  REQUIRE_INVALID_ARGUMENT(cannon_step(c, q4, p4, CannonRows{a23, a23}, 2, 1, 4),
+                           "the accumulator rows are u4 2 x 3");
+  CHECK(cannon_step(c, q4, p4, rows, 2, 1, 4).row0.width() == 4);
 
   PlaintextFixture f;
   Csprng rng = seeded_rng(9);
@@ -1052,10 +1062,54 @@ TEST_CASE("widths above max_width and arrays past 2^64 bits are refused, not all
   const Expr one = c.input(IntType{8, false}, 1);
   REQUIRE_INVALID_ARGUMENT(broadcast(one, std::size_t{1} << 61),
                            "broadcast: 1 x 2305843009213693952 u8 has more than 2^64 bits");
+  // Constants and concatenations of elements too (their bit counts wrapped to 0, and execute
+  // failed on a span of an output buffer of 0 bits).
+  REQUIRE_INVALID_ARGUMENT(c.constant(1, IntType{8, false}, std::size_t{1} << 61),
+                           "Circuit::constant: 1 x 2305843009213693952 u8 has more than 2^64 bits");
+  const Expr half = broadcast(one, std::size_t{1} << 60);
+  const Expr halves[] = {half, half};
+  REQUIRE_INVALID_ARGUMENT(concat_elements(halves),
+                           "concat_elements: 1 x 2305843009213693952 u8 has more than 2^64 bits");
   // One that fits the count but not memory: compile says so as the library's error.
   const Expr wide = broadcast(one, std::size_t{1} << 50);
   const Expr doubled = add(c, wide, wide);
   REQUIRE_THROWS_WITH(compile(c, std::span<const Expr>(&doubled, 1)),
                       Catch::Matchers::Contains("elements does not fit in memory"));
   REQUIRE_THROWS_AS(compile(c, std::span<const Expr>(&doubled, 1)), SystemError);
+}
+
+TEST_CASE("a gate whose inputs are all broadcasts or constants runs once and is broadcast",
+          "[circuits][netlist]") {
+  PlaintextFixture f;
+  Csprng rng = seeded_rng(31);
+  const IntType u8{8, false};
+  const std::size_t lanes = 1000;
+  const std::vector<std::uint64_t> xs = random_values(rng, u8, lanes);
+  const std::vector<std::uint64_t> amount = {200};
+  const Arr ax = Arr::encrypt(f.be, f.key, xs, u8, rng);
+  const Arr as = Arr::encrypt(f.be, f.key, amount, u8, rng);
+  // u8 << u8 with one amount for all elements: the OR of the amount's bits 3 to 7 (4 gates)
+  // reads only the amount, so it is computed once, not once per element.
+  Program<PB> prog(f.be);
+  const Expr x = prog.input(ax), s = broadcast(prog.input(as), lanes);
+  const Arr r = prog.run(shift_left(prog.circuit(), x, s));
+  for (std::uint64_t v : r.decrypt(f.be, f.key)) CHECK(v == 0);  // 200 >= 8
+  Circuit per_element;
+  const Expr px = per_element.input(u8, lanes), ps = per_element.input(u8, lanes);
+  const Expr shifted = shift_left(per_element, px, ps);
+  const std::uint64_t each =
+      compile(per_element, std::span<const Expr>(&shifted, 1)).cost.bootstraps;
+  CHECK(each == 53 * lanes);
+  CHECK(prog.last_schedule().cost.bootstraps == each - 4 * (lanes - 1));
+  CHECK(prog.last_schedule().cost.depth == 4);
+  // A gate of two broadcasts is a broadcast of one gate; with a constant it folds.
+  Circuit c;
+  const Expr a = broadcast(c.input(u8, 1), 5), b = broadcast(c.input(u8, 1), 5);
+  const Plane g = c.and_(a.bit(0), b.bit(0));
+  REQUIRE(g.segments().size() == 1);
+  CHECK(g.segments().front().stride == 0);
+  CHECK(g.lanes() == 5);
+  CHECK(c.nodes().back().lanes == 1);
+  CHECK(c.or_(a.bit(1), Plane::constant(true, 5)).constant_value() == true);
+  CHECK(c.xor_(a.bit(1), Plane::constant(true, 5)) == ~a.bit(1));
 }

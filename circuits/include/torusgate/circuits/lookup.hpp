@@ -7,7 +7,7 @@
 // constant, the second into one two-input gate of x_0 and x_1 (1 bootstrap), and the levels
 // above are MUXes (2 bootstraps; 3 over two levels beside a negated index bit, netlist.hpp);
 // identical subtrees, within a result bit or across them, are recorded once. A random 8-bit
-// to 8-bit table costs about 760 bootstraps in 8 levels, the AES S-box 745 in 9
+// to 8-bit table costs about 750 bootstraps in 8 or 9 levels, the AES S-box 745 in 9
 // (docs/circuits.md).
 #pragma once
 

@@ -199,7 +199,8 @@ class Circuit {
 
   // Records out[e] = spec(a[e], b[e], c[e]) over the lanes of its inputs (arity of them, all
   // with the same lane count) and returns the output plane. Constant, negated and repeated
-  // inputs are folded; a gate that folds to a constant or to one of its inputs records nothing.
+  // inputs are folded; a gate that folds to a constant or to one of its inputs records nothing,
+  // and one whose inputs are all broadcasts or constants is recorded on one lane, broadcast.
   Plane gate(const GateSpec& spec, const Plane& a, const Plane& b = {}, const Plane& c = {});
 
   Plane and_(const Plane& a, const Plane& b) { return gate(GateSpec::of(GateKind::And), a, b); }
