@@ -117,15 +117,6 @@ std::string machine_description() {
   return d;
 }
 
-std::string utc_timestamp() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::vector<std::string> backend_names() { return {"best", "sequential", "openmp", "gpu"}; }
 
 std::string resolve_backend(const std::string& name, bool plaintext_ok) {
@@ -243,51 +234,6 @@ Summary summarize(std::vector<double> v) {
   const std::size_t m = v.size() / 2;
   const double median = v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
   return Summary{median, v.front(), v.back()};
-}
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-std::string json_number(double value) {
-  if (!std::isfinite(value)) return "null";
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, value);
-  return std::string(buf, r.ptr);
-}
-
-std::uint64_t parse_count(const std::string& flag, const std::string& text, std::uint64_t min,
-                          std::uint64_t max) {
-  const std::string expected =
-      "expected an integer in " + std::to_string(min) + ".." + std::to_string(max);
-  std::uint64_t value = 0;
-  const char* first = text.data();
-  const char* last = first + text.size();
-  const auto r = std::from_chars(first, last, value);
-  if (text.empty() || r.ptr != last || r.ec == std::errc::invalid_argument) {
-    throw InvalidArgument(flag + ": '" + text + "' is not a number; " + expected);
-  }
-  if (r.ec == std::errc::result_out_of_range || value < min || value > max) {
-    throw InvalidArgument(flag + ": " + text + " is out of range; " + expected);
-  }
-  return value;
 }
 
 bool CommandLine::next() {
@@ -798,27 +744,6 @@ OutputFile::OutputFile(std::string flag, std::string path)
                             "': its folder takes no new file");
   }
   fs::remove(probe, ec);
-}
-
-void write_file_atomically(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  const std::string tmp = path + "." + std::to_string(::getpid()) + ".tmp";
-  std::error_code ec;
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-      fs::remove(tmp, ec);
-      throw SystemError("writing '" + path + "' failed");
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    const std::string why = ec.message();
-    fs::remove(tmp, ec);
-    throw SystemError("writing '" + path + "' failed (" + why + ")");
-  }
 }
 
 void OutputFile::commit() {

@@ -16,6 +16,7 @@
 #include "torusgate/cpu/cpu_backend.hpp"
 #include "torusgate/gpu/cuda_backend.hpp"
 #include "torusgate/gpu/cuda_options.hpp"
+#include "text_support.hpp"
 
 namespace torusgate::apps {
 
@@ -29,8 +30,6 @@ std::string machine_description();
 // The CPU part of that line, from the text of /proc/cpuinfo (its first processor): the model
 // name, then in parentheses what of family, model, generation and vectors it states.
 std::string cpu_identity(const std::string& cpuinfo);
-// Today's date and time in UTC, ISO 8601.
-std::string utc_timestamp();
 
 // Backend names accepted by --backend: "sequential", "openmp", "gpu" and "best" (the best
 // backend this machine has: gpu if built with CUDA and a device exists, else openmp).
@@ -83,16 +82,6 @@ struct Summary {
   double median = 0, min = 0, max = 0;
 };
 Summary summarize(std::vector<double> values);
-
-// Escapes a string for a JSON string literal (quotes included).
-std::string json_string(const std::string& s);
-// A finite double as the shortest JSON number that reads back exactly; non-finite: null.
-std::string json_number(double value);
-
-// Parses a command-line value `text` of option `flag` as an unsigned decimal integer in
-// [min, max]; throws InvalidArgument naming the flag and the bad text otherwise.
-std::uint64_t parse_count(const std::string& flag, const std::string& text, std::uint64_t min,
-                          std::uint64_t max);
 
 // Walks a command line:
 //   for (CommandLine cl(argc, argv); cl.next();) {
@@ -277,11 +266,6 @@ std::string json_report_opening(const std::string& key, const std::string& name,
 // The "parameters" object of the benchmark JSON reports (every field, one per line), with
 // the given indentation of its fields; no trailing comma or newline.
 std::string parameters_json(const Parameters& p, const std::string& indent);
-
-// Writes `text` to `path` through a file beside it (PATH.PID.tmp) renamed over it, so that
-// `path` holds the old text or the whole new one, never a part; throws SystemError naming
-// `path`.
-void write_file_atomically(const std::string& path, const std::string& text);
 
 // A report file of a command-line flag (--json, --markdown, ...), written whole or not at
 // all. Made before the run, it checks the path at once: a directory, a missing or read-only

@@ -1,14 +1,21 @@
-// Fuzz harness: the CLI's value text (cli::parse_values, parse_shape, parse_integer) on
-// arbitrary text. Values read must round-trip: to bit planes and back, then printed by
-// format_values and read again, they are the same table. parse_values throws only ValueError;
-// parse_shape and parse_integer throw nothing.
+// Fuzz harness: the CLI's value text (cli::parse_values, parse_shape, parse_integer) and its
+// option numbers (apps::parse_count: --width, --threads, --seed, ...; apps::parse_shape:
+// linear_regression's --shape) on arbitrary text.
+// Values read must round-trip: to bit planes and back, then printed by format_values and read
+// again, they are the same table. parse_values throws only ValueError; parse_shape and
+// parse_integer throw nothing; parse_count throws InvalidArgument, else gives a value in its
+// range that it reads back from its decimal text; apps::parse_shape throws InvalidArgument,
+// else gives a shape that reads back from its text.
 //
 // Input: byte 0 picks the integer type (width 1 + (b & 63), signed when b & 64), the rest is
 // the text.
 #include <string_view>
+#include <utility>
 
 #include "fuzz_support.hpp"
 #include "torusgate/circuits/int_codec.hpp"
+#include "regression_data.hpp"
+#include "text_support.hpp"
 #include "values.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -43,6 +50,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                                               circuits::IntType{128, true}));
       fuzz::require(again && *again == *v, "cli_values: parse_integer does not round-trip");
     }
+  });
+  // The ranges of the programs' options: --seed, --width, --threads.
+  for (const auto& range : {std::pair<std::uint64_t, std::uint64_t>{0, UINT64_MAX}, {1, 64},
+                            {1, 4096}}) {
+    const std::uint64_t min = range.first, max = range.second;
+    fuzz::expect_only<InvalidArgument>("cli_values: parse_count", [&] {
+      const std::uint64_t v = apps::parse_count("--fuzz", text, min, max);
+      fuzz::require(v >= min && v <= max && apps::parse_count("--fuzz", std::to_string(v),
+                                                              min, max) == v,
+                    "cli_values: parse_count gave a value out of its range or not its own");
+    });
+  }
+  fuzz::expect_only<InvalidArgument>("cli_values: apps::parse_shape", [&] {
+    const apps::DatasetShape shape = apps::parse_shape(text);
+    const apps::DatasetShape again = apps::parse_shape(apps::to_string(shape));
+    fuzz::require(shape.rows >= 1 && shape.attributes >= 1 && again.rows == shape.rows &&
+                      again.attributes == shape.attributes,
+                  "cli_values: apps::parse_shape gave an empty shape or not its own");
   });
   return 0;
 }

@@ -18,6 +18,7 @@
 #include "torusgate/core/random.hpp"
 #include "torusgate/core/serialization.hpp"
 #include "torusgate/core/tfhe_lib_format.hpp"
+#include "torusgate/fpga_fft/verilog.hpp"
 
 namespace {
 
@@ -121,6 +122,9 @@ void native_seeds(const SecretKey& tiny_key, const CloudKey& tiny_cloud, const S
     s = params;
     s[s.size() - 1] ^= 1;
     put("native_parameters", "bad_checksum", native(tiny, false, s));
+    s = params;
+    s[24 + 4 + 1] = 0x1f;  // the name's second byte: not printable
+    put("native_parameters", "name_byte_1f", native(tiny, true, s));
   }
 
   // Secret keys.
@@ -181,18 +185,24 @@ void native_seeds(const SecretKey& tiny_key, const CloudKey& tiny_cloud, const S
   }
   {
     // An unrolled key (format version 2, with its form field), from a generator of its own
-    // so that the seeds after it do not change; and a form that is none of 1, 2 and 3.
+    // so that the seeds after it do not change; and forms that are none of 1 to 4.
     Csprng own = Csprng::deterministic(20261126, testing::insecure_deterministic);
     const CloudKey unrolled = CloudKey::generate(tiny_key, own, 2);
     std::string s = bytes_of([&](std::ostream& o) { write_cloud_key(o, unrolled); });
     put("native_cloud_key", "valid_tiny_unrolled", native(tiny, false, s));
-    put_u32(s, body_v3(tiny), 4);
+    put_u32(s, body_v3(tiny), 4);  // a valid form, but not the one the key's size is for
     put("native_cloud_key", "unroll_4", native(tiny, true, s));
+    for (const std::uint32_t form : {0u, 5u}) {  // none of the forms 1 to 4
+      put_u32(s, body_v3(tiny), form);
+      put("native_cloud_key", "unroll_" + std::to_string(form), native(tiny, true, s));
+    }
     // Version 2: the form field without a key id.
-    put("native_cloud_key", "valid_tiny_unrolled_version_2",
-        native(tiny, false, bytes_of([&](std::ostream& o) {
-          write_cloud_key(o, CloudKey(unrolled.bootstrapping_key(), unrolled.key_switching_key()));
-        })));
+    s = bytes_of([&](std::ostream& o) {
+      write_cloud_key(o, CloudKey(unrolled.bootstrapping_key(), unrolled.key_switching_key()));
+    });
+    put("native_cloud_key", "valid_tiny_unrolled_version_2", native(tiny, false, s));
+    put_u32(s, body_offset(tiny), 1);  // a standard key in version 2: version 1's encoding
+    put("native_cloud_key", "unroll_1_version_2", native(tiny, true, s));
     // Key bits in threes (form 3; the tiny set's n = 2 is left to two standard GGSW).
     const CloudKey threes = CloudKey::generate(tiny_key, own, 3);
     put("native_cloud_key", "valid_tiny_threes",
@@ -296,6 +306,14 @@ void native_seeds(const SecretKey& tiny_key, const CloudKey& tiny_cloud, const S
   put("native_file", "trailing_bytes", tiny_ct + "xyz");
   put("native_file", "short_foreign", "TGA");
   put("native_file", "empty", "");
+
+  // The CLI's checks of its input files: native files (tfhe_lib_seeds adds library ones).
+  put("cli_info", "secret_key", tiny_sk);
+  put("cli_info", "cloud_key", tiny_ck);
+  put("cli_info", "ciphertexts", tiny_ct);
+  put("cli_info", "integer_array", tiny_arr);
+  put("cli_info", "truncated_cloud_key", truncated(tiny_ck, tiny_ck.size() / 2));
+  put("cli_info", "foreign", "PK\x03\x04 not ours");
 }
 
 void tfhe_lib_seeds(const SecretKey& toy_secret, const CloudKey& toy_cloud, Csprng& rng) {
@@ -320,6 +338,24 @@ void tfhe_lib_seeds(const SecretKey& toy_secret, const CloudKey& toy_cloud, Cspr
     s = toy_text;
     s.replace(s.find("alpha_min: "), 11, "alpha_min: -");
     put("tfhe_lib_parameter_set", "negative_alpha", s);
+    // One line changed: each of the block and number checks.
+    const auto edited = [&](const std::string& name, const std::string& from,
+                            const std::string& to) {
+      std::string t = toy_text;
+      const std::size_t at = t.find(from);
+      if (at == std::string::npos) throw InvalidArgument("make_fuzz_corpus: no '" + from + "'");
+      t.replace(at, from.size(), to);
+      put("tfhe_lib_parameter_set", name, t);
+    };
+    edited("no_colon", "Bgbit:", "Bgbit");
+    edited("unknown_key", "l:   ", "q:   ");
+    edited("missing_key", "ks_t:          5\n", "");
+    edited("block_out_of_order", "-----BEGIN GATEBOOTSPARAMS-----", "-----BEGIN LWEPARAMS-----");
+    edited("n_not_a_number", "n:         64", "n:         6x4");
+    edited("n_2p32", "n:         64", "n: 4294967360");
+    edited("alpha_out_of_range", "alpha_max: 0.01246700", "alpha_max: 1e999");
+    edited("alpha_not_a_number", "alpha_max: 0.01246700", "alpha_max: 0.012.467");
+    edited("noise_of_another_set", "alpha_max: 0.01246700", "alpha_max: 0.02");
   }
 
   const SecretKey toy_key(toy, rng), toy_k2_key(toy_k2, rng), lib_key(tfhe_lib_128(), rng);
@@ -389,6 +425,18 @@ void tfhe_lib_seeds(const SecretKey& toy_secret, const CloudKey& toy_cloud, Cspr
       }));
   put("tfhe_lib_file", "cloud_keyset_cut", truncated(cloud, text_end + 256));
   put("tfhe_lib_file", "parameter_set_trailing", toy_text + "x");
+
+  put("cli_info", "tfhe_lib_parameter_set", toy_text);
+  put("cli_info", "tfhe_lib_lwe_key",
+      bytes_of([&](std::ostream& o) { tl::write_lwe_key(o, toy_secret); }));
+  const std::string gates = bytes_of([&](std::ostream& o) {
+    tl::write_gate_ciphertexts(o, toy, encrypt_bits(toy_secret, std::vector<std::uint8_t>{1}, rng));
+  });
+  put("cli_info", "tfhe_lib_gate_ciphertexts", gates);
+  // Starts as gate ciphertexts, but no named set's dimension reads it whole.
+  put("cli_info", "tfhe_lib_gate_ciphertexts_cut", truncated(gates, gates.size() - 1));
+  put("cli_info", "tfhe_lib_cloud_keyset_cut", truncated(cloud, text_end + 256));
+  put("cli_info", "tfhe_lib_begin_only", "-----BEGIN LWEPARAMS-----\n");
 }
 
 void text_seeds() {
@@ -421,6 +469,55 @@ void text_seeds() {
   put("cli_values", "shape", values(1, false, "3 x 4"));
   put("cli_values", "ragged", values(8, false, "1 2\n3\n"));
   put("cli_values", "int128_edge", values(1, false, "-170141183460469231731687303715884105727"));
+  put("cli_values", "not_an_integer", values(8, false, "1 2 0x\n3 4 5"));
+  put("cli_values", "comma_missing_value", values(8, false, "1,,2"));
+  put("cli_values", "comma_at_row_end", values(8, false, "1,2,\n3,4"));
+  put("cli_values", "count_4096", values(8, false, "4096"));
+  put("cli_values", "dataset_shape", values(8, false, "200x10"));
+  put("cli_values", "count_u64_max_plus_1", values(8, false, "18446744073709551616"));
+
+  // results.jsonl of compare_backends: records as it writes them, a resumed run's damaged
+  // last line, escapes, and lines that are no JSON object.
+  const std::string run =
+      "{\"record\": \"run\", \"date\": \"2026-12-01T10:00:00Z\", \"argv\": [\"a\", \"b\"]}\n";
+  const std::string result =
+      "{\"record\": \"result\", \"workload\": \"gates\", \"size\": \"1\", "
+      "\"backend\": \"openmp\", \"params\": \"toy_INSECURE\", \"status\": \"ok\", "
+      "\"median_s\": 0.0125, \"times\": [0.0125, 0.013], \"note\": \"a \\\"b\\\" \\u0041\\n\", "
+      "\"device\": null, \"check\": true, \"extra\": {\"x\": [1, {\"y\": \"]\"}]}}\n";
+  put("compare_results", "run_and_result", run + result + result);
+  put("compare_results", "unfinished_last_line", run + result.substr(0, result.size() / 2));
+  put("compare_results", "damaged_middle_line", run + "{\"record\": \"run\",\n" + result);
+  put("compare_results", "empty_object", "{}\n{ }\n");
+  put("compare_results", "bad_values",
+      "{\"a\": 1abc}\n{\"a\": -}\n{\"a\": [}\n{\"a\": \"\\u00zz\"}\n{\"a\" 1}\n{\"a\": 1,}\n"
+      "{\"a\": 1} x\n{\"a\": x}\n{\"a\": [1, 2\n{\"a\": \"\\\n");
+  put("compare_results", "empty", "");
+
+  // The FPGA testbench's output.txt: two transforms of 4 points, 16-bit words.
+  {
+    std::vector<std::vector<fpga_fft::CWord>> words(2);
+    for (std::int64_t i = 0; i < 8; ++i) {
+      words[static_cast<std::size_t>(i / 4)].push_back(fpga_fft::CWord{i * 1000 - 32768, -i});
+    }
+    const std::string vectors = fpga_fft::format_vectors(words, 16);
+    std::string lines;
+    std::size_t cycle = 17;
+    for (std::size_t start = 0; start < vectors.size(); ++cycle) {
+      const std::size_t end = vectors.find('\n', start);
+      lines += std::to_string(cycle) + " " + vectors.substr(start, end - start + 1);
+      start = end + 1;
+    }
+    const std::string control = {static_cast<char>(16 - 8), static_cast<char>((2 << 2) | 1)};
+    put("fpga_simulation_output", "valid_2x4_w16", control + lines);
+    put("fpga_simulation_output", "short_2x4_w16", control + truncated(lines, lines.size() / 2));
+    std::string s = lines;
+    s[s.find(' ') + 1] = 'x';
+    put("fpga_simulation_output", "undefined_bit", control + s);
+    put("fpga_simulation_output", "no_cycle", control + lines.substr(lines.find(' ')));
+    put("fpga_simulation_output", "cycle_too_big", control + "99999999999999999999 0000\n");
+    put("fpga_simulation_output", "too_few_digits", control + "17 0000\n");
+  }
 }
 
 }  // namespace

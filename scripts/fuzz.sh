@@ -39,6 +39,8 @@ dictionary_of() {
     tfhe_lib_*) echo "$ROOT/fuzz/dict/tfhe_lib.dict" ;;
     regression_csv) echo "$ROOT/fuzz/dict/csv.dict" ;;
     cli_values) echo "$ROOT/fuzz/dict/values.dict" ;;
+    cli_info) echo "$ROOT/fuzz/dict/tfhe_lib.dict" ;;
+    compare_results) echo "$ROOT/fuzz/dict/jsonl.dict" ;;
   esac
 }
 

@@ -13,7 +13,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "app_support.hpp"
+#include "text_support.hpp"
 #include "torusgate/core/error.hpp"
 
 namespace torusgate::apps::compare {
@@ -67,8 +67,13 @@ std::optional<std::string> scan_string(std::string_view s, std::size_t& i) {
         i += 4;
         break;
       }
+      case '"':
+      case '\\':
+      case '/':
+        out += s[i];
+        break;
       default:
-        out += s[i];  // \" \\ \/
+        return std::nullopt;  // no JSON escape: the line is damaged
     }
   }
   return std::nullopt;
@@ -99,9 +104,17 @@ std::optional<std::string> scan_value(std::string_view s, std::size_t& i) {
   }
   while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && !is_space(s[i])) ++i;
   const std::string text(s.substr(start, i - start));
-  if (text.empty()) return std::nullopt;
-  const char c = text[0];
-  if (!(c == '-' || (c >= '0' && c <= '9') || text == "true" || text == "false" || text == "null"))
+  if (text == "true" || text == "false" || text == "null") return text;
+  // A number: of the characters of JSON numbers, from a sign or digit, read whole as a double,
+  // in its range or not (1e400; number() gives nullopt then). "1.2.3", "-" or "1abc" would make
+  // results.json invalid when copied there.
+  if (text.empty() || text.find_first_not_of("0123456789+-.eE") != std::string::npos ||
+      !(text[0] == '-' || (text[0] >= '0' && text[0] <= '9')))
+    return std::nullopt;
+  double x = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), x);
+  if ((r.ec != std::errc{} && r.ec != std::errc::result_out_of_range) ||
+      r.ptr != text.data() + text.size())
     return std::nullopt;
   return text;
 }

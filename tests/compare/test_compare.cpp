@@ -202,6 +202,10 @@ TEST_CASE("JSON records round-trip and malformed lines are refused", "[compare]"
   for (const char* bad : {"", "{", "{\"a\": 1", "{\"a\" 1}", "{\"a\": tru}", "[1]", "{\"a\": 1} x",
                           "{\"a\": \"unterminated}"})
     CHECK_FALSE(JsonRecord::parse(bad));
+  // Values that are no JSON, which results.json would copy (found by fuzz/compare_results).
+  for (const char* bad : {"{\"a\": 1.2.3}", "{\"a\": -}", "{\"a\": 1abc}", "{\"a\": -inf}",
+                          "{\"a\": \"x\\qy\"}"})
+    CHECK_FALSE(JsonRecord::parse(bad));
   // A \u escape needs four hex digits (a bad one made the whole run fail with 'stoul').
   CHECK(JsonRecord::parse("{\"a\": \"\\u0041\"}")->text("a") == "A");
   for (const char* bad : {"{\"a\": \"\\uZZZZ\"}", "{\"a\": \"\\u12\"}", "{\"a\": \"\\u-123\"}"})
