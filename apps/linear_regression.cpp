@@ -459,7 +459,14 @@ int main(int argc, char** argv) try {
   apps::OutputFile json;
   if (o.json) json = apps::OutputFile("--json", *o.json);
 
-  // Client: data, quantization.
+  // Client: data, quantization. A synthetic dataset is held as doubles, a scaled copy and two
+  // integer copies: refused up front where that would not fit (100000x100000 is 80 GB each).
+  if (!o.csv) {
+    apps::check_host_memory("--dataset " + apps::to_string(o.shape),
+                            4.0 * 8 * static_cast<double>(o.shape.rows) *
+                                static_cast<double>(o.shape.attributes + 1),
+                            "use a smaller --dataset");
+  }
   Report r;
   const apps::Dataset data =
       o.csv ? apps::read_csv(*o.csv, *o.target) : apps::synthetic_dataset(o.shape, o.kind, o.seed);
@@ -571,6 +578,15 @@ int main(int argc, char** argv) try {
   } else {
     const Parameters params = parameters_by_name(o.params);
     r.params = params.name;
+    // The encrypted X and y alone: one LWE sample (n + 1 words) per bit, before the circuits'
+    // own buffers; refused before the keys rather than killed by the system while encrypting.
+    const double input_bits =
+        static_cast<double>(r.q.rows) *
+        (static_cast<double>(r.q.attributes) * r.q.x_type.width + r.q.y_type.width);
+    apps::check_host_memory(std::to_string(r.q.rows) + " rows of " +
+                                std::to_string(r.q.attributes) + " attributes encrypted",
+                            input_bits * 4.0 * (params.lwe_dimension + 1),
+                            "use fewer rows or attributes, or a smaller --width");
     auto t0 = std::chrono::steady_clock::now();
     Csprng rng;
     const SecretKey secret(params, rng);

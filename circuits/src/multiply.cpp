@@ -32,11 +32,22 @@ void check_product(Product product, std::string_view who) {
 
 // ----------------------------------------------------------------------------- bit heap
 
-BitHeap::BitHeap(std::size_t width, std::size_t lanes)
-    : columns_(width), constant_(width, 0), lanes_(lanes) {
-  EXPECTS(width >= 1, "BitHeap: width 0");
+namespace {
+
+// A heap's width, checked before its columns are allocated: up to a full product of two
+// max_width-bit integers.
+std::size_t heap_width(std::size_t width, std::size_t lanes) {
+  EXPECTS(width >= 1 && width <= 2 * max_width,
+          "BitHeap: width " + std::to_string(width) + " but expected 1.." +
+              std::to_string(2 * max_width));
   EXPECTS(lanes >= 1, "BitHeap: no elements");
+  return width;
 }
+
+}  // namespace
+
+BitHeap::BitHeap(std::size_t width, std::size_t lanes)
+    : columns_(heap_width(width, lanes)), constant_(width, 0), lanes_(lanes) {}
 
 void BitHeap::add_power(std::size_t column, bool negative) {
   // constant_ +-= 2^column, modulo 2^width.

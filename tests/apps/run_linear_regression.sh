@@ -105,6 +105,20 @@ expect 2 "--seed applies to synthetic --dataset data, not to a --csv file" --csv
 expect 2 "--csv: the path is empty" --csv ""
 printf 'a,y\n+-1,2\n' >"$tmp/signs.csv"
 expect 2 "line 2, column 'a': '+-1' is not a number" --csv "$tmp/signs.csv" --target y
+# Datasets that would not fit memory are refused up front (exit 2) with the size, under an
+# address-space limit of 3 GiB so that the check does not depend on this machine's memory:
+# the synthetic data themselves, and the encrypted inputs (20000 x 100 at 8 bits, 16 million
+# samples of 65 words: 4.2 GB) before any key is made.
+expect_limited() {
+  local before=$failures
+  (ulimit -v 3145728 && expect "$@" && exit $((failures > before))) ||
+    failures=$((failures + 1))
+}
+expect_limited 2 "--dataset 100000x100000 would hold about" --backend plaintext \
+  --dataset 100000x100000
+expect_limited 2 "20000 rows of 100 attributes encrypted would hold about 3.9 GiB" \
+  --params toy_INSECURE --dataset 20000x100 --beta none
+grep -q "keys made" "$tmp/out" && fail "a refused run made keys"
 # A failure after the start (the report cannot be written) is 1, not a usage error.
 if [[ -w /dev/full ]]; then
   expect 1 "--json: writing '/dev/full' failed" --backend plaintext --json /dev/full

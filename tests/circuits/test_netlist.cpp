@@ -617,7 +617,11 @@ TEST_CASE("expressions, planes and free operations validate their arguments",
   REQUIRE_INVALID_ARGUMENT(find_operation("no_such_op"), "no operation 'no_such_op'");
   REQUIRE_INVALID_ARGUMENT(find_operation("no_such_op"), "add.sklansky");
   CHECK(find_operation("mul.full.dadda").name == "mul.full.dadda");
-  REQUIRE_INVALID_ARGUMENT(BitHeap(0, 1), "BitHeap: width 0");
+  REQUIRE_INVALID_ARGUMENT(BitHeap(0, 1), "BitHeap: width 0 but expected 1..131072");
+  // Refused before its columns are allocated (std::length_error before).
+  REQUIRE_INVALID_ARGUMENT(BitHeap(std::size_t{1} << 62, 1),
+                           "BitHeap: width 4611686018427387904 but expected 1..131072");
+  CHECK(BitHeap(2 * max_width, 1).width() == 2 * max_width);
   REQUIRE_INVALID_ARGUMENT(BitHeap(8, 0), "BitHeap: no elements");
   BitHeap heap(8, 8);
   REQUIRE_INVALID_ARGUMENT(heap.add_bit(0, one.bit(0)), "BitHeap::add_bit: a bit of 1 lanes added to a heap of 8");
