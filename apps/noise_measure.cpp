@@ -169,6 +169,7 @@ StudyResult run_study(B& be, const SecretKey& secret, Csprng& rng, const StudyCo
   const LweKey big_key = secret.glwe_key().extracted_lwe_key();
   const auto big = big_key.coefficients();
   result.glwe_key_weight = static_cast<std::size_t>(std::count(big.begin(), big.end(), 1));
+  result.key_weights = key_weights(secret, config.unroll);
   for (const StudyGate& g : config.gates) {
     GateMeasurement m;
     m.gate = g;

@@ -96,6 +96,8 @@ struct StudyResult {
   // has variance |S| p^2 / 12 and the decomposition's (1 + |S|) q^2 / 12, where the model
   // assumes |S| = kN/2.
   std::size_t glwe_key_weight = 0;
+  // Every weight the model takes from the key (noise_model_for_key), for this key's form.
+  KeyWeights key_weights;
   std::size_t rounds = 0;
   double seconds = 0;
 };

@@ -314,6 +314,17 @@ NoiseStudyOptions parse_noise_study_options(int argc, char** argv) {
   return o;
 }
 
+KeyFit key_fit(const GateMeasurement& m, const NoiseModel& key_model) {
+  KeyFit fit;
+  fit.model = key_model.gate_output(m.gate.spec) - key_model.key_switching_bias;
+  fit.ratio = ratio(m.output.variance(), fit.model);
+  const double n = static_cast<double>(m.output.count());
+  double kurtosis = m.output.excess_kurtosis();
+  if (std::isnan(kurtosis)) kurtosis = 0;
+  fit.half_width_95 = n >= 4 ? 1.96 * fit.ratio * std::sqrt(2.0 / (n - 1) + kurtosis / n) : NAN;
+  return fit;
+}
+
 GateFigures gate_figures(const GateMeasurement& m, const NoiseModel& model,
                          const SampleStats& inputs, std::size_t key_weight,
                          std::uint32_t polynomial_size) {
@@ -394,6 +405,7 @@ std::string noise_study_json(const NoiseStudyOptions& o, const std::vector<SetRe
       const GateMeasurement& g = set.result.gates[gi];
       const GateFigures f = gate_figures(g, m, set.result.bootstrapped_inputs,
                                          set.result.key_weight, set.params.polynomial_size);
+      const KeyFit fit = key_fit(g, set.key_model);
       os << (gi ? ",\n" : "\n") << "        {\"label\": " << json_string(g.gate.label)
          << ", \"kind\": " << json_string(std::string(gate_kind_name(g.gate.spec.kind)))
          << ", \"offset_eighths\": " << int{g.gate.spec.offset_eighths} << ", \"weights\": [";
@@ -404,6 +416,9 @@ std::string noise_study_json(const NoiseStudyOptions& o, const std::vector<SetRe
          << ", \"stress\": " << (g.gate.stress ? "true" : "false") << ",\n"
          << "         \"gates\": " << g.gates << ", \"bootstraps\": " << g.decisions << ",\n"
          << "         \"output\": " << stats_json(g.output, f.model_output, "         ") << ",\n"
+         << "         \"output_for_this_key\": {\"model_variance\": " << json_number(fit.model)
+         << ", \"variance_ratio\": " << json_number(fit.ratio)
+         << ", \"ratio_half_width_95\": " << json_number(fit.half_width_95) << "},\n"
          << "         \"combination\": " << stats_json(g.combination, f.model_combination, "         ")
          << ",\n"
          << "         \"decision\": " << stats_json(g.decision, f.model_decision, "         ") << ",\n"
@@ -428,14 +443,16 @@ std::string noise_study_json(const NoiseStudyOptions& o, const std::vector<SetRe
 std::string noise_study_table(const SetReport& set) {
   const NoiseModel& m = set.model;
   std::ostringstream os;
-  os << "| gate | sum w^2 | margin | gates | output var / model | decision var / model "
+  os << "| gate | sum w^2 | margin | gates | output var / model "
+        "| output var / this key's model (95%) | decision var / model "
         "| decision var / measured inputs | excess kurtosis | max abs error (model sd) "
         "| log2 P model | log2 P measured | expected failures (model / measured) "
         "| counted failures |\n"
-     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const GateMeasurement& g : set.result.gates) {
     const GateFigures f = gate_figures(g, m, set.result.bootstrapped_inputs,
                                        set.result.key_weight, set.params.polynomial_size);
+    const KeyFit fit = key_fit(g, set.key_model);
     std::string counted = std::to_string(g.decision_failures);
     if (g.output_failures != g.decision_failures) counted += " (outputs " + std::to_string(g.output_failures) + ")";
     if (g.unexplained) counted += ", " + std::to_string(g.unexplained) + " UNEXPLAINED";
@@ -443,7 +460,8 @@ std::string noise_study_table(const SetReport& set) {
        << (g.gate.spec.kind == GateKind::Mux ? 2 : g.gate.spec.variance_factor()) << " | "
        << (f.margin == 0.25 ? "1/4" : "1/8") << " | " << g.gates
        << (g.decisions != g.gates ? " (" + std::to_string(g.decisions) + " bootstraps)" : "")
-       << " | " << fmt("%.3f", f.output_ratio) << " | " << fmt("%.3f", f.decision_ratio) << " | "
+       << " | " << fmt("%.3f", f.output_ratio) << " | " << fmt("%.3f", fit.ratio) << " +- "
+       << fmt("%.3f", fit.half_width_95) << " | " << fmt("%.3f", f.decision_ratio) << " | "
        << fmt("%.3f", f.decision_from_inputs_ratio) << " | "
        << fmt("%.2f", g.decision.excess_kurtosis()) << " | "
        << fmt("%.1f", f.max_abs_decision_sigmas) << " | " << fmt("%.1f", f.log2_p_model) << " | "
@@ -479,7 +497,11 @@ std::string noise_study_markdown(const NoiseStudyOptions& o, const std::vector<S
         "erfc((margin - 1/(4N)) / sqrt(2 (V - 1/(48 N^2)))) per bootstrap at the gate's worst "
         "input (the rounding modulus switch puts the boundaries half a Z_2N step below 0 and "
         "1/2; the decided phase's own rounding to that grid taken off), with the model's or "
-        "the measured decision variance V. *Expected "
+        "the measured decision variance V. *Output var / this key's model*: over the model "
+        "with this key's weights in the rounding terms (core's noise_model_for_key), less B, "
+        "the key-switching mean that one key's outputs share (V_BR + V_KS - B), +- 1.96 "
+        "standard errors of the sample variance (with its excess kurtosis): about 1 for a "
+        "model that holds. *Expected "
         "failures* = the run's bootstraps x the per-bootstrap probability averaged over the "
         "inputs (one-sided tails at both boundaries). *Counted failures* = bootstraps that "
         "decided on the wrong side (outputs that decrypted wrongly, when different).\n";
@@ -487,6 +509,8 @@ std::string noise_study_markdown(const NoiseStudyOptions& o, const std::vector<S
     const NoiseModel& m = set.model;
     const double v_out = m.blind_rotation + m.key_switching;
     const double v_in = set.result.bootstrapped_inputs.variance();
+    const NoiseModel& km = set.key_model;
+    const double v_key = km.blind_rotation + km.key_switching - km.key_switching_bias;
     os << "\n## " << set.params.name << (set.params.insecure ? " (INSECURE, tests only)" : "")
        << "\n\n"
        << "n=" << set.params.lwe_dimension << ", k=" << set.params.glwe_dimension
@@ -508,9 +532,9 @@ std::string noise_study_markdown(const NoiseStudyOptions& o, const std::vector<S
        << fmt("%.2f", 0.5 * std::log2(v_out)) << ". Measured output variance of the "
        << set.result.bootstrapped_inputs.count() << " single-bootstrap outputs: "
        << fmt("%.3e", v_in) << " (" << fmt("%.3f", v_in / v_out) << " x the model; "
-       << fmt("%.3f", (v_out - m.key_switching_bias) / v_out)
-       << " x is expected for one key, whose key-switching noise has a fixed mean of standard "
-          "deviation sqrt(B) = "
+       << fmt("%.3f", v_key / v_out)
+       << " x is expected for this key: its weights in the rounding terms, less the "
+          "key-switching noise's fixed mean, of standard deviation sqrt(B) = "
        << fmt("%.2e", std::sqrt(m.key_switching_bias)) << " over keys); their mean: "
        << fmt("%.2e", set.result.bootstrapped_inputs.mean()) << " ("
        << fmt("%.2f", set.result.bootstrapped_inputs.mean() / std::sqrt(v_out))

@@ -84,10 +84,20 @@ GateFigures gate_figures(const GateMeasurement& m, const NoiseModel& model,
                          const SampleStats& inputs, std::size_t key_weight,
                          std::uint32_t polynomial_size);
 
+// The output variance against the model for the key that was measured: its weights in the
+// rounding terms (noise_model_for_key), less the key-switching bias B that one key's outputs
+// share as a common mean, gate_output - B. `half_width_95`: 1.96 standard errors of the ratio,
+// ratio sqrt(2 / (count - 1) + excess kurtosis / count) (NaN below 4 samples).
+struct KeyFit {
+  double model = 0, ratio = 0, half_width_95 = 0;
+};
+KeyFit key_fit(const GateMeasurement& m, const NoiseModel& key_model);
+
 // One parameter set's run.
 struct SetReport {
   Parameters params;
   NoiseModel model;
+  NoiseModel key_model;  // for the key measured: noise_model_for_key(params, unroll, weights)
   StudyResult result;
   std::string backend, fft;
   int threads = 1;

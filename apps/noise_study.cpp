@@ -47,6 +47,7 @@ void measure(const NoiseStudyOptions& o, B& be, const SecretKey& secret, Csprng&
   set.result = run_noise_study(be, secret, rng, config,
                                [&](std::uint64_t done, std::uint64_t total) { bar.update(done, total); });
   bar.finish();
+  set.key_model = noise_model_for_key(set.params, o.unroll, set.result.key_weights);
 }
 
 SetReport run_set(const NoiseStudyOptions& o, const Parameters& params) {

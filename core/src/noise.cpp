@@ -24,9 +24,12 @@ double log2_add(double x, double y) {
 
 }  // namespace
 
-NoiseModel noise_model(const Parameters& p, std::uint32_t unroll) {
-  p.validate();
-  check_unroll(unroll, "noise_model");
+namespace {
+
+// The model with the key-dependent counts given: `rounding_terms` external products with a
+// message 1, GLWE key weight `glwe_weight`, LWE key weight `lwe_weight`.
+NoiseModel model_with(const Parameters& p, std::uint32_t unroll, double rounding_terms,
+                      double glwe_weight, double lwe_weight) {
   const double n = p.lwe_dimension, k = p.glwe_dimension, N = p.polynomial_size;
   const double l = p.bk_level_count, Bg = std::ldexp(1.0, static_cast<int>(p.bk_base_log));
   const double t = p.ks_level_count, base = std::ldexp(1.0, static_cast<int>(p.ks_base_log));
@@ -41,23 +44,68 @@ NoiseModel noise_model(const Parameters& p, std::uint32_t unroll) {
   const double grouped = static_cast<double>(unrolled_bits(p.lwe_dimension, unroll));
   const double groups = grouped / unroll;  // 0 for the standard key
   const double key_terms = (n - grouped) + 2.0 * unroll_group_ggsws(unroll) * groups;
+  m.blind_rotation =
+      key_terms * (k + 1) * l * N * digit2 * p.glwe_noise_stddev * p.glwe_noise_stddev +
+      rounding_terms * (1 + glwe_weight) * q * q / 12.0;
+  m.key_switching = k * N * t * (1 - 1 / base) * p.lwe_noise_stddev * p.lwe_noise_stddev +
+                    glwe_weight * pr * pr / 12.0;
+  m.modulus_switching = (1 + lwe_weight) / (12.0 * (2 * N) * (2 * N));
+  m.half_step = 1 / (4 * N);
+  m.key_switching_bias = k * N * t * (base - 1) / (base * base) * p.lwe_noise_stddev *
+                         p.lwe_noise_stddev;
+  return m;
+}
+
+}  // namespace
+
+NoiseModel noise_model(const Parameters& p, std::uint32_t unroll) {
+  p.validate();
+  check_unroll(unroll, "noise_model");
+  const double n = p.lwe_dimension, kN = p.extracted_lwe_dimension();
+  const double grouped = static_cast<double>(unrolled_bits(p.lwe_dimension, unroll));
   // Decomposition rounding: an external product with GGSW(m) adds m times the rounding error
   // of what it decomposes, variance (1 + |S|) q^2 / 12 (|S| ~ kN/2 ones in the GLWE key). A
   // CMUX step's message is its key bit, 1 with probability 1/2; an unrolled group decomposes
   // once, at most one of its messages is 1 (with probability 1 - 2^-u), and that product is
   // multiplied by X^e - 1 (twice the variance on average over e).
   const double rounding_terms =
-      (n - grouped) * 0.5 + groups * 2.0 * (1.0 - std::ldexp(1.0, -static_cast<int>(unroll)));
-  m.blind_rotation =
-      key_terms * (k + 1) * l * N * digit2 * p.glwe_noise_stddev * p.glwe_noise_stddev +
-      rounding_terms * (1 + k * N / 2) * q * q / 12.0;
-  m.key_switching = k * N * t * (1 - 1 / base) * p.lwe_noise_stddev * p.lwe_noise_stddev +
-                    (k * N / 2) * pr * pr / 12.0;
-  m.modulus_switching = (1 + n / 2) / (12.0 * (2 * N) * (2 * N));
-  m.half_step = 1 / (4 * N);
-  m.key_switching_bias = k * N * t * (base - 1) / (base * base) * p.lwe_noise_stddev *
-                         p.lwe_noise_stddev;
-  return m;
+      (n - grouped) * 0.5 +
+      grouped / unroll * 2.0 * (1.0 - std::ldexp(1.0, -static_cast<int>(unroll)));
+  return model_with(p, unroll, rounding_terms, kN / 2, n / 2);
+}
+
+KeyWeights key_weights(const SecretKey& key, std::uint32_t unroll) {
+  check_unroll(unroll, "key_weights");
+  const auto s = key.lwe_key().coefficients();
+  const LweKey big = key.glwe_key().extracted_lwe_key();
+  const auto S = big.coefficients();
+  const std::size_t grouped = unrolled_bits(s.size(), unroll);
+  KeyWeights w;
+  w.lwe = static_cast<std::size_t>(std::count(s.begin(), s.end(), 1));
+  w.glwe = static_cast<std::size_t>(std::count(S.begin(), S.end(), 1));
+  w.cmux_ones = static_cast<std::size_t>(std::count(s.begin() + grouped, s.end(), 1));
+  for (std::size_t g = 0; g < grouped; g += unroll) {
+    w.nonzero_groups += std::any_of(s.begin() + g, s.begin() + g + unroll,
+                                    [](auto bit) { return bit == 1; });
+  }
+  return w;
+}
+
+NoiseModel noise_model_for_key(const Parameters& p, std::uint32_t unroll,
+                               const KeyWeights& w) {
+  p.validate();
+  check_unroll(unroll, "noise_model_for_key");
+  const std::size_t n = p.lwe_dimension, grouped = unrolled_bits(n, unroll);
+  EXPECTS(w.lwe <= n && w.glwe <= p.extracted_lwe_dimension() && w.cmux_ones <= n - grouped &&
+              w.nonzero_groups <= grouped / unroll && w.cmux_ones <= w.lwe &&
+              w.nonzero_groups <= w.lwe,
+          "noise_model_for_key: weights |s|=" + std::to_string(w.lwe) +
+              " |S|=" + std::to_string(w.glwe) + " cmux_ones=" + std::to_string(w.cmux_ones) +
+              " nonzero_groups=" + std::to_string(w.nonzero_groups) +
+              " do not fit parameter set '" + p.name + "' with unroll " + std::to_string(unroll));
+  return model_with(p, unroll,
+                    static_cast<double>(w.cmux_ones) + 2.0 * static_cast<double>(w.nonzero_groups),
+                    static_cast<double>(w.glwe), static_cast<double>(w.lwe));
 }
 
 double NoiseModel::gate_output(const GateSpec& gate) const {

@@ -84,6 +84,25 @@ TEST_CASE("noise_study: every gate kind's noise agrees with the model on toy par
     CHECK(g.unexplained == 0);
     CHECK(f.log2_p_model < -100);
   }
+  // Against the model of this key (its weights, less the key-switching mean its outputs
+  // share): each kind within two 95% half-widths (about 4 standard errors) of 1, and the 21
+  // kinds' mean ratio within 0.07 (3 standard errors of it).
+  const KeyWeights& w = r.key_weights;
+  CHECK(w.lwe == r.key_weight);
+  CHECK(w.glwe == r.glwe_key_weight);
+  CHECK(w.cmux_ones == r.key_weight);  // a standard key: every bit a CMUX step
+  const NoiseModel key_model = noise_model_for_key(toy_insecure(), 1, w);
+  double sum = 0;
+  for (const GateMeasurement& g : r.gates) {
+    INFO("gate " << g.gate.label);
+    const KeyFit fit = key_fit(g, key_model);
+    CHECK(fit.model == Approx(key_model.gate_output(g.gate.spec) - key_model.key_switching_bias));
+    CHECK(fit.half_width_95 > 0.1);  // 200 samples: 1.96 sqrt(2 / 199) = 0.20
+    CHECK(fit.half_width_95 < 0.3);
+    CHECK(std::fabs(fit.ratio - 1) < 2 * fit.half_width_95);
+    sum += fit.ratio;
+  }
+  CHECK(std::fabs(sum / static_cast<double>(r.gates.size()) - 1) < 0.07);
 }
 
 TEST_CASE("noise_study: counted failures follow the Gaussian tail when the modulus switch is "

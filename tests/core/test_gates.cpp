@@ -10,6 +10,7 @@
 
 #include "test_support.hpp"
 #include "torusgate/core/gates.hpp"
+#include "torusgate/core/keys.hpp"
 #include "torusgate/core/noise.hpp"
 #include "torusgate/core/params.hpp"
 
@@ -290,4 +291,53 @@ TEST_CASE("noise model: positive variances and small failure probabilities", "[g
   Parameters bad = tfhe_lib_128();
   bad.polynomial_size = 1000;
   REQUIRE_THROWS_AS(noise_model(bad), InvalidArgument);
+}
+
+TEST_CASE("noise model for one key: its weights in place of the averages", "[gates][noise]") {
+  // Average weights give the average model exactly (n even, standard key).
+  for (const Parameters& p : all_parameter_sets()) {
+    INFO("parameter set " << p.name);
+    const std::size_t n = p.lwe_dimension, kN = p.extracted_lwe_dimension();
+    if (n % 2 != 0) continue;  // default_128: n = 837 has no integer n/2
+    const NoiseModel average = noise_model(p);
+    const NoiseModel key = noise_model_for_key(p, 1, KeyWeights{n / 2, kN / 2, n / 2, 0});
+    CHECK(key.blind_rotation == Approx(average.blind_rotation).epsilon(1e-12));
+    CHECK(key.key_switching == Approx(average.key_switching).epsilon(1e-12));
+    CHECK(key.modulus_switching == Approx(average.modulus_switching).epsilon(1e-12));
+    CHECK(key.key_switching_bias == average.key_switching_bias);
+  }
+  // A key of known weights: n = 64 with bits 1 at 0, 1 and 5 (pairs: groups {0,1} and {4,5}
+  // are not all 0), the GLWE key's first 10 coefficients 1.
+  const Parameters p = toy_insecure();
+  std::vector<std::int32_t> s(p.lwe_dimension, 0), S(p.extracted_lwe_dimension(), 0);
+  s[0] = s[1] = s[5] = 1;
+  for (int i = 0; i < 10; ++i) S[static_cast<std::size_t>(i)] = 1;
+  const SecretKey key(p, LweKey(s), GlweKey(p.glwe_dimension, p.polynomial_size, S));
+  const KeyWeights one = key_weights(key, 1), pairs = key_weights(key, 2);
+  CHECK(one.lwe == 3);
+  CHECK(one.glwe == 10);
+  CHECK(one.cmux_ones == 3);
+  CHECK(one.nonzero_groups == 0);
+  CHECK(pairs.cmux_ones == 0);  // 64 bits: all in pairs
+  CHECK(pairs.nonzero_groups == 2);
+  const double q = std::ldexp(1.0, -static_cast<int>(p.bk_base_log * p.bk_level_count));
+  const double pr = std::ldexp(1.0, -static_cast<int>(p.ks_base_log * p.ks_level_count));
+  const double N = p.polynomial_size;
+  const NoiseModel standard = noise_model_for_key(p, 1, one);
+  const NoiseModel paired = noise_model_for_key(p, 2, pairs);
+  // The rounding terms: 3 CMUX steps with a message 1; 2 groups, each 2 (X^e - 1); the key
+  // terms (GLWE noise) do not depend on the key.
+  const double rounding = (1 + 10) * q * q / 12;
+  CHECK(standard.blind_rotation - noise_model_for_key(p, 1, {3, 10, 0, 0}).blind_rotation ==
+        Approx(3 * rounding).epsilon(1e-9));
+  CHECK(paired.blind_rotation - noise_model_for_key(p, 2, {3, 10, 0, 0}).blind_rotation ==
+        Approx(4 * rounding).epsilon(1e-9));
+  CHECK(standard.key_switching - noise_model_for_key(p, 1, {3, 0, 3, 0}).key_switching ==
+        Approx(10 * pr * pr / 12).epsilon(1e-9));
+  CHECK(standard.modulus_switching == Approx(4 / (12 * 4 * N * N)).epsilon(1e-12));
+  REQUIRE_INVALID_ARGUMENT(noise_model_for_key(p, 1, {65, 10, 3, 0}),
+                           "noise_model_for_key: weights |s|=65 |S|=10 cmux_ones=3 "
+                           "nonzero_groups=0 do not fit parameter set 'toy_INSECURE' with "
+                           "unroll 1");
+  REQUIRE_INVALID_ARGUMENT(noise_model_for_key(p, 2, {3, 10, 3, 2}), "cmux_ones=3");
 }

@@ -22,10 +22,14 @@
 // `key_switching_bias`); around it the outputs of one key vary by V_BR + V_KS - B.
 #pragma once
 
+#include <cstddef>
+
 #include "torusgate/core/gates.hpp"
 #include "torusgate/core/params.hpp"
 
 namespace torusgate {
+
+class SecretKey;
 
 struct NoiseModel {
   double fresh = 0;             // sigma_lwe^2: a fresh encryption
@@ -68,6 +72,24 @@ struct NoiseModel {
 // multiplies the key term of V_BR of its grouped bits by 2 (2^u - 1) / u: 3x for pairs (2),
 // 14/3x for threes (3).
 NoiseModel noise_model(const Parameters& params, std::uint32_t unroll = 1);
+
+// What the model takes from one secret key where noise_model takes the average over keys.
+struct KeyWeights {
+  std::size_t lwe = 0;             // |s|, ones of the LWE key (n/2 on average)
+  std::size_t glwe = 0;            // |S|, ones of the GLWE key as an extracted LWE key (kN/2)
+  std::size_t cmux_ones = 0;       // ones among the key bits a CMUX step takes (all, unroll 1)
+  std::size_t nonzero_groups = 0;  // an unrolled key's groups with a bit 1 (a message 1)
+};
+// The weights of `key` for a bootstrapping key of form `unroll`.
+KeyWeights key_weights(const SecretKey& key, std::uint32_t unroll = 1);
+
+// The model for one key: the rounding terms with this key's weights, (1 + |S|) q^2 / 12 per
+// step with a message 1 (cmux_ones + 2 nonzero_groups of them), |S| p^2 / 12 in V_KS and
+// (1 + |s|) / (12 (2N)^2) in V_MS. Its V_KS is still a variance over the key-switching key's
+// noise: the outputs of one key vary around their common mean by gate_output - B
+// (key_switching_bias). Throws InvalidArgument when a weight exceeds its key's size.
+NoiseModel noise_model_for_key(const Parameters& params, std::uint32_t unroll,
+                               const KeyWeights& weights);
 
 // log2(erfc(x)) for any finite x; for x >= 25, where erfc leaves the range of doubles, the
 // asymptotic series erfc(x) = exp(-x^2) / (x sqrt(pi)) (1 - 1/(2x^2) + 3/(4x^4) - ...).
