@@ -28,8 +28,8 @@ void fnv_mix_le(std::uint64_t& h, std::uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) fnv_mix_byte(h, static_cast<unsigned char>(v >> (8 * i)));
 }
 
-// "LWE n=64 with sigma_lwe=2^-20.0" plus, when it misses the weakest curve, what that curve
-// asks at this dimension.
+// Why an instance misses the weakest curve: "LWE n=64 is below the least dimension 450 of the
+// 80-bit curve", or "LWE n=500 has sigma=2^-19.00 but the 80-bit curve asks 2^-18.51".
 std::string curve_shortfall(const char* instance, const char* dimension_name,
                             std::uint32_t dimension, double stddev) {
   const SecurityCurve& weakest = security_curves().front();

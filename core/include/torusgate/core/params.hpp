@@ -82,8 +82,9 @@ std::string key_id_text(std::uint64_t id);
 // The TFHE library's default (v1.1): n=630, k=1, N=1024, Bg=2^7 l=3, ks 2^2 t=8.
 // Rated 128 bits in its README and 129 in its source (2020); tfhe-rs now says "currently
 // around 120 bits". The library states no failure probability; our noise model and the
-// measured noise (docs/security.md) put every gate kind far below 2^-100. The security
-// curves put both its keys at 112 bits, not 128.
+// measured noise (docs/security.md) put every fixed gate kind at 2^-167 or below per
+// bootstrap (the threshold gate T(-1;2,2,2) at 2^-89). The security curves put both its keys
+// at 112 bits, not 128.
 Parameters tfhe_lib_128();
 
 // The TFHE library's older default, used by the published GPU TFHE tables (cuFHE, ...):
