@@ -82,6 +82,7 @@ struct Options {
   bool intercept = true, standardize = false;
   std::string beta = "encrypted";
   std::size_t beta_width = 8;
+  bool beta_width_given = false;
   std::string backend = "best", params = "tfhe_lib_128";
   apps::ServerOptions server;  // --threads; --device, --gpu-engine, ... (the gpu backend)
   std::optional<std::string> json;
@@ -116,7 +117,10 @@ Options parse_options(int argc, char** argv, bool& help) {
       o.beta = cl.value();
       if (o.beta != "encrypted" && o.beta != "plain" && o.beta != "none")
         throw InvalidArgument("--beta: '" + o.beta + "' is not encrypted, plain or none");
-    } else if (arg == "--beta-width") o.beta_width = apps::parse_count(arg, cl.value(), 2, 32);
+    } else if (arg == "--beta-width") {
+      o.beta_width = apps::parse_count(arg, cl.value(), 2, 32);
+      o.beta_width_given = true;
+    }
     else if (arg == "--params") o.params = cl.value();
     else if (apps::parse_server_option(cl, o.backend, o.server)) continue;
     else if (arg == "--json") o.json = cl.value();
@@ -133,6 +137,9 @@ Options parse_options(int argc, char** argv, bool& help) {
   if (o.csv && o.seed_given) {
     throw InvalidArgument("--seed applies to synthetic --dataset data, not to a --csv file");
   }
+  if (o.beta_width_given && o.beta == "none")
+    throw InvalidArgument("--beta-width applies to the model's coefficients, which --beta none "
+                          "does not make");
   if (o.standardize && o.kind == FeatureKind::Binary)
     throw InvalidArgument("--standardize applies to numeric data, not to --kind binary");
   if (o.frac_bits && *o.frac_bits >= static_cast<int>(o.width))

@@ -138,9 +138,9 @@
 #   GPU_RUN_EMULATED=1  a dry run without a GPU, on the CUDA emulator (gpu/emu): the steps use
 #               the *_emulated programs of an existing build (BUILD_DIR, default build), with
 #               toy parameters and small sizes; test runs tests_gpu_emulated; slow, stage,
-#               sanitize, stalls, hotspots and profile need a GPU and are skipped. It checks
-#               the script, the programs' reports and the summary before device time is
-#               spent (ctest gpu_run_emulated).
+#               sanitize, stalls, hotspots, profile and variants need a GPU and are skipped.
+#               It checks the script, the programs' reports and the summary before device
+#               time is spent (ctest gpu_run_emulated).
 #   GPU_RUN_FAKE_TOOLS=1  with GPU_RUN_EMULATED=1: the sanitize and hotspots steps run too,
 #               with the compute-sanitizer and ncu found on PATH, which the tests make
 #               stand-ins (tests/apps/fake_tools: they check the options and list the test

@@ -103,6 +103,8 @@ expect 2 "--params: unknown parameter set 'nope'" --params nope --backend plaint
 expect 2 "--seed applies to synthetic --dataset data, not to a --csv file" --csv "$csv" \
   --target price_100k --seed 3
 expect 2 "--csv: the path is empty" --csv ""
+expect 2 "--beta-width applies to the model's coefficients, which --beta none does not make" \
+  --backend plaintext --beta none --beta-width 12
 printf 'a,y\n+-1,2\n' >"$tmp/signs.csv"
 expect 2 "line 2, column 'a': '+-1' is not a number" --csv "$tmp/signs.csv" --target y
 # Datasets that would not fit memory are refused up front (exit 2) with the size, under an
