@@ -175,6 +175,9 @@ struct Report {
   std::vector<std::string> names;  // "(intercept)", then the features
   std::vector<double> beta, beta_reference, beta_float;
   double max_beta_difference = 0, rmse = 0, rmse_reference = 0, rmse_float = 0;
+  // max_beta_difference over the largest |coefficient| of the reference (0 when all are 0):
+  // the reference's own rounding, about cond(A) 1e-16, where the fit is right.
+  double max_beta_relative_difference = 0;
   // Predictions.
   int beta_fraction_bits = 0;
   std::vector<std::int64_t> beta_int;
@@ -329,6 +332,9 @@ void run(B& be, const typename B::ClientKey& key, const Options& o, const apps::
   }
   for (std::size_t j = 0; j < p; ++j)
     r.max_beta_difference = std::max(r.max_beta_difference, std::abs(r.beta[j] - r.beta_reference[j]));
+  double largest = 0;
+  for (double b : r.beta_reference) largest = std::max(largest, std::abs(b));
+  r.max_beta_relative_difference = largest > 0 ? r.max_beta_difference / largest : 0;
   r.rmse = apps::rms_error(data.x, data.y, n, d, r.beta, o.intercept);
   r.rmse_reference = apps::rms_error(data.x, data.y, n, d, r.beta_reference, o.intercept);
   r.rmse_float = apps::rms_error(data.x, data.y, n, d, r.beta_float, o.intercept);
@@ -382,7 +388,8 @@ void print_model(const Report& r, std::size_t beta_width) {
   std::printf("  %-18s %14.7g %14.7g %12s %12.7g\n", "RMS error", r.rmse, r.rmse_reference, "",
               r.rmse_float);
   std::printf("encrypted fit vs plaintext least squares of the same quantized data: largest "
-              "coefficient difference %.2e\n", r.max_beta_difference);
+              "coefficient difference %.2e (%.1e of the largest coefficient)\n",
+              r.max_beta_difference, r.max_beta_relative_difference);
   if (!r.beta_int.empty())
     std::printf("model for predictions: %zu-bit signed coefficients with %d fraction bits; "
                 "RMS error of the encrypted predictions %.6f\n",
@@ -441,6 +448,8 @@ void write_json(std::ostream& os, const Options& o, const Report& r) {
      << "  \"beta_plaintext_qr\": " << json_doubles(r.beta_reference) << ",\n"
      << "  \"beta_float_data\": " << json_doubles(r.beta_float) << ",\n"
      << "  \"max_beta_difference\": " << json_number(r.max_beta_difference) << ",\n"
+     << "  \"max_beta_relative_difference\": " << json_number(r.max_beta_relative_difference)
+     << ",\n"
      << "  \"rms_error\": " << json_number(r.rmse) << ",\n"
      << "  \"rms_error_plaintext_qr\": " << json_number(r.rmse_reference) << ",\n"
      << "  \"rms_error_float_data\": " << json_number(r.rmse_float) << ",\n"

@@ -14,6 +14,10 @@ expect 0 "all encrypted results are exact" --params toy_INSECURE --dataset 8x2 -
 grep -q '"all_exact": true' "$tmp/report.json" || fail "the JSON report lacks all_exact: true"
 python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['rows']==8 and len(r['beta'])==3" \
   "$tmp/report.json" || fail "the JSON report does not parse or has the wrong content"
+# The exact solve and the QR reference agree to the reference's rounding.
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); \
+assert 0 <= r['max_beta_relative_difference'] < 1e-12, r['max_beta_relative_difference']" \
+  "$tmp/report.json" || fail "the encrypted fit differs from the QR reference"
 expect 0 "all encrypted results are exact" --params toy_INSECURE --backend sequential \
   --dataset 6x2 --kind binary --beta plain --no-progress
 expect 0 "all encrypted results are exact" --params toy_INSECURE --csv "$csv" \
