@@ -460,8 +460,9 @@ std::string noise_study_table(const SetReport& set) {
        << (g.gate.spec.kind == GateKind::Mux ? 2 : g.gate.spec.variance_factor()) << " | "
        << (f.margin == 0.25 ? "1/4" : "1/8") << " | " << g.gates
        << (g.decisions != g.gates ? " (" + std::to_string(g.decisions) + " bootstraps)" : "")
-       << " | " << fmt("%.3f", f.output_ratio) << " | " << fmt("%.3f", fit.ratio) << " +- "
-       << fmt("%.3f", fit.half_width_95) << " | " << fmt("%.3f", f.decision_ratio) << " | "
+       << " | " << fmt("%.3f", f.output_ratio) << " | " << fmt("%.3f", fit.ratio)
+       << (std::isfinite(fit.half_width_95) ? " +- " + fmt("%.3f", fit.half_width_95) : "")
+       << " | " << fmt("%.3f", f.decision_ratio) << " | "
        << fmt("%.3f", f.decision_from_inputs_ratio) << " | "
        << fmt("%.2f", g.decision.excess_kurtosis()) << " | "
        << fmt("%.1f", f.max_abs_decision_sigmas) << " | " << fmt("%.1f", f.log2_p_model) << " | "

@@ -50,7 +50,7 @@ grep -q earlier "$tmp/keep.json" || fail "a refused run emptied the earlier --js
 expect 2 "--threshold: '99999999999:1': 99999999999 is out of range; expected an integer in -8..8" \
   --threshold 99999999999:1
 # A kind with one gate has no sample variance: n/a, not 0.
-expect 0 "| NAND | 2 | 1/8 | 1 | n/a | n/a | n/a | n/a |" --params toy_INSECURE --gates 15 \
+expect 0 "| NAND | 2 | 1/8 | 1 | n/a | n/a | n/a | n/a | n/a |" --params toy_INSECURE --gates 15 \
   --kinds fixed --seed 1 --no-progress
 
 finish "noise_study"
