@@ -557,14 +557,13 @@ int main(int argc, char** argv) try {
         model_units(apps::solve_integer_normal_equations(plain, o.intercept), o.intercept,
                     r.q.x_fraction_bits, r.q.y_fraction_bits);
     const int g = beta_fraction_bits(beta, o.beta_width);
-    const std::vector<std::int64_t> beta_int = quantize_model(beta, g);
     const auto shift = static_cast<std::size_t>(r.q.x_fraction_bits);
     try {
       if (o.beta == "encrypted")
         (void)prediction_type(r.q.x_type, IntType{o.beta_width, true}, r.q.attributes,
                               o.intercept, shift);
       else
-        (void)prediction_type(r.q.x_type, beta_int, o.intercept, shift);
+        (void)prediction_type(r.q.x_type, quantize_model(beta, g), o.intercept, shift);
     } catch (const InvalidArgument&) {
       std::string text = "the predictions (sums of ";
       text.append(std::to_string(r.q.attributes)).append(" products of ");

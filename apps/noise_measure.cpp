@@ -165,11 +165,9 @@ StudyResult run_study(B& be, const SecretKey& secret, Csprng& rng, const StudyCo
   const std::uint64_t before = be.stats().bootstraps;
 
   StudyResult result;
-  result.key_weight = static_cast<std::size_t>(std::count(s.begin(), s.end(), 1));
-  const LweKey big_key = secret.glwe_key().extracted_lwe_key();
-  const auto big = big_key.coefficients();
-  result.glwe_key_weight = static_cast<std::size_t>(std::count(big.begin(), big.end(), 1));
   result.key_weights = key_weights(secret, config.unroll);
+  result.key_weight = result.key_weights.lwe;
+  result.glwe_key_weight = result.key_weights.glwe;
   for (const StudyGate& g : config.gates) {
     GateMeasurement m;
     m.gate = g;

@@ -28,12 +28,6 @@ void check_product(Product product, std::string_view who) {
               ") is neither Product::Wrapping nor Product::Full");
 }
 
-}  // namespace
-
-// ----------------------------------------------------------------------------- bit heap
-
-namespace {
-
 // A heap's width, checked before its columns are allocated: up to a full product of two
 // max_width-bit integers.
 std::size_t heap_width(std::size_t width, std::size_t lanes) {
@@ -45,6 +39,8 @@ std::size_t heap_width(std::size_t width, std::size_t lanes) {
 }
 
 }  // namespace
+
+// ----------------------------------------------------------------------------- bit heap
 
 BitHeap::BitHeap(std::size_t width, std::size_t lanes)
     : columns_(heap_width(width, lanes)), constant_(width, 0), lanes_(lanes) {}

@@ -22,10 +22,6 @@ double log2_add(double x, double y) {
   return hi + std::log2(1.0 + std::exp2(lo - hi));
 }
 
-}  // namespace
-
-namespace {
-
 // The model with the key-dependent counts given: `rounding_terms` external products with a
 // message 1, GLWE key weight `glwe_weight`, LWE key weight `lwe_weight`.
 NoiseModel model_with(const Parameters& p, std::uint32_t unroll, double rounding_terms,

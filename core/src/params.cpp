@@ -134,8 +134,9 @@ void Parameters::validate() const {
   }
   // The weakest curve (80 bits) for both keys: a smaller dimension or less noise protects
   // nothing a user should trust, so such a set says it is insecure.
+  if (insecure) return;
   const CurveSecurity security = curve_security(*this);
-  if (!insecure && security.bits() == 0) {
+  if (security.bits() == 0) {
     std::string why = "Parameters::validate: set '";
     why += name;
     why += "' is below 80 bits of security by the lattice estimator's curves (";
