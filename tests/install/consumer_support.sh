@@ -3,8 +3,8 @@
 # configures the CMake project SOURCE into BUILD (Ninja where there is one, Release) with the
 # extra arguments, builds it and runs BUILD/consumer, which must print "all correct", and
 # BUILD/plugin_host where the project built it (its shared library links the static libraries,
-# position-independent code), which must print "plugin correct"; a failure of any step is counted (fail) with WHAT naming
-# the project, and its log printed.
+# position-independent code), which must print "plugin correct"; a failure of any step is
+# counted (fail) with WHAT naming the project, and its log printed.
 build_consumer() {
   local what="$1" source="$2" build="$3"
   shift 3
