@@ -20,6 +20,9 @@ Segment Segment::sub(std::size_t first, std::size_t n) const {
   Segment s = *this;
   s.count = n;
   if (kind != SourceKind::Constant) s.offset = offset + first * stride;
+  // The canonical form Plane::append keeps: one lane has stride 1, so a lane of a broadcast
+  // and the same bit read per lane are one variable of a gate.
+  if (n == 1) s.stride = 1;
   return s;
 }
 

@@ -1117,3 +1117,20 @@ TEST_CASE("a gate whose inputs are all broadcasts or constants runs once and is 
   CHECK(c.or_(a.bit(1), Plane::constant(true, 5)).constant_value() == true);
   CHECK(c.xor_(a.bit(1), Plane::constant(true, 5)) == ~a.bit(1));
 }
+
+TEST_CASE("a lane of a broadcast and the same bit read per lane are one variable of a gate",
+          "[circuits][netlist]") {
+  Circuit c;
+  const Plane p = c.input(IntType{8, false}, 4).bit(0);
+  // b reads lanes 0 and 1 of p, then lane 2 of p broadcast to two lanes; a ends in a negated
+  // lane, so the gate's piece over lane 2 is one lane of the broadcast segment.
+  const Plane b = Plane::concat(std::vector<Plane>{p.slice(0, 2), p.slice(2, 1).broadcast(2)});
+  const Plane a = Plane::concat(std::vector<Plane>{p.slice(0, 3), ~p.slice(3, 1)});
+  REQUIRE(b.segments().size() == 2);
+  REQUIRE(b.segments().back().stride == 0);
+  const std::size_t before = c.nodes().size();
+  const Plane g = c.xor_(a, b);  // x XOR x on lanes 0 to 2; lane 3 is NOT p[3] XOR p[2]
+  CHECK(g.slice(0, 3).constant_value() == false);
+  REQUIRE(c.nodes().size() == before + 1);
+  CHECK(c.nodes().back().lanes == 1);
+}
