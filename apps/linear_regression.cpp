@@ -178,12 +178,20 @@ struct Report {
   // max_beta_difference over the largest |coefficient| of the reference (0 when all are 0):
   // the reference's own rounding, about cond(A) 1e-16, where the fit is right.
   double max_beta_relative_difference = 0;
+  // The two fits agree where the relative difference is below beta_tolerance: they solve the
+  // same exact system, so a larger one is a defect of one solver and fails the run.
+  bool beta_agrees = true;
   // Predictions.
   int beta_fraction_bits = 0;
   std::vector<std::int64_t> beta_int;
   double prediction_rmse = 0;
   bool all_exact = true;
 };
+
+// The largest relative difference (to the largest coefficient) of the encrypted fit and the
+// plaintext QR that still passes: the QR's own rounding is about cond(A) 1e-16, and a column
+// within about 1e-6 radians of the span of the ones before it is refused before the keys.
+constexpr double beta_tolerance = 1e-6;
 
 // value / 2^bits.
 double scaled(double value, int bits) { return std::ldexp(value, -bits); }
@@ -195,9 +203,12 @@ std::vector<double> dequantize(const std::vector<std::int64_t>& v, int bits) {
 }
 
 // The most fraction bits (0..48) at which every coefficient fits a signed `width`-bit integer.
-int beta_fraction_bits(const std::vector<double>& beta, std::size_t width) {
-  const double limit = std::ldexp(1.0, static_cast<int>(width) - 1);
-  const auto fits = [&](int fb) {
+// Where none does, the message gives the width the largest coefficient needs and what helps:
+// a wider --beta-width up to its 32 bits, beyond that --standardize (`standardized` says
+// whether the columns are scaled already).
+int beta_fraction_bits(const std::vector<double>& beta, std::size_t width, bool standardized) {
+  const auto fits = [&](int fb, int bits) {
+    const double limit = std::ldexp(1.0, bits - 1);
     for (double b : beta) {
       const double q = std::nearbyint(std::ldexp(b, fb));
       if (q < -limit || q > limit - 1) return false;
@@ -205,9 +216,26 @@ int beta_fraction_bits(const std::vector<double>& beta, std::size_t width) {
     return true;
   };
   for (int fb = 48; fb >= 0; --fb)
-    if (fits(fb)) return fb;
-  throw InvalidArgument("the model's coefficients do not fit " + std::to_string(width) +
-                        "-bit integers; use a wider --beta-width");
+    if (fits(fb, static_cast<int>(width))) return fb;
+  int needed = static_cast<int>(width) + 1;
+  while (needed < 1100 && !fits(0, needed)) ++needed;
+  double largest = 0;
+  for (double b : beta) largest = std::max(largest, std::abs(b));
+  char largest_text[32];
+  std::snprintf(largest_text, sizeof largest_text, "%.6g", largest);
+  std::string text = "the model's coefficients do not fit ";
+  text.append(std::to_string(width)).append("-bit integers: the largest, ");
+  text.append(largest_text).append(", needs ");
+  text.append(std::to_string(needed)).append(" bits; ");
+  if (needed <= 32) {
+    text.append("use --beta-width ").append(std::to_string(needed)).append(" or more");
+  } else {
+    text.append("that is more than --beta-width allows (32)");
+    text.append(standardized ? ": the columns are nearly dependent"
+                             : "; use --standardize, which scales every column to the same "
+                               "range");
+  }
+  throw InvalidArgument(text);
 }
 
 // The solution of the normal equations of the integer data in the units of the quantized
@@ -335,6 +363,7 @@ void run(B& be, const typename B::ClientKey& key, const Options& o, const apps::
   double largest = 0;
   for (double b : r.beta_reference) largest = std::max(largest, std::abs(b));
   r.max_beta_relative_difference = largest > 0 ? r.max_beta_difference / largest : 0;
+  r.beta_agrees = r.max_beta_relative_difference <= beta_tolerance;
   r.rmse = apps::rms_error(data.x, data.y, n, d, r.beta, o.intercept);
   r.rmse_reference = apps::rms_error(data.x, data.y, n, d, r.beta_reference, o.intercept);
   r.rmse_float = apps::rms_error(data.x, data.y, n, d, r.beta_float, o.intercept);
@@ -343,7 +372,7 @@ void run(B& be, const typename B::ClientKey& key, const Options& o, const apps::
   // Client: quantize the model; server: predictions; client: check them exactly.
   // Every coefficient with the same fraction bits; the intercept is shifted by fx on the
   // server (free) to the scale of the products x_j beta_j.
-  r.beta_fraction_bits = beta_fraction_bits(beta, o.beta_width);
+  r.beta_fraction_bits = beta_fraction_bits(beta, o.beta_width, o.standardize);
   r.beta_int = quantize_model(beta, r.beta_fraction_bits);
   const IntType beta_type{o.beta_width, true};
   std::optional<IntArray<B>> beta_ct;
@@ -388,8 +417,9 @@ void print_model(const Report& r, std::size_t beta_width) {
   std::printf("  %-18s %14.7g %14.7g %12s %12.7g\n", "RMS error", r.rmse, r.rmse_reference, "",
               r.rmse_float);
   std::printf("encrypted fit vs plaintext least squares of the same quantized data: largest "
-              "coefficient difference %.2e (%.1e of the largest coefficient)\n",
-              r.max_beta_difference, r.max_beta_relative_difference);
+              "coefficient difference %.2e (%.1e of the largest coefficient)%s\n",
+              r.max_beta_difference, r.max_beta_relative_difference,
+              r.beta_agrees ? "" : ": THE FITS DISAGREE");
   if (!r.beta_int.empty())
     std::printf("model for predictions: %zu-bit signed coefficients with %d fraction bits; "
                 "RMS error of the encrypted predictions %.6f\n",
@@ -406,6 +436,10 @@ void print_summary(const Report& r) {
                 s.check.c_str());
   std::printf("%s\n", r.all_exact ? "all encrypted results are exact"
                                   : "SOME ENCRYPTED RESULTS ARE WRONG");
+  if (!r.beta_agrees)
+    std::printf("THE ENCRYPTED FIT DIFFERS FROM THE PLAINTEXT QR by %.1e of the largest "
+                "coefficient (more than %.0e): a defect of one of the solvers\n",
+                r.max_beta_relative_difference, beta_tolerance);
 }
 
 std::string json_doubles(const std::vector<double>& v) {
@@ -450,6 +484,7 @@ void write_json(std::ostream& os, const Options& o, const Report& r) {
      << "  \"max_beta_difference\": " << json_number(r.max_beta_difference) << ",\n"
      << "  \"max_beta_relative_difference\": " << json_number(r.max_beta_relative_difference)
      << ",\n"
+     << "  \"beta_agrees\": " << (r.beta_agrees ? "true" : "false") << ",\n"
      << "  \"rms_error\": " << json_number(r.rmse) << ",\n"
      << "  \"rms_error_plaintext_qr\": " << json_number(r.rmse_reference) << ",\n"
      << "  \"rms_error_float_data\": " << json_number(r.rmse_float) << ",\n"
@@ -556,7 +591,7 @@ int main(int argc, char** argv) try {
     const std::vector<double> beta =
         model_units(apps::solve_integer_normal_equations(plain, o.intercept), o.intercept,
                     r.q.x_fraction_bits, r.q.y_fraction_bits);
-    const int g = beta_fraction_bits(beta, o.beta_width);
+    const int g = beta_fraction_bits(beta, o.beta_width, o.standardize);
     const auto shift = static_cast<std::size_t>(r.q.x_fraction_bits);
     try {
       if (o.beta == "encrypted")
@@ -623,7 +658,7 @@ int main(int argc, char** argv) try {
   }
   print_model(r, o.beta_width);
   print_summary(r);
-  if (!r.all_exact) status = 1;
+  if (!r.all_exact || !r.beta_agrees) status = 1;
   if (o.json) {
     write_json(json.stream(), o, r);
     json.commit();

@@ -12,6 +12,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../script_support.sh"
 expect 0 "all encrypted results are exact" --params toy_INSECURE --dataset 8x2 --no-progress \
   --json "$tmp/report.json"
 grep -q '"all_exact": true' "$tmp/report.json" || fail "the JSON report lacks all_exact: true"
+grep -q '"beta_agrees": true' "$tmp/report.json" || fail "the JSON report lacks beta_agrees: true"
 python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['rows']==8 and len(r['beta'])==3" \
   "$tmp/report.json" || fail "the JSON report does not parse or has the wrong content"
 # The exact solve and the QR reference agree to the reference's rounding.
@@ -63,6 +64,14 @@ printf 'a,y\n0.001,9\n-0.002,-18\n0.003,30\n-0.004,-35\n' >"$tmp/steep.csv"
 expect 2 "the model's coefficients do not fit 8-bit integers" --params toy_INSECURE \
   --csv "$tmp/steep.csv" --target y --no-progress
 grep -q "encrypted" "$tmp/out" && fail "a model refused for its width encrypted the data first"
+grep -q "the largest, 5376, needs 14 bits; use --beta-width 14 or more" "$tmp/out" ||
+  fail "no width advice for the model"
+# A coefficient past the 32 bits --beta-width allows: --standardize is the advice.
+printf 'a,y\n1e-9,9\n-2e-9,-18\n3e-9,30\n-4e-9,-35\n' >"$tmp/steeper.csv"
+expect 2 "needs 35 bits; that is more than --beta-width allows (32); use --standardize" \
+  --backend plaintext --csv "$tmp/steeper.csv" --target y --width 31
+expect 0 "all encrypted results are exact" --backend plaintext --csv "$tmp/steeper.csv" \
+  --target y --width 31 --standardize --no-progress
 printf 'a,b,c,e,y\n' >"$tmp/wide.csv"
 for i in 1 2 3 4 5 6; do
   echo "0.$((i * 37 % 97)),-0.$((i * 53 % 89)),0.$((i * 71 % 83)),-0.$((i * 29 % 79)),0.$i" \
