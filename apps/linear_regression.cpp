@@ -549,7 +549,12 @@ int main(int argc, char** argv) try {
   // The fit must be unique: checked on the quantized data in the clear, before any key is
   // made, rather than on the decrypted aggregates after the encrypted step.
   const apps::IntegerAggregates plain = apps::plain_aggregates(r.q, o.intercept);
-  const std::size_t dependent = apps::integer_dependent_column(plain, o.intercept);
+  std::size_t dependent = apps::integer_dependent_column(plain, o.intercept);
+  // The comparison fit by QR of the same quantized data, after the training step, must find
+  // the columns independent too (its threshold differs from the Cholesky's).
+  if (dependent >= p)
+    dependent = apps::qr_dependent_column(dequantize(r.q.x, r.q.x_fraction_bits), r.q.rows,
+                                          r.q.attributes, o.intercept);
   if (dependent < p) {
     const bool binary = o.kind == apps::FeatureKind::Binary;
     // --standardize can help only numeric columns that the quantization made dependent:
