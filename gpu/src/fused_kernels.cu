@@ -639,7 +639,7 @@ FusedLimits fused_limits_k(const Shape& shape, int device, bool staged) {
   if (blocks == 0) return limits;
   limits.resident_threads = std::uint64_t{blocks} * sms * fused::block_threads(one, shape);
   // Lane room for the standard key only: an unrolled key's lane kernel (docs/gpu.md section
-  // 6.27) runs where fused_lanes = 2 asks for it, not chosen automatically until measured.
+  // 6.27) runs where fused_lanes = 2 asks for it, not chosen automatically (section 6.31).
   if (const fused::LaunchShape lanes{1, 1, 1, fused::max_lanes, fused::points_per_thread,
                                      fused::owner_sums, one.stage};
       fused::valid_lanes(lanes.lanes, shape) && shape.unroll == 1) {

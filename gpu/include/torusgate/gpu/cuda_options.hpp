@@ -26,9 +26,9 @@ enum class GpuKeySwitching {
   tensor_core,
   // Per chunk, the faster one as measured on an H100 and an H200: gather for a chunk with
   // fewer than two of its blocks per multiprocessor (it then runs in slices of the input
-  // coefficients: 0.07 ms for one gate against 1.46 ms for the matrix product), tensor_core
-  // for larger ones (7-9% more bootstraps/s from 1,024 gates). The device holds both keys
-  // (tfhe_lib_128: 62.0 + 62.9 MB).
+  // coefficients: 0.022 ms for one gate against 0.86 ms for the matrix product on an H100,
+  // docs/gpu.md section 6.20), tensor_core for larger ones (7-9% more bootstraps/s from 1,024
+  // gates). The device holds both keys (tfhe_lib_128: 62.0 + 83.9 MB).
   automatic,
 };
 
@@ -98,7 +98,7 @@ struct CudaOptions {
   // than one group per rotation keeps resident on the device at once; measured faster there
   // on an H100, docs/gpu.md section 6.5); 1: one lane, the rest of the shape automatic.
   // An unrolled key (pairs, threes) runs two lanes where 2 asks for it; 0 gives it one lane
-  // until measured (docs/gpu.md section 6.27). A key in fours runs bundled clusters only.
+  // (docs/gpu.md sections 6.27 and 6.31). A key in fours runs bundled clusters only.
   std::uint32_t fused_lanes = 0;
   // Fused engine: points per thread in the transforms of a cluster (where one runs, chosen or
   // forced). 8: blocks of N/16 threads. 4: wide clusters, blocks of N/8 threads, each thread
