@@ -11,6 +11,7 @@
 
 #include "app_support.hpp"
 #include "commands.hpp"
+#include "printable.hpp"
 #include "torusgate/core/error.hpp"
 #include "torusgate/core/random.hpp"
 #include "torusgate/fpga_fft/verilog.hpp"
@@ -287,7 +288,8 @@ int run_verilog(const VerilogOptions& o, std::ostream& out) {
 int run_cosim(const CosimOptions& o, std::ostream& out) {
   std::string simulator = o.simulator;
   EXPECTS(simulator == "auto" || simulator == "verilator" || simulator == "iverilog",
-          "--simulator '" + simulator + "' is not known; expected auto, verilator or iverilog");
+          "--simulator '" + apps::printable(simulator) +
+              "' is not known; expected auto, verilator or iverilog");
   VerilogOptions v = o.verilog;
   v.force = true;  // the work directory is ours
   v.out_flag = "--workdir";

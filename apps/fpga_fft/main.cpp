@@ -45,7 +45,8 @@ void add_datapath(CLI::App* app, DatapathOptions& d, DatapathFlags& flags, bool 
   app->add_flag("--merged-twist", d.fft.merged_twist, "evaluate at the roots of X^M - i");
   app->add_option("--direction", flags.direction, "forward or inverse")->capture_default_str();
   if (streaming) {
-    app->add_option("--width", d.stream.width, "complex words per cycle w (a power of two, r..256)")
+    app->add_option("--width", d.stream.width,
+                    "complex words per cycle w (a power of two, r..min(256, M))")
         ->capture_default_str();
     app->add_option("--mul-latency", d.stream.multiplier_latency,
                     "pipeline registers of a complex multiplier (0..64)")
@@ -93,7 +94,7 @@ void resolve(DatapathOptions& d, const DatapathFlags& flags) {
   } else if (flags.direction == "inverse") {
     d.direction = fpga_fft::Direction::Inverse;
   } else {
-    throw InvalidArgument("--direction '" + flags.direction +
+    throw InvalidArgument("--direction '" + apps::printable(flags.direction) +
                           "' is not known; expected forward or inverse");
   }
 }
@@ -101,10 +102,11 @@ void resolve(DatapathOptions& d, const DatapathFlags& flags) {
 // A datapath refusal of the library ("FixedFftConfig: frac_bits=70 but expected at most
 // word_bits - 2 = 62") as the command line gave it: "--frac-bits=70 but expected at most
 // --word-bits - 2 = 62", every field of the configuration named by the flag that sets it.
-std::string as_flags(std::string message) {
+// study has no --size: its datapath has M = N/2 points (N with --full-length), named M.
+std::string as_flags(std::string message, bool study) {
   bool datapath = false;
-  for (const std::string_view prefix :
-       {"FixedFftConfig: ", "StreamingConfig: ", "generate_verilog: "}) {
+  for (const std::string_view prefix : {"FixedFftConfig: ", "StreamingConfig: ",
+                                        "generate_verilog: ", "FixedPointNegacyclicFft: "}) {
     if (message.starts_with(prefix)) {
       message.erase(0, prefix.size());
       datapath = true;
@@ -115,15 +117,17 @@ std::string as_flags(std::string message) {
   // The module name is the user's text: only its lead-in is rewritten.
   constexpr std::string_view module = "module name '";
   if (message.starts_with(module)) return "--name '" + message.substr(module.size());
-  constexpr std::pair<std::string_view, std::string_view> flags[] = {
-      {"size", "--size"},
+  const std::pair<std::string_view, std::string_view> flags[] = {
+      {"size", study ? "M" : "--size"},
       {"radix", "--radix"},
       {"width", "--width"},
       {"word_bits", "--word-bits"},
       {"frac_bits", "--frac-bits"},
       {"twiddle_bits", "--twiddle-bits"},
       {"multiplier_latency", "--mul-latency"},
-      {"adder_latency", "--add-latency"}};
+      {"adder_latency", "--add-latency"},
+      {"merged_twist", "--merged-twist"},
+      {"full_length", "--full-length"}};
   const auto word_char = [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
   };
@@ -299,7 +303,7 @@ int main(int argc, char** argv) {
     if (study_markdown_option->count() > 0) study.markdown = study_markdown;
     return run_study(study, std::cout);
   } catch (const InvalidArgument& e) {
-    std::cerr << "fpga_fft: " << as_flags(e.what()) << "\n";
+    std::cerr << "fpga_fft: " << as_flags(e.what(), st->parsed()) << "\n";
     return exit_usage;
   } catch (const FormatError& e) {
     std::cerr << "fpga_fft: " << e.what() << "\n";

@@ -63,6 +63,17 @@ expect 2 "fpga_fft: --width=3 but expected a power of two in [max(2, --radix)=2,
   simulate --width 3
 expect 2 "fpga_fft: --frac-bits=70 but expected at most" simulate --frac-bits 70
 expect 2 "--direction 'sideways' is not known" simulate --direction sideways
+# The user's text is quoted with its control bytes shown, not sent to the terminal.
+expect 2 "--direction 'side\x1Bways' is not known" simulate --direction $'side\x1bways'
+expect 2 "--simulator 'model\x1Bsim' is not known" cosim --workdir "$tmp/c" \
+  --simulator $'model\x1bsim'
+# study has no --size (its M is N/2 of --params) and names its flags, not the library's fields.
+expect 2 "fpga_fft: --radix=4 does not divide a 128-point FFT into equal stages (log2 --radix \
+must divide log2 M=7); allowed radices: 2, 128" study --params toy_INSECURE --radix 4 --gates 0
+expect 2 "fpga_fft: --radix=256 but expected a power of two in [2, M=128]" study \
+  --params toy_INSECURE --radix 256 --gates 0
+expect 2 "fpga_fft: --full-length supports the separate twist only" study --params toy_INSECURE \
+  --full-length --merged-twist --gates 0
 expect 2 "--rounding: 'up' is not known; expected nearest or truncate" simulate --rounding up
 expect 2 "--transforms=0" simulate --transforms 0
 # A simulation larger than the memory the program may take (here 2 GB of address space, ulimit

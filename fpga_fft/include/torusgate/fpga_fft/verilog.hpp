@@ -23,7 +23,7 @@ struct VerilogDesign {
 // not a reserved word of Verilog or SystemVerilog).
 VerilogDesign generate_verilog(const StreamingFft& datapath, const std::string& module_name);
 
-// Test vectors: one line per complex word, 2W hex digits {im, re} (the bus layout of a lane),
+// Test vectors: one line per complex word, 2W bits as W/2 hex digits {im, re} (a lane's bus),
 // transforms back to back in natural order: the testbench's input.hex. InvalidArgument for
 // word_bits outside the datapath's 8..64 or a word that does not fit.
 std::string format_vectors(const std::vector<std::vector<CWord>>& transforms, unsigned word_bits);
