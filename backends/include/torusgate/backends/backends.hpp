@@ -91,7 +91,8 @@ auto with_backend(BackendKind kind, std::shared_ptr<const CloudKey> key,
                   const BackendOptions& options, F&& f) {
   static_assert(std::is_invocable_v<F&, CpuBackend&> && std::is_invocable_v<F&, CudaBackend&>,
                 "with_backend: f is called with a CpuBackend& or a CudaBackend&, chosen at run "
-                "time: take the backend as auto&");
+                "time: take the backend as auto& and use only what both backends have "
+                "(if constexpr around the rest)");
   using Result = std::invoke_result_t<F&, CpuBackend&>;
   static_assert(std::is_same_v<Result, std::invoke_result_t<F&, CudaBackend&>>,
                 "with_backend: f must return the same type on every backend: decrypt inside f "
