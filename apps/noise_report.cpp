@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "app_support.hpp"
+#include "printable.hpp"
 #include "torusgate/core/error.hpp"
 
 namespace torusgate::apps {
@@ -201,7 +202,7 @@ std::vector<std::string> select_parameter_sets(const std::string& list) {
       try {
         name = parameters_by_name(item).name;
       } catch (const InvalidArgument&) {
-        throw InvalidArgument("--params: unknown parameter set '" + item +
+        throw InvalidArgument("--params: unknown parameter set '" + printable(item) +
                               "'; expected real, toy, all or a name: " +
                               [] {
                                 std::string k;

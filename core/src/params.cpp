@@ -210,8 +210,23 @@ Parameters parameters_by_name(std::string_view name) {
     if (p.name == name) return p;
     known += (known.empty() ? "" : ", ") + p.name;
   }
-  throw InvalidArgument("parameters_by_name: unknown parameter set '" + std::string(name) +
-                        "'; known sets: " + known);
+  // The name as a message shows it: bytes outside printable ASCII as \xNN (a terminal's
+  // escape sequence stays inert), at most 64 of them.
+  std::string shown;
+  for (const char c : name.substr(0, 64)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7F && byte != '\\') {
+      shown += c;
+    } else {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02X", byte);
+      shown += escaped;
+    }
+  }
+  if (name.size() > 64) shown.append("... (").append(std::to_string(name.size())).append(" bytes)");
+  std::string text = "parameters_by_name: unknown parameter set '";
+  text.append(shown).append("'; known sets: ").append(known);
+  throw InvalidArgument(text);
 }
 
 }  // namespace torusgate

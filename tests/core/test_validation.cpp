@@ -117,6 +117,11 @@ TEST_CASE("validation: objects built from invalid parameters name the bad field"
   REQUIRE_INVALID_ARGUMENT(BootstrappingKey(Parameters{}, {}), "default-constructed");
   REQUIRE_INVALID_ARGUMENT(KeySwitchingKey(Parameters{}, {}), "default-constructed");
   REQUIRE_INVALID_ARGUMENT(parameters_by_name("tfhe_lib_129"), "unknown parameter set 'tfhe_lib_129'");
+  // A name with control bytes or of any length reaches a terminal inert and short.
+  REQUIRE_INVALID_ARGUMENT(parameters_by_name("a\x1b[2Jb\\\xff"),
+                           "unknown parameter set 'a\\x1B[2Jb\\x5C\\xFF'; known sets: ");
+  REQUIRE_INVALID_ARGUMENT(parameters_by_name(std::string(1000, 'z')),
+                           "unknown parameter set '" + std::string(64, 'z') + "... (1000 bytes)'");
 }
 
 // LIBRARY BUG (core/src/params.cpp:42 and :47): bk_base_log * bk_level_count and
