@@ -59,11 +59,12 @@
 #           rotation started while they are made (fours:
 #           on and overlap only)
 #   lanes   large batches on two lanes (LANE_BATCHES, -> bench_gates_gpu_*_lanes{1,2,3}.json/.log,
-#           default 16384,65536): the standard key's     bench_gates_gpu_*_lanes2_1x1.json/.log
+#           default 16384,65536): the standard key's     bench_gates_gpu_*_lanes{2,3}_1x1.json/.log
 #           automatic shape (l2), keys in pairs and
-#           threes with --fused-lanes 2, pairs on 1x1;
+#           threes with --fused-lanes 2 and on 1x1;
 #           tensor-core key switching (docs/gpu.md
-#           section 6.27: the A/B in one short call)
+#           sections 6.27 and 6.38: the A/B in one
+#           short call)
 #   defaults what a user gets: the fused engine with    -> bench_gates_gpu_*_defaults.json/.log,
 #           every option automatic, keys in each of         bench_gates_gpu_*_defaults_u{4,3,2}.json/.log
 #           DEFAULT_UNROLLS (fours, threes, pairs) at
@@ -633,10 +634,10 @@ step_unrolled() {
   step_quick
 }
 
-# Large batches on two lanes (docs/gpu.md section 6.27), one short call: the standard key's
-# automatic shape (files *_lanes1; l2 at these batches), keys in pairs and threes forced onto
-# two lanes (*_lanes2, *_lanes3) and pairs on 1x1 (*_lanes2_1x1), the tensor-core key
-# switching, at LANE_BATCHES.
+# Large batches on two lanes (docs/gpu.md sections 6.27 and 6.38), one short call: the standard
+# key's automatic shape (files *_lanes1; l2 at these batches), keys in pairs and threes forced
+# onto two lanes (*_lanes2, *_lanes3) and onto 1x1 (*_lanes2_1x1, *_lanes3_1x1), the
+# tensor-core key switching, at LANE_BATCHES.
 step_lanes() {
   local bench="$build/apps/bench_gates$exe"
   require_built lanes "$bench" || return 1
@@ -649,9 +650,11 @@ step_lanes() {
     run_logged "bench_gates_gpu_${params}_lanes$u" "$bench" "${common[@]}" --unroll "$u" \
       --fused-lanes 2 --fused-cluster 1 --json "$out/bench_gates_gpu_${params}_lanes$u.json"
   done
-  run_logged "bench_gates_gpu_${params}_lanes2_1x1" "$bench" "${common[@]}" --unroll 2 \
-    --fused-groups 1 --fused-rotations 1 --fused-cluster 1 \
-    --json "$out/bench_gates_gpu_${params}_lanes2_1x1.json"
+  for u in 2 3; do
+    run_logged "bench_gates_gpu_${params}_lanes${u}_1x1" "$bench" "${common[@]}" --unroll "$u" \
+      --fused-groups 1 --fused-rotations 1 --fused-cluster 1 \
+      --json "$out/bench_gates_gpu_${params}_lanes${u}_1x1.json"
+  done
 }
 
 # The key stage (docs/gpu.md section 6.34): the standard key's large batches with each row's key

@@ -396,10 +396,10 @@ AB_GROUPS = (
                 r"\.json$"),
      "Bundled keys, {key} (the `bundle` step; docs/gpu.md sections 6.25 and 6.26)",
      ("off", "on", "overlap")),
-    (re.compile(r"bench_gates_gpu_(?P<params>.+)_(?P<label>lanes1|lanes2|lanes3|lanes2_1x1)"
-                r"\.json$"),
-     "Large batches on two lanes (the `lanes` step; docs/gpu.md section 6.27)",
-     ("lanes1", "lanes2", "lanes3", "lanes2_1x1")),
+    (re.compile(r"bench_gates_gpu_(?P<params>.+)_(?P<label>lanes1|lanes2|lanes3|lanes2_1x1|"
+                r"lanes3_1x1)\.json$"),
+     "Large batches on two lanes (the `lanes` step; docs/gpu.md sections 6.27 and 6.38)",
+     ("lanes1", "lanes2", "lanes3", "lanes2_1x1", "lanes3_1x1")),
     # One group per shape: each compares with its own key from L2, round by round.
     (re.compile(r"bench_gates_gpu_(?P<params>.+)_stage_(?P<key>l2|1x1)_(?P<label>(?:off|on)_[12])"
                 r"\.json$"),
@@ -413,6 +413,7 @@ AB_LABELS = {"off": "group steps (--fused-bundle 1)", "on": "bundled (--fused-bu
              "overlap": "bundled, overlapped (--fused-bundle-overlap 2)",
              "lanes1": "standard key, automatic shape", "lanes2": "pairs on two lanes",
              "lanes3": "threes on two lanes", "lanes2_1x1": "pairs on 1x1",
+             "lanes3_1x1": "threes on 1x1",
              **{f"{mode}_{round}": f"key {'staged' if mode == 'on' else 'from L2'} (round {round})"
                 for mode in ("off", "on") for round in (1, 2)}}
 # What a clear win (beyond AB_NOISE) decides, per label against another: the batch it is
@@ -423,9 +424,13 @@ AB_DECISIONS = {
                                    "(section 6.25)"),
     ("overlap", "on"): (1, "rotation", "make --fused-bundle-overlap 0 overlap where a chunk "
                                        "bundles (section 6.26)"),
-    ("lanes2", "lanes1"): (65536, "rotation", "give keys in pairs lane room in fused_limits, "
-                                              "so that --fused-lanes 0 takes two lanes for "
-                                              "them (section 6.27)"),
+    # Each key form's two lanes against its own 1x1, the shape it takes without lane room.
+    ("lanes2_1x1", "lanes2"): (65536, "rotation", "take keys in pairs' lane room out of "
+                                                  "fused_limits, so that --fused-lanes 0 gives "
+                                                  "them 1x1 again (section 6.38)"),
+    ("lanes3", "lanes3_1x1"): (65536, "rotation", "give keys in threes lane room in "
+                                                  "fused_limits, so that --fused-lanes 0 takes "
+                                                  "two lanes for them (section 6.38)"),
     ("columns", "now"): (16384, "rotation", "bring the column words back: revert the revert "
                                             "of 42e355d (section 6.28)"),
     ("now", "before"): (1, "total", "section 6.29's host path pays at batch 1: keep it, state "

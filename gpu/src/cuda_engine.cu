@@ -681,7 +681,7 @@ kernel::fused::LaunchShape CudaEngine::Impl::unstaged_shape_for(std::uint64_t ca
                                       std::max<std::uint32_t>(options.fused_rotations_per_block, 1)};
   }
   // fused_lanes = 1: one lane, the rest automatic.
-  // (An unrolled key's lanes run only when asked for: fused_limits gives it no lane room.)
+  // (Keys in threes run lanes only when asked for: fused_limits gives them no lane room.)
   // Clusters in waves where they would bundle (bundles(): not asked never, 8 points a thread).
   const bool would_bundle =
       bundles_clusters() && options.fused_cluster_points != kernel::fused::wide_points;

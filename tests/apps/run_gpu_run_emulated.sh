@@ -151,13 +151,15 @@ with open(os.path.join(d, "gpu_run.log")) as f:
     order = [line.split()[2].rstrip(":") for line in f if "bench_gates_gpu_toy_INSECURE_defaults" in line
              and line.split()[2].endswith(":") and " ok" not in line]
 assert order == [f"bench_gates_gpu_toy_INSECURE_defaults{x}" for x in ("_u4", "", "_u3", "_u2")], order
-# The lanes step: the standard key's automatic shape and pairs on 1x1 (two lanes: above).
+# The lanes step: the standard key's automatic shape, pairs and threes on 1x1 (two lanes:
+# above).
 assert load("bench_gates_gpu_toy_INSECURE_lanes1.json")["bootstrapping_key_unroll"] == 1
-one = load("bench_gates_gpu_toy_INSECURE_lanes2_1x1.json")
-assert one["bootstrapping_key_unroll"] == 2
-assert [(x["fused_lanes"], x["fused_groups"], x["errors"]) for run in one["runs"]
-        for x in run["results"]] == [(1, 1, 0)], one
-assert {run["key_switching"] for f in ("lanes1", "lanes2", "lanes3", "lanes2_1x1")
+for form in (2, 3):
+    one = load(f"bench_gates_gpu_toy_INSECURE_lanes{form}_1x1.json")
+    assert one["bootstrapping_key_unroll"] == form
+    assert [(x["fused_lanes"], x["fused_groups"], x["errors"]) for run in one["runs"]
+            for x in run["results"]] == [(1, 1, 0)], one
+assert {run["key_switching"] for f in ("lanes1", "lanes2", "lanes3", "lanes2_1x1", "lanes3_1x1")
         for run in load(f"bench_gates_gpu_toy_INSECURE_{f}.json")["runs"]} == {"tensor_core"}
 assert {run["engine"] for run in load("bench_gates_gpu_toy_INSECURE_unrolled_cufft.json")["runs"]} == {"cufft"}
 quick = load("bench_gates_gpu_toy_INSECURE_quick.json")

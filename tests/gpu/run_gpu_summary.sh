@@ -169,10 +169,13 @@ report(f"{p}_bundle3_overlap", {1: (0.985, 0.885, 0), 8: (1.390, 1.290, 0)}, 3)
 # Fours: no `off`; the overlap 5% faster, but with errors: decides nothing.
 report(f"{p}_bundle4_on", {1: (0.800, 0.700, 0)}, 4)
 report(f"{p}_bundle4_overlap", {1: (0.760, 0.660, 2)}, 4)
-# Two lanes: pairs' rotation 1.15x faster at 65,536 (decides); threes slower.
+# Two lanes, each key form against its own 1x1: pairs' 1x1 slower (decides nothing, pairs keep
+# their lane room); threes' two lanes 1.158x faster (decides).
 report(f"{p}_lanes1", {16384: (220.0, 207.0, 0), 65536: (874.0, 828.0, 0)})
 report(f"{p}_lanes2", {16384: (200.0, 180.0, 0), 65536: (766.0, 720.0, 0)}, 2)
 report(f"{p}_lanes3", {65536: (1000.0, 950.0, 0)}, 3)
+report(f"{p}_lanes2_1x1", {65536: (836.0, 790.0, 0)}, 2)
+report(f"{p}_lanes3_1x1", {65536: (1150.0, 1100.0, 0)}, 3)
 # Variants: columns' rotation 5% faster at 16,384 (decides); now against before: 2.6% faster
 # per bootstrap at batch 1, within a whole bootstrap's 3% (decides nothing).
 report("variant_now", {1: (2.241, 2.100, 0), 16384: (230.0, 207.0, 0)})
@@ -201,9 +204,11 @@ expect "$a" "## A/B: Bundled keys, keys in fours"
 expect "$a" "| 1 | bundled, overlapped (--fused-bundle-overlap 2) | \`bench_gates_gpu_tfhe_lib_128_bundle4_overlap.json\` | 0.7600 | 0.660 | 1.053x faster | 1.061x faster | 2 |"
 expect "$a" "- \`overlap\` against \`on\` at batch 1: errors in a run (2, 0): decides nothing"
 # Lanes: the rotation's rate at 65,536 decides.
-expect "$a" "## A/B: Large batches on two lanes (the \`lanes\` step; docs/gpu.md section 6.27), tfhe_lib_128"
+expect "$a" "## A/B: Large batches on two lanes (the \`lanes\` step; docs/gpu.md sections 6.27 and 6.38), tfhe_lib_128"
 expect "$a" "| 65536 | threes on two lanes | \`bench_gates_gpu_tfhe_lib_128_lanes3.json\` | 0.0153 | 950.000 | 0.874x (slower) | 0.872x (slower) | 0 |"
-expect "$a" "- \`lanes2\` against \`lanes1\` at batch 65,536: 1.150x faster (blind rotation 720.0 against 828.0 ms): give keys in pairs lane room in fused_limits, so that --fused-lanes 0 takes two lanes for them (section 6.27)"
+expect "$a" "| 65536 | threes on 1x1 | \`bench_gates_gpu_tfhe_lib_128_lanes3_1x1.json\` | 0.0175 | 1100.000 | 0.760x (slower) | 0.753x (slower) | 0 |"
+expect "$a" "- \`lanes2_1x1\` against \`lanes2\` at batch 65,536: 0.911x (slower) (blind rotation 790.0 against 720.0 ms): no change"
+expect "$a" "- \`lanes3\` against \`lanes3_1x1\` at batch 65,536: 1.158x faster (blind rotation 950.0 against 1100.0 ms): give keys in threes lane room in fused_limits, so that --fused-lanes 0 takes two lanes for them (section 6.38)"
 # The key stage: a table per shape, each against its own key from L2; each round's pair
 # decided apart, and a pair whose report is missing said to be so.
 expect "$a" "## A/B: The key stage on large batches, two lanes (l2) (the \`stage\` step; docs/gpu.md section 6.34), tfhe_lib_128"

@@ -97,8 +97,9 @@ struct CudaOptions {
   // 1. 0: automatic (2 for k = 1 when the other three are 0 and a chunk has more rotations
   // than one group per rotation keeps resident on the device at once; measured faster there
   // on an H100, docs/gpu.md section 6.5); 1: one lane, the rest of the shape automatic.
-  // An unrolled key (pairs, threes) runs two lanes where 2 asks for it; 0 gives it one lane
-  // (docs/gpu.md sections 6.27 and 6.31). A key in fours runs bundled clusters only.
+  // Keys in pairs take two lanes as the standard key does (docs/gpu.md section 6.38); keys
+  // in threes where 2 asks for it, 0 gives them one lane (sections 6.27 and 6.31). A key in
+  // fours runs bundled clusters only.
   std::uint32_t fused_lanes = 0;
   // Fused engine: points per thread in the transforms of a cluster (where one runs, chosen or
   // forced). 8: blocks of N/16 threads. 4: wide clusters, blocks of N/8 threads, each thread
