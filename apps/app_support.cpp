@@ -4,12 +4,10 @@
 #include <algorithm>
 #include <utility>
 #include <vector>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
-#include <map>
 #include <fstream>
 #include <sstream>
 #include <string_view>
@@ -28,88 +26,18 @@ namespace torusgate::apps {
 
 std::string build_commit() { return TORUSGATE_GIT_COMMIT; }
 
-namespace {
-
-// AMD's core generation from the family and model numbers (x86 CPUID), where known.
-std::string amd_generation(long family, long model) {
-  if (family == 0x17) return model < 0x30 ? "Zen/Zen+" : "Zen 2";
-  if (family == 0x19) {
-    const bool zen4 = (model >= 0x10 && model <= 0x1f) || (model >= 0x60 && model <= 0x7f) ||
-                      (model >= 0xa0 && model <= 0xaf);
-    return zen4 ? "Zen 4" : "Zen 3";
-  }
-  if (family == 0x1a) return "Zen 5";
-  return "";
-}
-
-}  // namespace
-
-std::string cpu_identity(const std::string& cpuinfo) {
-  std::map<std::string, std::string> fields;  // of the first processor
-  std::istringstream in(cpuinfo);
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() && !fields.empty()) break;  // the first processor's block ends
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string key = line.substr(0, colon);
-    while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
-    std::string value = colon + 1 < line.size() ? line.substr(colon + 1) : "";
-    if (!value.empty() && value.front() == ' ') value.erase(0, 1);
-    fields.emplace(key, value);
-  }
-  const auto field = [&](const char* key) {
-    const auto it = fields.find(key);
-    return it == fields.end() ? std::string() : it->second;
-  };
-  const auto number = [&](const char* key) -> long {
-    const std::string text = field(key);
-    long value = -1;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    return error == std::errc() && end == text.data() + text.size() ? value : -1;
-  };
-  std::string model = field("model name");
-  if (model.empty()) model = "unknown CPU";
-  std::vector<std::string> parts;
-  const long family = number("cpu family"), model_number = number("model");
-  if (family >= 0 && model_number >= 0) {
-    std::string id = "family " + std::to_string(family) + ", model " + std::to_string(model_number);
-    const std::string generation =
-        field("vendor_id") == "AuthenticAMD" ? amd_generation(family, model_number) : "";
-    if (!generation.empty()) id += ": " + generation;
-    parts.push_back(id);
-  }
-  std::istringstream flags(field("flags"));
-  bool avx512 = false, avx2 = false, sse2 = false;
-  for (std::string flag; flags >> flag;) {
-    avx512 |= flag == "avx512f";
-    avx2 |= flag == "avx2";
-    sse2 |= flag == "sse2";
-  }
-  if (avx512 || avx2 || sse2) parts.push_back(avx512 ? "AVX-512" : avx2 ? "AVX2" : "SSE2");
-  if (parts.empty()) return model;
-  std::string joined;
-  for (const std::string& part : parts) joined += (joined.empty() ? "" : "; ") + part;
-  return model + " (" + joined + ")";
-}
-
 std::string machine_description() {
   std::ifstream cpuinfo_file("/proc/cpuinfo");
   std::ostringstream cpuinfo;
   cpuinfo << cpuinfo_file.rdbuf();
   const std::string model = cpu_identity(cpuinfo.str());
   std::string memory;
-  std::ifstream meminfo("/proc/meminfo");
-  for (std::string line; std::getline(meminfo, line);) {
-    if (line.rfind("MemTotal:", 0) == 0) {
-      std::istringstream in(line.substr(9));
-      double kib = 0;
-      in >> kib;
-      std::ostringstream out;
-      out.precision(1);
-      out << std::fixed << kib / (1024.0 * 1024.0) << " GiB";
-      memory = out.str();
-      break;
-    }
+  const double kib = keyed_file_value("/proc/meminfo", "MemTotal:");
+  if (kib >= 0) {
+    std::ostringstream out;
+    out.precision(1);
+    out << std::fixed << kib / (1024.0 * 1024.0) << " GiB";
+    memory = out.str();
   }
   std::string d = model + ", " + std::to_string(std::thread::hardware_concurrency()) +
                   " logical cores";
@@ -451,16 +379,6 @@ std::string device_json(const gpu::DeviceInfo& d) {
   return os.str();
 }
 
-std::string gate_label(const GateSpec& spec) {
-  if (spec.kind != GateKind::Threshold) return std::string(gate_kind_name(spec.kind));
-  std::string label = "T(" + std::to_string(spec.offset_eighths) + ";";
-  for (int i = 0; i < spec.arity; ++i) {
-    if (i > 0) label += ',';
-    label += std::to_string(spec.weights[i]);
-  }
-  return label + ")";
-}
-
 std::string key_form_text(std::uint32_t unroll) {
   static const char* const names[] = {"", "pairs", "threes", "fours"};
   if (unroll <= 1) return "the standard bootstrapping key";
@@ -537,18 +455,6 @@ GpuTransfer parse_gpu_transfer(const std::string& option, const std::string& tex
                         "'; expected direct or pinned");
 }
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::size_t end = comma == std::string::npos ? text.size() : comma;
-    items.push_back(text.substr(start, end - start));
-    if (comma == std::string::npos) return items;
-    start = comma + 1;
-  }
-}
-
 FftEngineKind parse_fft_engine(const std::string& name) {
   if (name == "auto") return FftEngineKind::Auto;
   if (name == "fftw") return FftEngineKind::Fftw;
@@ -587,77 +493,15 @@ std::string parameters_json(const Parameters& p, const std::string& indent) {
 
 namespace {
 
-// The number a file holds first, or -1 when it cannot be read or holds none ("max").
-double number_in_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  double value = -1;
-  if (!(in >> value)) return -1;
-  return value;
-}
-
-// The value of the line "KEY value" of a file (/proc/meminfo, memory.stat), or -1.
-double keyed_value(const std::filesystem::path& path, std::string_view key) {
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    if (line.size() <= key.size() || line.compare(0, key.size(), key) != 0) continue;
-    std::istringstream rest(line.substr(key.size()));
-    double value = -1;
-    rest >> value;
-    return value;
-  }
-  return -1;
-}
-
 // What ulimit -v leaves beyond the address space the process has mapped; -1 without a limit.
 double address_space_left_bytes() {
   rlimit limit{};
   if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return -1;
-  const double mapped_kib = keyed_value("/proc/self/status", "VmSize:");
+  const double mapped_kib = keyed_file_value("/proc/self/status", "VmSize:");
   return std::max(1.0, static_cast<double>(limit.rlim_cur) - std::max(0.0, mapped_kib) * 1024);
 }
 
 }  // namespace
-
-double cgroup_free_bytes(const std::filesystem::path& proc_cgroup,
-                         const std::filesystem::path& mount) {
-  namespace fs = std::filesystem;
-  std::ifstream groups(proc_cgroup);
-  std::string v2_path, v1_path;
-  for (std::string line; std::getline(groups, line);) {
-    if (line.rfind("0::", 0) == 0) v2_path = line.substr(3);
-    const std::size_t memory = line.find(":memory:");
-    if (memory != std::string::npos) v1_path = line.substr(memory + 8);
-  }
-  const auto least_free = [](const fs::path& root, const std::string& path, const char* limit,
-                             const char* usage, const char* inactive) {
-    // The group's folder as the process sees it, else the mount's root (a container's
-    // namespace shows its own group there); then each folder above it up to the root.
-    std::error_code ec;
-    const fs::path relative = fs::path(path).relative_path().lexically_normal();
-    fs::path dir = root / relative;
-    const bool outside = !relative.empty() && *relative.begin() == "..";
-    if (relative.empty() || relative == "." || outside || !fs::is_directory(dir, ec)) dir = root;
-    double least = -1;
-    for (std::size_t level = 0; level < 64; ++level) {
-      const double max = number_in_file(dir / limit);  // -1 for v2 "max"
-      const double used = number_in_file(dir / usage);
-      if (max >= 0 && max < 0x1p62 && used >= 0) {  // v1 "no limit": 2^63 less a page
-        const double cache = std::max(0.0, keyed_value(dir / "memory.stat", inactive));
-        const double free = std::max(1.0, max - used + cache);
-        if (least < 0 || free < least) least = free;
-      }
-      if (dir.native().size() <= root.native().size()) break;
-      dir = dir.parent_path();
-    }
-    return least;
-  };
-  std::error_code ec;
-  if (fs::exists(mount / "cgroup.controllers", ec)) {
-    return least_free(mount, v2_path, "memory.max", "memory.current", "inactive_file ");
-  }
-  return least_free(mount / "memory", v1_path, "memory.limit_in_bytes", "memory.usage_in_bytes",
-                    "total_inactive_file ");
-}
 
 Parameters parameters_named(const std::string& option, const std::string& name) {
   try {
@@ -671,7 +515,7 @@ Parameters parameters_named(const std::string& option, const std::string& name) 
 }
 
 double available_memory_bytes() {
-  double available = std::max(0.0, keyed_value("/proc/meminfo", "MemAvailable:") * 1024);
+  double available = std::max(0.0, keyed_file_value("/proc/meminfo", "MemAvailable:") * 1024);
   for (const double limit :
        {cgroup_free_bytes("/proc/self/cgroup", "/sys/fs/cgroup"), address_space_left_bytes()}) {
     if (limit > 0 && (available <= 0 || limit < available)) available = limit;

@@ -16,6 +16,7 @@
 #include "torusgate/cpu/cpu_backend.hpp"
 #include "torusgate/gpu/cuda_backend.hpp"
 #include "torusgate/gpu/cuda_options.hpp"
+#include "host_support.hpp"
 #include "text_support.hpp"
 
 namespace torusgate::apps {
@@ -27,9 +28,7 @@ std::string build_commit();
 // differ by 2x (docs/results/cpu_rerun_2026-12-06/), so the family and model numbers, the
 // core generation where known and the widest vector instructions are part of it.
 std::string machine_description();
-// The CPU part of that line, from the text of /proc/cpuinfo (its first processor): the model
-// name, then in parentheses what of family, model, generation and vectors it states.
-std::string cpu_identity(const std::string& cpuinfo);
+// (cpu_identity, host_support.hpp, is its CPU part.)
 
 // Backend names accepted by --backend: "sequential", "openmp", "gpu" and "best" (the best
 // backend this machine has: gpu if built with CUDA and a device exists, else openmp).
@@ -59,13 +58,7 @@ Parameters parameters_named(const std::string& option, const std::string& name);
 // group uses beyond its inactive file cache) and what the address-space limit (ulimit -v)
 // leaves beyond the process's own address space.
 double available_memory_bytes();
-// What the memory limits of a process's control group and of the groups above it leave, as
-// available_memory_bytes reads them from `proc_cgroup` (/proc/self/cgroup) and the cgroup
-// mount `mount` (/sys/fs/cgroup: v2 where it holds cgroup.controllers, else v1 under
-// memory/): the least, over the groups with a limit, of the limit less the group's use, its
-// inactive file cache counted as free (the kernel reclaims it first); -1 where none has one.
-double cgroup_free_bytes(const std::filesystem::path& proc_cgroup,
-                         const std::filesystem::path& mount);
+// (cgroup_free_bytes, host_support.hpp, reads the control groups' limits.)
 // Throws InvalidArgument when `bytes`, an estimate of the host memory a run will hold, exceeds
 // 90% of available_memory_bytes() (no check where that is unknown): such a run would be killed
 // by the system without a message. `what` names the run ("--batch 16777216"), `advice` says
@@ -208,9 +201,6 @@ std::string backend_description(const CudaBackend& be);
 inline int backend_threads(const CpuBackend& be) { return be.threads(); }
 inline int backend_threads(const CudaBackend&) { return 1; }
 
-// "T(offset;w1,w2,...)" for a threshold gate, the kind name otherwise.
-std::string gate_label(const GateSpec& spec);
-
 // "the standard bootstrapping key", "key bits in pairs (--unroll 2)", ... for reports.
 std::string key_form_text(std::uint32_t unroll);
 
@@ -247,8 +237,6 @@ GpuEngine parse_gpu_engine(const std::string& option, const std::string& text);
 GpuKeySwitching parse_gpu_key_switching(const std::string& option, const std::string& text);
 GpuTransfer parse_gpu_transfer(const std::string& option, const std::string& text);
 
-// The items of a comma-separated command-line list ("8,16,32" -> {"8", "16", "32"}).
-std::vector<std::string> split_list(const std::string& text);
 // Appends `value` unless `values` holds it already (a name or width listed twice runs once).
 template <class T>
 void append_unique(std::vector<T>& values, const T& value) {

@@ -48,25 +48,6 @@ std::vector<std::size_t> permutation(std::size_t size, Csprng& rng) {
 
 }  // namespace
 
-std::vector<StudyGate> default_study_gates() {
-  std::vector<StudyGate> gates;
-  for (GateKind k : {GateKind::And, GateKind::Nand, GateKind::Or, GateKind::Nor, GateKind::Xor,
-                     GateKind::Xnor, GateKind::AndNY, GateKind::AndYN, GateKind::OrNY,
-                     GateKind::OrYN, GateKind::Mux, GateKind::Majority, GateKind::Xor3,
-                     GateKind::PrefixGenerate}) {
-    gates.push_back({gate_label(GateSpec::of(k)), GateSpec::of(k), false});
-  }
-  for (const GateSpec& t : {GateSpec::threshold(0, {1}), GateSpec::threshold(0, {1, 1, -1}),
-                            GateSpec::threshold(0, {1, -2}), GateSpec::threshold(0, {2, 2, 1}),
-                            GateSpec::threshold(-1, {2, 2, 2})}) {
-    gates.push_back({gate_label(t), t, false});
-  }
-  for (const GateSpec& t : {GateSpec::threshold(0, {5, 3, 1}), GateSpec::threshold(0, {8, 8, 7})}) {
-    gates.push_back({gate_label(t), t, true});
-  }
-  return gates;
-}
-
 double SampleStats::mean() const {
   if (values_.empty()) return 0;
   double s = 0;

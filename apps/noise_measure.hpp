@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "app_support.hpp"  // gate_label
+#include "app_support.hpp"
+#include "study_gates.hpp"
 #include "torusgate/core/gates.hpp"
 #include "torusgate/core/keys.hpp"
 #include "torusgate/core/noise.hpp"
@@ -22,20 +23,6 @@ class CudaBackend;  // torusgate/gpu/cuda_backend.hpp
 }
 
 namespace torusgate::apps {
-
-// One gate kind of the study: a label for tables ("NAND", "T(0;1,1,-1)"), its spec, and
-// whether it is a stress gate (weights far beyond what circuits use, chosen so that the
-// model predicts failures a run can count).
-struct StudyGate {
-  std::string label;
-  GateSpec spec;
-  bool stress = false;
-};
-
-// Every bootstrapped kind of core/gates.hpp (the TFHE library gates, MUX, MAJORITY, XOR3,
-// PREFIX_GENERATE), the weighted threshold gates T(0;1) (a bootstrapped copy), T(0;1,1,-1),
-// T(0;1,-2), T(0;2,2,1), T(-1;2,2,2), and the stress gates T(0;5,3,1) and T(0;8,8,7).
-std::vector<StudyGate> default_study_gates();
 
 // Sample statistics of phase errors (torus fractions). Keeps every value: quantiles exact.
 class SampleStats {

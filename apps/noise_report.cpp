@@ -2,26 +2,17 @@
 #include "noise_report.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <set>
 #include <sstream>
 #include <system_error>
 
 #include "app_support.hpp"
-#include "printable.hpp"
 #include "torusgate/core/error.hpp"
 
 namespace torusgate::apps {
 namespace {
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string fmt(const char* format, double v) {
   if (!std::isfinite(v)) return "n/a";
@@ -111,110 +102,6 @@ void noise_study_usage(std::ostream& os) {
         "  --no-progress     no progress bar on stderr\n"
         "  --help            this text\n"
         "Exit status: 0 done, 1 a measurement was inconsistent or the run failed, 2 bad options.\n";
-}
-
-StudyGate parse_threshold_gate(const std::string& text) {
-  std::vector<int> v;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t colon = text.find(':', start);
-    const std::string item = text.substr(start, colon == std::string::npos ? std::string::npos
-                                                                           : colon - start);
-    int value = 0;
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-    if (item.empty() || ec == std::errc::invalid_argument || end != item.data() + item.size()) {
-      throw InvalidArgument("--threshold: '" + text + "' is not OFFSET:W1[:W2[:W3]] (integers, "
-                            "in eighths); '" + item + "' is not an integer");
-    }
-    if (ec == std::errc::result_out_of_range) {
-      // GateSpec::threshold's range; a value outside int never reaches it.
-      throw InvalidArgument("--threshold: '" + text + "': " + item +
-                            " is out of range; expected an integer in -8..8 (eighths)");
-    }
-    v.push_back(value);
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  if (v.size() < 2 || v.size() > 4) {
-    throw InvalidArgument("--threshold: '" + text + "' has " + std::to_string(v.size() - 1) +
-                          " weights; expected OFFSET and 1 to 3 weights");
-  }
-  try {
-    GateSpec spec = v.size() == 2   ? GateSpec::threshold(v[0], {v[1]})
-                    : v.size() == 3 ? GateSpec::threshold(v[0], {v[1], v[2]})
-                                    : GateSpec::threshold(v[0], {v[1], v[2], v[3]});
-    return StudyGate{gate_label(spec), spec, false};
-  } catch (const InvalidArgument& e) {
-    throw InvalidArgument("--threshold " + text + ": " + e.what());
-  }
-}
-
-std::vector<StudyGate> select_study_gates(const std::string& list) {
-  const std::vector<StudyGate> all = default_study_gates();
-  std::vector<StudyGate> chosen;
-  std::set<std::string> seen;
-  auto take = [&](const StudyGate& g) {
-    if (!seen.insert(g.label).second)
-      throw InvalidArgument("--kinds: gate " + g.label + " is listed twice");
-    chosen.push_back(g);
-  };
-  for (const std::string& raw : split_list(list)) {
-    const std::string name = lower(raw);
-    if (name == "all") {
-      for (const auto& g : all) take(g);
-    } else if (name == "fixed") {
-      for (const auto& g : all) if (g.spec.kind != GateKind::Threshold) take(g);
-    } else if (name == "threshold") {
-      for (const auto& g : all) if (g.spec.kind == GateKind::Threshold && !g.stress) take(g);
-    } else if (name == "stress") {
-      for (const auto& g : all) if (g.stress) take(g);
-    } else {
-      const auto it = std::find_if(all.begin(), all.end(),
-                                   [&](const StudyGate& g) { return lower(g.label) == name; });
-      if (it == all.end()) {
-        std::string known;
-        for (const auto& g : all) known += (known.empty() ? "" : ", ") + g.label;
-        throw InvalidArgument("--kinds: unknown gate kind '" + raw + "'; expected all, fixed, "
-                              "threshold, stress or one of " + known);
-      }
-      take(*it);
-    }
-  }
-  return chosen;
-}
-
-std::vector<std::string> select_parameter_sets(const std::string& list) {
-  std::vector<std::string> chosen;
-  auto take = [&](const std::string& name) {
-    if (std::find(chosen.begin(), chosen.end(), name) != chosen.end())
-      throw InvalidArgument("--params: parameter set " + name + " is listed twice");
-    chosen.push_back(name);
-  };
-  for (const std::string& item : split_list(list)) {
-    if (item == "real") {
-      for (const char* n : {"tfhe_lib_128", "tfhe_lib_80", "default_128"}) take(n);
-    } else if (item == "toy") {
-      for (const char* n : {"toy_INSECURE", "toy_k2_INSECURE"}) take(n);
-    } else if (item == "all") {
-      for (const auto& p : all_parameter_sets()) take(p.name);
-    } else {
-      std::string name;
-      try {
-        name = parameters_by_name(item).name;
-      } catch (const InvalidArgument&) {
-        throw InvalidArgument("--params: unknown parameter set '" + printable(item) +
-                              "'; expected real, toy, all or a name: " +
-                              [] {
-                                std::string k;
-                                for (const auto& p : all_parameter_sets())
-                                  k += (k.empty() ? "" : ", ") + p.name;
-                                return k;
-                              }());
-      }
-      take(name);
-    }
-  }
-  return chosen;
 }
 
 void check_sample_memory(const NoiseStudyOptions& o, std::uint64_t memory_bytes) {

@@ -47,17 +47,7 @@ void check_sample_memory(const NoiseStudyOptions& o, std::uint64_t memory_bytes)
 // Parses and validates the command line; throws InvalidArgument naming the bad option (also
 // for --json and --markdown naming the same file).
 NoiseStudyOptions parse_noise_study_options(int argc, char** argv);
-
-// "OFFSET:W1[:W2[:W3]]" (eighths) -> a threshold gate; throws InvalidArgument.
-StudyGate parse_threshold_gate(const std::string& text);
-
-// Gate labels (case-insensitive) and the groups all, fixed, threshold, stress, comma-separated;
-// throws InvalidArgument for an unknown name, a duplicate or an empty list.
-std::vector<StudyGate> select_study_gates(const std::string& list);
-
-// Parameter set names and the groups real (tfhe_lib_128, tfhe_lib_80, default_128), toy and
-// all; throws InvalidArgument for an unknown name, a duplicate or an empty list.
-std::vector<std::string> select_parameter_sets(const std::string& list);
+// (Its --threshold, --kinds and --params parsers: study_gates.hpp.)
 
 // What the model and the measurement say about one gate kind.
 struct GateFigures {

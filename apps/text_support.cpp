@@ -69,6 +69,28 @@ std::uint64_t parse_count(const std::string& flag, const std::string& text, std:
   return value;
 }
 
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::size_t end = comma == std::string::npos ? text.size() : comma;
+    items.push_back(text.substr(start, end - start));
+    if (comma == std::string::npos) return items;
+    start = comma + 1;
+  }
+}
+
+std::string gate_label(const GateSpec& spec) {
+  if (spec.kind != GateKind::Threshold) return std::string(gate_kind_name(spec.kind));
+  std::string label = "T(" + std::to_string(spec.offset_eighths) + ";";
+  for (int i = 0; i < spec.arity; ++i) {
+    if (i > 0) label += ',';
+    label += std::to_string(spec.weights[i]);
+  }
+  return label + ")";
+}
+
 void write_file_atomically(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
   const std::string tmp = path + "." + std::to_string(::getpid()) + ".tmp";

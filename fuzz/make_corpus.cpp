@@ -520,6 +520,73 @@ void text_seeds() {
   }
 }
 
+// The kernel's text about this machine (host_text) and made-up control groups (host_cgroup:
+// /proc/self/cgroup, then "--- PATH" and each file of the mount), as Linux and container
+// runtimes write them; noise_study's --threshold, --kinds and --params (noise_study_options).
+void host_seeds() {
+  put("host_text", "cpuinfo_amd",
+      "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n"
+      "model name\t: AMD EPYC\nstepping\t: 1\ncpu MHz\t\t: 2596.148\n"
+      "flags\t\t: fpu vme sse sse2 avx avx2 avx512f\nbogomips\t: 5192.29\n\n"
+      "processor\t: 1\nvendor_id\t: AuthenticAMD\n\n");
+  put("host_text", "cpuinfo_intel",
+      "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\n"
+      "model name\t: Intel(R) Xeon(R) Platinum 8480+\nflags\t\t: sse2 avx2\n");
+  put("host_text", "cpuinfo_arm",
+      "processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm\nCPU implementer\t: 0x41\n");
+  put("host_text", "meminfo",
+      "MemTotal:       24683772 kB\nMemFree:        23226852 kB\n"
+      "MemAvailable:   23949052 kB\nBuffers:           16080 kB\nCached:           763380 kB\n"
+      "Inactive(file):   397068 kB\nSwapTotal:             0 kB\n");
+  put("host_text", "status", "Name:\tgrep\nVmPeak:\t    3908 kB\nVmSize:\t    3908 kB\n");
+  put("host_text", "memory_stat",
+      "anon 289132\nfile 763380\ninactive_file 397068\nactive_file 372088\n"
+      "total_inactive_file 397068\n");
+  put("host_text", "odd_numbers",
+      "MemAvailable: 1e999 kB\nMemTotal: -5 kB\nVmSize: 0x10\ninactive_file nan\n"
+      "total_inactive_file 18446744073709551616\n");
+
+  put("host_cgroup", "v2_nested",
+      "0::/job/task\n--- cgroup.controllers\nmemory\n--- job/memory.max\n1048576000\n"
+      "--- job/memory.current\n734003200\n--- job/memory.stat\nanon 1\ninactive_file 104857600\n"
+      "--- job/task/memory.max\nmax\n--- job/task/memory.current\n4096\n");
+  put("host_cgroup", "v2_namespace_root",
+      "0::/\n--- cgroup.controllers\ncpu memory\n--- memory.max\n536870912\n"
+      "--- memory.current\n12582912\n");
+  put("host_cgroup", "v2_hidden_group",
+      "0::/../outside/group\n--- cgroup.controllers\nmemory\n--- memory.max\n536870912\n"
+      "--- memory.current\n1\n");
+  put("host_cgroup", "v2_deleted_group",
+      "0::/job/gone (deleted)\n--- cgroup.controllers\nmemory\n--- job/memory.max\n1000\n"
+      "--- job/memory.current\n10\n");
+  put("host_cgroup", "v1_slurm",
+      "9:cpu:/\n4:memory:/slurm/job_7/step_0\n0::/\n"
+      "--- memory/memory.limit_in_bytes\n9223372036854771712\n"
+      "--- memory/memory.usage_in_bytes\n1\n"
+      "--- memory/slurm/job_7/memory.limit_in_bytes\n2147483648\n"
+      "--- memory/slurm/job_7/memory.usage_in_bytes\n1073741824\n"
+      "--- memory/slurm/job_7/memory.stat\ntotal_inactive_file 25165824\n"
+      "--- memory/slurm/job_7/step_0/memory.limit_in_bytes\n9223372036854771712\n"
+      "--- memory/slurm/job_7/step_0/memory.usage_in_bytes\n1\n");
+  put("host_cgroup", "v1_comounted",
+      "5:cpuset,memory:/docker/abc\n1:name=systemd:/docker/abc\n"
+      "--- memory/docker/abc/memory.limit_in_bytes\n268435456\n"
+      "--- memory/docker/abc/memory.usage_in_bytes\n1048576\n");
+  put("host_cgroup", "odd_numbers",
+      "0::/a\n--- cgroup.controllers\nmemory\n--- a/memory.max\n-5\n--- a/memory.current\n1e999\n"
+      "--- memory.max\n100\n--- memory.current\nmax\n--- memory.stat\ninactive_file 1e300\n");
+  put("host_cgroup", "none", "");
+
+  put("noise_study_options", "threshold_two", "1:2:2");
+  put("noise_study_options", "threshold_three", "-1:2:-8:8");
+  put("noise_study_options", "threshold_boundary", "1:1");
+  put("noise_study_options", "threshold_out_of_range", "99999999999:1");
+  put("noise_study_options", "kinds", "nand,Xor,stress,T(0;1)");
+  put("noise_study_options", "kinds_groups", "fixed,threshold");
+  put("noise_study_options", "params", "real,toy");
+  put("noise_study_options", "params_names", "tfhe_lib_128,toy_k2_INSECURE");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -537,6 +604,7 @@ int main(int argc, char** argv) {
     native_seeds(tiny_key, tiny_cloud, toy_key, toy_cloud, rng);
     tfhe_lib_seeds(toy_key, toy_cloud, rng);
     text_seeds();
+    host_seeds();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "make_fuzz_corpus: %s\n", e.what());
     return 1;

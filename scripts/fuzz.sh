@@ -41,6 +41,8 @@ dictionary_of() {
     cli_values) echo "$ROOT/fuzz/dict/values.dict" ;;
     cli_info) echo "$ROOT/fuzz/dict/tfhe_lib.dict" ;;
     compare_results) echo "$ROOT/fuzz/dict/jsonl.dict" ;;
+    host_text|host_cgroup) echo "$ROOT/fuzz/dict/host.dict" ;;
+    noise_study_options) echo "$ROOT/fuzz/dict/noise_study.dict" ;;
   esac
 }
 

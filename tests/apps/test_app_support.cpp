@@ -96,7 +96,60 @@ TEST_CASE("cgroup_free_bytes takes the least a group or a group above it leaves"
   SECTION("nothing to read: no limit") {
     CHECK(apps::cgroup_free_bytes(root / "none", root / "none") == -1);
   }
+  // Found by fuzz/host_cgroup (fuzz/regressions/host_cgroup/cache_beyond_use): an inactive
+  // file cache larger than the group's use left more than the limit (2^62 and beyond).
+  SECTION("v1: a cache figure beyond the group's use frees at most the use") {
+    write(self, ":memory:slurm/job_7\n");
+    const fs::path memory = mount / "memory";
+    write(memory / "slurm/job_7/memory.limit_in_bytes", "4\n");
+    write(memory / "slurm/job_7/memory.usage_in_bytes", "0\n");
+    write(memory / "slurm/job_7/memory.stat", "total_inactive_file 5621772036854771712\n");
+    CHECK(apps::cgroup_free_bytes(self, mount) == 4);
+    write(memory / "slurm/job_7/memory.usage_in_bytes", "3\n");
+    write(memory / "slurm/job_7/memory.stat", "total_inactive_file 1000\n");
+    CHECK(apps::cgroup_free_bytes(self, mount) == 4);
+  }
+  SECTION("v1: the memory controller sharing a hierarchy with another") {
+    write(self, "5:cpuset,memory:/docker/abc\n1:name=systemd:/docker/abc\n");
+    const fs::path memory = mount / "memory";
+    write(memory / "memory.limit_in_bytes", "9223372036854771712\n");
+    write(memory / "memory.usage_in_bytes", "1\n");
+    write(memory / "docker/abc/memory.limit_in_bytes",
+          std::to_string(256 * std::uint64_t{1} << 20) + "\n");
+    write(memory / "docker/abc/memory.usage_in_bytes",
+          std::to_string(6 * std::uint64_t{1} << 20) + "\n");
+    CHECK(cgroup_free_bytes_is(self, mount, 250 * mib));
+  }
+  SECTION("limits and uses that are no count the kernel writes: no limit") {
+    write(self, "0::/a\n");
+    write(mount / "cgroup.controllers", "memory\n");
+    write(mount / "a/memory.current", "1\n");
+    for (const char* max : {"-5\n", "1e3\n", "12abc\n", "18446744073709551616\n", ""}) {
+      write(mount / "a/memory.max", max);
+      CHECK(apps::cgroup_free_bytes(self, mount) == -1);
+    }
+  }
   fs::remove_all(root);
+}
+
+// Found by fuzz/host_text (fuzz/regressions/host_text/value_beyond_2_64): a value beyond
+// 2^64 was read as it stood (available_memory_bytes made MemAvailable: 1e999 infinite bytes),
+// and a sign or junk as a number ("-5": negative; "12abc": 12; "junk": 0).
+TEST_CASE("keyed_value reads the kernel's counters and nothing else", "[apps]") {
+  const std::string meminfo = "MemTotal:       24683772 kB\nMemAvailable:   23949052 kB\n";
+  CHECK(apps::keyed_value(meminfo, "MemTotal:") == 24683772);
+  CHECK(apps::keyed_value(meminfo, "MemAvailable:") == 23949052);
+  CHECK(apps::keyed_value(meminfo, "MemFree:") == -1);
+  CHECK(apps::keyed_value("Name:\tx\nVmSize:\t    3908 kB\n", "VmSize:") == 3908);
+  CHECK(apps::keyed_value("anon 1\ninactive_file 0\n", "inactive_file ") == 0);
+  CHECK(apps::keyed_value("x 18446744073709551615\n", "x ") == 0x1p64);
+  for (const char* value : {"2e28", "1e999", "-5", "12abc", "junk", "nan", "1.5",
+                            "18446744073709551616", "+1", ""}) {
+    INFO("value: '" << value << "'");
+    CHECK(apps::keyed_value(std::string("VmSize:") + value + " kB\n", "VmSize:") == -1);
+  }
+  // The first line with the key decides.
+  CHECK(apps::keyed_value("k 1x\nk 2\n", "k ") == -1);
 }
 
 TEST_CASE("available_memory_bytes heeds the address-space limit (ulimit -v)", "[apps]") {
