@@ -624,6 +624,6 @@ int main(int argc, char** argv) try {
   }
   return 0;
 } catch (const std::exception& e) {
-  std::cerr << "bench_circuits: " << e.what() << "\n";
+  std::cerr << "bench_circuits: " << torusgate::apps::terminal_text(e.what()) << "\n";
   return 2;
 }

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "app_support.hpp"
+#include "printable.hpp"
 #include "torusgate/core/bootstrap.hpp"
 #include "torusgate/core/keys.hpp"
 #include "torusgate/core/simd_fft.hpp"
@@ -608,6 +609,6 @@ int main(int argc, char** argv) try {
   }
   return 0;
 } catch (const std::exception& e) {
-  std::cerr << "bench_gates: " << e.what() << "\n";
+  std::cerr << "bench_gates: " << torusgate::apps::terminal_text(e.what()) << "\n";
   return 2;
 }

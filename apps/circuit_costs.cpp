@@ -305,6 +305,6 @@ int main(int argc, char** argv) try {
   }
   return 0;
 } catch (const std::exception& e) {
-  std::cerr << "circuit_costs: " << e.what() << "\n";
+  std::cerr << "circuit_costs: " << torusgate::apps::terminal_text(e.what()) << "\n";
   return 2;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "app_support.hpp"
+#include "printable.hpp"
 #include "torusgate/circuits/circuits.hpp"
 #include "torusgate/core/keys.hpp"
 #include "torusgate/cpu/cpu_backend.hpp"
@@ -138,6 +139,6 @@ int main(int argc, char** argv) try {
     return demo(be, secret, rng, width);
   });
 } catch (const std::exception& e) {
-  std::cerr << "circuit_demo: " << e.what() << "\n";
+  std::cerr << "circuit_demo: " << torusgate::apps::terminal_text(e.what()) << "\n";
   return 2;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app_support.hpp"
+#include "printable.hpp"
 #include "torusgate/core/keys.hpp"
 #include "torusgate/cpu/cpu_backend.hpp"
 
@@ -117,6 +118,6 @@ int main(int argc, char** argv) try {
     return demo(be, secret, rng);
   });
 } catch (const std::exception& e) {
-  std::cerr << "gate_demo: " << e.what() << "\n";
+  std::cerr << "gate_demo: " << torusgate::apps::terminal_text(e.what()) << "\n";
   return 2;
 }

@@ -671,9 +671,9 @@ int main(int argc, char** argv) try {
   }
   return status;
 } catch (const InvalidArgument& e) {  // a bad argument or input file
-  std::cerr << "linear_regression: " << e.what() << "\n";
+  std::cerr << "linear_regression: " << torusgate::apps::terminal_text(e.what()) << "\n";
   return 2;
 } catch (const std::exception& e) {  // a failure while running (a write, memory, a device)
-  std::cerr << "linear_regression: " << e.what() << "\n";
+  std::cerr << "linear_regression: " << torusgate::apps::terminal_text(e.what()) << "\n";
   return 1;
 }

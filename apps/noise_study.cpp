@@ -15,6 +15,7 @@
 #include "app_support.hpp"
 #include "noise_measure.hpp"
 #include "noise_report.hpp"
+#include "printable.hpp"
 #include "progress.hpp"
 #include "torusgate/core/error.hpp"
 #include "torusgate/core/keys.hpp"
@@ -101,7 +102,7 @@ int main(int argc, char** argv) {
     if (o.json_path) json = OutputFile("--json", *o.json_path);
     if (o.markdown_path) markdown = OutputFile("--markdown", *o.markdown_path);
   } catch (const InvalidArgument& e) {
-    std::cerr << "noise_study: " << e.what() << "\n";
+    std::cerr << "noise_study: " << torusgate::apps::terminal_text(e.what()) << "\n";
     return 2;
   }
   try {
@@ -143,7 +144,7 @@ int main(int argc, char** argv) {
     }
     return 0;
   } catch (const std::exception& e) {
-    std::cerr << "noise_study: " << e.what() << "\n";
+    std::cerr << "noise_study: " << torusgate::apps::terminal_text(e.what()) << "\n";
     return 1;
   }
 }

@@ -35,25 +35,9 @@ inline std::size_t utf8_sequence(std::string_view text) {
   return length;
 }
 
-// Text from a file or the command line for a message: control bytes (a NUL, an escape
-// sequence, the C1 controls), bytes that are not UTF-8 (a binary file read as text) and a
-// UTF-8 byte order mark shown as \xNN, so that the message reaches the terminal whole and as
-// it is; beyond 48 bytes, the start (whole characters) and the size ("zzz... (1000 bytes)").
-inline std::string printable(std::string_view token) {
-  // A long token (a binary file read as text has few separators) shows its start, cut
-  // before a character that would not fit whole.
-  constexpr std::size_t longest = 48;
-  const std::size_t size = token.size();
-  if (size > longest) {
-    std::size_t cut = longest;
-    while (cut > longest - 3 && (static_cast<unsigned char>(token[cut]) & 0xC0) == 0x80) --cut;
-    token = token.substr(0, cut);
-  }
-  std::string text;
-  if (token.substr(0, 3) == "\xEF\xBB\xBF") {
-    text = "\\xEF\\xBB\\xBF";
-    token.remove_prefix(3);
-  }
+// Appends `token` to `text` with control bytes (a NUL, an escape sequence, the C1 controls)
+// and bytes that are not UTF-8 shown as \xNN; line feeds and tabs kept where `keep_lines`.
+inline void append_escaped(std::string& text, std::string_view token, bool keep_lines) {
   const auto escape = [&](unsigned char byte) {
     char escaped[8];
     std::snprintf(escaped, sizeof escaped, "\\x%02X", byte);
@@ -62,7 +46,8 @@ inline std::string printable(std::string_view token) {
   for (std::size_t i = 0; i < token.size();) {
     const auto byte = static_cast<unsigned char>(token[i]);
     if (byte < 0x80) {
-      if (byte < 0x20 || byte == 0x7F) {
+      const bool kept = keep_lines && (byte == '\n' || byte == '\t');
+      if ((byte < 0x20 || byte == 0x7F) && !kept) {
         escape(byte);
       } else {
         text += static_cast<char>(byte);
@@ -83,7 +68,38 @@ inline std::string printable(std::string_view token) {
       ++i;
     }
   }
+}
+
+// Text from a file or the command line for a message: control bytes (a NUL, an escape
+// sequence, the C1 controls), bytes that are not UTF-8 (a binary file read as text) and a
+// UTF-8 byte order mark shown as \xNN, so that the message reaches the terminal whole and as
+// it is; beyond 48 bytes, the start (whole characters) and the size ("zzz... (1000 bytes)").
+inline std::string printable(std::string_view token) {
+  // A long token (a binary file read as text has few separators) shows its start, cut
+  // before a character that would not fit whole.
+  constexpr std::size_t longest = 48;
+  const std::size_t size = token.size();
+  if (size > longest) {
+    std::size_t cut = longest;
+    while (cut > longest - 3 && (static_cast<unsigned char>(token[cut]) & 0xC0) == 0x80) --cut;
+    token = token.substr(0, cut);
+  }
+  std::string text;
+  if (token.substr(0, 3) == "\xEF\xBB\xBF") {
+    text = "\\xEF\\xBB\\xBF";
+    token.remove_prefix(3);
+  }
+  append_escaped(text, token, false);
   if (size > longest) text += "... (" + std::to_string(size) + " bytes)";
+  return text;
+}
+
+// A whole message for the terminal, as a program's last line on stderr: escaped as
+// printable escapes (its lines and tabs kept) and never cut, so that text a message quotes
+// without printable (a value, a path, a library's message) cannot drive the terminal.
+inline std::string terminal_text(std::string_view message) {
+  std::string text;
+  append_escaped(text, message, true);
   return text;
 }
 

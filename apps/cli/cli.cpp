@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "files.hpp"
 #include "operations.hpp"
+#include "printable.hpp"
 #include "torusgate/core/params.hpp"
 #include "torusgate/core/version.hpp"
 
@@ -477,14 +478,14 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (command == "import") return run_import(options.import, console);
     if (command == "export") return run_export(options.export_, console);
     return run_info(options.info, console);
-  } catch (const UsageError& e) {
-    err << prefix << e.what() << "\n";
+  } catch (const UsageError& e) {  // (messages quote paths and values as given: escaped here)
+    err << prefix << apps::terminal_text(e.what()) << "\n";
     return exit_usage;
   } catch (const CommandError& e) {
-    err << prefix << e.what() << "\n";
+    err << prefix << apps::terminal_text(e.what()) << "\n";
     return exit_failure;
   } catch (const std::exception& e) {
-    err << prefix << user_message(e) << "\n";
+    err << prefix << apps::terminal_text(user_message(e)) << "\n";
     return exit_failure;
   }
 }

@@ -20,6 +20,7 @@
 #include "errors.hpp"
 #include "files.hpp"
 #include "operations.hpp"
+#include "printable.hpp"
 #include "progress.hpp"
 #include "torusgate/circuits/circuits.hpp"
 #include "torusgate/core/error.hpp"
@@ -497,7 +498,7 @@ int run_info(const InfoOptions& o, Console& console) {
       const std::string description = describe_any_file(file);
       console.out << file << ": " << description << "\n";
     } catch (const CommandError& e) {
-      console.err << "torusgate info: " << e.what() << "\n";
+      console.err << "torusgate info: " << apps::terminal_text(e.what()) << "\n";
       status = exit_failure;
     }
   }

@@ -24,6 +24,7 @@
 
 #include "app_support.hpp"
 #include "item_runner.hpp"
+#include "printable.hpp"
 #include "progress.hpp"
 #include "results.hpp"
 #include "torusgate/core/keys.hpp"
@@ -641,6 +642,6 @@ int main(int argc, char** argv) try {
   Driver driver(o, select_items(all_items(o.quick), o.workloads));
   return driver.run();
 } catch (const std::exception& e) {
-  std::cerr << "compare_backends: " << e.what() << "\n";
+  std::cerr << "compare_backends: " << torusgate::apps::terminal_text(e.what()) << "\n";
   return 2;
 }

@@ -215,7 +215,7 @@ int main(int argc, char** argv) {
   if (argc > 1 && argv[1][0] != '-') {
     const std::string word = argv[1];
     if (word != "simulate" && word != "verilog" && word != "cosim" && word != "study") {
-      std::cerr << "fpga_fft: unknown command '" << word
+      std::cerr << "fpga_fft: unknown command '" << torusgate::apps::printable(word)
                 << "'; expected simulate, verilog, cosim or study (--help lists them)\n";
       return exit_usage;
     }
@@ -231,7 +231,7 @@ int main(int argc, char** argv) {
       if (opt == nullptr || opt->get_items_expected_max() == 0) continue;  // unknown, a flag
       if (apps::is_option_word(next)) {
         std::cerr << "fpga_fft " << argv[1] << ": "
-                  << apps::option_instead_of_value(arg, next).what() << "\n";
+                  << apps::terminal_text(apps::option_instead_of_value(arg, next).what()) << "\n";
         return exit_usage;
       }
     }
@@ -245,8 +245,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // One line, naming the command, as every other error.
     const std::string command = argc > 1 && argv[1][0] != '-' ? std::string(argv[1]) : "";
-    std::cerr << "fpga_fft" << (command.empty() ? "" : " " + command) << ": " << e.what()
-              << " (see 'fpga_fft " << (command.empty() ? "" : command + " ") << "--help')\n";
+    std::string line = "fpga_fft";
+    if (!command.empty()) line.append(" ").append(command);
+    line.append(": ").append(e.what()).append(" (see 'fpga_fft ");
+    if (!command.empty()) line.append(command).append(" ");
+    line.append("--help')");
+    std::cerr << torusgate::apps::terminal_text(line) << "\n";
     return exit_usage;
   }
   // CLI11 reads an empty number (`--size ''`, `--size=`) as 0, which a range check would then
@@ -303,13 +307,14 @@ int main(int argc, char** argv) {
     if (study_markdown_option->count() > 0) study.markdown = study_markdown;
     return run_study(study, std::cout);
   } catch (const InvalidArgument& e) {
-    std::cerr << "fpga_fft: " << as_flags(e.what(), st->parsed()) << "\n";
+    std::cerr << "fpga_fft: "
+              << torusgate::apps::terminal_text(as_flags(e.what(), st->parsed())) << "\n";
     return exit_usage;
   } catch (const FormatError& e) {
-    std::cerr << "fpga_fft: " << e.what() << "\n";
+    std::cerr << "fpga_fft: " << torusgate::apps::terminal_text(e.what()) << "\n";
     return exit_usage;
   } catch (const std::exception& e) {
-    std::cerr << "fpga_fft: " << e.what() << "\n";
+    std::cerr << "fpga_fft: " << torusgate::apps::terminal_text(e.what()) << "\n";
     return exit_mismatch;
   }
 }

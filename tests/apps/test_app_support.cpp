@@ -263,6 +263,17 @@ TEST_CASE("printable escapes control bytes and bytes that are not UTF-8, and cut
         std::string(47, 'a') + "... (51 bytes)");
 }
 
+TEST_CASE("terminal_text escapes a whole message as printable does, keeping lines and tabs",
+          "[apps]") {
+  CHECK(apps::terminal_text("--x: 'a\x1b[2Jb' is not a number") ==
+        "--x: 'a\\x1B[2Jb' is not a number");
+  CHECK(apps::terminal_text("two\nlines\tand a tab\r") == "two\nlines\tand a tab\\x0D");
+  CHECK(apps::terminal_text("caf\xC3\xA9 \xC2\x9B \xFF") == "caf\xC3\xA9 \\xC2\\x9B \\xFF");
+  // Never cut; text printable already escaped stays as it is.
+  CHECK(apps::terminal_text(std::string(1000, 'z')) == std::string(1000, 'z'));
+  CHECK(apps::terminal_text(apps::printable("a\x1b")) == "a\\x1B");
+}
+
 TEST_CASE("cpu_identity names the family, model, generation and widest vectors", "[apps]") {
   const std::string zen5 =
       "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\n"

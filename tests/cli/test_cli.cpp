@@ -628,6 +628,9 @@ TEST_CASE("cli: missing, foreign, corrupted and truncated files", "[cli]") {
 
   fails(exit_failure, eval_add(x, s.path("missing.tgct")),
         "cannot open '" + s.path("missing.tgct") + "' for reading: No such file");
+  // A name with a terminal's escape sequence reaches the message escaped.
+  fails(exit_failure, eval_add(x, s.path("a\x1b[2Jb.tgct")),
+        "cannot open '" + s.path("a\\x1B[2Jb.tgct") + "' for reading");
   fails(exit_failure, {"decrypt", "-k", s.path("nokey.tgsk"), x}, "nokey.tgsk");
   fails(exit_failure, eval_add(x, s.path("")), "it is a directory");
 

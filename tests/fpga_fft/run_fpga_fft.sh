@@ -102,6 +102,7 @@ expect 2 "fpga_fft verilog: --out is required (see 'fpga_fft verilog --help')" v
 [[ $(wc -l <"$tmp/out") -eq 1 ]] || fail "a command-line error should be one line"
 expect 2 "A subcommand is required" 
 expect 2 "unknown command 'bogus'; expected simulate, verilog, cosim or study" bogus
+expect 2 "unknown command 'a\x1B[2Jb'" $'a\x1b[2Jb'
 expect 2 "--frac-bits: '' is not a number" study --params toy_INSECURE --frac-bits 20,,26
 expect 2 "--rounding: '' is not known" study --params toy_INSECURE --rounding nearest,
 expect 2 "--rounding: nearest is listed twice" study --params toy_INSECURE --rounding nearest,nearest
