@@ -55,6 +55,7 @@ std::uint32_t PlaintextBackend::depth(BitSpan<Storage> bits) const {
 }
 
 void PlaintextBackend::evaluate(std::span<const GateOp<Storage>> batch) {
+  const ExclusiveCalls::Scope exclusive = calls_.enter("PlaintextBackend::evaluate");
   validate_batch<Storage>(batch, [this](const Storage* s) { return owns(s); },
                           "PlaintextBackend::evaluate");
   // Read every input first (outputs may alias inputs), then write.

@@ -299,6 +299,7 @@ void CpuBackend::run_task(Workspace& ws, std::span<const GateOp<Storage>> batch,
 }
 
 void CpuBackend::evaluate(std::span<const GateOp<Storage>> batch) {
+  const ExclusiveCalls::Scope exclusive = calls_.enter("CpuBackend::evaluate");
   validate_batch<Storage>(batch, [this](const Storage* s) { return owns(s); },
                           "CpuBackend::evaluate");
   const Parameters& p = parameters();

@@ -414,6 +414,7 @@ LweBatch CudaBackend::download(BitSpan<Storage> bits) const {
 }
 
 void CudaBackend::evaluate(std::span<const GateOp<Storage>> batch) {
+  const ExclusiveCalls::Scope exclusive = calls_.enter("CudaBackend::evaluate");
   validate_batch<Storage>(batch, [this](const Storage* s) { return owns(s); },
                           "CudaBackend::evaluate");
   const std::size_t n1 = std::size_t{parameters().lwe_dimension} + 1;

@@ -8,6 +8,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <latch>
@@ -258,6 +260,77 @@ TEST_CASE("threads: OpenMP backends evaluate from two threads at once", "[concur
     integer_round(be, secret, rng, gen, report);
   });
   require_clean(reports, 3);
+}
+
+TEST_CASE("threads: one backend's evaluate from a second thread while it runs is refused, the "
+          "running call unharmed", "[concurrency]") {
+  const auto context = shared_toy_context();
+  const SecretKey& secret = keys_for(toy_insecure()).secret;
+  SequentialBackend be(context);
+  const auto seed = test::catch_seed(0xe7c1);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  // Thread 0: one long batch of NANDs (toy keys, one thread: about a second); thread 1 calls
+  // evaluate on a one-gate batch over and over until thread 0 is done. A refused call changes
+  // nothing, so each thread's results and the counters are those of the calls that ran.
+  constexpr std::size_t gates = 4000;
+  const auto random_bits = [&] {
+    std::vector<std::uint8_t> bits(gates);
+    for (auto& x : bits) x = static_cast<std::uint8_t>(rng.uniform_bit());
+    return bits;
+  };
+  const std::vector<std::uint8_t> a = random_bits(), b = random_bits();
+  const auto xa = encrypt(be, secret, a, rng), xb = encrypt(be, secret, b, rng);
+  auto out = be.allocate(gates);
+  const std::vector<std::uint8_t> one = {1, 0};
+  const auto small = encrypt(be, secret, one, rng);
+  auto small_out = be.allocate(1);
+  std::atomic<bool> long_done{false};
+  std::atomic<int> refused{0}, ran{0};
+  const auto reports = run_threads(2, [&](int t, ThreadReport& report) {
+    if (t == 0) {  // (refused too while a small call runs: then tried again)
+      try {
+        while (true) {
+          try {
+            be.evaluate({gate::nand(xa.bits(), xb.bits(), out.bits())});
+            break;
+          } catch (const InvalidArgument&) {
+          }
+        }
+      } catch (...) {
+        long_done = true;
+        throw;
+      }
+      long_done = true;
+      return;
+    }
+    while (!long_done) {
+      try {
+        be.evaluate({gate::nand(small.bits(0, 1), small.bits(1, 1), small_out.bits())});
+        ++ran;
+      } catch (const InvalidArgument& e) {
+        if (std::string(e.what()).find("CpuBackend::evaluate: called while another call on this "
+                                       "backend runs") == std::string::npos) {
+          report.problems.push_back(std::string("unexpected refusal: ") + e.what());
+          return;
+        }
+        ++refused;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // room for thread 0's call
+    }
+  });
+  for (const auto& r : reports) {
+    for (const auto& p : r.problems) FAIL_CHECK(p);
+  }
+  CHECK(refused > 0);
+  const std::vector<std::uint8_t> got = decrypt(be, secret, out.bits());
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < gates; ++i) wrong += got[i] != !(a[i] && b[i]);
+  CHECK(wrong == 0);
+  if (ran > 0) CHECK(decrypt(be, secret, small_out.bits()) == std::vector<std::uint8_t>{1});
+  // The counters: the long batch and the small ones that ran, nothing of the refused ones.
+  CHECK(be.stats().batches == 1 + static_cast<std::uint64_t>(ran));
+  CHECK(be.stats().bootstraps == gates + static_cast<std::uint64_t>(ran));
 }
 
 // ---------------------------------------------------------------------------------------

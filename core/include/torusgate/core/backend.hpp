@@ -121,6 +121,37 @@ inline std::uint64_t new_backend_serial() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
+// A backend's evaluate() runs one call at a time (its workspaces and results belong to the
+// batch in evaluation). A call that starts while another runs, necessarily from another
+// thread, is refused with InvalidArgument instead of sharing them: `enter` at the top of
+// evaluate(), the returned scope held to its end.
+class ExclusiveCalls {
+ public:
+  class Scope {
+   public:
+    explicit Scope(std::atomic<bool>& busy) : busy_(busy) {}
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+    ~Scope() { busy_.store(false, std::memory_order_release); }
+
+   private:
+    std::atomic<bool>& busy_;
+  };
+  [[nodiscard]] Scope enter(const char* who) {
+    if (busy_.exchange(true, std::memory_order_acquire)) {
+      std::string text = who;
+      text.append(": called while another call on this backend runs (from another thread); a ");
+      text.append("backend is used by one thread at a time: give each thread its own backend ");
+      text.append("(CPU: on one CpuKeyContext) or share one through LockedBackend");
+      throw InvalidArgument(text);
+    }
+    return Scope(busy_);
+  }
+
+ private:
+  std::atomic<bool> busy_{false};
+};
+
 // Counters every backend keeps (the plaintext backend adds depth).
 struct BackendStats {
   std::uint64_t batches = 0;     // evaluate() calls

@@ -63,6 +63,7 @@ class PlaintextBackend {
   }
   std::uint64_t serial_ = new_backend_serial();
   BackendStats stats_;
+  ExclusiveCalls calls_;  // evaluate() from two threads at once: refused
 };
 
 }  // namespace torusgate

@@ -8,8 +8,9 @@
 // take at most as many threads as the processors the process may run on.
 //
 // Threads: a backend is used by one thread at a time (evaluate() uses the backend's own
-// workspaces). To evaluate from several threads at once, give each thread its own backend;
-// they may share one CpuKeyContext (read-only), so the Fourier key exists once.
+// workspaces; a call while another runs is refused, ExclusiveCalls). To evaluate from several
+// threads at once, give each thread its own backend; they may share one CpuKeyContext
+// (read-only), so the Fourier key exists once.
 #pragma once
 
 #include <cstddef>
@@ -139,6 +140,7 @@ class CpuBackend {
   std::vector<std::uint32_t> job_boots_;  // rotations of each job
   std::vector<std::size_t> task_starts_;
   BackendStats stats_;
+  ExclusiveCalls calls_;  // evaluate() from two threads at once: refused
 };
 
 // One thread runs every task of a batch, in order.

@@ -95,6 +95,7 @@ class CudaBackend {
   CudaOptions options_;
   std::unique_ptr<gpu::detail::CudaEngine> engine_;
   BackendStats stats_;
+  ExclusiveCalls calls_;  // evaluate() from two threads at once: refused
 };
 
 // Throws InvalidArgument naming the bad field unless the options are usable (device >= 0,
