@@ -496,7 +496,7 @@ int run_info(const InfoOptions& o, Console& console) {
   for (const std::string& file : o.files) {
     try {
       const std::string description = describe_any_file(file);
-      console.out << file << ": " << description << "\n";
+      console.out << apps::terminal_text(file) << ": " << description << "\n";
     } catch (const CommandError& e) {
       console.err << "torusgate info: " << apps::terminal_text(e.what()) << "\n";
       status = exit_failure;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "printable.hpp"
 #include "torusgate/core/error.hpp"
 #include "torusgate/core/tfhe_lib_format.hpp"
 
@@ -157,8 +158,10 @@ std::string describe_tfhe_lib_file(const fs::path& path) {
 }  // namespace
 
 std::string in_quotes(const fs::path& path) {
+  // Escaped as a message shows it (apps::terminal_text): a name with a terminal's escape
+  // sequence, in the programs' output too, stays inert.
   std::string text = "'";  // appended, not "'" + string: GCC 12 warns (-Wrestrict) on that
-  text += path.string();
+  text += apps::terminal_text(path.string());
   text += '\'';
   return text;
 }

@@ -13,6 +13,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "printable.hpp"
 #include "text_support.hpp"
 #include "torusgate/core/error.hpp"
 
@@ -293,7 +294,7 @@ ResultStore::ResultStore(std::filesystem::path dir, Mode mode) : dir_(std::move(
   }
   if (unfinished) {
     std::cerr << "compare_backends: note: dropping the unfinished last line of "
-              << lines_path.string() << " (the mark of a killed run)\n";
+              << terminal_text(lines_path.string()) << " (the mark of a killed run)\n";
     truncate_lines(good_bytes);
   }
   for (std::size_t i = 0; i < records_.size(); ++i)

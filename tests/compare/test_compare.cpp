@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <set>
 #include <sstream>
 
@@ -221,6 +222,31 @@ TEST_CASE("JSON records round-trip and malformed lines are refused", "[compare]"
   CHECK_FALSE(nums->number("missing"));
   CHECK(csv_field("plain") == "plain");
   CHECK(csv_field("a,\"b\"") == "\"a,\"\"b\"\"\"");
+}
+
+// The note on a killed run's last line quotes --out's folder: its control bytes escaped.
+TEST_CASE("the note on a killed run's last line shows the folder's control bytes escaped",
+          "[compare]") {
+  const std::filesystem::path dir = fresh_dir("store_note") / "out\x1b[2J";
+  {
+    ResultStore store(dir, ResultStore::Mode::Fresh);
+    store.append(result("add.ripple", "sequential", 2.0));
+  }
+  { std::ofstream(dir / "results.jsonl", std::ios::app) << "{\"record\": \"res"; }
+  std::ostringstream err;
+  std::streambuf* const saved = std::cerr.rdbuf(err.rdbuf());
+  try {
+    ResultStore store(dir, ResultStore::Mode::Resume);
+    CHECK(store.result_count() == 1);
+  } catch (...) {
+    std::cerr.rdbuf(saved);
+    throw;
+  }
+  std::cerr.rdbuf(saved);
+  CHECK(err.str().find("dropping the unfinished last line") != std::string::npos);
+  CHECK(err.str().find("out\\x1B[2J") != std::string::npos);
+  CHECK(err.str().find('\x1b') == std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("the result folder: fresh, resume, overwrite, lock, a killed run's last line",
