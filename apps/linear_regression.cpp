@@ -210,6 +210,7 @@ int beta_fraction_bits(const std::vector<double>& beta, std::size_t width, bool 
   const auto fits = [&](int fb, int bits) {
     const double limit = std::ldexp(1.0, bits - 1);
     for (double b : beta) {
+      if (!std::isfinite(b)) return false;  // (the preflight's solve never gives one)
       const double q = std::nearbyint(std::ldexp(b, fb));
       if (q < -limit || q > limit - 1) return false;
     }

@@ -17,10 +17,11 @@ namespace torusgate::gpu::detail {
 // What the engine needs to know about the rotation kernel of k+1 = shape.k1() columns on the
 // current device: its thread limit for its registers, the shared memory a block may use, and
 // the threads of one-group blocks the whole device keeps resident at once, and the rotations
-// the lane kernel (two per thread) keeps resident at once: 0 where k+1 != 2 or it cannot run
-// (occupancy API); with `staged`, those of the key stage's kernels where they run. stage:
-// whether the key stage's kernels (LaunchShape::stage) run on this device for this shape
-// (stage_fits, and code from compute capability 9.0).
+// the lane kernel (two per thread) keeps resident at once: 0 where k+1 != 2, for keys in
+// threes and fours (docs/gpu.md section 6.38) or where it cannot run (occupancy API); with
+// `staged`, those of the key stage's kernels where they run. stage: whether the key stage's
+// kernels (LaunchShape::stage) run on this device for this shape (stage_fits, and code from
+// compute capability 9.0).
 struct FusedLimits {
   std::uint32_t max_threads = 0;
   std::size_t max_shared_bytes = 0;
