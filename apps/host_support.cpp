@@ -143,14 +143,27 @@ double cgroup_free_bytes(const std::filesystem::path& proc_cgroup,
       v1_path = line.substr(second + 1);
     }
   }
-  const auto least_free = [](const fs::path& root, const std::string& path, const char* limit,
+  const auto least_free = [](const fs::path& root, std::string path, const char* limit,
                              const char* usage, const char* inactive) {
+    std::error_code ec;
+    const auto relative_of = [](const std::string& p) {
+      return fs::path(p).relative_path().lexically_normal();
+    };
+    // The kernel marks a v2 group that was removed " (deleted)"; its folder is gone, but the
+    // groups above it still bind, so the walk starts at the nearest folder left above it. (A
+    // live group may bear such a name: its folder exists.)
+    constexpr std::string_view deleted = " (deleted)";
+    const bool removed = path.ends_with(deleted) && !fs::is_directory(root / relative_of(path), ec);
+    if (removed) path.resize(path.size() - deleted.size());
     // The group's folder as the process sees it, else the mount's root (a container's
     // namespace shows its own group there); then each folder above it up to the root.
-    std::error_code ec;
-    const fs::path relative = fs::path(path).relative_path().lexically_normal();
+    const fs::path relative = relative_of(path);
     fs::path dir = root / relative;
     const bool outside = !relative.empty() && *relative.begin() == "..";
+    while (removed && !outside && dir.native().size() > root.native().size() &&
+           !fs::is_directory(dir, ec)) {
+      dir = dir.parent_path();
+    }
     if (relative.empty() || relative == "." || outside || !fs::is_directory(dir, ec)) dir = root;
     double least = -1;
     for (std::size_t level = 0; level < 64; ++level) {

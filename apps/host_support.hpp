@@ -29,7 +29,8 @@ double keyed_file_value(const std::filesystem::path& path, std::string_view key)
 // memory/, the memory controller's line of proc_cgroup naming the group even where it shares
 // a hierarchy with other controllers): the least, over the groups with a limit below 2^62, of
 // the limit less the group's use, its inactive file cache (at most that use) counted as free
-// (the kernel reclaims it first), at least 1 byte; -1 where none has one.
+// (the kernel reclaims it first), at least 1 byte; -1 where none has one. A removed v2 group
+// (its path ends in " (deleted)") counts the groups left above it.
 double cgroup_free_bytes(const std::filesystem::path& proc_cgroup,
                          const std::filesystem::path& mount);
 

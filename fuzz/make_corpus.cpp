@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <sstream>
 #include <string>
@@ -587,6 +588,34 @@ void host_seeds() {
   put("noise_study_options", "params_names", "tfhe_lib_128,toy_k2_INSECURE");
 }
 
+// The programs' command lines (command_line): the arguments after the program's name, each
+// ended by a NUL or a line feed.
+void command_line_seeds() {
+  const auto arguments = [](std::initializer_list<std::string> args) {
+    std::string text;
+    for (const std::string& a : args) {
+      text += a;
+      text += '\0';
+    }
+    return text;
+  };
+  put("command_line", "cpu_options",
+      arguments({"--threads", "4", "--task-size", "32", "--fft", "simd", "--out", "dir"}));
+  put("command_line", "gpu_options",
+      arguments({"--device", "0", "--gpu-engine", "fused", "--fused-lanes", "2",
+                 "--no-cuda-graphs", "--transfer", "pinned", "--staging-mb", "8",
+                 "--memory-budget-mb", "1024", "--key-switching", "tensor_core"}));
+  put("command_line", "values_like_options",
+      arguments({"--out", "./--name", "--reps", "-1", "--params", "--", "--quick", "-h"}));
+  put("command_line", "repeatable", arguments({"--batch", "1", "--reps", "2", "--batch", "16"}));
+  put("command_line", "given_twice", "--reps\n1\n--reps\n2\n");
+  put("command_line", "option_as_value", "--out\n--quick\n");
+  put("command_line", "missing_value", "--threads");
+  put("command_line", "equals_value", "--threads=4\n--out=dir\n");
+  put("command_line", "out_of_range", arguments({"--threads", "0", "--fused-groups", "1025"}));
+  put("command_line", "empty_value", arguments({"--out", "", "--fft", "bogus"}));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -605,6 +634,7 @@ int main(int argc, char** argv) {
     tfhe_lib_seeds(toy_key, toy_cloud, rng);
     text_seeds();
     host_seeds();
+    command_line_seeds();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "make_fuzz_corpus: %s\n", e.what());
     return 1;

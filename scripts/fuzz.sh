@@ -43,6 +43,7 @@ dictionary_of() {
     compare_results) echo "$ROOT/fuzz/dict/jsonl.dict" ;;
     host_text|host_cgroup) echo "$ROOT/fuzz/dict/host.dict" ;;
     noise_study_options) echo "$ROOT/fuzz/dict/noise_study.dict" ;;
+    command_line) echo "$ROOT/fuzz/dict/command_line.dict" ;;
   esac
 }
 

@@ -1,7 +1,7 @@
 // The host-memory checks of the programs (apps/app_support.hpp): the control groups' limits
 // read from a made-up cgroup hierarchy (v2 and v1, a limit on a parent group, "max", a group
-// folder the namespace hides), and the address-space limit (ulimit -v) on this process;
-// parameters_named and printable, for the messages.
+// folder the namespace hides, a removed group), and the address-space limit (ulimit -v) on
+// this process; parameters_named and printable, for the messages.
 #include <catch2/catch.hpp>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -119,6 +119,23 @@ TEST_CASE("cgroup_free_bytes takes the least a group or a group above it leaves"
     write(memory / "docker/abc/memory.usage_in_bytes",
           std::to_string(6 * std::uint64_t{1} << 20) + "\n");
     CHECK(cgroup_free_bytes_is(self, mount, 250 * mib));
+  }
+  // The kernel adds " (deleted)" to a v2 group that was removed; the reader took it for part
+  // of the folder's name, found none and read the mount's root: the parents' limits missed.
+  SECTION("v2: a removed group, \" (deleted)\": its parents' limits still bind") {
+    write(self, "0::/job/gone (deleted)\n");
+    write(mount / "cgroup.controllers", "memory\n");
+    write(mount / "job/memory.max", "1000\n");
+    write(mount / "job/memory.current", "10\n");
+    CHECK(apps::cgroup_free_bytes(self, mount) == 990);
+    // A group of that name made again: its own limit counts too.
+    write(mount / "job/gone/memory.max", "100\n");
+    write(mount / "job/gone/memory.current", "60\n");
+    CHECK(apps::cgroup_free_bytes(self, mount) == 40);
+    // A live group whose name ends so is read as it is named.
+    write(mount / "job/gone (deleted)/memory.max", "50\n");
+    write(mount / "job/gone (deleted)/memory.current", "45\n");
+    CHECK(apps::cgroup_free_bytes(self, mount) == 5);
   }
   SECTION("limits and uses that are no count the kernel writes: no limit") {
     write(self, "0::/a\n");
