@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "torusgate/core/error.hpp"
 #include "torusgate/core/keys.hpp"
@@ -26,6 +27,13 @@ inline Csprng seeded_rng(std::uint64_t seed) {
 // --rng-seed time cover new cases while a printed seed reproduces a failure.
 inline std::uint64_t catch_seed(std::uint64_t salt) {
   return (static_cast<std::uint64_t>(Catch::rngSeed()) << 32) ^ salt;
+}
+
+// `count` random bits (0 or 1) from `rng`.
+inline std::vector<std::uint8_t> random_bits(Csprng& rng, std::size_t count) {
+  std::vector<std::uint8_t> bits(count);
+  for (auto& x : bits) x = static_cast<std::uint8_t>(rng.uniform_bit());
+  return bits;
 }
 
 // Client and cloud keys of one parameter set, generated once per test executable from a

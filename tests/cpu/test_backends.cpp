@@ -30,6 +30,7 @@ using namespace torusgate;
 using torusgate::test::all_specs;
 using torusgate::test::catch_seed;
 using torusgate::test::keys_for;
+using torusgate::test::random_bits;
 using torusgate::test::seeded_rng;
 
 static_assert(Backend<PlaintextBackend>);
@@ -57,12 +58,6 @@ Buf<F> upload_bits(F& f, const std::vector<std::uint8_t>& bits, Csprng& rng) {
 template <class F>
 std::vector<std::uint8_t> read_bits(F& f, Bits<F> bits) {
   return decrypt(f.be, f.key, bits);
-}
-
-std::vector<std::uint8_t> random_bits(Csprng& rng, std::size_t count) {
-  std::vector<std::uint8_t> b(count);
-  for (auto& x : b) x = static_cast<std::uint8_t>(rng.uniform_bit());
-  return b;
 }
 
 std::vector<GateSpec> bootstrapped_specs() {

@@ -274,12 +274,8 @@ TEST_CASE("threads: one backend's evaluate from a second thread while it runs is
   // evaluate on a one-gate batch over and over until thread 0 is done. A refused call changes
   // nothing, so each thread's results and the counters are those of the calls that ran.
   constexpr std::size_t gates = 4000;
-  const auto random_bits = [&] {
-    std::vector<std::uint8_t> bits(gates);
-    for (auto& x : bits) x = static_cast<std::uint8_t>(rng.uniform_bit());
-    return bits;
-  };
-  const std::vector<std::uint8_t> a = random_bits(), b = random_bits();
+  const std::vector<std::uint8_t> a = test::random_bits(rng, gates),
+                                  b = test::random_bits(rng, gates);
   const auto xa = encrypt(be, secret, a, rng), xb = encrypt(be, secret, b, rng);
   auto out = be.allocate(gates);
   const std::vector<std::uint8_t> one = {1, 0};

@@ -49,6 +49,7 @@ using namespace torusgate;
 using torusgate::test::all_specs;
 using torusgate::test::catch_seed;
 using torusgate::test::keys_for;
+using torusgate::test::random_bits;
 using torusgate::test::seeded_rng;
 
 static_assert(Backend<CudaBackend>);
@@ -176,12 +177,6 @@ OpenMpBackend& cpu_for(const Parameters& p, std::uint32_t unroll = 1) {
   auto& be = cache[p.name + "/u" + std::to_string(unroll)];
   if (!be) be = std::make_unique<OpenMpBackend>(test::cpu_context_for(p, unroll));
   return *be;
-}
-
-std::vector<std::uint8_t> random_bits(Csprng& rng, std::size_t count) {
-  std::vector<std::uint8_t> b(count);
-  for (auto& x : b) x = static_cast<std::uint8_t>(rng.uniform_bit());
-  return b;
 }
 
 // A batch described independently of the backend: ops over an input register and one
