@@ -375,9 +375,17 @@ std::size_t CudaBackend::bytes_per_rotation() const {
       shape_of(parameters(), key_->bootstrapping_key().unroll()), options_);
 }
 
-const CudaPhaseTimes& CudaBackend::last_times() const { return engine_->times(); }
+const CudaPhaseTimes& CudaBackend::last_times() const {
+  const ExclusiveCalls::Scope exclusive = calls_.enter("CudaBackend::last_times");
+  return engine_->times();
+}
 
 BitBuffer<CudaStorage> CudaBackend::allocate(std::size_t count) {
+  const ExclusiveCalls::Scope exclusive = calls_.enter("CudaBackend::allocate");
+  return allocate_entered(count);
+}
+
+BitBuffer<CudaStorage> CudaBackend::allocate_entered(std::size_t count) {
   const std::size_t n1 = std::size_t{parameters().lwe_dimension} + 1;
   EXPECTS(count <= SIZE_MAX / 4 / n1, "CudaBackend::allocate: count=" + std::to_string(count) +
                                           " samples of " + std::to_string(n1) +
@@ -391,11 +399,12 @@ BitBuffer<CudaStorage> CudaBackend::allocate(std::size_t count) {
 }
 
 BitBuffer<CudaStorage> CudaBackend::upload(const LweBatch& batch) {
+  const ExclusiveCalls::Scope exclusive = calls_.enter("CudaBackend::upload");
   EXPECTS(batch.lwe_dimension() == parameters().lwe_dimension,
           "CudaBackend::upload: batch has n=" + std::to_string(batch.lwe_dimension()) +
               " but parameter set '" + parameters().name + "' has n=" +
               std::to_string(parameters().lwe_dimension));
-  BitBuffer<Storage> out = allocate(batch.count());
+  BitBuffer<Storage> out = allocate_entered(batch.count());
   if (batch.count() > 0) {
     engine_->copy_to_device(out.storage().memory.get(), batch.data().data(), batch.data().size());
   }
@@ -403,6 +412,7 @@ BitBuffer<CudaStorage> CudaBackend::upload(const LweBatch& batch) {
 }
 
 LweBatch CudaBackend::download(BitSpan<Storage> bits) const {
+  const ExclusiveCalls::Scope exclusive = calls_.enter("CudaBackend::download");
   check_own_span(bits, [this](const Storage* s) { return owns(s); }, "CudaBackend::download");
   const std::size_t n1 = std::size_t{parameters().lwe_dimension} + 1;
   LweBatch out(parameters().lwe_dimension, bits.count);

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include <optional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -613,6 +615,94 @@ TEST_CASE("phase timings are measured and workspaces are made once per batch siz
   CHECK(decrypt(be, key, out.bits()) == plan.expected());
   CHECK(be.last_times().download_ms > 0);
   CHECK(be.device_key_bytes() > 0);
+}
+
+TEST_CASE("a second thread's allocate, upload, download and last_times are refused while "
+          "evaluate runs, the running call unharmed", "[gpu]") {
+  // The backend's stream, staging buffers and times serve one call at a time. Thread 0
+  // evaluates a batch of NANDs over and over (until each of thread 1's four calls was refused
+  // once, at most `rounds` times); thread 1 makes those calls in turn meanwhile. A refused
+  // call changes nothing; the calls that ran give their own results.
+  const Parameters p = toy_insecure();
+  CudaBackend be(keys_for(p).cloud);
+  const SecretKey& key = keys_for(p).secret;
+  const auto seed = catch_seed(0xc0c1);
+  INFO("seed " << seed);
+  Csprng rng = seeded_rng(seed);
+  const std::size_t gates = gates_for(4000, 64);
+  const int rounds = emulated ? 20 : 400;
+  const std::vector<std::uint8_t> a = random_bits(rng, gates), b = random_bits(rng, gates);
+  const auto xa = encrypt(be, key, a, rng), xb = encrypt(be, key, b, rng);
+  auto out = be.allocate(gates);
+  const std::vector<std::uint8_t> two = {1, 0};
+  const LweBatch small = encrypt_bits(key, two, rng);
+  const auto small_in = be.upload(small);
+  const char* const kinds[4] = {"allocate", "upload", "download", "last_times"};
+  std::array<std::atomic<int>, 4> refused{}, ran{};
+  std::atomic<bool> done{false};
+  std::atomic<int> evaluated{0};
+  std::vector<std::string> problems;  // thread 1's, read after the join
+  std::string problem0;               // thread 0's
+  const auto all_refused = [&] {
+    return std::all_of(refused.begin(), refused.end(), [](const auto& r) { return r > 0; });
+  };
+  std::thread second([&] {
+    std::optional<BitBuffer<CudaStorage>> uploaded;
+    for (int call = 0; !done; ++call) {
+      const int kind = call % 4;
+      try {
+        switch (kind) {
+          case 0: (void)be.allocate(2); break;
+          case 1: uploaded = be.upload(small); break;
+          case 2:
+            if (!std::ranges::equal(be.download(small_in.bits()).data(), small.data()))
+              problems.push_back("a download that ran gave other words");
+            break;
+          default: (void)be.last_times(); break;
+        }
+        ++ran[kind];
+      } catch (const InvalidArgument& e) {
+        const std::string expected = std::string("CudaBackend::") + kinds[kind] +
+                                     ": called while another call on this backend runs";
+        if (std::string(e.what()).find(expected) == std::string::npos) {
+          problems.push_back(std::string("unexpected refusal: ") + e.what());
+          return;
+        }
+        ++refused[kind];
+      } catch (const std::exception& e) {
+        problems.push_back(std::string("exception: ") + e.what());
+        return;
+      }
+      std::this_thread::yield();
+    }
+    if (uploaded && !std::ranges::equal(be.download(uploaded->bits()).data(), small.data()))
+      problems.push_back("an upload that ran holds other words");
+  });
+  try {
+    while (evaluated < rounds && !all_refused()) {
+      try {  // refused too while one of thread 1's calls runs: then tried again
+        be.evaluate({gate::nand(xa.bits(), xb.bits(), out.bits())});
+        ++evaluated;
+      } catch (const InvalidArgument&) {
+      }
+    }
+  } catch (const std::exception& e) {
+    problem0 = e.what();
+  }
+  done = true;
+  second.join();
+  CHECK(problem0.empty());
+  for (const auto& problem : problems) FAIL_CHECK(problem);
+  for (int kind = 0; kind < 4; ++kind) {
+    INFO(kinds[kind] << ": refused " << refused[kind] << ", ran " << ran[kind]);
+    CHECK(refused[kind] > 0);
+  }
+  REQUIRE(evaluated > 0);
+  CHECK(be.stats().batches == static_cast<std::uint64_t>(evaluated));
+  const std::vector<std::uint8_t> got = decrypt(be, key, out.bits());
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < gates; ++i) wrong += got[i] != !(a[i] && b[i]);
+  CHECK(wrong == 0);
 }
 
 TEST_CASE("pinned staged transfers move the direct ones' words, in pieces of any size",

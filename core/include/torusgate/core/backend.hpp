@@ -124,7 +124,8 @@ inline std::uint64_t new_backend_serial() {
 // A backend's evaluate() runs one call at a time (its workspaces and results belong to the
 // batch in evaluation). A call that starts while another runs, necessarily from another
 // thread, is refused with InvalidArgument instead of sharing them: `enter` at the top of
-// evaluate(), the returned scope held to its end.
+// evaluate(), the returned scope held to its end. CudaBackend guards its transfers the same
+// way (its stream and staging buffers are shared); the CPU backends' touch nothing shared.
 class ExclusiveCalls {
  public:
   class Scope {

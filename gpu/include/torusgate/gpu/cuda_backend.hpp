@@ -7,7 +7,9 @@
 // Bytes cross PCIe only in upload() (the client's encryptions), download() and the small op
 // descriptors of each evaluate(); one circuit level to the next stays on the device.
 // Threads: one thread at a time per backend (as the CPU backends); one backend per GPU and
-// thread for concurrency.
+// thread for concurrency. allocate(), upload(), download(), evaluate() and last_times() share
+// the backend's stream, staging buffers and times, so each of them refuses (InvalidArgument)
+// a call that starts while another of them runs on another thread.
 #pragma once
 
 #include <cstddef>
@@ -89,13 +91,15 @@ class CudaBackend {
   bool owns(const Storage* s) const {
     return s != nullptr && s->owner == this && s->owner_serial == serial_;
   }
+  BitBuffer<Storage> allocate_entered(std::size_t count);  // allocate() inside a call's scope
   std::uint64_t serial_ = new_backend_serial();
 
   std::shared_ptr<const CloudKey> key_;
   CudaOptions options_;
   std::unique_ptr<gpu::detail::CudaEngine> engine_;
   BackendStats stats_;
-  ExclusiveCalls calls_;  // evaluate() from two threads at once: refused
+  // Two of allocate(), upload(), download(), evaluate() and last_times() at once: refused.
+  mutable ExclusiveCalls calls_;
 };
 
 // Throws InvalidArgument naming the bad field unless the options are usable (device >= 0,
