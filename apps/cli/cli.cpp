@@ -128,8 +128,8 @@ const char* const keygen_footer =
     "Examples:\n"
     "  torusgate keygen --secret-key client.tgsk --cloud-key server.tgck\n"
     "  torusgate keygen --from client.tgsk --cloud-key server.tgck   # for an existing key\n"
-    "The secret key decrypts everything: keep it on the client. The cloud key (tens of MiB\n"
-    "for the secure sets) goes to the server; it computes on ciphertexts but cannot decrypt.\n";
+    "The secret key decrypts everything: keep it on the client. The cloud key (tens to\n"
+    "hundreds of MiB) goes to the server; it computes on ciphertexts but cannot decrypt.\n";
 
 const char* const encrypt_footer =
     "Examples:\n"
