@@ -8,6 +8,7 @@
 // the same quantized data. Then the server computes the predictions A beta for the model
 // (beta encrypted or in plain text) and the client checks them exactly too.
 //   linear_regression [--csv FILE --target NAME | --dataset ROWSxATTRS] [options]; --help
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -255,6 +256,87 @@ std::vector<std::int64_t> quantize_model(const std::vector<double>& beta, int bi
   for (std::size_t j = 0; j < beta.size(); ++j)
     out[j] = static_cast<std::int64_t>(std::nearbyint(std::ldexp(beta[j], bits)));
   return out;
+}
+
+// Whether the aggregates of `rows` rows fit 64 bits with numeric values of `width` bits (the
+// types of q, whose binary parts keep their 1 bit).
+bool aggregates_fit(const apps::QuantizedData& q, std::size_t width, std::size_t rows) {
+  const auto at = [&](IntType t) { return t.is_signed ? IntType{width, true} : t; };
+  try {
+    (void)xtx_type(at(q.x_type), rows);
+    (void)xty_type(at(q.x_type), at(q.y_type), rows);
+    return true;
+  } catch (const InvalidArgument&) {
+    return false;
+  }
+}
+
+// Where the quantization alone made feature j one that the fit cannot tell apart (constant
+// beside the intercept, 0 without it) while the data `fitted` (the columns quantized: scaled
+// with --standardize) vary: the message that says so and names the options that help (those
+// that give it the fraction bits it needs: a wider --width, other --frac-bits, --standardize).
+// "" for any other dependence.
+std::string collapsed_column_message(const Options& o, const apps::Dataset& fitted,
+                                     const apps::QuantizedData& q, std::size_t j,
+                                     const std::string& name) {
+  const std::size_t n = q.rows, d = q.attributes;
+  double lo = fitted.x[j], hi = lo;
+  std::int64_t qlo = q.x[j], qhi = qlo;
+  for (std::size_t t = 0; t < n; ++t) {
+    lo = std::min(lo, fitted.x[t * d + j]);
+    hi = std::max(hi, fitted.x[t * d + j]);
+    qlo = std::min(qlo, q.x[t * d + j]);
+    qhi = std::max(qhi, q.x[t * d + j]);
+  }
+  // What must exceed one step 2^-f: the spread beside the intercept, else the magnitude.
+  const double spread = o.intercept ? hi - lo : std::max(std::abs(lo), std::abs(hi));
+  const bool collapsed = qlo == qhi && (o.intercept || qlo == 0);
+  if (!collapsed || !(spread > 0) || o.kind == FeatureKind::Binary) return "";
+  const int fx = q.x_fraction_bits;
+  // spread * 2^f >= 1 rounds its ends apart, at f and every f above.
+  const int needed = std::max(0, -std::ilogb(spread));
+  const auto all_fit = [](const std::vector<double>& values, std::size_t width, int f) {
+    return std::all_of(values.begin(), values.end(),
+                       [&](double v) { return apps::fits_fixed_point(v, width, f); });
+  };
+  char range[80];
+  std::snprintf(range, sizeof range, "%.6g to %.6g", lo, hi);
+  char value[32];
+  std::snprintf(value, sizeof value, "%.6g", scaled(static_cast<double>(qlo), fx));
+  std::string text = "column '";
+  text.append(apps::printable(name)).append("' is ");
+  text.append(o.intercept ? "constant" : "0").append(" as quantized: its values (");
+  text.append(range).append(o.standardize ? ", standardized" : "");
+  text.append(") all round to ").append(value).append(" at ");
+  text.append(std::to_string(q.x_type.width)).append(" bits with ");
+  text.append(std::to_string(fx)).append(" fraction bits");
+  text.append(o.frac_bits ? "" : ", one scale for all the features set by the largest");
+  text.append("; it needs ").append(std::to_string(needed)).append(" fraction bits");
+  std::vector<std::string> hints;
+  if (!o.standardize) {
+    hints.push_back("--standardize, which scales each column to [-1, 1) before quantizing");
+  }
+  if (o.frac_bits && needed < static_cast<int>(o.width) && all_fit(fitted.x, o.width, needed) &&
+      all_fit(fitted.y, o.width, needed)) {
+    hints.push_back(std::string("--frac-bits ").append(std::to_string(needed)));
+  } else {
+    const auto first = std::max<std::size_t>(o.width, static_cast<std::size_t>(needed)) + 1;
+    for (std::size_t w = first; w <= 32; ++w) {
+      if (all_fit(fitted.x, w, needed) && aggregates_fit(q, w, n)) {
+        std::string hint = "--width ";
+        hint.append(std::to_string(w)).append(o.frac_bits ? " with --frac-bits auto" : "");
+        hints.push_back(hint);
+        break;
+      }
+    }
+  }
+  if (hints.empty()) {
+    text.append(", more than the width holds beside the other features; drop the column");
+    return text;
+  }
+  text.append("; use ").append(hints[0]);
+  if (hints.size() > 1) text.append(", or ").append(hints[1]);
+  return text;
 }
 
 // Runs a program's outputs with a progress bar; fills the step's costs and time.
@@ -541,9 +623,20 @@ int main(int argc, char** argv) try {
     (void)xtx_type(r.q.x_type, r.q.rows);
     (void)xty_type(r.q.x_type, r.q.y_type, r.q.rows);
   } catch (const InvalidArgument&) {
-    throw InvalidArgument("the sums of " + std::to_string(r.q.rows) + " products of " +
-                          std::to_string(o.width) + "-bit values need more than 64 bits; "
-                          "use a smaller --width");
+    std::size_t widest = o.width;  // the widest numeric width whose sums fit, if any
+    while (widest > 2 && !aggregates_fit(r.q, widest, r.q.rows)) --widest;
+    std::string text = "the sums of ";
+    text.append(std::to_string(r.q.rows)).append(" products of ");
+    text.append(std::to_string(o.width)).append("-bit values need more than 64 bits; use ");
+    if (aggregates_fit(r.q, widest, r.q.rows)) {
+      text.append("--width ").append(std::to_string(widest)).append(" or less");
+      if (!o.standardize && o.kind == FeatureKind::Numeric) {
+        text.append(" (with --standardize if the values need more)");
+      }
+    } else {
+      text.append("fewer rows");
+    }
+    throw InvalidArgument(text);
   }
   if (o.intercept) r.names.push_back("(intercept)");
   for (const auto& name : data.feature_names) r.names.push_back(name);
@@ -556,6 +649,18 @@ int main(int argc, char** argv) try {
   if (dependent >= p)
     dependent = apps::qr_dependent_column(dequantize(r.q.x, r.q.x_fraction_bits), r.q.rows,
                                           r.q.attributes, o.intercept);
+  // The first column that the unquantized data (scaled with --standardize) make a combination
+  // of the columns before it, or p.
+  const apps::Dataset& fitted = scaling ? scaled_data : data;
+  const std::size_t data_dependent =
+      apps::qr_dependent_column(fitted.x, fitted.rows, fitted.attributes(), o.intercept);
+  // A column that only the quantization made constant (or 0), independent in the data: the
+  // message names that cause and what gives the column the bits it needs.
+  if (dependent < data_dependent && (dependent > 0 || !o.intercept)) {
+    const std::size_t j = dependent - (o.intercept ? 1 : 0);
+    const std::string text = collapsed_column_message(o, fitted, r.q, j, r.names[dependent]);
+    if (!text.empty()) throw InvalidArgument(text);
+  }
   if (dependent < p) {
     const bool binary = o.kind == apps::FeatureKind::Binary;
     // --standardize can help only numeric columns that the quantization made dependent:
@@ -580,12 +685,9 @@ int main(int argc, char** argv) try {
   // The comparison fit of the unquantized data (on the scaled columns with --standardize)
   // must be unique too: a column that the data make a combination of the others, which only
   // the rounding separates, gives a fit of rounding noise.
-  const apps::Dataset& fitted = scaling ? scaled_data : data;
-  if (const std::size_t k = apps::qr_dependent_column(fitted.x, fitted.rows,
-                                                      fitted.attributes(), o.intercept);
-      k < p) {
+  if (data_dependent < p) {
     std::string text = "column '";
-    text.append(apps::printable(r.names[k]));
+    text.append(apps::printable(r.names[data_dependent]));
     text.append("' is a combination of the columns before it in the data (only their rounding ");
     text.append("to fixed point separates them): the least-squares fit is not unique; drop the ");
     text.append("column");

@@ -224,31 +224,41 @@ Dataset synthetic_dataset(DatasetShape shape, FeatureKind kind, std::uint64_t se
   return data;
 }
 
+bool fits_fixed_point(double v, std::size_t width, int f) {
+  const double q = std::nearbyint(std::ldexp(v, f));
+  const double limit = std::ldexp(1.0, static_cast<int>(width) - 1);
+  return q >= -limit && q <= limit - 1;
+}
+
 namespace {
 
 bool all_binary(const std::vector<double>& values) {
   return std::all_of(values.begin(), values.end(), [](double v) { return v == 0.0 || v == 1.0; });
 }
 
-// round(v * 2^f) when it fits a signed `width`-bit integer.
-bool fits(double v, std::size_t width, int f) {
-  const double q = std::nearbyint(std::ldexp(v, f));
-  const double limit = std::ldexp(1.0, static_cast<int>(width) - 1);
-  return q >= -limit && q <= limit - 1;
-}
-
 // The most fraction bits (0..width-1) at which every value fits; throws when none does.
 int auto_fraction_bits(const std::vector<double>& values, std::size_t width,
                        const std::string& what) {
   for (int f = static_cast<int>(width) - 1; f >= 0; --f)
-    if (std::all_of(values.begin(), values.end(), [&](double v) { return fits(v, width, f); }))
+    if (std::all_of(values.begin(), values.end(),
+                    [&](double v) { return fits_fixed_point(v, width, f); }))
       return f;
   double largest = 0;
-  for (double v : values) largest = std::max(largest, std::abs(v));
+  for (double v : values) {
+    EXPECTS(std::isfinite(v), what + ": a value is not a finite number");
+    largest = std::max(largest, std::abs(v));
+  }
+  // The width it needs (a value of 1e12 needs 41 bits): past the 32 bits of --width, only
+  // --standardize helps. A value of magnitude 2^e or more needs e + 1 bits at least.
+  std::size_t needed = std::max<std::size_t>(width + 1, std::ilogb(largest) + 1u);
+  while (!std::all_of(values.begin(), values.end(),
+                      [&](double v) { return fits_fixed_point(v, needed, 0); }))
+    ++needed;
   std::ostringstream text;
   text << what << ": the value " << largest << " does not fit a " << width
-       << "-bit signed integer even with 0 fraction bits; use a wider --width, or --standardize "
-          "to scale each column to [-1, 1]";
+       << "-bit signed integer even with 0 fraction bits (it needs " << needed << " bits); use ";
+  if (needed <= 32) text << "--width " << needed << " or more, or ";
+  text << "--standardize to scale each column to [-1, 1]";
   throw InvalidArgument(text.str());
 }
 
@@ -273,7 +283,7 @@ std::vector<std::int64_t> quantize_numeric(const std::vector<double>& values, st
   std::vector<std::int64_t> out(values.size());
   for (std::size_t i = 0; i < values.size(); ++i) {
     const double v = values[i];
-    if (!fits(v, width, f)) {
+    if (!fits_fixed_point(v, width, f)) {
       std::ostringstream msg;
       msg << row_place(source, i / cols) << ", column '" << printable(names[i % cols])
           << "': the value " << v << " does not fit " << width << "-bit signed fixed point with " << f
@@ -357,10 +367,15 @@ Standardization standardize(Dataset& data, bool center) {
         mean += (v[first + k * stride] - mean) / static_cast<double>(k + 1);
       }
     }
-    double largest = 0;
+    double largest = 0, magnitude = 0;
     for (std::size_t k = 0; k < n; ++k) {
       largest = std::max(largest, std::abs(v[first + k * stride] - mean));
+      magnitude = std::max(magnitude, std::abs(v[first + k * stride]));
     }
+    // A centered column that strays from its mean by no more than 1e-12 of its magnitude (0.3
+    // beside 0.1 + 0.2) is constant but for rounding, as the QR of the unscaled data finds
+    // it: it becomes 0, not rounding noise stretched to [-1, 1).
+    if (center && largest <= 1e-12 * magnitude) largest = 0;
     // (the scale's margin overflows too for a largest magnitude within 1e-9 of the largest
     // double: an infinite scale would make the column 0, "constant")
     const double scale = largest > 0 ? largest * (1 + 1e-9) : 1.0;
@@ -368,7 +383,7 @@ Standardization standardize(Dataset& data, bool center) {
             "--standardize: column '" + printable(name) +
                 "' spans more than a double holds (its values minus their mean overflow)");
     for (std::size_t k = 0; k < n; ++k) {
-      v[first + k * stride] = (v[first + k * stride] - mean) / scale;
+      v[first + k * stride] = largest > 0 ? (v[first + k * stride] - mean) / scale : 0.0;
     }
     return std::pair{mean, scale};
   };
@@ -429,16 +444,19 @@ IntegerAggregates plain_aggregates(const QuantizedData& data, bool intercept) {
 namespace {
 
 // The Cholesky factor L (row-major, lower) of the p x p matrix xtx = L L^T, in long double, up
-// to the first column that is a combination of the columns before it (its pivot not above a
-// relative 1e-12): that column in `dependent`, else p.
+// to the first column that is a combination of the columns before it: that column in
+// `dependent`, else p. The test is relative to the column's own diagonal entry (its pivot not
+// above 1e-12 of it: sin^2 of its angle to the span of the columns before it), so scaling a
+// column changes nothing; a zero column is dependent. (Integer aggregates have diagonal entries
+// of 0 or at least 1; an absolute floor of 1 refused any column of doubles whose squared sum
+// is below 1e-12.)
 std::vector<long double> cholesky(const std::vector<long double>& xtx, std::size_t p,
                                   std::size_t& dependent) {
   std::vector<long double> l(p * p, 0.0L);
   for (std::size_t j = 0; j < p; ++j) {
     long double diag = xtx[j * p + j];
     for (std::size_t k = 0; k < j; ++k) diag -= l[j * p + k] * l[j * p + k];
-    const long double scale = std::max<long double>(std::abs(xtx[j * p + j]), 1.0L);
-    if (!(diag > 1e-12L * scale)) {
+    if (!(diag > 1e-12L * std::abs(xtx[j * p + j]))) {
       dependent = j;
       return l;
     }
@@ -584,14 +602,36 @@ std::vector<double> householder_fit(const std::vector<double>& x, const std::vec
   for (std::size_t t = 0; t < n; ++t)
     for (std::size_t k = 0; k < p; ++k)
       a[k * n + t] = intercept ? (k == 0 ? 1.0 : x[t * d + k - 1]) : x[t * d + k];
-  double largest = 0;
-  for (double v : a) largest = std::max(largest, std::abs(v));
+  // Each column (and b) divided by a power of two near its largest magnitude: exact, and the
+  // QR of the scaled columns is the scaled QR (every step is linear in each column), but no
+  // square of a value near 1e-300 or 1e300 underflows or overflows. beta_k is scaled back.
+  const auto exponent_of = [](const double* v, std::size_t count) {
+    double largest = 0;
+    for (std::size_t t = 0; t < count; ++t) largest = std::max(largest, std::abs(v[t]));
+    return largest > 0 ? std::ilogb(largest) : 0;
+  };
+  std::vector<int> exponent(p);
+  for (std::size_t k = 0; k < p; ++k) {
+    exponent[k] = exponent_of(&a[k * n], n);
+    for (std::size_t t = 0; t < n; ++t) a[k * n + t] = std::ldexp(a[k * n + t], -exponent[k]);
+  }
+  const int b_exponent = exponent_of(b.data(), n);
+  for (double& v : b) v = std::ldexp(v, -b_exponent);
+  // A column is dependent where what the reflections leave of it is not above 1e-12 sqrt(n)
+  // of its own norm (the sine of its angle to the span of the columns before it): relative to
+  // the column itself, so a column of 1e-12 beside one of 1e6 is as independent as at 1.
+  std::vector<double> column_norm(p);
+  for (std::size_t k = 0; k < p; ++k) {
+    double sum = 0;
+    for (std::size_t t = 0; t < n; ++t) sum += a[k * n + t] * a[k * n + t];
+    column_norm[k] = std::sqrt(sum);
+  }
   for (std::size_t k = 0; k < p; ++k) {
     double* col = &a[k * n];
     double norm = 0;
     for (std::size_t t = k; t < n; ++t) norm += col[t] * col[t];
     norm = std::sqrt(norm);
-    if (!(norm > 1e-12 * std::max(largest, 1.0) * std::sqrt(static_cast<double>(n)))) {
+    if (!(norm > 1e-12 * std::sqrt(static_cast<double>(n)) * column_norm[k])) {
       dependent = k;
       return {};
     }
@@ -619,6 +659,7 @@ std::vector<double> householder_fit(const std::vector<double>& x, const std::vec
     for (std::size_t k = i + 1; k < p; ++k) v -= a[k * n + i] * beta[k];
     beta[i] = v / a[i * n + i];
   }
+  for (std::size_t k = 0; k < p; ++k) beta[k] = std::ldexp(beta[k], b_exponent - exponent[k]);
   return beta;
 }
 

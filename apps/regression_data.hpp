@@ -65,6 +65,9 @@ struct QuantizedData {
   std::vector<std::int64_t> y;
 };
 
+// Whether round(v * 2^f) (ties to even) fits a signed `width`-bit integer.
+bool fits_fixed_point(double v, std::size_t width, int f);
+
 // Quantizes a dataset. Numeric: signed `width`-bit fixed point with `fraction_bits` fraction
 // bits for x and y alike, or, when fraction_bits is empty, for each of x and y the most
 // fraction bits that make every value fit. Binary: x (and y, when all its values are 0 or 1)
@@ -77,7 +80,8 @@ QuantizedData quantize(const Dataset& data, FeatureKind kind, std::size_t width,
 // Column scaling before quantization, for data whose columns differ in magnitude: every
 // feature and the target become (v - mean) / scale with scale = the largest |v - mean|
 // (times 1 + 1e-9, so values land in [-1, 1)); without centering, mean = 0. Constant
-// columns keep scale 1.
+// columns keep scale 1 and become 0 when centered, as does a column that is constant but for
+// rounding (no value strays from the mean by more than 1e-12 of the largest magnitude).
 struct Standardization {
   bool centered = true;
   std::vector<double> x_mean, x_scale;
@@ -104,7 +108,9 @@ IntegerAggregates plain_aggregates(const QuantizedData& data, bool intercept);
 std::vector<double> solve_normal_equations(const std::vector<double>& xtx,
                                            const std::vector<double>& xty, std::size_t size);
 // The first column of the p x p normal matrix xtx that is a combination of the columns before
-// it (where solve_normal_equations fails), or p when there is none.
+// it (where solve_normal_equations fails), or p when there is none: its Cholesky pivot is not
+// above 1e-12 of its diagonal entry (relative to the column, so scaling columns changes
+// nothing), i.e. it lies within about 1e-6 radians of the span of the columns before it.
 std::size_t dependent_column(const std::vector<double>& xtx, std::size_t p);
 
 // solve_normal_equations and dependent_column on exact integer aggregates (plain_aggregates,
@@ -122,7 +128,9 @@ std::size_t integer_dependent_column(const IntegerAggregates& a, bool intercept)
 std::vector<double> least_squares_qr(const std::vector<double>& x, const std::vector<double>& y,
                                      std::size_t rows, std::size_t attributes, bool intercept);
 // The first column of the design matrix [1 | X] (or X) that QR finds a combination of the
-// columns before it (where least_squares_qr fails), or the number of columns when none is.
+// columns before it (where least_squares_qr fails), or the number of columns when none is: what
+// the reflections leave of it is not above 1e-12 sqrt(rows) of its own norm (relative to the
+// column: a column of 1e-12 beside one of 1e6 is independent; 0 and exact multiples are not).
 std::size_t qr_dependent_column(const std::vector<double>& x, std::size_t rows,
                                 std::size_t attributes, bool intercept);
 

@@ -40,12 +40,62 @@ expect 2 "column 'c' is, as quantized to 8 bits, a combination of the columns be
   --params toy_INSECURE --csv "$tmp/constant.csv" --target y
 grep -q "encrypted" "$tmp/out" && fail "a refused fit encrypted its data"
 grep -q "standardize" "$tmp/out" && fail "--standardize suggested for a constant column"
-# A column that only its quantization makes constant: --standardize can help, and is named.
+# A column that only its quantization makes constant: the message says so, not "a
+# combination", and names what gives it the fraction bits it needs; each of them works.
 printf 'a,t,y\n0.1,0.00001,0.2\n0.3,0.00002,0.1\n0.5,0.00004,0.4\n0.7,0.00003,0.3\n' \
   >"$tmp/tiny.csv"
-expect 2 "column 't' is, as quantized to 8 bits, a combination of the columns before it" \
+expect 2 "column 't' is constant as quantized: its values (1e-05 to 4e-05) all round to 0 at 8 \
+bits with 6 fraction bits; it needs 16 fraction bits; use --standardize" \
   --backend plaintext --csv "$tmp/tiny.csv" --target y --frac-bits 6
-grep -q "drop the column or try --standardize" "$tmp/out" || fail "no --standardize advice"
+grep -q "or --width 17 with --frac-bits auto$" "$tmp/out" || fail "no --width advice"
+expect 2 "or --frac-bits 16" --backend plaintext --csv "$tmp/tiny.csv" --target y \
+  --frac-bits 6 --width 20
+for fix in "--standardize" "--width 17" "--frac-bits 16 --width 20"; do
+  # shellcheck disable=SC2086  # (the options split)
+  expect 0 "exact (12 entries)" --backend plaintext --csv "$tmp/tiny.csv" --target y $fix \
+    --beta none
+done
+# houses.csv with its age column scaled (the features share one scale): at 1e-9 it rounds to
+# 0, at 1e6 it needs 23 bits, at 1e9 33; --standardize fits each, and a column that is exactly
+# twice another is still refused at every scale.
+scaled_houses() {  # SCALE [twice]: rooms, age * SCALE (and twice that), price
+  python3 -c "
+import sys
+rows = [l.strip().split(',') for l in open(sys.argv[1])]
+twice = len(sys.argv) > 3
+print('rooms,age,' + ('age2,' if twice else '') + 'price')
+for r in rows[1:]:
+    a = float(r[1]) * float(sys.argv[2])
+    print(','.join([r[0], repr(a)] + ([repr(2 * a)] if twice else []) + [r[3]]))
+" "$csv" "$@"
+}
+for scale in 1e-9 1e-6 1e6 1e9; do
+  scaled_houses "$scale" >"$tmp/scaled.csv"
+  expect 0 "exact (12 entries)" --backend plaintext --csv "$tmp/scaled.csv" --target price \
+    --standardize --beta none
+  scaled_houses "$scale" twice >"$tmp/twice.csv"
+  expect 2 "column 'age2' is, as quantized to 8 bits, a combination of the columns before it" \
+    --backend plaintext --csv "$tmp/twice.csv" --target price --standardize
+done
+expect 2 "the value 4.1e+09 does not fit a 8-bit signed integer even with 0 fraction bits (it \
+needs 33 bits); use --standardize" --backend plaintext --csv "$tmp/scaled.csv" --target price
+scaled_houses 1e6 >"$tmp/scaled.csv"
+expect 2 "(it needs 23 bits); use --width 23 or more, or --standardize" --backend plaintext \
+  --csv "$tmp/scaled.csv" --target price
+expect 0 "exact (12 entries)" --backend plaintext --csv "$tmp/scaled.csv" --target price \
+  --width 23 --beta none
+scaled_houses 1e-9 >"$tmp/scaled.csv"
+expect 2 "column 'age' is constant as quantized: its values (3e-10 to 4.1e-09) all round to 0" \
+  --backend plaintext --csv "$tmp/scaled.csv" --target price
+grep -q "use --standardize, which scales each column" "$tmp/out" || fail "no --standardize advice"
+# Constant but for the last bit (0.1 + 0.2 beside 0.3): refused with --standardize too, which
+# made it rounding noise stretched to [-1, 1) and fitted a coefficient of 4e15.
+python3 -c "
+print('a,c,y')
+for i in range(8): print(f'{i * 0.37 % 1!r},{0.3 if i % 2 else 0.1 + 0.2!r},{i * 5 % 7 / 10}')" \
+  >"$tmp/last_bit.csv"
+expect 2 "column 'c' is, as quantized to 8 bits, a combination of the columns before it" \
+  --backend plaintext --csv "$tmp/last_bit.csv" --target y --standardize
 printf 'a,b,y\n0.1,0.1,0.2\n0.3,0.3,0.1\n0.5,0.5,0.4\n0.7,0.7,0.3\n' >"$tmp/repeated.csv"
 expect 2 "column 'b' is, as quantized to 8 bits, a combination" --backend plaintext \
   --csv "$tmp/repeated.csv" --target y
@@ -110,6 +160,9 @@ expect 2 "unknown argument '--rows'" --rows 3
 expect 2 "--params: unknown parameter set 'nope'" --params nope --csv "$tmp/missing.csv" --target y
 expect 2 "expected best, gpu, openmp, sequential or plaintext" --backend nope
 expect 2 "--width" --width 40
+# Aggregates past 64 bits: the message names the widest width that fits these rows.
+expect 2 "the sums of 12 products of 32-bit values need more than 64 bits; use --width 30 or \
+less" --backend plaintext --csv "$csv" --target price_100k --width 32
 expect 2 "2 rows cannot determine 3 coefficients" --dataset 2x2 --backend plaintext
 expect 2 "--json: cannot write" --json /nonexistent/dir/r.json --backend plaintext
 expect 2 "--params: unknown parameter set 'nope'" --params nope --backend plaintext

@@ -141,7 +141,14 @@ TEST_CASE("quantize: fixed point with automatic or given fraction bits", "[regre
   d.x[3] = 200;
   REQUIRE_INVALID_ARGUMENT(quantize(d, FeatureKind::Numeric, 8, std::nullopt),
                            "the features: the value 200 does not fit a 8-bit signed integer even "
-                           "with 0 fraction bits; use a wider --width, or --standardize");
+                           "with 0 fraction bits (it needs 9 bits); use --width 9 or more, or "
+                           "--standardize");
+  // Past the 32 bits of --width, --standardize is the only advice.
+  d.x[3] = 1e12;
+  REQUIRE_INVALID_ARGUMENT(quantize(d, FeatureKind::Numeric, 32, std::nullopt),
+                           "the value 1e+12 does not fit a 32-bit signed integer even with 0 "
+                           "fraction bits (it needs 41 bits); use --standardize");
+  d.x[3] = 200;
   REQUIRE_INVALID_ARGUMENT(quantize(d, FeatureKind::Numeric, 8, 1),
                            "row 2, column 'b': the value 200");
   // Data from a file: the file and its line (the header is line 1).
@@ -239,6 +246,81 @@ TEST_CASE("the solvers reject singular systems", "[regression]") {
   REQUIRE_INVALID_ARGUMENT(least_squares_qr({1, 2}, {1}, 1, 2, true), "1 rows cannot determine 3");
 }
 
+TEST_CASE("the Cholesky pivot test is relative: any scale of A^T A, same answer",
+          "[regression]") {
+  // dependent_column and solve_normal_equations on A^T A of columns 1, x, 2x (x = 1..3)
+  // scaled as a whole: a pivot of 3e-14 was refused against an absolute floor of 1e-12.
+  const std::vector<double> regular = {3, 6, 6, 14}, singular = {3, 6, 12, 6, 14, 28, 12, 28, 56};
+  for (const double s : {1e-300, 1e-14, 1.0, 1e14, 1e300}) {
+    INFO("scale " << s);
+    std::vector<double> r = regular, g = singular;
+    for (double& v : r) v *= s;
+    for (double& v : g) v *= s;
+    CHECK(dependent_column(r, 2) == 2);
+    CHECK(dependent_column(g, 3) == 2);
+    // y = 1 + 2 x: A^T y = (15, 34) s.
+    const std::vector<double> beta = solve_normal_equations(r, {15 * s, 34 * s}, 2);
+    CHECK(beta[0] == Approx(1).epsilon(1e-12));
+    CHECK(beta[1] == Approx(2).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("qr_dependent_column tests each column against its own norm", "[regression]") {
+  // One column scaled from 1e-300 to 1e300 beside columns near 1 stays independent and its
+  // coefficient scales inversely; twice it (exactly), or a constant, is dependent at every
+  // scale, with and without the intercept. (Against the largest entry of the whole matrix, a
+  // column of 1e-15 was dependent; near 1e-300 and 1e300 its squares underflowed, overflowed.)
+  const Dataset houses = parse(
+      "rooms,age,km,y\n3,1.2,2.5,3.1\n2,3.5,1.0,2.4\n4,0.5,6.0,3.3\n5,2.0,3.5,4.2\n"
+      "3,4.1,0.8,2.6\n2,0.3,4.2,2.2\n4,2.7,2.2,3.6\n6,1.5,5.1,4.6\n");
+  const std::size_t n = houses.rows;
+  const std::vector<double> base = least_squares_qr(houses.x, houses.y, n, 3, true);
+  for (const double s : {1e-300, 1e-15, 1e-9, 1e-6, 1.0, 1e6, 1e12, 1e300}) {
+    INFO("scale " << s);
+    std::vector<double> x = houses.x, twice, constant;
+    for (std::size_t t = 0; t < n; ++t) {
+      x[t * 3 + 1] *= s;
+      for (const double v : {x[t * 3], x[t * 3 + 1], 2 * x[t * 3 + 1]}) twice.push_back(v);
+      for (const double v : {x[t * 3], 5 * s, x[t * 3 + 2]}) constant.push_back(v);
+    }
+    CHECK(qr_dependent_column(x, n, 3, true) == 4);
+    CHECK(qr_dependent_column(x, n, 3, false) == 3);
+    const std::vector<double> beta = least_squares_qr(x, houses.y, n, 3, true);
+    CHECK(beta[2] * s == Approx(base[2]).epsilon(1e-12));
+    CHECK(beta[3] == Approx(base[3]).epsilon(1e-12));
+    CHECK(qr_dependent_column(twice, n, 3, true) == 3);
+    CHECK(qr_dependent_column(twice, n, 3, false) == 2);
+    CHECK(qr_dependent_column(constant, n, 3, true) == 2);
+    // Every column scaled alike, without the intercept: nothing is small beside another.
+    std::vector<double> all = houses.x;
+    for (double& v : all) v *= s;
+    CHECK(qr_dependent_column(all, n, 3, false) == 3);
+  }
+}
+
+TEST_CASE("integer_dependent_column refuses an exact multiple of any size", "[regression]") {
+  // b = m a is dependent for every multiplier m; b = m a + one unit is not (its angle to a is
+  // above the 1e-6 radians that refuse a column).
+  for (const std::int64_t m : std::vector<std::int64_t>{1, 3, 1000, -(1 << 20)}) {
+    INFO("multiplier " << m);
+    QuantizedData q;
+    q.rows = 6;
+    q.attributes = 2;
+    for (const std::int64_t a : {3, -1, 4, 1, -5, 9}) {
+      q.x.push_back(a);
+      q.x.push_back(m * a);
+      q.y.push_back(a + 2);
+    }
+    CHECK(integer_dependent_column(plain_aggregates(q, true), true) == 2);
+    CHECK(integer_dependent_column(plain_aggregates(q, false), false) == 1);
+    if (std::abs(m) < 2000) {
+      q.x[3] += 1;
+      CHECK(integer_dependent_column(plain_aggregates(q, true), true) == 3);
+      CHECK(integer_dependent_column(plain_aggregates(q, false), false) == 2);
+    }
+  }
+}
+
 TEST_CASE("standardize scales columns into [-1, 1) and the fit maps back exactly",
           "[regression]") {
   Dataset d = synthetic_dataset({40, 3}, FeatureKind::Numeric, 5);
@@ -272,6 +354,26 @@ TEST_CASE("standardize scales columns into [-1, 1) and the fit maps back exactly
   const Standardization sc = standardize(c, true);
   CHECK(sc.x_scale[1] == 1);
   CHECK(c.x[1] == 0);
+  // Constant but for the last bit (0.1 + 0.2 beside 0.3): constant too when centered, not
+  // rounding noise stretched to [-1, 1); a spread of 1e-9 of the mean is kept and scaled.
+  Dataset u = original;
+  for (std::size_t t = 0; t < u.rows; ++t) {
+    u.x[t * 3 + 1] = t % 2 ? 0.3 : 0.1 + 0.2;
+    u.x[t * 3 + 2] = 1000 + 1e-6 * static_cast<double>(t % 5);
+  }
+  REQUIRE(0.1 + 0.2 != 0.3);
+  Dataset uc = u;
+  const Standardization su = standardize(uc, true);
+  CHECK(su.x_scale[1] == 1);
+  for (std::size_t t = 0; t < uc.rows; ++t) CHECK(uc.x[t * 3 + 1] == 0);
+  CHECK(su.x_scale[2] == Approx(2e-6).epsilon(1e-6));
+  CHECK(qr_dependent_column(uc.x, uc.rows, 3, true) == 2);
+  CHECK(qr_dependent_column(u.x, u.rows, 3, true) == 2);  // as on the unscaled data
+  // Without centering nothing is constant beside an intercept: the column is scaled.
+  Dataset un = u;
+  const Standardization sn = standardize(un, false);
+  CHECK(sn.x_scale[1] == Approx(0.3).epsilon(1e-8));
+  CHECK(un.x[1] == Approx(1).epsilon(1e-8));
   // Values near the largest double: the running mean does not overflow, the scaled values
   // are finite; a column whose spread itself overflows is named.
   Dataset h = original;
