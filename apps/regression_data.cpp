@@ -236,8 +236,21 @@ bool all_binary(const std::vector<double>& values) {
   return std::all_of(values.begin(), values.end(), [](double v) { return v == 0.0 || v == 1.0; });
 }
 
+// Whether the aggregates of `rows` rows of `width`-bit signed features and target (sums of
+// their products) fit 64 bits.
+bool sums_fit(std::size_t width, std::size_t rows) {
+  try {
+    const circuits::IntType t{width, true};
+    (void)circuits::xtx_type(t, rows);
+    (void)circuits::xty_type(t, t, rows);
+    return true;
+  } catch (const InvalidArgument&) {
+    return false;
+  }
+}
+
 // The most fraction bits (0..width-1) at which every value fits; throws when none does.
-int auto_fraction_bits(const std::vector<double>& values, std::size_t width,
+int auto_fraction_bits(const std::vector<double>& values, std::size_t width, std::size_t rows,
                        const std::string& what) {
   for (int f = static_cast<int>(width) - 1; f >= 0; --f)
     if (std::all_of(values.begin(), values.end(),
@@ -256,8 +269,16 @@ int auto_fraction_bits(const std::vector<double>& values, std::size_t width,
     ++needed;
   std::ostringstream text;
   text << what << ": the value " << largest << " does not fit a " << width
-       << "-bit signed integer even with 0 fraction bits (it needs " << needed << " bits); use ";
-  if (needed <= 32) text << "--width " << needed << " or more, or ";
+       << "-bit signed integer even with 0 fraction bits (it needs " << needed << " bits";
+  // A width the next check (the sums of products in 64 bits) would refuse is not offered.
+  if (needed <= 32 && sums_fit(needed, rows)) {
+    text << "); use --width " << needed << ", or ";
+  } else if (needed <= 32) {
+    text << ", and the sums of " << rows << " rows of " << needed
+         << "-bit products would need more than 64 bits); use ";
+  } else {
+    text << "); use ";
+  }
   text << "--standardize to scale each column to [-1, 1]";
   throw InvalidArgument(text.str());
 }
@@ -337,7 +358,8 @@ QuantizedData quantize(const Dataset& data, FeatureKind kind, std::size_t width,
   } else {
     q.x_type = {width, true};
     q.x_fraction_bits = fraction_bits ? *fraction_bits
-                                      : auto_fraction_bits(data.x, width, in + "the features");
+                                      : auto_fraction_bits(data.x, width, data.rows,
+                                                           in + "the features");
     q.x = quantize_numeric(data.x, d, data.feature_names, width, q.x_fraction_bits, data.source);
   }
   if (kind == FeatureKind::Binary && all_binary(data.y)) {
@@ -346,7 +368,8 @@ QuantizedData quantize(const Dataset& data, FeatureKind kind, std::size_t width,
   } else {
     q.y_type = {width, true};
     q.y_fraction_bits = fraction_bits ? *fraction_bits
-                                      : auto_fraction_bits(data.y, width, in + "the target");
+                                      : auto_fraction_bits(data.y, width, data.rows,
+                                                           in + "the target");
     q.y = quantize_numeric(data.y, 1, target, width, q.y_fraction_bits, data.source);
   }
   return q;

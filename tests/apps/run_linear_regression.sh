@@ -80,7 +80,7 @@ done
 expect 2 "the value 4.1e+09 does not fit a 8-bit signed integer even with 0 fraction bits (it \
 needs 33 bits); use --standardize" --backend plaintext --csv "$tmp/scaled.csv" --target price
 scaled_houses 1e6 >"$tmp/scaled.csv"
-expect 2 "(it needs 23 bits); use --width 23 or more, or --standardize" --backend plaintext \
+expect 2 "(it needs 23 bits); use --width 23, or --standardize" --backend plaintext \
   --csv "$tmp/scaled.csv" --target price
 expect 0 "exact (12 entries)" --backend plaintext --csv "$tmp/scaled.csv" --target price \
   --width 23 --beta none

@@ -141,13 +141,30 @@ TEST_CASE("quantize: fixed point with automatic or given fraction bits", "[regre
   d.x[3] = 200;
   REQUIRE_INVALID_ARGUMENT(quantize(d, FeatureKind::Numeric, 8, std::nullopt),
                            "the features: the value 200 does not fit a 8-bit signed integer even "
-                           "with 0 fraction bits (it needs 9 bits); use --width 9 or more, or "
-                           "--standardize");
+                           "with 0 fraction bits (it needs 9 bits); use --width 9, or --standardize");
   // Past the 32 bits of --width, --standardize is the only advice.
   d.x[3] = 1e12;
   REQUIRE_INVALID_ARGUMENT(quantize(d, FeatureKind::Numeric, 32, std::nullopt),
                            "the value 1e+12 does not fit a 32-bit signed integer even with 0 "
                            "fraction bits (it needs 41 bits); use --standardize");
+  // A width whose sums of products over the rows would not fit 64 bits is not offered: 4096
+  // rows of 31-bit values (1e9) need 61 + 12 bits.
+  {
+    Dataset tall;
+    tall.feature_names = {"a"};
+    tall.target_name.assign(1, 'y');
+    tall.rows = 4096;
+    tall.x.assign(tall.rows, 1e9);
+    tall.y.assign(tall.rows, 0.5);
+    REQUIRE_INVALID_ARGUMENT(quantize(tall, FeatureKind::Numeric, 8, std::nullopt),
+                             "(it needs 31 bits, and the sums of 4096 rows of 31-bit products "
+                             "would need more than 64 bits); use --standardize");
+    tall.rows = 2;  // the same values in 2 rows: --width 31 fits
+    tall.x.resize(2);
+    tall.y.resize(2);
+    REQUIRE_INVALID_ARGUMENT(quantize(tall, FeatureKind::Numeric, 8, std::nullopt),
+                             "(it needs 31 bits); use --width 31, or --standardize");
+  }
   d.x[3] = 200;
   REQUIRE_INVALID_ARGUMENT(quantize(d, FeatureKind::Numeric, 8, 1),
                            "row 2, column 'b': the value 200");
