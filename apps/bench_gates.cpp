@@ -186,9 +186,9 @@ struct BatchResult {
 
 // The backend's device timings after each call; nothing for a CPU backend.
 template <class B>
-const CudaPhaseTimes* device_times(const B& be) {
-  if constexpr (std::is_same_v<B, CudaBackend>) return &be.last_times();
-  else return nullptr;
+std::optional<CudaPhaseTimes> device_times(const B& be) {
+  if constexpr (std::is_same_v<B, CudaBackend>) return be.last_times();
+  else return std::nullopt;
 }
 
 template <class B>
@@ -203,15 +203,15 @@ BatchResult run_batch(B& be, const SecretKey& secret, Csprng& rng, std::size_t b
   }
   const LweBatch ea = encrypt_bits(secret, a, rng), eb = encrypt_bits(secret, b, rng);
   const auto A = be.upload(ea);
-  if (const CudaPhaseTimes* t = device_times(be)) r.gpu.upload_inputs_ms += t->upload_ms;
+  if (const auto t = device_times(be)) r.gpu.upload_inputs_ms += t->upload_ms;
   const auto B_ = be.upload(eb);
-  if (const CudaPhaseTimes* t = device_times(be)) r.gpu.upload_inputs_ms += t->upload_ms;
+  if (const auto t = device_times(be)) r.gpu.upload_inputs_ms += t->upload_ms;
   const auto out = be.allocate(batch);
   const std::vector<GateOpOf<B>> ops = {gate::nand(A.bits(), B_.bits(), out.bits())};
 
   for (std::size_t w = 0; w < o.warmup; ++w) {
     be.evaluate(ops);
-    if (const CudaPhaseTimes* t = device_times(be); t && w == 0) r.gpu.setup_ms = t->setup_ms;
+    if (const auto t = device_times(be); t && w == 0) r.gpu.setup_ms = t->setup_ms;
   }
   be.reset_stats();
   std::vector<CudaPhaseTimes> phases;
@@ -219,7 +219,7 @@ BatchResult run_batch(B& be, const SecretKey& secret, Csprng& rng, std::size_t b
     const auto t0 = std::chrono::steady_clock::now();
     be.evaluate(ops);
     r.seconds.push_back(apps::seconds_since(t0));
-    if (const CudaPhaseTimes* t = device_times(be)) phases.push_back(*t);
+    if (const auto t = device_times(be)) phases.push_back(*t);
   }
   const std::uint64_t expected_bootstraps = std::uint64_t{batch} * o.reps;
   if (be.stats().bootstraps != expected_bootstraps) {
@@ -256,7 +256,7 @@ BatchResult run_batch(B& be, const SecretKey& secret, Csprng& rng, std::size_t b
 
   // The outputs of the last timed repetition, checked against NAND of the inputs.
   const LweBatch result = be.download(out.bits());
-  if (const CudaPhaseTimes* t = device_times(be)) r.gpu.download_outputs_ms = t->download_ms;
+  if (const auto t = device_times(be)) r.gpu.download_outputs_ms = t->download_ms;
   const auto bits = decrypt_bits(secret, result);
   for (std::size_t i = 0; i < batch; ++i) r.errors += bits[i] != static_cast<int>(!(a[i] && b[i]));
   return r;

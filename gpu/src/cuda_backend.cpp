@@ -375,7 +375,7 @@ std::size_t CudaBackend::bytes_per_rotation() const {
       shape_of(parameters(), key_->bootstrapping_key().unroll()), options_);
 }
 
-const CudaPhaseTimes& CudaBackend::last_times() const {
+CudaPhaseTimes CudaBackend::last_times() const {
   const ExclusiveCalls::Scope exclusive = calls_.enter("CudaBackend::last_times");
   return engine_->times();
 }

@@ -85,7 +85,7 @@ class CudaBackend {
   // Device times of the last upload(), download() and evaluate(). evaluate()'s are read from
   // their CUDA events here, at the first call after it, not in evaluate() itself (a small
   // batch's caller would wait for them); a failed read throws SystemError.
-  const CudaPhaseTimes& last_times() const;
+  CudaPhaseTimes last_times() const;  // a copy, read inside the call's guard
 
  private:
   bool owns(const Storage* s) const {
