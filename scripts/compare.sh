@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The comparison runs in one command (docs/comparison.md): builds with scripts/setup.sh
 # (incremental), runs build/apps/compare/compare_backends, then draws the plots and speedup
-# tables with scripts/plot_compare.py. Arguments go to compare_backends.
+# tables with scripts/plot_compare.py. Arguments go to compare_backends; --help prints this and
+# the program's options (when it is built) and builds nothing.
 #
 #   scripts/compare.sh                    # full run: sequential, openmp, gpu; tfhe_lib_80 and
 #                                         # tfhe_lib_128; into docs/results/comparison
@@ -25,6 +26,11 @@ set -euo pipefail
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 budget="${MAX_ITEM_SECONDS:-1800}"
+if [[ ! "$budget" =~ ^[0-9]{1,9}$ ]]; then
+  echo "compare.sh: MAX_ITEM_SECONDS='$budget' is not a whole number of seconds (0: no limit)" >&2
+  exit 2
+fi
+budget=$((10#$budget))
 out=docs/results/comparison
 [[ -n "${OUT:-}" ]] && out="$(from_caller "$OUT")"
 
@@ -52,10 +58,17 @@ has() {
   return 1
 }
 
-bin="$(built_binary apps/compare/compare_backends)"
+# Help builds nothing: this header, then the program's options when it is built.
 if has --help || has -h; then
-  exec "$bin" --help
+  print_header
+  if [[ -x "$BUILD_DIR/apps/compare/compare_backends" ]]; then
+    echo
+    exec "$BUILD_DIR/apps/compare/compare_backends" --help
+  fi
+  echo "(compare_backends is not built yet; its options are in docs/comparison.md)"
+  exit 0
 fi
+bin="$(built_binary apps/compare/compare_backends)"
 budget_args=()
 if ! has --max-seconds-per-item && [[ "$budget" != 0 ]]; then
   budget_args=(--max-seconds-per-item "$budget")

@@ -8,9 +8,11 @@
 #                              product columns per row, keys and inputs from --seed 1 so the
 #                              table is reproducible (about 20 minutes on 2 quiet cores)
 #   scripts/fpga_fft_results.sh [streaming|precision|all]   (default all)
-# Extra arguments after the first go to the study (e.g. --gates 256). Environment: BUILD_DIR
-# (default build), SKIP_SETUP=1 (the binary as it is), OUT_DIR (default docs/results/fpga_fft;
-# a relative one is taken from the folder the script is run in).
+# Extra arguments after the first go to the study (precision or all; streaming takes none):
+# an option given there replaces the setting above (e.g. --gates 256), and the files are named
+# after its --params. Environment: BUILD_DIR (default build), SKIP_SETUP=1 (the binary as it
+# is), OUT_DIR (default docs/results/fpga_fft; a relative one is taken from the folder the
+# script is run in).
 set -euo pipefail
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -27,6 +29,35 @@ case "$what" in
     exit 2
     ;;
 esac
+# The study's settings of record, each unless the extra arguments give that option (the study
+# refuses an option given twice); the output files are OUT_DIR's, named after the parameters.
+params=tfhe_lib_128
+study_args=()
+for default in "--params tfhe_lib_128" "--gates 64" "--products 16" "--seed 1"; do
+  option="${default% *}"
+  given=0
+  for ((i = 1; i <= $#; i++)); do
+    arg="${!i}"
+    next=$((i + 1))
+    case "$arg" in
+      "$option") given=1; [[ "$option" == --params ]] && params="${!next:-}" ;;
+      "$option="*) given=1; [[ "$option" == --params ]] && params="${arg#*=}" ;;
+      --json | --json=* | --markdown | --markdown=*)
+        echo "fpga_fft_results.sh: $arg: the study's files go to OUT_DIR (see --help)" >&2
+        exit 2
+        ;;
+    esac
+  done
+  ((given)) || study_args+=("$option" "${default#* }")
+done
+if [[ ! "$params" =~ ^[A-Za-z0-9_]+$ ]]; then
+  echo "fpga_fft_results.sh: --params needs a parameter set name, got '$params'" >&2
+  exit 2
+fi
+if [[ "$what" == streaming && $# -gt 0 ]]; then
+  echo "fpga_fft_results.sh: streaming takes no study options, got '$1' (see --help)" >&2
+  exit 2
+fi
 tool="$(built_binary apps/fpga_fft/fpga_fft)"
 out="$(from_caller "${OUT_DIR:-}")"
 out="${out:-docs/results/fpga_fft}"
@@ -74,7 +105,7 @@ with open(out + "/streaming_M512.md", "w") as md:
   echo "fpga_fft_results: wrote $out/streaming_M512.{json,md}"
 fi
 if [[ "$what" != streaming ]]; then
-  "$tool" study --params tfhe_lib_128 --gates 64 --products 16 --seed 1 \
-    --json "$out/precision_tfhe_lib_128.json" --markdown "$out/precision_tfhe_lib_128.md" "$@"
-  echo "fpga_fft_results: wrote $out/precision_tfhe_lib_128.{json,md}"
+  "$tool" study "${study_args[@]}" --json "$out/precision_$params.json" \
+    --markdown "$out/precision_$params.md" "$@"
+  echo "fpga_fft_results: wrote $out/precision_$params.{json,md}"
 fi

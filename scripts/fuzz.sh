@@ -15,7 +15,9 @@
 # Environment: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_RSS_LIMIT_MB (default 2048) and
 # FUZZ_MALLOC_LIMIT_MB (default 32: inputs are a few KB, so one allocation that large means a
 # reader sized a buffer from a header before the data was there), FUZZ_TIMEOUT (seconds per
-# input, default 10). Needs clang and libclang-rt-14-dev (scripts/setup.sh installs them).
+# input, default 10), all whole numbers (0: libFuzzer's no limit), and JOBS_BUILD (parallel
+# build jobs, default: the number of cores). Needs clang and libclang-rt-14-dev
+# (scripts/setup.sh installs them).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -54,10 +56,12 @@ harnesses=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --seconds)
-      [[ $# -ge 2 && "$2" =~ ^[0-9]+$ && "$2" -ge 1 ]] || { echo "fuzz.sh: --seconds needs a whole number >= 1" >&2; exit 2; }
+      [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]{0,8}$ ]] ||
+        { echo "fuzz.sh: --seconds needs a whole number >= 1" >&2; exit 2; }
       seconds="$2"; shift 2 ;;
     --jobs)
-      [[ $# -ge 2 && "$2" =~ ^[0-9]+$ && "$2" -ge 1 ]] || { echo "fuzz.sh: --jobs needs a whole number >= 1" >&2; exit 2; }
+      [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]{0,8}$ ]] ||
+        { echo "fuzz.sh: --jobs needs a whole number >= 1" >&2; exit 2; }
       jobs="$2"; shift 2 ;;
     --smoke) smoke=1; seconds=5; shift ;;
     --list) all_harnesses; exit 0 ;;
@@ -66,12 +70,19 @@ while [[ $# -gt 0 ]]; do
     *) harnesses+=("$1"); shift ;;
   esac
 done
+for setting in FUZZ_RSS_LIMIT_MB FUZZ_MALLOC_LIMIT_MB FUZZ_TIMEOUT JOBS_BUILD; do
+  value="${!setting:-}"
+  [[ -z "$value" || "$value" =~ ^[0-9]{1,9}$ ]] ||
+    { echo "fuzz.sh: $setting='$value' is not a whole number (see --help)" >&2; exit 2; }
+done
+[[ "${JOBS_BUILD:-1}" =~ [1-9] ]] || { echo "fuzz.sh: JOBS_BUILD needs at least 1" >&2; exit 2; }
 known="$(all_harnesses)"
 if [[ ${#harnesses[@]} -eq 0 ]]; then
   mapfile -t harnesses <<<"$known"
 fi
 for h in "${harnesses[@]}"; do
-  grep -qx "$h" <<<"$known" || { echo "fuzz.sh: no harness '$h'; known: $(echo $known)" >&2; exit 2; }
+  grep -qx "$h" <<<"$known" ||
+    { echo "fuzz.sh: no harness '$h'; known: ${known//$'\n'/ }" >&2; exit 2; }
 done
 
 for tool in clang clang++ cmake ninja; do
@@ -87,7 +98,14 @@ fi
 targets=()
 for h in "${harnesses[@]}"; do targets+=("fuzz_$h"); done
 echo "fuzz: building ${#targets[@]} harnesses in $BUILD"
-cmake --build "$BUILD" -j "${JOBS_BUILD:-$(nproc)}" --target "${targets[@]}" | grep -v '^\[' || true
+# A failed build stops here: the harnesses of an earlier build would otherwise run stale.
+if ! cmake --build "$BUILD" -j "${JOBS_BUILD:-$(nproc)}" --target "${targets[@]}" \
+       >"$BUILD/build.log" 2>&1; then
+  grep -v '^\[' "$BUILD/build.log" >&2 || true
+  echo "fuzz.sh: the build of the harnesses failed (log: $BUILD/build.log)" >&2
+  exit 1
+fi
+grep -v '^\[' "$BUILD/build.log" || true
 for h in "${harnesses[@]}"; do
   [[ -x "$BUILD/fuzz_$h" ]] || { echo "fuzz.sh: the build did not produce $BUILD/fuzz_$h" >&2; exit 1; }
 done
@@ -95,7 +113,8 @@ done
 mkdir -p "$BUILD/logs" "$BUILD/results"
 # Runs one harness; writes a result line "harness seconds execs corpus_files new findings".
 run_harness() {
-  local h="$1" bin="$BUILD/fuzz_$h"
+  local h="$1"
+  local bin="$BUILD/fuzz_$h"
   local work="$BUILD/corpus/$h" found="$BUILD/findings/$h" log="$BUILD/logs/$h.log"
   local seeds="$ROOT/fuzz/corpus/$h" regressions="$ROOT/fuzz/regressions/$h"
   mkdir -p "$work" "$found"

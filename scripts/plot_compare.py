@@ -11,8 +11,8 @@ writes, next to the results:
                     over the sequential backend, and over the published GPU numbers.
 Only measured results (status ok, a time above 0) are drawn or used as times. A skipped item
 shows as "skipped" with its estimated time marked "est.": an estimate, not a measurement.
-Plots of groups no longer in the results are removed. A results.csv that cannot be read (not
-text, columns missing, rows cut short) is refused with a message and exit status 2.
+Plots of groups no longer in the results are removed. A results.csv that is missing or cannot be
+read (not text, columns missing, rows cut short) is refused with a message and exit status 2.
 
 usage: plot_compare.py DIR [--published CSV] [--out DIR]
 """
@@ -268,7 +268,7 @@ def main():
     args = ap.parse_args()
     results_path = os.path.join(args.dir, "results.csv")
     if not os.path.exists(results_path):
-        sys.exit("plot_compare.py: %s not found; run compare_backends --out %s first" % (results_path, args.dir))
+        fail("%s not found; run compare_backends --out %s first" % (results_path, args.dir))
     plt, ticker = import_pyplot()
     rows = read_csv(results_path, REQUIRED)
     if not rows:

@@ -24,6 +24,10 @@ repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root"
 build_dir="${BUILD_DIR:-build}"
 jobs="${JOBS:-$(nproc)}"
+if [[ ! "$jobs" =~ ^[1-9][0-9]{0,3}$ ]]; then
+  echo "setup.sh: JOBS='$jobs' is not a whole number of build jobs in 1..9999" >&2
+  exit 2
+fi
 
 # clang + libclang-rt-14-dev: the libFuzzer harnesses (scripts/fuzz.sh); verilator: the
 # co-simulation of the generated FFT Verilog against the fpga_fft model.

@@ -9,6 +9,11 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 takes_no_arguments "$@"
 build_dir="$BUILD_DIR"
+if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
+  echo "update_circuit_costs.sh: $build_dir is not a configured build; run scripts/setup.sh" \
+       "(or set BUILD_DIR)" >&2
+  exit 1
+fi
 
 cmake --build "$build_dir" --target tests_circuits circuit_costs
 # Writes the TSV (the docs check in the same tag fails until the table below is updated).

@@ -119,6 +119,29 @@ expect 2 "update_circuit_costs.sh: takes no arguments" x
 program="$scripts_dir/setup.sh"
 expect 0 "Installs the Debian packages the build needs" --help
 expect 2 "setup.sh: takes no arguments (see --help), got '--jobs'" --jobs
+JOBS=abc BUILD_DIR="$tmp/setup-build" expect 2 "setup.sh: JOBS='abc' is not a whole number"
+program="$scripts_dir/update_circuit_costs.sh"
+BUILD_DIR="$tmp/no-build" expect 1 "$tmp/no-build is not a configured build"
+# scripts/quickstart.sh --help: its header, and no setup or build without one.
+program="$scripts_dir/quickstart.sh"
+BUILD_DIR="$tmp/no-build" expect 0 "README command 1" --help
+[[ ! -e "$tmp/no-build" ]] || fail "quickstart.sh --help started a build"
+
+# scripts/fuzz.sh: bad numbers refused before any build; a failed build of the harnesses stops
+# the run instead of fuzzing with the binaries an earlier build left (here a stand-in harness
+# in a build folder that cannot build; clang stand-ins, as nothing is configured).
+program="$scripts_dir/fuzz.sh"
+FUZZ_TIMEOUT=abc expect 2 "fuzz.sh: FUZZ_TIMEOUT='abc' is not a whole number" regression_csv
+expect 2 "fuzz.sh: --seconds needs a whole number >= 1" --seconds 08 regression_csv
+fake_build="$tmp/fuzz-build"
+mkdir -p "$fake_build" "$tmp/bin"
+: >"$fake_build/build.ninja"
+printf '#!/bin/sh\necho stale harness\n' >"$fake_build/fuzz_regression_csv"
+chmod +x "$fake_build/fuzz_regression_csv"
+ln -sf "$(command -v true)" "$tmp/bin/clang"
+ln -sf "$(command -v true)" "$tmp/bin/clang++"
+PATH="$tmp/bin:$PATH" FUZZ_BUILD_DIR="$fake_build" \
+  expect 1 "fuzz.sh: the build of the harnesses failed" --seconds 1 regression_csv
 
 program="$circuit_demo"
 expect 0 "integer width, 5..16" --help

@@ -150,6 +150,21 @@ if [[ "${REQUIRE_GPU:-0}" != 1 ]]; then
     { cat "$work/script.log"; fail "compare.sh --plan exited $?"; }
   grep -q "budget 30:00 per item" "$work/script.log" ||
     { cat "$work/script.log"; fail "compare.sh --plan without the script's budget"; }
+  # --help builds nothing: the script's settings, then the program's options when built;
+  # a bad MAX_ITEM_SECONDS is named before any work.
+  SKIP_SETUP=1 BUILD_DIR="$work/no-build" "$script" --help > "$work/script.log" 2>&1 &&
+    grep -q "MAX_ITEM_SECONDS" "$work/script.log" ||
+    { cat "$work/script.log"; fail "compare.sh --help without a build"; }
+  status=0
+  MAX_ITEM_SECONDS=abc SKIP_SETUP=1 BUILD_DIR="$build" "$script" --plan --quick \
+    > "$work/script.log" 2>&1 || status=$?
+  [[ $status == 2 ]] && grep -q "MAX_ITEM_SECONDS='abc' is not a whole number" \
+    "$work/script.log" || { cat "$work/script.log"; fail "compare.sh, MAX_ITEM_SECONDS=abc"; }
   cd - > /dev/null
 fi
+# A folder without results.csv: exit status 2, as for a damaged one.
+status=0
+"$python" "$plot" "$work/no-results" > "$work/missing.log" 2>&1 || status=$?
+[[ $status == 2 ]] && grep -q "results.csv not found" "$work/missing.log" ||
+  { cat "$work/missing.log"; fail "plot_compare.py without results.csv: exit $status"; }
 echo "compare_quick: ok ($results results, plots by $python)"

@@ -139,4 +139,19 @@ expect 2 "size=3 but expected a power of two" cosim --simulator iverilog --size 
 expect 2 "--name 'module' is a reserved word of Verilog or SystemVerilog" verilog \
   --out "$tmp/k" --name module
 expect 0 "simulate" --help
+
+# scripts/fpga_fft_results.sh with this build as it is: an option after the first argument
+# replaces the study's setting of record (the study refuses an option given twice) and a
+# --params names the files; options the script owns, or study options for streaming, are
+# refused before any work.
+program="$(dirname "${BASH_SOURCE[0]}")/../../scripts/fpga_fft_results.sh"
+BUILD_DIR="$(cd "$(dirname "$1")/../.." && pwd)"
+export SKIP_SETUP=1 BUILD_DIR OUT_DIR="$tmp/results"
+expect 0 "wrote $tmp/results/precision_toy_INSECURE.{json,md}" precision --params toy_INSECURE \
+  --gates 2 --products 1 --frac-bits 30 --rounding nearest
+[[ -s "$tmp/results/precision_toy_INSECURE.md" ]] || fail "fpga_fft_results.sh: no markdown"
+expect 2 "streaming takes no study options, got '--gates'" streaming --gates 2
+expect 2 "--json: the study's files go to OUT_DIR" precision --json "$tmp/x.json"
+expect 2 "--params needs a parameter set name, got '../x'" all --params ../x
+[[ ! -e "$tmp/results/streaming_M512.md" ]] || fail "fpga_fft_results.sh: a refused run wrote"
 finish "fpga_fft end to end"
