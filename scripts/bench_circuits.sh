@@ -25,6 +25,18 @@ ops="${OPS:-add.sklansky,less,mul.wrapping.dadda}"
 widths="${WIDTHS:-8,16,32}"
 reps="${REPS:-3}"
 lanes="${LANES:-1}"
+# The settings' forms, checked before the build (the program's own checks name its flags).
+refuse() {
+  echo "bench_circuits.sh: $*" >&2
+  exit 2
+}
+for setting in "REPS=$reps" "LANES=$lanes"; do
+  [[ "${setting#*=}" =~ ^[1-9][0-9]{0,8}$ ]] ||
+    refuse "${setting%%=*}='${setting#*=}' is not a whole number >= 1"
+done
+[[ "$widths" =~ ^[0-9]+(,[0-9]+)*$ ]] || refuse "WIDTHS='$widths' is not a list such as 8,16,32"
+[[ "$backend" =~ ^(openmp|sequential|gpu|plaintext|best)$ ]] ||
+  refuse "BACKEND='$backend'; expected openmp, sequential, gpu, plaintext or best"
 
 bench="$(built_binary apps/bench_circuits)"
 mkdir -p "$out"

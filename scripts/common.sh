@@ -1,5 +1,6 @@
 # Sourced by the benchmark scripts: moves to the repository root, exports BUILD_DIR (default
-# build), and defines
+# build; a relative one is the repository's folder, as for scripts/setup.sh, while a relative
+# OUT_DIR is the caller's: see from_caller), and defines
 #   built_binary REL_PATH   runs scripts/setup.sh (unless SKIP_SETUP=1), then prints
 #                           $BUILD_DIR/REL_PATH, or exits 1 with a message when it is missing;
 #   from_caller PATH        PATH made absolute against the folder the script was run from (a

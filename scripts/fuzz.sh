@@ -9,7 +9,8 @@
 #
 #   scripts/fuzz.sh [--seconds S] [--jobs J] [harness...]   S seconds each (default 60),
 #                                                           J harnesses at once (default 1)
-#   scripts/fuzz.sh --smoke                                 a few seconds each (CI)
+#   scripts/fuzz.sh --smoke                                 5 seconds each (CI; --seconds
+#                                                           S sets another time)
 #   scripts/fuzz.sh --list                                  the harness names
 #
 # Environment: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_RSS_LIMIT_MB (default 2048) and
@@ -49,7 +50,7 @@ dictionary_of() {
   esac
 }
 
-seconds=60
+seconds=""
 jobs=1
 smoke=0
 harnesses=()
@@ -63,13 +64,17 @@ while [[ $# -gt 0 ]]; do
       [[ $# -ge 2 && "$2" =~ ^[1-9][0-9]{0,8}$ ]] ||
         { echo "fuzz.sh: --jobs needs a whole number >= 1" >&2; exit 2; }
       jobs="$2"; shift 2 ;;
-    --smoke) smoke=1; seconds=5; shift ;;
+    --smoke) smoke=1; shift ;;
     --list) all_harnesses; exit 0 ;;
     -h|--help) usage; exit 0 ;;
     -*) echo "fuzz.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) harnesses+=("$1"); shift ;;
   esac
 done
+# --seconds wins over --smoke's 5, in either order.
+if [[ -z "$seconds" ]]; then
+  if ((smoke)); then seconds=5; else seconds=60; fi
+fi
 for setting in FUZZ_RSS_LIMIT_MB FUZZ_MALLOC_LIMIT_MB FUZZ_TIMEOUT JOBS_BUILD; do
   value="${!setting:-}"
   [[ -z "$value" || "$value" =~ ^[0-9]{1,9}$ ]] ||

@@ -34,6 +34,8 @@ LINESTYLES = ["-", "--", ":", "-."]
 REQUIRED = ["group", "panel", "variant", "workload", "size", "x_name", "x", "backend", "params",
             "threads", "status", "median_s", "min_s", "max_s", "bootstraps", "depth",
             "estimated_s", "machine", "commit"]
+# The published numbers' columns that the plots and tables read.
+PUBLISHED_REQUIRED = ("group", "x_name", "x", "seconds", "platform", "source")
 
 
 def fail(message):
@@ -60,7 +62,7 @@ def import_pyplot():
     return plt, ticker
 
 
-def read_csv(path, required=()):
+def read_csv(path, required=(), kind="a results.csv of compare_backends"):
     """The rows of a CSV file as dicts; exits (status 2) when it cannot be read, lacks one of
     the required columns or has a row with fewer or more fields than its header."""
     try:
@@ -72,8 +74,8 @@ def read_csv(path, required=()):
         fail("cannot read %s: %s" % (path, e))
     missing = [c for c in required if c not in header]
     if missing:
-        fail("%s lacks the column%s %s (not a results.csv of compare_backends?)"
-             % (path, "s" if len(missing) > 1 else "", ", ".join(missing)))
+        fail("%s lacks the column%s %s (not %s?)"
+             % (path, "s" if len(missing) > 1 else "", ", ".join(missing), kind))
     for number, row in enumerate(rows, start=2):
         if None in row or any(v is None for v in row.values()):
             fail("%s line %d has %s fields than its header (a damaged or cut file)"
@@ -273,7 +275,8 @@ def main():
     rows = read_csv(results_path, REQUIRED)
     if not rows:
         fail("%s holds no results" % results_path)
-    published = read_csv(args.published) if os.path.exists(args.published) else []
+    published = (read_csv(args.published, PUBLISHED_REQUIRED, "a file of published numbers")
+                 if os.path.exists(args.published) else [])
     published_name = ("docs/results/published_gtx1080.csv" if args.published == default_published
                       else args.published)
     if not published:

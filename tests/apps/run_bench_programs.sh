@@ -110,6 +110,10 @@ program="$gate_demo"
 program="$bench_circuits_script"
 expect 0 "Runs the CPU circuit benchmark" --help
 expect 2 "bench_circuits.sh: takes no arguments" --widths 8
+# Bad settings are refused by their own names, before any build.
+REPS=0 expect 2 "bench_circuits.sh: REPS='0' is not a whole number >= 1"
+WIDTHS=8x expect 2 "bench_circuits.sh: WIDTHS='8x' is not a list such as 8,16,32"
+BACKEND=cuda expect 2 "bench_circuits.sh: BACKEND='cuda'; expected openmp"
 program="$scripts_dir/bench_cpu.sh"
 expect 0 "Runs the CPU gate benchmarks" --help
 expect 2 "bench_cpu.sh: takes no arguments" --batch 1
