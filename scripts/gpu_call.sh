@@ -12,7 +12,8 @@
 # at most 60 s). The exit status is 1 if a stage or the main job failed, 2 on bad settings.
 # Environment:
 #   STAGES      the stages, separated by |, each a list of gpu_run.sh steps (default
-#               "env test defaults|stage sanitize|hotspots circuits")
+#               "env test defaults|stage sanitize|hotspots circuits compare": the comparison
+#               runs' gpu rows last, where time is left)
 #   BUDGET      seconds from the start by which every step must end (default 540: the tool's
 #               600 s less the packing and the main job)
 #   STEP_TIMEOUT  each command's limit in seconds (default 240)
@@ -72,7 +73,8 @@ export LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # .deb files, instead of only when its own step starts.
 check_programs() {
   local program path lacking
-  for program in tests/gpu/tests_gpu apps/bench_gates apps/bench_circuits apps/linear_regression; do
+  for program in tests/gpu/tests_gpu apps/bench_gates apps/bench_circuits apps/linear_regression \
+    apps/compare/compare_backends; do
     path="$build/$program$exe"
     if [[ ! -x "$path" ]]; then
       echo "missing: $path (scripts/gpu_prepare.sh packs it; PROGRAMS names it)"
@@ -99,7 +101,7 @@ pack() {
 }
 
 status=0
-IFS='|' read -ra stages <<< "${STAGES:-env test defaults|stage sanitize|hotspots circuits}"
+IFS='|' read -ra stages <<< "${STAGES:-env test defaults|stage sanitize|hotspots circuits compare}"
 for stage in "${stages[@]}"; do
   read -ra steps <<< "$stage"
   ((${#steps[@]} == 0)) && continue

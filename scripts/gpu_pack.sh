@@ -6,8 +6,9 @@
 # alone and unpack it on the GPU machine first:
 #   tar xzf .deps/gpupack.tar.gz && BUILD_DIR=.gpubin scripts/gpu_run.sh OUT STEP...
 #   scripts/gpu_pack.sh [PROGRAM...]
-# PROGRAMs are paths under .gpubin (default: tests/gpu/tests_gpu apps/bench_gates
-# apps/linear_regression); every variant under .gpuvar goes in whole, but for the bench_gates
+# PROGRAMs are paths under .gpubin (default: what scripts/gpu_call.sh runs, tests/gpu/tests_gpu
+# apps/bench_gates apps/bench_circuits apps/linear_regression apps/compare/compare_backends);
+# every variant under .gpuvar goes in whole, but for the bench_gates
 # of `now` when it is .gpubin's (the variants step copies that back).
 set -euo pipefail
 
@@ -20,7 +21,10 @@ esac
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root"
 programs=("$@")
-[[ ${#programs[@]} -eq 0 ]] && programs=(tests/gpu/tests_gpu apps/bench_gates apps/linear_regression)
+if [[ ${#programs[@]} -eq 0 ]]; then
+  programs=(tests/gpu/tests_gpu apps/bench_gates apps/bench_circuits apps/linear_regression
+            apps/compare/compare_backends)
+fi
 paths=()
 for p in "${programs[@]}"; do
   if [[ ! -x ".gpubin/$p" ]]; then
@@ -41,3 +45,11 @@ mkdir -p .deps
 tar czf .deps/gpupack.tar.gz ${excludes[@]+"${excludes[@]}"} "${paths[@]}"
 echo "gpu_pack: $(du -h .deps/gpupack.tar.gz | cut -f1) in .deps/gpupack.tar.gz (${paths[*]});" \
   "carry .deps: $(du -sh .deps | cut -f1) with the .deb files"
+# The device tool carries at most 64 MiB: past it the call would fail before it starts.
+carried=$(du -sb .deps | cut -f1)
+if ((carried > 64 * 1024 * 1024)); then
+  echo "gpu_pack: .deps holds $((carried / 1048576)) MiB, more than the 64 MiB the device tool" \
+    "carries: pack fewer PROGRAMS, or build for the GPU's architecture alone" \
+    "(-DCMAKE_CUDA_ARCHITECTURES=90 for an H100 or H200)" >&2
+  exit 1
+fi

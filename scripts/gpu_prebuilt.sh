@@ -28,7 +28,8 @@ archs="$(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$cache")"
   sed 's/set(CMAKE_CUDA_ARCHITECTURES //')"
 echo "gpu_prebuilt: CUDA architectures of $build: ${archs:-unknown}"
 programs=(tests/gpu/tests_gpu tests/gpu/tests_gpu_host apps/bench_gates apps/bench_circuits
-          apps/linear_regression apps/gate_demo apps/circuit_demo apps/cli/torusgate)
+          apps/linear_regression apps/gate_demo apps/circuit_demo apps/cli/torusgate
+          apps/compare/compare_backends)
 targets=()
 for p in "${programs[@]}"; do targets+=("$(basename "$p")"); done
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"

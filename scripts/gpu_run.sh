@@ -79,6 +79,14 @@
 #           --fused-key-stage 1 and 2, tensor-core key
 #           switching, in two rounds (needs a GPU: the
 #           emulated run's toy set has N = 256)
+#   compare the comparison runs on the GPU backend     -> compare/results.{jsonl,json,csv},
+#           (compare_backends, docs/comparison.md):         compare_gpu.log
+#           the committed CPU results resumed with
+#           the gpu backend at tfhe_lib_80 and
+#           tfhe_lib_128, each item past
+#           COMPARE_ITEM_SECONDS of estimated time
+#           skipped, so that their tables and plots
+#           set the GPU beside the CPU backends
 #   variants bench_gates of each variant build          -> bench_gates_gpu_variant_*.json/.log
 #           (VARIANTS_DIR/NAME/bench_gates, made by
 #           scripts/gpu_variant.sh), fused engine,
@@ -129,6 +137,7 @@
 #               1,8,22,64,1024)
 #   UNROLLS     the unrolled step's key forms, space-separated: 2 (pairs), 3 (threes)
 #               (default "2 3")
+#   COMPARE_ITEM_SECONDS  the compare step's --max-seconds-per-item (default 20)
 #   SANITIZE_TOOLS  compute-sanitizer tools of the sanitize step, in order (default
 #               "memcheck racecheck synccheck"; racecheck takes about 80 s on an H100)
 #   DEADLINE    seconds since the epoch (date +%s) by which every command must end: each
@@ -162,7 +171,7 @@ steps=("$@")
 [[ ${#steps[@]} -eq 0 ]] && steps=(env build host test apps slow bench shapes circuits sanitize profile stalls)
 for s in "${steps[@]}"; do
   case "$s" in
-    env|build|host|test|apps|slow|bench|shapes|circuits|sanitize|profile|quick|stalls|hotspots|variants|unrolled|bundle|lanes|defaults|stage) ;;
+    env|build|host|test|apps|slow|bench|shapes|circuits|sanitize|profile|quick|stalls|hotspots|variants|unrolled|bundle|lanes|defaults|stage|compare) ;;
     *) echo "gpu_run: unknown step '$s'" >&2; usage; exit 2;;
   esac
 done
@@ -252,6 +261,9 @@ require_match BUNDLE_UNROLLS "$bundle_unrolls" '^[234]( [234])*$' \
 require_match BUNDLE_BATCHES "$bundle_batches" "$batch_list" "batch sizes such as 1,8,22"
 require_match UNROLLS "$unrolls" '^[23]( [23])*$' 'unrolled key forms 2 and/or 3, such as "2 3"'
 require_match HOTSPOT_BATCH "$hotspot_batch" '^[1-9][0-9]*$' "one batch size such as 1 or 16384"
+compare_item_seconds="${COMPARE_ITEM_SECONDS:-20}"
+require_match COMPARE_ITEM_SECONDS "$compare_item_seconds" '^[1-9][0-9]{0,5}$' \
+  "seconds per item such as 20"
 # Nsight Compute's filter for the fused rotation kernels (fused_kernels.cu).
 rotation_kernels='fused_(blind|fixed|lane|cluster|staged)_(rotation|lane)'
 
@@ -551,6 +563,29 @@ step_circuits() {
     --backend gpu --params "$params" --gpu-engine cufft --key-switching gather \
     --transfer pinned --widths "${circuit_widths##*,}" --lanes "$circuit_lanes" --reps 3 \
     --json "$out/bench_circuits_gpu_${params}_cufft_lanes${circuit_lanes}_pinned.json"
+}
+
+# The comparison runs with the gpu backend: compare_backends resumes a copy of the committed
+# results (the CPU backends' on the CI machine class), so its results hold both and
+# scripts/plot_compare.py draws them together; an item whose estimate is past
+# COMPARE_ITEM_SECONDS is skipped (its record says so). Cut off at the DEADLINE, the items
+# measured so far are in results.jsonl. The emulated run: --quick on the toy set.
+step_compare() {
+  local tool="$build/apps/compare/compare_backends$exe" dir="$out/compare"
+  require_built compare "$tool" || return 1
+  local args=(--backends gpu --no-progress --out "$dir")
+  if [[ "$emulated" == 1 ]]; then
+    args+=(--quick --params "$params" --overwrite)
+  else
+    mkdir -p "$dir" && cp docs/results/comparison/results.jsonl "$dir/" || {
+      log "compare: docs/results/comparison/results.jsonl could not be copied"
+      failed+=(compare)
+      return 1
+    }
+    args+=(--resume --params tfhe_lib_80,tfhe_lib_128 --max-seconds-per-item
+           "$compare_item_seconds")
+  fi
+  run_logged compare_gpu "$tool" "${args[@]}"
 }
 
 # Every report's tables and the issues' and DESIGN.md's targets, docs-ready.

@@ -21,7 +21,7 @@ msg="$(BUDGET=soon call "$work/bad" 2>&1)"
 # compute-sanitizer and ncu are stand-ins (tests/apps/fake_tools) that check the steps' options
 # and run the programs (hotspots: tfhe_lib_128 at batch 2, the automatic shape and l2s).
 PATH="$repo/tests/apps/fake_tools:$PATH" GPU_RUN_FAKE_TOOLS=1 \
-  STAGES="env defaults|stage sanitize|hotspots circuits" BUDGET=400 call "$work/out" \
+  STAGES="env defaults|stage sanitize|hotspots circuits compare" BUDGET=400 call "$work/out" \
   > "$work/call.log" 2>&1
 status=$?
 ((status == 0)) || { cat "$work/call.log"; fail "gpu_call.sh exited $status"; }

@@ -71,7 +71,7 @@ rm -rf "$work/shape_args"
 
 GPU_RUN_EMULATED=1 BUILD_DIR="$build" "$repo/scripts/gpu_run.sh" "$work" \
   env apps bench shapes circuits slow sanitize profile quick stalls hotspots variants unrolled bundle lanes \
-  defaults stage \
+  defaults stage compare \
   > "$work/stdout.txt" 2>&1
 rc=$?
 if [[ $rc -ne 0 ]]; then
@@ -84,6 +84,10 @@ for step in slow sanitize profile stalls hotspots variants stage; do
   grep -qF "$step: needs a GPU: skipped in the emulated dry run" "$log" || fail "$step was not skipped"
 done
 grep -qF "mode: dry run on the CUDA emulator" "$work/environment.txt" || fail "environment.txt"
+# The compare step: the comparison runs' gpu rows, every one exact.
+grep -q ", 0 WRONG$" "$work/compare_gpu.log" ||
+  fail "the compare step: $(tail -3 "$work/compare_gpu.log")"
+grep -q ",gpu,toy_INSECURE," "$work/compare/results.csv" || fail "the compare step's results.csv"
 [[ "$(cat "$work/cli/ab.txt")" == "$(printf ' 19 -10\n-13  50')" ]] || fail "CLI matmul: $(cat "$work/cli/ab.txt")"
 ls "$work"/cli/*.tgsk >/dev/null 2>&1 && fail "the secret key was left in the output folder"
 
