@@ -171,7 +171,8 @@ steps=("$@")
 [[ ${#steps[@]} -eq 0 ]] && steps=(env build host test apps slow bench shapes circuits sanitize profile stalls)
 for s in "${steps[@]}"; do
   case "$s" in
-    env|build|host|test|apps|slow|bench|shapes|circuits|sanitize|profile|quick|stalls|hotspots|variants|unrolled|bundle|lanes|defaults|stage|compare) ;;
+    env|build|host|test|apps|slow|bench|shapes|circuits|sanitize|profile|quick|stalls) ;;
+    hotspots|variants|unrolled|bundle|lanes|defaults|stage|compare) ;;
     *) echo "gpu_run: unknown step '$s'" >&2; usage; exit 2;;
   esac
 done
