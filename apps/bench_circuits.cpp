@@ -614,7 +614,7 @@ int main(int argc, char** argv) try {
   if (json.wanted()) {
     write_json(json.stream(), o, info, results);
     json.commit();
-    std::printf("\nJSON written to %s\n", json.path().c_str());
+    std::printf("\nJSON written to %s\n", apps::terminal_text(json.path()).c_str());
   }
   std::size_t wrong = 0;
   for (const OpResult& r : results) wrong += r.errors;

@@ -601,7 +601,7 @@ int main(int argc, char** argv) try {
     write_json(json.stream(), o, params, report, *cloud, keygen_s, backend_key_s, results,
                gpu_runs, fp64_peak);
     json.commit();
-    std::printf("\nJSON written to %s\n", json.path().c_str());
+    std::printf("\nJSON written to %s\n", apps::terminal_text(json.path()).c_str());
   }
   if (errors != 0) {
     std::fprintf(stderr, "bench_gates: %zu gate outputs decrypted WRONG\n", errors);

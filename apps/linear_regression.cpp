@@ -495,8 +495,9 @@ void print_model(const Report& r, std::size_t beta_width) {
               "difference", "float data");
   // %g: data of any magnitude (a column near 1e300 or 1e-300) keeps the columns aligned.
   for (std::size_t j = 0; j < r.beta.size(); ++j)
-    std::printf("  %-18s %14.7g %14.7g %12.2e %12.7g\n", r.names[j].c_str(), r.beta[j],
-                r.beta_reference[j], std::abs(r.beta[j] - r.beta_reference[j]), r.beta_float[j]);
+    std::printf("  %-18s %14.7g %14.7g %12.2e %12.7g\n",
+                apps::terminal_text(r.names[j]).c_str(), r.beta[j], r.beta_reference[j],
+                std::abs(r.beta[j] - r.beta_reference[j]), r.beta_float[j]);
   std::printf("  %-18s %14.7g %14.7g %12s %12.7g\n", "RMS error", r.rmse, r.rmse_reference, "",
               r.rmse_float);
   std::printf("encrypted fit vs plaintext least squares of the same quantized data: largest "
@@ -719,8 +720,10 @@ int main(int argc, char** argv) try {
   }
 
   std::printf("torusgate linear regression (commit %s)\n", apps::build_commit().c_str());
-  std::printf("data         %s: %zu rows, %zu attributes\n", r.data_description.c_str(),
-              r.q.rows, r.q.attributes);
+  // The CSV's path and target as the terminal shows them (the JSON report keeps them as
+  // they are).
+  std::printf("data         %s: %zu rows, %zu attributes\n",
+              apps::terminal_text(r.data_description).c_str(), r.q.rows, r.q.attributes);
   std::printf("quantized    %sx: %s, %d fraction bits; y: %s, %d fraction bits\n",
               scaling ? "standardized columns, " : "",
               to_string(r.q.x_type).c_str(), r.q.x_fraction_bits, to_string(r.q.y_type).c_str(),
@@ -770,7 +773,7 @@ int main(int argc, char** argv) try {
   if (o.json) {
     write_json(json.stream(), o, r);
     json.commit();
-    std::printf("report written to %s\n", o.json->c_str());
+    std::printf("report written to %s\n", apps::terminal_text(*o.json).c_str());
   }
   return status;
 } catch (const InvalidArgument& e) {  // a bad argument or input file

@@ -128,12 +128,12 @@ int main(int argc, char** argv) {
     if (json.wanted()) {
       json.stream() << noise_study_json(o, sets);
       json.commit();
-      std::printf("\nJSON written to %s\n", json.path().c_str());
+      std::printf("\nJSON written to %s\n", terminal_text(json.path()).c_str());
     }
     if (markdown.wanted()) {
       markdown.stream() << noise_study_markdown(o, sets);
       markdown.commit();
-      std::printf("markdown written to %s\n", markdown.path().c_str());
+      std::printf("markdown written to %s\n", terminal_text(markdown.path()).c_str());
     }
     if (unexplained != 0) {
       std::fprintf(stderr,

@@ -268,7 +268,7 @@ class Driver {
       store_.emplace(o_.out, o_.mode);
       if (store_->result_count() > 0)
         std::printf("resuming: %zu results already in %s\n", store_->result_count(),
-                    o_.out.c_str());
+                    terminal_text(o_.out).c_str());
       JsonRecord rec;
       rec.set("record", "run");
       rec.set("date", utc_timestamp());
@@ -298,17 +298,18 @@ class Driver {
       std::printf(
           "note: %zu results already in %s were measured with another setup (machine, backend "
           "options, or fewer runs than this run's) and were measured again\n",
-          remeasured_, o_.out.c_str());
+          remeasured_, terminal_text(o_.out).c_str());
     if (resumed_other_commit_ != 0)
       std::printf(
           "note: %zu of the resumed results were measured by another commit than %s "
           "(their 'commit' field says which)\n",
           resumed_other_commit_, build_commit().c_str());
     if (store_) {
+      const std::string out = terminal_text(o_.out);
       std::printf(
           "results: %s/results.json, results.csv (results.jsonl: every record)\n"
           "plots:   scripts/plot_compare.py %s\n",
-          o_.out.c_str(), o_.out.c_str());
+          out.c_str(), out.c_str());
     }
     if (wrong_ != 0) {
       std::fprintf(stderr,

@@ -277,8 +277,9 @@ int run_verilog(const VerilogOptions& o, std::ostream& out) {
   if (ec) throw InvalidArgument(o.out_flag + ": cannot create '" + dir.string() + "': " + ec.message());
   for (const auto& [path, text] : files) write_file(path, text);
   out << "fpga_fft verilog: " << describe(o.datapath) << "\n"
-      << "  wrote " << files[0].first.string() << " (" << model.units().size() << " units, latency "
-      << model.latency_formula() << " cycles), " << files[1].first.filename().string() << ", "
+      << "  wrote " << apps::terminal_text(files[0].first.string()) << " ("
+      << model.units().size() << " units, latency " << model.latency_formula() << " cycles), "
+      << files[1].first.filename().string() << ", "
       << "input.hex (" << o.transforms << " transforms), expected.txt\n"
       << "  simulate: the testbench writes output.txt (run it with +transforms=" << o.transforms
       << "), which must equal expected.txt\n";

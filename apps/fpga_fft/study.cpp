@@ -14,6 +14,7 @@
 
 #include "app_support.hpp"
 #include "commands.hpp"
+#include "printable.hpp"
 #include "torusgate/core/error.hpp"
 #include "torusgate/core/keys.hpp"
 #include "torusgate/core/noise.hpp"
@@ -287,7 +288,7 @@ int run_study(const StudyOptions& o, std::ostream& out) {
     }
     markdown_file.stream() << md.str();
     markdown_file.commit();
-    out << "markdown written to " << *o.markdown << "\n";
+    out << "markdown written to " << apps::terminal_text(*o.markdown) << "\n";
   }
   if (json_file.wanted()) {
     // [low, high] of the 95% range, or null (fewer than fewest_gates_for_range gates).
@@ -330,7 +331,7 @@ int run_study(const StudyOptions& o, std::ostream& out) {
     j << "  ]\n}\n";
     json_file.stream() << j.str();
     json_file.commit();
-    out << "JSON written to " << *o.json << "\n";
+    out << "JSON written to " << apps::terminal_text(*o.json) << "\n";
   }
   return exit_ok;
 }

@@ -57,6 +57,17 @@ expect 0 "JSON written to $tmp/c.json" --backend sequential --params toy_INSECUR
   --ops add.sklansky --widths 4 --lanes 2 --reps 1 --warmup 0 --json "$tmp/c.json"
 python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$tmp/c.json" \
   || fail "bench_circuits: the JSON report does not parse"
+# The reports' paths as printed: a terminal's escape sequence in them stays inert (\x1B).
+esc=$'\e[31m'
+mkdir -p "$tmp/d$esc"
+expect 0 "JSON written to $tmp/d\x1B[31m/c.json" --backend plaintext --ops add.sklansky \
+  --widths 4 --reps 1 --warmup 0 --json "$tmp/d$esc/c.json"
+grep -qF "$esc" "$tmp/out" && fail "bench_circuits: the report's path reached the terminal raw"
+program="$bench_gates"
+expect 0 "JSON written to $tmp/d\x1B[31m/g.json" --backend sequential --params toy_INSECURE \
+  --batch 2 --reps 1 --warmup 0 --json "$tmp/d$esc/g.json"
+grep -qF "$esc" "$tmp/out" && fail "bench_gates: the report's path reached the terminal raw"
+program="$bench_circuits"
 # A key in threes: the header names it; each row and result carries the noise model's chance
 # of a wrong bit per run, which the threes' key raises (toy_INSECURE's margins stay huge).
 expect 0 "key bits in threes (--unroll 3)" --backend sequential --params toy_INSECURE \

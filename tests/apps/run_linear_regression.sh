@@ -191,6 +191,21 @@ grep -q "keys made" "$tmp/out" && fail "a refused run made keys"
 if [[ -w /dev/full ]]; then
   expect 1 "--json: writing '/dev/full' failed" --backend plaintext --json /dev/full
 fi
+# What a run prints quotes the CSV's path, its column names and the report's path escaped: a
+# terminal's escape sequence in them stays inert (\x1B); the JSON report keeps them as they are.
+esc=$'\e[31m'
+mkdir -p "$tmp/d$esc"
+printf 'a%s,b,y\n' "$esc" >"$tmp/d$esc/e.csv"
+for i in 1 2 3 4 5 6; do echo "0.$i,0.$((i * 3 % 7)),$i.5" >>"$tmp/d$esc/e.csv"; done
+expect 0 "report written to $tmp/d\x1B[31m/e.json" --backend plaintext --csv "$tmp/d$esc/e.csv" \
+  --target y --no-progress --json "$tmp/d$esc/e.json"
+grep -qF "data         $tmp/d\x1B[31m/e.csv (target 'y')" "$tmp/out" ||
+  fail "the data line does not show the CSV's path escaped"
+grep -qF '  a\x1B[31m ' "$tmp/out" || fail "the model table does not show the column name escaped"
+grep -qF "$esc" "$tmp/out" && fail "a path or column name reached the terminal raw"
+python3 -c "import json,sys; r=json.load(open(sys.argv[1])); \
+assert r['coefficient_names'][1] == 'a\x1b[31m', r['coefficient_names']" "$tmp/d$esc/e.json" ||
+  fail "the JSON report does not keep the column name as it is"
 "$program" --help 2>/dev/null | grep -q "^usage: linear_regression" ||
   fail "linear_regression --help: not on stdout"
 

@@ -52,5 +52,12 @@ expect 2 "--threshold: '99999999999:1': 99999999999 is out of range; expected an
 # A kind with one gate has no sample variance: n/a, not 0.
 expect 0 "| NAND | 2 | 1/8 | 1 | n/a | n/a | n/a | n/a | n/a |" --params toy_INSECURE --gates 15 \
   --kinds fixed --seed 1 --no-progress
+# The reports' paths as printed: a terminal's escape sequence in them stays inert (\x1B).
+esc=$'\e[31m'
+mkdir -p "$tmp/d$esc"
+expect 0 "markdown written to $tmp/d\x1B[31m/n.md" --params toy_INSECURE --gates 15 \
+  --kinds fixed --seed 1 --no-progress --json "$tmp/d$esc/n.json" --markdown "$tmp/d$esc/n.md"
+grep -qF "JSON written to $tmp/d\x1B[31m/n.json" "$tmp/out" || fail "the JSON path, escaped"
+grep -qF "$esc" "$tmp/out" && fail "a report's path reached the terminal raw"
 
 finish "noise_study"

@@ -62,6 +62,20 @@ grep -q "^2 measured, 0 already measured" "$work/resume_other.log" &&
 grep -q "^2 measured, 0 already measured" "$work/resume_reps.log" ||
   { cat "$work/resume_reps.log"; fail "--resume with more runs took results of fewer"; }
 
+# The results folder as printed, by a run and a resume: a terminal's escape sequence in its
+# path stays inert (\x1B).
+esc=$'\e[31m'
+for resume in "" --resume; do
+  "$bin" --quick --params toy_INSECURE --backends sequential --workloads gate.coalesced \
+    --out "$work/d$esc" ${resume:+"$resume"} --no-progress > "$work/escaped.log" 2>&1 ||
+    { cat "$work/escaped.log"; fail "a run into a folder named with an escape exited $?"; }
+  grep -qF "plots:   scripts/plot_compare.py $work/d\x1B[31m" "$work/escaped.log" &&
+    ! grep -qF "$esc" "$work/escaped.log" ||
+    { cat -v "$work/escaped.log"; fail "the results folder's path reached the terminal raw"; }
+done
+grep -qF "resuming: 2 results already in $work/d\x1B[31m" "$work/escaped.log" ||
+  { cat -v "$work/escaped.log"; fail "the resume does not name the folder escaped"; }
+
 # An option's value is never the next option, and an option is given once; neither run makes
 # a folder.
 cd "$work"

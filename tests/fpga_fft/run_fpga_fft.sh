@@ -56,6 +56,16 @@ assert thirty["product_rms_lsb"] == one["rows"][0]["product_rms_lsb"], (thirty, 
 assert one["baseline"]["engine"] in ("simd", "fftw", "portable"), one["baseline"]
 PY
 
+# The paths as printed: a terminal's escape sequence in them stays inert (\x1B).
+esc=$'\e[31m'
+expect 0 "wrote $tmp/d\x1B[31m/fft_stream.v" verilog --size 32 --width 4 --out "$tmp/d$esc"
+grep -qF "$esc" "$tmp/out" && fail "verilog: the folder's path reached the terminal raw"
+expect 0 "markdown written to $tmp/d\x1B[31m/study.md" study --params toy_INSECURE \
+  --frac-bits 30 --gates 4 --products 2 --seed 1 --markdown "$tmp/d$esc/study.md" \
+  --json "$tmp/d$esc/study.json"
+grep -qF "JSON written to $tmp/d\x1B[31m/study.json" "$tmp/out" || fail "study: the JSON path"
+grep -qF "$esc" "$tmp/out" && fail "study: a report's path reached the terminal raw"
+
 expect 2 "(log2 --radix must divide log2 --size=9); allowed radices: 2, 8, 512" simulate --radix 4
 expect 2 "fpga_fft: --word-bits + --twiddle-bits + log2(--radix) = 128 but the model's" simulate \
   --word-bits 64 --twiddle-bits 62 --radix 4 --size 16 --width 4
