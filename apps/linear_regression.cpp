@@ -262,13 +262,7 @@ std::vector<std::int64_t> quantize_model(const std::vector<double>& beta, int bi
 // types of q, whose binary parts keep their 1 bit).
 bool aggregates_fit(const apps::QuantizedData& q, std::size_t width, std::size_t rows) {
   const auto at = [&](IntType t) { return t.is_signed ? IntType{width, true} : t; };
-  try {
-    (void)xtx_type(at(q.x_type), rows);
-    (void)xty_type(at(q.x_type), at(q.y_type), rows);
-    return true;
-  } catch (const InvalidArgument&) {
-    return false;
-  }
+  return apps::aggregates_fit(at(q.x_type), at(q.y_type), rows);
 }
 
 // Where the quantization alone made feature j one that the fit cannot tell apart (constant
@@ -620,10 +614,7 @@ int main(int argc, char** argv) try {
   if (r.q.rows < p)
     throw InvalidArgument(std::to_string(r.q.rows) + " rows cannot determine " +
                           std::to_string(p) + " coefficients");
-  try {
-    (void)xtx_type(r.q.x_type, r.q.rows);
-    (void)xty_type(r.q.x_type, r.q.y_type, r.q.rows);
-  } catch (const InvalidArgument&) {
+  if (!apps::aggregates_fit(r.q.x_type, r.q.y_type, r.q.rows)) {
     std::size_t widest = o.width;  // the widest numeric width whose sums fit, if any
     while (widest > 2 && !aggregates_fit(r.q, widest, r.q.rows)) --widest;
     std::string text = "the sums of ";

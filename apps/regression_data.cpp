@@ -224,6 +224,16 @@ Dataset synthetic_dataset(DatasetShape shape, FeatureKind kind, std::uint64_t se
   return data;
 }
 
+bool aggregates_fit(circuits::IntType x, circuits::IntType y, std::size_t rows) {
+  try {
+    (void)circuits::xtx_type(x, rows);
+    (void)circuits::xty_type(x, y, rows);
+    return true;
+  } catch (const InvalidArgument&) {
+    return false;
+  }
+}
+
 bool fits_fixed_point(double v, std::size_t width, int f) {
   const double q = std::nearbyint(std::ldexp(v, f));
   const double limit = std::ldexp(1.0, static_cast<int>(width) - 1);
@@ -234,19 +244,6 @@ namespace {
 
 bool all_binary(const std::vector<double>& values) {
   return std::all_of(values.begin(), values.end(), [](double v) { return v == 0.0 || v == 1.0; });
-}
-
-// Whether the aggregates of `rows` rows of `width`-bit signed features and target (sums of
-// their products) fit 64 bits.
-bool sums_fit(std::size_t width, std::size_t rows) {
-  try {
-    const circuits::IntType t{width, true};
-    (void)circuits::xtx_type(t, rows);
-    (void)circuits::xty_type(t, t, rows);
-    return true;
-  } catch (const InvalidArgument&) {
-    return false;
-  }
 }
 
 // The most fraction bits (0..width-1) at which every value fits; throws when none does.
@@ -271,7 +268,8 @@ int auto_fraction_bits(const std::vector<double>& values, std::size_t width, std
   text << what << ": the value " << largest << " does not fit a " << width
        << "-bit signed integer even with 0 fraction bits (it needs " << needed << " bits";
   // A width the next check (the sums of products in 64 bits) would refuse is not offered.
-  if (needed <= 32 && sums_fit(needed, rows)) {
+  const circuits::IntType needed_type{needed, true};
+  if (needed <= 32 && aggregates_fit(needed_type, needed_type, rows)) {
     text << "); use --width " << needed << ", or ";
   } else if (needed <= 32) {
     text << ", and the sums of " << rows << " rows of " << needed

@@ -65,6 +65,10 @@ struct QuantizedData {
   std::vector<std::int64_t> y;
 };
 
+// Whether the aggregates of `rows` rows of features of type x and a target of type y (the sums
+// of their products, circuits::xtx_type and xty_type) fit 64 bits.
+bool aggregates_fit(circuits::IntType x, circuits::IntType y, std::size_t rows);
+
 // Whether round(v * 2^f) (ties to even) fits a signed `width`-bit integer.
 bool fits_fixed_point(double v, std::size_t width, int f);
 
