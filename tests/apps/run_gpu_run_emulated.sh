@@ -39,6 +39,7 @@ refused LANE_BATCHES "expected batch sizes" "16384," "x" "0"
 refused STAGE_BATCHES "expected batch sizes" "16384," "x" "0"
 refused DEFAULT_UNROLLS "expected unrolled key forms 2, 3 and/or 4" "1" "5" "4,3"
 refused DEFAULT_BATCHES "expected batch sizes" "1,,8" "x" "0"
+refused COMPARE_ITEM_SECONDS "expected seconds per item" "0" "x" "20s"
 rm -rf "$work/refused"
 
 # A DEADLINE already past: every command is skipped and named, none is started.
